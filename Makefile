@@ -1,0 +1,28 @@
+# Two entry points: `make release` builds the demo release end to end, `make test` runs the tests.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: release test lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+release: $(STAMP)
+	$(BIN)/regionbench build --cores 2
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src scripts tests benchmarks
+	$(BIN)/ruff format --check src scripts tests benchmarks
+	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakemake --lint --cores 1 > /dev/null
+
+clean:
+	rm -rf results resources logs .snakemake

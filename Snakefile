@@ -1,0 +1,21 @@
+# regionbench: raw SAIAPR-layout images and masks -> a versioned benchmark release.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "schemas/config.schema.yaml")
+
+
+include: "rules/common.smk"
+include: "rules/synth.smk"
+include: "rules/ingest.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,41 @@
+# Paths, shard listing and input functions shared by every stage.
+from pathlib import Path
+
+from regionbench import synth
+
+DATASET = config["dataset"]
+RESULTS = f"results/{DATASET}"
+LOGS = f"logs/{DATASET}"
+GENERATED_RAW = f"resources/raw/{DATASET}"
+RAW = config["raw_dir"] or GENERATED_RAW
+
+
+wildcard_constraints:
+    shard=r"\d+",
+
+
+def shards():
+    """Folder shards (00, 01, ...) of the raw tree, known before anything runs."""
+    if config["raw_dir"]:
+        return sorted(p.name for p in Path(RAW).iterdir() if p.is_dir() and p.name.isdigit())
+    return synth.folders(config["synth"]["profile"])
+
+
+def shard_inputs(wildcards):
+    """What an ingest job reads: the generated tree, or every file of one real folder."""
+    if not config["raw_dir"]:
+        return [GENERATED_RAW]
+    files = [f"{RAW}/wlist.txt"]
+    files += [str(p) for p in sorted(Path(RAW, wildcards.shard).rglob("*")) if p.is_file()]
+    captions = Path(RAW, "annotations_complete_eng", wildcards.shard)
+    files += [str(p) for p in sorted(captions.glob("*.eng"))]
+    return files
+
+
+def ingest_outputs():
+    tables = ("images", "regions", "rejects")
+    return [f"{RESULTS}/ingest/{s}/{t}.parquet" for s in shards() for t in tables]
+
+
+def all_outputs():
+    return ingest_outputs() + [f"{RESULTS}/ingest/report.json"]

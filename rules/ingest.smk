@@ -1,0 +1,38 @@
+# Raw SAIAPR folders -> images, regions and rejects tables, one job per folder shard.
+
+
+rule ingest:
+    input:
+        shard_inputs,
+    output:
+        images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
+        regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
+        rejects=f"{RESULTS}/ingest/{{shard}}/rejects.parquet",
+        report=f"{RESULTS}/ingest/{{shard}}/report.json",
+    params:
+        root=RAW,
+        strict=config["ingest"]["strict"],
+        max_image_pixels=config["ingest"]["max_image_pixels"],
+    log:
+        f"{LOGS}/ingest/{{shard}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/ingest/{{shard}}.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    script:
+        "../scripts/ingest.py"
+
+
+rule ingest_report:
+    input:
+        expand(f"{RESULTS}/ingest/{{shard}}/report.json", shard=shards()),
+    output:
+        f"{RESULTS}/ingest/report.json",
+    log:
+        f"{LOGS}/ingest/report.log",
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../scripts/ingest_report.py"

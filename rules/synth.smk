@@ -1,0 +1,22 @@
+# The synthetic raw collection, generated when no real raw_dir is configured.
+
+
+if not config["raw_dir"]:
+
+    rule synth:
+        output:
+            directory(GENERATED_RAW),
+        params:
+            profile=config["synth"]["profile"],
+            seed=config["synth"]["seed"],
+            quirks=config["synth"]["quirks"],
+        log:
+            f"{LOGS}/synth.log",
+        benchmark:
+            f"{LOGS}/benchmarks/synth.tsv"
+        threads: workflow.cores
+        resources:
+            mem_mb=2000,
+            runtime=60,
+        script:
+            "../scripts/synth.py"
