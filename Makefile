@@ -22,7 +22,6 @@ lint: $(STAMP)
 	$(BIN)/ruff check src scripts tests benchmarks
 	$(BIN)/ruff format --check src scripts tests benchmarks
 	$(BIN)/snakefmt --check Snakefile rules
-	$(BIN)/snakemake --lint --cores 1 > /dev/null
 
 clean:
 	rm -rf results resources logs .snakemake

@@ -17,7 +17,9 @@ wildcard_constraints:
 def shards():
     """Folder shards (00, 01, ...) of the raw tree, known before anything runs."""
     if config["raw_dir"]:
-        return sorted(p.name for p in Path(RAW).iterdir() if p.is_dir() and p.name.isdigit())
+        return sorted(
+            p.name for p in Path(RAW).iterdir() if p.is_dir() and p.name.isdigit()
+        )
     return synth.folders(config["synth"]["profile"])
 
 
@@ -26,7 +28,9 @@ def shard_inputs(wildcards):
     if not config["raw_dir"]:
         return [GENERATED_RAW]
     files = [f"{RAW}/wlist.txt"]
-    files += [str(p) for p in sorted(Path(RAW, wildcards.shard).rglob("*")) if p.is_file()]
+    files += [
+        str(p) for p in sorted(Path(RAW, wildcards.shard).rglob("*")) if p.is_file()
+    ]
     captions = Path(RAW, "annotations_complete_eng", wildcards.shard)
     files += [str(p) for p in sorted(captions.glob("*.eng"))]
     return files

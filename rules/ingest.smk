@@ -9,10 +9,6 @@ rule ingest:
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
         rejects=f"{RESULTS}/ingest/{{shard}}/rejects.parquet",
         report=f"{RESULTS}/ingest/{{shard}}/report.json",
-    params:
-        root=RAW,
-        strict=config["ingest"]["strict"],
-        max_image_pixels=config["ingest"]["max_image_pixels"],
     log:
         f"{LOGS}/ingest/{{shard}}.log",
     benchmark:
@@ -20,6 +16,10 @@ rule ingest:
     resources:
         mem_mb=1000,
         runtime=30,
+    params:
+        root=RAW,
+        strict=config["ingest"]["strict"],
+        max_image_pixels=config["ingest"]["max_image_pixels"],
     script:
         "../scripts/ingest.py"
 

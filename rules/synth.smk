@@ -6,10 +6,6 @@ if not config["raw_dir"]:
     rule synth:
         output:
             directory(GENERATED_RAW),
-        params:
-            profile=config["synth"]["profile"],
-            seed=config["synth"]["seed"],
-            quirks=config["synth"]["quirks"],
         log:
             f"{LOGS}/synth.log",
         benchmark:
@@ -18,5 +14,9 @@ if not config["raw_dir"]:
         resources:
             mem_mb=2000,
             runtime=60,
+        params:
+            profile=config["synth"]["profile"],
+            seed=config["synth"]["seed"],
+            quirks=config["synth"]["quirks"],
         script:
             "../scripts/synth.py"

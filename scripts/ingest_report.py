@@ -10,4 +10,6 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(mes
 report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input])
 Path(snakemake.output[0]).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
 for conflict in report["parent_conflicts"]:
-    logging.warning("node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"])
+    logging.warning(
+        "node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"]
+    )

@@ -26,7 +26,9 @@ def find_project(start: Path | None = None) -> Path:
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "Snakefile").is_file():
         return checkout
-    raise UserError(f"no regionbench workflow (Snakefile) in {here} or above; run inside the checkout or pass --project-dir")
+    raise UserError(
+        f"no regionbench workflow (Snakefile) in {here} or above; run inside the checkout or pass --project-dir"
+    )
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -48,7 +50,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     overrides = [Path(p).resolve() for p in args.configfile]
     try:
         cfg = build_config.load(project, overrides)
-        build_config.validate(cfg, project / "schemas" / "config.schema.yaml", source=str(overrides[-1] if overrides else "config/config.yaml"))
+        build_config.validate(
+            cfg,
+            project / "schemas" / "config.schema.yaml",
+            source=str(overrides[-1] if overrides else "config/config.yaml"),
+        )
     except build_config.ConfigError as exc:
         raise UserError(str(exc)) from None
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(project / "Snakefile"),
@@ -67,7 +73,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks.")
+    p = argparse.ArgumentParser(
+        prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks."
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("synth", help="write a synthetic collection in the SAIAPR TC-12 layout")

@@ -48,9 +48,7 @@ def boundary_segments(mask: np.ndarray) -> np.ndarray:
     # is inside, so a run never spans a pinch point where the sides swap.
     horizontal = padded[1:, :] - padded[:-1, :]
     row, c0, c1 = _runs(horizontal)
-    h = np.stack(
-        [np.stack([c0 - 1, row], axis=1), np.stack([c1 - 1, row], axis=1)], axis=1
-    )
+    h = np.stack([np.stack([c0 - 1, row], axis=1), np.stack([c1 - 1, row], axis=1)], axis=1)
     vertical = (padded[:, 1:] - padded[:, :-1]).T
     col, r0, r1 = _runs(vertical)
     v = np.stack([np.stack([col, r0 - 1], axis=1), np.stack([col, r1 - 1], axis=1)], axis=1)

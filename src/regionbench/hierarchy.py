@@ -57,9 +57,7 @@ class Hierarchy:
                 raise HierarchyError(f"{where}: duplicate name {name!r}; keep one entry per label")
             relation = item.get("relation", "is-a")
             if relation not in RELATIONS:
-                raise HierarchyError(
-                    f"{where}: relation {relation!r} of {name!r} is not one of {', '.join(RELATIONS)}"
-                )
+                raise HierarchyError(f"{where}: relation {relation!r} of {name!r} is not one of {', '.join(RELATIONS)}")
             nodes[name] = Node(name, str(parent), relation, bool(item.get("group", False)))
         for node in nodes.values():
             if node.parent is not None and node.parent not in nodes:

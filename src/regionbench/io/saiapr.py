@@ -11,6 +11,7 @@ ontology-path spelling, grayscale JPEGs, whole-image regions) are counted in the
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import warnings
 from collections import Counter, defaultdict
@@ -50,6 +51,7 @@ class _Ledger:
     rejects: list[dict] = field(default_factory=list)
     quirks: Counter = field(default_factory=Counter)
     parents: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    interior: set[str] = field(default_factory=set)  # nodes seen above another node in a path
 
     def reject(self, source: Path | str, key: str, item: str, reason: str) -> None:
         src = source.relative_to(self.root).as_posix() if isinstance(source, Path) else source
@@ -137,8 +139,12 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> dict[tuple[int, int], tuple
     for n, line in enumerate(lines, start=1):
         parts = line.split()
         if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            ledger.reject(f"{path.relative_to(ledger.root).as_posix()}:{n}", f"line {n}", "label-row",
-                          f"expected 'image_id<TAB>region_id<TAB>label_id', got {line.strip()[:60]!r}")
+            ledger.reject(
+                f"{path.relative_to(ledger.root).as_posix()}:{n}",
+                f"line {n}",
+                "label-row",
+                f"expected 'image_id<TAB>region_id<TAB>label_id', got {line.strip()[:60]!r}",
+            )
             continue
         image_id, region_id, label_id = map(int, parts)
         key = (image_id, region_id)
@@ -149,15 +155,21 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> dict[tuple[int, int], tuple
             if first_label != label_id:
                 conflicting.add(key)
                 reason += f" with a different label ({first_label} vs {label_id})"
-            ledger.reject(f"{path.relative_to(ledger.root).as_posix()}:{n}", f"{image_id}/{region_id}", "label-row", reason)
+            ledger.reject(
+                f"{path.relative_to(ledger.root).as_posix()}:{n}", f"{image_id}/{region_id}", "label-row", reason
+            )
             continue
         rows[key] = (label_id, n)
     if order != sorted(order):
         ledger.quirks["rows_not_in_numeric_order"] += 1
     for key in sorted(conflicting):
         label_id, n = rows.pop(key)
-        ledger.reject(f"{path.relative_to(ledger.root).as_posix()}:{n}", f"{key[0]}/{key[1]}", "region",
-                      "rows for this region disagree on the label; keep one row")
+        ledger.reject(
+            f"{path.relative_to(ledger.root).as_posix()}:{n}",
+            f"{key[0]}/{key[1]}",
+            "region",
+            "rows for this region disagree on the label; keep one row",
+        )
     return rows
 
 
@@ -178,8 +190,9 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
         nodes, quirks = normalise_ontology_path(parts[2])
         for q in quirks:
             ledger.quirks[f"ontology_{q}"] += 1
-        for parent, child in zip(nodes, nodes[1:]):
+        for parent, child in itertools.pairwise(nodes):
             ledger.parents[child][parent] += 1
+        ledger.interior.update(nodes[:-1])
         paths[(int(parts[0]), int(parts[1]))] = "->".join(nodes)
     return paths
 
@@ -193,9 +206,7 @@ def _read_image(path: Path, max_pixels: int) -> tuple[int, int, str, str]:
             with Image.open(path) as im:
                 width, height = im.size
                 if width * height > max_pixels:
-                    raise ValueError(
-                        f"decompression bomb: {width}x{height} exceeds max_image_pixels={max_pixels}"
-                    )
+                    raise ValueError(f"decompression bomb: {width}x{height} exceeds max_image_pixels={max_pixels}")
                 im.load()
                 mode = im.mode
     except ValueError:
@@ -264,8 +275,12 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
             **{f"caption_{f.lower()}": None for f in CAPTION_FIELDS}, "caption_encoding": None,
         }  # fmt: skip
     for image_id in sorted({k[0] for k in rows} - named):
-        ledger.reject(base / "images" / f"{image_id}.jpg", str(image_id), "image",
-                      "labels.txt names this image but its file is missing")
+        ledger.reject(
+            base / "images" / f"{image_id}.jpg",
+            str(image_id),
+            "image",
+            "labels.txt names this image but its file is missing",
+        )
 
     _attach_captions(root, folder, images, ledger)
 
@@ -280,8 +295,11 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
             ledger.reject(path, path.stem, "region", "path escapes the collection root (symlink); copy the file in")
         else:
             mask_files[(int(m.group(1)), int(m.group(2)))] = path
-    escaped_masks = {tuple(map(int, p.stem.split("_"))) for p in mask_entries
-                     if re.fullmatch(r"(\d+)_(\d+)\.mat", p.name) and tuple(map(int, p.stem.split("_"))) not in mask_files}
+    escaped_masks = {
+        tuple(map(int, p.stem.split("_")))
+        for p in mask_entries
+        if re.fullmatch(r"(\d+)_(\d+)\.mat", p.name) and tuple(map(int, p.stem.split("_"))) not in mask_files
+    }
     conflicted = {tuple(map(int, r["key"].split("/"))) for r in ledger.rejects if r["item"] == "region"}
     regions = []
     for key in sorted(set(rows) | set(mask_files) | conflicted):
@@ -298,7 +316,9 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
             ledger.reject(path, name, "region", f"labels.txt line {line} has no mask file")
             continue
         if label_id not in words:
-            ledger.reject(path, name, "region", f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt")
+            ledger.reject(
+                path, name, "region", f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt"
+            )
             continue
         if image_id not in images:
             ledger.reject(path, name, "region", "its image was rejected or is missing")
@@ -320,6 +340,9 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
             "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
         })  # fmt: skip
 
+    internal = sorted({r["label"] for r in regions} & ledger.interior)
+    if internal:
+        ledger.quirks["internal_node_labels"] = len(internal)
     rejects = tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"])
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
@@ -333,6 +356,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         "captions_rejected": ledger.rejected("caption"),
         "quirks": dict(sorted(ledger.quirks.items())),
         "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parents.items())},
+        "internal_node_labels": internal,
     }  # fmt: skip
     return Shard(
         images=tables.from_rows(list(images.values()), tables.IMAGES, tables.KEYS["images"]),
@@ -384,6 +408,9 @@ def merge_reports(reports: list[dict]) -> dict:
         quirks.update(r["quirks"])
         for child, seen in r["parents"].items():
             parents[child].update(seen)
+    internal = sorted({label for r in reports for label in r["internal_node_labels"]})
+    quirks["internal_node_labels"] = len(internal)
+    totals["internal_node_labels"] = internal
     totals["quirks"] = dict(sorted(quirks.items()))
     totals["parent_conflicts"] = [
         {"node": child, "parents": dict(sorted(p.items())), "chosen": majority_parent(p)}

@@ -1,0 +1,35 @@
+"""Shared fixtures: generated collections, made once per test session."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from regionbench import synth
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def generate(out: Path, profile: str, quirks: bool, seed: int = 0) -> Path:
+    for _ in synth.write_collection(out, profile, seed=seed, quirks=quirks, workers=2):
+        pass
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo_quirks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo profile with every real-file quirk."""
+    return generate(tmp_path_factory.mktemp("demo") / "raw", "demo", quirks=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("tiny") / "raw", "tiny", quirks=False)
+
+
+@pytest.fixture()
+def tiny_copy(tiny_raw: Path, tmp_path: Path) -> Path:
+    """A private copy of the tiny collection that a test may damage."""
+    return Path(shutil.copytree(tiny_raw, tmp_path / "raw"))

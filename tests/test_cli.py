@@ -1,0 +1,35 @@
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT
+
+from regionbench import cli
+from regionbench.config import ConfigError, load, merge, validate
+
+
+def test_synth_command_writes_a_collection(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["synth", "--profile", "tiny", "--out", str(tmp_path / "raw"), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "[2/2] folder 01" in out and "done: 110 regions" in out
+    assert (tmp_path / "raw" / "wlist.txt").is_file()
+
+
+def test_unknown_profile_is_refused(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["synth", "--profile", "galaxy", "--out", "x"])
+
+
+def test_project_is_found_from_a_subfolder() -> None:
+    assert cli.find_project(PROJECT / "src" / "regionbench") == PROJECT
+
+
+def test_config_merge_and_validation(tmp_path: Path) -> None:
+    assert merge({"a": {"b": 1, "c": 2}}, {"a": {"c": 3}}) == {"a": {"b": 1, "c": 3}}
+    cfg = load(PROJECT)
+    validate(cfg, PROJECT / "schemas" / "config.schema.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ingest: {strict: maybe}\n")
+    with pytest.raises(ConfigError, match=r"ingest.strict: 'maybe' is not of type 'boolean'"):
+        validate(load(PROJECT, [bad]), PROJECT / "schemas" / "config.schema.yaml")
+    with pytest.raises(ConfigError, match="not found"):
+        load(PROJECT, [tmp_path / "missing.yaml"])

@@ -1,0 +1,81 @@
+import numpy as np
+import pytest
+import shapely
+
+from regionbench import geometry
+
+
+def assert_exact(mask: np.ndarray) -> None:
+    geom = geometry.mask_to_polygon(mask)
+    assert geom.is_valid, shapely.is_valid_reason(geom)
+    assert geom.area == mask.sum()
+    np.testing.assert_array_equal(geometry.polygon_to_mask(geom, *mask.shape), mask)
+    np.testing.assert_array_equal(geometry.decode_rle(geometry.encode_rle(mask), *mask.shape), mask)
+
+
+def test_random_masks_round_trip() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        mask = rng.random((9, 13)) < rng.uniform(0.1, 0.9)
+        if mask.any():
+            assert_exact(mask)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["single", "full", "hline", "vline", "hole", "diagonal", "border", "ring_with_pinch"],
+)
+def test_edge_cases(case: str) -> None:
+    m = np.zeros((7, 8), dtype=bool)
+    if case == "single":
+        m[3, 4] = True
+    elif case == "full":
+        m[:] = True
+    elif case == "hline":
+        m[2, 1:7] = True
+    elif case == "vline":
+        m[:, 5] = True
+    elif case == "hole":
+        m[1:6, 1:7] = True
+        m[3, 3:5] = False
+    elif case == "diagonal":
+        m[np.arange(5), np.arange(5)] = True
+    elif case == "border":
+        m[0, :] = m[:, -1] = True
+    elif case == "ring_with_pinch":  # background leaks out of the ring only through a corner
+        m[1:6, 1:6] = True
+        m[2:5, 2:5] = False
+        m[1, 1] = False
+    assert_exact(m)
+
+
+def test_corner_touching_parts_make_a_multipolygon() -> None:
+    m = np.zeros((4, 4), dtype=bool)
+    m[0, 0] = m[1, 1] = True
+    geom = geometry.mask_to_polygon(m)
+    assert geom.geom_type == "MultiPolygon" and len(geom.geoms) == 2
+
+
+def test_hole_is_an_interior_ring() -> None:
+    m = np.ones((5, 5), dtype=bool)
+    m[2, 2] = False
+    geom = geometry.mask_to_polygon(m)
+    assert geom.geom_type == "Polygon" and len(geom.interiors) == 1 and geom.area == 24
+
+
+def test_polygon_is_in_image_coordinates() -> None:
+    m = np.zeros((10, 20), dtype=bool)
+    m[2:4, 5:9] = True  # rows 2-3, columns 5-8
+    assert geometry.mask_to_polygon(m).bounds == (5.0, 2.0, 9.0, 4.0)
+    assert geometry.bbox(m) == (5, 2, 4, 2)
+
+
+def test_equal_masks_give_equal_wkb() -> None:
+    m = np.zeros((6, 6), dtype=bool)
+    m[1:4, 2:5] = True
+    assert shapely.to_wkb(geometry.mask_to_polygon(m)) == shapely.to_wkb(geometry.mask_to_polygon(m.copy()))
+
+
+def test_empty_mask_has_no_box() -> None:
+    with pytest.raises(ValueError):
+        geometry.bbox(np.zeros((3, 3), dtype=bool))

@@ -1,0 +1,262 @@
+"""Ingest of the SAIAPR layout: exact masks, quirks reported, every bad input rejected."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import shapely
+
+from regionbench import geometry
+from regionbench.io.matlab import read_mat, write_mat
+from regionbench.io.saiapr import (
+    IngestError,
+    Shard,
+    ingest_folder,
+    merge_reports,
+    normalise_ontology_path,
+    parse_caption,
+)
+
+
+def reconciles(shard: Shard) -> None:
+    for part in ("images", "regions"):
+        r = shard.report[part]
+        assert r["seen"] == r["accepted"] + r["rejected"], (part, r)
+    assert shard.report["images"]["accepted"] == shard.images.num_rows
+    assert shard.report["regions"]["accepted"] == shard.regions.num_rows
+
+
+def first_row(root: Path) -> tuple[int, int, int]:
+    image_id, region_id, label_id = (root / "00" / "labels.txt").read_text().splitlines()[0].split("\t")
+    return int(image_id), int(region_id), int(label_id)
+
+
+def reasons(shard: Shard) -> list[str]:
+    return shard.rejects.column("reason").to_pylist()
+
+
+def test_clean_collection_is_accepted_whole(tiny_raw: Path) -> None:
+    shard = ingest_folder(tiny_raw, "00")
+    reconciles(shard)
+    assert shard.rejects.num_rows == 0
+    rows = (tiny_raw / "00" / "labels.txt").read_text().splitlines()
+    assert shard.regions.num_rows == len(rows)
+    assert shard.images.num_rows == len(list((tiny_raw / "00" / "images").glob("*.jpg")))
+    keys = list(
+        zip(shard.regions.column("image_id").to_pylist(), shard.regions.column("region_id").to_pylist(), strict=True)
+    )
+    assert keys == sorted(keys)
+
+
+def test_every_mask_round_trips(tiny_raw: Path) -> None:
+    shard = ingest_folder(tiny_raw, "00")
+    images = {r["image_id"]: r for r in shard.images.to_pylist()}
+    for region in shard.regions.to_pylist():
+        img = images[region["image_id"]]
+        h, w = img["height"], img["width"]
+        seg = read_mat(tiny_raw / "00" / "segmentation_masks" / f"{region['image_id']}_{region['region_id']}.mat")
+        mask = seg["segimg_t"] == 0
+        np.testing.assert_array_equal(geometry.decode_rle(region["mask_rle"], h, w), mask)
+        polygon = shapely.from_wkb(region["geometry"])
+        assert polygon.is_valid and polygon.area == mask.sum() == region["area_px"]
+        np.testing.assert_array_equal(geometry.polygon_to_mask(polygon, h, w), mask)
+        x, y, bw, bh = region["bbox_x"], region["bbox_y"], region["bbox_w"], region["bbox_h"]
+        assert mask[y : y + bh, x : x + bw].sum() == mask.sum()
+
+
+def test_quirks_lose_nothing_and_are_reported(demo_quirks: Path) -> None:
+    shards = [ingest_folder(demo_quirks, folder) for folder in ("00", "01")]
+    for shard in shards:
+        reconciles(shard)
+        assert shard.rejects.num_rows == 0
+    total_rows = sum(
+        len([x for x in (demo_quirks / f / "labels.txt").read_text().splitlines() if x]) for f in ("00", "01")
+    )
+    assert sum(s.regions.num_rows for s in shards) == total_rows == 1500
+    report = merge_reports([s.report for s in shards])
+    quirks = report["quirks"]
+    for quirk in ("rows_not_in_numeric_order", "trailing_blank_lines", "ontology_doubled_arrow", "ontology_group_flag",
+                  "ontology_trailing_space", "ontology_bare_entity_path", "grayscale_images", "whole_image_regions",
+                  "captions_not_utf8", "internal_node_labels"):  # fmt: skip
+        assert quirks.get(quirk, 0) > 0, quirk
+    conflicts = {c["node"]: c for c in report["parent_conflicts"]}
+    assert conflicts["lamp"]["chosen"] == "furniture" and "generic-objects" in conflicts["lamp"]["parents"]
+    assert conflicts["trees"]["chosen"] == "vegetation" and "landscape-nature" in conflicts["trees"]["parents"]
+    assert {"trees", "sky"} <= set(report["internal_node_labels"])
+
+
+def test_ontology_path_normalisation() -> None:
+    nodes, quirks = normalise_ontology_path("entity->->humans->_group-of-persons  ")
+    assert nodes == ["entity", "humans", "group-of-persons"]
+    assert quirks == {"doubled_arrow", "group_flag", "trailing_space"}
+    assert normalise_ontology_path("entity->") == (["entity"], {"bare_entity_path"})
+
+
+def test_caption_encodings() -> None:
+    doc = "<DOC><TITLE>Bogotá</TITLE><DESCRIPTION>a man</DESCRIPTION></DOC>"
+    assert parse_caption(doc.encode("cp1252")) == (
+        {"title": "Bogotá", "description": "a man", "notes": None, "location": None, "date": None},
+        "cp1252",
+    )
+    assert parse_caption(doc.encode("utf-8"))[1] == "utf-8"
+    assert parse_caption(b"<DOC><TITLE>\x81</TITLE></DOC>")[1] == "latin-1"
+    with pytest.raises(ValueError, match="DOC"):
+        parse_caption(b"just text")
+
+
+# --- bad input: each case damages a private copy of the tiny collection --------------------------
+
+
+def damage_image_truncated(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "images" / f"{image_id}.jpg"
+    path.write_bytes(path.read_bytes()[:600])
+    return "unreadable image"
+
+
+def damage_image_garbage(root: Path, image_id: int, region_id: int) -> str:
+    (root / "00" / "images" / f"{image_id}.jpg").write_bytes(b"not a jpeg at all")
+    return "unreadable image"
+
+
+def damage_image_missing(root: Path, image_id: int, region_id: int) -> str:
+    (root / "00" / "images" / f"{image_id}.jpg").unlink()
+    return "file is missing"
+
+
+def damage_mask_missing(root: Path, image_id: int, region_id: int) -> str:
+    (root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat").unlink()
+    return "has no mask file"
+
+
+def damage_mask_variable(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat"
+    write_mat(path, {"mask": read_mat(path)["segimg_t"]})
+    return "no variable 'segimg_t' (found: mask)"
+
+
+def damage_mask_shape(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat"
+    write_mat(path, {"segimg_t": read_mat(path)["segimg_t"][:-1]})
+    return "differs from image"
+
+
+def damage_mask_values(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat"
+    seg = read_mat(path)["segimg_t"]
+    seg[0, 0] = 3
+    write_mat(path, {"segimg_t": seg})
+    return "must be 0 (inside) or -1 (outside)"
+
+
+def damage_mask_empty(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat"
+    write_mat(path, {"segimg_t": -np.ones_like(read_mat(path)["segimg_t"])})
+    return "empty mask"
+
+
+def damage_mask_corrupt(root: Path, image_id: int, region_id: int) -> str:
+    (root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat").write_bytes(b"MATLAB 5.0 garbage")
+    return "unreadable MAT file"
+
+
+def damage_mask_without_row(root: Path, image_id: int, region_id: int) -> str:
+    src = root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat"
+    (root / "00" / "segmentation_masks" / f"{image_id}_99.mat").write_bytes(src.read_bytes())
+    return "mask without a row"
+
+
+def damage_unknown_label(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "labels.txt"
+    lines = path.read_text().splitlines()
+    lines[0] = f"{image_id}\t{region_id}\t9999"
+    path.write_text("\n".join(lines) + "\n")
+    return "unknown label id 9999"
+
+
+def damage_duplicate_conflicting(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "labels.txt"
+    path.write_text(path.read_text() + f"{image_id}\t{region_id}\t3\n")
+    return "disagree on the label"
+
+
+def damage_malformed_row(root: Path, image_id: int, region_id: int) -> str:
+    path = root / "00" / "labels.txt"
+    path.write_text(path.read_text() + "12 x\n")
+    return "expected 'image_id<TAB>region_id<TAB>label_id'"
+
+
+def damage_bomb(root: Path, image_id: int, region_id: int) -> str:
+    from PIL import Image
+
+    Image.new("L", (9000, 9000)).save(root / "00" / "images" / f"{image_id}.jpg")
+    return "decompression bomb"
+
+
+def damage_symlink_escape(root: Path, image_id: int, region_id: int) -> str:
+    outside = root.parent / "outside.jpg"
+    path = root / "00" / "images" / f"{image_id}.jpg"
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    os.symlink(outside, path)
+    return "escapes the collection root"
+
+
+def damage_caption_orphan(root: Path, image_id: int, region_id: int) -> str:
+    (root / "annotations_complete_eng" / "00" / "777.eng").write_bytes(b"<DOC></DOC>")
+    return "not in the collection"
+
+
+def damage_caption_garbage(root: Path, image_id: int, region_id: int) -> str:
+    (root / "annotations_complete_eng" / "00" / f"{image_id}.eng").write_bytes(b"\xff\xfe binary")
+    return "not an IAPR TC-12 document"
+
+
+DAMAGES = [v for k, v in sorted(globals().items()) if k.startswith("damage_")]
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda f: f.__name__.removeprefix("damage_"))
+def test_bad_input_is_rejected_with_a_reason(tiny_copy: Path, damage) -> None:
+    image_id, region_id, _ = first_row(tiny_copy)
+    expected = damage(tiny_copy, image_id, region_id)
+    shard = ingest_folder(tiny_copy, "00", max_image_pixels=50_000_000)
+    reconciles(shard)
+    assert any(expected in r for r in reasons(shard)), reasons(shard)
+    assert all(r["stage"] == "ingest" and r["source"] and r["key"] for r in shard.rejects.to_pylist())
+    with pytest.raises(IngestError) as err:
+        ingest_folder(tiny_copy, "00", strict=True, max_image_pixels=50_000_000)
+    lines = str(err.value).splitlines()
+    assert len(lines) == shard.rejects.num_rows and any(expected in line for line in lines)
+
+
+def test_rejected_image_takes_its_regions_along(tiny_copy: Path) -> None:
+    image_id, _, _ = first_row(tiny_copy)
+    n_regions = sum(
+        1 for line in (tiny_copy / "00" / "labels.txt").read_text().splitlines() if line.startswith(f"{image_id}\t")
+    )
+    damage_image_garbage(tiny_copy, image_id, 1)
+    shard = ingest_folder(tiny_copy, "00")
+    regions = [r for r in shard.rejects.to_pylist() if r["item"] == "region"]
+    assert len(regions) == n_regions and all("image was rejected" in r["reason"] for r in regions)
+
+
+def test_identical_duplicate_rows_keep_the_region(tiny_copy: Path) -> None:
+    image_id, region_id, label_id = first_row(tiny_copy)
+    path = tiny_copy / "00" / "labels.txt"
+    path.write_text(path.read_text() + f"{image_id}\t{region_id}\t{label_id}\n")
+    shard = ingest_folder(tiny_copy, "00")
+    reconciles(shard)
+    assert shard.report["label_rows_rejected"] == 1
+    assert (image_id, region_id) in zip(
+        shard.regions.column("image_id").to_pylist(), shard.regions.column("region_id").to_pylist(), strict=True
+    )
+
+
+def test_missing_shard_or_wordlist_is_one_line(tiny_copy: Path) -> None:
+    with pytest.raises(IngestError, match="folder shard missing"):
+        ingest_folder(tiny_copy, "07")
+    (tiny_copy / "wlist.txt").unlink()
+    with pytest.raises(IngestError, match="word list missing"):
+        ingest_folder(tiny_copy, "00")

@@ -1,0 +1,81 @@
+"""The Snakemake workflow end to end on tiny generated collections, in temporary folders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import PROJECT
+
+pytestmark = pytest.mark.workflow
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")
+
+
+def workflow_copy(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        src = PROJECT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    return dest
+
+
+def build(project: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), "--cores", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=project)
+
+
+def write_config(project: Path, text: str) -> Path:
+    path = project / "override.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_generated_tiny_build(tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\n")
+    done = build(project, "--configfile", str(override))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((project / "results/tiny/ingest/report.json").read_text())
+    assert report["regions"]["accepted"] == 110 and report["regions"]["rejected"] == 0
+    assert report["images"]["seen"] == report["images"]["accepted"] == 24
+    regions = sum(pq.read_metadata(p).num_rows for p in (project / "results/tiny/ingest").glob("*/regions.parquet"))
+    assert regions == 110
+    assert (project / "logs/tiny/ingest/00.log").is_file()
+    again = build(project, "--configfile", str(override), "--dry-run")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_real_raw_dir(tmp_path: Path, tiny_raw: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, f"dataset: ext\nraw_dir: {tiny_raw}\n")
+    done = build(project, "--configfile", str(override))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not (project / "resources").exists()  # nothing generated
+    shards = sorted(p.name for p in (project / "results/ext/ingest").iterdir() if p.is_dir())
+    assert shards == ["00", "01"]
+
+
+def test_strict_build_fails_on_a_reject(tmp_path: Path, tiny_copy: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    masks = sorted((tiny_copy / "01" / "segmentation_masks").glob("*.mat"))
+    masks[0].unlink()
+    override = write_config(
+        project, f"dataset: ext\nraw_dir: {tiny_copy}\ningest: {{strict: true, max_image_pixels: 1000000}}\n"
+    )
+    done = build(project, "--configfile", str(override))
+    assert done.returncode != 0
+    assert "has no mask file" in done.stdout + done.stderr
+
+
+def test_bad_config_is_one_line(tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, "synth: {profile: huge, seed: 0, quirks: false}\n")
+    done = build(project, "--configfile", str(override))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "synth.profile" in lines[0] and "override.yaml" in lines[0]
