@@ -11,8 +11,15 @@ validate(config, "schemas/config.schema.yaml")
 
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    shard=r"\d+",
+
+
 include: "rules/synth.smk"
 include: "rules/ingest.smk"
+include: "rules/vocabulary.smk"
 
 
 rule all:

@@ -2,16 +2,14 @@
 from pathlib import Path
 
 from regionbench import synth
+from regionbench.provenance import code_version
 
 DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"
 LOGS = f"logs/{DATASET}"
 GENERATED_RAW = f"resources/raw/{DATASET}"
 RAW = config["raw_dir"] or GENERATED_RAW
-
-
-wildcard_constraints:
-    shard=r"\d+",
+CODE = code_version()  # passed as a parameter, so library changes rerun the stages
 
 
 def shards():
@@ -42,4 +40,8 @@ def ingest_outputs():
 
 
 def all_outputs():
-    return ingest_outputs() + [f"{RESULTS}/ingest/report.json"]
+    return ingest_outputs() + [
+        f"{RESULTS}/ingest/report.json",
+        f"{RESULTS}/vocabulary.parquet",
+        f"{RESULTS}/branch_stats.parquet",
+    ]

@@ -17,6 +17,7 @@ rule ingest:
         mem_mb=1000,
         runtime=30,
     params:
+        code=CODE,
         root=RAW,
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],
@@ -34,5 +35,7 @@ rule ingest_report:
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        code=CODE,
     script:
         "../scripts/ingest_report.py"

@@ -15,6 +15,7 @@ if not config["raw_dir"]:
             mem_mb=2000,
             runtime=60,
         params:
+            code=CODE,
             profile=config["synth"]["profile"],
             seed=config["synth"]["seed"],
             quirks=config["synth"]["quirks"],

@@ -33,3 +33,17 @@ def tiny_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_copy(tiny_raw: Path, tmp_path: Path) -> Path:
     """A private copy of the tiny collection that a test may damage."""
     return Path(shutil.copytree(tiny_raw, tmp_path / "raw"))
+
+
+@pytest.fixture(scope="session")
+def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Ingest tables of the demo collection, laid out as the workflow writes them."""
+    from regionbench import tables
+    from regionbench.io.saiapr import ingest_folder
+
+    out = tmp_path_factory.mktemp("ingest")
+    for folder in synth.folders("demo"):
+        shard = ingest_folder(demo_quirks, folder)
+        for name in ("images", "regions", "rejects"):
+            tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
+    return out

@@ -49,3 +49,102 @@ def test_bad_definitions_fail_with_one_line(tmp_path: Path, nodes: str, message:
     with pytest.raises(HierarchyError, match=message) as err:
         Hierarchy.from_yaml(path)
     assert "\n" not in str(err.value)
+
+
+def test_e_hierarchy_values(tree: Hierarchy) -> None:
+    assert tree.e_hierarchy("food", "dish") == 0.5
+    assert tree.e_hierarchy("dish", "food") == 0.5
+    assert tree.e_hierarchy("dish", "dish") == 0.0
+    assert tree.e_hierarchy("dish", "man") == 1.0  # different branches
+    assert tree.e_hierarchy("sky", "sky-blue") == pytest.approx(1 / 3)  # depths 2 and 3
+    assert tree.e_hierarchy("landscape-nature", "sky-blue") == pytest.approx(2 / 3)
+    assert tree.e_hierarchy("sky-blue", "cloud") == 1.0  # siblings share no path
+
+
+def test_e_hierarchy_directions_and_threshold(tree: Hierarchy) -> None:
+    # p below t is "specific", p above t is "general".
+    assert tree.e_hierarchy("sky", "sky-blue", direction="specific") == pytest.approx(1 / 3)
+    assert tree.e_hierarchy("sky", "sky-blue", direction="general") == 1.0
+    assert tree.e_hierarchy("sky-blue", "sky", direction="general") == pytest.approx(1 / 3)
+    assert tree.e_hierarchy("sky-blue", "sky", direction="specific") == 1.0
+    assert tree.e_hierarchy("sky-blue", "sky-blue", direction="specific") == 0.0
+    assert tree.e_hierarchy("landscape-nature", "sky-blue", threshold=0.5) == 1.0
+    assert tree.e_hierarchy("sky", "sky-blue", threshold=0.5) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="direction"):
+        tree.e_hierarchy("sky", "sky", direction="sideways")
+
+
+def test_e_hierarchy_vectorised_equals_scalar(tree: Hierarchy) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    labels = tree.labels
+    true = [labels[i] for i in rng.integers(len(labels), size=3000)]
+    # Half the predictions are relatives of the true label so every case is exercised.
+    pred = [
+        (tree.ancestors(t) + tree.descendants(t) + [t])[rng.integers(len(tree.ancestors(t)) + 1)]
+        if k % 2
+        else labels[i]
+        for k, (t, i) in enumerate(zip(true, rng.integers(len(labels), size=3000), strict=True))
+    ]
+    for direction in ("any", "specific", "general"):
+        for threshold in (None, 0.4):
+            vec = tree.e_hierarchy(true, pred, direction, threshold)
+            scalar = [tree.e_hierarchy(t, p, direction, threshold) for t, p in zip(true[:400], pred[:400], strict=True)]
+            np.testing.assert_allclose(vec[:400], scalar)
+            assert ((vec >= 0) & (vec <= 1)).all()
+    assert (tree.e_hierarchy(true, pred) < 1).mean() > 0.3
+
+
+def test_e_hierarchy_unknown_label(tree: Hierarchy) -> None:
+    with pytest.raises(HierarchyError, match="'unicorn'"):
+        tree.e_hierarchy(["man", "unicorn"], ["man", "man"])
+
+
+def _text_only_copy(root: Path, dest: Path) -> Path:
+    import shutil
+
+    dest.mkdir()
+    shutil.copy(root / "wlist.txt", dest / "wlist.txt")
+    for path in root.glob("*/ontology_path.txt"):
+        (dest / path.parent.name).mkdir()
+        shutil.copy(path, dest / path.parent.name / path.name)
+    return dest
+
+
+def test_from_saiapr_rebuilds_the_generator_tree(tree: Hierarchy, demo_quirks: Path, tmp_path: Path) -> None:
+    rebuilt = Hierarchy.from_saiapr(_text_only_copy(demo_quirks, tmp_path / "text"))
+    assert rebuilt.root == "entity"
+    for name, node in rebuilt.nodes.items():
+        assert node.parent == tree.nodes[name].parent, name
+        assert node.group == tree.nodes[name].group, name
+    conflicts = {c.node: c for c in rebuilt.conflicts}
+    assert set(conflicts) == {"lamp", "trees"}
+    assert conflicts["lamp"].chosen == "furniture" and "generic-objects" in conflicts["lamp"].parents
+    assert conflicts["trees"].chosen == "vegetation" and "landscape-nature" in conflicts["trees"].parents
+    assert rebuilt.notes["bare_entity_path"] > 0 and rebuilt.notes["doubled_arrow"] > 0
+    assert rebuilt.counts["sky-blue"] > 0
+    text = rebuilt.render()
+    assert "CONFLICT: parents furniture" in text and "# bare_entity_path:" in text
+
+
+def test_from_saiapr_needs_ontology_rows(tmp_path: Path) -> None:
+    (tmp_path / "wlist.txt").write_text("1\tn.a.\n")
+    with pytest.raises(HierarchyError, match=r"no ontology_path\.txt rows"):
+        Hierarchy.from_saiapr(tmp_path)
+
+
+def test_hierarchy_cli(demo_quirks: Path, capsys: pytest.CaptureFixture) -> None:
+    from regionbench import cli
+
+    assert (
+        cli.main(
+            ["hierarchy", "ehier", "food", "dish", "man", "--yaml", str(PROJECT / "config/vocabulary/hierarchy.yaml")]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["e_hierarchy(food, dish) = 0.5000  (soft-correct)", "e_hierarchy(food, man) = 1.0000"]
+    assert cli.main(["hierarchy", "show", "--saiapr", str(demo_quirks)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("entity  (depth 0") and "  sky-blue  (depth 3;" in shown and "CONFLICT" in shown

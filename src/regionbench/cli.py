@@ -11,6 +11,7 @@ from pathlib import Path
 
 from regionbench import config as build_config
 from regionbench import synth
+from regionbench.hierarchy import Hierarchy
 
 
 class UserError(Exception):
@@ -72,6 +73,49 @@ def cmd_build(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, cwd=project, env=env)
 
 
+def _hierarchy(args: argparse.Namespace) -> Hierarchy:
+    if args.saiapr:
+        return Hierarchy.from_saiapr(args.saiapr)
+    path = Path(args.yaml) if args.yaml else find_project() / "config" / "vocabulary" / "hierarchy.yaml"
+    tree = Hierarchy.from_yaml(path)
+    if args.vocabulary:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(args.vocabulary, columns=["label", "region_count"]).to_pydict()
+        tree.counts = dict(zip(table["label"], table["region_count"], strict=True))
+    return tree
+
+
+def cmd_hierarchy_show(args: argparse.Namespace) -> int:
+    print(_hierarchy(args).render())
+    return 0
+
+
+def cmd_hierarchy_ehier(args: argparse.Namespace) -> int:
+    tree = _hierarchy(args)
+    errors = tree.e_hierarchy([args.true] * len(args.pred), args.pred, args.direction, args.threshold)
+    for pred, e in zip(args.pred, errors, strict=True):
+        print(f"e_hierarchy({args.true}, {pred}) = {e:.4f}{'  (soft-correct)' if e < 1 else ''}")
+    return 0
+
+
+def vocabulary_register(args: argparse.Namespace) -> int:
+    from regionbench.vocabulary import Registry
+
+    folder = find_project() / "config" / "vocabulary"
+    registry_path = Path(args.registry) if args.registry else folder / "label_ids.tsv"
+    tree = Hierarchy.from_yaml(Path(args.yaml) if args.yaml else folder / "hierarchy.yaml")
+    old = Registry.read(registry_path)
+    new = old.register(tree.labels)
+    added = sorted(set(new.ids()) - set(old.ids()))
+    retired = sorted(set(old.ids()) - set(new.ids()))
+    new.write(registry_path)
+    print(
+        f"{registry_path}: {len(added)} added ({', '.join(added) or '-'}), {len(retired)} retired ({', '.join(retired) or '-'})"
+    )
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks."
@@ -95,6 +139,30 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")
     b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
     b.set_defaults(func=cmd_build)
+    h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
+    hsub = h.add_subparsers(dest="action", required=True)
+    for name, func, text in (
+        ("show", cmd_hierarchy_show, "print the tree with depths, counts and conflicts"),
+        ("ehier", cmd_hierarchy_ehier, "print e_hierarchy of predictions against a true label"),
+    ):
+        a = hsub.add_parser(name, help=text)
+        source = a.add_mutually_exclusive_group()
+        source.add_argument("--saiapr", metavar="ROOT", help="rebuild from a SAIAPR tree's ontology_path.txt files")
+        source.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: the project's)")
+        a.add_argument("--vocabulary", metavar="PARQUET", help="vocabulary.parquet whose region counts to show")
+        a.set_defaults(func=func)
+        if name == "ehier":
+            a.add_argument("true")
+            a.add_argument("pred", nargs="+")
+            a.add_argument("--direction", choices=["any", "specific", "general"], default="any")
+            a.add_argument("--threshold", type=float, default=None)
+
+    v = sub.add_parser("vocabulary", help="maintain the vocabulary")
+    vsub = v.add_subparsers(dest="action", required=True)
+    r = vsub.add_parser("register", help="append new hierarchy labels to the id registry, retire removed ones")
+    r.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: the project's)")
+    r.add_argument("--registry", metavar="PATH", help="label_ids.tsv (default: the project's)")
+    r.set_defaults(func=vocabulary_register)
     return p
 
 

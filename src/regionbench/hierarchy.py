@@ -6,12 +6,17 @@ Depth counts edges from the root, so ``entity`` has depth 0 and a first-level br
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 RELATIONS = ("is-a", "part-of", "kind-of")
+DIRECTIONS = ("any", "specific", "general")
 
 
 class HierarchyError(ValueError):
@@ -26,10 +31,22 @@ class Node:
     group: bool = False
 
 
+@dataclass(frozen=True)
+class Conflict:
+    """A node seen under several parents in the source; ``chosen`` is the majority parent."""
+
+    node: str
+    parents: dict[str, int]
+    chosen: str
+
+
 @dataclass
 class Hierarchy:
     root: str
     nodes: dict[str, Node]
+    conflicts: list[Conflict] = field(default_factory=list)
+    notes: dict[str, int] = field(default_factory=dict)  # what an import met: counts by kind
+    counts: dict[str, int] = field(default_factory=dict)  # annotations per node, where known
     children: dict[str, list[str]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -38,6 +55,13 @@ class Hierarchy:
             if node.parent is not None:
                 self.children[node.parent].append(node.name)
         self._check_acyclic()
+        self._index = {name: i for i, name in enumerate(self.nodes)}
+        self._depths = np.array([self.depth(n) for n in self.nodes], dtype=np.int64)
+        # above[i, j]: node i is a proper ancestor of node j.
+        self._above = np.zeros((len(self.nodes), len(self.nodes)), dtype=bool)
+        for name, j in self._index.items():
+            for ancestor in self.ancestors(name):
+                self._above[self._index[ancestor], j] = True
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Hierarchy:
@@ -110,3 +134,150 @@ class Hierarchy:
 
     def is_ancestor(self, ancestor: str, label: str) -> bool:
         return ancestor in self.ancestors(label)
+
+    def descendants(self, label: str) -> list[str]:
+        """Every node below ``label``, depth first."""
+        out = []
+        for child in self.children[label]:
+            out += [child, *self.descendants(child)]
+        return out
+
+    # -- e_hierarchy (paper eq. 1, SPEC §3) ---------------------------------------------------
+
+    def indices(self, labels: Iterable[str]) -> np.ndarray:
+        """Node indices of ``labels``; unknown labels raise one line naming them."""
+        labels = list(labels)
+        try:
+            return np.array([self._index[x] for x in labels], dtype=np.int64)
+        except KeyError:
+            unknown = sorted({x for x in labels if x not in self._index})
+            raise HierarchyError(
+                f"labels not in the hierarchy: {', '.join(map(repr, unknown[:10]))}; check spelling or the vocabulary"
+            ) from None
+
+    def e_hierarchy(
+        self,
+        true: str | Iterable[str],
+        pred: str | Iterable[str],
+        direction: str = "any",
+        threshold: float | None = None,
+    ) -> float | np.ndarray:
+        """Hierarchical error of predicting ``pred`` for ``true`` (scalars or equal-length arrays).
+
+        e(t, p) = 0 if t == p; |d(t) - d(p)| / max(d(t), d(p)) if one is an ancestor of the
+        other; 1 otherwise. ``direction`` "specific" credits only predictions below t, "general"
+        only predictions above t. With ``threshold`` tau, an error above tau counts as 1.
+        A prediction is soft-correct when e < 1.
+        """
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+        scalar = isinstance(true, str) and isinstance(pred, str)
+        t = self.indices([true] if isinstance(true, str) else true)
+        p = self.indices([pred] if isinstance(pred, str) else pred)
+        if t.shape != p.shape:
+            raise ValueError(f"true and pred differ in length ({t.size} vs {p.size})")
+        dt, dp = self._depths[t], self._depths[p]
+        related = np.zeros(t.shape, dtype=bool)
+        if direction in ("any", "specific"):
+            related |= self._above[t, p]  # p lies below t
+        if direction in ("any", "general"):
+            related |= self._above[p, t]  # p lies above t
+        with np.errstate(invalid="ignore", divide="ignore"):
+            partial = np.abs(dt - dp) / np.maximum(np.maximum(dt, dp), 1)
+        e = np.where(t == p, 0.0, np.where(related, partial, 1.0))
+        if threshold is not None:
+            e = np.where(e > threshold, 1.0, e)
+        return float(e[0]) if scalar else e
+
+    # -- import from the official text files --------------------------------------------------
+
+    @classmethod
+    def from_saiapr(cls, root: str | Path) -> Hierarchy:
+        """Rebuild the tree from ``wlist.txt`` and every ``NN/ontology_path.txt`` under ``root``.
+
+        Paths are normalised (the empty segment of ``->->``, ``_`` prefixes kept as the group
+        flag, trailing spaces). A node seen under several parents takes the majority parent and
+        is listed in ``conflicts``; bare ``entity->`` rows are counted in ``notes``. Only the
+        text files are read, so a root without images or masks works.
+        """
+        from regionbench.io.saiapr import majority_parent, normalise_ontology_path, read_wordlist
+
+        root = Path(root)
+        words = set(read_wordlist(root / "wlist.txt").values())
+        parents: dict[str, Counter] = defaultdict(Counter)
+        group: set[str] = set()
+        notes: Counter = Counter()
+        counts: Counter = Counter()
+        top = "entity"
+        for path in sorted(root.glob("*/ontology_path.txt")):
+            for line in path.read_text(encoding="latin-1").splitlines():
+                parts = line.split("\t")
+                if len(parts) != 3:
+                    notes["blank_or_malformed_rows"] += 1
+                    continue
+                nodes, quirks = normalise_ontology_path(parts[2])
+                notes.update(quirks)
+                notes["rows"] += 1
+                top = nodes[0]
+                if "bare_entity_path" not in quirks:
+                    counts[nodes[-1]] += 1
+                group.update(x.lstrip("_") for x in parts[2].strip().split("->") if x.startswith("_"))
+                for parent, child in itertools.pairwise(nodes):
+                    parents[child][parent] += 1
+        if not parents:
+            raise HierarchyError(f"{root}: no ontology_path.txt rows found under <root>/NN/; is this a SAIAPR root?")
+        nodes_out = {top: Node(top, None)}
+        conflicts = []
+        for child in sorted(parents):
+            chosen = majority_parent(parents[child])
+            if len(parents[child]) > 1:
+                conflicts.append(Conflict(child, dict(sorted(parents[child].items())), chosen))
+            nodes_out[child] = Node(child, chosen, group=child in group)
+        notes["words_without_path"] = len(words - set(nodes_out) - {"n.a."})
+        return cls(top, _parents_first(nodes_out, top), conflicts, dict(sorted(notes.items())), dict(counts))
+
+    def render(self) -> str:
+        """The tree as indented text: name, depth, count where known, flags and conflicts."""
+        chosen = {c.node: c for c in self.conflicts}
+        lines = []
+
+        def walk(name: str, indent: int) -> None:
+            node = self.nodes[name]
+            extra = [f"depth {indent}"]
+            if name in self.counts:
+                extra.append(f"{self.counts[name]} regions")
+            if node.group:
+                extra.append("group")
+            if node.relation != "is-a":
+                extra.append(node.relation)
+            if name in chosen:
+                others = ", ".join(f"{p} x{n}" for p, n in chosen[name].parents.items())
+                extra.append(f"CONFLICT: parents {others}; using {chosen[name].chosen}")
+            lines.append(f"{'  ' * indent}{name}  ({'; '.join(extra)})")
+            for child in self.children[name]:
+                walk(child, indent + 1)
+
+        walk(self.root, 0)
+        for kind, n in self.notes.items():
+            lines.append(f"# {kind}: {n}")
+        return "\n".join(lines)
+
+
+def _parents_first(nodes: dict[str, Node], root: str) -> dict[str, Node]:
+    """Order nodes so each comes after its parent (depth first, children by name)."""
+    children: dict[str, list[str]] = defaultdict(list)
+    for node in nodes.values():
+        if node.parent is not None:
+            children[node.parent].append(node.name)
+    out: dict[str, Node] = {}
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        out[name] = nodes[name]
+        stack.extend(sorted(children[name], reverse=True))
+    if len(out) != len(nodes):
+        missing = sorted(set(nodes) - set(out))
+        raise HierarchyError(
+            f"nodes not connected to {root!r}: {', '.join(missing[:10])}; a chain of parents forms a cycle"
+        )
+    return out

@@ -29,6 +29,7 @@ from PIL import Image
 
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.matlab import mat_bytes
+from regionbench.vocabulary import Registry
 
 HIERARCHY_YAML = Path(__file__).resolve().parents[2] / "config" / "vocabulary" / "hierarchy.yaml"
 
@@ -190,14 +191,15 @@ def paper_label_order() -> list[str]:
     """The 255 used labels from most to least frequent in the paper profile."""
     h = load_hierarchy()
     head = list(PAPER_TOP10) + _COMMON
-    rest = sorted(set(h.labels) - set(head) - set(_UNUSED), key=lambda x: (_BRANCH_RANK[h.branch(x)], x))
+    # The rest interleaves the branches, animals leaning to the tail as in the paper's Table 2.
+    rest = sorted(
+        set(h.labels) - set(head) - set(_UNUSED),
+        key=lambda x: (_hash_unit(x, "rank") + 0.4 * (h.branch(x) == "animal"), x),
+    )
     order = head + rest
     if len(order) != PAPER_LABELS_USED or len(set(order)) != len(order):
         raise AssertionError(f"paper label order has {len(order)} labels, expected {PAPER_LABELS_USED}")
     return order
-
-
-_BRANCH_RANK = {"landscape-nature": 0, "humans": 1, "man-made": 2, "food": 3, "other": 4, "animal": 5}
 
 
 def _paper_counts() -> list[int]:
@@ -530,8 +532,8 @@ def _layout(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> lis
         bottom = _curve(w, horizon * (k + 1) / len(skies), 0.03 * h, rng)
         drawn[i] = (yy >= top[None, :]) & (yy < bottom[None, :])
         top = bottom
-    base = _curve(w, horizon + 0.08 * h, 0.04 * h, rng) if skies else np.zeros(w)
-    start = base if skies else np.zeros(w)
+    # Without a sky, the ground still starts low: walls or backdrops fill the top.
+    start = _curve(w, horizon + 0.08 * h if skies else 0.7 * horizon, 0.04 * h, rng)
     for k, i in enumerate(grounds):
         stop = (
             np.full(w, float(h))
@@ -670,8 +672,13 @@ def caption_phrase(label: str, count: int) -> str:
     words = label.split("-")
     if count == 1:
         return ("an " if words[0][0] in "aeiou" else "a ") + " ".join(words)
-    words[-1] = _plural(words[-1])
+    head = 0 if "of" in words else len(words) - 1  # "groups of persons", "blue skies"
+    words[head] = _plural(words[head])
     return f"{_NUMBERS[min(count, 6)] or 'many'} {' '.join(words)}"
+
+
+def _and(phrases: list[str]) -> str:
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
 
 
 def caption_text(plan: ImagePlan) -> str:
@@ -680,8 +687,11 @@ def caption_text(plan: ImagePlan) -> str:
     counts: dict[str, int] = {}
     for label in plan.labels:
         counts[label] = counts.get(label, 0) + 1
-    phrases = [caption_phrase(label, c) for label, c in counts.items()]
-    described = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    front = [caption_phrase(x, c) for x, c in counts.items() if look(x).kind != "backdrop"]
+    back = [caption_phrase(x, c) for x, c in counts.items() if look(x).kind == "backdrop"]
+    described = _and(front or back)
+    if front and back:
+        described += f" with {_and(back)} in the background"
     location = _LOCATIONS[int(rng.integers(len(_LOCATIONS)))]
     date = f"{_MONTHS[int(rng.integers(12))]} {int(rng.integers(1995, 2006))}"
     title = f"{plan.scene.capitalize()} scene in {location.split(',')[0]}"
@@ -690,7 +700,7 @@ def caption_text(plan: ImagePlan) -> str:
         "<DOC>\n"
         f"<DOCNO>annotations/{nn}/{plan.image_id}.eng</DOCNO>\n"
         f"<TITLE>{title}</TITLE>\n"
-        f"<DESCRIPTION>{described[0].upper() + described[1:]} in the picture; the photo was taken on a trip.</DESCRIPTION>\n"
+        f"<DESCRIPTION>{described[0].upper() + described[1:]}; the photo was taken on a trip.</DESCRIPTION>\n"
         "<NOTES></NOTES>\n"
         f"<LOCATION>{location}</LOCATION>\n"
         f"<DATE>{date}</DATE>\n"
@@ -701,8 +711,8 @@ def caption_text(plan: ImagePlan) -> str:
 
 
 def word_ids() -> dict[str, int]:
-    """Label -> id of the generated ``wlist.txt``: 1 is ``n.a.``, then labels by name."""
-    return {label: i for i, label in enumerate(sorted(load_hierarchy().labels), start=2)}
+    """Word -> id of the generated ``wlist.txt``: every row of the label id registry."""
+    return {label: i for i, label, _ in Registry.read(HIERARCHY_YAML.parent / "label_ids.tsv").rows}
 
 
 def ontology_path(label: str) -> str:
@@ -766,7 +776,7 @@ def write_folder(root: Path, folder: str, plans: list[ImagePlan], seed: int, qui
 
 
 def write_wordlist(root: Path) -> None:
-    rows = ["1\tn.a.\n"] + [f"{i}\t{label}\n" for label, i in sorted(word_ids().items(), key=lambda kv: kv[1])]
+    rows = [f"{i}\t{label}\n" for label, i in sorted(word_ids().items(), key=lambda kv: kv[1])]
     (root / "wlist.txt").write_text("".join(rows), encoding="ascii")
 
 

@@ -1,0 +1,27 @@
+# Candidate lists + captions + annotations -> the vocabulary with stable ids, and branch statistics.
+
+
+rule vocabulary:
+    input:
+        images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
+        regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
+        lists=multiext("config/vocabulary/", "h_list.txt", "t_list.txt"),
+        curation="config/vocabulary/curation.yaml",
+        hierarchy="config/vocabulary/hierarchy.yaml",
+        registry="config/vocabulary/label_ids.tsv",
+    output:
+        vocabulary=f"{RESULTS}/vocabulary.parquet",
+        branches=f"{RESULTS}/branch_stats.parquet",
+        procedure=f"{RESULTS}/vocabulary_procedure.json",
+    log:
+        f"{LOGS}/vocabulary.log",
+    benchmark:
+        f"{LOGS}/benchmarks/vocabulary.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=CODE,
+        config_dir=lambda wildcards, input: str(Path(input.hierarchy).parent),
+    script:
+        "../scripts/vocabulary.py"
