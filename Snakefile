@@ -20,6 +20,7 @@ wildcard_constraints:
 include: "rules/synth.smk"
 include: "rules/ingest.smk"
 include: "rules/vocabulary.smk"
+include: "rules/features.smk"
 
 
 rule all:

@@ -34,6 +34,17 @@ def shard_inputs(wildcards):
     return files
 
 
+def official_features(wildcards):
+    """The raw tree's features.txt files, when it has them (the generated tree always does)."""
+    if not config["raw_dir"]:
+        return [GENERATED_RAW]
+    return [str(p) for p in sorted(Path(RAW).glob("*/features.txt"))]
+
+
+def has_official_features():
+    return not config["raw_dir"] or any(Path(RAW).glob("*/features.txt"))
+
+
 def ingest_outputs():
     tables = ("images", "regions", "rejects")
     return [f"{RESULTS}/ingest/{s}/{t}.parquet" for s in shards() for t in tables]
@@ -44,4 +55,7 @@ def all_outputs():
         f"{RESULTS}/ingest/report.json",
         f"{RESULTS}/vocabulary.parquet",
         f"{RESULTS}/branch_stats.parquet",
+        f"{RESULTS}/relation_stats.parquet",
+        *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
+        *([f"{RESULTS}/features_parity.json"] if has_official_features() else []),
     ]

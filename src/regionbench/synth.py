@@ -16,6 +16,7 @@ Profiles:
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 import os
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from regionbench import features, relations
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.matlab import mat_bytes
 from regionbench.vocabulary import Registry
@@ -756,22 +758,33 @@ def write_folder(root: Path, folder: str, plans: list[ImagePlan], seed: int, qui
     captions_dir = root / "annotations_complete_eng" / folder
     for d in (images_dir, masks_dir, captions_dir):
         d.mkdir(parents=True, exist_ok=True)
+    relations_dir = root / folder / "spatial_rels"
+    relations_dir.mkdir(parents=True, exist_ok=True)
     ids = word_ids()
-    label_rows, path_rows = [], []
+    label_rows, path_rows, feature_rows = [], [], []
     for plan in _string_order(plans):
         pixels, masks = render(plan, seed)
         picture = Image.fromarray(pixels)
         if plan.grayscale:
             picture = picture.convert("L")
-        picture.save(images_dir / f"{plan.image_id}.jpg", quality=90)
+        jpeg = io.BytesIO()
+        picture.save(jpeg, format="JPEG", quality=90)
+        (images_dir / f"{plan.image_id}.jpg").write_bytes(jpeg.getvalue())
         (captions_dir / f"{plan.image_id}.eng").write_bytes(caption_text(plan).encode("cp1252"))
+        # The official features describe the stored JPEG, so measure the decoded file.
+        measured = features.image_features(features.decode_image(io.BytesIO(jpeg.getvalue())), masks)
+        pairs = relations.pairwise(masks, (plan.height, plan.width))
+        (relations_dir / f"{plan.image_id}.mat").write_bytes(mat_bytes(pairs.matrices(len(masks))))
         for region_id, (label, mask) in enumerate(zip(plan.labels, masks, strict=True), start=1):
             segimg = np.where(mask, 0.0, -1.0)
             (masks_dir / f"{plan.image_id}_{region_id}.mat").write_bytes(mat_bytes({"segimg_t": segimg}))
             label_rows.append(f"{plan.image_id}\t{region_id}\t{ids[label]}\n")
             path_rows.append(f"{plan.image_id}\t{region_id}\t{quirks.ontology_path(label, plan.image_id, region_id)}\n")
+            numbers = features.num2str(measured[region_id - 1])
+            feature_rows.append(f"{plan.image_id}\t{region_id}\t{numbers}\t{ids[label]}\n")
     (root / folder / "labels.txt").write_text("".join(label_rows) + quirks.trailer(), encoding="ascii")
     (root / folder / "ontology_path.txt").write_text("".join(path_rows) + quirks.trailer(), encoding="ascii")
+    (root / folder / "features.txt").write_text("".join(feature_rows) + quirks.trailer(), encoding="ascii")
     return len(label_rows)
 
 

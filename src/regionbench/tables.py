@@ -85,3 +85,8 @@ def write_parquet(table: pa.Table, path: str | Path) -> None:
 
 def read_parquet(path: str | Path) -> pa.Table:
     return pq.read_table(path)
+
+
+def concat(parts: list[pa.Table]) -> pa.Table:
+    """Shard tables as one (schemas must agree)."""
+    return pa.concat_tables(parts) if parts else pa.table({})

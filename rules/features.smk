@@ -1,0 +1,76 @@
+# Region features (saiapr27) and spatial relations, one job per folder shard, plus summaries.
+
+
+rule features:
+    input:
+        images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
+        regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
+        raw=shard_inputs,
+    output:
+        f"{RESULTS}/features/{{shard}}.parquet",
+    log:
+        f"{LOGS}/features/{{shard}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/features/{{shard}}.tsv"
+    resources:
+        mem_mb=1500,
+        runtime=30,
+    params:
+        code=CODE,
+        root=RAW,
+    script:
+        "../scripts/features.py"
+
+
+rule relations:
+    input:
+        images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
+        regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
+    output:
+        f"{RESULTS}/relations/{{shard}}.parquet",
+    log:
+        f"{LOGS}/relations/{{shard}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/relations/{{shard}}.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        code=CODE,
+        tau=config["relations"]["tau"],
+        adjacency_px=config["relations"]["adjacency_px"],
+    script:
+        "../scripts/relations.py"
+
+
+rule relation_stats:
+    input:
+        expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
+    output:
+        f"{RESULTS}/relation_stats.parquet",
+    log:
+        f"{LOGS}/relation_stats.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        code=CODE,
+    script:
+        "../scripts/relation_stats.py"
+
+
+rule features_parity:
+    input:
+        features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
+        raw=official_features,
+    output:
+        f"{RESULTS}/features_parity.json",
+    log:
+        f"{LOGS}/features_parity.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        code=CODE,
+    script:
+        "../scripts/features_parity.py"

@@ -1,0 +1,318 @@
+"""Region features ``saiapr27``: the 27 features distributed with SAIAPR TC-12 (SPEC §4).
+
+Image I is H x W x 3 uint8 (grayscale replicated to three channels), region mask M is a
+boolean H x W array, and x = column + 1, y = row + 1 are MATLAB's 1-based pixel coordinates.
+
+==== ================= =====================================================================
+ #   name              definition
+==== ================= =====================================================================
+ 1   area              |M| / (H W)
+ 2   width             (xmax - xmin + 1) / W
+ 3   height            (ymax - ymin + 1) / H
+ 4-5 mean_x, mean_y    mean of x over M / W, mean of y over M / H
+ 6-7 std_x, std_y      std of x over M / std of x over every pixel of the image; same for y
+ 8   boundary_area     pixels of M with a 4-neighbour outside M (off-image is outside) / |M|
+ 9   convexity         1 - |M| / (bbox width * bbox height), in pixels
+10-18 rgb_{mean,std,skew}_{r,g,b}  over the pixels of M, values 0-255
+19-27 lab_{mean,std,skew}_{l,a,b}  CIE-Lab without sRGB gamma (``lab``)
+==== ================= =====================================================================
+
+``std`` is MATLAB's: normalised by n - 1, and 0 for a single value. Skewness is MATLAB's
+default ``skewness``: the population moments m3 / m2^1.5, and 0 when the variance is 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+import numpy as np
+from PIL import Image
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_MOMENTS = ("mean", "std", "skew")
+FEATURE_NAMES: tuple[str, ...] = (
+    "area", "width", "height", "mean_x", "mean_y", "std_x", "std_y", "boundary_area", "convexity",
+    *(f"rgb_{m}_{c}" for m in _MOMENTS for c in "rgb"),
+    *(f"lab_{m}_{c}" for m in _MOMENTS for c in "lab"),
+)  # fmt: skip
+
+# RGB -> XYZ (rows X, Y, Z) and the white point that normalises X and Z.
+_RGB_TO_XYZ = np.array([[0.412453, 0.357580, 0.180423], [0.212671, 0.715160, 0.072169], [0.019334, 0.119193, 0.950227]])
+_WHITE = np.array([0.950456, 1.0, 1.088754])
+_EPS = 0.008856
+
+
+def lab(rgb: np.ndarray) -> np.ndarray:
+    """CIE-Lab of RGB values (..., 3) in 0-255, without sRGB gamma (SPEC §4).
+
+    XYZ = (RGB / 255) T with X and Z divided by the white point; L = 116 Y^(1/3) - 16 when
+    Y > 0.008856 else 903.3 Y; f(t) = t^(1/3) when t > 0.008856 else 7.787 t + 16/116;
+    a = 500 (f(X) - f(Y)), b = 200 (f(Y) - f(Z)).
+    """
+    rgb = np.asarray(rgb, dtype=np.float64)
+    # Scale folded into the matrix; a 2-D product runs as one BLAS call.
+    xyz = rgb.reshape(-1, 3) @ (_RGB_TO_XYZ.T / (255.0 * _WHITE))
+    f = np.cbrt(xyz)
+    low = xyz <= _EPS  # dark values are few: fix them up in place instead of np.where
+    f[low] = 7.787 * xyz[low] + 16.0 / 116.0
+    out = np.empty_like(xyz)
+    np.multiply(f[:, 1], 116.0, out=out[:, 0])
+    out[:, 0] -= 16.0  # L = 116 cbrt(Y) - 16 where Y > eps, f(Y) being cbrt(Y) there
+    dark = low[:, 1]
+    out[dark, 0] = 903.3 * xyz[dark, 1]
+    np.subtract(f[:, 0], f[:, 1], out=out[:, 1])
+    out[:, 1] *= 500.0
+    np.subtract(f[:, 1], f[:, 2], out=out[:, 2])
+    out[:, 2] *= 200.0
+    return out.reshape(rgb.shape)
+
+
+def _moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-wise mean, MATLAB std (n - 1) and MATLAB skewness of a (k, n) array.
+
+    Rows are contiguous samples, so every sum is a fast contiguous reduction.
+    """
+    n = values.shape[1]
+    mean = values.sum(axis=1) / n
+    centred = values - mean[:, None]
+    squared = centred * centred  # products, not **: numpy's power is many times slower
+    m2 = squared.sum(axis=1) / n
+    m3 = (squared * centred).sum(axis=1) / n
+    std = np.sqrt(m2 * n / (n - 1)) if n > 1 else np.zeros_like(mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        skew = np.where(m2 > 0, m3 / m2**1.5, 0.0)
+    return mean, std, skew
+
+
+def _image_std(n: int, other: int) -> float:
+    """MATLAB std of the coordinates 1..n, each repeated ``other`` times (all image pixels)."""
+    total = n * other
+    population = (n * n - 1) / 12.0
+    return float(np.sqrt(population * total / (total - 1))) if total > 1 else 0.0
+
+
+def _histogram_moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_moments`` of uint8 columns from their 256-bin histograms: exact and cheap."""
+    n = values.shape[0]
+    levels = np.arange(256, dtype=np.float64)
+    hist = np.stack([np.bincount(values[:, c], minlength=256) for c in range(values.shape[1])]).astype(np.float64)
+    mean = hist @ levels / n
+    centred = levels[None, :] - mean[:, None]
+    squared = centred * centred
+    m2 = (hist * squared).sum(axis=1) / n
+    m3 = (hist * squared * centred).sum(axis=1) / n
+    std = np.sqrt(m2 * n / (n - 1)) if n > 1 else np.zeros_like(mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        skew = np.where(m2 > 0, m3 / m2**1.5, 0.0)
+    return mean, std, skew
+
+
+def _region(
+    rgb: np.ndarray, lab_values: np.ndarray, crop: np.ndarray, x0: int, y0: int, height: int, width: int
+) -> np.ndarray:
+    """Features of one region from its bounding-box crop and the RGB / Lab pixels under the box."""
+    count = int(crop.sum())
+    bh, bw = crop.shape
+    rows, cols = np.nonzero(crop)
+    x = cols.astype(np.float64) + (x0 + 1)
+    y = rows.astype(np.float64) + (y0 + 1)
+    (mx, my), (sx, sy), _ = _moments(np.stack([x, y]))
+    padded = np.pad(crop, 1)
+    interior = crop & padded[:-2, 1:-1] & padded[2:, 1:-1] & padded[1:-1, :-2] & padded[1:-1, 2:]
+    shape = [
+        count / (height * width),
+        bw / width,
+        bh / height,
+        mx / width,
+        my / height,
+        sx / _image_std(width, height),
+        sy / _image_std(height, width),
+        (count - int(interior.sum())) / count,
+        1.0 - count / (bw * bh),
+    ]
+    rgb_stats = _histogram_moments(rgb[crop])
+    lab_stats = _moments(np.ascontiguousarray(lab_values[crop].T))
+    return np.concatenate([shape, *rgb_stats, *lab_stats])
+
+
+def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
+    rows = np.flatnonzero(mask.any(axis=1))
+    cols = np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        raise ValueError("features of an empty mask are undefined")
+    return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
+
+
+def as_rgb(image: np.ndarray) -> np.ndarray:
+    """H x W x 3 uint8 view of an image; a grayscale image is replicated to three channels."""
+    image = np.asarray(image)
+    if image.ndim == 2:
+        image = np.repeat(image[..., None], 3, axis=2)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"expected an H x W or H x W x 3 image, got shape {image.shape}")
+    return image
+
+
+def saiapr27(image: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The 27 features of one region, in ``FEATURE_NAMES`` order."""
+    return image_features(image, [mask])[0]
+
+
+def image_features(
+    image: np.ndarray, masks: list[np.ndarray], boxes: list[tuple[int, int, int, int]] | None = None
+) -> np.ndarray:
+    """Features of every region of one image, (n, 27), in one pass over the decoded image.
+
+    Lab is converted once for the pixels that any region covers; each region is then measured
+    on its bounding-box crop. ``boxes`` (x, y, width, height), when known, save finding them.
+    """
+    rgb = as_rgb(image)
+    height, width = rgb.shape[:2]
+    out = np.empty((len(masks), len(FEATURE_NAMES)))
+    if not masks:
+        return out
+    spans = []
+    for i, mask in enumerate(masks):
+        if mask.shape != (height, width):
+            raise ValueError(f"mask {i} has shape {mask.shape}, image is {height}x{width}")
+        if boxes is None:
+            spans.append(_bbox(mask))
+        else:
+            x, y, w, h = boxes[i]
+            spans.append((x, y, x + w, y + h))
+    # Lab only where a region lies: the union of the boxes' rows and columns.
+    r0, r1 = min(s[1] for s in spans), max(s[3] for s in spans)
+    c0, c1 = min(s[0] for s in spans), max(s[2] for s in spans)
+    window = rgb[r0:r1, c0:c1]
+    lab_window = lab(window)
+    for i, (mask, (x0, y0, x1, y1)) in enumerate(zip(masks, spans, strict=True)):
+        crop = mask[y0:y1, x0:x1]
+        box = (slice(y0 - r0, y1 - r0), slice(x0 - c0, x1 - c0))
+        out[i] = _region(window[box], lab_window[box], crop, x0, y0, height, width)
+    return out
+
+
+def num2str(values: np.ndarray) -> str:
+    """A row of numbers as MATLAB ``num2str`` prints it (features.txt, SPEC §2.1).
+
+    Precision p = floor(log10(max |v|)) + 5 (at least 5), each number as ``%{p+7}.{p}g``,
+    leading blanks of the row removed.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    peak = float(np.max(np.abs(values))) if values.size else 0.0
+    p = max(int(np.floor(np.log10(peak))) + 5 if peak > 0 else 5, 5)
+    return "".join(f"{v:{p + 7}.{p}g}" for v in values).lstrip()
+
+
+def num2str_tolerance(values: np.ndarray) -> np.ndarray:
+    """Largest error ``num2str`` rounding can put on each value (half a unit in the last place)."""
+    values = np.asarray(values, dtype=np.float64)
+    peak = float(np.max(np.abs(values))) if values.size else 0.0
+    p = max(int(np.floor(np.log10(peak))) + 5 if peak > 0 else 5, 5)
+    exponent = np.floor(np.log10(np.maximum(np.abs(values), 1e-300)))
+    return 0.5 * 10.0 ** (exponent - p + 1)
+
+
+def schema() -> pa.Schema:
+    import pyarrow as pa
+
+    keys = [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
+    return pa.schema(keys + [(name, pa.float64()) for name in FEATURE_NAMES])
+
+
+def decode_image(source: str | Path | BinaryIO) -> np.ndarray:
+    """Decoded RGB pixels of an image file (grayscale replicated to three channels)."""
+    with Image.open(source) as im:
+        return np.asarray(im.convert("RGB"))
+
+
+def shard_features(raw_root: str | Path, images: pa.Table, regions: pa.Table) -> pa.Table:
+    """Features of every region of an ingest shard: each image decoded once, masks from RLE."""
+    import pyarrow as pa
+
+    from regionbench.geometry import decode_rle
+
+    paths = dict(zip(images.column("image_id").to_pylist(), images.column("path").to_pylist(), strict=True))
+    cols = ["image_id", "annotator", "region_id", "mask_rle", "bbox_x", "bbox_y", "bbox_w", "bbox_h"]
+    rows = regions.select(cols).to_pylist()
+    keys: list[tuple] = []
+    values = []
+    start = 0
+    while start < len(rows):
+        image_id = rows[start]["image_id"]
+        stop = start
+        while stop < len(rows) and rows[stop]["image_id"] == image_id:
+            stop += 1
+        group = rows[start:stop]
+        pixels = decode_image(Path(raw_root) / paths[image_id])
+        h, w = pixels.shape[:2]
+        masks = [decode_rle(r["mask_rle"], h, w) for r in group]
+        boxes = [(r["bbox_x"], r["bbox_y"], r["bbox_w"], r["bbox_h"]) for r in group]
+        values.append(image_features(pixels, masks, boxes))
+        keys += [(r["image_id"], r["annotator"], r["region_id"]) for r in group]
+        start = stop
+    matrix = np.concatenate(values) if values else np.empty((0, len(FEATURE_NAMES)))
+    columns = {"image_id": [k[0] for k in keys], "annotator": [k[1] for k in keys], "region_id": [k[2] for k in keys]}
+    columns.update({name: matrix[:, k] for k, name in enumerate(FEATURE_NAMES)})
+    return pa.table(columns, schema=schema())
+
+
+def read_features_txt(path: str | Path) -> dict[tuple[int, int], np.ndarray]:
+    """Official ``features.txt`` rows: (image_id, region_id) -> the 27 numbers."""
+    out = {}
+    for line in Path(path).read_text(encoding="latin-1").splitlines():
+        parts = line.split("\t")
+        if len(parts) != 4:
+            continue
+        out[(int(parts[0]), int(parts[1]))] = np.array(parts[2].split(), dtype=np.float64)
+    return out
+
+
+def read_official(paths: list[str | Path]) -> dict[tuple[int, int], np.ndarray]:
+    """Rows of every ``features.txt`` given, or found in ``<root>/NN/`` for a root folder."""
+    rows: dict[tuple[int, int], np.ndarray] = {}
+    for path in map(Path, paths):
+        for file in sorted(path.glob("*/features.txt")) if path.is_dir() else [path]:
+            rows.update(read_features_txt(file))
+    return rows
+
+
+def parity(official: dict[tuple[int, int], np.ndarray], computed: pa.Table, worst: int = 5) -> dict:
+    """Compare computed features with an official ``features.txt``.
+
+    Per column: the largest |difference| and the largest that ``num2str`` rounding allows for
+    those rows; ``excess`` counts values whose difference exceeds their rounding allowance.
+    """
+    keys = list(zip(computed.column("image_id").to_pylist(), computed.column("region_id").to_pylist(), strict=True))
+    common = [k for k in keys if k in official]
+    ours = np.column_stack([computed.column(name).to_numpy() for name in FEATURE_NAMES])
+    index = {k: n for n, k in enumerate(keys)}
+    mine = ours[[index[k] for k in common]] if common else np.empty((0, len(FEATURE_NAMES)))
+    theirs = np.array([official[k] for k in common]) if common else np.empty((0, len(FEATURE_NAMES)))
+    allowed = (
+        np.array([num2str_tolerance(official[k]) for k in common]) if common else np.empty((0, len(FEATURE_NAMES)))
+    )
+    diff = np.abs(mine - theirs)
+    excess = diff > allowed * (1 + 1e-9) + 1e-12
+    row_excess = (diff / np.maximum(allowed, 1e-300)).max(axis=1) if common else np.empty(0)
+    order = np.argsort(-row_excess, kind="stable")[:worst]
+    return {
+        "rows_compared": len(common),
+        "rows_only_computed": len(keys) - len(common),
+        "rows_only_official": len(set(official) - set(keys)),
+        "columns": {
+            name: {
+                "max_abs_diff": float(diff[:, k].max(initial=0.0)),
+                "max_rounding": float(allowed[:, k].max(initial=0.0)),
+                "excess": int(excess[:, k].sum()),
+            }
+            for k, name in enumerate(FEATURE_NAMES)
+        },
+        "worst_rows": [
+            {"image_id": common[n][0], "region_id": common[n][1], "diff_over_rounding": float(row_excess[n])}
+            for n in order
+        ],
+    }
