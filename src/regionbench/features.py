@@ -18,7 +18,8 @@ boolean H x W array, and x = column + 1, y = row + 1 are MATLAB's 1-based pixel 
 ==== ================= =====================================================================
 
 ``std`` is MATLAB's: normalised by n - 1, and 0 for a single value. Skewness is MATLAB's
-default ``skewness``: the population moments m3 / m2^1.5, and 0 when the variance is 0.
+default ``skewness``: the population moments m3 / m2^1.5, and 0 when the variance is 0
+(or only float rounding: a spread below 1e-10 of the values' scale).
 """
 
 from __future__ import annotations
@@ -82,9 +83,18 @@ def _moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m2 = squared.sum(axis=1) / n
     m3 = (squared * centred).sum(axis=1) / n
     std = np.sqrt(m2 * n / (n - 1)) if n > 1 else np.zeros_like(mean)
+    return mean, std, _skew(m2, m3, mean)
+
+
+def _skew(m2: np.ndarray, m3: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """m3 / m2^1.5, and 0 where the variance is zero or only float rounding.
+
+    Gray pixels have Lab a = b = 0 up to rounding (~1e-16); the skewness of that noise is
+    meaningless, so a spread below 1e-10 of the values' scale counts as none.
+    """
+    flat = m2 <= (1e-10 * np.maximum(np.abs(mean), 1.0)) ** 2
     with np.errstate(invalid="ignore", divide="ignore"):
-        skew = np.where(m2 > 0, m3 / m2**1.5, 0.0)
-    return mean, std, skew
+        return np.where(flat, 0.0, m3 / np.where(flat, 1.0, m2) ** 1.5)
 
 
 def _image_std(n: int, other: int) -> float:
@@ -94,47 +104,49 @@ def _image_std(n: int, other: int) -> float:
     return float(np.sqrt(population * total / (total - 1))) if total > 1 else 0.0
 
 
-def _histogram_moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_moments`` of uint8 columns from their 256-bin histograms: exact and cheap."""
-    n = values.shape[0]
-    levels = np.arange(256, dtype=np.float64)
-    hist = np.stack([np.bincount(values[:, c], minlength=256) for c in range(values.shape[1])]).astype(np.float64)
-    mean = hist @ levels / n
+def _weighted_moments(levels: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_moments`` of samples given as value levels (m,) and counts per row (k, m): exact, cheap."""
+    n = weights.sum(axis=1)
+    mean = weights @ levels / n
     centred = levels[None, :] - mean[:, None]
     squared = centred * centred
-    m2 = (hist * squared).sum(axis=1) / n
-    m3 = (hist * squared * centred).sum(axis=1) / n
-    std = np.sqrt(m2 * n / (n - 1)) if n > 1 else np.zeros_like(mean)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        skew = np.where(m2 > 0, m3 / m2**1.5, 0.0)
-    return mean, std, skew
+    m2 = (weights * squared).sum(axis=1) / n
+    m3 = (weights * squared * centred).sum(axis=1) / n
+    std = np.where(n > 1, np.sqrt(m2 * n / np.maximum(n - 1, 1)), 0.0)
+    return mean, std, _skew(m2, m3, mean)
+
+
+_LEVELS = np.arange(256, dtype=np.float64)
 
 
 def _region(
-    rgb: np.ndarray, lab_values: np.ndarray, crop: np.ndarray, x0: int, y0: int, height: int, width: int
+    rgb: np.ndarray, lab_planes: np.ndarray, crop: np.ndarray, x0: int, y0: int, height: int, width: int
 ) -> np.ndarray:
-    """Features of one region from its bounding-box crop and the RGB / Lab pixels under the box."""
-    count = int(crop.sum())
+    """Features of one region from its bounding-box crop and the RGB (h, w, 3) / Lab (3, h, w)
+    pixels under the box. Coordinates and RGB values are integers, so their moments come from
+    counts per column, row and 8-bit level."""
     bh, bw = crop.shape
-    rows, cols = np.nonzero(crop)
-    x = cols.astype(np.float64) + (x0 + 1)
-    y = rows.astype(np.float64) + (y0 + 1)
-    (mx, my), (sx, sy), _ = _moments(np.stack([x, y]))
+    per_column = crop.sum(axis=0, dtype=np.float64)
+    per_row = crop.sum(axis=1, dtype=np.float64)
+    count = int(per_column.sum())
+    mx, sx, _ = _weighted_moments(np.arange(x0 + 1, x0 + bw + 1, dtype=np.float64), per_column[None, :])
+    my, sy, _ = _weighted_moments(np.arange(y0 + 1, y0 + bh + 1, dtype=np.float64), per_row[None, :])
     padded = np.pad(crop, 1)
     interior = crop & padded[:-2, 1:-1] & padded[2:, 1:-1] & padded[1:-1, :-2] & padded[1:-1, 2:]
     shape = [
         count / (height * width),
         bw / width,
         bh / height,
-        mx / width,
-        my / height,
-        sx / _image_std(width, height),
-        sy / _image_std(height, width),
+        mx[0] / width,
+        my[0] / height,
+        sx[0] / _image_std(width, height),
+        sy[0] / _image_std(height, width),
         (count - int(interior.sum())) / count,
         1.0 - count / (bw * bh),
     ]
-    rgb_stats = _histogram_moments(rgb[crop])
-    lab_stats = _moments(np.ascontiguousarray(lab_values[crop].T))
+    hist = np.stack([np.bincount(rgb[..., c][crop], minlength=256) for c in range(3)]).astype(np.float64)
+    rgb_stats = _weighted_moments(_LEVELS, hist)
+    lab_stats = _moments(np.stack([plane[crop] for plane in lab_planes]))
     return np.concatenate([shape, *rgb_stats, *lab_stats])
 
 
@@ -187,11 +199,11 @@ def image_features(
     r0, r1 = min(s[1] for s in spans), max(s[3] for s in spans)
     c0, c1 = min(s[0] for s in spans), max(s[2] for s in spans)
     window = rgb[r0:r1, c0:c1]
-    lab_window = lab(window)
+    lab_planes = np.ascontiguousarray(np.moveaxis(lab(window), 2, 0))  # gathers stay contiguous
     for i, (mask, (x0, y0, x1, y1)) in enumerate(zip(masks, spans, strict=True)):
         crop = mask[y0:y1, x0:x1]
         box = (slice(y0 - r0, y1 - r0), slice(x0 - c0, x1 - c0))
-        out[i] = _region(window[box], lab_window[box], crop, x0, y0, height, width)
+        out[i] = _region(window[box], lab_planes[(slice(None), *box)], crop, x0, y0, height, width)
     return out
 
 

@@ -1,0 +1,134 @@
+"""Features + relations against the decode floor and a straightforward peer implementation.
+
+    .venv/bin/python benchmarks/features.py [--images 400] [--cache resources/bench]
+
+On a sample of the paper profile (every k-th planned image, written once and cached), one run
+times, over the same files:
+  (a) floor: decode every JPEG and load every mask (.mat) - nothing else;
+  (b) ours:  the same loading, then regionbench.features.image_features and relations.pairwise;
+  (c) peer:  the same loading, then per region skimage.measure.regionprops with scipy.stats.skew
+             (Lab by the same formula), and per ordered pair a Python loop with a dilation.
+Prints the three times and the ratios b/a and c/b, then one JSON object on the last line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import ndimage, stats
+from skimage.measure import regionprops
+
+from regionbench import features, relations, synth
+from regionbench.io.matlab import read_mat
+
+
+def sample(cache: Path, n_images: int) -> list[tuple[Path, list[Path]]]:
+    """(image, masks) files of a paper-profile sample, generating it on first use."""
+    root = cache / f"paper_sample_{n_images}"
+    plans = synth.plan_collection("paper", seed=0)
+    chosen = plans[:: max(len(plans) // n_images, 1)][:n_images]
+    if not (root / "done").exists():
+        by_folder: dict[str, list] = {}
+        for plan in chosen:
+            by_folder.setdefault(plan.folder, []).append(plan)
+        for folder, group in sorted(by_folder.items()):
+            synth.write_folder(root, folder, group, 0, synth.Quirks(False))
+        (root / "done").write_text("")
+    return [
+        (
+            root / p.folder / "images" / f"{p.image_id}.jpg",
+            [root / p.folder / "segmentation_masks" / f"{p.image_id}_{r}.mat" for r in range(1, len(p.labels) + 1)],
+        )
+        for p in chosen
+    ]
+
+
+def load(image: Path, masks: list[Path]) -> tuple[np.ndarray, list[np.ndarray]]:
+    return features.decode_image(image), [read_mat(m)["segimg_t"] == 0 for m in masks]
+
+
+def peer_features(image: np.ndarray, masks: list[np.ndarray]) -> np.ndarray:
+    h, w = image.shape[:2]
+    all_x = np.tile(np.arange(1, w + 1), h)
+    all_y = np.repeat(np.arange(1, h + 1), w)
+    out = []
+    cross = ndimage.generate_binary_structure(2, 1)
+    for m in masks:
+        p = regionprops(m.astype(np.uint8))[0]
+        r0, c0, r1, c1 = p.bbox
+        y, x = p.coords[:, 0] + 1.0, p.coords[:, 1] + 1.0
+        boundary = m & ~ndimage.binary_erosion(m, structure=cross, border_value=0)
+        row = [p.area / (h * w), (c1 - c0) / w, (r1 - r0) / h, x.mean() / w, y.mean() / h,
+               np.std(x, ddof=1) / np.std(all_x, ddof=1), np.std(y, ddof=1) / np.std(all_y, ddof=1),
+               boundary.sum() / p.area, 1 - p.area / ((c1 - c0) * (r1 - r0))]  # fmt: skip
+        pixels = image[m].astype(np.float64)
+        for values in (pixels, features.lab(pixels)):
+            row += [values[:, c].mean() for c in range(3)]
+            row += [np.std(values[:, c], ddof=1) for c in range(3)]
+            row += [stats.skew(values[:, c]) for c in range(3)]
+        out.append(row)
+    return np.array(out)
+
+
+def peer_relations(masks: list[np.ndarray], shape: tuple[int, int], tau: float = 0.1) -> list[tuple]:
+    h, w = shape
+    out = []
+    square = np.ones((3, 3), dtype=bool)
+    centres = [regionprops(m.astype(np.uint8))[0].centroid for m in masks]
+    for i, a in enumerate(masks):
+        for j, b in enumerate(masks):
+            if i == j:
+                continue
+            near = (ndimage.binary_dilation(a, structure=square) & b).any()
+            (yi, xi), (yj, xj) = centres[i], centres[j]
+            horizontal = "x_aligned" if abs(xi - xj) <= tau * w else "beside"
+            vertical = "y_aligned" if abs(yi - yj) <= tau * h else ("above" if yi < yj else "below")
+            out.append((i, j, "adjacent" if near else "disjoint", horizontal, vertical))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=400)
+    ap.add_argument("--cache", default="resources/bench")
+    args = ap.parse_args()
+    files = sample(Path(args.cache), args.images)
+    n_regions = sum(len(m) for _, m in files)
+
+    start = time.perf_counter()
+    for image, masks in files:
+        load(image, masks)
+    floor = time.perf_counter() - start
+
+    start = time.perf_counter()
+    for image, masks in files:
+        pixels, ms = load(image, masks)
+        features.image_features(pixels, ms)
+        relations.pairwise(ms, pixels.shape[:2])
+    ours = time.perf_counter() - start
+
+    start = time.perf_counter()
+    for image, masks in files:
+        pixels, ms = load(image, masks)
+        peer_features(pixels, ms)
+        peer_relations(ms, pixels.shape[:2])
+    peer = time.perf_counter() - start
+
+    # The peer must compute the same numbers, or its time means nothing.
+    pixels, ms = load(*files[0])
+    np.testing.assert_allclose(peer_features(pixels, ms), features.image_features(pixels, ms), rtol=1e-6, atol=1e-9)
+
+    print(f"sample: {len(files)} images, {n_regions} regions of the paper profile")
+    print(f"(a) floor, decode + load masks: {floor:8.2f} s")
+    print(f"(b) ours, + features/relations: {ours:8.2f} s   b/a = {ours / floor:.2f}  (target <= 1.5)")
+    print(f"(c) peer, regionprops + loops:  {peer:8.2f} s   c/b = {peer / ours:.2f}  (target >= 5)")
+    print(json.dumps({"images": len(files), "regions": n_regions, "floor_s": round(floor, 3), "ours_s": round(ours, 3),
+                      "peer_s": round(peer, 3), "ours_over_floor": round(ours / floor, 3), "peer_over_ours": round(peer / ours, 3)}))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regionbench import relations, tables
+from regionbench.io.matlab import read_mat
+
+
+def box(shape: tuple[int, int], r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+    m = np.zeros(shape, dtype=bool)
+    m[r0:r1, c0:c1] = True
+    return m
+
+
+@pytest.mark.parametrize(
+    ("second", "r", "expected"),
+    [
+        ((5, 8, 5, 8), 1, "adjacent"),  # touches (2..4, 2..4) only at a corner
+        ((3, 7, 3, 7), 1, "adjacent"),  # overlapping
+        ((3, 4, 3, 4), 1, "adjacent"),  # nested inside
+        ((2, 5, 6, 8), 1, "disjoint"),  # one-pixel gap (column 5 free)
+        ((2, 5, 6, 8), 2, "adjacent"),  # ... within reach of r = 2
+        ((2, 5, 5, 8), 0, "disjoint"),  # side by side, r = 0 needs overlap
+        ((2, 5, 5, 8), 1, "adjacent"),  # side by side
+    ],
+)
+def test_adjacency_cases(second: tuple[int, int, int, int], r: int, expected: str) -> None:
+    a = box((12, 12), 2, 5, 2, 5)
+    b = box((12, 12), *second)
+    pairs = relations.pairwise([a, b], (12, 12), adjacency_px=r)
+    assert list(pairs.topological) == [expected, expected]
+
+
+def test_alignment_and_direction() -> None:
+    shape = (100, 200)
+    top = box(shape, 0, 10, 0, 10)  # centroid (4.5, 4.5)
+    low = box(shape, 80, 90, 15, 25)  # centroid (19.5, 84.5): dx 15 <= 20, dy 80 > 10
+    far = box(shape, 3, 8, 150, 160)  # centroid (154.5, 5): dy 0.5
+    p = relations.pairwise([top, low, far], shape, tau=0.1)
+    got = {(int(i), int(j)): (h, v) for i, j, h, v in zip(p.i, p.j, p.horizontal, p.vertical, strict=True)}
+    assert got[(0, 1)] == ("x_aligned", "above") and got[(1, 0)] == ("x_aligned", "below")
+    assert got[(0, 2)] == ("beside", "y_aligned") and got[(2, 0)] == ("beside", "y_aligned")
+
+
+def test_properties_on_random_images() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        n = int(rng.integers(1, 7))
+        masks = []
+        for _ in range(n):
+            m = rng.random((20, 30)) < 0.05
+            m[rng.integers(20), rng.integers(30)] = True
+            masks.append(m)
+        p = relations.pairwise(masks, (20, 30))
+        assert len(p.i) == n * (n - 1) and (p.i != p.j).all()
+        assert len({(int(i), int(j)) for i, j in zip(p.i, p.j, strict=True)}) == n * (n - 1)
+        v = {(int(i), int(j)): (t, vert) for i, j, t, vert in zip(p.i, p.j, p.topological, p.vertical, strict=True)}
+        for (i, j), (t, vert) in v.items():
+            assert t == v[(j, i)][0]  # adjacency is symmetric
+            assert (vert == "above") == (v[(j, i)][1] == "below")
+            assert (vert == "y_aligned") == (v[(j, i)][1] == "y_aligned")
+        for group, values in (
+            (p.topological, relations.TOPOLOGICAL),
+            (p.horizontal, relations.HORIZONTAL),
+            (p.vertical, relations.VERTICAL),
+        ):
+            assert set(group) <= set(values)
+
+
+def test_shard_relations_and_stats(demo_ingest: Path) -> None:
+    regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
+    table = relations.shard_relations(tables.read_parquet(demo_ingest / "00" / "images.parquet"), regions)
+    per_image = np.bincount(regions.column("image_id").to_numpy())
+    expected = int(sum(n * (n - 1) for n in per_image))
+    assert table.num_rows == expected
+    stats = {r["relation"]: r for r in relations.relation_stats([table]).to_pylist()}
+    assert stats["above"]["count"] == stats["below"]["count"]
+    for group in (relations.TOPOLOGICAL, relations.HORIZONTAL, relations.VERTICAL):
+        assert sum(stats[v]["count"] for v in group) == expected
+    assert sum(r["share"] for r in stats.values()) == pytest.approx(1.0)
+
+
+def test_generated_spatial_rels_match(tiny_raw: Path) -> None:
+    from regionbench.geometry import decode_rle
+    from regionbench.io.saiapr import ingest_folder
+
+    shard = ingest_folder(tiny_raw, "00")
+    regions = shard.regions.to_pylist()
+    image = shard.images.to_pylist()[0]
+    mine = [r for r in regions if r["image_id"] == image["image_id"]]
+    masks = [decode_rle(r["mask_rle"], image["height"], image["width"]) for r in mine]
+    official = read_mat(tiny_raw / "00" / "spatial_rels" / f"{image['image_id']}.mat")
+    computed = relations.pairwise(masks, (image["height"], image["width"])).matrices(len(masks))
+    assert sorted(official) == ["topo", "x_rels", "y_rels"]
+    for name in official:
+        np.testing.assert_array_equal(official[name], computed[name])
