@@ -15,12 +15,15 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     shard=r"\d+",
+    subset="[A-H]",
+    classifier="[a-z]+",
 
 
 include: "rules/synth.smk"
 include: "rules/ingest.smk"
 include: "rules/vocabulary.smk"
 include: "rules/features.smk"
+include: "rules/classifiers.smk"
 
 
 rule all:

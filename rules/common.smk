@@ -3,12 +3,14 @@ from pathlib import Path
 
 from regionbench import synth
 from regionbench.provenance import code_version
+from regionbench.subsets import SUBSET_SIZES
 
 DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"
 LOGS = f"logs/{DATASET}"
 GENERATED_RAW = f"resources/raw/{DATASET}"
 RAW = config["raw_dir"] or GENERATED_RAW
+SUBSETS = list(SUBSET_SIZES)
 CODE = code_version()  # passed as a parameter, so library changes rerun the stages
 
 
@@ -45,6 +47,15 @@ def has_official_features():
     return not config["raw_dir"] or any(Path(RAW).glob("*/features.txt"))
 
 
+def classifier_outputs(ext):
+    """Per (subset, classifier) prediction files (parquet) or fit timings (json)."""
+    return [
+        f"{RESULTS}/classifiers/{subset}/{name}.{ext}"
+        for subset in SUBSETS
+        for name in config["classifiers"]["names"]
+    ]
+
+
 def ingest_outputs():
     tables = ("images", "regions", "rejects")
     return [f"{RESULTS}/ingest/{s}/{t}.parquet" for s in shards() for t in tables]
@@ -58,4 +69,5 @@ def all_outputs():
         f"{RESULTS}/relation_stats.parquet",
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         *([f"{RESULTS}/features_parity.json"] if has_official_features() else []),
+        f"{RESULTS}/classifiers.parquet",
     ]

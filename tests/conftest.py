@@ -47,3 +47,17 @@ def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         for name in ("images", "regions", "rejects"):
             tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
     return out
+
+
+@pytest.fixture(scope="session")
+def demo_features(demo_quirks: Path, demo_ingest: Path) -> Path:
+    """Feature tables of the demo collection beside its ingest tables."""
+    from regionbench import features, tables
+
+    for folder in synth.folders("demo"):
+        images = tables.read_parquet(demo_ingest / folder / "images.parquet")
+        regions = tables.read_parquet(demo_ingest / folder / "regions.parquet")
+        tables.write_parquet(
+            features.shard_features(demo_quirks, images, regions), demo_ingest / folder / "features.parquet"
+        )
+    return demo_ingest

@@ -46,6 +46,15 @@ def test_generated_tiny_build(tmp_path: Path) -> None:
     regions = sum(pq.read_metadata(p).num_rows for p in (project / "results/tiny/ingest").glob("*/regions.parquet"))
     assert regions == 110
     assert (project / "logs/tiny/ingest/00.log").is_file()
+    results = project / "results/tiny"
+    assert sum(pq.read_metadata(p).num_rows for p in (results / "features").glob("*.parquet")) == 110
+    parity = json.loads((results / "features_parity.json").read_text())
+    assert parity["rows_compared"] == 110 and all(c["excess"] == 0 for c in parity["columns"].values())
+    stats = pq.read_table(results / "relation_stats.parquet").to_pylist()
+    pairs = sum(pq.read_metadata(p).num_rows for p in (results / "relations").glob("*.parquet"))
+    assert sum(r["count"] for r in stats if r["group"] == "vertical") == pairs
+    vocabulary = pq.read_table(results / "vocabulary.parquet", columns=["label", "region_count"]).to_pydict()
+    assert sum(vocabulary["region_count"]) == 110
     again = build(project, "--configfile", str(override), "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 

@@ -8,11 +8,12 @@ For every ordered pair (i, j), i != j, exactly one value per group:
 - vertical: ``y_aligned`` if |c_i.y - c_j.y| <= tau H, else ``above`` when c_i.y < c_j.y
   (y grows downwards), else ``below``.
 
-c is the centroid of a mask in pixels. Adjacency is computed on the raster, which is exact
-for pixel masks: i is dilated by a (2r+1) square and intersected with j, only when their
-bounding boxes come within r of each other and only inside that overlap. Polygon distances
-would need the same pixel-square convention and are slower for the few regions of an image.
-The relation is symmetric, so each unordered pair is tested once.
+c is the centroid of a mask in pixels. Adjacency is computed on the raster rather than with
+shapely: on pixel masks the raster test is exact by construction (Chebyshev distance between
+pixel centres), while polygon distances would need care at the pixel-square boundaries. Mask
+i is dilated by a (2r+1) square and intersected with j, only when their bounding boxes come
+within r of each other and only inside that window. The relation is symmetric, so each
+unordered pair is tested once.
 """
 
 from __future__ import annotations

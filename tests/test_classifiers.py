@@ -1,0 +1,96 @@
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import PROJECT
+
+from regionbench import classifiers, subsets, tables
+from regionbench.hierarchy import Hierarchy
+
+PARAMS = {
+    "klogistic": {"n_components": 50, "gamma": None, "C": 1.0, "max_iter": 200},
+    "neural": {"units": 10, "shrinkage": 0.1, "epochs": 50},
+    "svc": {"shrinkage": 0.001},
+    "kridge": {"shrinkage": 0.001},
+    "rf": {"trees": 20, "max_depth": None},
+}
+
+
+def test_each_classifier_learns_separable_classes() -> None:
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0, 5, size=(3, 27))
+    y = np.repeat(np.array(["a", "b", "c"], dtype=object), 60)
+    x = centres[np.repeat(np.arange(3), 60)] + rng.normal(0, 1, size=(180, 27))
+    for name in classifiers.NAMES:
+        model = classifiers.fit(name, x, y, PARAMS.get(name), seed=0)
+        accuracy = (model.predict(x) == y).mean()
+        if name == "majority":
+            assert accuracy == pytest.approx(1 / 3)
+        elif name == "random":
+            assert 0.15 < accuracy < 0.55
+        else:
+            assert accuracy > 0.95, name
+
+
+def test_zarbi_weights_follow_the_definition() -> None:
+    x = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 3.0], [6.0, 3.0]])
+    y = np.array([0, 0, 1, 1])
+    z = classifiers.Zarbi().fit(x, y)
+    # means+ (5, 3), means- (1, 1); pooled variance (1, 0 -> floor) per feature
+    assert z.coef_[0] == pytest.approx(4.0)
+    assert z.decision_function(np.array([[3.0, 2.0]]))[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_unknown_classifier() -> None:
+    with pytest.raises(ValueError, match="unknown classifier"):
+        classifiers.fit("deepnet", np.zeros((2, 27)), np.array(["a", "b"]))
+
+
+@pytest.fixture(scope="module")
+def demo_runs(demo_features: Path) -> tuple[dict, dict, pa.Table]:
+    regions = tables.concat(
+        [
+            tables.read_parquet(p).select(["image_id", "annotator", "region_id", "label"])
+            for p in sorted(demo_features.glob("*/regions.parquet"))
+        ]
+    )
+    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_features.glob("*/features.parquet"))])
+    table, report = subsets.make_subsets(regions, seed=0)
+    runs = {}
+    for subset in ("A", "B", "C", "D", "E"):
+        for name in classifiers.NAMES:
+            runs[(subset, name)] = classifiers.run(name, table, feats, subset, PARAMS.get(name, {}), seed=0)[0]
+    return runs, report["subsets"], table
+
+
+def test_soft_is_at_least_hard_and_equal_on_unrelated_labels(demo_runs: tuple) -> None:
+    runs, sizes, _ = demo_runs
+    tree = Hierarchy.from_yaml(PROJECT / "config/vocabulary/hierarchy.yaml")
+    summary = classifiers.summary(tree, runs, sizes).to_pylist()
+    for row in summary:
+        assert row["soft"] >= row["e_hard"]
+        assert 0 <= row["mean_e"] <= 1
+        labels = sizes[row["subset"]]["labels"]
+        unrelated = not any(tree.is_ancestor(a, b) for a in labels for b in labels)
+        if unrelated:
+            assert row["soft"] == row["e_hard"], row
+    assert any(r["subset"] == "E" and r["soft"] > r["e_hard"] for r in summary)  # E has sky above sky-blue
+    best = max(r["e_hard"] for r in summary if r["subset"] == "A" and r["classifier"] not in classifiers.BASELINES)
+    assert best > max(r["e_hard"] for r in summary if r["subset"] == "A" and r["classifier"] == "random")
+
+
+def test_predictions_cover_the_test_split(demo_runs: tuple) -> None:
+    runs, sizes, _ = demo_runs
+    for (subset, _), table in runs.items():
+        assert table.num_rows == sizes[subset]["test"]
+
+
+def test_two_runs_give_identical_bytes(demo_runs: tuple, demo_features: Path, tmp_path: Path) -> None:
+    runs, sizes, table = demo_runs
+    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_features.glob("*/features.parquet"))])
+    tree = Hierarchy.from_yaml(PROJECT / "config/vocabulary/hierarchy.yaml")
+    again = {key: classifiers.run(key[1], table, feats, key[0], PARAMS.get(key[1], {}), seed=0)[0] for key in runs}
+    tables.write_parquet(classifiers.summary(tree, runs, sizes), tmp_path / "one.parquet")
+    tables.write_parquet(classifiers.summary(tree, again, sizes), tmp_path / "two.parquet")
+    assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "two.parquet").read_bytes()

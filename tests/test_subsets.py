@@ -1,0 +1,99 @@
+import itertools
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+
+from regionbench import subsets, synth
+
+
+def regions_from_counts(counts: dict[str, int], per_image: int = 5) -> pa.Table:
+    labels = [label for label, n in sorted(counts.items()) for _ in range(n)]
+    return pa.table(
+        {
+            "image_id": [n // per_image for n in range(len(labels))],
+            "annotator": ["saiapr"] * len(labels),
+            "region_id": [n % per_image + 1 for n in range(len(labels))],
+            "label": labels,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def paper() -> tuple[pa.Table, dict]:
+    return subsets.make_subsets(regions_from_counts(synth.label_counts("paper")), seed=0)
+
+
+def test_paper_subset_sizes_are_table_5(paper: tuple[pa.Table, dict]) -> None:
+    _, report = paper
+    sizes = {name: r["regions"] for name, r in report["subsets"].items()}
+    assert sizes == {
+        "A": 10_052,
+        "B": 14_284,
+        "C": 18_069,
+        "D": 21_280,
+        "E": 35_517,
+        "F": 59_759,
+        "G": 77_631,
+        "H": 93_167,
+    }
+    assert report["subsets"]["A"]["labels"] == ["sky-blue", "man"]
+
+
+def test_subsets_nest_and_splits_agree(paper: tuple[pa.Table, dict]) -> None:
+    table, _ = paper
+    rows = table.to_pylist()
+    by_subset: dict[str, dict] = {}
+    for r in rows:
+        by_subset.setdefault(r["subset"], {})[(r["image_id"], r["annotator"], r["region_id"])] = r["split"]
+    names = list(subsets.SUBSET_SIZES)
+    for small, large in itertools.pairwise(names):
+        assert set(by_subset[small]) <= set(by_subset[large])
+        assert all(by_subset[large][k] == v for k, v in by_subset[small].items())
+
+
+def test_each_label_is_thirty_percent_test(paper: tuple[pa.Table, dict]) -> None:
+    table, _ = paper
+    rows = [r for r in table.to_pylist() if r["subset"] == "H"]
+    total, test = Counter(r["label"] for r in rows), Counter(r["label"] for r in rows if r["split"] == "test")
+    for label, n in total.items():
+        assert abs(test[label] - 0.3 * n) <= 1, label
+
+
+def test_split_is_seeded() -> None:
+    table = regions_from_counts({"a": 40, "b": 30, "c": 20})
+    first, _ = subsets.make_subsets(table, seed=3)
+    assert first.equals(subsets.make_subsets(table, seed=3)[0])
+    assert not first.equals(subsets.make_subsets(table, seed=4)[0])
+
+
+def test_ties_are_broken_by_name() -> None:
+    assert subsets.ranked_labels(["b", "a", "c", "c"]) == ["c", "a", "b"]
+
+
+def test_straddling_images_hand_made() -> None:
+    assert subsets.straddling_images([1, 1, 2, 2, 3], ["train", "test", "test", "test", "train"]) == 1
+    table = pa.table({"image_id": [1, 1, 1, 2, 2, 3], "annotator": ["x"] * 6, "region_id": [1, 2, 3, 1, 2, 1],
+                      "label": ["a", "a", "a", "a", "b", "b"]})  # fmt: skip
+    _, by_region = subsets.make_subsets(table, seed=0)
+    splits = subsets.assign_splits(
+        [(1, "x", 1), (1, "x", 2), (1, "x", 3), (2, "x", 1), (2, "x", 2), (3, "x", 1)], ["a", "a", "a", "a", "b", "b"]
+    )
+    assert by_region["straddling_images"] == subsets.straddling_images([1, 1, 1, 2, 2, 3], splits)
+    _, by_image = subsets.make_subsets(table, seed=0, split_unit="image")
+    assert by_image["straddling_images"] == 0
+
+
+def test_image_unit_keeps_images_whole() -> None:
+    table, report = subsets.make_subsets(regions_from_counts({"a": 300, "b": 200}, per_image=4), split_unit="image")
+    sides: dict[int, set] = {}
+    for r in table.to_pylist():
+        sides.setdefault(r["image_id"], set()).add(r["split"])
+    assert all(len(s) == 1 for s in sides.values()) and report["straddling_images"] == 0
+    test_share = report["subsets"]["B"]["test"] / report["subsets"]["B"]["regions"]
+    assert 0.2 < test_share < 0.4
+
+
+def test_unknown_split_unit() -> None:
+    with pytest.raises(ValueError, match="split_unit"):
+        subsets.assign_splits([(1, "x", 1)], ["a"], split_unit="folder")
