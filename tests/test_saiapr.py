@@ -195,13 +195,26 @@ def damage_bomb(root: Path, image_id: int, region_id: int) -> str:
     return "decompression bomb"
 
 
-def damage_symlink_escape(root: Path, image_id: int, region_id: int) -> str:
-    outside = root.parent / "outside.jpg"
-    path = root / "00" / "images" / f"{image_id}.jpg"
+def escape_by_symlink(path: Path) -> str:
+    """Replace ``path`` with a symlink to a copy outside the collection root."""
+    outside = path.parents[3] / f"outside{path.suffix}"
     outside.write_bytes(path.read_bytes())
     path.unlink()
     os.symlink(outside, path)
     return "escapes the collection root"
+
+
+def damage_symlink_escape(root: Path, image_id: int, region_id: int) -> str:
+    return escape_by_symlink(root / "00" / "images" / f"{image_id}.jpg")
+
+
+def damage_mask_bad_name(root: Path, image_id: int, region_id: int) -> str:
+    (root / "00" / "segmentation_masks" / "notes.mat").write_bytes(b"x")
+    return "not an '<image_id>_<region_id>.mat' mask file"
+
+
+def damage_mask_symlink_escape(root: Path, image_id: int, region_id: int) -> str:
+    return escape_by_symlink(root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat")
 
 
 def damage_caption_orphan(root: Path, image_id: int, region_id: int) -> str:

@@ -37,7 +37,11 @@ def write_config(project: Path, text: str) -> Path:
 
 def test_generated_tiny_build(tmp_path: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\n")
+    override = write_config(
+        project,
+        "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\n"
+        "classifiers: {names: [zarbi, naive, majority]}\n",  # keeps the run short
+    )
     done = build(project, "--configfile", str(override))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((project / "results/tiny/ingest/report.json").read_text())
@@ -55,6 +59,9 @@ def test_generated_tiny_build(tmp_path: Path) -> None:
     assert sum(r["count"] for r in stats if r["group"] == "vertical") == pairs
     vocabulary = pq.read_table(results / "vocabulary.parquet", columns=["label", "region_count"]).to_pydict()
     assert sum(vocabulary["region_count"]) == 110
+    summary = pq.read_table(results / "classifiers.parquet").to_pylist()
+    assert len(summary) == 8 * 3 and all(r["soft"] >= r["e_hard"] for r in summary)
+    assert (results / "classifiers.png").stat().st_size > 0 and (results / "metrics.json").is_file()
     again = build(project, "--configfile", str(override), "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
@@ -62,7 +69,7 @@ def test_generated_tiny_build(tmp_path: Path) -> None:
 def test_real_raw_dir(tmp_path: Path, tiny_raw: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, f"dataset: ext\nraw_dir: {tiny_raw}\n")
-    done = build(project, "--configfile", str(override))
+    done = build(project, "--configfile", str(override), "results/ext/ingest/report.json")
     assert done.returncode == 0, done.stderr[-3000:]
     assert not (project / "resources").exists()  # nothing generated
     shards = sorted(p.name for p in (project / "results/ext/ingest").iterdir() if p.is_dir())

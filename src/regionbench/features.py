@@ -53,9 +53,14 @@ def lab(rgb: np.ndarray) -> np.ndarray:
     Y > 0.008856 else 903.3 Y; f(t) = t^(1/3) when t > 0.008856 else 7.787 t + 16/116;
     a = 500 (f(X) - f(Y)), b = 200 (f(Y) - f(Z)).
     """
-    rgb = np.asarray(rgb, dtype=np.float64)
-    # Scale folded into the matrix; a 2-D product runs as one BLAS call.
-    xyz = rgb.reshape(-1, 3) @ (_RGB_TO_XYZ.T / (255.0 * _WHITE))
+    shape = np.shape(rgb)
+    rgb = np.asarray(rgb, dtype=np.float64).reshape(-1, 3)
+    # Element-wise sums rather than a matrix product: a 3x3 product gains nothing from BLAS,
+    # whose threads would compete with the build's own parallel jobs.
+    m = _RGB_TO_XYZ / (255.0 * _WHITE[:, None])
+    xyz = np.empty_like(rgb)
+    for k in range(3):
+        xyz[:, k] = m[k, 0] * rgb[:, 0] + m[k, 1] * rgb[:, 1] + m[k, 2] * rgb[:, 2]
     f = np.cbrt(xyz)
     low = xyz <= _EPS  # dark values are few: fix them up in place instead of np.where
     f[low] = 7.787 * xyz[low] + 16.0 / 116.0
@@ -68,7 +73,7 @@ def lab(rgb: np.ndarray) -> np.ndarray:
     out[:, 1] *= 500.0
     np.subtract(f[:, 1], f[:, 2], out=out[:, 2])
     out[:, 2] *= 200.0
-    return out.reshape(rgb.shape)
+    return out.reshape(shape)
 
 
 def _moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

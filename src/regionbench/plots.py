@@ -23,7 +23,7 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
     rows = summary.to_pylist()
     subsets = [s for s in SUBSET_SIZES if any(r["subset"] == s for r in rows)]
     names = sorted({r["classifier"] for r in rows})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     for ax, measure, title in zip(
         axes, ("e_hard", "soft"), ("Hard accuracy (e_hard)", "Soft accuracy (e_hierarchy < 1)"), strict=True
     ):
@@ -35,8 +35,9 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
         ax.set_xlabel("subset (A: 2 labels ... H: 100 labels)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("% of test regions")
-    axes[1].legend(loc="upper right", fontsize=8, ncol=2)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(png, dpi=110, metadata=_METADATA["png"])
     fig.savefig(svg, metadata=_METADATA["svg"])
     plt.close(fig)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
+from threadpoolctl import threadpool_limits
 
 from regionbench import features, relations
 from regionbench.hierarchy import Hierarchy
@@ -634,7 +635,8 @@ def _paint(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> np.n
     texture[n], grain[n] = 14.0, 5.0
     for i, label in enumerate(plan.labels):
         lk = look(label)
-        colour[i] = np.clip(np.array(lk.colour) + rng.normal(0, 10, 3), 0, 255)
+        # Instances vary as much as lighting and objects do in photos, so labels overlap.
+        colour[i] = np.clip(np.array(lk.colour) + rng.normal(0, 28, 3), 0, 255)
         texture[i], grain[i] = lk.texture, lk.grain
     index = np.where(owner < 0, n, owner)
     smooth = _smooth_noise(shape, 24, rng)
@@ -794,7 +796,9 @@ def write_wordlist(root: Path) -> None:
 
 
 def _write_folder_job(args: tuple[Path, str, list[ImagePlan], int, Quirks]) -> int:
-    return write_folder(*args)
+    # One BLAS thread per worker: the workers already fill the cores.
+    with threadpool_limits(limits=1):
+        return write_folder(*args)
 
 
 def write_collection(

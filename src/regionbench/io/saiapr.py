@@ -29,6 +29,7 @@ from regionbench.io.matlab import read_mat
 ANNOTATOR = "saiapr"
 MASK_VARIABLE = "segimg_t"
 CAPTION_FIELDS = ("TITLE", "DESCRIPTION", "NOTES", "LOCATION", "DATE")
+MASK_NAME = re.compile(r"(\d+)_(\d+)\.mat")
 
 
 class IngestError(ValueError):
@@ -125,12 +126,15 @@ def _inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-def _read_label_rows(path: Path, ledger: _Ledger) -> dict[tuple[int, int], tuple[int, int]]:
-    """Label rows as key -> (label id, line number); bad and duplicate rows go to rejects."""
+def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
+    """Label rows as key -> (label id, line number), and the keys whose rows disagree.
+
+    Malformed and duplicate rows go to rejects; a region whose rows disagree on the label is
+    rejected whole."""
     rows: dict[tuple[int, int], tuple[int, int]] = {}
     conflicting: set[tuple[int, int]] = set()
     if not path.is_file():
-        return rows
+        return rows, conflicting
     lines = path.read_text(encoding="latin-1").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -170,7 +174,7 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> dict[tuple[int, int], tuple
             "region",
             "rows for this region disagree on the label; keep one row",
         )
-    return rows
+    return rows, conflicting
 
 
 def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
@@ -245,7 +249,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
     words = read_wordlist(root / "wlist.txt")
     ledger = _Ledger(root)
-    rows = _read_label_rows(base / "labels.txt", ledger)
+    rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
     ontology = _read_ontology(base / "ontology_path.txt", ledger)
 
     # Images: every file in images/ and every image a label row names.
@@ -287,20 +291,16 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     # Regions: every key from a label row or a mask file.
     mask_entries = sorted((base / "segmentation_masks").glob("*"))
     mask_files: dict[tuple[int, int], Path] = {}
+    escaped_masks: set[tuple[int, int]] = set()
     for path in mask_entries:
-        m = re.fullmatch(r"(\d+)_(\d+)\.mat", path.name)
+        m = MASK_NAME.fullmatch(path.name)
         if m is None:
             ledger.reject(path, path.name, "region", "not an '<image_id>_<region_id>.mat' mask file")
         elif not _inside(root, path):
+            escaped_masks.add((int(m.group(1)), int(m.group(2))))
             ledger.reject(path, path.stem, "region", "path escapes the collection root (symlink); copy the file in")
         else:
             mask_files[(int(m.group(1)), int(m.group(2)))] = path
-    escaped_masks = {
-        tuple(map(int, p.stem.split("_")))
-        for p in mask_entries
-        if re.fullmatch(r"(\d+)_(\d+)\.mat", p.name) and tuple(map(int, p.stem.split("_"))) not in mask_files
-    }
-    conflicted = {tuple(map(int, r["key"].split("/"))) for r in ledger.rejects if r["item"] == "region"}
     regions = []
     for key in sorted(set(rows) | set(mask_files) | conflicted):
         image_id, region_id = key
