@@ -58,7 +58,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     except build_config.ConfigError as exc:
         raise UserError(str(exc)) from None
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(project / "Snakefile"),
+    # Targets first: Snakemake's --configfile takes every word after it.
+    cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),
            "--directory", str(project), "--profile", str(project / "config" / "profiles" / args.profile)]  # fmt: skip
     if args.cores:
         cmd += ["--cores", str(args.cores)]
@@ -66,7 +67,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         cmd += ["--configfile", *map(str, overrides)]
     if args.dry_run:
         cmd += ["--dry-run"]
-    cmd += args.snakemake_args + args.targets
+    cmd += args.snakemake_args
     env = dict(os.environ)
     # Rule scripts run with the interpreter found on PATH: make it this environment's.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
