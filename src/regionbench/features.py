@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 from PIL import Image
 
+from regionbench import geometry
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -155,14 +157,6 @@ def _region(
     return np.concatenate([shape, *rgb_stats, *lab_stats])
 
 
-def _bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
-    rows = np.flatnonzero(mask.any(axis=1))
-    cols = np.flatnonzero(mask.any(axis=0))
-    if rows.size == 0:
-        raise ValueError("features of an empty mask are undefined")
-    return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
-
-
 def as_rgb(image: np.ndarray) -> np.ndarray:
     """H x W x 3 uint8 view of an image; a grayscale image is replicated to three channels."""
     image = np.asarray(image)
@@ -195,11 +189,8 @@ def image_features(
     for i, mask in enumerate(masks):
         if mask.shape != (height, width):
             raise ValueError(f"mask {i} has shape {mask.shape}, image is {height}x{width}")
-        if boxes is None:
-            spans.append(_bbox(mask))
-        else:
-            x, y, w, h = boxes[i]
-            spans.append((x, y, x + w, y + h))
+        x, y, w, h = geometry.bbox(mask) if boxes is None else boxes[i]
+        spans.append((x, y, x + w, y + h))
     # Lab only where a region lies: the union of the boxes' rows and columns.
     r0, r1 = min(s[1] for s in spans), max(s[3] for s in spans)
     c0, c1 = min(s[0] for s in spans), max(s[2] for s in spans)
@@ -250,8 +241,6 @@ def shard_features(raw_root: str | Path, images: pa.Table, regions: pa.Table) ->
     """Features of every region of an ingest shard: each image decoded once, masks from RLE."""
     import pyarrow as pa
 
-    from regionbench.geometry import decode_rle
-
     paths = dict(zip(images.column("image_id").to_pylist(), images.column("path").to_pylist(), strict=True))
     cols = ["image_id", "annotator", "region_id", "mask_rle", "bbox_x", "bbox_y", "bbox_w", "bbox_h"]
     rows = regions.select(cols).to_pylist()
@@ -266,7 +255,7 @@ def shard_features(raw_root: str | Path, images: pa.Table, regions: pa.Table) ->
         group = rows[start:stop]
         pixels = decode_image(Path(raw_root) / paths[image_id])
         h, w = pixels.shape[:2]
-        masks = [decode_rle(r["mask_rle"], h, w) for r in group]
+        masks = [geometry.decode_rle(r["mask_rle"], h, w) for r in group]
         boxes = [(r["bbox_x"], r["bbox_y"], r["bbox_w"], r["bbox_h"]) for r in group]
         values.append(image_features(pixels, masks, boxes))
         keys += [(r["image_id"], r["annotator"], r["region_id"]) for r in group]

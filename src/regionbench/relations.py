@@ -25,6 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import ndimage
 
+from regionbench import geometry
+
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
 VERTICAL = ("above", "below", "y_aligned")
@@ -53,11 +55,11 @@ class Pairs:
 
 
 def _boxes(masks: list[np.ndarray]) -> np.ndarray:
-    out = np.empty((len(masks), 4), dtype=np.int64)  # r0, r1, c0, c1 (end exclusive)
+    """(n, 4) rows r0, r1, c0, c1 (ends exclusive) of each mask's bounding box."""
+    out = np.empty((len(masks), 4), dtype=np.int64)
     for k, m in enumerate(masks):
-        rows = np.flatnonzero(m.any(axis=1))
-        cols = np.flatnonzero(m.any(axis=0))
-        out[k] = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+        x, y, w, h = geometry.bbox(m)
+        out[k] = y, y + h, x, x + w
     return out
 
 
@@ -136,8 +138,6 @@ SCHEMA = pa.schema(
 
 def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjacency_px: int = 1) -> pa.Table:
     """Relations of every ordered pair of regions of each (image, annotator) in an ingest shard."""
-    from regionbench.geometry import decode_rle
-
     sizes = {
         i: (h, w)
         for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
@@ -150,7 +150,7 @@ def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjac
     out: dict[str, list] = {name: [] for name in SCHEMA.names}
     for (image_id, annotator), members in sorted(groups.items()):
         h, w = sizes[image_id]
-        pairs = pairwise([decode_rle(rle, h, w) for _, rle in members], (h, w), tau, adjacency_px)
+        pairs = pairwise([geometry.decode_rle(rle, h, w) for _, rle in members], (h, w), tau, adjacency_px)
         ids = np.array([region_id for region_id, _ in members])
         out["image_id"] += [image_id] * len(pairs.i)
         out["annotator"] += [annotator] * len(pairs.i)
