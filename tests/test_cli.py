@@ -33,3 +33,15 @@ def test_config_merge_and_validation(tmp_path: Path) -> None:
         validate(load(PROJECT, [bad]), PROJECT / "schemas" / "config.schema.yaml")
     with pytest.raises(ConfigError, match="not found"):
         load(PROJECT, [tmp_path / "missing.yaml"])
+
+
+def test_vocabulary_register_appends_and_retires(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    hierarchy = tmp_path / "hierarchy.yaml"
+    hierarchy.write_text("root: entity\nnodes:\n  - {name: sky, parent: entity}\n  - {name: cloud, parent: sky}\n")
+    registry = tmp_path / "label_ids.tsv"
+    registry.write_text("id\tlabel\tstatus\n1\tn.a.\treserved\n2\tsky\tactive\n3\tsea\tactive\n")
+    args = ["vocabulary", "register", "--yaml", str(hierarchy), "--registry", str(registry)]
+    assert cli.main(args) == 0
+    assert "1 added (cloud), 1 retired (sea)" in capsys.readouterr().out
+    rows = [line.split("\t") for line in registry.read_text().splitlines() if line[0].isdigit()]
+    assert rows == [["1", "n.a.", "reserved"], ["2", "sky", "active"], ["3", "sea", "retired"], ["4", "cloud", "active"]]
