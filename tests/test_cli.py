@@ -44,4 +44,9 @@ def test_vocabulary_register_appends_and_retires(tmp_path: Path, capsys: pytest.
     assert cli.main(args) == 0
     assert "1 added (cloud), 1 retired (sea)" in capsys.readouterr().out
     rows = [line.split("\t") for line in registry.read_text().splitlines() if line[0].isdigit()]
-    assert rows == [["1", "n.a.", "reserved"], ["2", "sky", "active"], ["3", "sea", "retired"], ["4", "cloud", "active"]]
+    assert rows == [
+        ["1", "n.a.", "reserved"],
+        ["2", "sky", "active"],
+        ["3", "sea", "retired"],
+        ["4", "cloud", "active"],
+    ]
