@@ -753,15 +753,18 @@ def _string_order(plans: list[ImagePlan]) -> list[ImagePlan]:
     return sorted(plans, key=lambda p: str(p.image_id))
 
 
-def write_folder(root: Path, folder: str, plans: list[ImagePlan], seed: int, quirks: Quirks) -> int:
-    """Render and write every image of one folder; returns the number of regions written."""
+Rows = tuple[list[str], list[str], list[str]]  # labels.txt, ontology_path.txt, features.txt lines
+
+
+def write_images(root: Path, folder: str, plans: list[ImagePlan], seed: int, quirks: Quirks) -> Rows:
+    """Render and write the per-image files of ``plans`` (all in ``folder``); return their text rows
+    in the string order of image ids that the official text files use."""
     images_dir = root / folder / "images"
     masks_dir = root / folder / "segmentation_masks"
-    captions_dir = root / "annotations_complete_eng" / folder
-    for d in (images_dir, masks_dir, captions_dir):
-        d.mkdir(parents=True, exist_ok=True)
     relations_dir = root / folder / "spatial_rels"
-    relations_dir.mkdir(parents=True, exist_ok=True)
+    captions_dir = root / "annotations_complete_eng" / folder
+    for d in (images_dir, masks_dir, relations_dir, captions_dir):
+        d.mkdir(parents=True, exist_ok=True)
     ids = word_ids()
     label_rows, path_rows, feature_rows = [], [], []
     for plan in _string_order(plans):
@@ -784,10 +787,19 @@ def write_folder(root: Path, folder: str, plans: list[ImagePlan], seed: int, qui
             path_rows.append(f"{plan.image_id}\t{region_id}\t{quirks.ontology_path(label, plan.image_id, region_id)}\n")
             numbers = features.num2str(measured[region_id - 1])
             feature_rows.append(f"{plan.image_id}\t{region_id}\t{numbers}\t{ids[label]}\n")
-    (root / folder / "labels.txt").write_text("".join(label_rows) + quirks.trailer(), encoding="ascii")
-    (root / folder / "ontology_path.txt").write_text("".join(path_rows) + quirks.trailer(), encoding="ascii")
-    (root / folder / "features.txt").write_text("".join(feature_rows) + quirks.trailer(), encoding="ascii")
-    return len(label_rows)
+    return label_rows, path_rows, feature_rows
+
+
+def write_texts(root: Path, folder: str, rows: Rows, quirks: Quirks) -> int:
+    """Write a folder's text files from its rows; returns the number of regions."""
+    for name, lines in zip(("labels.txt", "ontology_path.txt", "features.txt"), rows, strict=True):
+        (root / folder / name).write_text("".join(lines) + quirks.trailer(), encoding="ascii")
+    return len(rows[0])
+
+
+def write_folder(root: Path, folder: str, plans: list[ImagePlan], seed: int, quirks: Quirks) -> int:
+    """Render and write every image of one folder and its text files; returns the region count."""
+    return write_texts(root, folder, write_images(root, folder, plans, seed, quirks), quirks)
 
 
 def write_wordlist(root: Path) -> None:
@@ -795,10 +807,10 @@ def write_wordlist(root: Path) -> None:
     (root / "wlist.txt").write_text("".join(rows), encoding="ascii")
 
 
-def _write_folder_job(args: tuple[Path, str, list[ImagePlan], int, Quirks]) -> int:
+def _write_images_job(args: tuple[Path, str, list[ImagePlan], int, Quirks]) -> Rows:
     # One BLAS thread per worker: the workers already fill the cores.
     with threadpool_limits(limits=1):
-        return write_folder(*args)
+        return write_images(*args)
 
 
 def write_collection(
@@ -806,8 +818,9 @@ def write_collection(
 ) -> Iterator[tuple[str, int]]:
     """Generate a whole collection under ``out``; yields (folder, regions written) as folders finish.
 
-    Folders are written in parallel by ``workers`` processes (default: all cores). Output is a
-    function of (profile, seed, quirks) only.
+    Images are rendered in parallel by ``workers`` processes (default: all cores), in chunks
+    of at most ``CHUNK`` images so the cores stay busy to the end; each folder's text files are
+    written once all its chunks are back. Output is a function of (profile, seed, quirks) only.
     """
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
@@ -816,15 +829,39 @@ def write_collection(
     by_folder: dict[str, list[ImagePlan]] = {}
     for plan in plans:
         by_folder.setdefault(plan.folder, []).append(plan)
-    jobs = [(root, folder, by_folder[folder], seed, Quirks(quirks)) for folder in sorted(by_folder)]
+    jobs = [
+        (root, folder, group[start : start + CHUNK], seed, Quirks(quirks))
+        for folder, group in sorted(by_folder.items())
+        for start in range(0, len(group), CHUNK)
+    ]
     workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        for job in jobs:
-            yield job[1], _write_folder_job(job)
-        return
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-        for job, written in zip(jobs, pool.map(_write_folder_job, jobs), strict=True):
-            yield job[1], written
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs))) if workers > 1 else None
+    try:
+        results = pool.map(_write_images_job, jobs) if pool else map(_write_images_job, jobs)
+        pending: dict[str, list[Rows]] = {}
+        chunks_left = {folder: -(-len(group) // CHUNK) for folder, group in by_folder.items()}
+        for job, rows in zip(jobs, results, strict=True):
+            folder = job[1]
+            pending.setdefault(folder, []).append(rows)
+            chunks_left[folder] -= 1
+            if chunks_left[folder] == 0:
+                yield folder, write_texts(root, folder, _merge_rows(pending.pop(folder)), Quirks(quirks))
+    finally:
+        if pool:
+            pool.shutdown()
+
+
+CHUNK = 100
+
+
+def _merge_rows(parts: list[Rows]) -> Rows:
+    """Rows of a folder's chunks, in the string order of image ids (then region id)."""
+
+    def key(line: str) -> tuple[str, int]:
+        image_id, region_id = line.split("\t", 2)[:2]
+        return image_id, int(region_id)
+
+    return tuple(sorted((line for part in parts for line in part[k]), key=key) for k in range(3))  # type: ignore[return-value]
 
 
 def folders(profile: str) -> list[str]:
