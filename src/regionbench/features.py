@@ -24,16 +24,15 @@ default ``skewness``: the population moments m3 / m2^1.5, and 0 when the varianc
 
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
+import pyarrow as pa
 from PIL import Image
 
 from regionbench import geometry
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 _MOMENTS = ("mean", "std", "skew")
 FEATURE_NAMES: tuple[str, ...] = (
@@ -203,6 +202,12 @@ def image_features(
     return out
 
 
+def _num2str_precision(values: np.ndarray) -> int:
+    """MATLAB num2str's significant digits for a row: floor(log10(max |v|)) + 5, at least 5."""
+    peak = float(np.max(np.abs(values))) if values.size else 0.0
+    return max(int(np.floor(np.log10(peak))) + 5 if peak > 0 else 5, 5)
+
+
 def num2str(values: np.ndarray) -> str:
     """A row of numbers as MATLAB ``num2str`` prints it (features.txt, SPEC §2.1).
 
@@ -210,25 +215,21 @@ def num2str(values: np.ndarray) -> str:
     leading blanks of the row removed.
     """
     values = np.asarray(values, dtype=np.float64)
-    peak = float(np.max(np.abs(values))) if values.size else 0.0
-    p = max(int(np.floor(np.log10(peak))) + 5 if peak > 0 else 5, 5)
+    p = _num2str_precision(values)
     return "".join(f"{v:{p + 7}.{p}g}" for v in values).lstrip()
 
 
 def num2str_tolerance(values: np.ndarray) -> np.ndarray:
     """Largest error ``num2str`` rounding can put on each value (half a unit in the last place)."""
     values = np.asarray(values, dtype=np.float64)
-    peak = float(np.max(np.abs(values))) if values.size else 0.0
-    p = max(int(np.floor(np.log10(peak))) + 5 if peak > 0 else 5, 5)
     exponent = np.floor(np.log10(np.maximum(np.abs(values), 1e-300)))
-    return 0.5 * 10.0 ** (exponent - p + 1)
+    return 0.5 * 10.0 ** (exponent - _num2str_precision(values) + 1)
 
 
-def schema() -> pa.Schema:
-    import pyarrow as pa
-
-    keys = [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
-    return pa.schema(keys + [(name, pa.float64()) for name in FEATURE_NAMES])
+SCHEMA = pa.schema(
+    [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
+    + [(name, pa.float64()) for name in FEATURE_NAMES]
+)
 
 
 def decode_image(source: str | Path | BinaryIO) -> np.ndarray:
@@ -239,31 +240,23 @@ def decode_image(source: str | Path | BinaryIO) -> np.ndarray:
 
 def shard_features(raw_root: str | Path, images: pa.Table, regions: pa.Table) -> pa.Table:
     """Features of every region of an ingest shard: each image decoded once, masks from RLE."""
-    import pyarrow as pa
-
     paths = dict(zip(images.column("image_id").to_pylist(), images.column("path").to_pylist(), strict=True))
     cols = ["image_id", "annotator", "region_id", "mask_rle", "bbox_x", "bbox_y", "bbox_w", "bbox_h"]
-    rows = regions.select(cols).to_pylist()
     keys: list[tuple] = []
     values = []
-    start = 0
-    while start < len(rows):
-        image_id = rows[start]["image_id"]
-        stop = start
-        while stop < len(rows) and rows[stop]["image_id"] == image_id:
-            stop += 1
-        group = rows[start:stop]
+    # Regions arrive sorted by key, so each image's regions are consecutive.
+    for image_id, group in groupby(regions.select(cols).to_pylist(), key=lambda r: r["image_id"]):
+        group = list(group)
         pixels = decode_image(Path(raw_root) / paths[image_id])
         h, w = pixels.shape[:2]
         masks = [geometry.decode_rle(r["mask_rle"], h, w) for r in group]
         boxes = [(r["bbox_x"], r["bbox_y"], r["bbox_w"], r["bbox_h"]) for r in group]
         values.append(image_features(pixels, masks, boxes))
         keys += [(r["image_id"], r["annotator"], r["region_id"]) for r in group]
-        start = stop
     matrix = np.concatenate(values) if values else np.empty((0, len(FEATURE_NAMES)))
     columns = {"image_id": [k[0] for k in keys], "annotator": [k[1] for k in keys], "region_id": [k[2] for k in keys]}
     columns.update({name: matrix[:, k] for k, name in enumerate(FEATURE_NAMES)})
-    return pa.table(columns, schema=schema())
+    return pa.table(columns, schema=SCHEMA)
 
 
 def read_features_txt(path: str | Path) -> dict[tuple[int, int], np.ndarray]:

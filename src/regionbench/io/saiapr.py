@@ -126,6 +126,15 @@ def _inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
+def _text_lines(path: Path, ledger: _Ledger) -> list[str]:
+    """Lines of an official text file; trailing blank lines are dropped and counted as a quirk."""
+    lines = path.read_text(encoding="latin-1").splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+        ledger.quirks["trailing_blank_lines"] += 1
+    return lines
+
+
 def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
     """Label rows as key -> (label id, line number), and the keys whose rows disagree.
 
@@ -135,10 +144,7 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
     conflicting: set[tuple[int, int]] = set()
     if not path.is_file():
         return rows, conflicting
-    lines = path.read_text(encoding="latin-1").splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-        ledger.quirks["trailing_blank_lines"] += 1
+    lines = _text_lines(path, ledger)
     order = []
     for n, line in enumerate(lines, start=1):
         parts = line.split()
@@ -182,10 +188,7 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
     paths: dict[tuple[int, int], str] = {}
     if not path.is_file():
         return paths
-    lines = path.read_text(encoding="latin-1").splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-        ledger.quirks["trailing_blank_lines"] += 1
+    lines = _text_lines(path, ledger)
     for line in lines:
         parts = line.split("\t")
         if len(parts) != 3 or not parts[0].strip().isdigit() or not parts[1].strip().isdigit():
