@@ -24,6 +24,7 @@ include: "rules/ingest.smk"
 include: "rules/vocabulary.smk"
 include: "rules/features.smk"
 include: "rules/classifiers.smk"
+include: "rules/release.smk"
 
 
 rule all:

@@ -1,13 +1,14 @@
 # Paths, shard listing and input functions shared by every stage.
 from pathlib import Path
 
-from regionbench import synth
+from regionbench import release, synth
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
 
 DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"
 LOGS = f"logs/{DATASET}"
+RELEASE = f"releases/{DATASET}/v{config['release']['version']}"
 GENERATED_RAW = f"resources/raw/{DATASET}"
 RAW = config["raw_dir"] or GENERATED_RAW
 SUBSETS = list(SUBSET_SIZES)
@@ -70,4 +71,43 @@ def all_outputs():
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         *([f"{RESULTS}/features_parity.json"] if has_official_features() else []),
         f"{RESULTS}/classifiers.parquet",
+        f"{RELEASE}/manifest.json",
     ]
+
+
+def previous_release():
+    """The release to diff against: release.previous, else the highest lower version present."""
+    if config["release"]["previous"]:
+        return config["release"]["previous"]
+    current = release.parse_version(config["release"]["version"])
+    found = []
+    for folder in Path("releases", DATASET).glob("v*"):
+        try:
+            version = release.parse_version(folder.name)
+        except release.ReleaseError:
+            continue
+        if version < current and (folder / "manifest.json").is_file():
+            found.append((version, str(folder)))
+    return max(found)[1] if found else None
+
+
+def release_results():
+    """Stage reports and figures copied into the release's results/ folder (no timings)."""
+    files = {
+        name: f"{RESULTS}/{name}"
+        for name in (
+            "branch_stats.parquet",
+            "relation_stats.parquet",
+            "subsets.json",
+            "vocabulary_procedure.json",
+            "classifiers.parquet",
+            "metrics.json",
+            "classifiers.csv",
+            "classifiers.png",
+            "classifiers.svg",
+        )
+    }
+    files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
+    if has_official_features():
+        files["features_parity.json"] = f"{RESULTS}/features_parity.json"
+    return files

@@ -74,6 +74,42 @@ def cmd_build(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, cwd=project, env=env)
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from regionbench import release
+
+    problems = release.verify(Path(args.folder))
+    for line in problems:
+        print(f"{args.folder}: {line}")
+    if problems:
+        return 1
+    manifest = release.read_manifest(Path(args.folder))
+    rows = ", ".join(f"{name} {entry['rows']}" for name, entry in manifest["tables"].items())
+    print(
+        f"{args.folder}: {manifest['dataset']} v{manifest['version']} verified ({len(manifest['files'])} files; {rows})"
+    )
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from regionbench import release
+
+    for folder in (args.old, args.new):
+        release.read_manifest(Path(folder))  # one clear line if a folder is not a release
+    for line in release.diff_releases(Path(args.old), Path(args.new)).lines(examples=args.examples):
+        print(line)
+    return 0
+
+
+def cmd_export_saiapr(args: argparse.Namespace) -> int:
+    from regionbench.io import saiapr
+
+    counts = saiapr.export_release(
+        Path(args.release), Path(args.out), images=Path(args.images) if args.images else None
+    )
+    print(f"{args.out}: {counts['folders']} folders, {counts['images']} images, {counts['regions']} regions written")
+    return 0
+
+
 def _hierarchy(args: argparse.Namespace) -> Hierarchy:
     if args.saiapr:
         return Hierarchy.from_saiapr(args.saiapr)
@@ -140,6 +176,20 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")
     b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
     b.set_defaults(func=cmd_build)
+
+    ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
+    ver.add_argument("folder")
+    ver.set_defaults(func=cmd_verify)
+    d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
+    d.add_argument("old")
+    d.add_argument("new")
+    d.add_argument("--examples", type=int, default=3, help="keys to show per table")
+    d.set_defaults(func=cmd_diff)
+    e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
+    e.add_argument("release", help="release folder")
+    e.add_argument("out", help="folder to write (must not exist)")
+    e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
+    e.set_defaults(func=cmd_export_saiapr)
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
     hsub = h.add_subparsers(dest="action", required=True)
     for name, func, text in (

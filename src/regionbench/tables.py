@@ -70,12 +70,13 @@ def from_rows(rows: list[dict], schema: pa.Schema, key: list[str]) -> pa.Table:
     return table.sort_by([(k, "ascending") for k in key]) if len(table) else table
 
 
-def write_parquet(table: pa.Table, path: str | Path) -> None:
-    """Write a stage table deterministically: zstd, fixed row groups, no extra metadata."""
+def write_parquet(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
+    """Write a table deterministically: zstd, fixed row groups, and no metadata but ``metadata``
+    (no pandas schema, no timestamps)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(
-        table.replace_schema_metadata(None),
+        table.replace_schema_metadata(metadata),
         path,
         compression="zstd",
         row_group_size=65_536,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import shutil
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import shapely
 from PIL import Image
 
@@ -421,3 +424,74 @@ def merge_reports(reports: list[dict]) -> dict:
         if len(p) > 1
     ]
     return totals
+
+
+def caption_document(image: dict) -> str:
+    """An image's IAPR TC-12 ``.eng`` document from its caption fields (absent fields omitted)."""
+    folder, image_id = image["folder"], image["image_id"]
+    lines = ["<DOC>", f"<DOCNO>annotations/{folder}/{image_id}.eng</DOCNO>"]
+    for tag in CAPTION_FIELDS:
+        value = image[f"caption_{tag.lower()}"]
+        if value is not None:
+            lines.append(f"<{tag}>{value}</{tag}>")
+    lines += [f"<IMAGE>images/{folder}/{image_id}.jpg</IMAGE>", "</DOC>", ""]
+    return "\n".join(lines)
+
+
+def export_release(release: str | Path, out: str | Path, images: str | Path | None = None) -> dict[str, int]:
+    """Write a release back in the SAIAPR TC-12 layout, so tools of the original format work.
+
+    Writes ``wlist.txt`` (the vocabulary), per folder ``labels.txt``, ``ontology_path.txt``,
+    ``features.txt`` (MATLAB ``num2str`` style) and ``segmentation_masks/<image>_<region>.mat``
+    (``segimg_t``: 0 inside, -1 outside), and the captions in their original encoding. The
+    release does not carry pixels: with ``images`` (a raw tree) the JPEGs are copied from it,
+    each checked against the sha256 the release records. Only the ``saiapr`` annotator's
+    regions fit this layout.
+    """
+    from regionbench.features import FEATURE_NAMES, num2str
+    from regionbench.io.matlab import mat_bytes
+
+    release, out = Path(release), Path(out)
+    if out.exists():
+        raise ValueError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
+    image_rows = pq.read_table(release / "data" / "images.parquet").to_pylist()
+    regions = pq.read_table(release / "data" / "regions.parquet")
+    regions = regions.filter(pc.equal(regions["annotator"], ANNOTATOR))
+    vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"])
+    out.mkdir(parents=True)
+    rows = sorted(zip(vocabulary["label_id"].to_pylist(), vocabulary["label"].to_pylist(), strict=True))
+    (out / "wlist.txt").write_text("".join(f"{i}\t{label}\n" for i, label in rows), encoding="utf-8")
+
+    by_id = {}
+    for image in image_rows:
+        by_id[image["image_id"]] = image
+        folder = out / image["folder"]
+        (folder / "images").mkdir(parents=True, exist_ok=True)
+        (folder / "segmentation_masks").mkdir(exist_ok=True)
+        if images is not None:
+            source = Path(images) / image["path"]
+            if not source.is_file() or hashlib.sha256(source.read_bytes()).hexdigest() != image["sha256"]:
+                raise ValueError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+            shutil.copyfile(source, out / image["path"])
+        if image["caption_encoding"] is not None:
+            caption = out / "annotations_complete_eng" / image["folder"] / f"{image['image_id']}.eng"
+            caption.parent.mkdir(parents=True, exist_ok=True)
+            caption.write_bytes(caption_document(image).encode(image["caption_encoding"]))
+
+    texts: dict[str, tuple[list[str], list[str], list[str]]] = defaultdict(lambda: ([], [], []))
+    columns = ["image_id", "region_id", "label_id", "ontology_path", "mask_rle", *FEATURE_NAMES]
+    for region in regions.select(columns).to_pylist():
+        image = by_id[region["image_id"]]
+        key = f"{region['image_id']}\t{region['region_id']}"
+        labels, paths, feats = texts[image["folder"]]
+        labels.append(f"{key}\t{region['label_id']}\n")
+        if region["ontology_path"] is not None:
+            paths.append(f"{key}\t{region['ontology_path']}\n")
+        feats.append(f"{key}\t{num2str(np.array([region[n] for n in FEATURE_NAMES]))}\t{region['label_id']}\n")
+        mask = geometry.decode_rle(region["mask_rle"], image["height"], image["width"])
+        name = out / image["folder"] / "segmentation_masks" / f"{region['image_id']}_{region['region_id']}.mat"
+        name.write_bytes(mat_bytes({MASK_VARIABLE: np.where(mask, 0.0, -1.0)}))
+    for folder in sorted({image["folder"] for image in image_rows}):
+        for name, lines in zip(("labels.txt", "ontology_path.txt", "features.txt"), texts[folder], strict=True):
+            (out / folder / name).write_text("".join(lines), encoding="utf-8")
+    return {"folders": len({i["folder"] for i in image_rows}), "images": len(image_rows), "regions": regions.num_rows}

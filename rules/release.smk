@@ -1,0 +1,32 @@
+# The versioned release: every table, the stage reports, Croissant, the dataset card, the manifest.
+
+
+rule release:
+    input:
+        images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
+        regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
+        rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards()),
+        features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
+        relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
+        vocabulary=f"{RESULTS}/vocabulary.parquet",
+        subsets=f"{RESULTS}/subsets.parquet",
+        results=list(release_results().values()),
+        schemas=expand("schemas/release/{table}.schema.json", table=release.TABLES),
+    output:
+        # The manifest, written last, stands for the folder: a directory output would leave
+        # Snakemake's .snakemake_timestamp inside the released (and checksummed) folder.
+        f"{RELEASE}/manifest.json",
+    log:
+        f"{LOGS}/release.log",
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        code=CODE,
+        dataset=DATASET,
+        root=RAW,
+        settings=config,
+        previous=previous_release(),
+        results=release_results(),
+    script:
+        "../scripts/release.py"
