@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,44 @@ import pytest
 from regionbench import synth
 
 PROJECT = Path(__file__).resolve().parents[1]
+
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")
+
+
+def workflow_copy(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        src = PROJECT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    return dest
+
+
+def build(project: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), "--cores", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=project)
+
+
+def write_config(project: Path, text: str) -> Path:
+    path = project / "override.yaml"
+    path.write_text(text)
+    return path
+
+
+TINY = "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\nclassifiers: {names: [zarbi, naive, majority]}\n"
+
+
+def build_tiny(folder: Path) -> Path:
+    """A workflow copy in ``folder`` that has built the tiny release (three classifiers, to stay short)."""
+    project = workflow_copy(folder)
+    done = build(project, "--configfile", str(write_config(project, TINY)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return project
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project folder with the tiny release built end to end (shared: do not modify)."""
+    return build_tiny(tmp_path_factory.mktemp("tiny-build") / "wf")
 
 
 def generate(out: Path, profile: str, quirks: bool, seed: int = 0) -> Path:

@@ -3,47 +3,17 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import PROJECT
+from conftest import build, workflow_copy, write_config
 
 pytestmark = pytest.mark.workflow
-WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")
 
 
-def workflow_copy(dest: Path) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = PROJECT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    return dest
-
-
-def build(project: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), "--cores", "2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=project)
-
-
-def write_config(project: Path, text: str) -> Path:
-    path = project / "override.yaml"
-    path.write_text(text)
-    return path
-
-
-def test_generated_tiny_build(tmp_path: Path) -> None:
-    project = workflow_copy(tmp_path / "wf")
-    override = write_config(
-        project,
-        "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\n"
-        "classifiers: {names: [zarbi, naive, majority]}\n",  # keeps the run short
-    )
-    done = build(project, "--configfile", str(override))
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_generated_tiny_build(tiny_build: Path) -> None:
+    project, override = tiny_build, tiny_build / "override.yaml"
     report = json.loads((project / "results/tiny/ingest/report.json").read_text())
     assert report["regions"]["accepted"] == 110 and report["regions"]["rejected"] == 0
     assert report["images"]["seen"] == report["images"]["accepted"] == 24

@@ -1,0 +1,311 @@
+"""Release folders: determinism, verify, semver, real clients, export round trip, DVC round trip."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+import shapely
+from conftest import PROJECT, build, build_tiny, workflow_copy, write_config
+from pycocotools import mask as coco_mask
+
+import regionbench
+from regionbench import geometry, release
+
+pytestmark = pytest.mark.workflow
+VERSION = "releases/tiny/v1.0.0"
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "regionbench", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture()
+def tiny_release(tiny_build: Path, tmp_path: Path) -> Path:
+    """A private copy of the tiny release that a test may damage."""
+    return Path(shutil.copytree(tiny_build / VERSION, tmp_path / "v1.0.0"))
+
+
+def rewrite(folder: Path, version: str, out: Path, change=None) -> dict:
+    """Write ``folder``'s tables again as ``version`` with ``folder`` as the previous release."""
+    data = release.read_tables(folder)
+    if change is not None:
+        change(data)
+    manifest = release.read_manifest(folder)
+    provenance = release.Provenance(
+        "tiny", version, manifest["code_version"], manifest["config_sha256"], manifest["inputs_sha256"]
+    )
+    results = {p.relative_to(folder / "results").as_posix(): p for p in (folder / "results").rglob("*") if p.is_file()}
+    return release.write_release(out, data, results, provenance, previous=folder)
+
+
+def test_two_builds_are_byte_identical(tiny_build: Path, tmp_path: Path) -> None:
+    other = build_tiny(tmp_path / "again")
+    first, second = file_digests(tiny_build / VERSION), file_digests(other / VERSION)
+    assert first == second
+    assert {"manifest.json", "croissant.json", "README.md", "data/regions.parquet", "results/classifiers.png"} <= set(
+        first
+    )
+
+
+def test_release_verifies_and_describes_itself(tiny_build: Path) -> None:
+    folder = tiny_build / VERSION
+    done = cli("verify", str(folder))
+    assert done.returncode == 0, done.stdout
+    assert "tiny v1.0.0 verified" in done.stdout
+    manifest = release.read_manifest(folder)
+    assert manifest["tables"]["regions"]["rows"] == 110
+    regions = pq.read_table(folder / "data/regions.parquet")
+    assert regions.column_names[:7] == [
+        "image_id",
+        "annotator",
+        "region_id",
+        "label_id",
+        "label",
+        "ontology_path",
+        "split",
+    ]
+    keys = pq.read_metadata(folder / "data/regions.parquet").metadata.keys()
+    assert "convexity" in regions.column_names and b"geo" in keys and b"pandas" not in keys
+    card = (folder / "README.md").read_text()
+    assert card.startswith("---\npretty_name: regionbench tiny v1.0.0")
+    assert "config_name: regions" in card and "## Known conflicts" in card and "## Citation" in card
+
+
+@pytest.mark.parametrize("damage", ["byte", "row", "manifest"])
+def test_tampering_is_caught(tiny_release: Path, damage: str) -> None:
+    target = tiny_release / "data/regions.parquet"
+    if damage == "byte":
+        raw = bytearray(target.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        target.write_bytes(bytes(raw))
+        expected = "data/regions.parquet"
+    elif damage == "row":
+        table = pq.read_table(target)
+        release.tables.write_parquet(table.slice(0, table.num_rows - 1), target)
+        expected = "data/regions.parquet"
+    else:
+        manifest = json.loads((tiny_release / "manifest.json").read_text())
+        manifest["tables"]["images"]["rows"] += 1
+        (tiny_release / "manifest.json").write_text(json.dumps(manifest))
+        expected = "manifest.json"
+    done = cli("verify", str(tiny_release))
+    assert done.returncode == 1
+    lines = done.stdout.strip().splitlines()
+    assert lines and all(line.startswith(f"{tiny_release}: ") for line in lines)
+    assert any(expected in line for line in lines), lines
+    if damage == "row":
+        assert any("109 rows, manifest.json says 110" in line for line in lines)
+
+
+def test_semver_rules(tiny_release: Path, tmp_path: Path) -> None:
+    def drop_region(data: dict) -> None:
+        data["regions"] = data["regions"].slice(1)
+
+    def add_image(data: dict) -> None:
+        # A copy of image 0's row and regions under a new id: additions only, no subset changes.
+        images, regions = data["images"], data["regions"]
+        first = images.slice(0, 1).to_pylist()[0]
+        new_id = max(images["image_id"].to_pylist()) + 1
+        data["images"] = pa.concat_tables(
+            [images, pa.Table.from_pylist([{**first, "image_id": new_id}], images.schema)]
+        )
+        theirs = regions.filter(pc.equal(regions["image_id"], first["image_id"])).to_pylist()
+        added = [{**r, "image_id": new_id, "split": None} for r in theirs]
+        data["regions"] = pa.concat_tables([regions, pa.Table.from_pylist(added, regions.schema)])
+
+    def move_split(data: dict) -> None:
+        subsets = data["subsets"].to_pylist()
+        key = (subsets[0]["image_id"], subsets[0]["annotator"], subsets[0]["region_id"])
+        flip = {"train": "test", "test": "train"}
+        for row in subsets:
+            if (row["image_id"], row["annotator"], row["region_id"]) == key:
+                row["split"] = flip[row["split"]]
+        data["subsets"] = pa.Table.from_pylist(subsets, data["subsets"].schema)
+
+    cases = [(drop_region, "major"), (add_image, "minor"), (move_split, "major"), (None, "patch")]
+    for change, needed in cases:
+        too_small = {"major": "1.1.0", "minor": "1.0.1", "patch": None}[needed]
+        if too_small:
+            with pytest.raises(release.ReleaseError) as refused:
+                rewrite(tiny_release, too_small, tmp_path / "refused", change)
+            message = str(refused.value)
+            assert "\n" not in message and f"need {needed.upper()}" in message
+            assert not (tmp_path / "refused").exists()
+        right = {"major": "2.0.0", "minor": "1.1.0", "patch": "1.0.1"}[needed]
+        out = tmp_path / f"{needed}-{getattr(change, '__name__', 'same')}"
+        manifest = rewrite(tiny_release, right, out, change)
+        assert manifest["previous"] == {"version": "1.0.0", "required_bump": needed}
+        assert release.verify(out) == []
+        diff = cli("diff", str(tiny_release), str(out))
+        assert diff.returncode == 0 and diff.stdout.strip().endswith(f"required bump: {needed.upper()}")
+    with pytest.raises(release.ReleaseError, match="not above the previous release"):
+        rewrite(tiny_release, "1.0.0", tmp_path / "same-version")
+
+
+def test_reserialised_tables_are_a_patch(tiny_release: Path, tmp_path: Path) -> None:
+    other = Path(shutil.copytree(tiny_release, tmp_path / "other"))
+    for path in (other / "data").glob("*.parquet"):
+        pq.write_table(pq.read_table(path), path, compression="snappy", row_group_size=7)
+    diff = release.diff_releases(tiny_release, other)
+    assert diff.required == "patch" and not any(d.added or d.removed or d.changed for d in diff.tables.values())
+    assert file_digests(tiny_release)["data/regions.parquet"] != file_digests(other)["data/regions.parquet"]
+
+
+def test_a_table_breaking_its_schema_is_refused(tiny_release: Path, tmp_path: Path) -> None:
+    def bad_split(data: dict) -> None:
+        subsets = data["subsets"]
+        data["subsets"] = subsets.set_column(
+            subsets.column_names.index("split"), "split", pa.array(["val"] * subsets.num_rows)
+        )
+
+    with pytest.raises(release.ReleaseError, match=r"subsets\.split: 1 distinct values break the schema"):
+        rewrite(tiny_release, "2.0.0", tmp_path / "bad", bad_split)
+
+
+def test_real_clients_read_the_release(tiny_build: Path) -> None:
+    mlc = pytest.importorskip("mlcroissant")
+    folder = tiny_build / VERSION
+    dataset = mlc.Dataset(jsonld=str(folder / "croissant.json"))
+    records = list(dataset.records(record_set="regions"))
+    assert len(records) == 110 and records[0]["regions/split"] in (b"train", b"test", None)
+    for name in release.TABLES:
+        path = folder / "data" / f"{name}.parquet"
+        assert (
+            ds.dataset(path, format="parquet").to_table().num_rows
+            == release.read_manifest(folder)["tables"][name]["rows"]
+        )
+        assert len(__import__("pandas").read_parquet(path)) == ds.dataset(path).count_rows()
+    regions = pq.read_table(folder / "data/regions.parquet")
+    geo = json.loads(pq.read_metadata(folder / "data/regions.parquet").metadata[b"geo"])
+    assert geo["primary_column"] == "geometry" and geo["columns"]["geometry"]["encoding"] == "WKB"
+    shapes = shapely.from_wkb(regions["geometry"].to_numpy(zero_copy_only=False))
+    assert shapely.is_valid(shapes).all()
+    assert set(geo["columns"]["geometry"]["geometry_types"]) >= set(shapely.get_type_id(shapes).astype(str)) - {
+        "3",
+        "6",
+    }
+    images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
+    for row in regions.slice(0, 20).to_pylist():
+        image = images[row["image_id"]]
+        rle = {"size": [image["height"], image["width"]], "counts": row["mask_rle"].encode()}
+        mask = coco_mask.decode(rle).astype(bool)
+        assert int(mask.sum()) == row["area_px"] == int(coco_mask.area(rle))
+        polygon = shapely.from_wkb(row["geometry"])
+        assert np.array_equal(geometry.polygon_to_mask(polygon, image["height"], image["width"]), mask)
+
+
+def test_loader_reads_a_folder(tiny_build: Path) -> None:
+    data = regionbench.load(tiny_build / VERSION)
+    assert data.version == "1.0.0" and len(data.regions) == 110
+    test = data.subset("E", split="test")
+    assert set(test["split"]) == {"test"} and "lab_mean_l" in test.columns
+    row = data.regions.iloc[0]
+    assert data.mask(int(row["image_id"]), int(row["region_id"])).sum() == row["area_px"]
+    with pytest.raises(release.ReleaseError, match="split 'val'"):
+        data.subset("E", split="val")
+
+
+def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
+    exported = tmp_path / "exported"
+    done = cli(
+        "export-saiapr", str(tiny_build / VERSION), str(exported), "--images", str(tiny_build / "resources/raw/tiny")
+    )
+    assert done.returncode == 0, done.stderr
+    assert (exported / "00" / "features.txt").is_file() and (exported / "wlist.txt").is_file()
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(
+        project, f"dataset: tiny\nraw_dir: {exported}\nclassifiers: {{names: [zarbi, naive, majority]}}\n"
+    )
+    rebuilt = build(project, "--configfile", str(override))
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    diff = release.diff_releases(tiny_build / VERSION, project / VERSION)
+    assert not any(d.added or d.removed or d.changed for d in diff.tables.values()), diff.lines()
+    parity = json.loads((project / VERSION / "results/features_parity.json").read_text())
+    assert parity["rows_compared"] == 110 and all(c["excess"] == 0 for c in parity["columns"].values())
+
+
+def test_dvc_round_trip(tmp_path: Path) -> None:
+    repo = workflow_copy(tmp_path / "repo")
+    shutil.copy(PROJECT / "dvc.yaml", repo)
+    shutil.copytree(
+        PROJECT / "src" / "regionbench", repo / "src" / "regionbench", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    settings = (repo / "config/config.yaml").read_text()
+    settings = settings.replace("dataset: demo", "dataset: tiny").replace("profile: demo", "profile: tiny")
+    settings = settings.replace(
+        "names: [zarbi, naive, klogistic, neural, svc, kridge, rf, random, majority]", "names: [zarbi, majority]"
+    )
+    (repo / "config/config.yaml").write_text(settings)
+    (repo / ".gitignore").write_text(".snakemake/\n/results/\n/resources/\n/logs/\n__pycache__/\n")
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+        "DVC_NO_ANALYTICS": "1",
+        "GIT_AUTHOR_NAME": "regionbench",
+        "GIT_AUTHOR_EMAIL": "ci@regionbench.invalid",
+        "GIT_COMMITTER_NAME": "regionbench",
+        "GIT_COMMITTER_EMAIL": "ci@regionbench.invalid",
+        "REGIONBENCH_CACHE": str(tmp_path / "cache"),
+    }
+
+    def run(*cmd: str, cwd: Path = repo) -> str:
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{cmd}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        return done.stdout + done.stderr
+
+    dvc = str(Path(sys.executable).parent / "dvc")
+    run("git", "init", "-q")
+    run(dvc, "init", "-q")
+    run(dvc, "remote", "add", "-d", "local", str(tmp_path / "remote"))
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "workflow")
+    run(dvc, "repro")
+    run(sys.executable, "-m", "regionbench", "verify", VERSION)
+    run(dvc, "push")
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "release 1.0.0")
+    run("git", "tag", "v1.0.0")
+    # DVC restores files with fresh mtimes; neither tool must see work to redo.
+    shutil.rmtree(repo / VERSION)
+    run(dvc, "checkout")
+    assert "Nothing to be done" in run(sys.executable, "-m", "regionbench", "build", "--dry-run")
+    assert "didn't change" in run(dvc, "repro")
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run(dvc, "get", str(repo), VERSION, "--rev", "v1.0.0", "-o", "got", cwd=elsewhere)
+    run(sys.executable, "-m", "regionbench", "verify", "got", cwd=elsewhere)
+    assert file_digests(elsewhere / "got") == file_digests(repo / VERSION)
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import regionbench; r = regionbench.load({str(repo)!r}, rev='v1.0.0'); print(r.verify(), len(r.regions))",
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    assert loaded.stdout.strip() == "[] 110"
