@@ -1,0 +1,170 @@
+"""Evaluation measures: agreement with scikit-learn, hand-computed cases, properties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import average_precision_score, f1_score, jaccard_score, precision_score, recall_score
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from regionbench import metrics
+from regionbench.hierarchy import Hierarchy, Node
+
+
+def tree_of(parents: dict[str, str]) -> Hierarchy:
+    """A hierarchy from child -> parent (the root is 'entity')."""
+    return Hierarchy("entity", {"entity": Node("entity", None), **{c: Node(c, p) for c, p in parents.items()}})
+
+
+VOCAB = [f"l{i}" for i in range(8)]
+label_sets = st.lists(st.sets(st.sampled_from(VOCAB), min_size=1, max_size=5), min_size=1, max_size=12)
+
+
+def binarise(*collections: list[set[str]]) -> list[np.ndarray]:
+    mlb = MultiLabelBinarizer(classes=VOCAB).fit([VOCAB])
+    return [mlb.transform(c) for c in collections]
+
+
+@settings(max_examples=60, deadline=None)
+@given(label_sets, st.data())
+def test_example_and_label_based_agree_with_sklearn(truth: list[set[str]], data: st.DataObject) -> None:
+    pred = data.draw(st.lists(st.sets(st.sampled_from(VOCAB), max_size=5), min_size=len(truth), max_size=len(truth)))
+    y, p = binarise(truth, pred)
+    ex = metrics.example_based(truth, pred)
+    assert ex["accuracy"] == pytest.approx(jaccard_score(y, p, average="samples", zero_division=0))
+    assert ex["precision"] == pytest.approx(precision_score(y, p, average="samples", zero_division=0))
+    assert ex["recall"] == pytest.approx(recall_score(y, p, average="samples", zero_division=0))
+    assert ex["f1"] == pytest.approx(f1_score(y, p, average="samples", zero_division=0))
+    lb = metrics.label_based(truth, pred, VOCAB)
+    for avg in ("macro", "micro"):
+        assert lb[f"{avg}_p"] == pytest.approx(precision_score(y, p, average=avg, zero_division=0))
+        assert lb[f"{avg}_r"] == pytest.approx(recall_score(y, p, average=avg, zero_division=0))
+        assert lb[f"{avg}_f1"] == pytest.approx(f1_score(y, p, average=avg, zero_division=0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0])), min_size=1, max_size=30))
+def test_average_precision_with_ties_agrees_with_sklearn(pairs: list[tuple[bool, float]]) -> None:
+    relevant = np.array([r for r, _ in pairs])
+    confidence = np.array([c for _, c in pairs])
+    if not relevant.any():
+        assert metrics.average_precision(relevant, confidence) == 0.0
+        return
+    assert metrics.average_precision(relevant, confidence) == pytest.approx(
+        average_precision_score(relevant, confidence)
+    )
+
+
+def test_interpolated_ap_by_hand() -> None:
+    # Ranking: R N R N N (distinct scores). Points: (P 1, R .5) and (P 2/3, R 1).
+    relevant = np.array([1, 0, 1, 0, 0], bool)
+    confidence = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    assert metrics.average_precision(relevant, confidence) == pytest.approx(0.5 * 1 + 0.5 * 2 / 3)
+    # Levels 0..0.5 take max precision 1; levels 0.6..1.0 take 2/3.
+    assert metrics.interpolated_average_precision(relevant, confidence) == pytest.approx((6 * 1 + 5 * 2 / 3) / 11)
+    # Ties scored together: all four images share one score -> one point (P 2/4, R 1).
+    tied = np.array([1, 0, 1, 0], bool)
+    assert metrics.average_precision(tied, np.full(4, 0.3)) == pytest.approx(0.5)
+    assert metrics.interpolated_average_precision(tied, np.full(4, 0.3)) == pytest.approx(0.5)
+
+
+def test_imageclef_by_hand() -> None:
+    truth = np.array([[1, 0], [0, 1], [1, 1]], bool)
+    confidence = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.3]])
+    binary = np.array([[1, 0], [1, 1], [0, 1]], bool)
+    out = metrics.imageclef(truth, confidence, binary)
+    # Concept 0 ranks images 0, 2, 1: R R N -> AP 1. Concept 1 ranks 1, 2, 0: R R N -> AP 1.
+    assert out["mnap"] == out["miap"] == pytest.approx(1.0)
+    assert out["gmnap"] == pytest.approx(1.0)
+    # Photos: (tp, fp, fn) = (1,0,0), (1,1,0), (1,0,1): P = 1, 1/2, 1; R = 1, 1, 1/2.
+    assert out["f1_photo_instance"] == pytest.approx((1 + 2 / 3 + 2 / 3) / 3)
+    assert out["f1_photo_micro"] == pytest.approx(metrics._f1(2.5 / 3, 2.5 / 3))
+    assert out["f1_photo_macro"] == pytest.approx(2 * 3 / (2 * 3 + 1 + 1))  # pooled: tp 3, fp 1, fn 1
+    # Concepts: c0 (tp 1, fp 1, fn 1), c1 (tp 2, fp 0, fn 0).
+    assert out["f1_concept_instance"] == pytest.approx((0.5 + 1) / 2)
+    assert out["f1_concept_micro"] == pytest.approx(metrics._f1(0.75, 0.75))
+    assert out["f1_concept_macro"] == out["f1_photo_macro"]
+
+
+def test_geometric_mean_adds_and_removes_epsilon() -> None:
+    truth = np.array([[1, 1], [0, 0]], bool)
+    confidence = np.array([[0.9, 0.1], [0.1, 0.9]])  # concept 0: AP 1; concept 1: AP 1/2
+    out = metrics.imageclef(truth, confidence, truth, eps=1e-8)
+    assert out["gmnap"] == pytest.approx(np.sqrt(0.5), rel=1e-6)
+    zero = metrics._geometric_mean(np.array([0.0, 1.0]), 1e-8)
+    assert zero == pytest.approx(np.sqrt(1e-8 * (1 + 1e-8)) - 1e-8)
+
+
+def test_top_k_by_hand() -> None:
+    truth = [{"a", "b"}, {"c"}]
+    scores = [{"a": 0.9, "c": 0.5, "b": 0.1}, {"c": 0.7, "a": 0.6, "b": 0.0}]
+    out = metrics.top_k_metrics(truth, scores, k=2, vocabulary=["a", "b", "c", "d"])
+    # Top-2: {a, c} and {c, a}. Per label: a P 1/2 R 1; b P 0 R 0; c P 1/2 R 1; d 0 0.
+    assert out["p_l"] == pytest.approx(0.25) and out["r_l"] == pytest.approx(0.5)
+    assert out["f1_l"] == pytest.approx(2 * 0.25 * 0.5 / 0.75)
+    assert out["n_plus"] == 2
+    # Per image: P 1/2, 1/2; R 1/2, 1.
+    assert out["p_i"] == pytest.approx(0.5) and out["r_i"] == pytest.approx(0.75)
+    assert out["f1_i"] == pytest.approx(2 * 0.5 * 0.75 / 1.25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(label_sets, st.data())
+def test_properties(truth: list[set[str]], data: st.DataObject) -> None:
+    scores = [
+        {x: data.draw(st.floats(0, 1)) for x in data.draw(st.sets(st.sampled_from(VOCAB), min_size=1))} for _ in truth
+    ]
+    for k in (1, 3, 5):
+        out = metrics.top_k_metrics(truth, scores, k, VOCAB)
+        assert all(0 <= v <= 1 for key, v in out.items() if key != "n_plus")
+        assert 0 <= out["n_plus"] <= len(VOCAB)
+    top1 = [metrics.top_k(s, 1) for s in scores]
+    ex = metrics.example_based(truth, top1)
+    assert ex["accuracy"] == pytest.approx(ex["recall"])  # at top-1 Jaccard accuracy equals recall
+    assert all(0 <= v <= 1 for v in [*ex.values(), *metrics.label_based(truth, top1, VOCAB).values()])
+    # The same k labels for every image: R_L = k / |V| when each label has a test positive.
+    covered = [*truth, set(VOCAB)]
+    k = data.draw(st.integers(1, len(VOCAB)))
+    chosen = {x: 1.0 for x in data.draw(st.permutations(VOCAB))[:k]}
+    assert metrics.top_k_metrics(covered, [chosen] * len(covered), k, VOCAB)["r_l"] == pytest.approx(k / len(VOCAB))
+    # A perfect run scores 1 on every measure.
+    perfect = [dict.fromkeys(t, 1.0) for t in truth]
+    assert set(metrics.example_based(truth, truth).values()) == {1.0}
+    used = sorted(set().union(*truth))
+    assert set(metrics.label_based(truth, truth, used).values()) == {1.0}
+    best = metrics.top_k_metrics(truth, perfect, max(map(len, truth)), used)
+    assert best["p_l"] == 1.0 and best["r_l"] == 1.0 and best["r_i"] == 1.0
+    y = binarise(truth)[0].astype(bool)
+    y = y[:, y.any(axis=0)]
+    clef = metrics.imageclef(y, y.astype(float), y)
+    assert all(v == pytest.approx(1.0) for v in clef.values())
+
+
+def test_region_measures_by_hand() -> None:
+    tree = tree_of({"food": "entity", "dish": "food", "animal": "entity", "dog": "animal", "cat": "animal"})
+    true = ["dog", "cat", "dish", "dog"]
+    pred = ["dog", "dog", "food", "cat"]
+    scores = metrics.region_scores(tree, true, pred)
+    assert scores["e_hard"] == pytest.approx(0.25)
+    assert 0 <= scores["mean_e"] <= 1 and scores["soft"] >= scores["e_hard"]
+    assert metrics.per_label_accuracy(true, pred) == {"cat": 0.0, "dish": 0.0, "dog": 0.5}
+    names, matrix = metrics.confusion(true, pred)
+    assert names == ["cat", "dish", "dog", "food"]
+    assert matrix[names.index("dog"), names.index("cat")] == 1 and matrix.sum() == 4
+
+
+def test_semantic_matching_is_one_to_one_and_greedy() -> None:
+    tree = tree_of({"food": "entity", "dish": "food", "fruit": "food", "animal": "entity", "dog": "animal"})
+    similarity = metrics.hierarchy_similarity(tree)
+    truth = [{"dish", "dog"}]
+    # 'food' (similar to dish) then 'dish' itself: the first, more confident, takes dish; the
+    # second cannot match the same truth and is a false positive.
+    counts = metrics.semantic_counts(truth, [["food", "dish"]], similarity, threshold=0.4)
+    assert counts[0].tp == ("dish",) and counts[0].fp == ("dish",) and counts[0].fn == ("dog",)
+    exact = metrics.example_based_counts(metrics.exact_counts(truth, [{"food", "dish"}]))
+    semantic = metrics.example_based_counts(counts)
+    assert semantic["recall"] == exact["recall"] == 0.5
+    strict = metrics.semantic_counts(truth, [["food"]], similarity, threshold=0.99)
+    assert strict[0].tp == () and strict[0].fp == ("food",)
