@@ -110,6 +110,32 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import json
+
+    from regionbench import evaluation, loader
+
+    data = loader.load(args.release, args.rev)
+    try:
+        report = evaluation.evaluate(
+            data,
+            evaluation.release_hierarchy(data),
+            Path(args.predictions),
+            args.task,
+            subset=args.subset,
+            k=args.k,
+            semantic_threshold=args.semantic_threshold,
+        )
+    except evaluation.RunError as exc:
+        print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
+        return 1
+    print(evaluation.render(report))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        print(f"report written to {args.out}")
+    return 0
+
+
 def _hierarchy(args: argparse.Namespace) -> Hierarchy:
     if args.saiapr:
         return Hierarchy.from_saiapr(args.saiapr)
@@ -190,6 +216,16 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("out", help="folder to write (must not exist)")
     e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
     e.set_defaults(func=cmd_export_saiapr)
+    ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
+    ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
+    ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
+    ev.add_argument("--predictions", required=True, metavar="FILE", help="Parquet/CSV predictions or a run file")
+    ev.add_argument("--task", required=True, choices=["region", "image", "imageclef"])
+    ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
+    ev.add_argument("--k", type=int, default=5, help="labels per image for the image task (default 5)")
+    ev.add_argument("--semantic-threshold", type=float, default=None, help="also score with semantic matching")
+    ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
+    ev.set_defaults(func=cmd_evaluate)
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
     hsub = h.add_subparsers(dest="action", required=True)
     for name, func, text in (

@@ -310,7 +310,10 @@ def _geometric_mean(values: np.ndarray, eps: float) -> float:
 def _f1_family(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> dict[str, float]:
     """003's F1 family along one axis of per-item counts (photos or concepts):
     instance = mean of per-item F1; "micro" = F1 of the mean per-item precision and recall;
-    "macro" = F1 of the pooled counts (003's naming, the reverse of the usual one)."""
+    "macro" = F1 of the pooled counts (003's naming, the reverse of the usual one). Items with
+    nothing relevant and nothing predicted have no F1 and are left out of the averages."""
+    active = (tp + fp + fn) > 0
+    tp, fp, fn = tp[active], fp[active], fn[active]
     p = np.array([_ratio(a, a + b) for a, b in zip(tp, fp, strict=True)])
     r = np.array([_ratio(a, a + b) for a, b in zip(tp, fn, strict=True)])
     f = np.array([_ratio(2 * a, 2 * a + b + c) for a, b, c in zip(tp, fp, fn, strict=True)])
@@ -327,20 +330,22 @@ def imageclef(
 ) -> dict[str, float]:
     """ImageCLEF photo-annotation measures of a run (paper 003); arrays are image x concept.
 
-    mnap / miap: mean over concepts of non-interpolated / 11-point interpolated AP (images
+    mnap / miap: mean over the concepts with a relevant image of non-interpolated / 11-point interpolated AP (images
     ranked by confidence, ties scored together). gmnap / gmiap: their geometric means with
     ``eps`` added then removed. F1 from the binary decisions: f1_photo_* and f1_concept_*,
     each ``instance``, ``micro`` and ``macro`` in 003's sense (see ``_f1_family``).
     """
     truth, confidence, binary = np.asarray(truth, bool), np.asarray(confidence, float), np.asarray(binary, bool)
-    ap = np.array([average_precision(truth[:, c], confidence[:, c]) for c in range(truth.shape[1])])
-    iap = np.array([interpolated_average_precision(truth[:, c], confidence[:, c]) for c in range(truth.shape[1])])
+    scored = [c for c in range(truth.shape[1]) if truth[:, c].any()]  # AP is undefined without positives
+    ap = np.array([average_precision(truth[:, c], confidence[:, c]) for c in scored])
+    iap = np.array([interpolated_average_precision(truth[:, c], confidence[:, c]) for c in scored])
     tp, fp, fn = truth & binary, ~truth & binary, truth & ~binary
     out = {
         "mnap": float(ap.mean()) if len(ap) else 0.0,
         "miap": float(iap.mean()) if len(iap) else 0.0,
         "gmnap": _geometric_mean(ap, eps),
         "gmiap": _geometric_mean(iap, eps),
+        "concepts_scored": len(scored),
     }
     for axis, name in ((1, "photo"), (0, "concept")):
         family = _f1_family(tp.sum(axis=axis), fp.sum(axis=axis), fn.sum(axis=axis))

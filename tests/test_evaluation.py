@@ -1,0 +1,137 @@
+"""Scoring runs against a release: strict run files, the three tasks, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import regionbench
+from regionbench import evaluation
+
+pytestmark = pytest.mark.workflow
+VERSION = "releases/tiny/v1.0.0"
+
+
+@pytest.fixture(scope="module")
+def task(tiny_build: Path) -> evaluation.Task:
+    return evaluation.task_of(regionbench.load(tiny_build / VERSION), "H")
+
+
+def run_line(image: int, pairs: list[tuple[str, str]]) -> str:
+    return str(image) + "".join(f" {c} {b}" for c, b in pairs)
+
+
+def perfect_run(task: evaluation.Task) -> list[str]:
+    return [
+        run_line(i, [("1" if c in task.test[i] else "0", "1" if c in task.test[i] else "0") for c in task.labels])
+        for i in sorted(task.test)
+    ]
+
+
+def evaluate_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "regionbench", "evaluate", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda lines: [*lines[:1], lines[1] + " 0.5 1", *lines[2:]], "line 2: 133 fields, expected 131"),
+        (lambda lines: [lines[0].replace(" ", "  ", 1), *lines[1:]], "line 1: 132 fields"),
+        (
+            lambda lines: ["9999" + lines[0][lines[0].index(" ") :], *lines[1:]],
+            "line 1: image '9999' is not a test image",
+        ),
+        (lambda lines: [*lines, lines[0]], "image {first} already given on line 1"),
+        (lambda lines: lines[1:], "1 test images have no line"),
+        (
+            lambda lines: [lines[0].split(" ", 1)[0] + " 1.5 1" + lines[0].split(" ", 1)[1][3:], *lines[1:]],
+            "confidence '1.5' for concept 0",
+        ),
+        (
+            lambda lines: [lines[0].split(" ", 1)[0] + " x 1" + lines[0].split(" ", 1)[1][3:], *lines[1:]],
+            "confidence 'x' for concept 0",
+        ),
+        (
+            lambda lines: [lines[0].split(" ", 1)[0] + " 1 2" + lines[0].split(" ", 1)[1][3:], *lines[1:]],
+            "binary '2' for concept 0",
+        ),
+    ],
+)
+def test_malformed_run_files_name_the_line(task: evaluation.Task, tmp_path: Path, damage, message: str) -> None:
+    assert len(task.labels) == 65  # 1 + 2 x 65 = 131 fields per line
+    lines = damage(perfect_run(task))
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(evaluation.RunError) as failed:
+        evaluation.read_imageclef_run(path, sorted(task.test), task.labels)
+    assert message.format(first=sorted(task.test)[0]) in str(failed.value)
+    assert str(failed.value).startswith(f"{path}: ")
+
+
+def test_perfect_runs_score_one(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+    release = tiny_build / VERSION
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(perfect_run(task)) + "\n")
+    done = evaluate_cli(
+        "--release", str(release), "--predictions", str(run), "--task", "imageclef", "--out", str(tmp_path / "r.json")
+    )
+    assert done.returncode == 0, done.stderr
+    measures = json.loads((tmp_path / "r.json").read_text())["measures"]
+    assert all(v == pytest.approx(1.0) for k, v in measures.items() if k != "concepts_scored")
+    assert "mnap" in done.stdout and "1.0000" in done.stdout
+
+    regions = task.regions.rename(columns={"label": "label"})[["image_id", "region_id", "label"]]
+    regions.to_csv(tmp_path / "regions.csv", index=False)
+    done = evaluate_cli(
+        "--release",
+        str(release),
+        "--predictions",
+        str(tmp_path / "regions.csv"),
+        "--task",
+        "region",
+        "--out",
+        str(tmp_path / "g.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert report["measures"]["any"] == {"e_hard": 1.0, "soft": 1.0, "mean_e": 0.0}
+    assert np.trace(np.array(report["confusion"]["matrix"])) == len(task.regions)
+
+    rows = [(i, c, 1.0 if c in task.test[i] else 0.0) for i in task.test for c in task.labels]
+    pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_parquet(tmp_path / "scores.parquet")
+    k = max(len(t) for t in task.test.values())
+    done = evaluate_cli(
+        "--release",
+        str(release),
+        "--predictions",
+        str(tmp_path / "scores.parquet"),
+        "--task",
+        "image",
+        "--k",
+        str(k),
+        "--semantic-threshold",
+        "0.5",
+        "--out",
+        str(tmp_path / "i.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "i.json").read_text())
+    assert report["measures"]["top_k"]["r_i"] == 1.0 and report["measures"]["example_based"]["recall"] == 1.0
+    assert report["measures"]["semantic"]["example_based"]["recall"] == 1.0
+    assert set(report["diagnostics"]["baselines"]) == {"rarest", "most_frequent", "random"}
+
+
+def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+    regions = task.regions[["image_id", "region_id", "label"]]
+    pd.concat([regions.iloc[1:], regions.iloc[2:3]]).to_csv(tmp_path / "bad.csv", index=False)
+    done = evaluate_cli(
+        "--release", str(tiny_build / VERSION), "--predictions", str(tmp_path / "bad.csv"), "--task", "region"
+    )
+    assert done.returncode == 1
+    assert "predicted twice" in done.stderr and "1 test regions have no prediction" in done.stderr
