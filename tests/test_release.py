@@ -309,3 +309,12 @@ def test_dvc_round_trip(tmp_path: Path) -> None:
     )
     assert loaded.returncode == 0, loaded.stderr[-2000:]
     assert loaded.stdout.strip() == "[] 110"
+
+
+def test_build_previous_must_be_a_release(tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    done = build(project, "--previous", str(tmp_path), "--dry-run")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"regionbench: error: --previous {tmp_path}: not a release folder (no manifest.json)"
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -58,6 +59,15 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     except build_config.ConfigError as exc:
         raise UserError(str(exc)) from None
+    if args.previous:
+        # The release to diff against, as one more config file (Snakemake's --config is flat).
+        previous = Path(args.previous).resolve()
+        if not (previous / "manifest.json").is_file():
+            raise UserError(f"--previous {args.previous}: not a release folder (no manifest.json)")
+        extra = project / ".snakemake" / "previous-release.yaml"
+        extra.parent.mkdir(parents=True, exist_ok=True)
+        extra.write_text(json.dumps({"release": {**cfg["release"], "previous": str(previous)}}) + "\n")
+        overrides.append(extra)
     # Targets first: Snakemake's --configfile takes every word after it.
     cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),
            "--directory", str(project), "--profile", str(project / "config" / "profiles" / args.profile)]  # fmt: skip
@@ -111,7 +121,6 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    import json
 
     from regionbench import evaluation, loader
 
@@ -198,6 +207,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--cores", type=int, default=None, help="cores to use (default: the profile's)")
     b.add_argument("--configfile", action="append", default=[], help="config overriding config/config.yaml")
     b.add_argument("--dry-run", "-n", action="store_true", help="list the jobs without running them")
+    b.add_argument("--previous", metavar="DIR", help="earlier release folder to diff the new release against")
     b.add_argument("--profile", default="default", help="profile under config/profiles/")
     b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")
     b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
