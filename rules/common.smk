@@ -80,15 +80,11 @@ def previous_release():
     if config["release"]["previous"]:
         return config["release"]["previous"]
     current = release.parse_version(config["release"]["version"])
-    found = []
-    for folder in Path("releases", DATASET).glob("v*"):
-        try:
-            version = release.parse_version(folder.name)
-        except release.ReleaseError:
-            continue
-        if version < current and (folder / "manifest.json").is_file():
-            found.append((version, str(folder)))
-    return max(found)[1] if found else None
+    found = release.release_folders(
+        str(p.parent) for p in Path("releases", DATASET).glob("v*/manifest.json")
+    )
+    lower = [path for version, path in found if version < current]
+    return lower[-1] if lower else None
 
 
 def release_results():

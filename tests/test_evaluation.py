@@ -74,54 +74,35 @@ def test_malformed_run_files_name_the_line(task: evaluation.Task, tmp_path: Path
     assert str(failed.value).startswith(f"{path}: ")
 
 
+def score(release: Path, predictions: Path, task: str, *options: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run ``regionbench evaluate`` and return the process and its JSON report."""
+    out = predictions.with_suffix(".report.json")
+    done = evaluate_cli(
+        "--release", str(release), "--predictions", str(predictions), "--task", task, "--out", str(out), *options
+    )
+    assert done.returncode == 0, done.stderr
+    return done, json.loads(out.read_text())
+
+
 def test_perfect_runs_score_one(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
     release = tiny_build / VERSION
     run = tmp_path / "run.txt"
     run.write_text("\n".join(perfect_run(task)) + "\n")
-    done = evaluate_cli(
-        "--release", str(release), "--predictions", str(run), "--task", "imageclef", "--out", str(tmp_path / "r.json")
-    )
-    assert done.returncode == 0, done.stderr
-    measures = json.loads((tmp_path / "r.json").read_text())["measures"]
+    done, report = score(release, run, "imageclef")
+    measures = report["measures"]
     assert all(v == pytest.approx(1.0) for k, v in measures.items() if k != "concepts_scored")
     assert "mnap" in done.stdout and "1.0000" in done.stdout
 
-    regions = task.regions.rename(columns={"label": "label"})[["image_id", "region_id", "label"]]
+    regions = task.regions[["image_id", "region_id", "label"]]
     regions.to_csv(tmp_path / "regions.csv", index=False)
-    done = evaluate_cli(
-        "--release",
-        str(release),
-        "--predictions",
-        str(tmp_path / "regions.csv"),
-        "--task",
-        "region",
-        "--out",
-        str(tmp_path / "g.json"),
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads((tmp_path / "g.json").read_text())
+    _, report = score(release, tmp_path / "regions.csv", "region")
     assert report["measures"]["any"] == {"e_hard": 1.0, "soft": 1.0, "mean_e": 0.0}
     assert np.trace(np.array(report["confusion"]["matrix"])) == len(task.regions)
 
     rows = [(i, c, 1.0 if c in task.test[i] else 0.0) for i in task.test for c in task.labels]
     pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_parquet(tmp_path / "scores.parquet")
     k = max(len(t) for t in task.test.values())
-    done = evaluate_cli(
-        "--release",
-        str(release),
-        "--predictions",
-        str(tmp_path / "scores.parquet"),
-        "--task",
-        "image",
-        "--k",
-        str(k),
-        "--semantic-threshold",
-        "0.5",
-        "--out",
-        str(tmp_path / "i.json"),
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads((tmp_path / "i.json").read_text())
+    _, report = score(release, tmp_path / "scores.parquet", "image", "--k", str(k), "--semantic-threshold", "0.5")
     assert report["measures"]["top_k"]["r_i"] == 1.0 and report["measures"]["example_based"]["recall"] == 1.0
     assert report["measures"]["semantic"]["example_based"]["recall"] == 1.0
     assert set(report["diagnostics"]["baselines"]) == {"rarest", "most_frequent", "random"}

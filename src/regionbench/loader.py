@@ -92,18 +92,12 @@ def _cache_root() -> Path:
 
 def _find_release(fs, dataset: str | None, version: str | None) -> str:
     """Path of the release inside the repository: the given one, else the highest version."""
-    candidates = []
-    for manifest in fs.glob("releases/*/v*/manifest.json"):
-        folder = manifest.rsplit("/", 1)[0].lstrip("/")
-        name, tag = folder.split("/")[-2:]
-        try:
-            candidates.append((release.parse_version(tag), name, folder))
-        except release.ReleaseError:
-            continue
+    folders = [m.rsplit("/", 1)[0].lstrip("/") for m in fs.glob("releases/*/v*/manifest.json")]
+    wanted = None if version is None else release.parse_version(version)
     chosen = [
-        c
-        for c in candidates
-        if (dataset is None or c[1] == dataset) and (version is None or c[0] == release.parse_version(version))
+        (v, path.split("/")[-2], path)
+        for v, path in release.release_folders(folders)
+        if (dataset is None or path.split("/")[-2] == dataset) and (wanted is None or v == wanted)
     ]
     if not chosen:
         raise release.ReleaseError(f"no release {dataset or '*'}/v{version or '*'} under releases/ at this rev")

@@ -49,6 +49,7 @@ ARROW_TYPES = {
     "bool": pa.bool_(),
     "binary": pa.binary(),
 }
+GEOMETRY_TYPES = {3: "Polygon", 6: "MultiPolygon"}  # shapely type ids a mask outline can take
 VERSION = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 
 
@@ -158,22 +159,24 @@ def _rows(table: pa.Table, columns: list[str]) -> Iterable[tuple]:
     return zip(*(table[c].to_pylist() for c in columns), strict=True)
 
 
+def _row_digests(table: pa.Table, columns: list[str]) -> Iterable[bytes]:
+    """A 16-byte digest of each row's values in ``columns`` (``repr`` is exact for floats)."""
+    for row in _rows(table, columns):
+        yield hashlib.blake2b(repr(row).encode(), digest_size=16).digest()
+
+
 def record_digests(table: pa.Table, schema: TableSchema) -> dict[tuple, bytes]:
     """Primary key -> digest of the record's non-statistics columns."""
     record = [c for c in schema.columns if c not in schema.statistics]
-    digests = {}
-    for key, row in zip(_rows(table, schema.key), _rows(table, record), strict=True):
-        digests[key] = hashlib.blake2b(repr(row).encode(), digest_size=16).digest()
-    return digests
+    return dict(zip(_rows(table, schema.key), _row_digests(table, record), strict=True))
 
 
 def content_hash(table: pa.Table, schema: TableSchema) -> str:
     """sha256 over every record (all columns) in key order: equal records, equal hash."""
-    order = pc.sort_indices(table, [(k, "ascending") for k in schema.key]) if len(table) else None
-    ordered = table.take(order) if order is not None else table
+    ordered = table.take(pc.sort_indices(table, [(k, "ascending") for k in schema.key])) if len(table) else table
     digest = hashlib.sha256(schema.name.encode())
-    for row in _rows(ordered, schema.columns):
-        digest.update(hashlib.blake2b(repr(row).encode(), digest_size=16).digest())
+    for row_digest in _row_digests(ordered, schema.columns):
+        digest.update(row_digest)
     return digest.hexdigest()
 
 
@@ -185,6 +188,17 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if m is None:
         raise ReleaseError(f"version {text!r} is not MAJOR.MINOR.PATCH (e.g. 1.0.0); fix release.version")
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def release_folders(paths: Iterable[str]) -> list[tuple[tuple[int, int, int], str]]:
+    """(version, path) of every ``.../v<X.Y.Z>`` path given, lowest version first; others skipped."""
+    found = []
+    for path in paths:
+        try:
+            found.append((parse_version(str(path).rstrip("/").rsplit("/", 1)[-1]), str(path)))
+        except ReleaseError:
+            continue
+    return sorted(found)
 
 
 def bump_of(old: str, new: str) -> str | None:
@@ -310,12 +324,11 @@ def config_hash(config: Mapping) -> str:
 def geo_metadata(geometry: pa.ChunkedArray) -> dict[bytes, bytes]:
     """GeoParquet 1.1 file metadata for the WKB ``geometry`` column (pixel space, no CRS)."""
     shapes = shapely.from_wkb(geometry.to_numpy(zero_copy_only=False)) if len(geometry) else []
-    types = sorted({str(t) for t in shapely.get_type_id(shapes)}) if len(shapes) else []
-    names = {"3": "Polygon", "6": "MultiPolygon"}
+    type_ids = set(shapely.get_type_id(shapes).tolist()) if len(shapes) else set()
     bounds = shapely.total_bounds(shapes).tolist() if len(shapes) else []
     column = {
         "encoding": "WKB",
-        "geometry_types": sorted(names.get(t, t) for t in types),
+        "geometry_types": sorted(GEOMETRY_TYPES[t] for t in type_ids),
         "crs": None,  # image pixel coordinates: x to the right, y down
         "edges": "planar",
     }
@@ -379,7 +392,7 @@ def write_release(
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
     parse_version(provenance.version)
-    diff = None
+    diff, previous_manifest = None, None
     if previous is not None:
         previous_manifest = read_manifest(previous)
         diff = diff_tables(read_tables(previous), conformed, schemas)
@@ -408,7 +421,7 @@ def write_release(
         "inputs_sha256": provenance.inputs_sha256,
         "previous": None
         if previous is None
-        else {"version": read_manifest(previous)["version"], "required_bump": diff.required},
+        else {"version": previous_manifest["version"], "required_bump": diff.required},
         "tables": {
             name: {
                 "path": f"data/{name}.parquet",
