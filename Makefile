@@ -18,6 +18,10 @@ release: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q
 
+# Paper scale: generate (once) and build the full collection, print the per-stage table.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/paper_scale.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check src scripts tests benchmarks
 	$(BIN)/ruff format --check src scripts tests benchmarks

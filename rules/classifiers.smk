@@ -9,6 +9,8 @@ rule subsets:
         report=f"{RESULTS}/subsets.json",
     log:
         f"{LOGS}/subsets.log",
+    benchmark:
+        f"{LOGS}/benchmarks/subsets.tsv"
     resources:
         mem_mb=2000,
         runtime=10,
@@ -59,6 +61,8 @@ rule evaluate_classifiers:
         timings=f"{RESULTS}/classifier_timings.json",
     log:
         f"{LOGS}/evaluate_classifiers.log",
+    benchmark:
+        f"{LOGS}/benchmarks/evaluate_classifiers.tsv"
     resources:
         mem_mb=2000,
         runtime=10,

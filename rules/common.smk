@@ -1,6 +1,8 @@
 # Paths, shard listing and input functions shared by every stage.
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
+
 from regionbench import release, synth
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
@@ -22,6 +24,14 @@ def shards():
             p.name for p in Path(RAW).iterdir() if p.is_dir() and p.name.isdigit()
         )
     return synth.folders(config["synth"]["profile"])
+
+
+def local_cores():
+    """Every core of a local run. A cluster run has no --cores: its profile sets the threads."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
 
 
 def shard_inputs(wildcards):

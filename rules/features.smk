@@ -50,6 +50,8 @@ rule relation_stats:
         f"{RESULTS}/relation_stats.parquet",
     log:
         f"{LOGS}/relation_stats.log",
+    benchmark:
+        f"{LOGS}/benchmarks/relation_stats.tsv"
     resources:
         mem_mb=1000,
         runtime=10,
@@ -67,6 +69,8 @@ rule features_parity:
         f"{RESULTS}/features_parity.json",
     log:
         f"{LOGS}/features_parity.log",
+    benchmark:
+        f"{LOGS}/benchmarks/features_parity.tsv"
     resources:
         mem_mb=1000,
         runtime=10,

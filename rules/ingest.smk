@@ -32,6 +32,8 @@ rule ingest_report:
         f"{RESULTS}/ingest/report.json",
     log:
         f"{LOGS}/ingest/report.log",
+    benchmark:
+        f"{LOGS}/benchmarks/ingest_report.tsv"
     resources:
         mem_mb=500,
         runtime=5,

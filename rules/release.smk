@@ -18,6 +18,8 @@ rule release:
         f"{RELEASE}/manifest.json",
     log:
         f"{LOGS}/release.log",
+    benchmark:
+        f"{LOGS}/benchmarks/release.tsv"
     resources:
         mem_mb=4000,
         runtime=30,

@@ -10,7 +10,7 @@ if not config["raw_dir"]:
             f"{LOGS}/synth.log",
         benchmark:
             f"{LOGS}/benchmarks/synth.tsv"
-        threads: workflow.cores
+        threads: local_cores()
         resources:
             mem_mb=2000,
             runtime=60,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -24,9 +25,23 @@ def workflow_copy(dest: Path) -> Path:
     return dest
 
 
+def build_command(project: Path, *args: str, cores: int | None = 2) -> list[str]:
+    """``regionbench build`` of ``project``; ``cores=None`` leaves the parallelism to the profile."""
+    cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), *args]
+    return cmd + ["--cores", str(cores)] if cores else cmd
+
+
 def build(project: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), "--cores", "2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=project)
+    return subprocess.run(build_command(project, *args), capture_output=True, text=True, cwd=project)
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder``, by relative path."""
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def write_config(project: Path, text: str) -> Path:
@@ -35,6 +50,7 @@ def write_config(project: Path, text: str) -> Path:
     return path
 
 
+TINY_RELEASE = "releases/tiny/v1.0.0"
 TINY = "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\nclassifiers: {names: [zarbi, naive, majority]}\n"
 
 

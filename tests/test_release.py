@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -17,22 +16,14 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 import shapely
-from conftest import PROJECT, build, build_tiny, workflow_copy, write_config
+from conftest import PROJECT, TINY_RELEASE, build, build_tiny, file_digests, workflow_copy, write_config
 from pycocotools import mask as coco_mask
 
 import regionbench
 from regionbench import geometry, release
 
 pytestmark = pytest.mark.workflow
-VERSION = "releases/tiny/v1.0.0"
-
-
-def file_digests(folder: Path) -> dict[str, str]:
-    return {
-        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+VERSION = TINY_RELEASE
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, workflow_copy, write_config
+from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
 
 pytestmark = pytest.mark.workflow
 
@@ -65,3 +69,45 @@ def test_bad_config_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "synth.profile" in lines[0] and "override.yaml" in lines[0]
+
+
+def test_interrupted_build_resumes_to_the_same_bytes(tiny_build: Path, tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, TINY)
+    # SIGKILL the whole build (regionbench, Snakemake and the running jobs) once the first shard's
+    # features exist: nothing gets to clean up, as when a machine or a session is lost.
+    running = subprocess.Popen(
+        build_command(project, "--configfile", str(override)),
+        cwd=project,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    first_shard = project / "results/tiny/features/00.parquet"
+    deadline = time.monotonic() + 600
+    while not first_shard.exists() and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert running.poll() is None, "the build ended before it could be interrupted"
+    os.killpg(running.pid, signal.SIGKILL)
+    running.wait()
+    assert not (project / TINY_RELEASE / "manifest.json").exists()
+    ingested = (project / "results/tiny/ingest/00/regions.parquet").stat().st_mtime_ns
+
+    resumed = build(project, "--configfile", str(override))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    # Resumed, not restarted: finished stages are kept ...
+    assert (project / "results/tiny/ingest/00/regions.parquet").stat().st_mtime_ns == ingested
+    # ... and the release is the uninterrupted build's, byte for byte.
+    assert file_digests(project / TINY_RELEASE) == file_digests(tiny_build / TINY_RELEASE)
+
+
+def test_a_second_build_in_the_same_folder_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    project = workflow_copy(tmp_path / "wf")
+    (project / ".snakemake").mkdir()
+    with (project / ".snakemake/regionbench-build.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = build(project, "--dry-run")
+    assert done.returncode == 2
+    assert "another regionbench build is running" in done.stderr

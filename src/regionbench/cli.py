@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from regionbench import config as build_config
@@ -31,6 +35,28 @@ def find_project(start: Path | None = None) -> Path:
     raise UserError(
         f"no regionbench workflow (Snakefile) in {here} or above; run inside the checkout or pass --project-dir"
     )
+
+
+@contextlib.contextmanager
+def exclusive_build(project: Path) -> Iterator[int]:
+    """Hold a kernel lock on ``project`` for a whole build; yield its file descriptor.
+
+    The kernel releases the lock when every process holding it has ended, however it ended (even
+    by SIGKILL or a lost session). So when it is free, no build runs here, and Snakemake's own lock
+    files, which a killed build leaves behind and which would block the next run, are stale and
+    safely removed: an interrupted build resumes with a plain ``regionbench build``.
+    """
+    state = project / ".snakemake"
+    state.mkdir(parents=True, exist_ok=True)
+    with (state / "regionbench-build.lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(
+                f"{project}: another regionbench build is running in this folder; wait for it to end or stop it"
+            ) from None
+        shutil.rmtree(state / "locks", ignore_errors=True)
+        yield handle.fileno()
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -81,7 +107,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     # Rule scripts run with the interpreter found on PATH: make it this environment's.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return subprocess.call(cmd, cwd=project, env=env)
+    with exclusive_build(project) as lock:
+        # Snakemake inherits the lock, so it stays held if this process is killed first.
+        return subprocess.call(cmd, cwd=project, env=env, pass_fds=(lock,))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

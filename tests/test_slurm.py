@@ -1,0 +1,70 @@
+"""The demo release built through SLURM (snakemake-executor-plugin-slurm) equals the local build.
+
+Needs the single-node test cluster of ``tests/slurm/cluster.sh``: the fixture starts it in a temp
+folder and stops it afterwards. Without SLURM installed the test is skipped, except under CI,
+where ``.ci/run`` installs it first and a skip would hide a broken cluster setup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT, build, build_command, file_digests, workflow_copy
+
+pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
+
+CLUSTER = PROJECT / "tests" / "slurm" / "cluster.sh"
+DEMO_RELEASE = "releases/demo/v1.0.0"
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A running single-node cluster; yields the environment that points SLURM commands at it."""
+    if not shutil.which("slurmctld"):
+        if os.environ.get("CI"):
+            pytest.fail(f"SLURM is not installed; .ci/run must run '{CLUSTER} install' first")
+        pytest.skip(f"SLURM is not installed: run '{CLUSTER} install' (root)")
+    folder = tmp_path_factory.mktemp("slurm")
+    started = subprocess.run([str(CLUSTER), "start", str(folder)], capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
+    try:
+        yield {**os.environ, "SLURM_CONF": str(folder / "slurm.conf")}
+    finally:
+        subprocess.run([str(CLUSTER), "stop", str(folder)], check=True)
+        for daemon in ("slurmctld", "slurmd", "munged"):
+            assert not (folder / f"{daemon}.pid").exists() or not _alive(folder / f"{daemon}.pid"), daemon
+
+
+def _alive(pidfile: Path) -> bool:
+    try:
+        os.kill(int(pidfile.read_text()), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    return True
+
+
+def test_demo_release_through_slurm_equals_local_build(slurm_cluster: dict[str, str], tmp_path: Path) -> None:
+    local = workflow_copy(tmp_path / "local")
+    done = build(local)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    cluster = workflow_copy(tmp_path / "cluster")
+    done = subprocess.run(
+        build_command(cluster, "--profile", "slurm", cores=None),
+        capture_output=True,
+        text=True,
+        cwd=cluster,
+        env=slurm_cluster,
+    )
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-3000:]
+    # Every job but the target went through sbatch: the plugin logs the SLURM id of each one.
+    planned = int(re.search(r"^total\s+(\d+)$", log, re.M).group(1))
+    assert log.count("has been submitted with SLURM jobid") == planned - 1, log[-3000:]
+    assert file_digests(cluster / DEMO_RELEASE) == file_digests(local / DEMO_RELEASE)
