@@ -28,7 +28,7 @@ def workflow_copy(dest: Path) -> Path:
 def build_command(project: Path, *args: str, cores: int | None = 2) -> list[str]:
     """``regionbench build`` of ``project``; ``cores=None`` leaves the parallelism to the profile."""
     cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), *args]
-    return cmd + ["--cores", str(cores)] if cores else cmd
+    return [*cmd, "--cores", str(cores)] if cores else cmd
 
 
 def build(project: Path, *args: str) -> subprocess.CompletedProcess:
