@@ -2,6 +2,7 @@
 
 import logging
 import sys
+from functools import partial
 from pathlib import Path
 
 from regionbench import release, tables
@@ -10,18 +11,25 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(mes
 inp, params = snakemake.input, snakemake.params
 
 
-def gather(paths: list[str]):
-    return tables.concat([tables.read_parquet(p) for p in paths])
+def shards(paths: list[str]) -> list:
+    """One part per shard file, read when the release writer gets to it."""
+    return [partial(tables.read_parquet, p) for p in paths]
 
 
+def region_part(regions: str, features: str):
+    return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits)
+
+
+subsets = tables.read_parquet(inp.subsets)
+splits = release.region_splits(subsets)
 data = {
-    "images": gather(inp.images),
-    "rejects": gather(inp.rejects),
-    "relations": gather(inp.relations),
+    "images": shards(inp.images),
+    "rejects": shards(inp.rejects),
+    "relations": shards(inp.relations),
     "vocabulary": tables.read_parquet(inp.vocabulary),
-    "subsets": tables.read_parquet(inp.subsets),
+    "subsets": subsets,
+    "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
 }
-data["regions"] = release.regions_table(gather(inp.regions), gather(inp.features), data["subsets"])
 provenance = release.Provenance(
     dataset=params.dataset,
     version=params.settings["release"]["version"],

@@ -15,6 +15,11 @@ added, only in the old one removed, in both with another digest changed. Croissa
 the bump: removed or changed records (a region moving between splits is a changed record) need
 MAJOR, additions alone MINOR, identical records PATCH. The logical content hash of a table, in
 the manifest, covers every column (statistics too), independently of the Parquet encoding.
+
+Memory. A table may be handed over in *parts* (one per shard, or a file's row groups), each loaded
+when needed. Parts whose keys follow each other are checked, hashed, diffed and written one at a
+time, so writing or verifying a release holds one shard, not the whole collection; parts whose
+keys interleave are combined and sorted first.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import jsonschema
@@ -156,7 +161,9 @@ def validate_table(table: pa.Table, schema: TableSchema) -> list[str]:
 
 
 def _rows(table: pa.Table, columns: list[str]) -> Iterable[tuple]:
-    return zip(*(table[c].to_pylist() for c in columns), strict=True)
+    # Batch by batch: Python objects for a few thousand rows at a time, not for the whole table.
+    for batch in table.select(columns).to_batches(max_chunksize=4096):
+        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
 
 
 def _row_digests(table: pa.Table, columns: list[str]) -> Iterable[bytes]:
@@ -173,11 +180,80 @@ def record_digests(table: pa.Table, schema: TableSchema) -> dict[tuple, bytes]:
 
 def content_hash(table: pa.Table, schema: TableSchema) -> str:
     """sha256 over every record (all columns) in key order: equal records, equal hash."""
-    ordered = table.take(pc.sort_indices(table, [(k, "ascending") for k in schema.key])) if len(table) else table
+    return scan([partial(lambda t: t, table)], schema).content_sha256
+
+
+# --- tables in parts --------------------------------------------------------------------------
+
+Part = Callable[[], pa.Table]
+
+
+def as_parts(value: pa.Table | Sequence[Part]) -> list[Part]:
+    """A table, or a sequence of parts, as a list of parts."""
+    return [partial(lambda t: t, value)] if isinstance(value, pa.Table) else list(value)
+
+
+def file_parts(path: Path) -> list[Part]:
+    """The row groups of a Parquet file as parts, read one at a time."""
+    count = pq.ParquetFile(path).num_row_groups
+    if not count:
+        return [partial(pq.read_table, path)]
+    return [partial(lambda i: pq.ParquetFile(path).read_row_group(i), i) for i in range(count)]
+
+
+def _sorted(table: pa.Table, key: list[str]) -> pa.Table:
+    return table.sort_by([(k, "ascending") for k in key]) if len(table) else table
+
+
+def _key_at(table: pa.Table, key: list[str], row: int) -> tuple:
+    return tuple(table[k][row].as_py() for k in key)
+
+
+@dataclass
+class TableScan:
+    """What one pass over a table's parts learns: rows, content hash, problems, record digests."""
+
+    rows: int = 0
+    content_sha256: str = ""
+    problems: list[str] = field(default_factory=list)
+    digests: dict[tuple, bytes] = field(default_factory=dict)
+    geo_extents: list[tuple[set[int], list[float]]] = field(default_factory=list)  # regions: per part
+    in_order: bool = True
+
+
+def scan(parts: Sequence[Part], schema: TableSchema, *, digests: bool = False, conformed: bool = False) -> TableScan:
+    """One pass over ``parts``: each is loaded, sorted by the key (and conformed to ``schema`` with
+    ``conformed``), validated, hashed in key order and, with ``digests``, digested record by record.
+
+    When the parts' keys interleave (a part starts at or before the previous part's end), the
+    parts are combined into one sorted table and scanned again: the result is always that of
+    the whole table.
+    """
+    result = TableScan()
     digest = hashlib.sha256(schema.name.encode())
-    for row_digest in _row_digests(ordered, schema.columns):
-        digest.update(row_digest)
-    return digest.hexdigest()
+    last = None
+    for part in parts:
+        table = conform(part(), schema) if conformed else _sorted(part(), schema.key)
+        result.rows += table.num_rows
+        result.problems += validate_table(table, schema)
+        if result.problems and table.column_names != schema.columns:
+            return result
+        if len(table):
+            if last is not None and _key_at(table, schema.key, 0) <= last:
+                result.in_order = False
+                break
+            last = _key_at(table, schema.key, len(table) - 1)
+        for row_digest in _row_digests(table, schema.columns):
+            digest.update(row_digest)
+        if digests:
+            result.digests.update(record_digests(table, schema))
+        if schema.name == "regions" and "geometry" in table.column_names:
+            result.geo_extents.append(geo_extent(table["geometry"]))
+    if not result.in_order:
+        whole = tables.concat([part() for part in parts])
+        return scan([partial(lambda t: t, whole)], schema, digests=digests, conformed=conformed)
+    result.content_sha256 = digest.hexdigest()
+    return result
 
 
 # --- versions and diffs -----------------------------------------------------------------------
@@ -244,18 +320,28 @@ class Diff:
         return out
 
 
-def diff_tables(old: Mapping[str, pa.Table], new: Mapping[str, pa.Table], schemas: Mapping[str, TableSchema]) -> Diff:
-    """Records added, removed and changed per table, by primary key."""
-    result = {}
-    for name in TABLES:
-        before = record_digests(old[name], schemas[name]) if name in old else {}
-        after = record_digests(new[name], schemas[name]) if name in new else {}
-        result[name] = TableDiff(
-            added=sorted(after.keys() - before.keys()),
-            removed=sorted(before.keys() - after.keys()),
-            changed=sorted(k for k in after.keys() & before.keys() if after[k] != before[k]),
-        )
-    return Diff(result)
+def table_diff(before: Mapping[tuple, bytes], after: Mapping[tuple, bytes]) -> TableDiff:
+    """Records added, removed and changed between two key -> record digest maps."""
+    return TableDiff(
+        added=sorted(after.keys() - before.keys()),
+        removed=sorted(before.keys() - after.keys()),
+        changed=sorted(k for k in after.keys() & before.keys() if after[k] != before[k]),
+    )
+
+
+def diff_tables(
+    old: Mapping[str, pa.Table | Sequence[Part]],
+    new: Mapping[str, pa.Table | Sequence[Part]],
+    schemas: Mapping[str, TableSchema],
+) -> Diff:
+    """Records added, removed and changed per table, by primary key (tables or their parts)."""
+
+    def digests(tables_: Mapping, name: str) -> dict[tuple, bytes]:
+        if name not in tables_:
+            return {}
+        return scan(as_parts(tables_[name]), schemas[name], digests=True).digests
+
+    return Diff({name: table_diff(digests(old, name), digests(new, name)) for name in TABLES})
 
 
 def check_bump(previous: str, version: str, diff: Diff) -> None:
@@ -280,15 +366,21 @@ def check_bump(previous: str, version: str, diff: Diff) -> None:
 REGION_KEY = ["image_id", "annotator", "region_id"]
 
 
-def regions_table(regions: pa.Table, features: pa.Table, subsets: pa.Table) -> pa.Table:
-    """Ingested regions with their 27 features and their split (null outside subsets A-H)."""
+def region_splits(subsets: pa.Table) -> pa.Table:
+    """Each region's one split over subsets A-H (key columns and ``split``)."""
+    splits = subsets.select([*REGION_KEY, "split"]).group_by([*REGION_KEY, "split"]).aggregate([])
+    if len(splits.group_by(REGION_KEY).aggregate([])) != len(splits):
+        raise ReleaseError("a region is in train for one subset and in test for another; the subsets must nest")
+    return splits
+
+
+def regions_table(regions: pa.Table, features: pa.Table, splits: pa.Table) -> pa.Table:
+    """Ingested regions with their 27 features and their split (null outside subsets A-H);
+    ``splits`` comes from ``region_splits``."""
     if features.num_rows != regions.num_rows:
         raise ReleaseError(
             f"features cover {features.num_rows} regions of {regions.num_rows}; rerun the features stage"
         )
-    splits = subsets.select([*REGION_KEY, "split"]).group_by([*REGION_KEY, "split"]).aggregate([])
-    if len(splits.group_by(REGION_KEY).aggregate([])) != len(splits):
-        raise ReleaseError("a region is in train for one subset and in test for another; the subsets must nest")
     joined = regions.join(features, REGION_KEY, join_type="left outer").join(splits, REGION_KEY, join_type="left outer")
     return joined.sort_by([(k, "ascending") for k in REGION_KEY])
 
@@ -321,11 +413,31 @@ def config_hash(config: Mapping) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
 
 
-def geo_metadata(geometry: pa.ChunkedArray) -> dict[bytes, bytes]:
-    """GeoParquet 1.1 file metadata for the WKB ``geometry`` column (pixel space, no CRS)."""
-    shapes = shapely.from_wkb(geometry.to_numpy(zero_copy_only=False)) if len(geometry) else []
-    type_ids = set(shapely.get_type_id(shapes).tolist()) if len(shapes) else set()
-    bounds = shapely.total_bounds(shapes).tolist() if len(shapes) else []
+def geo_extent(geometry: pa.ChunkedArray) -> tuple[set[int], list[float]]:
+    """Shapely type ids and total bounds of a WKB column (no bounds when empty)."""
+    if not len(geometry):
+        return set(), []
+    shapes = shapely.from_wkb(geometry.to_numpy(zero_copy_only=False))
+    return set(shapely.get_type_id(shapes).tolist()), shapely.total_bounds(shapes).tolist()
+
+
+def geo_metadata(extents: Iterable[tuple[set[int], list[float]]]) -> dict[bytes, bytes]:
+    """GeoParquet 1.1 file metadata for the WKB ``geometry`` column (pixel space, no CRS),
+    from the ``geo_extent`` of each part."""
+    type_ids: set[int] = set()
+    boxes = []
+    for ids, box in extents:
+        type_ids |= ids
+        if box:
+            boxes.append(box)
+    bounds = []
+    if boxes:
+        bounds = [
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        ]
     column = {
         "encoding": "WKB",
         "geometry_types": sorted(GEOMETRY_TYPES[t] for t in type_ids),
@@ -365,7 +477,7 @@ def read_tables(folder: Path) -> dict[str, pa.Table]:
 
 def write_release(
     out: Path,
-    data: Mapping[str, pa.Table],
+    data: Mapping[str, pa.Table | Sequence[Part]],
     results: Mapping[str, Path],
     provenance: Provenance,
     *,
@@ -376,40 +488,55 @@ def write_release(
 ) -> dict:
     """Write the release folder ``out`` and return its manifest.
 
-    ``data`` maps every name of ``TABLES`` to its table; ``results`` maps a file name under
-    ``results/`` to the stage output to copy. With ``previous`` (an earlier release folder),
-    the version bump is checked against the record diff before anything is written.
-    ``card`` and ``croissant`` render README.md and croissant.json from the folder and the
-    manifest so far (``regionbench.datacard`` and ``regionbench.croissant`` by default).
+    ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
+    ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
+    Every table is checked against its schema, and with ``previous`` (an earlier release folder)
+    the version bump against the record diff, before anything is written. The folder is
+    assembled beside ``out`` and moved into place whole. ``card`` and ``croissant`` render
+    README.md and croissant.json from the folder and the manifest so far
+    (``regionbench.datacard`` and ``regionbench.croissant`` by default).
     """
     from regionbench import croissant as croissant_module
     from regionbench import datacard
 
     out = Path(out)
     schemas = load_schemas(schema_dir)
-    conformed = {name: conform(data[name], schemas[name]) for name in TABLES}
-    problems = [p for name in TABLES for p in validate_table(conformed[name], schemas[name])]
+    parts = {name: as_parts(data[name]) for name in TABLES}
+    scans = {name: scan(parts[name], schemas[name], digests=previous is not None, conformed=True) for name in TABLES}
+    problems = [p for name in TABLES for p in scans[name].problems]
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
     parse_version(provenance.version)
     diff, previous_manifest = None, None
     if previous is not None:
         previous_manifest = read_manifest(previous)
-        diff = diff_tables(read_tables(previous), conformed, schemas)
+        diff = Diff(
+            {
+                name: table_diff(
+                    scan(file_parts(Path(previous) / "data" / f"{name}.parquet"), schemas[name], digests=True).digests,
+                    scans[name].digests,
+                )
+                for name in TABLES
+            }
+        )
         check_bump(previous_manifest["version"], provenance.version, diff)
 
-    if out.exists():
-        shutil.rmtree(out)
-    (out / "data").mkdir(parents=True)
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "data").mkdir(parents=True)
     for name in TABLES:
-        meta = geo_metadata(conformed[name]["geometry"]) if name == "regions" else None
-        tables.write_parquet(conformed[name], out / "data" / f"{name}.parquet", metadata=meta)
+        schema = schemas[name]
+        conformed = (conform(part(), schema) for part in parts[name])
+        if not scans[name].in_order:
+            conformed = iter([conform(tables.concat([part() for part in parts[name]]), schema)])
+        meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
+        tables.write_parquet_parts(conformed, schema.arrow, staging / "data" / f"{name}.parquet", metadata=meta)
     for rel, src in sorted(results.items()):
-        (out / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, out / "results" / rel)
+        (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, staging / "results" / rel)
     for name in TABLES:
-        (out / "schemas").mkdir(exist_ok=True)
-        shutil.copyfile(Path(schema_dir) / f"{name}.schema.json", out / "schemas" / f"{name}.schema.json")
+        (staging / "schemas").mkdir(exist_ok=True)
+        shutil.copyfile(Path(schema_dir) / f"{name}.schema.json", staging / "schemas" / f"{name}.schema.json")
 
     manifest = {
         "format": FORMAT,
@@ -425,18 +552,23 @@ def write_release(
         "tables": {
             name: {
                 "path": f"data/{name}.parquet",
-                "rows": conformed[name].num_rows,
+                "rows": scans[name].rows,
                 "key": schemas[name].key,
-                "content_sha256": content_hash(conformed[name], schemas[name]),
+                "content_sha256": scans[name].content_sha256,
             }
             for name in TABLES
         },
     }
-    write_json(out / "croissant.json", (croissant or croissant_module.croissant)(out, manifest))
-    (out / "README.md").write_text((card or datacard.dataset_card)(out, manifest), encoding="utf-8")
-    manifest["files"] = {p.relative_to(out).as_posix(): sha256_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
+    write_json(staging / "croissant.json", (croissant or croissant_module.croissant)(staging, manifest))
+    (staging / "README.md").write_text((card or datacard.dataset_card)(staging, manifest), encoding="utf-8")
+    manifest["files"] = {
+        p.relative_to(staging).as_posix(): sha256_file(p) for p in sorted(staging.rglob("*")) if p.is_file()
+    }
     manifest["digest"] = canonical_digest(manifest)
-    write_json(out / "manifest.json", manifest)
+    write_json(staging / "manifest.json", manifest)
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)
     return manifest
 
 
@@ -489,17 +621,14 @@ def verify(folder: Path) -> list[str]:
             problems.append(f"{entry['path']}: table {name} missing or without schema")
             continue
         try:
-            table = pq.read_table(path)
+            found = scan(file_parts(path), schemas[name])  # row group by row group
         except (OSError, pa.ArrowException) as exc:
             problems.append(f"{entry['path']}: unreadable Parquet ({str(exc).splitlines()[0]})")
             continue
-        problems += [f"{entry['path']}: {p}" for p in validate_table(table, schemas[name])]
-        if table.num_rows != entry["rows"]:
-            problems.append(f"{entry['path']}: {table.num_rows} rows, manifest.json says {entry['rows']}")
-        if (
-            table.column_names == schemas[name].columns
-            and content_hash(table, schemas[name]) != entry["content_sha256"]
-        ):
+        problems += [f"{entry['path']}: {p}" for p in found.problems]
+        if found.rows != entry["rows"]:
+            problems.append(f"{entry['path']}: {found.rows} rows, manifest.json says {entry['rows']}")
+        if found.content_sha256 and found.content_sha256 != entry["content_sha256"]:
             problems.append(f"{entry['path']}: content hash differs from manifest.json (records changed)")
     problems += _verify_croissant(folder)
     return problems
@@ -523,4 +652,8 @@ def _verify_croissant(folder: Path) -> list[str]:
 
 def diff_releases(old: Path, new: Path) -> Diff:
     """Record diff between two release folders (the new one's schemas give the keys)."""
-    return diff_tables(read_tables(old), read_tables(new), load_schemas(Path(new) / "schemas"))
+    parts = {
+        side: {name: file_parts(Path(folder) / "data" / f"{name}.parquet") for name in TABLES}
+        for side, folder in (("old", old), ("new", new))
+    }
+    return diff_tables(parts["old"], parts["new"], load_schemas(Path(new) / "schemas"))

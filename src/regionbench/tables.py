@@ -6,6 +6,7 @@ so a stage rerun on the same inputs gives the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -70,18 +71,40 @@ def from_rows(rows: list[dict], schema: pa.Schema, key: list[str]) -> pa.Table:
     return table.sort_by([(k, "ascending") for k in key]) if len(table) else table
 
 
+ROW_GROUP = 65_536
+
+
 def write_parquet(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
     """Write a table deterministically: zstd, fixed row groups, and no metadata but ``metadata``
     (no pandas schema, no timestamps)."""
+    write_parquet_parts([table], table.schema, path, metadata)
+
+
+def write_parquet_parts(
+    parts: Iterable[pa.Table], schema: pa.Schema, path: str | Path, metadata: dict[bytes, bytes] | None = None
+) -> None:
+    """``write_parquet`` for a table given as consecutive parts, holding about one row group at a time.
+
+    Rows are regrouped into row groups of exactly ``ROW_GROUP`` (the last one shorter), each
+    written from contiguous arrays: the bytes depend on the rows alone, not on how they were cut.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        table.replace_schema_metadata(metadata),
-        path,
-        compression="zstd",
-        row_group_size=65_536,
-        write_statistics=True,
-    )
+    schema = schema.with_metadata(metadata) if metadata else schema.remove_metadata()
+    with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
+        pending: list[pa.Table] = []
+        rows = written = 0
+        for part in parts:
+            pending.append(part.replace_schema_metadata(metadata))
+            rows += part.num_rows
+            if rows >= ROW_GROUP:
+                buffered = pa.concat_tables(pending)
+                full = rows - rows % ROW_GROUP
+                writer.write_table(buffered.slice(0, full).combine_chunks(), row_group_size=ROW_GROUP)
+                pending, rows, written = [buffered.slice(full)], rows - full, written + full
+        if rows or not written:  # the rest; an empty table is written as write_table writes it
+            rest = pa.concat_tables(pending) if pending else schema.empty_table()
+            writer.write_table(rest.cast(schema).combine_chunks(), row_group_size=ROW_GROUP)
 
 
 def read_parquet(path: str | Path) -> pa.Table:
