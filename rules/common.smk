@@ -4,6 +4,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from regionbench import release, synth
+from regionbench.io import saiapr
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
 
@@ -35,16 +36,16 @@ def local_cores():
 
 
 def shard_inputs(wildcards):
-    """What an ingest job reads: the generated tree, or every file of one real folder."""
+    """What an ingest job reads, as Snakemake tracks it: the generated tree, or the real tree's
+    word list (the shard's own files are tracked by ``shard_state``)."""
+    return [GENERATED_RAW] if not config["raw_dir"] else [f"{RAW}/wlist.txt"]
+
+
+def shard_state(wildcards):
+    """A real shard's path, size and mtime fingerprint: any change to its files reruns it."""
     if not config["raw_dir"]:
-        return [GENERATED_RAW]
-    files = [f"{RAW}/wlist.txt"]
-    files += [
-        str(p) for p in sorted(Path(RAW, wildcards.shard).rglob("*")) if p.is_file()
-    ]
-    captions = Path(RAW, "annotations_complete_eng", wildcards.shard)
-    files += [str(p) for p in sorted(captions.glob("*.eng"))]
-    return files
+        return "generated"  # the synth rule's output stands for the whole tree
+    return saiapr.folder_state(RAW, wildcards.shard)
 
 
 def official_features(wildcards):

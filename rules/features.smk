@@ -5,7 +5,6 @@ rule features:
     input:
         images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
-        raw=shard_inputs,
     output:
         f"{RESULTS}/features/{{shard}}.parquet",
     log:

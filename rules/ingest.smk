@@ -18,6 +18,7 @@ rule ingest:
         runtime=30,
     params:
         code=CODE,
+        state=shard_state,
         root=RAW,
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],

@@ -14,6 +14,7 @@ from regionbench.io.matlab import read_mat, write_mat
 from regionbench.io.saiapr import (
     IngestError,
     Shard,
+    folder_state,
     ingest_folder,
     merge_reports,
     normalise_ontology_path,
@@ -273,3 +274,17 @@ def test_missing_shard_or_wordlist_is_one_line(tiny_copy: Path) -> None:
     (tiny_copy / "wlist.txt").unlink()
     with pytest.raises(IngestError, match="word list missing"):
         ingest_folder(tiny_copy, "00")
+
+
+def test_folder_state_follows_every_file_of_the_shard(tiny_copy: Path) -> None:
+    before, other = folder_state(tiny_copy, "01"), folder_state(tiny_copy, "00")
+    assert folder_state(tiny_copy, "01") == before
+    mask = sorted((tiny_copy / "01" / "segmentation_masks").glob("*.mat"))[0]
+    stat = mask.stat()
+    os.utime(mask, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    touched = folder_state(tiny_copy, "01")
+    assert touched != before
+    caption = sorted((tiny_copy / "annotations_complete_eng" / "01").glob("*.eng"))[0]
+    caption.unlink()
+    assert folder_state(tiny_copy, "01") not in (before, touched)
+    assert folder_state(tiny_copy, "00") == other  # the other shard is untouched

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -48,6 +49,14 @@ def test_real_raw_dir(tmp_path: Path, tiny_raw: Path) -> None:
     assert not (project / "resources").exists()  # nothing generated
     shards = sorted(p.name for p in (project / "results/ext/ingest").iterdir() if p.is_dir())
     assert shards == ["00", "01"]
+    target = ("--configfile", str(override), "results/ext/ingest/report.json", "--dry-run")
+    assert "Nothing to be done" in build(project, *target).stdout
+    # Touching one mask reruns its shard and what gathers the shards, nothing else.
+    mask = sorted((tiny_raw / "01" / "segmentation_masks").glob("*.mat"))[0]
+    os.utime(mask)
+    planned = build(project, *target).stdout
+    assert re.search(r"^ingest\s+1$", planned, re.M) and re.search(r"^ingest_report\s+1$", planned, re.M), planned
+    assert "ingest/01/" in planned and "ingest/00/" not in planned.split("rule ingest_report")[0]
 
 
 def test_strict_build_fails_on_a_reject(tmp_path: Path, tiny_copy: Path) -> None:

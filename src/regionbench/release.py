@@ -251,7 +251,9 @@ def scan(parts: Sequence[Part], schema: TableSchema, *, digests: bool = False, c
             result.geo_extents.append(geo_extent(table["geometry"]))
     if not result.in_order:
         whole = tables.concat([part() for part in parts])
-        return scan([partial(lambda t: t, whole)], schema, digests=digests, conformed=conformed)
+        merged = scan([partial(lambda t: t, whole)], schema, digests=digests, conformed=conformed)
+        merged.in_order = False  # the writer must combine the parts too
+        return merged
     result.content_sha256 = digest.hexdigest()
     return result
 

@@ -247,6 +247,28 @@ def _read_mask(path: Path, height: int, width: int) -> np.ndarray:
     return mask
 
 
+def folder_files(root: str | Path, folder: str) -> list[Path]:
+    """Every file ingest reads for folder ``folder``: the folder's own tree and its captions."""
+    root = Path(root)
+    trees = (root / folder, root / "annotations_complete_eng" / folder)
+    return sorted(p for tree in trees for p in tree.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def folder_state(root: str | Path, folder: str) -> str:
+    """sha256 over the relative path, size and modification time of every file of a folder shard.
+
+    The workflow passes it to the shard's jobs as a parameter: a file added, removed, replaced
+    or touched changes it, and Snakemake reruns the shard. Listing the shard's ~2,500 files as
+    job inputs instead would make the scheduler stat all of them again at every step.
+    """
+    root = Path(root)
+    digest = hashlib.sha256()
+    for path in folder_files(root, folder):
+        stat = path.lstat()
+        digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
 def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_000_000, strict: bool = False) -> Shard:
     """Read one folder shard ``<root>/<folder>`` of a SAIAPR tree into stage tables."""
     root = Path(root)
