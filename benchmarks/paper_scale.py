@@ -168,10 +168,9 @@ def stage_table(records: list[dict]) -> dict[str, dict]:
 
 def without_classifiers(records: list[dict], wall: float) -> float:
     """The build's wall time less the time when only classifier jobs ran."""
-    classify = covered([(r["start"], r["end"]) for r in records if r["stage"] in CLASSIFIER_STAGES])
-    both = covered([(r["start"], r["end"]) for r in records])
+    every = covered([(r["start"], r["end"]) for r in records])
     others = covered([(r["start"], r["end"]) for r in records if r["stage"] not in CLASSIFIER_STAGES])
-    return wall - (both - others) if classify else wall
+    return wall - (every - others)
 
 
 def rerun_counts(output: str) -> dict[str, int]:
