@@ -51,7 +51,7 @@ rule evaluate_classifiers:
         predictions=classifier_outputs("parquet"),
         timings=classifier_outputs("json"),
         subsets=f"{RESULTS}/subsets.json",
-        hierarchy="config/vocabulary/hierarchy.yaml",
+        hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
         table=f"{RESULTS}/classifiers.parquet",
         metrics=f"{RESULTS}/metrics.json",

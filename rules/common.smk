@@ -1,9 +1,9 @@
-# Paths, shard listing and input functions shared by every stage.
+# Paths, the raw tree, shard listing and input functions shared by every stage.
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from regionbench import release, synth
+from regionbench import release, synth, vocabulary
 from regionbench.io import saiapr
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
@@ -12,19 +12,76 @@ DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"
 LOGS = f"logs/{DATASET}"
 RELEASE = f"releases/{DATASET}/v{config['release']['version']}"
-GENERATED_RAW = f"resources/raw/{DATASET}"
-RAW = config["raw_dir"] or GENERATED_RAW
 SUBSETS = list(SUBSET_SIZES)
 CODE = code_version()  # passed as a parameter, so library changes rerun the stages
+# The vocabulary folder: the config's, else the library's SAIAPR vocabulary.
+VOCABULARY = config.get("vocabulary_dir") or str(vocabulary.DEFAULT_DIR)
+RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
+
+
+class GeneratedRaw:
+    """The synthetic collection that the synth rule writes (no raw_dir configured)."""
+
+    generated = True
+
+    def __init__(self, root):
+        self.root = root
+
+    def shards(self):
+        return synth.folders(config["synth"]["profile"])
+
+    def inputs(self, wildcards):
+        return [self.root]  # the synth rule's output stands for the whole tree
+
+    def state(self, wildcards):
+        return "generated"
+
+    def official_features(self, wildcards):
+        return [self.root]
+
+    def has_official_features(self):
+        return True
+
+
+class RealRaw:
+    """A SAIAPR TC-12 tree on disk (raw_dir)."""
+
+    generated = False
+
+    def __init__(self, root):
+        self.root = root
+
+    def shards(self):
+        """Folder shards (00, 01, ...), known before anything runs."""
+        return sorted(
+            p.name for p in Path(self.root).iterdir() if p.is_dir() and p.name.isdigit()
+        )
+
+    def inputs(self, wildcards):
+        """The word list; the shard's own files are tracked by ``state``."""
+        return [f"{self.root}/wlist.txt"]
+
+    def state(self, wildcards):
+        """The shard's path, size and mtime fingerprint: any change to its files reruns it."""
+        return saiapr.folder_state(self.root, wildcards.shard)
+
+    def official_features(self, wildcards):
+        return [str(p) for p in sorted(Path(self.root).glob("*/features.txt"))]
+
+    def has_official_features(self):
+        return any(Path(self.root).glob("*/features.txt"))
+
+
+# The one place that decides where the raw tree comes from.
+RAW = (
+    RealRaw(config["raw_dir"])
+    if config["raw_dir"]
+    else GeneratedRaw(f"resources/raw/{DATASET}")
+)
 
 
 def shards():
-    """Folder shards (00, 01, ...) of the raw tree, known before anything runs."""
-    if config["raw_dir"]:
-        return sorted(
-            p.name for p in Path(RAW).iterdir() if p.is_dir() and p.name.isdigit()
-        )
-    return synth.folders(config["synth"]["profile"])
+    return RAW.shards()
 
 
 def local_cores():
@@ -33,30 +90,6 @@ def local_cores():
         return workflow.cores
     except WorkflowError:
         return 1
-
-
-def shard_inputs(wildcards):
-    """What an ingest job reads, as Snakemake tracks it: the generated tree, or the real tree's
-    word list (the shard's own files are tracked by ``shard_state``)."""
-    return [GENERATED_RAW] if not config["raw_dir"] else [f"{RAW}/wlist.txt"]
-
-
-def shard_state(wildcards):
-    """A real shard's path, size and mtime fingerprint: any change to its files reruns it."""
-    if not config["raw_dir"]:
-        return "generated"  # the synth rule's output stands for the whole tree
-    return saiapr.folder_state(RAW, wildcards.shard)
-
-
-def official_features(wildcards):
-    """The raw tree's features.txt files, when it has them (the generated tree always does)."""
-    if not config["raw_dir"]:
-        return [GENERATED_RAW]
-    return [str(p) for p in sorted(Path(RAW).glob("*/features.txt"))]
-
-
-def has_official_features():
-    return not config["raw_dir"] or any(Path(RAW).glob("*/features.txt"))
 
 
 def classifier_outputs(ext):
@@ -80,7 +113,7 @@ def all_outputs():
         f"{RESULTS}/branch_stats.parquet",
         f"{RESULTS}/relation_stats.parquet",
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
-        *([f"{RESULTS}/features_parity.json"] if has_official_features() else []),
+        *([f"{RESULTS}/features_parity.json"] if RAW.has_official_features() else []),
         f"{RESULTS}/classifiers.parquet",
         f"{RELEASE}/manifest.json",
     ]
@@ -115,6 +148,6 @@ def release_results():
         )
     }
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
-    if has_official_features():
+    if RAW.has_official_features():
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"
     return files

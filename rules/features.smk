@@ -16,7 +16,7 @@ rule features:
         runtime=30,
     params:
         code=CODE,
-        root=RAW,
+        root=RAW.root,
     script:
         "../scripts/features.py"
 
@@ -63,7 +63,7 @@ rule relation_stats:
 rule features_parity:
     input:
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
-        raw=official_features,
+        raw=RAW.official_features,
     output:
         f"{RESULTS}/features_parity.json",
     log:

@@ -3,7 +3,7 @@
 
 rule ingest:
     input:
-        shard_inputs,
+        RAW.inputs,
     output:
         images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
@@ -18,8 +18,8 @@ rule ingest:
         runtime=30,
     params:
         code=CODE,
-        state=shard_state,
-        root=RAW,
+        state=RAW.state,
+        root=RAW.root,
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],
     script:

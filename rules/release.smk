@@ -11,7 +11,7 @@ rule release:
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         subsets=f"{RESULTS}/subsets.parquet",
         results=list(release_results().values()),
-        schemas=expand("schemas/release/{table}.schema.json", table=release.TABLES),
+        schemas=expand(f"{RELEASE_SCHEMAS}/{{table}}.schema.json", table=release.TABLES),
     output:
         # The manifest, written last, stands for the folder: a directory output would leave
         # Snakemake's .snakemake_timestamp inside the released (and checksummed) folder.
@@ -26,8 +26,10 @@ rule release:
     params:
         code=CODE,
         dataset=DATASET,
-        root=RAW,
-        settings=config,
+        root=RAW.root,
+        version=config["release"]["version"],
+        license=config["release"]["license"],
+        config_sha256=release.config_hash(config),
         previous=previous_release(),
         results=release_results(),
     script:

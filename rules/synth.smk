@@ -1,11 +1,15 @@
 # The synthetic raw collection, generated when no real raw_dir is configured.
 
 
-if not config["raw_dir"]:
+if RAW.generated:
 
     rule synth:
+        input:
+            # The scenes are drawn from the vocabulary: editing it regenerates the collection.
+            hierarchy=f"{VOCABULARY}/hierarchy.yaml",
+            registry=f"{VOCABULARY}/label_ids.tsv",
         output:
-            directory(GENERATED_RAW),
+            directory(RAW.root),
         log:
             f"{LOGS}/synth.log",
         benchmark:
@@ -19,5 +23,6 @@ if not config["raw_dir"]:
             profile=config["synth"]["profile"],
             seed=config["synth"]["seed"],
             quirks=config["synth"]["quirks"],
+            vocabulary=VOCABULARY,
         script:
             "../scripts/synth.py"

@@ -5,10 +5,10 @@ rule vocabulary:
     input:
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
-        lists=multiext("config/vocabulary/", "h_list.txt", "t_list.txt"),
-        curation="config/vocabulary/curation.yaml",
-        hierarchy="config/vocabulary/hierarchy.yaml",
-        registry="config/vocabulary/label_ids.tsv",
+        lists=multiext(f"{VOCABULARY}/", "h_list.txt", "t_list.txt"),
+        curation=f"{VOCABULARY}/curation.yaml",
+        hierarchy=f"{VOCABULARY}/hierarchy.yaml",
+        registry=f"{VOCABULARY}/label_ids.tsv",
     output:
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         branches=f"{RESULTS}/branch_stats.parquet",

@@ -1,14 +1,13 @@
 """Rule features: the saiapr27 features of every region of one shard."""
 
-import logging
-
 from regionbench import features, tables
+from regionbench.jobs import log_to
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+log = log_to(snakemake.log[0])
 table = features.shard_features(
     snakemake.params.root,
     tables.read_parquet(snakemake.input.images),
     tables.read_parquet(snakemake.input.regions),
 )
 tables.write_parquet(table, snakemake.output[0])
-logging.info("%d regions measured", table.num_rows)
+log.info("%d regions measured", table.num_rows)

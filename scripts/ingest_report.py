@@ -1,15 +1,14 @@
 """Rule ingest_report: merge the per-shard ingest reports into one."""
 
 import json
-import logging
 from pathlib import Path
 
+from regionbench import tables
 from regionbench.io.saiapr import merge_reports
+from regionbench.jobs import log_to
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+log = log_to(snakemake.log[0])
 report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input])
-Path(snakemake.output[0]).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+tables.write_json(snakemake.output[0], report)
 for conflict in report["parent_conflicts"]:
-    logging.warning(
-        "node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"]
-    )
+    log.warning("node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"])

@@ -1,10 +1,9 @@
 """Rule relations: spatial relations of every ordered pair of regions of one shard."""
 
-import logging
-
 from regionbench import relations, tables
+from regionbench.jobs import log_to
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+log = log_to(snakemake.log[0])
 table = relations.shard_relations(
     tables.read_parquet(snakemake.input.images),
     tables.read_parquet(snakemake.input.regions),
@@ -12,4 +11,4 @@ table = relations.shard_relations(
     adjacency_px=snakemake.params.adjacency_px,
 )
 tables.write_parquet(table, snakemake.output[0])
-logging.info("%d ordered pairs", table.num_rows)
+log.info("%d ordered pairs", table.num_rows)

@@ -1,13 +1,13 @@
 """Rule release: stage outputs -> releases/<dataset>/v<version>/ (checked against the previous one)."""
 
-import logging
 import sys
 from functools import partial
 from pathlib import Path
 
 from regionbench import release, tables
+from regionbench.jobs import log_to
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+log = log_to(snakemake.log[0])
 inp, params = snakemake.input, snakemake.params
 
 
@@ -32,14 +32,14 @@ data = {
 }
 provenance = release.Provenance(
     dataset=params.dataset,
-    version=params.settings["release"]["version"],
-    license=params.settings["release"]["license"],
+    version=params.version,
+    license=params.license,
     code_version=params.code,
-    config_sha256=release.config_hash(params.settings),
+    config_sha256=params.config_sha256,
     inputs_sha256=release.fingerprint_tree(Path(params.root)),
 )
 previous = Path(params.previous) if params.previous else None
-logging.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
+log.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
 try:
     manifest = release.write_release(
         Path(snakemake.output[0]).parent,
@@ -49,7 +49,7 @@ try:
         previous=previous,
     )
 except release.ReleaseError as exc:
-    logging.error("%s", exc)
+    log.error("%s", exc)
     sys.exit(f"release refused: {exc}")
 for name, entry in manifest["tables"].items():
-    logging.info("%s: %d rows, content %s", name, entry["rows"], entry["content_sha256"][:16])
+    log.info("%s: %d rows, content %s", name, entry["rows"], entry["content_sha256"][:16])

@@ -1,13 +1,17 @@
 """Rule synth: write the synthetic SAIAPR-layout collection."""
 
-import logging
+from regionbench.io.saiapr.collection import write_collection
+from regionbench.jobs import log_to
 
-from regionbench import synth
-
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+log = log_to(snakemake.log[0])
 params = snakemake.params
-folders = synth.write_collection(
-    snakemake.output[0], params.profile, seed=params.seed, quirks=params.quirks, workers=snakemake.threads
+folders = write_collection(
+    snakemake.output[0],
+    params.profile,
+    seed=params.seed,
+    quirks=params.quirks,
+    workers=snakemake.threads,
+    vocabulary=params.vocabulary,
 )
 for folder, regions in folders:
-    logging.info("folder %s: %d regions written", folder, regions)
+    log.info("folder %s: %d regions written", folder, regions)

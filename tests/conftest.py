@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from regionbench import synth
+from regionbench.io.saiapr.collection import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
 
-WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")  # the workflow without its library
 
 
 def workflow_copy(dest: Path) -> Path:
@@ -69,7 +70,7 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def generate(out: Path, profile: str, quirks: bool, seed: int = 0) -> Path:
-    for _ in synth.write_collection(out, profile, seed=seed, quirks=quirks, workers=2):
+    for _ in write_collection(out, profile, seed=seed, quirks=quirks, workers=2):
         pass
     return out
 

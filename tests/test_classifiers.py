@@ -3,10 +3,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import PROJECT
 
 from regionbench import classifiers, subsets, tables
 from regionbench.hierarchy import Hierarchy
+from regionbench.vocabulary import DEFAULT_DIR
 
 PARAMS = {
     "klogistic": {"n_components": 50, "gamma": None, "C": 1.0, "max_iter": 200},
@@ -66,7 +66,7 @@ def demo_runs(demo_features: Path) -> tuple[dict, dict, pa.Table]:
 
 def test_soft_is_at_least_hard_and_equal_on_unrelated_labels(demo_runs: tuple) -> None:
     runs, sizes, _ = demo_runs
-    tree = Hierarchy.from_yaml(PROJECT / "config/vocabulary/hierarchy.yaml")
+    tree = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
     summary = classifiers.summary(tree, runs, sizes).to_pylist()
     for row in summary:
         assert row["soft"] >= row["e_hard"]
@@ -89,7 +89,7 @@ def test_predictions_cover_the_test_split(demo_runs: tuple) -> None:
 def test_two_runs_give_identical_bytes(demo_runs: tuple, demo_features: Path, tmp_path: Path) -> None:
     runs, sizes, table = demo_runs
     feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_features.glob("*/features.parquet"))])
-    tree = Hierarchy.from_yaml(PROJECT / "config/vocabulary/hierarchy.yaml")
+    tree = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
     again = {key: classifiers.run(key[1], table, feats, key[0], PARAMS.get(key[1], {}), seed=0)[0] for key in runs}
     tables.write_parquet(classifiers.summary(tree, runs, sizes), tmp_path / "one.parquet")
     tables.write_parquet(classifiers.summary(tree, again, sizes), tmp_path / "two.parquet")

@@ -1,4 +1,4 @@
-"""saiapr27 against a slow reference written straight from the SPEC §4 formulas."""
+"""saiapr27 against a slow reference written straight from the formulas of docs/features.md."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from regionbench import features, tables
 from regionbench.features import FEATURE_NAMES
+from regionbench.io.saiapr import num2str, num2str_tolerance, read_official_features
 
 
 def reference_lab(r: float, g: float, b: float) -> tuple[float, float, float]:
@@ -147,10 +148,10 @@ def test_batch_equals_single_and_boxes() -> None:
 
 def test_num2str_format() -> None:
     row = np.array([0.1063021, 1.0, 103.66631, -0.0683496, 12.4])
-    text = features.num2str(row)
+    text = num2str(row)
     assert text == "0.1063021             1      103.6663    -0.0683496          12.4"  # %14.7g each
     back = np.array(text.split(), dtype=float)
-    assert (np.abs(back - row) <= features.num2str_tolerance(back)).all()
+    assert (np.abs(back - row) <= num2str_tolerance(back)).all()
 
 
 def test_convexity_invariant_on_demo(demo_quirks: Path, demo_ingest: Path) -> None:
@@ -170,11 +171,11 @@ def test_parity_with_generated_features_txt(tiny_raw: Path) -> None:
 
     shard = ingest_folder(tiny_raw, "00")
     computed = features.shard_features(tiny_raw, shard.images, shard.regions)
-    report = features.parity(features.read_official([tiny_raw]), computed)
+    report = features.parity(read_official_features([tiny_raw]), computed)
     assert report["rows_compared"] == computed.num_rows and report["rows_only_computed"] == 0
     assert all(c["excess"] == 0 for c in report["columns"].values()), report["worst_rows"]
     assert max(c["max_abs_diff"] for c in report["columns"].values()) > 0  # rounding is really there
     # A wrong value is caught.
     column = computed.schema.get_field_index("rgb_mean_r")
     tampered = computed.set_column(column, "rgb_mean_r", [computed.column("rgb_mean_r").to_numpy() + 0.01])
-    assert features.parity(features.read_official([tiny_raw]), tampered)["columns"]["rgb_mean_r"]["excess"] > 0
+    assert features.parity(read_official_features([tiny_raw]), tampered)["columns"]["rgb_mean_r"]["excess"] > 0

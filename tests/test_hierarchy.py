@@ -3,13 +3,15 @@ from pathlib import Path
 import pytest
 
 from regionbench.hierarchy import Hierarchy, HierarchyError
+from regionbench.io.saiapr import hierarchy_from_saiapr
+from regionbench.vocabulary import DEFAULT_DIR
 
 PROJECT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def tree() -> Hierarchy:
-    return Hierarchy.from_yaml(PROJECT / "config" / "vocabulary" / "hierarchy.yaml")
+    return Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
 
 
 def test_six_branches_under_entity(tree: Hierarchy) -> None:
@@ -113,7 +115,7 @@ def _text_only_copy(root: Path, dest: Path) -> Path:
 
 
 def test_from_saiapr_rebuilds_the_generator_tree(tree: Hierarchy, demo_quirks: Path, tmp_path: Path) -> None:
-    rebuilt = Hierarchy.from_saiapr(_text_only_copy(demo_quirks, tmp_path / "text"))
+    rebuilt = hierarchy_from_saiapr(_text_only_copy(demo_quirks, tmp_path / "text"))
     assert rebuilt.root == "entity"
     for name, node in rebuilt.nodes.items():
         assert node.parent == tree.nodes[name].parent, name
@@ -131,18 +133,13 @@ def test_from_saiapr_rebuilds_the_generator_tree(tree: Hierarchy, demo_quirks: P
 def test_from_saiapr_needs_ontology_rows(tmp_path: Path) -> None:
     (tmp_path / "wlist.txt").write_text("1\tn.a.\n")
     with pytest.raises(HierarchyError, match=r"no ontology_path\.txt rows"):
-        Hierarchy.from_saiapr(tmp_path)
+        hierarchy_from_saiapr(tmp_path)
 
 
 def test_hierarchy_cli(demo_quirks: Path, capsys: pytest.CaptureFixture) -> None:
     from regionbench import cli
 
-    assert (
-        cli.main(
-            ["hierarchy", "ehier", "food", "dish", "man", "--yaml", str(PROJECT / "config/vocabulary/hierarchy.yaml")]
-        )
-        == 0
-    )
+    assert cli.main(["hierarchy", "ehier", "food", "dish", "man", "--yaml", str(DEFAULT_DIR / "hierarchy.yaml")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == ["e_hierarchy(food, dish) = 0.5000  (soft-correct)", "e_hierarchy(food, man) = 1.0000"]
     assert cli.main(["hierarchy", "show", "--saiapr", str(demo_quirks)]) == 0

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import shapely
+from hypothesis import given
+from hypothesis import strategies as st
 
 from regionbench import geometry
 from regionbench.io.matlab import read_mat, write_mat
@@ -17,9 +19,11 @@ from regionbench.io.saiapr import (
     folder_state,
     ingest_folder,
     merge_reports,
-    normalise_ontology_path,
     parse_caption,
+    parse_ontology_path,
+    read_wordlist,
 )
+from regionbench.io.saiapr.text import format_ontology_path, write_wordlist
 
 
 def reconciles(shard: Shard) -> None:
@@ -90,10 +94,35 @@ def test_quirks_lose_nothing_and_are_reported(demo_quirks: Path) -> None:
 
 
 def test_ontology_path_normalisation() -> None:
-    nodes, quirks = normalise_ontology_path("entity->->humans->_group-of-persons  ")
-    assert nodes == ["entity", "humans", "group-of-persons"]
-    assert quirks == {"doubled_arrow", "group_flag", "trailing_space"}
-    assert normalise_ontology_path("entity->") == (["entity"], {"bare_entity_path"})
+    path = parse_ontology_path("entity->->humans->_group-of-persons  ")
+    assert path.nodes == ["entity", "humans", "group-of-persons"]
+    assert path.quirks == {"doubled_arrow", "group_flag", "trailing_space"}
+    assert path.groups == {"group-of-persons"}
+    bare = parse_ontology_path("entity->")
+    assert (bare.nodes, bare.quirks) == (["entity"], {"bare_entity_path"})
+
+
+_NODE = st.from_regex(r"[a-z][a-z-]{0,12}", fullmatch=True)
+
+
+@given(st.lists(_NODE, min_size=1, max_size=6, unique=True), st.data())
+def test_ontology_paths_round_trip(below: list[str], data: st.DataObject) -> None:
+    """The writer's spelling of any path parses back to the same nodes and group flags."""
+    path = ["entity", *below]
+    groups = set(data.draw(st.lists(st.sampled_from(below), unique=True)))
+    parsed = parse_ontology_path(format_ontology_path(path, groups))
+    assert parsed.nodes == path and parsed.groups == groups
+    assert {"doubled_arrow", "trailing_space"} <= parsed.quirks
+
+
+@given(
+    st.dictionaries(st.integers(1, 10_000), st.from_regex(r"[a-z][a-z0-9 .-]{0,20}[a-z]", fullmatch=True), max_size=30)
+)
+def test_word_list_round_trips(tmp_path_factory: pytest.TempPathFactory, words: dict[int, str]) -> None:
+    """wlist.txt has one encoding rule: what the writer writes, the reader reads back."""
+    path = tmp_path_factory.mktemp("wlist") / "wlist.txt"
+    write_wordlist(path, words)
+    assert read_wordlist(path) == words
 
 
 def test_caption_encodings() -> None:

@@ -9,6 +9,7 @@ from PIL import Image
 from regionbench import synth
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import parse_caption
+from regionbench.io.saiapr.collection import official_path, write_collection
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +121,7 @@ def _tree_digest(root: Path) -> str:
 
 
 def test_collection_is_deterministic(tiny_raw: Path, tmp_path: Path) -> None:
-    for _ in synth.write_collection(tmp_path / "again", "tiny", seed=0, quirks=False, workers=1):
+    for _ in write_collection(tmp_path / "again", "tiny", seed=0, quirks=False, workers=1):
         pass
     assert _tree_digest(tmp_path / "again") == _tree_digest(tiny_raw)
 
@@ -176,5 +177,5 @@ def test_quirks_are_in_the_files(demo_quirks: Path) -> None:
 
 
 def test_ontology_path_spelling() -> None:
-    assert synth.ontology_path("group-of-persons") == "entity->->humans->_group-of-persons  "
-    assert synth.ontology_path("humans") == "entity->->humans  "
+    assert official_path("group-of-persons", synth.load_hierarchy()) == "entity->->humans->_group-of-persons  "
+    assert official_path("humans", synth.load_hierarchy()) == "entity->->humans  "

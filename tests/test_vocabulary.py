@@ -3,12 +3,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import PROJECT
 
 from regionbench import vocabulary as voc
 from regionbench.hierarchy import Hierarchy
 
-CONFIG = PROJECT / "config" / "vocabulary"
+CONFIG = voc.DEFAULT_DIR
 
 
 def curation(**kw) -> voc.Curation:

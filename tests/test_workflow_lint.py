@@ -1,6 +1,6 @@
 """`snakemake --lint` finds nothing but its advice to use conda or containers.
 
-The workflow runs in the project's pinned virtual environment (SPEC §1), so that one piece of
+The workflow runs in the project's pinned virtual environment (docs/layout.md), so that one piece of
 advice does not apply; any other lint fails this test.
 """
 

@@ -45,9 +45,10 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-from regionbench.features import FEATURE_NAMES
+from regionbench import tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.metrics import region_scores
+from regionbench.tables import FEATURE_NAMES
 
 NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
 BASELINES = ("random", "majority")
@@ -151,22 +152,12 @@ def fit(name: str, x: np.ndarray, labels: np.ndarray, params: dict | None = None
     return model
 
 
-PREDICTIONS = pa.schema(
-    [
-        ("image_id", pa.int64()),
-        ("annotator", pa.string()),
-        ("region_id", pa.int32()),
-        ("label", pa.string()),
-        ("predicted", pa.string()),
-    ]
-)
-KEY = ["image_id", "annotator", "region_id"]
-
-
 def subset_data(subsets: pa.Table, features: pa.Table, subset: str) -> tuple[pa.Table, pa.Table]:
     """(train, test) rows of one subset with their label and the 27 features, sorted by key."""
-    rows = subsets.filter(pc.equal(subsets.column("subset"), subset)).select([*KEY, "label", "split"])
-    joined = rows.join(features, keys=KEY, join_type="inner").sort_by([(k, "ascending") for k in KEY])
+    rows = subsets.filter(pc.equal(subsets.column("subset"), subset)).select([*tables.REGION_KEY, "label", "split"])
+    joined = rows.join(features, keys=tables.REGION_KEY, join_type="inner").sort_by(
+        [(k, "ascending") for k in tables.REGION_KEY]
+    )
     if joined.num_rows != rows.num_rows:
         raise ValueError(
             f"subset {subset}: {rows.num_rows - joined.num_rows} regions have no features; rebuild the features stage"
@@ -188,22 +179,8 @@ def run(
     model = fit(name, matrix(train), np.array(train.column("label").to_pylist(), dtype=object), params, seed)
     seconds = time.perf_counter() - start
     predicted = model.predict(matrix(test)) if test.num_rows else np.array([], dtype=object)
-    out = test.select([*KEY, "label"]).append_column("predicted", pa.array(list(predicted), pa.string()))
-    return out.cast(PREDICTIONS), seconds
-
-
-SUMMARY = pa.schema(
-    [
-        ("subset", pa.string()),
-        ("classifier", pa.string()),
-        ("n_labels", pa.int32()),
-        ("n_train", pa.int64()),
-        ("n_test", pa.int64()),
-        ("e_hard", pa.float64()),
-        ("soft", pa.float64()),
-        ("mean_e", pa.float64()),
-    ]
-)
+    out = test.select([*tables.REGION_KEY, "label"]).append_column("predicted", pa.array(list(predicted), pa.string()))
+    return out.cast(tables.PREDICTIONS), seconds
 
 
 def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes: dict[str, dict]) -> pa.Table:
@@ -221,7 +198,7 @@ def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes
                 **scores,
             }
         )
-    return pa.Table.from_pylist(rows, schema=SUMMARY)
+    return pa.Table.from_pylist(rows, schema=tables.CLASSIFIER_SCORES)
 
 
 def metrics(summary_table: pa.Table) -> dict:

@@ -14,9 +14,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from regionbench import config as build_config
-from regionbench import synth
+from regionbench import evaluation, loader, release, vocabulary
 from regionbench.hierarchy import Hierarchy
+
+# Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
+# when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
+SYNTH_PROFILES = ("demo", "paper", "tiny")
 
 
 class UserError(Exception):
@@ -29,9 +35,6 @@ def find_project(start: Path | None = None) -> Path:
     for folder in (here, *here.parents):
         if (folder / "Snakefile").is_file() and (folder / "config" / "config.yaml").is_file():
             return folder
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "Snakefile").is_file():
-        return checkout
     raise UserError(
         f"no regionbench workflow (Snakefile) in {here} or above; run inside the checkout or pass --project-dir"
     )
@@ -60,12 +63,15 @@ def exclusive_build(project: Path) -> Iterator[int]:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    from regionbench import synth
+    from regionbench.io.saiapr.collection import write_collection
+
     start = time.perf_counter()
     total = 0
     folders = synth.folders(args.profile)
     print(f"generating profile {args.profile!r} into {args.out} ({len(folders)} folders, seed {args.seed})", flush=True)
     for done, (folder, regions) in enumerate(
-        synth.write_collection(args.out, args.profile, args.seed, args.quirks, args.workers), start=1
+        write_collection(args.out, args.profile, args.seed, args.quirks, args.workers, args.vocabulary), start=1
     ):
         total += regions
         print(f"[{done}/{len(folders)}] folder {folder}: {regions} regions", flush=True)
@@ -113,8 +119,6 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from regionbench import release
-
     problems = release.verify(Path(args.folder))
     for line in problems:
         print(f"{args.folder}: {line}")
@@ -129,8 +133,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from regionbench import release
-
     for folder in (args.old, args.new):
         release.read_manifest(Path(folder))  # one clear line if a folder is not a release
     for line in release.diff_releases(Path(args.old), Path(args.new)).lines(examples=args.examples):
@@ -149,9 +151,6 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-
-    from regionbench import evaluation, loader
-
     data = loader.load(args.release, args.rev)
     try:
         report = evaluation.evaluate(
@@ -175,12 +174,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _hierarchy(args: argparse.Namespace) -> Hierarchy:
     if args.saiapr:
-        return Hierarchy.from_saiapr(args.saiapr)
-    path = Path(args.yaml) if args.yaml else find_project() / "config" / "vocabulary" / "hierarchy.yaml"
+        from regionbench.io.saiapr import hierarchy_from_saiapr
+
+        return hierarchy_from_saiapr(args.saiapr)
+    path = Path(args.yaml) if args.yaml else vocabulary.DEFAULT_DIR / "hierarchy.yaml"
     tree = Hierarchy.from_yaml(path)
     if args.vocabulary:
-        import pyarrow.parquet as pq
-
         table = pq.read_table(args.vocabulary, columns=["label", "region_count"]).to_pydict()
         tree.counts = dict(zip(table["label"], table["region_count"], strict=True))
     return tree
@@ -200,12 +199,10 @@ def cmd_hierarchy_ehier(args: argparse.Namespace) -> int:
 
 
 def vocabulary_register(args: argparse.Namespace) -> int:
-    from regionbench.vocabulary import Registry
-
-    folder = find_project() / "config" / "vocabulary"
+    folder = Path(args.dir) if args.dir else vocabulary.DEFAULT_DIR
     registry_path = Path(args.registry) if args.registry else folder / "label_ids.tsv"
     tree = Hierarchy.from_yaml(Path(args.yaml) if args.yaml else folder / "hierarchy.yaml")
-    old = Registry.read(registry_path)
+    old = vocabulary.Registry.read(registry_path)
     new = old.register(tree.labels)
     added = sorted(set(new.ids()) - set(old.ids()))
     retired = sorted(set(old.ids()) - set(new.ids()))
@@ -223,11 +220,12 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("synth", help="write a synthetic collection in the SAIAPR TC-12 layout")
-    s.add_argument("--profile", choices=sorted(synth.PROFILES), default="demo")
+    s.add_argument("--profile", choices=SYNTH_PROFILES, default="demo")
     s.add_argument("--out", required=True, help="folder to write the collection into")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
     s.add_argument("--workers", type=int, default=None, help="parallel folders (default: all cores)")
+    s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
     s.set_defaults(func=cmd_synth)
 
     b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")
@@ -273,7 +271,7 @@ def parser() -> argparse.ArgumentParser:
         a = hsub.add_parser(name, help=text)
         source = a.add_mutually_exclusive_group()
         source.add_argument("--saiapr", metavar="ROOT", help="rebuild from a SAIAPR tree's ontology_path.txt files")
-        source.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: the project's)")
+        source.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: the library's)")
         a.add_argument("--vocabulary", metavar="PARQUET", help="vocabulary.parquet whose region counts to show")
         a.set_defaults(func=func)
         if name == "ehier":
@@ -285,8 +283,9 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("vocabulary", help="maintain the vocabulary")
     vsub = v.add_subparsers(dest="action", required=True)
     r = vsub.add_parser("register", help="append new hierarchy labels to the id registry, retire removed ones")
-    r.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: the project's)")
-    r.add_argument("--registry", metavar="PATH", help="label_ids.tsv (default: the project's)")
+    r.add_argument("--dir", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
+    r.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: DIR/hierarchy.yaml)")
+    r.add_argument("--registry", metavar="PATH", help="label_ids.tsv (default: DIR/label_ids.tsv)")
     r.set_defaults(func=vocabulary_register)
     return p
 

@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regionbench import metrics
+from regionbench import metrics, tables
 from regionbench.hierarchy import Hierarchy, Node
 from regionbench.loader import Release
 
-KEY = ["image_id", "annotator", "region_id"]
+KEY = tables.REGION_KEY
 MAX_PROBLEMS = 20
 
 

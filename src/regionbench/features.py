@@ -1,4 +1,4 @@
-"""Region features ``saiapr27``: the 27 features distributed with SAIAPR TC-12 (SPEC §4).
+"""Region features ``saiapr27``: the 27 features distributed with SAIAPR TC-12 (docs/features.md).
 
 Image I is H x W x 3 uint8 (grayscale replicated to three channels), region mask M is a
 boolean H x W array, and x = column + 1, y = row + 1 are MATLAB's 1-based pixel coordinates.
@@ -32,14 +32,10 @@ import numpy as np
 import pyarrow as pa
 from PIL import Image
 
-from regionbench import geometry
+from regionbench import geometry, tables
+from regionbench.io.saiapr.text import num2str_tolerance
 
-_MOMENTS = ("mean", "std", "skew")
-FEATURE_NAMES: tuple[str, ...] = (
-    "area", "width", "height", "mean_x", "mean_y", "std_x", "std_y", "boundary_area", "convexity",
-    *(f"rgb_{m}_{c}" for m in _MOMENTS for c in "rgb"),
-    *(f"lab_{m}_{c}" for m in _MOMENTS for c in "lab"),
-)  # fmt: skip
+FEATURE_NAMES = tables.FEATURE_NAMES
 
 # RGB -> XYZ (rows X, Y, Z) and the white point that normalises X and Z.
 _RGB_TO_XYZ = np.array([[0.412453, 0.357580, 0.180423], [0.212671, 0.715160, 0.072169], [0.019334, 0.119193, 0.950227]])
@@ -48,7 +44,7 @@ _EPS = 0.008856
 
 
 def lab(rgb: np.ndarray) -> np.ndarray:
-    """CIE-Lab of RGB values (..., 3) in 0-255, without sRGB gamma (SPEC §4).
+    """CIE-Lab of RGB values (..., 3) in 0-255, without sRGB gamma (docs/features.md).
 
     XYZ = (RGB / 255) T with X and Z divided by the white point; L = 116 Y^(1/3) - 16 when
     Y > 0.008856 else 903.3 Y; f(t) = t^(1/3) when t > 0.008856 else 7.787 t + 16/116;
@@ -202,36 +198,6 @@ def image_features(
     return out
 
 
-def _num2str_precision(values: np.ndarray) -> int:
-    """MATLAB num2str's significant digits for a row: floor(log10(max |v|)) + 5, at least 5."""
-    peak = float(np.max(np.abs(values))) if values.size else 0.0
-    return max(int(np.floor(np.log10(peak))) + 5 if peak > 0 else 5, 5)
-
-
-def num2str(values: np.ndarray) -> str:
-    """A row of numbers as MATLAB ``num2str`` prints it (features.txt, SPEC §2.1).
-
-    Precision p = floor(log10(max |v|)) + 5 (at least 5), each number as ``%{p+7}.{p}g``,
-    leading blanks of the row removed.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    p = _num2str_precision(values)
-    return "".join(f"{v:{p + 7}.{p}g}" for v in values).lstrip()
-
-
-def num2str_tolerance(values: np.ndarray) -> np.ndarray:
-    """Largest error ``num2str`` rounding can put on each value (half a unit in the last place)."""
-    values = np.asarray(values, dtype=np.float64)
-    exponent = np.floor(np.log10(np.maximum(np.abs(values), 1e-300)))
-    return 0.5 * 10.0 ** (exponent - _num2str_precision(values) + 1)
-
-
-SCHEMA = pa.schema(
-    [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
-    + [(name, pa.float64()) for name in FEATURE_NAMES]
-)
-
-
 def decode_image(source: str | Path | BinaryIO) -> np.ndarray:
     """Decoded RGB pixels of an image file (grayscale replicated to three channels)."""
     with Image.open(source) as im:
@@ -256,27 +222,7 @@ def shard_features(raw_root: str | Path, images: pa.Table, regions: pa.Table) ->
     matrix = np.concatenate(values) if values else np.empty((0, len(FEATURE_NAMES)))
     columns = {"image_id": [k[0] for k in keys], "annotator": [k[1] for k in keys], "region_id": [k[2] for k in keys]}
     columns.update({name: matrix[:, k] for k, name in enumerate(FEATURE_NAMES)})
-    return pa.table(columns, schema=SCHEMA)
-
-
-def read_features_txt(path: str | Path) -> dict[tuple[int, int], np.ndarray]:
-    """Official ``features.txt`` rows: (image_id, region_id) -> the 27 numbers."""
-    out = {}
-    for line in Path(path).read_text(encoding="latin-1").splitlines():
-        parts = line.split("\t")
-        if len(parts) != 4:
-            continue
-        out[(int(parts[0]), int(parts[1]))] = np.array(parts[2].split(), dtype=np.float64)
-    return out
-
-
-def read_official(paths: list[str | Path]) -> dict[tuple[int, int], np.ndarray]:
-    """Rows of every ``features.txt`` given, or found in ``<root>/NN/`` for a root folder."""
-    rows: dict[tuple[int, int], np.ndarray] = {}
-    for path in map(Path, paths):
-        for file in sorted(path.glob("*/features.txt")) if path.is_dir() else [path]:
-            rows.update(read_features_txt(file))
-    return rows
+    return pa.table(columns, schema=tables.FEATURES)
 
 
 def parity(official: dict[tuple[int, int], np.ndarray], computed: pa.Table, worst: int = 5) -> dict:

@@ -3,7 +3,7 @@
 Coordinates follow the image raster: x is the column, y the row, and pixel (row r, column c)
 is the unit square [c, c+1] x [r, r+1]. A region's polygon is the union of its pixel squares,
 so rasterising it at pixel centres (c + 0.5, r + 0.5) gives the mask back and its area equals
-the pixel count (SPEC §5).
+the pixel count (docs/features.md).
 """
 
 from __future__ import annotations

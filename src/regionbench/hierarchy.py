@@ -1,4 +1,4 @@
-"""The label hierarchy: a tree of labels rooted at ``entity`` (paper §3.2, SPEC §3).
+"""The label hierarchy: a tree of labels rooted at ``entity`` (paper §3.2; docs/vocabulary.md).
 
 Depth counts edges from the root, so ``entity`` has depth 0 and a first-level branch such as
 ``food`` depth 1.
@@ -6,8 +6,7 @@ Depth counts edges from the root, so ``entity`` has depth 0 and a first-level br
 
 from __future__ import annotations
 
-import itertools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,7 +141,7 @@ class Hierarchy:
             out += [child, *self.descendants(child)]
         return out
 
-    # -- e_hierarchy (paper eq. 1, SPEC §3) ---------------------------------------------------
+    # -- e_hierarchy (paper eq. 1; docs/vocabulary.md) ---------------------------------------------------
 
     def indices(self, labels: Iterable[str]) -> np.ndarray:
         """Node indices of ``labels``; unknown labels raise one line naming them."""
@@ -189,52 +188,11 @@ class Hierarchy:
             e = np.where(e > threshold, 1.0, e)
         return float(e[0]) if scalar else e
 
-    # -- import from the official text files --------------------------------------------------
-
     @classmethod
-    def from_saiapr(cls, root: str | Path) -> Hierarchy:
-        """Rebuild the tree from ``wlist.txt`` and every ``NN/ontology_path.txt`` under ``root``.
-
-        Paths are normalised (the empty segment of ``->->``, ``_`` prefixes kept as the group
-        flag, trailing spaces). A node seen under several parents takes the majority parent and
-        is listed in ``conflicts``; bare ``entity->`` rows are counted in ``notes``. Only the
-        text files are read, so a root without images or masks works.
-        """
-        from regionbench.io.saiapr import majority_parent, normalise_ontology_path, read_wordlist
-
-        root = Path(root)
-        words = set(read_wordlist(root / "wlist.txt").values())
-        parents: dict[str, Counter] = defaultdict(Counter)
-        group: set[str] = set()
-        notes: Counter = Counter()
-        counts: Counter = Counter()
-        top = "entity"
-        for path in sorted(root.glob("*/ontology_path.txt")):
-            for line in path.read_text(encoding="latin-1").splitlines():
-                parts = line.split("\t")
-                if len(parts) != 3:
-                    notes["blank_or_malformed_rows"] += 1
-                    continue
-                nodes, quirks = normalise_ontology_path(parts[2])
-                notes.update(quirks)
-                notes["rows"] += 1
-                top = nodes[0]
-                if "bare_entity_path" not in quirks:
-                    counts[nodes[-1]] += 1
-                group.update(x.lstrip("_") for x in parts[2].strip().split("->") if x.startswith("_"))
-                for parent, child in itertools.pairwise(nodes):
-                    parents[child][parent] += 1
-        if not parents:
-            raise HierarchyError(f"{root}: no ontology_path.txt rows found under <root>/NN/; is this a SAIAPR root?")
-        nodes_out = {top: Node(top, None)}
-        conflicts = []
-        for child in sorted(parents):
-            chosen = majority_parent(parents[child])
-            if len(parents[child]) > 1:
-                conflicts.append(Conflict(child, dict(sorted(parents[child].items())), chosen))
-            nodes_out[child] = Node(child, chosen, group=child in group)
-        notes["words_without_path"] = len(words - set(nodes_out) - {"n.a."})
-        return cls(top, _parents_first(nodes_out, top), conflicts, dict(sorted(notes.items())), dict(counts))
+    def from_nodes(cls, root: str, nodes: dict[str, Node], **extra: object) -> Hierarchy:
+        """A hierarchy from nodes in any order (they are put parents first); ``extra`` are the
+        optional fields (``conflicts``, ``notes``, ``counts``)."""
+        return cls(root, _parents_first(nodes, root), **extra)
 
     def render(self) -> str:
         """The tree as indented text: name, depth, count where known, flags and conflicts."""

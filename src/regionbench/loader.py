@@ -8,6 +8,7 @@ read lazily, on first use.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from functools import cached_property
 from pathlib import Path
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from regionbench import geometry, release
+from regionbench import geometry, release, tables
 
 
 class Release:
@@ -70,8 +71,8 @@ class Release:
             if split not in ("train", "test"):
                 raise release.ReleaseError(f"split {split!r}: use 'train' or 'test'")
             members = members[members["split"] == split]
-        keys = members[["image_id", "annotator", "region_id"]]
-        return self.regions.merge(keys, on=["image_id", "annotator", "region_id"]).reset_index(drop=True)
+        keys = members[tables.REGION_KEY]
+        return self.regions.merge(keys, on=tables.REGION_KEY).reset_index(drop=True)
 
     def mask(self, image_id: int, region_id: int, annotator: str = "saiapr") -> np.ndarray:
         """The region's boolean mask (image height x width), decoded from its COCO RLE."""
@@ -118,7 +119,12 @@ def load(
     folder = Path(source)
     if rev is None and (folder / "manifest.json").is_file():
         return Release(folder)
-    from dvc.api import DVCFileSystem
+    if importlib.util.find_spec("dvc") is None:
+        raise release.ReleaseError(
+            f"{source}: not a release folder, and reading a repository needs DVC; "
+            "pass a release folder or install regionbench[dvc]"
+        )
+    from dvc.api import DVCFileSystem  # the optional [dvc] extra, imported only here
 
     fs = DVCFileSystem(str(source), rev=rev)
     path = _find_release(fs, dataset, version)

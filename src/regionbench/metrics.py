@@ -1,4 +1,4 @@
-"""Evaluation measures for researchers' predictions (SPEC §9). Undefined ratios count as 0.
+"""Evaluation measures for researchers' predictions (docs/measures.md). Undefined ratios count as 0.
 
 Notation: for image i, T_i is its true label set and P_i its predicted set; for label l,
 tp_l, fp_l, fn_l count images. Every function takes plain Python iterables (label strings) or

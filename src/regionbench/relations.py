@@ -1,4 +1,4 @@
-"""Spatial relations between the regions of one image (paper §3.3, Table 3; SPEC §5).
+"""Spatial relations between the regions of one image (paper §3.3, Table 3; docs/relations.md).
 
 For every ordered pair (i, j), i != j, exactly one value per group:
 
@@ -25,12 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import ndimage
 
-from regionbench import geometry
+from regionbench import geometry, tables
 
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
 VERTICAL = ("above", "below", "y_aligned")
-# Codes of the official spatial_rels/<id>.mat files (SPEC §2.1).
+# Codes of the official spatial_rels/<id>.mat files (docs/relations.md).
 CODES = {"adjacent": 1, "disjoint": 2, "beside": 3, "x_aligned": 4, "above": 5, "below": 6, "y_aligned": 7}
 
 
@@ -123,19 +123,6 @@ def pairwise(masks: list[np.ndarray], image_shape: tuple[int, int], tau: float =
     return Pairs(i, j, topological, horizontal, vertical)
 
 
-SCHEMA = pa.schema(
-    [
-        ("image_id", pa.int64()),
-        ("annotator", pa.string()),
-        ("region_id", pa.int32()),
-        ("other_region_id", pa.int32()),
-        ("topological", pa.string()),
-        ("horizontal", pa.string()),
-        ("vertical", pa.string()),
-    ]
-)
-
-
 def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjacency_px: int = 1) -> pa.Table:
     """Relations of every ordered pair of regions of each (image, annotator) in an ingest shard."""
     sizes = {
@@ -147,7 +134,7 @@ def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjac
         *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "region_id", "mask_rle")), strict=True
     ):
         groups.setdefault((image_id, annotator), []).append((region_id, rle))
-    out: dict[str, list] = {name: [] for name in SCHEMA.names}
+    out: dict[str, list] = {name: [] for name in tables.RELATIONS.names}
     for (image_id, annotator), members in sorted(groups.items()):
         h, w = sizes[image_id]
         pairs = pairwise([geometry.decode_rle(rle, h, w) for _, rle in members], (h, w), tau, adjacency_px)
@@ -159,18 +146,13 @@ def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjac
         out["topological"] += pairs.topological.tolist()
         out["horizontal"] += pairs.horizontal.tolist()
         out["vertical"] += pairs.vertical.tolist()
-    return pa.table(out, schema=SCHEMA)
+    return pa.table(out, schema=tables.RELATIONS)
 
 
-STATS_SCHEMA = pa.schema(
-    [("group", pa.string()), ("relation", pa.string()), ("count", pa.int64()), ("share", pa.float64())]
-)
-
-
-def relation_stats(tables: list[pa.Table]) -> pa.Table:
+def relation_stats(shards: list[pa.Table]) -> pa.Table:
     """Paper Table 3: count of ordered pairs per relation and its share of all relation values."""
     counts = {v: 0 for v in (*TOPOLOGICAL, *HORIZONTAL, *VERTICAL)}
-    for table in tables:
+    for table in shards:
         for group in ("topological", "horizontal", "vertical"):
             for value, n in zip(*pc.value_counts(table.column(group)).flatten(), strict=True):
                 counts[value.as_py()] += n.as_py()
@@ -180,4 +162,4 @@ def relation_stats(tables: list[pa.Table]) -> pa.Table:
         for group, values in (("topological", TOPOLOGICAL), ("horizontal", HORIZONTAL), ("vertical", VERTICAL))
         for v in values
     ]
-    return pa.Table.from_pylist(rows, schema=STATS_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=tables.RELATION_STATS)

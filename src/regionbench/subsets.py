@@ -1,4 +1,4 @@
-"""Subsets A-H and their train/test split (paper §4.1, Table 5; SPEC §6).
+"""Subsets A-H and their train/test split (paper §4.1, Table 5; docs/subsets.md).
 
 Subset k holds every region whose label is among the k most frequent labels (ties broken by
 label name): A 2, B 3, C 4, D 5, E 10, F 25, G 50, H 100. The split is 70/30 and stratified
@@ -20,20 +20,11 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 
+from regionbench import tables
+
 SUBSET_SIZES = {"A": 2, "B": 3, "C": 4, "D": 5, "E": 10, "F": 25, "G": 50, "H": 100}
 TEST_SHARE = 0.3
 SPLIT_UNITS = ("region", "image")
-
-SCHEMA = pa.schema(
-    [
-        ("subset", pa.string()),
-        ("image_id", pa.int64()),
-        ("annotator", pa.string()),
-        ("region_id", pa.int32()),
-        ("label", pa.string()),
-        ("split", pa.string()),
-    ]
-)
 
 
 def ranked_labels(labels: list[str]) -> list[str]:
@@ -89,7 +80,7 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
     splits = assign_splits(keys, cols["label"], seed, split_unit)
     members = subset_labels(cols["label"])
-    out: dict[str, list] = {name: [] for name in SCHEMA.names}
+    out: dict[str, list] = {name: [] for name in tables.SUBSETS.names}
     report: dict = {"seed": seed, "split_unit": split_unit, "subsets": {}}
     order = np.lexsort((cols["region_id"], cols["annotator"], cols["image_id"]))
     for name, labels in members.items():
@@ -111,4 +102,4 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
             "straddling_images": straddling_images([keys[n][0] for n in chosen], sides),
         }
     report["straddling_images"] = straddling_images(cols["image_id"], splits)
-    return pa.table(out, schema=SCHEMA), report
+    return pa.table(out, schema=tables.SUBSETS), report

@@ -1,4 +1,4 @@
-"""Synthetic collections in the SAIAPR TC-12 layout (SPEC §2.1).
+"""Synthetic scenes: the images and region masks of a generated collection.
 
 A collection is planned first (which image holds which labels, fast and image-free) and then
 rendered folder by folder. Every label has a look (colour, texture, where it sits in a scene)
@@ -7,7 +7,7 @@ horizon, persons and objects in front, persons nested in group regions.
 
 Profiles:
 - ``paper``: 20,000 images in folders 00-40 whose label counts meet every figure the paper
-  reports (SPEC §6): 99,555 regions over 255 labels, the ten named top counts, the cumulative
+  reports (docs/subsets.md): 99,555 regions over 255 labels, the ten named top counts, the cumulative
   subset sizes of Table 5, and 26 / 122 / 147 labels above 1000 / 100 / 50 regions.
 - ``demo``: 300 images and 1,500 regions in two folders, the paper's counts scaled down.
 - ``tiny``: 24 images in two folders, for tests.
@@ -16,25 +16,19 @@ Profiles:
 from __future__ import annotations
 
 import hashlib
-import io
 import math
-import os
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
-from threadpoolctl import threadpool_limits
 
-from regionbench import features, relations
 from regionbench.hierarchy import Hierarchy
-from regionbench.io.matlab import mat_bytes
-from regionbench.vocabulary import Registry
+from regionbench.vocabulary import DEFAULT_DIR
 
-HIERARCHY_YAML = Path(__file__).resolve().parents[2] / "config" / "vocabulary" / "hierarchy.yaml"
+# A vocabulary folder (hierarchy.yaml, label_ids.tsv) as a string, so caches can key on it.
+DEFAULT_VOCABULARY = str(DEFAULT_DIR)
 
 # The ten most frequent labels and their region counts in the full collection (paper §3.4).
 # The paper writes `group-persons` for the label the ontology calls `group-of-persons`.
@@ -153,8 +147,9 @@ _UNUSED = [
 
 
 @cache
-def load_hierarchy() -> Hierarchy:
-    return Hierarchy.from_yaml(HIERARCHY_YAML)
+def load_hierarchy(vocabulary: str = DEFAULT_VOCABULARY) -> Hierarchy:
+    """The hierarchy of the vocabulary folder ``vocabulary``."""
+    return Hierarchy.from_yaml(Path(vocabulary) / "hierarchy.yaml")
 
 
 def _fill(n: int, total: int, hi: int, lo: int) -> list[int]:
@@ -190,9 +185,9 @@ def _fill(n: int, total: int, hi: int, lo: int) -> list[int]:
     return values.tolist()
 
 
-def paper_label_order() -> list[str]:
+def paper_label_order(vocabulary: str = DEFAULT_VOCABULARY) -> list[str]:
     """The 255 used labels from most to least frequent in the paper profile."""
-    h = load_hierarchy()
+    h = load_hierarchy(vocabulary)
     head = list(PAPER_TOP10) + _COMMON
     # The rest interleaves the branches, animals leaning to the tail as in the paper's Table 2.
     rest = sorted(
@@ -241,13 +236,13 @@ def get_profile(name: str) -> Profile:
     return PROFILES[name]
 
 
-def label_counts(profile: str) -> dict[str, int]:
+def label_counts(profile: str, vocabulary: str = DEFAULT_VOCABULARY) -> dict[str, int]:
     """Label -> number of regions the profile realises (no images are made).
 
     ``paper`` is the full collection; smaller profiles scale it to their region total by
     largest remainders, keeping each label's rank order.
     """
-    order = paper_label_order()
+    order = paper_label_order(vocabulary)
     counts = _paper_counts()
     p = get_profile(profile)
     if p.n_regions == PAPER_REGIONS:
@@ -315,8 +310,9 @@ def _hash_unit(text: str, salt: str) -> float:
 
 
 @cache
-def look(label: str) -> Look:
-    h = load_hierarchy()
+def look(label: str, vocabulary: str = DEFAULT_VOCABULARY) -> Look:
+    """How ``label`` is drawn: its kind of place in a scene, colour, texture and size."""
+    h = load_hierarchy(vocabulary)
     branch = h.branch(label)
     if label in _SKY_BANDS:
         kind = "sky"
@@ -358,9 +354,9 @@ _DRAW_ORDER = {"sky": 0, "ground": 1, "backdrop": 2, "container": 3, "object": 4
 _SCENES = ("nature", "urban", "people", "interior", "animals")
 
 
-def _affinity(label: str) -> np.ndarray:
-    h = load_hierarchy()
-    branch, kind = h.branch(label), look(label).kind
+def _affinity(label: str, vocabulary: str) -> np.ndarray:
+    h = load_hierarchy(vocabulary)
+    branch, kind = h.branch(label), look(label, vocabulary).kind
     if label.startswith("floor") or label in {"wall", "window", "door", "curtain", "painting", "lamp"}:
         a = (0.1, 0.6, 0.6, 1.0, 0.05)
     elif branch == "landscape-nature":
@@ -389,6 +385,7 @@ class ImagePlan:
     grayscale: bool
     scene: str
     labels: tuple[str, ...] = field(default=())
+    looks: tuple[Look, ...] = field(default=())  # one per label
 
 
 def _regions_per_image(n_images: int, n_regions: int, rng: np.random.Generator) -> np.ndarray:
@@ -414,14 +411,15 @@ def _image_ids(profile: Profile, rng: np.random.Generator) -> list[tuple[str, in
     return ids
 
 
-def plan_collection(profile: str, seed: int = 0) -> list[ImagePlan]:
-    """Every image of a profile with its labels; the label multiset equals ``label_counts``."""
+def plan_collection(profile: str, seed: int = 0, vocabulary: str = DEFAULT_VOCABULARY) -> list[ImagePlan]:
+    """Every image of a profile with its labels and their looks; the label multiset equals
+    ``label_counts``. ``vocabulary`` is the folder whose hierarchy places the labels."""
     p = get_profile(profile)
     rng = np.random.default_rng([seed, 1])
-    counts = label_counts(profile)
+    counts = label_counts(profile, vocabulary)
     labels = sorted(counts)
     remaining = np.array([counts[x] for x in labels], dtype=float)
-    affinity = np.stack([_affinity(x) for x in labels], axis=1)  # scenes x labels
+    affinity = np.stack([_affinity(x, vocabulary) for x in labels], axis=1)  # scenes x labels
     ids = _image_ids(p, rng)
     sizes = _regions_per_image(p.n_images, p.n_regions, rng)
     plans = []
@@ -436,6 +434,7 @@ def plan_collection(profile: str, seed: int = 0) -> list[ImagePlan]:
             damp[k] *= 0.2
             chosen.append(labels[k])
         portrait = rng.random() < 0.2
+        drawn = tuple(sorted(chosen, key=lambda x: (_DRAW_ORDER[look(x, vocabulary).kind], x)))
         plans.append(
             ImagePlan(
                 image_id=image_id,
@@ -444,7 +443,8 @@ def plan_collection(profile: str, seed: int = 0) -> list[ImagePlan]:
                 height=480 if portrait else 360,
                 grayscale=bool(rng.random() < 0.05),
                 scene=_SCENES[scene],
-                labels=tuple(sorted(chosen, key=lambda x: (_DRAW_ORDER[look(x).kind], x))),
+                labels=drawn,
+                looks=tuple(look(x, vocabulary) for x in drawn),
             )
         )
     return plans
@@ -511,9 +511,9 @@ def render(plan: ImagePlan, seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]
     else:
         drawn = _layout(plan, owner, rng)
     masks = [owner == i for i in range(n)]
-    for i, label in enumerate(plan.labels):
-        if look(label).kind == "container":
-            members = [j for j in range(n) if j != i and look(plan.labels[j]).kind == "person"]
+    for i in range(n):
+        if plan.looks[i].kind == "container":
+            members = [j for j in range(n) if j != i and plan.looks[j].kind == "person"]
             for j in members:
                 masks[i] |= masks[j] & drawn[i]
     image = _paint(plan, owner, rng)
@@ -523,7 +523,7 @@ def render(plan: ImagePlan, seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]
 def _layout(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
     h, w = owner.shape
     shape = (h, w)
-    kinds = [look(x).kind for x in plan.labels]
+    kinds = [x.kind for x in plan.looks]
     horizon = rng.uniform(0.32, 0.55) * h
     skies = [i for i, k in enumerate(kinds) if k == "sky"]
     grounds = [i for i, k in enumerate(kinds) if k == "ground"]
@@ -552,7 +552,7 @@ def _layout(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> lis
         kind = kinds[i]
         if kind in {"sky", "ground"}:
             continue
-        size = look(label).size * min(h, w)
+        size = plan.looks[i].size * min(h, w)
         for attempt in range(12):
             scale = size * (0.75**attempt) * rng.uniform(0.7, 1.3)
             if kind == "backdrop":
@@ -594,7 +594,7 @@ def _keeps_others_visible(
         return True
     lost = np.bincount(covered, minlength=len(drawn))
     for j in np.flatnonzero(lost):
-        if look(plan.labels[j]).kind == "container" and look(plan.labels[i]).kind == "person":
+        if plan.looks[j].kind == "container" and plan.looks[i].kind == "person":
             continue  # members sit inside their group and do not hide it
         visible = int((owner == j).sum())
         if visible - lost[j] < max(12, 0.3 * drawn[j].sum()):
@@ -633,8 +633,7 @@ def _paint(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> np.n
     grain = np.zeros(n + 1, np.float32)
     colour[n] = (118, 108, 96)  # unlabelled background
     texture[n], grain[n] = 14.0, 5.0
-    for i, label in enumerate(plan.labels):
-        lk = look(label)
+    for i, lk in enumerate(plan.looks):
         # Instances vary as much as lighting and objects do in photos, so labels overlap.
         colour[i] = np.clip(np.array(lk.colour) + rng.normal(0, 28, 3), 0, 255)
         texture[i], grain[i] = lk.texture, lk.grain
@@ -649,7 +648,7 @@ def _paint(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> np.n
 
 
 # ---------------------------------------------------------------------------------------------
-# Writing the SAIAPR layout.
+# Captions: what an IAPR TC-12 annotator would write about a scene.
 
 _LOCATIONS = ["Cusco, Perú", "Bogotá, Colombia", "São Paulo, Brasil", "Zürich, Switzerland",
               "Córdoba, Argentina", "Cancún, México", "Melbourne, Australia", "Puerto Montt, Chile",
@@ -685,183 +684,28 @@ def _and(phrases: list[str]) -> str:
     return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
 
 
-def caption_text(plan: ImagePlan) -> str:
-    """The IAPR TC-12 ``.eng`` document of one image (a str; written in cp1252)."""
+def caption_fields(plan: ImagePlan) -> dict[str, str]:
+    """The caption of one image as IAPR TC-12 fields (title, description, notes, location, date)."""
     rng = np.random.default_rng([plan.image_id, 7])
     counts: dict[str, int] = {}
-    for label in plan.labels:
+    kinds: dict[str, str] = {}
+    for label, lk in zip(plan.labels, plan.looks, strict=True):
         counts[label] = counts.get(label, 0) + 1
-    front = [caption_phrase(x, c) for x, c in counts.items() if look(x).kind != "backdrop"]
-    back = [caption_phrase(x, c) for x, c in counts.items() if look(x).kind == "backdrop"]
+        kinds[label] = lk.kind
+    front = [caption_phrase(x, c) for x, c in counts.items() if kinds[x] != "backdrop"]
+    back = [caption_phrase(x, c) for x, c in counts.items() if kinds[x] == "backdrop"]
     described = _and(front or back)
     if front and back:
         described += f" with {_and(back)} in the background"
     location = _LOCATIONS[int(rng.integers(len(_LOCATIONS)))]
     date = f"{_MONTHS[int(rng.integers(12))]} {int(rng.integers(1995, 2006))}"
-    title = f"{plan.scene.capitalize()} scene in {location.split(',')[0]}"
-    nn = plan.folder
-    return (
-        "<DOC>\n"
-        f"<DOCNO>annotations/{nn}/{plan.image_id}.eng</DOCNO>\n"
-        f"<TITLE>{title}</TITLE>\n"
-        f"<DESCRIPTION>{described[0].upper() + described[1:]}; the photo was taken on a trip.</DESCRIPTION>\n"
-        "<NOTES></NOTES>\n"
-        f"<LOCATION>{location}</LOCATION>\n"
-        f"<DATE>{date}</DATE>\n"
-        f"<IMAGE>images/{nn}/{plan.image_id}.jpg</IMAGE>\n"
-        f"<THUMBNAIL>thumbnails/{nn}/{plan.image_id}.jpg</THUMBNAIL>\n"
-        "</DOC>\n"
-    )
-
-
-def word_ids() -> dict[str, int]:
-    """Word -> id of the generated ``wlist.txt``: every row of the label id registry."""
-    return {label: i for i, label, _ in Registry.read(HIERARCHY_YAML.parent / "label_ids.tsv").rows}
-
-
-def ontology_path(label: str) -> str:
-    """A label's path as ``ontology_path.txt`` writes it: ``entity->->humans->_group-of-persons␠␠``."""
-    h = load_hierarchy()
-    nodes = ["_" + x if h.nodes[x].group else x for x in h.path(label)[1:]]
-    return "entity->" + "".join("->" + x for x in nodes) + "  "
-
-
-@dataclass(frozen=True)
-class Quirks:
-    """Real-file quirks to inject (SPEC §2.1). Always-on ones are part of the official format."""
-
-    enabled: bool = False
-
-    def ontology_path(self, label: str, image_id: int, region_id: int) -> str:
-        if not self.enabled:
-            return ontology_path(label)
-        key = image_id * 31 + region_id
-        if label == "lamp" and key % 3 == 0:  # the official file files some lamps elsewhere
-            return "entity->->man-made->object->generic-objects->lamp  "
-        if label == "trees" and key % 4 == 0:
-            return "entity->->landscape-nature->_trees  "
-        if key % 41 == 0:  # a bare path although the label is specific
-            return "entity->"
-        return ontology_path(label)
-
-    def trailer(self) -> str:
-        return "\n\n" if self.enabled else ""
-
-
-def _string_order(plans: list[ImagePlan]) -> list[ImagePlan]:
-    """The official text files list images in string order of their id (112, 116, 25, 26 ...)."""
-    return sorted(plans, key=lambda p: str(p.image_id))
-
-
-Rows = tuple[list[str], list[str], list[str]]  # labels.txt, ontology_path.txt, features.txt lines
-
-
-def write_images(root: Path, folder: str, plans: list[ImagePlan], seed: int, quirks: Quirks) -> Rows:
-    """Render and write the per-image files of ``plans`` (all in ``folder``); return their text rows
-    in the string order of image ids that the official text files use."""
-    images_dir = root / folder / "images"
-    masks_dir = root / folder / "segmentation_masks"
-    relations_dir = root / folder / "spatial_rels"
-    captions_dir = root / "annotations_complete_eng" / folder
-    for d in (images_dir, masks_dir, relations_dir, captions_dir):
-        d.mkdir(parents=True, exist_ok=True)
-    ids = word_ids()
-    label_rows, path_rows, feature_rows = [], [], []
-    for plan in _string_order(plans):
-        pixels, masks = render(plan, seed)
-        picture = Image.fromarray(pixels)
-        if plan.grayscale:
-            picture = picture.convert("L")
-        jpeg = io.BytesIO()
-        picture.save(jpeg, format="JPEG", quality=90)
-        (images_dir / f"{plan.image_id}.jpg").write_bytes(jpeg.getvalue())
-        (captions_dir / f"{plan.image_id}.eng").write_bytes(caption_text(plan).encode("cp1252"))
-        # The official features describe the stored JPEG, so measure the decoded file.
-        measured = features.image_features(features.decode_image(io.BytesIO(jpeg.getvalue())), masks)
-        pairs = relations.pairwise(masks, (plan.height, plan.width))
-        (relations_dir / f"{plan.image_id}.mat").write_bytes(mat_bytes(pairs.matrices(len(masks))))
-        for region_id, (label, mask) in enumerate(zip(plan.labels, masks, strict=True), start=1):
-            segimg = np.where(mask, 0.0, -1.0)
-            (masks_dir / f"{plan.image_id}_{region_id}.mat").write_bytes(mat_bytes({"segimg_t": segimg}))
-            label_rows.append(f"{plan.image_id}\t{region_id}\t{ids[label]}\n")
-            path_rows.append(f"{plan.image_id}\t{region_id}\t{quirks.ontology_path(label, plan.image_id, region_id)}\n")
-            numbers = features.num2str(measured[region_id - 1])
-            feature_rows.append(f"{plan.image_id}\t{region_id}\t{numbers}\t{ids[label]}\n")
-    return label_rows, path_rows, feature_rows
-
-
-def write_texts(root: Path, folder: str, rows: Rows, quirks: Quirks) -> int:
-    """Write a folder's text files from its rows; returns the number of regions."""
-    for name, lines in zip(("labels.txt", "ontology_path.txt", "features.txt"), rows, strict=True):
-        (root / folder / name).write_text("".join(lines) + quirks.trailer(), encoding="ascii")
-    return len(rows[0])
-
-
-def write_folder(root: Path, folder: str, plans: list[ImagePlan], seed: int, quirks: Quirks) -> int:
-    """Render and write every image of one folder and its text files; returns the region count."""
-    return write_texts(root, folder, write_images(root, folder, plans, seed, quirks), quirks)
-
-
-def write_wordlist(root: Path) -> None:
-    rows = [f"{i}\t{label}\n" for label, i in sorted(word_ids().items(), key=lambda kv: kv[1])]
-    (root / "wlist.txt").write_text("".join(rows), encoding="ascii")
-
-
-def _write_images_job(args: tuple[Path, str, list[ImagePlan], int, Quirks]) -> Rows:
-    # One BLAS thread per worker: the workers already fill the cores.
-    with threadpool_limits(limits=1):
-        return write_images(*args)
-
-
-def write_collection(
-    out: str | Path, profile: str, seed: int = 0, quirks: bool = False, workers: int | None = None
-) -> Iterator[tuple[str, int]]:
-    """Generate a whole collection under ``out``; yields (folder, regions written) as folders finish.
-
-    Images are rendered in parallel by ``workers`` processes (default: all cores), in chunks
-    of at most ``CHUNK`` images so the cores stay busy to the end; each folder's text files are
-    written once all its chunks are back. Output is a function of (profile, seed, quirks) only.
-    """
-    root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
-    plans = plan_collection(profile, seed)
-    write_wordlist(root)
-    by_folder: dict[str, list[ImagePlan]] = {}
-    for plan in plans:
-        by_folder.setdefault(plan.folder, []).append(plan)
-    jobs = [
-        (root, folder, group[start : start + CHUNK], seed, Quirks(quirks))
-        for folder, group in sorted(by_folder.items())
-        for start in range(0, len(group), CHUNK)
-    ]
-    workers = workers or os.cpu_count() or 1
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs))) if workers > 1 else None
-    try:
-        results = pool.map(_write_images_job, jobs) if pool else map(_write_images_job, jobs)
-        pending: dict[str, list[Rows]] = {}
-        chunks_left = {folder: -(-len(group) // CHUNK) for folder, group in by_folder.items()}
-        for job, rows in zip(jobs, results, strict=True):
-            folder = job[1]
-            pending.setdefault(folder, []).append(rows)
-            chunks_left[folder] -= 1
-            if chunks_left[folder] == 0:
-                yield folder, write_texts(root, folder, _merge_rows(pending.pop(folder)), Quirks(quirks))
-    finally:
-        if pool:
-            pool.shutdown()
-
-
-CHUNK = 100
-
-
-def _merge_rows(parts: list[Rows]) -> Rows:
-    """Rows of a folder's chunks, in the string order of image ids (then region id)."""
-
-    def key(line: str) -> tuple[str, int]:
-        image_id, region_id = line.split("\t", 2)[:2]
-        return image_id, int(region_id)
-
-    return tuple(sorted((line for part in parts for line in part[k]), key=key) for k in range(3))  # type: ignore[return-value]
+    return {
+        "title": f"{plan.scene.capitalize()} scene in {location.split(',')[0]}",
+        "description": f"{described[0].upper() + described[1:]}; the photo was taken on a trip.",
+        "notes": "",
+        "location": location,
+        "date": date,
+    }
 
 
 def folders(profile: str) -> list[str]:

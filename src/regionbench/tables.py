@@ -1,16 +1,31 @@
-"""Arrow schemas of the stage tables and the one way stage tables land on disk.
+"""The stage tables: their Arrow schemas and keys, and the one way stage outputs land on disk.
 
-Stage outputs are sorted by their key and written without pandas metadata or timestamps,
-so a stage rerun on the same inputs gives the same bytes.
+Every stage table's schema is defined here, once. Stage outputs are sorted by their key and
+written without pandas metadata or timestamps (Parquet) or with sorted keys (JSON), so a stage
+rerun on the same inputs gives the same bytes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+# Every region is keyed by (image, annotator, region): one image can carry the regions of
+# several annotators.
+REGION_KEY = ["image_id", "annotator", "region_id"]
+_REGION_KEY_FIELDS = [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
+
+_MOMENTS = ("mean", "std", "skew")
+# The 27 saiapr27 region features, in the order of the official features.txt (docs/features.md).
+FEATURE_NAMES: tuple[str, ...] = (
+    "area", "width", "height", "mean_x", "mean_y", "std_x", "std_y", "boundary_area", "convexity",
+    *(f"rgb_{m}_{c}" for m in _MOMENTS for c in "rgb"),
+    *(f"lab_{m}_{c}" for m in _MOMENTS for c in "lab"),
+)  # fmt: skip
 
 IMAGES = pa.schema(
     [
@@ -32,9 +47,7 @@ IMAGES = pa.schema(
 
 REGIONS = pa.schema(
     [
-        ("image_id", pa.int64()),
-        ("annotator", pa.string()),
-        ("region_id", pa.int32()),
+        *_REGION_KEY_FIELDS,
         ("label_id", pa.int32()),
         ("label", pa.string()),
         ("ontology_path", pa.string()),
@@ -58,9 +71,81 @@ REJECTS = pa.schema(
     ]
 )
 
+FEATURES = pa.schema([*_REGION_KEY_FIELDS, *((name, pa.float64()) for name in FEATURE_NAMES)])
+
+RELATIONS = pa.schema(
+    [
+        *_REGION_KEY_FIELDS,
+        ("other_region_id", pa.int32()),
+        ("topological", pa.string()),
+        ("horizontal", pa.string()),
+        ("vertical", pa.string()),
+    ]
+)
+
+RELATION_STATS = pa.schema(
+    [("group", pa.string()), ("relation", pa.string()), ("count", pa.int64()), ("share", pa.float64())]
+)
+
+VOCABULARY = pa.schema(
+    [
+        ("label_id", pa.int32()),
+        ("label", pa.string()),
+        ("parent", pa.string()),
+        ("depth", pa.int32()),
+        ("path", pa.string()),
+        ("relation", pa.string()),
+        ("is_leaf", pa.bool_()),
+        ("group", pa.bool_()),
+        ("in_h_list", pa.bool_()),
+        ("in_a_list", pa.bool_()),
+        ("in_t_list", pa.bool_()),
+        ("origin", pa.string()),
+        ("caption_count", pa.int64()),
+        ("region_count", pa.int64()),
+        ("image_count", pa.int64()),
+    ]
+)
+
+BRANCH_STATS = pa.schema(
+    [
+        ("branch", pa.string()),
+        ("frequency", pa.int64()),
+        ("normalised_frequency", pa.float64()),
+        ("descendants", pa.int32()),
+        ("leaves", pa.int32()),
+    ]
+)
+
+SUBSETS = pa.schema(
+    [
+        ("subset", pa.string()),
+        ("image_id", pa.int64()),
+        ("annotator", pa.string()),
+        ("region_id", pa.int32()),
+        ("label", pa.string()),
+        ("split", pa.string()),
+    ]
+)
+
+PREDICTIONS = pa.schema([*_REGION_KEY_FIELDS, ("label", pa.string()), ("predicted", pa.string())])
+
+CLASSIFIER_SCORES = pa.schema(
+    [
+        ("subset", pa.string()),
+        ("classifier", pa.string()),
+        ("n_labels", pa.int32()),
+        ("n_train", pa.int64()),
+        ("n_test", pa.int64()),
+        ("e_hard", pa.float64()),
+        ("soft", pa.float64()),
+        ("mean_e", pa.float64()),
+    ]
+)
+
 KEYS = {
     "images": ["image_id"],
-    "regions": ["image_id", "annotator", "region_id"],
+    "regions": REGION_KEY,
     "rejects": ["source", "key", "item", "reason"],
 }
 
@@ -105,6 +190,18 @@ def write_parquet_parts(
         if rows or not written:  # the rest; an empty table is written as write_table writes it
             rest = pa.concat_tables(pending) if pending else schema.empty_table()
             writer.write_table(rest.cast(schema).combine_chunks(), row_group_size=ROW_GROUP)
+
+
+def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True) -> None:
+    """Write a JSON artefact deterministically: sorted keys, one-space indent, UTF-8, final newline.
+
+    Stage reports escape non-ASCII characters (``\\u00e1``); the release's documents meant for
+    people (``croissant.json``, ``manifest.json``) pass ``escape_non_ascii=False``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=escape_non_ascii)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def read_parquet(path: str | Path) -> pa.Table:

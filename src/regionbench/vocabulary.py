@@ -1,6 +1,6 @@
 """The annotation vocabulary: candidate lists -> C-list -> curation -> labels with stable ids.
 
-Procedure (paper §3.1, SPEC §3):
+Procedure (paper §3.1; docs/vocabulary.md):
 
 1. Three candidate lists: H (``h_list.txt``), T (``t_list.txt``) and A, derived from the
    captions: every word (or hyphenated H/T candidate spelled as a phrase) mentioned at least
@@ -29,13 +29,19 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from regionbench import tables
 from regionbench.hierarchy import Hierarchy
+
+# The SAIAPR TC-12 vocabulary that ships with the library: hierarchy.yaml, label_ids.tsv, the
+# candidate lists and curation.yaml (docs/vocabulary.md).
+DEFAULT_DIR = Path(str(resources.files("regionbench") / "data" / "vocabulary"))
 
 
 class VocabularyError(ValueError):
@@ -323,37 +329,6 @@ class Registry:
         return Registry(sorted(rows))
 
 
-VOCABULARY = pa.schema(
-    [
-        ("label_id", pa.int32()),
-        ("label", pa.string()),
-        ("parent", pa.string()),
-        ("depth", pa.int32()),
-        ("path", pa.string()),
-        ("relation", pa.string()),
-        ("is_leaf", pa.bool_()),
-        ("group", pa.bool_()),
-        ("in_h_list", pa.bool_()),
-        ("in_a_list", pa.bool_()),
-        ("in_t_list", pa.bool_()),
-        ("origin", pa.string()),
-        ("caption_count", pa.int64()),
-        ("region_count", pa.int64()),
-        ("image_count", pa.int64()),
-    ]
-)
-
-BRANCH_STATS = pa.schema(
-    [
-        ("branch", pa.string()),
-        ("frequency", pa.int64()),
-        ("normalised_frequency", pa.float64()),
-        ("descendants", pa.int32()),
-        ("leaves", pa.int32()),
-    ]
-)
-
-
 def check_annotated(tree: Hierarchy, used: dict[str, list[str]]) -> None:
     """Fail if an annotation uses a label the vocabulary lacks; ``used`` maps label -> where."""
     missing = sorted(set(used) - set(tree.nodes))
@@ -413,7 +388,7 @@ def vocabulary_table(
                 "image_count": int(image_counts.get(label, 0)),
             }
         )
-    return pa.Table.from_pylist(rows, schema=VOCABULARY).sort_by("label_id")
+    return pa.Table.from_pylist(rows, schema=tables.VOCABULARY).sort_by("label_id")
 
 
 def branch_stats(tree: Hierarchy, region_counts: Counter) -> pa.Table:
@@ -432,7 +407,7 @@ def branch_stats(tree: Hierarchy, region_counts: Counter) -> pa.Table:
                 "leaves": sum(tree.is_leaf(x) for x in below),
             }
         )
-    return pa.Table.from_pylist(rows, schema=BRANCH_STATS).sort_by("branch")
+    return pa.Table.from_pylist(rows, schema=tables.BRANCH_STATS).sort_by("branch")
 
 
 @dataclass
@@ -445,7 +420,7 @@ class VocabularyBuild:
 def build(
     config_dir: str | Path, captions: Iterable[str], used: dict[str, list[str]], images_per_label: Counter
 ) -> VocabularyBuild:
-    """Run the whole procedure from ``config/vocabulary/`` and the ingested annotations.
+    """Run the whole procedure from a vocabulary folder (``DEFAULT_DIR``) and the ingested annotations.
 
     ``captions``: caption texts; ``used``: label -> where each region using it sits
     ("00: image 12 region 2"); ``images_per_label``: label -> number of images showing it.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from regionbench.release import TABLES, load_schemas, sha256_file
+from regionbench.release.manifest import sha256_file
+from regionbench.release.schemas import TABLES, load_schemas
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 DATA_TYPES = {

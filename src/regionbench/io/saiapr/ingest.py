@@ -1,4 +1,4 @@
-"""Reading the SAIAPR TC-12 layout (SPEC §2.1), one folder shard at a time.
+"""Ingest of the SAIAPR TC-12 layout (docs/inputs.md), one folder shard at a time.
 
 ``ingest_folder`` turns ``<root>/NN`` into three tables: accepted images, accepted regions and
 rejects. Nothing is dropped silently: every image file, every image a label row names, every
@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-import shutil
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -21,21 +20,20 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import shapely
 from PIL import Image
 
 from regionbench import geometry, tables
 from regionbench.io.matlab import read_mat
+from regionbench.io.saiapr import text
+from regionbench.io.saiapr.ontology import majority_parent
+from regionbench.io.saiapr.writer import MASK_VARIABLE
 
 ANNOTATOR = "saiapr"
-MASK_VARIABLE = "segimg_t"
-CAPTION_FIELDS = ("TITLE", "DESCRIPTION", "NOTES", "LOCATION", "DATE")
 MASK_NAME = re.compile(r"(\d+)_(\d+)\.mat")
 
 
-class IngestError(ValueError):
+class IngestError(text.LayoutError):
     """Input that stops a strict (or impossible) ingest; one line per problem."""
 
 
@@ -54,7 +52,7 @@ class _Ledger:
     root: Path
     rejects: list[dict] = field(default_factory=list)
     quirks: Counter = field(default_factory=Counter)
-    parents: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    parent_counts: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     interior: set[str] = field(default_factory=set)  # nodes seen above another node in a path
 
     def reject(self, source: Path | str, key: str, item: str, reason: str) -> None:
@@ -65,77 +63,8 @@ class _Ledger:
         return sum(1 for r in self.rejects if r["item"] == item)
 
 
-def read_wordlist(path: Path) -> dict[int, str]:
-    """``wlist.txt``: ``id<TAB>word`` per line; blank lines are skipped."""
-    if not path.is_file():
-        raise IngestError(f"{path}: word list missing; a SAIAPR root needs wlist.txt beside its folders")
-    words = {}
-    for n, line in enumerate(path.read_text(encoding="latin-1").splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = line.split("\t")
-        if len(parts) != 2 or not parts[0].strip().isdigit():
-            raise IngestError(f"{path}:{n}: expected 'id<TAB>word', got {line!r}; fix the line")
-        words[int(parts[0])] = parts[1].strip()
-    return words
-
-
-def normalise_ontology_path(raw: str) -> tuple[list[str], set[str]]:
-    """Node names of an ``ontology_path.txt`` entry and the quirks its spelling shows.
-
-    ``entity->->humans->_group-of-persons␠␠`` gives ``[entity, humans, group-of-persons]``
-    with quirks ``doubled_arrow``, ``group_flag`` and ``trailing_space``.
-    """
-    quirks = set()
-    if raw != raw.rstrip():
-        quirks.add("trailing_space")
-    parts = raw.strip().split("->")
-    if any(p == "" for p in parts[1:-1]) or (len(parts) > 2 and parts[1] == ""):
-        quirks.add("doubled_arrow")
-    nodes = []
-    for p in parts:
-        if not p:
-            continue
-        if p.startswith("_"):
-            quirks.add("group_flag")
-        nodes.append(p.lstrip("_"))
-    if nodes == ["entity"]:
-        quirks.add("bare_entity_path")
-    return nodes, quirks
-
-
-def parse_caption(data: bytes) -> tuple[dict[str, str | None], str]:
-    """Fields of an IAPR TC-12 ``.eng`` document and the encoding that decoded it.
-
-    The official captions are cp1252; UTF-8 is accepted when the bytes are valid UTF-8, and
-    latin-1 (which decodes any byte) is the last resort.
-    """
-    for encoding in ("utf-8", "cp1252", "latin-1"):
-        try:
-            text = data.decode(encoding)
-            break
-        except UnicodeDecodeError:
-            continue
-    if "<DOC>" not in text or "</DOC>" not in text:
-        raise ValueError("not an IAPR TC-12 document (no <DOC>...</DOC>)")
-    fields: dict[str, str | None] = {}
-    for tag in CAPTION_FIELDS:
-        m = re.search(rf"<{tag}>(.*?)</{tag}>", text, flags=re.DOTALL)
-        fields[tag.lower()] = m.group(1).strip() if m else None
-    return fields, encoding
-
-
 def _inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
-
-
-def _text_lines(path: Path, ledger: _Ledger) -> list[str]:
-    """Lines of an official text file; trailing blank lines are dropped and counted as a quirk."""
-    lines = path.read_text(encoding="latin-1").splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-        ledger.quirks["trailing_blank_lines"] += 1
-    return lines
 
 
 def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
@@ -147,7 +76,7 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
     conflicting: set[tuple[int, int]] = set()
     if not path.is_file():
         return rows, conflicting
-    lines = _text_lines(path, ledger)
+    lines = _official_lines(path, ledger)
     order = []
     for n, line in enumerate(lines, start=1):
         parts = line.split()
@@ -186,24 +115,30 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
     return rows, conflicting
 
 
+def _official_lines(path: Path, ledger: _Ledger) -> list[str]:
+    """Lines of an official text file; trailing blank lines are dropped and counted as a quirk."""
+    lines, trailing = text.official_lines(path)
+    if trailing:
+        ledger.quirks["trailing_blank_lines"] += trailing
+    return lines
+
+
 def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
     """Normalised ontology path per region key (``entity->humans->group-of-persons``)."""
     paths: dict[tuple[int, int], str] = {}
     if not path.is_file():
         return paths
-    lines = _text_lines(path, ledger)
-    for line in lines:
-        parts = line.split("\t")
-        if len(parts) != 3 or not parts[0].strip().isdigit() or not parts[1].strip().isdigit():
+    for row in text.ontology_rows(_official_lines(path, ledger)):
+        if row is None:
             ledger.quirks["malformed_ontology_rows"] += 1
             continue
-        nodes, quirks = normalise_ontology_path(parts[2])
-        for q in quirks:
+        image_id, region_id, entry = row
+        for q in entry.quirks:
             ledger.quirks[f"ontology_{q}"] += 1
-        for parent, child in itertools.pairwise(nodes):
-            ledger.parents[child][parent] += 1
-        ledger.interior.update(nodes[:-1])
-        paths[(int(parts[0]), int(parts[1]))] = "->".join(nodes)
+        for parent, child in itertools.pairwise(entry.nodes):
+            ledger.parent_counts[child].update([parent])
+        ledger.interior.update(entry.nodes[:-1])
+        paths[(image_id, region_id)] = "->".join(entry.nodes)
     return paths
 
 
@@ -275,7 +210,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     base = root / folder
     if not base.is_dir():
         raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
-    words = read_wordlist(root / "wlist.txt")
+    words = text.read_wordlist(root / "wlist.txt")
     ledger = _Ledger(root)
     rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
     ontology = _read_ontology(base / "ontology_path.txt", ledger)
@@ -304,7 +239,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         images[image_id] = {
             "image_id": image_id, "folder": folder, "path": path.relative_to(root).as_posix(),
             "width": width, "height": height, "mode": mode, "sha256": digest,
-            **{f"caption_{f.lower()}": None for f in CAPTION_FIELDS}, "caption_encoding": None,
+            **{f"caption_{f.lower()}": None for f in text.CAPTION_FIELDS}, "caption_encoding": None,
         }  # fmt: skip
     for image_id in sorted({k[0] for k in rows} - named):
         ledger.reject(
@@ -383,7 +318,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         "label_rows_rejected": ledger.rejected("label-row"),
         "captions_rejected": ledger.rejected("caption"),
         "quirks": dict(sorted(ledger.quirks.items())),
-        "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parents.items())},
+        "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parent_counts.items())},
         "internal_node_labels": internal,
     }  # fmt: skip
     return Shard(
@@ -406,7 +341,7 @@ def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _
             ledger.reject(path, path.stem, "caption", "path escapes the collection root (symlink); copy the file in")
             continue
         try:
-            fields, encoding = parse_caption(path.read_bytes())
+            fields, encoding = text.parse_caption(path.read_bytes())
         except ValueError as exc:
             ledger.reject(path, path.stem, "caption", str(exc))
             continue
@@ -416,11 +351,6 @@ def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _
         for name, value in fields.items():
             record[f"caption_{name}"] = value
         record["caption_encoding"] = encoding
-
-
-def majority_parent(parents: dict[str, int]) -> str:
-    """The parent seen most often (ties: first by name)."""
-    return min(parents, key=lambda p: (-parents[p], p))
 
 
 def merge_reports(reports: list[dict]) -> dict:
@@ -435,7 +365,7 @@ def merge_reports(reports: list[dict]) -> dict:
     for r in reports:
         quirks.update(r["quirks"])
         for child, seen in r["parents"].items():
-            parents[child].update(seen)
+            parents.setdefault(child, Counter()).update(seen)
     internal = sorted({label for r in reports for label in r["internal_node_labels"]})
     quirks["internal_node_labels"] = len(internal)
     totals["internal_node_labels"] = internal
@@ -446,74 +376,3 @@ def merge_reports(reports: list[dict]) -> dict:
         if len(p) > 1
     ]
     return totals
-
-
-def caption_document(image: dict) -> str:
-    """An image's IAPR TC-12 ``.eng`` document from its caption fields (absent fields omitted)."""
-    folder, image_id = image["folder"], image["image_id"]
-    lines = ["<DOC>", f"<DOCNO>annotations/{folder}/{image_id}.eng</DOCNO>"]
-    for tag in CAPTION_FIELDS:
-        value = image[f"caption_{tag.lower()}"]
-        if value is not None:
-            lines.append(f"<{tag}>{value}</{tag}>")
-    lines += [f"<IMAGE>images/{folder}/{image_id}.jpg</IMAGE>", "</DOC>", ""]
-    return "\n".join(lines)
-
-
-def export_release(release: str | Path, out: str | Path, images: str | Path | None = None) -> dict[str, int]:
-    """Write a release back in the SAIAPR TC-12 layout, so tools of the original format work.
-
-    Writes ``wlist.txt`` (the vocabulary), per folder ``labels.txt``, ``ontology_path.txt``,
-    ``features.txt`` (MATLAB ``num2str`` style) and ``segmentation_masks/<image>_<region>.mat``
-    (``segimg_t``: 0 inside, -1 outside), and the captions in their original encoding. The
-    release does not carry pixels: with ``images`` (a raw tree) the JPEGs are copied from it,
-    each checked against the sha256 the release records. Only the ``saiapr`` annotator's
-    regions fit this layout.
-    """
-    from regionbench.features import FEATURE_NAMES, num2str
-    from regionbench.io.matlab import mat_bytes
-
-    release, out = Path(release), Path(out)
-    if out.exists():
-        raise ValueError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
-    image_rows = pq.read_table(release / "data" / "images.parquet").to_pylist()
-    regions = pq.read_table(release / "data" / "regions.parquet")
-    regions = regions.filter(pc.equal(regions["annotator"], ANNOTATOR))
-    vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"])
-    out.mkdir(parents=True)
-    rows = sorted(zip(vocabulary["label_id"].to_pylist(), vocabulary["label"].to_pylist(), strict=True))
-    (out / "wlist.txt").write_text("".join(f"{i}\t{label}\n" for i, label in rows), encoding="utf-8")
-
-    by_id = {}
-    for image in image_rows:
-        by_id[image["image_id"]] = image
-        folder = out / image["folder"]
-        (folder / "images").mkdir(parents=True, exist_ok=True)
-        (folder / "segmentation_masks").mkdir(exist_ok=True)
-        if images is not None:
-            source = Path(images) / image["path"]
-            if not source.is_file() or hashlib.sha256(source.read_bytes()).hexdigest() != image["sha256"]:
-                raise ValueError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
-            shutil.copyfile(source, out / image["path"])
-        if image["caption_encoding"] is not None:
-            caption = out / "annotations_complete_eng" / image["folder"] / f"{image['image_id']}.eng"
-            caption.parent.mkdir(parents=True, exist_ok=True)
-            caption.write_bytes(caption_document(image).encode(image["caption_encoding"]))
-
-    texts: dict[str, tuple[list[str], list[str], list[str]]] = defaultdict(lambda: ([], [], []))
-    columns = ["image_id", "region_id", "label_id", "ontology_path", "mask_rle", *FEATURE_NAMES]
-    for region in regions.select(columns).to_pylist():
-        image = by_id[region["image_id"]]
-        key = f"{region['image_id']}\t{region['region_id']}"
-        labels, paths, feats = texts[image["folder"]]
-        labels.append(f"{key}\t{region['label_id']}\n")
-        if region["ontology_path"] is not None:
-            paths.append(f"{key}\t{region['ontology_path']}\n")
-        feats.append(f"{key}\t{num2str(np.array([region[n] for n in FEATURE_NAMES]))}\t{region['label_id']}\n")
-        mask = geometry.decode_rle(region["mask_rle"], image["height"], image["width"])
-        name = out / image["folder"] / "segmentation_masks" / f"{region['image_id']}_{region['region_id']}.mat"
-        name.write_bytes(mat_bytes({MASK_VARIABLE: np.where(mask, 0.0, -1.0)}))
-    for folder in sorted({image["folder"] for image in image_rows}):
-        for name, lines in zip(("labels.txt", "ontology_path.txt", "features.txt"), texts[folder], strict=True):
-            (out / folder / name).write_text("".join(lines), encoding="utf-8")
-    return {"folders": len({i["folder"] for i in image_rows}), "images": len(image_rows), "regions": regions.num_rows}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from regionbench.croissant import CITATION
-from regionbench.release import TABLES, load_schemas
+from regionbench.release.croissant import CITATION
+from regionbench.release.schemas import TABLES, load_schemas
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:

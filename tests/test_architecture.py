@@ -1,0 +1,102 @@
+"""The library's structure: no import cycle, nothing reaching into the checkout, a light client."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import PROJECT
+
+SRC = PROJECT / "src"
+PACKAGE = SRC / "regionbench"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the library modules it imports (a submodule where one is named, else the package)."""
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+            for target in targets:
+                if target in modules and target != name:
+                    graph[name].add(target)
+                    break
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_imports() -> None:
+    graph = import_graph()
+    assert "regionbench.release.manifest" in graph["regionbench.release.writer"]
+    assert "regionbench.io.saiapr.text" in graph["regionbench.io.saiapr.ingest"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_no_path_reaches_out_of_the_package() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert ".parents[" not in text and "parent.parent" not in text, path
+
+
+def test_the_client_modules_need_no_build_dependency() -> None:
+    """load, verify, diff and evaluate import nothing of the build extra."""
+    code = (
+        "import sys, regionbench, regionbench.cli, regionbench.loader, regionbench.evaluation, regionbench.release\n"
+        "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'PIL', 'dvc', 'threadpoolctl', 'zlib_ng'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_cli_synth_profiles_are_the_synth_profiles() -> None:
+    from regionbench import cli, synth
+
+    assert set(cli.SYNTH_PROFILES) == set(synth.PROFILES)

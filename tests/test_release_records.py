@@ -1,0 +1,102 @@
+"""Record digests, content hashes, scans, diffs and version rules on small in-memory tables."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from regionbench import release
+from regionbench.release.schemas import TableSchema
+
+DOCUMENT = {
+    "description": "a toy table",
+    "x-primary-key": ["id"],
+    "x-statistics": ["count"],
+    "properties": {
+        "id": {"type": "integer", "x-arrow-type": "int64", "description": "key"},
+        "name": {"type": "string", "x-arrow-type": "string", "description": "a value", "pattern": "^[a-z]+$"},
+        "count": {"type": "integer", "x-arrow-type": "int64", "description": "a statistic"},
+    },
+}
+SCHEMA = TableSchema("regions", DOCUMENT)  # no geometry column: the scan skips the GeoParquet extent
+
+
+def table(rows: list[tuple[int, str, int]]) -> pa.Table:
+    ids, names, counts = zip(*rows, strict=True) if rows else ((), (), ())
+    return pa.table({"id": list(ids), "name": list(names), "count": list(counts)}, schema=SCHEMA.arrow)
+
+
+ROWS = [(1, "sky", 10), (2, "man", 5), (3, "tree", 7)]
+
+
+def test_statistics_change_the_content_but_not_the_record() -> None:
+    a, b = table(ROWS), table([(1, "sky", 11), *ROWS[1:]])
+    assert release.record_digests(a, SCHEMA) == release.record_digests(b, SCHEMA)
+    assert release.content_hash(a, SCHEMA) != release.content_hash(b, SCHEMA)
+
+
+def test_content_hash_ignores_row_order() -> None:
+    assert release.content_hash(table(ROWS), SCHEMA) == release.content_hash(table(ROWS[::-1]), SCHEMA)
+
+
+@given(st.lists(st.integers(0, 50), unique=True, max_size=30), st.integers(1, 5))
+def test_a_scan_of_any_cut_is_the_scan_of_the_whole(ids: list[int], pieces: int) -> None:
+    whole = table([(i, "x" * (1 + i % 3), i) for i in sorted(ids)])
+    step = max(1, -(-whole.num_rows // pieces))
+    parts = [partial(whole.slice, start, step) for start in range(0, whole.num_rows, step)]
+    scanned = release.scan(parts, SCHEMA, digests=True)
+    assert scanned.rows == whole.num_rows and scanned.problems == []
+    assert scanned.content_sha256 == release.content_hash(whole, SCHEMA)
+    assert scanned.digests == release.record_digests(whole, SCHEMA)
+
+
+def test_scan_reports_duplicates_and_bad_values() -> None:
+    twice = release.scan([partial(table, ROWS), partial(table, ROWS[:1])], SCHEMA)
+    assert not twice.in_order and any("duplicate primary keys" in p for p in twice.problems)
+    bad = release.scan(release.as_parts(table([(1, "Sky", 1)])), SCHEMA)
+    assert any("regions.name: 1 distinct values break the schema" in p for p in bad.problems)
+
+
+@pytest.mark.parametrize(
+    ("new", "bump"),
+    [
+        (ROWS, "patch"),
+        ([*ROWS, (4, "car", 1)], "minor"),
+        ([(1, "sky", 99), *ROWS[1:]], "patch"),  # a statistic only
+        (ROWS[:2], "major"),
+        ([(1, "sea", 10), *ROWS[1:]], "major"),
+    ],
+)
+def test_diff_gives_the_bump(new: list, bump: str) -> None:
+    before = release.record_digests(table(ROWS), SCHEMA)
+    after = release.record_digests(table(new), SCHEMA)
+    diff = release.Diff({"regions": release.table_diff(before, after)})
+    assert diff.required == bump
+    assert diff.lines()[-1] == f"required bump: {bump.upper()}"
+
+
+def test_versions() -> None:
+    assert release.parse_version("v1.2.3") == (1, 2, 3)
+    for bad in ("1.2", "01.2.3", "1.2.3-rc1", ""):
+        with pytest.raises(release.ReleaseError):
+            release.parse_version(bad)
+    assert release.bump_of("1.2.3", "2.0.0") == "major"
+    assert release.bump_of("1.2.3", "1.3.0") == "minor"
+    assert release.bump_of("1.2.3", "1.2.4") == "patch"
+    assert release.bump_of("1.2.3", "1.2.3") is None
+    found = release.release_folders(["r/v1.10.0", "r/v1.2.0/", "r/latest", "r/v0.9.9"])
+    assert [path for _, path in found] == ["r/v0.9.9", "r/v1.2.0/", "r/v1.10.0"]
+
+
+def test_check_bump_refuses_a_smaller_bump_in_one_line() -> None:
+    diff = release.Diff({"regions": release.TableDiff(removed=[(1,)])})
+    with pytest.raises(release.ReleaseError) as refused:
+        release.check_bump("1.0.0", "1.1.0", diff)
+    assert "\n" not in str(refused.value) and "need MAJOR" in str(refused.value)
+    release.check_bump("1.0.0", "2.0.0", diff)
+    with pytest.raises(release.ReleaseError, match="not above"):
+        release.check_bump("1.0.0", "1.0.0", release.Diff({}))

@@ -1,0 +1,65 @@
+"""The library outside the checkout: a wheel, installed without -e into an empty venv with the
+client dependencies only, loads, verifies and scores a release."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import PROJECT, TINY_RELEASE
+
+pytestmark = pytest.mark.workflow
+BUILD_ONLY = {"snakemake", "scikit-learn", "matplotlib", "scipy", "pillow", "dvc", "threadpoolctl", "zlib-ng"}
+
+
+def run(*cmd: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd)
+    assert done.returncode == 0, (cmd, done.stdout[-2000:], done.stderr[-2000:])
+    return done
+
+
+@pytest.fixture(scope="session")
+def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel built from the repository and its client dependencies."""
+    work = tmp_path_factory.mktemp("wheel")
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", work / "dist", PROJECT, cwd=work)
+    (wheel,) = (work / "dist").glob("regionbench-*.whl")
+    run(sys.executable, "-m", "venv", work / "venv", cwd=work)
+    pip = work / "venv" / "bin" / "pip"
+    run(pip, "install", "--quiet", "--constraint", PROJECT / "constraints.txt", wheel, cwd=work)
+    return work / "venv"
+
+
+def test_the_client_install_holds_no_build_dependency(client_venv: Path) -> None:
+    listed = run(client_venv / "bin" / "pip", "list", "--format", "json", cwd=client_venv)
+    names = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert "regionbench" in names and not names & BUILD_ONLY
+
+
+def test_the_installed_wheel_loads_verifies_and_scores(client_venv: Path, tiny_build: Path, tmp_path: Path) -> None:
+    folder = tiny_build / TINY_RELEASE
+    python, regionbench = client_venv / "bin" / "python", client_venv / "bin" / "regionbench"
+    # Run from elsewhere, so nothing of the checkout is importable or found.
+    done = run(regionbench, "verify", folder, cwd=tmp_path)
+    assert "verified" in done.stdout
+    code = (
+        "import regionbench, sys; r = regionbench.load(sys.argv[1]); "
+        "assert regionbench.__file__.startswith(sys.prefix), regionbench.__file__; "
+        "print(len(r.regions), r.verify(), r.mask(int(r.regions.image_id[0]), int(r.regions.region_id[0])).shape)"
+    )
+    loaded = run(python, "-c", code, folder, cwd=tmp_path)
+    regions = pd.read_parquet(folder / "data" / "regions.parquet")
+    assert loaded.stdout.startswith(f"{len(regions)} [] (")
+    subsets = pd.read_parquet(folder / "data" / "subsets.parquet")
+    test = subsets[(subsets.subset == "H") & (subsets.split == "test")]
+    test[["image_id", "annotator", "region_id", "label"]].to_csv(tmp_path / "perfect.csv", index=False)
+    scored = run(
+        regionbench, "evaluate", "--release", folder, "--predictions", "perfect.csv", "--task", "region",
+        "--out", "report.json", cwd=tmp_path,
+    )  # fmt: skip
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert "e_hard" in scored.stdout and report["measures"]["any"]["e_hard"] == 1.0
