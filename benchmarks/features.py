@@ -24,6 +24,7 @@ from skimage.measure import regionprops
 
 from regionbench import features, relations, synth
 from regionbench.io.matlab import read_mat
+from regionbench.io.saiapr.collection import write_folder
 
 
 def sample(cache: Path, n_images: int) -> list[tuple[Path, list[Path]]]:
@@ -36,7 +37,7 @@ def sample(cache: Path, n_images: int) -> list[tuple[Path, list[Path]]]:
         for plan in chosen:
             by_folder.setdefault(plan.folder, []).append(plan)
         for folder, group in sorted(by_folder.items()):
-            synth.write_folder(root, folder, group, 0, synth.Quirks(False))
+            write_folder(root, folder, group)
         (root / "done").write_text("")
     return [
         (

@@ -42,6 +42,7 @@ import numpy as np
 
 from regionbench import features, synth
 from regionbench.io.matlab import read_mat
+from regionbench.io.saiapr.collection import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")
@@ -57,7 +58,7 @@ def collection(cache: Path) -> Path:
         partial = cache / "paper-raw.partial"
         shutil.rmtree(partial, ignore_errors=True)
         start = time.perf_counter()
-        for folder, regions in synth.write_collection(partial, "paper", seed=0, workers=2):
+        for folder, regions in write_collection(partial, "paper", seed=0, workers=2):
             print(f"  generated folder {folder}: {regions} regions ({time.perf_counter() - start:.0f} s)", flush=True)
         partial.rename(raw)  # only a complete collection is ever cached
     return raw

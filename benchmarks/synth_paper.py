@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from regionbench import synth
+from regionbench.io.saiapr.collection import write_collection
 
 
 def main() -> None:
@@ -30,7 +31,7 @@ def main() -> None:
         shutil.rmtree(out)
 
     start = time.perf_counter()
-    for folder, regions in synth.write_collection(out, "paper", seed=args.seed, workers=args.workers):
+    for folder, regions in write_collection(out, "paper", seed=args.seed, workers=args.workers):
         print(f"folder {folder}: {regions} regions ({time.perf_counter() - start:.0f} s)", flush=True)
     wall = time.perf_counter() - start
 

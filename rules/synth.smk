@@ -23,6 +23,6 @@ if RAW.generated:
             profile=config["synth"]["profile"],
             seed=config["synth"]["seed"],
             quirks=config["synth"]["quirks"],
-            vocabulary=VOCABULARY,
+            vocabulary=lambda wildcards, input: str(Path(input.hierarchy).parent),
         script:
             "../scripts/synth.py"

@@ -22,7 +22,7 @@ from conftest import PROJECT, TINY_RELEASE, build, build_tiny, file_digests, wor
 from pycocotools import mask as coco_mask
 
 import regionbench
-from regionbench import geometry, release
+from regionbench import geometry, release, tables
 
 pytestmark = pytest.mark.workflow
 VERSION = TINY_RELEASE
@@ -94,7 +94,7 @@ def test_tampering_is_caught(tiny_release: Path, damage: str) -> None:
         expected = "data/regions.parquet"
     elif damage == "row":
         table = pq.read_table(target)
-        release.tables.write_parquet(table.slice(0, table.num_rows - 1), target)
+        tables.write_parquet(table.slice(0, table.num_rows - 1), target)
         expected = "data/regions.parquet"
     else:
         manifest = json.loads((tiny_release / "manifest.json").read_text())

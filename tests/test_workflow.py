@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -13,6 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
+
+from regionbench.vocabulary import DEFAULT_DIR
 
 pytestmark = pytest.mark.workflow
 
@@ -39,6 +42,16 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
     assert (results / "classifiers.png").stat().st_size > 0 and (results / "metrics.json").is_file()
     again = build(project, "--configfile", str(override), "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_an_edited_vocabulary_regenerates_the_collection(tiny_build: Path, tmp_path: Path) -> None:
+    """The synth rule reads the vocabulary: a newer hierarchy.yaml plans synth again (a dry run)."""
+    vocabulary = Path(shutil.copytree(DEFAULT_DIR, tmp_path / "vocabulary"))
+    (vocabulary / "hierarchy.yaml").touch()
+    edited = write_config(tmp_path, f"{TINY}vocabulary_dir: {vocabulary}\n")
+    planned = build(tiny_build, "--configfile", str(edited), "--dry-run")
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    assert re.search(r"^synth\s+1$", planned.stdout, re.M), planned.stdout[-3000:]
 
 
 def test_real_raw_dir(tmp_path: Path, tiny_raw: Path) -> None:

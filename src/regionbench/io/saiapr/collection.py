@@ -92,6 +92,19 @@ def write_images(
     return rows
 
 
+def write_folder(
+    root: Path,
+    folder: str,
+    plans: list[synth.ImagePlan],
+    seed: int = 0,
+    quirks: Quirks = Quirks(),
+    vocabulary: str = synth.DEFAULT_VOCABULARY,
+) -> int:
+    """Render and write every image of one folder and its text files; returns the region count."""
+    rows = write_images(root, folder, plans, seed, quirks, vocabulary)
+    return LayoutWriter(root).texts(folder, rows.sorted(_row_key), quirks.trailer())
+
+
 def _write_images_job(args: tuple[Path, str, list[synth.ImagePlan], int, Quirks, str]) -> FolderRows:
     # One BLAS thread per worker: the workers already fill the cores.
     with threadpool_limits(limits=1):

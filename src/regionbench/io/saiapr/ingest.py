@@ -210,7 +210,10 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     base = root / folder
     if not base.is_dir():
         raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
-    words = text.read_wordlist(root / "wlist.txt")
+    try:
+        words = text.read_wordlist(root / "wlist.txt")
+    except text.LayoutError as exc:
+        raise IngestError(str(exc)) from None
     ledger = _Ledger(root)
     rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
     ontology = _read_ontology(base / "ontology_path.txt", ledger)

@@ -1,0 +1,5 @@
+import sys
+
+from regionbench.cli import main
+
+sys.exit(main())

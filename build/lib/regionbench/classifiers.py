@@ -1,0 +1,211 @@
+"""Reference classifiers of the paper's Table 4, one-versus-all with a max-confidence merge.
+
+Every classifier trains one binary model per label (its regions positive, all others
+negative) and labels a region with the class whose model is most confident. Features are
+standardised with the training split's mean and std. Everything is seeded.
+
+Mapping from the paper's Table 4 (CLOP toolbox) to this implementation; the settings live in
+``config/config.yaml`` under ``classifiers``:
+
+========== ======================================= ===========================================
+paper      Table 4 parameters                      here
+========== ======================================= ===========================================
+zarbi      simple linear classifier                weights (mean+ - mean-) / pooled variance,
+                                                   bias at the midpoint of the class means
+naive      naive Bayes                             sklearn GaussianNB
+klogistic  kernel logistic regression              Nystroem RBF features (n_components) +
+                                                   LogisticRegression
+neural     Units 10, Shrinkage 0.1, Epochs 50      MLPClassifier(hidden 10, alpha 0.1, 50 epochs)
+svc        Kernel poly, degree 1, shrinkage 0.001  LinearSVC (a degree-1 polynomial kernel is
+                                                   linear), C = 1 / (2 * 0.001 * n_train)
+kridge     Kernel poly, degree 1, shrinkage 0.001  RidgeClassifier(alpha 0.001): degree-1 ridge
+rf         Depth 1, shrinkage 0.3, units 100       RandomForestClassifier(100 trees)
+random     baseline                                a seeded uniform draw among training labels
+majority   baseline                                the most frequent training label
+========== ======================================= ===========================================
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.kernel_approximation import Nystroem
+from sklearn.linear_model import LogisticRegression, RidgeClassifier
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
+
+from regionbench import tables
+from regionbench.hierarchy import Hierarchy
+from regionbench.metrics import region_scores
+from regionbench.tables import FEATURE_NAMES
+
+NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
+BASELINES = ("random", "majority")
+
+
+class Zarbi(ClassifierMixin, BaseEstimator):
+    """Naive linear binary classifier: w = (mean+ - mean-) / pooled variance, bias at the midpoint."""
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Zarbi:
+        self.classes_ = np.unique(y)
+        positive = y == self.classes_[-1]
+        mp, mn = x[positive].mean(axis=0), x[~positive].mean(axis=0)
+        pooled = (x[positive].var(axis=0) * positive.sum() + x[~positive].var(axis=0) * (~positive).sum()) / len(y)
+        self.coef_ = (mp - mn) / np.maximum(pooled, 1e-12)
+        self.intercept_ = -self.coef_ @ (mp + mn) / 2
+        return self
+
+    def decision_function(self, x: np.ndarray) -> np.ndarray:
+        return x @ self.coef_ + self.intercept_
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.classes_[(self.decision_function(x) > 0).astype(int)]
+
+
+@dataclass
+class Model:
+    """A fitted one-versus-all model with its standardisation."""
+
+    name: str
+    labels: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    estimator: object = None
+    constant: str | None = None
+    seed: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        if self.name == "majority":
+            return np.full(len(x), self.constant, dtype=object)
+        if self.name == "random":
+            rng = np.random.default_rng(self.seed)
+            return self.labels[rng.integers(len(self.labels), size=len(x))]
+        z = (x - self.mean) / self.scale
+        if len(self.labels) == 1:
+            return np.full(len(x), self.labels[0], dtype=object)
+        return self.labels[np.asarray(self.estimator.predict(z))]
+
+
+def binary_estimator(name: str, params: dict, seed: int, n_train: int) -> BaseEstimator:
+    """The per-label binary model of a classifier, from its config parameters."""
+    if name == "zarbi":
+        return Zarbi()
+    if name == "naive":
+        return GaussianNB()
+    if name == "klogistic":
+        return make_pipeline(
+            Nystroem(gamma=params.get("gamma"), n_components=params["n_components"], random_state=seed),
+            LogisticRegression(C=params["C"], max_iter=params["max_iter"]),
+        )
+    if name == "neural":
+        return MLPClassifier(
+            hidden_layer_sizes=(params["units"],),
+            alpha=params["shrinkage"],
+            max_iter=params["epochs"],
+            random_state=seed,
+        )
+    if name == "svc":
+        return LinearSVC(C=1.0 / (2 * params["shrinkage"] * n_train), random_state=seed)
+    if name == "kridge":
+        return RidgeClassifier(alpha=params["shrinkage"])
+    if name == "rf":
+        return RandomForestClassifier(
+            n_estimators=params["trees"], max_depth=params.get("max_depth"), random_state=seed, n_jobs=1
+        )
+    raise ValueError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
+
+
+def fit(name: str, x: np.ndarray, labels: np.ndarray, params: dict | None = None, seed: int = 0) -> Model:
+    """Train classifier ``name`` one-versus-all on features ``x`` and string ``labels``."""
+    if name not in NAMES:
+        raise ValueError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
+    classes, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = Model(name, classes, mean, scale, seed=seed)
+    if name == "majority":
+        counts = np.bincount(y)
+        model.constant = classes[int(np.argmax(counts))]  # ties: first by name
+        return model
+    if name == "random" or len(classes) == 1:
+        return model
+    z = (x - mean) / scale
+    # One binary model per label; prediction takes the most confident (OneVsRestClassifier).
+    estimator = OneVsRestClassifier(clone(binary_estimator(name, params or {}, seed, len(x))), n_jobs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # fixed epoch/iteration budgets, as in the paper
+        estimator.fit(z, y)
+    model.estimator = estimator
+    return model
+
+
+def subset_data(subsets: pa.Table, features: pa.Table, subset: str) -> tuple[pa.Table, pa.Table]:
+    """(train, test) rows of one subset with their label and the 27 features, sorted by key."""
+    rows = subsets.filter(pc.equal(subsets.column("subset"), subset)).select([*tables.REGION_KEY, "label", "split"])
+    joined = rows.join(features, keys=tables.REGION_KEY, join_type="inner").sort_by(
+        [(k, "ascending") for k in tables.REGION_KEY]
+    )
+    if joined.num_rows != rows.num_rows:
+        raise ValueError(
+            f"subset {subset}: {rows.num_rows - joined.num_rows} regions have no features; rebuild the features stage"
+        )
+    is_test = pc.equal(joined.column("split"), "test")
+    return joined.filter(pc.invert(is_test)), joined.filter(is_test)
+
+
+def matrix(table: pa.Table) -> np.ndarray:
+    return np.column_stack([table.column(name).to_numpy() for name in FEATURE_NAMES])
+
+
+def run(
+    name: str, subsets: pa.Table, features: pa.Table, subset: str, params: dict, seed: int = 0
+) -> tuple[pa.Table, float]:
+    """Fit ``name`` on a subset's train split; test-split predictions and the fit time in seconds."""
+    train, test = subset_data(subsets, features, subset)
+    start = time.perf_counter()
+    model = fit(name, matrix(train), np.array(train.column("label").to_pylist(), dtype=object), params, seed)
+    seconds = time.perf_counter() - start
+    predicted = model.predict(matrix(test)) if test.num_rows else np.array([], dtype=object)
+    out = test.select([*tables.REGION_KEY, "label"]).append_column("predicted", pa.array(list(predicted), pa.string()))
+    return out.cast(tables.PREDICTIONS), seconds
+
+
+def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes: dict[str, dict]) -> pa.Table:
+    """One row per (subset, classifier): sizes and the region-level measures on the test split."""
+    rows = []
+    for (subset, name), table in sorted(predictions.items()):
+        scores = region_scores(tree, table.column("label").to_pylist(), table.column("predicted").to_pylist())
+        rows.append(
+            {
+                "subset": subset,
+                "classifier": name,
+                "n_labels": len(sizes[subset]["labels"]),
+                "n_train": sizes[subset]["train"],
+                "n_test": table.num_rows,
+                **scores,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=tables.CLASSIFIER_SCORES)
+
+
+def metrics(summary_table: pa.Table) -> dict:
+    """``metrics.json`` for ``dvc metrics``: the measures per subset and classifier."""
+    out: dict = {}
+    for row in summary_table.to_pylist():
+        out.setdefault(row["subset"], {})[row["classifier"]] = {
+            k: row[k] for k in ("e_hard", "soft", "mean_e", "n_train", "n_test")
+        }
+    return out

@@ -1,0 +1,303 @@
+"""The ``regionbench`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from regionbench import config as build_config
+from regionbench import evaluation, loader, release, vocabulary
+from regionbench.hierarchy import Hierarchy
+
+# Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
+# when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
+SYNTH_PROFILES = ("demo", "paper", "tiny")
+
+
+class UserError(Exception):
+    """Something the user can fix; printed as one line without a traceback."""
+
+
+def find_project(start: Path | None = None) -> Path:
+    """The workflow folder: the nearest folder holding a Snakefile, from ``start`` upwards."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "Snakefile").is_file() and (folder / "config" / "config.yaml").is_file():
+            return folder
+    raise UserError(
+        f"no regionbench workflow (Snakefile) in {here} or above; run inside the checkout or pass --project-dir"
+    )
+
+
+@contextlib.contextmanager
+def exclusive_build(project: Path) -> Iterator[int]:
+    """Hold a kernel lock on ``project`` for a whole build; yield its file descriptor.
+
+    The kernel releases the lock when every process holding it has ended, however it ended (even
+    by SIGKILL or a lost session). So when it is free, no build runs here, and Snakemake's own lock
+    files, which a killed build leaves behind and which would block the next run, are stale and
+    safely removed: an interrupted build resumes with a plain ``regionbench build``.
+    """
+    state = project / ".snakemake"
+    state.mkdir(parents=True, exist_ok=True)
+    with (state / "regionbench-build.lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(
+                f"{project}: another regionbench build is running in this folder; wait for it to end or stop it"
+            ) from None
+        shutil.rmtree(state / "locks", ignore_errors=True)
+        yield handle.fileno()
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from regionbench import synth
+    from regionbench.io.saiapr.collection import write_collection
+
+    start = time.perf_counter()
+    total = 0
+    folders = synth.folders(args.profile)
+    print(f"generating profile {args.profile!r} into {args.out} ({len(folders)} folders, seed {args.seed})", flush=True)
+    for done, (folder, regions) in enumerate(
+        write_collection(args.out, args.profile, args.seed, args.quirks, args.workers, args.vocabulary), start=1
+    ):
+        total += regions
+        print(f"[{done}/{len(folders)}] folder {folder}: {regions} regions", flush=True)
+    print(f"done: {total} regions in {time.perf_counter() - start:.1f} s", flush=True)
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    project = Path(args.project_dir).resolve() if args.project_dir else find_project()
+    overrides = [Path(p).resolve() for p in args.configfile]
+    try:
+        cfg = build_config.load(project, overrides)
+        build_config.validate(
+            cfg,
+            project / "schemas" / "config.schema.yaml",
+            source=str(overrides[-1] if overrides else "config/config.yaml"),
+        )
+    except build_config.ConfigError as exc:
+        raise UserError(str(exc)) from None
+    if args.previous:
+        # The release to diff against, as one more config file (Snakemake's --config is flat).
+        previous = Path(args.previous).resolve()
+        if not (previous / "manifest.json").is_file():
+            raise UserError(f"--previous {args.previous}: not a release folder (no manifest.json)")
+        extra = project / ".snakemake" / "previous-release.yaml"
+        extra.parent.mkdir(parents=True, exist_ok=True)
+        extra.write_text(json.dumps({"release": {**cfg["release"], "previous": str(previous)}}) + "\n")
+        overrides.append(extra)
+    # Targets first: Snakemake's --configfile takes every word after it.
+    cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),
+           "--directory", str(project), "--profile", str(project / "config" / "profiles" / args.profile)]  # fmt: skip
+    if args.cores:
+        cmd += ["--cores", str(args.cores)]
+    if overrides:
+        cmd += ["--configfile", *map(str, overrides)]
+    if args.dry_run:
+        cmd += ["--dry-run"]
+    cmd += args.snakemake_args
+    env = dict(os.environ)
+    # Rule scripts run with the interpreter found on PATH: make it this environment's.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    with exclusive_build(project) as lock:
+        # Snakemake inherits the lock, so it stays held if this process is killed first.
+        return subprocess.call(cmd, cwd=project, env=env, pass_fds=(lock,))
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    problems = release.verify(Path(args.folder))
+    for line in problems:
+        print(f"{args.folder}: {line}")
+    if problems:
+        return 1
+    manifest = release.read_manifest(Path(args.folder))
+    rows = ", ".join(f"{name} {entry['rows']}" for name, entry in manifest["tables"].items())
+    print(
+        f"{args.folder}: {manifest['dataset']} v{manifest['version']} verified ({len(manifest['files'])} files; {rows})"
+    )
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    for folder in (args.old, args.new):
+        release.read_manifest(Path(folder))  # one clear line if a folder is not a release
+    for line in release.diff_releases(Path(args.old), Path(args.new)).lines(examples=args.examples):
+        print(line)
+    return 0
+
+
+def cmd_export_saiapr(args: argparse.Namespace) -> int:
+    from regionbench.io import saiapr
+
+    counts = saiapr.export_release(
+        Path(args.release), Path(args.out), images=Path(args.images) if args.images else None
+    )
+    print(f"{args.out}: {counts['folders']} folders, {counts['images']} images, {counts['regions']} regions written")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    data = loader.load(args.release, args.rev)
+    try:
+        report = evaluation.evaluate(
+            data,
+            evaluation.release_hierarchy(data),
+            Path(args.predictions),
+            args.task,
+            subset=args.subset,
+            k=args.k,
+            semantic_threshold=args.semantic_threshold,
+        )
+    except evaluation.RunError as exc:
+        print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
+        return 1
+    print(evaluation.render(report))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        print(f"report written to {args.out}")
+    return 0
+
+
+def _hierarchy(args: argparse.Namespace) -> Hierarchy:
+    if args.saiapr:
+        from regionbench.io.saiapr import hierarchy_from_saiapr
+
+        return hierarchy_from_saiapr(args.saiapr)
+    path = Path(args.yaml) if args.yaml else vocabulary.DEFAULT_DIR / "hierarchy.yaml"
+    tree = Hierarchy.from_yaml(path)
+    if args.vocabulary:
+        table = pq.read_table(args.vocabulary, columns=["label", "region_count"]).to_pydict()
+        tree.counts = dict(zip(table["label"], table["region_count"], strict=True))
+    return tree
+
+
+def cmd_hierarchy_show(args: argparse.Namespace) -> int:
+    print(_hierarchy(args).render())
+    return 0
+
+
+def cmd_hierarchy_ehier(args: argparse.Namespace) -> int:
+    tree = _hierarchy(args)
+    errors = tree.e_hierarchy([args.true] * len(args.pred), args.pred, args.direction, args.threshold)
+    for pred, e in zip(args.pred, errors, strict=True):
+        print(f"e_hierarchy({args.true}, {pred}) = {e:.4f}{'  (soft-correct)' if e < 1 else ''}")
+    return 0
+
+
+def vocabulary_register(args: argparse.Namespace) -> int:
+    folder = Path(args.dir) if args.dir else vocabulary.DEFAULT_DIR
+    registry_path = Path(args.registry) if args.registry else folder / "label_ids.tsv"
+    tree = Hierarchy.from_yaml(Path(args.yaml) if args.yaml else folder / "hierarchy.yaml")
+    old = vocabulary.Registry.read(registry_path)
+    new = old.register(tree.labels)
+    added = sorted(set(new.ids()) - set(old.ids()))
+    retired = sorted(set(old.ids()) - set(new.ids()))
+    new.write(registry_path)
+    print(
+        f"{registry_path}: {len(added)} added ({', '.join(added) or '-'}), {len(retired)} retired ({', '.join(retired) or '-'})"
+    )
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks."
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("synth", help="write a synthetic collection in the SAIAPR TC-12 layout")
+    s.add_argument("--profile", choices=SYNTH_PROFILES, default="demo")
+    s.add_argument("--out", required=True, help="folder to write the collection into")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
+    s.add_argument("--workers", type=int, default=None, help="parallel folders (default: all cores)")
+    s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
+    s.set_defaults(func=cmd_synth)
+
+    b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")
+    b.add_argument("targets", nargs="*", help="Snakemake targets (files or rule names)")
+    b.add_argument("--cores", type=int, default=None, help="cores to use (default: the profile's)")
+    b.add_argument("--configfile", action="append", default=[], help="config overriding config/config.yaml")
+    b.add_argument("--dry-run", "-n", action="store_true", help="list the jobs without running them")
+    b.add_argument("--previous", metavar="DIR", help="earlier release folder to diff the new release against")
+    b.add_argument("--profile", default="default", help="profile under config/profiles/")
+    b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")
+    b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
+    b.set_defaults(func=cmd_build)
+
+    ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
+    ver.add_argument("folder")
+    ver.set_defaults(func=cmd_verify)
+    d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
+    d.add_argument("old")
+    d.add_argument("new")
+    d.add_argument("--examples", type=int, default=3, help="keys to show per table")
+    d.set_defaults(func=cmd_diff)
+    e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
+    e.add_argument("release", help="release folder")
+    e.add_argument("out", help="folder to write (must not exist)")
+    e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
+    e.set_defaults(func=cmd_export_saiapr)
+    ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
+    ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
+    ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
+    ev.add_argument("--predictions", required=True, metavar="FILE", help="Parquet/CSV predictions or a run file")
+    ev.add_argument("--task", required=True, choices=["region", "image", "imageclef"])
+    ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
+    ev.add_argument("--k", type=int, default=5, help="labels per image for the image task (default 5)")
+    ev.add_argument("--semantic-threshold", type=float, default=None, help="also score with semantic matching")
+    ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
+    ev.set_defaults(func=cmd_evaluate)
+    h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
+    hsub = h.add_subparsers(dest="action", required=True)
+    for name, func, text in (
+        ("show", cmd_hierarchy_show, "print the tree with depths, counts and conflicts"),
+        ("ehier", cmd_hierarchy_ehier, "print e_hierarchy of predictions against a true label"),
+    ):
+        a = hsub.add_parser(name, help=text)
+        source = a.add_mutually_exclusive_group()
+        source.add_argument("--saiapr", metavar="ROOT", help="rebuild from a SAIAPR tree's ontology_path.txt files")
+        source.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: the library's)")
+        a.add_argument("--vocabulary", metavar="PARQUET", help="vocabulary.parquet whose region counts to show")
+        a.set_defaults(func=func)
+        if name == "ehier":
+            a.add_argument("true")
+            a.add_argument("pred", nargs="+")
+            a.add_argument("--direction", choices=["any", "specific", "general"], default="any")
+            a.add_argument("--threshold", type=float, default=None)
+
+    v = sub.add_parser("vocabulary", help="maintain the vocabulary")
+    vsub = v.add_subparsers(dest="action", required=True)
+    r = vsub.add_parser("register", help="append new hierarchy labels to the id registry, retire removed ones")
+    r.add_argument("--dir", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
+    r.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: DIR/hierarchy.yaml)")
+    r.add_argument("--registry", metavar="PATH", help="label_ids.tsv (default: DIR/label_ids.tsv)")
+    r.set_defaults(func=vocabulary_register)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (UserError, ValueError, OSError) as exc:
+        print(f"regionbench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""Scoring a researcher's predictions against a release: read and validate runs, then measure.
+
+Tasks (``regionbench evaluate --task``):
+
+- ``region``: one label per test region of a subset; predictions as Parquet or CSV with
+  ``image_id, region_id[, annotator], label[, score]``. Measures: e_hard, soft accuracy, mean
+  e_hierarchy (any / specific / general), per-label accuracy, confusion matrix.
+- ``image``: scored labels per test image, ``image_id, label, score``; the k best per image are
+  the prediction. Measures: top-k per-label / per-image, example and label based (and their
+  semantic variant with ``semantic_threshold``), diagnostics.
+- ``imageclef``: an ImageCLEF run file (paper 003): per line an image id, then
+  ``confidence binary`` per concept in concept order. Measures: ``metrics.imageclef``.
+
+An image's truth is the set of labels of its regions in the subset; the test images are the
+images with a test region in the subset, the train images those with a train region. Concepts
+are the subset's labels in vocabulary (label id) order. Nothing is scored from an invalid run:
+every problem is reported with its line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench import metrics, tables
+from regionbench.hierarchy import Hierarchy, Node
+from regionbench.loader import Release
+
+KEY = tables.REGION_KEY
+MAX_PROBLEMS = 20
+
+
+class RunError(ValueError):
+    """An invalid predictions file; the message has one line per problem."""
+
+
+def _fail(path: Path, problems: list[str]) -> None:
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        more = f"\n{path}: ... and {len(problems) - MAX_PROBLEMS} more problems" if len(problems) > MAX_PROBLEMS else ""
+        raise RunError("\n".join(f"{path}: {p}" for p in shown) + more)
+
+
+@dataclass
+class Task:
+    """What a subset of a release asks: its labels and the truth per test and train image."""
+
+    labels: list[str]  # concepts, in label id order
+    test: dict[int, set[str]]
+    train: dict[int, set[str]]
+    regions: pd.DataFrame  # the subset's test regions: KEY + label
+
+
+def release_hierarchy(data: Release) -> Hierarchy:
+    """The label hierarchy a release carries in its vocabulary table (parents, relations)."""
+    vocabulary = data.vocabulary
+    roots = sorted(set(vocabulary["parent"].dropna()) - set(vocabulary["label"]))
+    if len(roots) != 1:
+        raise RunError(f"the release's vocabulary has roots {roots}; expected exactly one")
+    nodes = {roots[0]: Node(roots[0], None)}
+    for row in vocabulary.itertuples(index=False):
+        nodes[row.label] = Node(row.label, row.parent, row.relation or "is-a", bool(row.group))
+    return Hierarchy(roots[0], nodes)
+
+
+def task_of(data: Release, subset: str) -> Task:
+    members = data.subsets[data.subsets["subset"] == subset]
+    if members.empty:
+        raise RunError(f"subset {subset!r} is not in the release; subsets: {sorted(data.subsets['subset'].unique())}")
+    order = data.vocabulary.set_index("label")["label_id"]
+    labels = sorted(members["label"].unique(), key=lambda x: (order.get(x, 1 << 30), x))
+    truth: dict[str, dict[int, set[str]]] = {"train": defaultdict(set), "test": defaultdict(set)}
+    for split, image_id, label in members[["split", "image_id", "label"]].itertuples(index=False):
+        truth[split][int(image_id)].add(label)
+    test_regions = members[members["split"] == "test"][[*KEY, "label"]].reset_index(drop=True)
+    return Task(labels, dict(truth["test"]), dict(truth["train"]), test_regions)
+
+
+def read_table(path: Path, required: list[str], optional: list[str]) -> pd.DataFrame:
+    """A Parquet or CSV predictions file with the ``required`` columns."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        frame = pd.read_parquet(path)
+    elif path.suffix == ".csv":
+        frame = pd.read_csv(path, dtype={"label": str, "annotator": str})
+    else:
+        raise RunError(f"{path}: predictions must be .parquet or .csv")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise RunError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")
+    return frame
+
+
+def read_region_predictions(path: Path, task: Task) -> pd.DataFrame:
+    """Region predictions joined to the subset's test regions (every one exactly once)."""
+    frame = read_table(path, ["image_id", "region_id", "label"], ["annotator", "score"])
+    if "annotator" not in frame.columns:
+        frame["annotator"] = "saiapr"
+    problems = []
+    if frame["label"].isna().any():
+        problems.append(f"row {int(np.flatnonzero(frame['label'].isna())[0]) + 2}: empty label")
+    duplicated = frame.duplicated(KEY, keep="first")
+    for row in np.flatnonzero(duplicated)[:MAX_PROBLEMS]:
+        r = frame.iloc[row]
+        problems.append(f"row {row + 2}: region {r['image_id']}/{r['region_id']} ({r['annotator']}) predicted twice")
+    joined = task.regions.merge(frame[[*KEY, "label"]].drop_duplicates(KEY), on=KEY, how="outer", indicator=True,
+                                suffixes=("", "_pred"))  # fmt: skip
+    extra = joined[joined["_merge"] == "right_only"]
+    missing = joined[joined["_merge"] == "left_only"]
+    if len(extra):
+        e = extra.iloc[0]
+        problems.append(
+            f"{len(extra)} predicted regions are not test regions of the subset, e.g. {e['image_id']}/{e['region_id']}"
+        )
+    if len(missing):
+        m = missing.iloc[0]
+        problems.append(f"{len(missing)} test regions have no prediction, e.g. {m['image_id']}/{m['region_id']}")
+    _fail(Path(path), problems)
+    return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(KEY).reset_index(drop=True)
+
+
+def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
+    """Per test image (sorted by id), its {label: score}; images without a row score nothing."""
+    frame = read_table(path, ["image_id", "label", "score"], [])
+    problems = []
+    bad = frame["score"].isna() | ~frame["score"].between(0, 1)
+    for row in np.flatnonzero(bad)[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: score {frame['score'].iloc[row]!r} is not in [0, 1]")
+    for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[:MAX_PROBLEMS]:
+        problems.append(
+            f"row {row + 2}: label {frame['label'].iloc[row]!r} scored twice for image {frame['image_id'].iloc[row]}"
+        )
+    unknown = sorted(set(frame["image_id"].astype(int)) - set(task.test))
+    if unknown:
+        problems.append(f"{len(unknown)} images are not test images of the subset, e.g. {unknown[0]}")
+    _fail(Path(path), problems)
+    scores: dict[int, dict[str, float]] = {i: {} for i in task.test}
+    for image_id, label, score in frame[["image_id", "label", "score"]].itertuples(index=False):
+        scores[int(image_id)][str(label)] = float(score)
+    return [scores[i] for i in sorted(task.test)]
+
+
+def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence and binary arrays (image x concept, images in ``images`` order) of a run file.
+
+    Each line: ``<image id> <confidence> <binary>`` for every concept, separated by single
+    spaces; confidences are numbers in [0, 1], binaries 0 or 1; every test image exactly once.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RunError(f"{path}: no such file")
+    index = {image: n for n, image in enumerate(images)}
+    confidence = np.zeros((len(images), len(concepts)))
+    binary = np.zeros((len(images), len(concepts)), dtype=bool)
+    seen: dict[int, int] = {}
+    problems = []
+    fields_expected = 1 + 2 * len(concepts)
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline
+    for number, line in enumerate(lines, start=1):
+        where = f"line {number}"
+        fields = line.split(" ")
+        if len(fields) != fields_expected:
+            problems.append(
+                f"{where}: {len(fields)} fields, expected {fields_expected} (image id + confidence binary per each of {len(concepts)} concepts, single spaces)"
+            )
+            continue
+        name = fields[0].removesuffix(".jpg")
+        if not name.isdigit() or int(name) not in index:
+            problems.append(f"{where}: image {fields[0]!r} is not a test image of the subset")
+            continue
+        image = int(name)
+        if image in seen:
+            problems.append(f"{where}: image {image} already given on line {seen[image]}")
+            continue
+        seen[image] = number
+        for c, concept in enumerate(concepts):
+            raw_conf, raw_bin = fields[1 + 2 * c], fields[2 + 2 * c]
+            try:
+                value = float(raw_conf)
+            except ValueError:
+                value = float("nan")
+            if not 0.0 <= value <= 1.0:
+                problems.append(
+                    f"{where}: confidence {raw_conf!r} for concept {c} ({concept}) is not a number in [0, 1]"
+                )
+                break
+            if raw_bin not in ("0", "1"):
+                problems.append(f"{where}: binary {raw_bin!r} for concept {c} ({concept}) is not 0 or 1")
+                break
+            confidence[index[image], c] = value
+            binary[index[image], c] = raw_bin == "1"
+    missing = [i for i in images if i not in seen]
+    if missing:
+        problems.append(f"{len(missing)} test images have no line, e.g. {missing[0]}")
+    _fail(path, problems)
+    return confidence, binary
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def evaluate(
+    data: Release,
+    tree: Hierarchy,
+    predictions: Path,
+    task: str,
+    subset: str = "H",
+    k: int = 5,
+    semantic_threshold: float | None = None,
+) -> dict:
+    """The report of one run: settings, sizes and every measure of the task."""
+    spec = task_of(data, subset)
+    report: dict = {
+        "release": {"dataset": data.dataset, "version": data.version},
+        "task": task,
+        "subset": subset,
+        "predictions": Path(predictions).name,
+    }
+    if task == "region":
+        _progress(f"reading region predictions for {len(spec.regions)} test regions of subset {subset}")
+        joined = read_region_predictions(predictions, spec)
+        true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
+        unknown = sorted(set(pred) - set(tree.nodes))
+        if unknown:
+            raise RunError(f"{predictions}: labels {unknown[:5]} are not in the hierarchy")
+        names, matrix = metrics.confusion(true, pred)
+        report["regions"] = len(joined)
+        report["measures"] = {
+            direction: metrics.region_scores(tree, true, pred, direction)
+            for direction in ("any", "specific", "general")
+        }
+        report["per_label_accuracy"] = metrics.per_label_accuracy(true, pred)
+        report["confusion"] = {"labels": names, "matrix": matrix.tolist()}
+        return report
+    images = sorted(spec.test)
+    truth = [spec.test[i] for i in images]
+    train = [spec.train[i] for i in sorted(spec.train)]
+    report |= {"images": len(images), "concepts": len(spec.labels), "k": k}
+    report["diagnostics"] = metrics.label_set_stats(train, truth) | {
+        "baselines": metrics.trivial_baselines(train, truth, k, spec.labels)
+    }
+    if task == "image":
+        _progress(f"reading image scores for {len(images)} test images of subset {subset}")
+        scores = read_image_scores(predictions, spec)
+        ranked = [metrics.top_k(s, k) for s in scores]
+        report["measures"] = {
+            "top_k": metrics.top_k_metrics(truth, scores, k, spec.labels),
+            "example_based": metrics.example_based(truth, ranked),
+            "label_based": metrics.label_based(truth, ranked, spec.labels),
+        }
+        if semantic_threshold is not None:
+            counts = metrics.semantic_counts(truth, ranked, metrics.hierarchy_similarity(tree), semantic_threshold)
+            report["measures"]["semantic"] = {
+                "threshold": semantic_threshold,
+                "example_based": metrics.example_based_counts(counts),
+                "label_based": metrics.label_based_counts(counts, spec.labels),
+            }
+        return report
+    if task == "imageclef":
+        _progress(f"reading run file: {len(images)} images x {len(spec.labels)} concepts")
+        confidence, binary = read_imageclef_run(predictions, images, spec.labels)
+        truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
+        _progress("scoring concepts")
+        report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
+        return report
+    raise RunError(f"task {task!r}: use region, image or imageclef")
+
+
+def render(report: dict) -> str:
+    """The report as a readable table of its headline measures."""
+    head = (
+        f"{report['release']['dataset']} v{report['release']['version']}  task {report['task']}  "
+        f"subset {report['subset']}  predictions {report['predictions']}"
+    )
+    rows: list[tuple[str, float]] = []
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else k, v)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            rows.append((prefix, value))
+
+    walk("", report["measures"])
+    width = max((len(name) for name, _ in rows), default=10)
+    lines = [head, "-" * len(head)]
+    lines += [
+        f"{name:<{width}}  {value:.4f}" if isinstance(value, float) else f"{name:<{width}}  {value}"
+        for name, value in rows
+    ]
+    return "\n".join(lines)

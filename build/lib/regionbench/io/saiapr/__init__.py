@@ -1,0 +1,50 @@
+"""The SAIAPR TC-12 layout (docs/inputs.md), read and written in one package.
+
+- ``text``: the text files (word list, label rows, ontology paths, ``features.txt``, captions),
+  one parser and one formatter each, one encoding rule;
+- ``ingest``: a folder shard into images, regions and rejects tables;
+- ``ontology``: the label hierarchy rebuilt from ``ontology_path.txt``;
+- ``writer``: the layout writer; ``collection`` (synthetic collections) and ``export``
+  (releases) both write through it.
+"""
+
+from regionbench.io.saiapr.export import export_release
+from regionbench.io.saiapr.ingest import (
+    ANNOTATOR,
+    IngestError,
+    Shard,
+    folder_files,
+    folder_state,
+    ingest_folder,
+    merge_reports,
+)
+from regionbench.io.saiapr.ontology import hierarchy_from_saiapr, majority_parent
+from regionbench.io.saiapr.text import (
+    LayoutError,
+    num2str,
+    num2str_tolerance,
+    parse_caption,
+    parse_ontology_path,
+    read_official_features,
+    read_wordlist,
+)
+
+__all__ = [
+    "ANNOTATOR",
+    "IngestError",
+    "LayoutError",
+    "Shard",
+    "export_release",
+    "folder_files",
+    "folder_state",
+    "hierarchy_from_saiapr",
+    "ingest_folder",
+    "majority_parent",
+    "merge_reports",
+    "num2str",
+    "num2str_tolerance",
+    "parse_caption",
+    "parse_ontology_path",
+    "read_official_features",
+    "read_wordlist",
+]

@@ -1,0 +1,66 @@
+"""A release written back in the SAIAPR TC-12 layout, so tools of the original format work."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from regionbench import geometry, tables
+from regionbench.io.saiapr import text
+from regionbench.io.saiapr.ingest import ANNOTATOR
+from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
+
+
+def export_release(release: str | Path, out: str | Path, images: str | Path | None = None) -> dict[str, int]:
+    """Write the release folder ``release`` in the SAIAPR TC-12 layout under ``out`` (a new folder).
+
+    Writes ``wlist.txt`` (the vocabulary), per folder ``labels.txt``, ``ontology_path.txt``,
+    ``features.txt`` and ``segmentation_masks/<image>_<region>.mat``, and the captions in their
+    original encoding. The release does not carry pixels: with ``images`` (a raw tree) the JPEGs
+    are copied from it, each checked against the sha256 the release records. Only the ``saiapr``
+    annotator's regions fit this layout.
+
+    Returns the number of folders, images and regions written.
+    """
+    release, out = Path(release), Path(out)
+    if out.exists():
+        raise ValueError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
+    image_rows = pq.read_table(release / "data" / "images.parquet").to_pylist()
+    regions = pq.read_table(release / "data" / "regions.parquet")
+    regions = regions.filter(pc.equal(regions["annotator"], ANNOTATOR))
+    vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"])
+    writer = LayoutWriter(out)
+    writer.wordlist(dict(zip(vocabulary["label_id"].to_pylist(), vocabulary["label"].to_pylist(), strict=True)))
+
+    by_id = {}
+    for image in image_rows:
+        by_id[image["image_id"]] = image
+        if images is not None:
+            source = Path(images) / image["path"]
+            data = source.read_bytes() if source.is_file() else b""
+            if hashlib.sha256(data).hexdigest() != image["sha256"]:
+                raise ValueError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+            writer.image(image["folder"], image["image_id"], data)
+        if image["caption_encoding"] is not None:
+            fields = {name.lower(): image[f"caption_{name.lower()}"] for name in text.CAPTION_FIELDS}
+            writer.caption(image["folder"], image["image_id"], fields, image["caption_encoding"])
+
+    rows: dict[str, FolderRows] = defaultdict(FolderRows)
+    columns = ["image_id", "region_id", "label_id", "ontology_path", "mask_rle", *tables.FEATURE_NAMES]
+    for region in regions.select(columns).to_pylist():
+        image = by_id[region["image_id"]]
+        values = np.array([region[n] for n in tables.FEATURE_NAMES])
+        rows[image["folder"]].add(
+            region["image_id"], region["region_id"], region["label_id"], region["ontology_path"], values
+        )
+        mask = geometry.decode_rle(region["mask_rle"], image["height"], image["width"])
+        writer.mask(image["folder"], region["image_id"], region["region_id"], mask)
+    folders = sorted({image["folder"] for image in image_rows})
+    for folder in folders:
+        writer.texts(folder, rows[folder])
+    return {"folders": len(folders), "images": len(image_rows), "regions": regions.num_rows}

@@ -1,0 +1,139 @@
+"""``regionbench.load``: a release as pandas tables, from a folder or a git+DVC repository at a rev.
+
+From a repository, the release folder is fetched once through ``dvc.api.DVCFileSystem`` into a
+cache folder named by repository, rev and path, and read from there; the tables themselves are
+read lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from regionbench import geometry, release, tables
+
+
+class Release:
+    """A release folder: ``.images``, ``.regions``, ``.relations``, ``.vocabulary``, ``.subsets``,
+    ``.rejects`` (pandas DataFrames read on first use), ``.manifest``, ``.subset()``, ``.mask()``."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.manifest = release.read_manifest(self.folder)
+        self.version = self.manifest["version"]
+        self.dataset = self.manifest["dataset"]
+
+    def __repr__(self) -> str:
+        return f"Release({self.dataset!r}, v{self.version}, {str(self.folder)!r})"
+
+    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        if name not in self.manifest["tables"]:
+            raise release.ReleaseError(f"{self.folder}: no table {name!r}; tables: {sorted(self.manifest['tables'])}")
+        return pq.read_table(self.folder / self.manifest["tables"][name]["path"], columns=columns).to_pandas()
+
+    @cached_property
+    def images(self) -> pd.DataFrame:
+        return self.table("images")
+
+    @cached_property
+    def regions(self) -> pd.DataFrame:
+        return self.table("regions")
+
+    @cached_property
+    def relations(self) -> pd.DataFrame:
+        return self.table("relations")
+
+    @cached_property
+    def vocabulary(self) -> pd.DataFrame:
+        return self.table("vocabulary")
+
+    @cached_property
+    def subsets(self) -> pd.DataFrame:
+        return self.table("subsets")
+
+    @cached_property
+    def rejects(self) -> pd.DataFrame:
+        return self.table("rejects")
+
+    def subset(self, name: str, split: str | None = None) -> pd.DataFrame:
+        """The regions (with features) of subset ``name`` (A-H), optionally one split only."""
+        members = self.subsets[self.subsets["subset"] == name]
+        if members.empty:
+            raise release.ReleaseError(f"no subset {name!r}; subsets: {sorted(self.subsets['subset'].unique())}")
+        if split is not None:
+            if split not in ("train", "test"):
+                raise release.ReleaseError(f"split {split!r}: use 'train' or 'test'")
+            members = members[members["split"] == split]
+        keys = members[tables.REGION_KEY]
+        return self.regions.merge(keys, on=tables.REGION_KEY).reset_index(drop=True)
+
+    def mask(self, image_id: int, region_id: int, annotator: str = "saiapr") -> np.ndarray:
+        """The region's boolean mask (image height x width), decoded from its COCO RLE."""
+        r = self.regions
+        hit = r[(r["image_id"] == image_id) & (r["region_id"] == region_id) & (r["annotator"] == annotator)]
+        if hit.empty:
+            raise release.ReleaseError(f"no region {image_id}/{region_id} by annotator {annotator!r}")
+        image = self.images[self.images["image_id"] == image_id].iloc[0]
+        return geometry.decode_rle(hit["mask_rle"].iloc[0], int(image["height"]), int(image["width"]))
+
+    def verify(self) -> list[str]:
+        return release.verify(self.folder)
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("REGIONBENCH_CACHE", Path.home() / ".cache" / "regionbench"))
+
+
+def _find_release(fs, dataset: str | None, version: str | None) -> str:
+    """Path of the release inside the repository: the given one, else the highest version."""
+    folders = [m.rsplit("/", 1)[0].lstrip("/") for m in fs.glob("releases/*/v*/manifest.json")]
+    wanted = None if version is None else release.parse_version(version)
+    chosen = [
+        (v, path.split("/")[-2], path)
+        for v, path in release.release_folders(folders)
+        if (dataset is None or path.split("/")[-2] == dataset) and (wanted is None or v == wanted)
+    ]
+    if not chosen:
+        raise release.ReleaseError(f"no release {dataset or '*'}/v{version or '*'} under releases/ at this rev")
+    if dataset is None and len({c[1] for c in chosen}) > 1:
+        raise release.ReleaseError(f"several datasets {sorted({c[1] for c in chosen})}; pass dataset=")
+    return max(chosen)[2]
+
+
+def load(
+    source: str | Path, rev: str | None = None, *, dataset: str | None = None, version: str | None = None
+) -> Release:
+    """A release from a folder, or from a git+DVC repository (path or URL) at ``rev``.
+
+    In a repository the release is found under ``releases/<dataset>/v<version>/``; with several,
+    ``dataset`` and ``version`` choose (default: the highest version). The files come through
+    DVC (its remote or cache) into ``$REGIONBENCH_CACHE`` (default ``~/.cache/regionbench``).
+    """
+    folder = Path(source)
+    if rev is None and (folder / "manifest.json").is_file():
+        return Release(folder)
+    if importlib.util.find_spec("dvc") is None:
+        raise release.ReleaseError(
+            f"{source}: not a release folder, and reading a repository needs DVC; "
+            "pass a release folder or install regionbench[dvc]"
+        )
+    from dvc.api import DVCFileSystem  # the optional [dvc] extra, imported only here
+
+    fs = DVCFileSystem(str(source), rev=rev)
+    path = _find_release(fs, dataset, version)
+    resolved = fs.repo.get_rev() if hasattr(fs, "repo") else rev
+    key = hashlib.sha256(f"{source}\0{resolved}\0{path}".encode()).hexdigest()[:16]
+    target = _cache_root() / key / Path(path).name
+    if not (target / "manifest.json").is_file():
+        staging = target.with_name(target.name + ".partial")
+        staging.parent.mkdir(parents=True, exist_ok=True)
+        fs.get(path, str(staging), recursive=True)
+        staging.rename(target)  # complete copies only: an interrupted fetch is redone
+    return Release(target)

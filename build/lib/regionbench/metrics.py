@@ -1,0 +1,353 @@
+"""Evaluation measures for researchers' predictions (docs/measures.md). Undefined ratios count as 0.
+
+Notation: for image i, T_i is its true label set and P_i its predicted set; for label l,
+tp_l, fp_l, fn_l count images. Every function takes plain Python iterables (label strings) or
+NumPy arrays, so the measures work without a release.
+
+- Region level: ``region_scores`` (e_hard, soft accuracy, mean e_hierarchy, with the
+  hierarchy's direction and threshold variants), ``per_label_accuracy``, ``confusion``.
+- Example / label based (Kubany et al.): ``example_based``, ``label_based``; the semantic
+  variant matches predictions to truths through the hierarchy first (``semantic_counts``).
+- Per-label / per-image with a fixed top-k (Dutta et al. 2018): ``top_k_metrics``;
+  diagnostics ``trivial_baselines`` and ``label_set_stats``.
+- ImageCLEF photo annotation (paper 003): ``imageclef`` (MnAP, MiAP, GMnAP, GMiAP and the F1
+  family under 003's own names), ``average_precision``, ``interpolated_average_precision``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regionbench.hierarchy import Hierarchy
+
+GMAP_EPSILON = 1e-8
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a) / float(b) if b else 0.0
+
+
+def _f1(p: float, r: float) -> float:
+    """Harmonic mean 2pr / (p + r); 0 when both are 0."""
+    return _ratio(2 * p * r, p + r)
+
+
+# --- region level ------------------------------------------------------------------------------
+
+
+def region_scores(
+    tree: Hierarchy,
+    true: Sequence[str],
+    pred: Sequence[str],
+    direction: str = "any",
+    threshold: float | None = None,
+) -> dict[str, float]:
+    """e_hard accuracy (share labelled exactly), soft accuracy (share with e_hierarchy < 1) and
+    mean e_hierarchy, all in [0, 1]. ``direction`` and ``threshold`` select the e_hierarchy
+    variant (see ``Hierarchy.e_hierarchy``)."""
+    if len(true) == 0:
+        return {"e_hard": 0.0, "soft": 0.0, "mean_e": 0.0}
+    e = tree.e_hierarchy(list(true), list(pred), direction, threshold)
+    exact = np.asarray(true, dtype=object) == np.asarray(pred, dtype=object)
+    return {"e_hard": float(exact.mean()), "soft": float((e < 1).mean()), "mean_e": float(e.mean())}
+
+
+def per_label_accuracy(true: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
+    """Per true label l: regions of l predicted l / regions of l."""
+    seen, right = Counter(true), Counter(t for t, p in zip(true, pred, strict=True) if t == p)
+    return {label: right[label] / n for label, n in sorted(seen.items())}
+
+
+def confusion(
+    true: Sequence[str], pred: Sequence[str], labels: Sequence[str] | None = None
+) -> tuple[list[str], np.ndarray]:
+    """Confusion matrix C[i, j] = regions of label i predicted as label j (rows: truth)."""
+    names = list(labels) if labels is not None else sorted(set(true) | set(pred))
+    index = {label: n for n, label in enumerate(names)}
+    matrix = np.zeros((len(names), len(names)), dtype=np.int64)
+    for t, p in zip(true, pred, strict=True):
+        matrix[index[t], index[p]] += 1
+    return names, matrix
+
+
+# --- per-image counts, plain and semantic --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageCounts:
+    """Matched (true positive) labels, unmatched predictions and unmatched truths of one image."""
+
+    tp: tuple[str, ...]
+    fp: tuple[str, ...]
+    fn: tuple[str, ...]
+
+
+def exact_counts(truth: Iterable[Iterable[str]], pred: Iterable[Iterable[str]]) -> list[ImageCounts]:
+    """tp = T ∩ P, fp = P - T, fn = T - P per image."""
+    out = []
+    for t, p in zip(truth, pred, strict=True):
+        t, p = set(t), set(p)
+        out.append(ImageCounts(tuple(sorted(t & p)), tuple(sorted(p - t)), tuple(sorted(t - p))))
+    return out
+
+
+def semantic_counts(
+    truth: Iterable[Iterable[str]],
+    ranked: Iterable[Sequence[str]],
+    similarity: Callable[[str, str], float],
+    threshold: float,
+) -> list[ImageCounts]:
+    """Semantic matching: each image's predictions, in confidence order, are matched one to one
+    and greedily to the unmatched true label of highest similarity, if it exceeds ``threshold``
+    (ties: first by name). A matched prediction counts as a hit on its true label; an unmatched
+    one as a false positive of its own label."""
+    out = []
+    for t, p in zip(truth, ranked, strict=True):
+        open_truths = sorted(set(t))
+        tp, fp = [], []
+        for label in dict.fromkeys(p):
+            scores = {x: similarity(x, label) for x in open_truths}
+            best = max(open_truths, key=scores.__getitem__, default=None)  # first by name on ties
+            if best is not None and scores[best] > threshold:
+                tp.append(best)
+                open_truths.remove(best)
+            else:
+                fp.append(label)
+        out.append(ImageCounts(tuple(sorted(tp)), tuple(sorted(fp)), tuple(open_truths)))
+    return out
+
+
+def hierarchy_similarity(tree: Hierarchy) -> Callable[[str, str], float]:
+    """1 - e_hierarchy(t, p): 1 for the same label, 0 across branches."""
+    return lambda t, p: 1.0 - float(tree.e_hierarchy(t, p))
+
+
+# --- example and label based (Kubany et al.) ------------------------------------------------------
+
+
+def example_based_counts(counts: Sequence[ImageCounts]) -> dict[str, float]:
+    """Means over images: accuracy |tp| / |T union P| (Jaccard), precision |tp| / |P|, recall
+    |tp| / |T|, f1 = 2|tp| / (|T| + |P|)."""
+    if not counts:
+        return {"accuracy": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    acc, prec, rec, f1 = [], [], [], []
+    for c in counts:
+        tp, fp, fn = len(c.tp), len(c.fp), len(c.fn)
+        acc.append(_ratio(tp, tp + fp + fn))
+        prec.append(_ratio(tp, tp + fp))
+        rec.append(_ratio(tp, tp + fn))
+        f1.append(_ratio(2 * tp, 2 * tp + fp + fn))
+    return {
+        "accuracy": float(np.mean(acc)),
+        "precision": float(np.mean(prec)),
+        "recall": float(np.mean(rec)),
+        "f1": float(np.mean(f1)),
+    }
+
+
+def example_based(truth: Iterable[Iterable[str]], pred: Iterable[Iterable[str]]) -> dict[str, float]:
+    """Example-based accuracy (Jaccard), precision, recall and F1: means of per-image values."""
+    return example_based_counts(exact_counts(truth, pred))
+
+
+def _label_tallies(counts: Sequence[ImageCounts]) -> tuple[Counter, Counter, Counter]:
+    tp, fp, fn = Counter(), Counter(), Counter()
+    for c in counts:
+        tp.update(c.tp)
+        fp.update(c.fp)
+        fn.update(c.fn)
+    return tp, fp, fn
+
+
+def label_based_counts(counts: Sequence[ImageCounts], vocabulary: Iterable[str] | None = None) -> dict[str, float]:
+    """Macro P/R/F1: means over labels of tp_l/(tp_l+fp_l), tp_l/(tp_l+fn_l) and per-label F1;
+    micro P/R/F1 from the pooled counts. Labels: ``vocabulary``, else every label seen."""
+    tp, fp, fn = _label_tallies(counts)
+    labels = sorted(set(vocabulary) if vocabulary is not None else set(tp) | set(fp) | set(fn))
+    if not labels:
+        return dict.fromkeys(("macro_p", "macro_r", "macro_f1", "micro_p", "micro_r", "micro_f1"), 0.0)
+    p = [_ratio(tp[x], tp[x] + fp[x]) for x in labels]
+    r = [_ratio(tp[x], tp[x] + fn[x]) for x in labels]
+    f = [_ratio(2 * tp[x], 2 * tp[x] + fp[x] + fn[x]) for x in labels]
+    TP, FP, FN = (sum(c[x] for x in labels) for c in (tp, fp, fn))
+    micro_p, micro_r = _ratio(TP, TP + FP), _ratio(TP, TP + FN)
+    return {
+        "macro_p": float(np.mean(p)),
+        "macro_r": float(np.mean(r)),
+        "macro_f1": float(np.mean(f)),
+        "micro_p": micro_p,
+        "micro_r": micro_r,
+        "micro_f1": _ratio(2 * TP, 2 * TP + FP + FN),
+    }
+
+
+def label_based(
+    truth: Iterable[Iterable[str]], pred: Iterable[Iterable[str]], vocabulary: Iterable[str] | None = None
+) -> dict[str, float]:
+    """Label-based macro (means of per-label values) and micro (pooled counts) P, R and F1."""
+    return label_based_counts(exact_counts(truth, pred), vocabulary)
+
+
+# --- fixed top-k (Dutta et al. 2018) -------------------------------------------------------------
+
+
+def top_k(scores: Mapping[str, float], k: int) -> list[str]:
+    """The k labels of highest score (ties: first by name), best first."""
+    return [label for label, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
+
+
+def top_k_counts(counts: Sequence[ImageCounts], vocabulary: Iterable[str]) -> dict[str, float]:
+    labels = sorted(set(vocabulary))
+    tp, fp, fn = _label_tallies(counts)
+    p_l = [_ratio(tp[x], tp[x] + fp[x]) for x in labels]
+    r_l = [_ratio(tp[x], tp[x] + fn[x]) for x in labels]
+    P_L, R_L = (float(np.mean(v)) if v else 0.0 for v in (p_l, r_l))
+    p_i = [_ratio(len(c.tp), len(c.tp) + len(c.fp)) for c in counts]
+    r_i = [_ratio(len(c.tp), len(c.tp) + len(c.fn)) for c in counts]
+    P_I, R_I = (float(np.mean(v)) if v else 0.0 for v in (p_i, r_i))
+    return {
+        "p_l": P_L,
+        "r_l": R_L,
+        "f1_l": _f1(P_L, R_L),
+        "n_plus": int(sum(r > 0 for r in r_l)),
+        "p_i": P_I,
+        "r_i": R_I,
+        "f1_i": _f1(P_I, R_I),
+    }
+
+
+def top_k_metrics(
+    truth: Iterable[Iterable[str]], scores: Iterable[Mapping[str, float]], k: int, vocabulary: Iterable[str]
+) -> dict[str, float]:
+    """Per-label and per-image measures with the k best-scored labels of every image.
+
+    Per label l of the whole ``vocabulary``: P_l = correct / predicted, R_l = correct / relevant
+    (undefined = 0); P_L and R_L are their means over the vocabulary, F1_L = 2 P_L R_L /
+    (P_L + R_L) (not the mean of per-label F1), N+ = labels with R_l > 0. Per image likewise:
+    P_I, R_I the means of per-image precision and recall, F1_I their harmonic mean.
+    """
+    predicted = [top_k(s, k) for s in scores]
+    return top_k_counts(exact_counts(truth, predicted), vocabulary)
+
+
+def trivial_baselines(
+    train: Sequence[Iterable[str]], test: Sequence[Iterable[str]], k: int, vocabulary: Iterable[str], seed: int = 0
+) -> dict[str, dict[str, float]]:
+    """``top_k_metrics`` when every test image gets the same k labels: the k rarest, the k most
+    frequent (in train; ties by name) or k drawn at random (seeded)."""
+    labels = sorted(set(vocabulary))
+    freq = Counter(x for t in train for x in t)
+    by_freq = sorted(labels, key=lambda x: (-freq[x], x))
+    rng = np.random.default_rng(seed)
+    choices = {
+        "rarest": sorted(labels, key=lambda x: (freq[x], x))[:k],
+        "most_frequent": by_freq[:k],
+        "random": sorted(rng.choice(labels, size=min(k, len(labels)), replace=False).tolist()),
+    }
+    return {
+        name: top_k_counts(exact_counts(test, [chosen] * len(test)), labels) | {"labels": chosen}
+        for name, chosen in choices.items()
+    }
+
+
+def label_set_stats(train: Sequence[Iterable[str]], test: Sequence[Iterable[str]]) -> dict[str, float]:
+    """% of test label sets that are unique within test, % never seen in train, labels per image."""
+    train_sets = {frozenset(t) for t in train}
+    test_sets = [frozenset(t) for t in test]
+    seen = Counter(test_sets)
+    n = len(test_sets)
+    return {
+        "unique_test_sets_pct": 100 * _ratio(sum(1 for s in test_sets if seen[s] == 1), n),
+        "unseen_in_train_pct": 100 * _ratio(sum(1 for s in test_sets if s not in train_sets), n),
+        "labels_per_image_test": _ratio(sum(len(s) for s in test_sets), n),
+        "labels_per_image_train": _ratio(sum(len(set(t)) for t in train), len(train)),
+    }
+
+
+# --- ImageCLEF photo annotation (paper 003) ------------------------------------------------------
+
+
+def _tie_points(relevant: np.ndarray, confidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Precision and recall after each group of equal confidence (ties scored together)."""
+    order = np.argsort(-confidence, kind="stable")
+    rel, conf = relevant[order].astype(np.int64), confidence[order]
+    hits = np.cumsum(rel)
+    ends = np.r_[np.nonzero(np.diff(conf))[0], len(conf) - 1]  # last index of each tie group
+    total = rel.sum()
+    return hits[ends] / (ends + 1), hits[ends] / total
+
+
+def average_precision(relevant: np.ndarray, confidence: np.ndarray) -> float:
+    """Non-interpolated AP: sum over tie groups of (recall gained) x (precision after the group).
+    0 for a concept without relevant images."""
+    relevant, confidence = np.asarray(relevant, bool), np.asarray(confidence, float)
+    if not relevant.any():
+        return 0.0
+    precision, recall = _tie_points(relevant, confidence)
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def interpolated_average_precision(relevant: np.ndarray, confidence: np.ndarray) -> float:
+    """11-point interpolated AP: at recall levels 0, 0.1, ..., 1 the highest precision measured
+    at any recall at or above the level (0 if none), averaged."""
+    relevant, confidence = np.asarray(relevant, bool), np.asarray(confidence, float)
+    if not relevant.any():
+        return 0.0
+    precision, recall = _tie_points(relevant, confidence)
+    levels = np.linspace(0.0, 1.0, 11)
+    return float(np.mean([precision[recall >= r - 1e-12].max(initial=0.0) for r in levels]))
+
+
+def _geometric_mean(values: np.ndarray, eps: float) -> float:
+    """exp(mean(log(v + eps))) - eps: zeros do not send the mean to 0 outright."""
+    return float(np.exp(np.mean(np.log(np.asarray(values) + eps))) - eps) if len(values) else 0.0
+
+
+def _f1_family(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> dict[str, float]:
+    """003's F1 family along one axis of per-item counts (photos or concepts):
+    instance = mean of per-item F1; "micro" = F1 of the mean per-item precision and recall;
+    "macro" = F1 of the pooled counts (003's naming, the reverse of the usual one). Items with
+    nothing relevant and nothing predicted have no F1 and are left out of the averages."""
+    active = (tp + fp + fn) > 0
+    tp, fp, fn = tp[active], fp[active], fn[active]
+    p = np.array([_ratio(a, a + b) for a, b in zip(tp, fp, strict=True)])
+    r = np.array([_ratio(a, a + b) for a, b in zip(tp, fn, strict=True)])
+    f = np.array([_ratio(2 * a, 2 * a + b + c) for a, b, c in zip(tp, fp, fn, strict=True)])
+    pooled = _ratio(2 * tp.sum(), 2 * tp.sum() + fp.sum() + fn.sum())
+    return {
+        "instance": float(f.mean()) if len(f) else 0.0,
+        "micro": _f1(float(p.mean()), float(r.mean())) if len(p) else 0.0,
+        "macro": pooled,
+    }
+
+
+def imageclef(
+    truth: np.ndarray, confidence: np.ndarray, binary: np.ndarray, eps: float = GMAP_EPSILON
+) -> dict[str, float]:
+    """ImageCLEF photo-annotation measures of a run (paper 003); arrays are image x concept.
+
+    mnap / miap: mean over the concepts with a relevant image of non-interpolated / 11-point interpolated AP (images
+    ranked by confidence, ties scored together). gmnap / gmiap: their geometric means with
+    ``eps`` added then removed. F1 from the binary decisions: f1_photo_* and f1_concept_*,
+    each ``instance``, ``micro`` and ``macro`` in 003's sense (see ``_f1_family``).
+    """
+    truth, confidence, binary = np.asarray(truth, bool), np.asarray(confidence, float), np.asarray(binary, bool)
+    scored = [c for c in range(truth.shape[1]) if truth[:, c].any()]  # AP is undefined without positives
+    ap = np.array([average_precision(truth[:, c], confidence[:, c]) for c in scored])
+    iap = np.array([interpolated_average_precision(truth[:, c], confidence[:, c]) for c in scored])
+    tp, fp, fn = truth & binary, ~truth & binary, truth & ~binary
+    out = {
+        "mnap": float(ap.mean()) if len(ap) else 0.0,
+        "miap": float(iap.mean()) if len(iap) else 0.0,
+        "gmnap": _geometric_mean(ap, eps),
+        "gmiap": _geometric_mean(iap, eps),
+        "concepts_scored": len(scored),
+    }
+    for axis, name in ((1, "photo"), (0, "concept")):
+        family = _f1_family(tp.sum(axis=axis), fp.sum(axis=axis), fn.sum(axis=axis))
+        out |= {f"f1_{name}_{kind}": value for kind, value in family.items()}
+    return out

@@ -1,0 +1,92 @@
+"""Versioned, verifiable releases: write, verify and diff ``releases/<dataset>/v<X.Y.Z>/``.
+
+A release folder holds ``data/<table>.parquet`` (the tables of ``TABLES``), ``results/`` (stage
+reports and figures), ``schemas/`` (the JSON Schema of every table), ``croissant.json``,
+``README.md`` (the dataset card) and ``manifest.json`` (docs/releases.md).
+
+Modules, each importing only those above it:
+
+- ``manifest``: ``ReleaseError``, file digests, provenance and the manifest's seal;
+- ``schemas``: the table schemas and the checks against them;
+- ``geoparquet``: metadata of the regions' geometry column;
+- ``records``: record digests and content hashes, over tables given whole or in parts;
+- ``versions``: semantic versions, record diffs, the bump rule;
+- ``croissant`` and ``card``: the release's Croissant document and dataset card;
+- ``writer``: assembling and writing a release; ``verify``: checking one.
+"""
+
+from regionbench.release.manifest import (
+    FORMAT,
+    Provenance,
+    ReleaseError,
+    canonical_digest,
+    config_hash,
+    fingerprint_tree,
+    read_manifest,
+    sha256_file,
+)
+from regionbench.release.records import (
+    Part,
+    TableScan,
+    as_parts,
+    content_hash,
+    file_parts,
+    record_digests,
+    release_parts,
+    scan,
+)
+from regionbench.release.schemas import SCHEMA_DIR, TABLES, TableSchema, conform, load_schemas, validate_table
+from regionbench.release.verify import verify
+from regionbench.release.versions import (
+    BUMPS,
+    Diff,
+    TableDiff,
+    bump_of,
+    check_bump,
+    diff_releases,
+    diff_tables,
+    parse_version,
+    release_folders,
+    table_diff,
+)
+from regionbench.release.writer import read_tables, region_splits, regions_table, write_release
+
+__all__ = [
+    "BUMPS",
+    "FORMAT",
+    "SCHEMA_DIR",
+    "TABLES",
+    "Diff",
+    "Part",
+    "Provenance",
+    "ReleaseError",
+    "TableDiff",
+    "TableScan",
+    "TableSchema",
+    "as_parts",
+    "bump_of",
+    "canonical_digest",
+    "check_bump",
+    "config_hash",
+    "conform",
+    "content_hash",
+    "diff_releases",
+    "diff_tables",
+    "file_parts",
+    "fingerprint_tree",
+    "load_schemas",
+    "parse_version",
+    "read_manifest",
+    "read_tables",
+    "record_digests",
+    "region_splits",
+    "regions_table",
+    "release_folders",
+    "release_parts",
+    "scan",
+    "sha256_file",
+    "table_diff",
+    "validate_table",
+    "verify",
+    "write_release",
+]

@@ -1,0 +1,156 @@
+"""The dataset card (``README.md``) of a release: Hugging Face front matter, then statistics,
+provenance, known conflicts and how to cite. Everything comes from the release folder itself."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from regionbench.release.croissant import CITATION
+from regionbench.release.schemas import TABLES, load_schemas
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    def cell(v: object) -> str:
+        return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+
+
+def _front_matter(manifest: dict) -> list[str]:
+    lines = [
+        "---",
+        f"pretty_name: regionbench {manifest['dataset']} v{manifest['version']}",
+        f"license: {manifest['license'].lower()}",
+        "task_categories:",
+        "- image-segmentation",
+        "- image-classification",
+        "tags:",
+        "- region-annotation",
+        "- saiapr-tc-12",
+        "configs:",
+    ]
+    for name in TABLES:
+        lines += [f"- config_name: {name}", f"  data_files: {manifest['tables'][name]['path']}"]
+        if name == "regions":
+            lines.append("  default: true")
+    return [*lines, "---"]
+
+
+def _results(folder: Path, name: str) -> Path | None:
+    path = folder / "results" / name
+    return path if path.is_file() else None
+
+
+def dataset_card(folder: Path, manifest: dict) -> str:
+    """README.md of the release in ``folder`` (data and results already written)."""
+    folder = Path(folder)
+    schemas = load_schemas(folder / "schemas")
+    out = _front_matter(manifest)
+    out += [
+        "",
+        f"# regionbench {manifest['dataset']} v{manifest['version']}",
+        "",
+        "A region-annotated image benchmark in the layout of the segmented and annotated IAPR TC-12",
+        "benchmark (SAIAPR TC-12), released by regionbench. Each region carries its label, its place in",
+        "the label hierarchy, the 27 `saiapr27` features, a bounding box, a COCO RLE mask and its exact",
+        "polygon (WKB, GeoParquet). Spatial relations, the vocabulary and subsets A-H with a 70/30",
+        "train/test split complete it. `croissant.json` describes every field; `manifest.json` holds",
+        "the checksums that `regionbench verify` checks.",
+        "",
+        "## Tables",
+        "",
+    ]
+    out += _table(
+        ["table", "rows", "key", "content"],
+        [
+            [f"`{entry['path']}`", entry["rows"], ", ".join(entry["key"]), schemas[name].document["description"]]
+            for name, entry in manifest["tables"].items()
+        ],
+    )
+    out += ["", "## Statistics", ""]
+    if path := _results(folder, "branch_stats.parquet"):
+        out += ["Regions per branch of the hierarchy:", ""]
+        rows = pq.read_table(path).to_pylist()
+        out += _table(
+            ["branch", "regions", "normalised", "descendants", "leaves"],
+            [[r["branch"], r["frequency"], r["normalised_frequency"], r["descendants"], r["leaves"]] for r in rows],
+        )
+        out.append("")
+    if path := _results(folder, "relation_stats.parquet"):
+        out += ["Spatial relations over ordered region pairs:", ""]
+        rows = pq.read_table(path).to_pylist()
+        out += _table(
+            ["group", "relation", "pairs", "share"], [[r["group"], r["relation"], r["count"], r["share"]] for r in rows]
+        )
+        out.append("")
+    if path := _results(folder, "subsets.json"):
+        report = json.loads(path.read_text())
+        out += ["Subsets (the paper's Table 5):", ""]
+        out += _table(
+            ["subset", "labels", "regions", "train", "test"],
+            [[k, len(s["labels"]), s["regions"], s["train"], s["test"]] for k, s in report["subsets"].items()],
+        )
+        out.append("")
+    if path := _results(folder, "classifiers.parquet"):
+        rows = pq.read_table(path).to_pylist()
+        out += ["Reference classifiers, hard accuracy (e_hard: exact label) on the test split per subset:", ""]
+        subsets = sorted({r["subset"] for r in rows})
+        by = {(r["classifier"], r["subset"]): r["e_hard"] for r in rows}
+        names = list(dict.fromkeys(r["classifier"] for r in rows))
+        out += _table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
+        out.append("")
+    rejects = pq.read_table(folder / manifest["tables"]["rejects"]["path"], columns=["item", "reason"]).to_pylist()
+    out += ["## Rejected input", ""]
+    if rejects:
+        counts = Counter((r["item"], r["reason"]) for r in rejects)
+        out += _table(["item", "reason", "count"], [[i, r, n] for (i, r), n in sorted(counts.items())])
+    else:
+        out.append("Every raw item was accepted; `data/rejects.parquet` is empty.")
+    out += ["", "## Known conflicts", ""]
+    report = json.loads(p.read_text()) if (p := _results(folder, "ingest_report.json")) else {}
+    conflicts = report.get("parent_conflicts", [])
+    if conflicts:
+        out.append("Nodes filed under several parents in `ontology_path.txt`; the majority parent is kept:")
+        out.append("")
+        out += _table(
+            ["node", "kept", "parents seen"],
+            [[c["node"], c["chosen"], ", ".join(f"{p} ({n})" for p, n in c["parents"].items())] for c in conflicts],
+        )
+    else:
+        out.append("None reported by ingest.")
+    out += [
+        "",
+        "## Provenance",
+        "",
+        f"- code version: `{manifest['code_version']}`",
+        f"- configuration sha256: `{manifest['config_sha256']}`",
+        f"- raw inputs sha256: `{manifest['inputs_sha256']}`",
+    ]
+    if manifest.get("previous"):
+        prev = manifest["previous"]
+        out.append(
+            f"- previous release: v{prev['version']} (the records required a {prev['required_bump'].upper()} bump)"
+        )
+    out += [
+        "",
+        "## Use",
+        "",
+        "```python",
+        "import regionbench",
+        'release = regionbench.load("path/to/this/folder")  # or a git+DVC repository with rev=',
+        'train = release.subset("E", split="train")',
+        "```",
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        CITATION,
+        "```",
+        "",
+    ]
+    return "\n".join(out)

@@ -1,0 +1,72 @@
+"""The manifest of a release: what it was built from and the seal over its files.
+
+Every release module raises ``ReleaseError``; the sha256 of files, the inputs fingerprint, the
+configuration hash and the canonical digest that seals ``manifest.json`` are defined here
+(docs/releases.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT = "regionbench-release/1"
+
+
+class ReleaseError(ValueError):
+    """A release cannot be written or read as asked; the message says what to change."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fingerprint_tree(root: Path) -> str:
+    """sha256 over the relative path and sha256 of every file under ``root``, in path order."""
+    root = Path(root)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(root).as_posix()}\0{sha256_file(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def config_hash(config: Mapping) -> str:
+    """sha256 of the build configuration, without the settings that name local paths (the raw
+    tree, the vocabulary folder, the previous release: their contents reach the release itself)."""
+    settings = {k: v for k, v in config.items() if k not in ("raw_dir", "vocabulary_dir")}
+    if "release" in settings:
+        settings["release"] = {k: v for k, v in settings["release"].items() if k != "previous"}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+
+
+def canonical_digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a release was built from; goes to the manifest and the dataset card."""
+
+    dataset: str
+    version: str
+    code_version: str
+    config_sha256: str
+    inputs_sha256: str
+    license: str = "CC-BY-4.0"  # SPDX id
+
+
+def read_manifest(folder: Path) -> dict:
+    path = Path(folder) / "manifest.json"
+    if not path.is_file():
+        raise ReleaseError(f"{path}: no manifest; is {folder} a regionbench release folder?")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"{path}: not valid JSON ({exc})") from None

@@ -1,0 +1,132 @@
+"""Versions and diffs: semantic versions, the record diff between releases and the bump it needs.
+
+``diff`` compares two releases key by key: a key only in the new release is added, only in the
+old one removed, in both with another record digest changed. Croissant's rules give the bump:
+removed or changed records (a region moving between splits is a changed record) need MAJOR,
+additions alone MINOR, identical records PATCH (docs/releases.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from regionbench.release.manifest import ReleaseError
+from regionbench.release.records import Part, as_parts, release_parts, scan
+from regionbench.release.schemas import TABLES, TableSchema, load_schemas
+
+BUMPS = ("patch", "minor", "major")
+
+
+VERSION = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    m = VERSION.fullmatch(text.removeprefix("v"))
+    if m is None:
+        raise ReleaseError(f"version {text!r} is not MAJOR.MINOR.PATCH (e.g. 1.0.0); fix release.version")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def release_folders(paths: Iterable[str]) -> list[tuple[tuple[int, int, int], str]]:
+    """(version, path) of every ``.../v<X.Y.Z>`` path given, lowest version first; others skipped."""
+    found = []
+    for path in paths:
+        try:
+            found.append((parse_version(str(path).rstrip("/").rsplit("/", 1)[-1]), str(path)))
+        except ReleaseError:
+            continue
+    return sorted(found)
+
+
+def bump_of(old: str, new: str) -> str | None:
+    """The bump from ``old`` to ``new`` (``None`` if ``new`` is not above ``old``)."""
+    a, b = parse_version(old), parse_version(new)
+    if b <= a:
+        return None
+    if b[0] > a[0]:
+        return "major"
+    return "minor" if b[1] > a[1] else "patch"
+
+
+@dataclass
+class TableDiff:
+    added: list[tuple] = field(default_factory=list)
+    removed: list[tuple] = field(default_factory=list)
+    changed: list[tuple] = field(default_factory=list)
+
+    @property
+    def required(self) -> str:
+        if self.removed or self.changed:
+            return "major"
+        return "minor" if self.added else "patch"
+
+
+@dataclass
+class Diff:
+    tables: dict[str, TableDiff]
+
+    @property
+    def required(self) -> str:
+        return max((d.required for d in self.tables.values()), key=BUMPS.index, default="patch")
+
+    def lines(self, examples: int = 3) -> list[str]:
+        out = []
+        for name, d in self.tables.items():
+            line = f"{name}: {len(d.added)} added, {len(d.removed)} removed, {len(d.changed)} changed"
+            shown = [f"{kind} {key}" for kind, keys in (("removed", d.removed), ("changed", d.changed)) for key in keys]
+            if shown:
+                line += " (e.g. " + "; ".join(shown[:examples]) + ")"
+            out.append(line)
+        out.append(f"required bump: {self.required.upper()}")
+        return out
+
+
+def table_diff(before: Mapping[tuple, bytes], after: Mapping[tuple, bytes]) -> TableDiff:
+    """Records added, removed and changed between two key -> record digest maps."""
+    return TableDiff(
+        added=sorted(after.keys() - before.keys()),
+        removed=sorted(before.keys() - after.keys()),
+        changed=sorted(k for k in after.keys() & before.keys() if after[k] != before[k]),
+    )
+
+
+def diff_tables(
+    old: Mapping[str, pa.Table | Sequence[Part]],
+    new: Mapping[str, pa.Table | Sequence[Part]],
+    schemas: Mapping[str, TableSchema],
+) -> Diff:
+    """Records added, removed and changed per table, by primary key (tables or their parts)."""
+
+    def digests(tables_: Mapping, name: str) -> dict[tuple, bytes]:
+        if name not in tables_:
+            return {}
+        return scan(as_parts(tables_[name]), schemas[name], digests=True, validate=False).digests
+
+    return Diff({name: table_diff(digests(old, name), digests(new, name)) for name in TABLES})
+
+
+def check_bump(previous: str, version: str, diff: Diff) -> None:
+    """Refuse ``version`` when its bump over ``previous`` is smaller than the diff requires."""
+    bump = bump_of(previous, version)
+    if bump is None:
+        raise ReleaseError(f"version {version} is not above the previous release {previous}; raise release.version")
+    if BUMPS.index(bump) < BUMPS.index(diff.required):
+        counts = ", ".join(
+            f"{name}: {len(d.removed)} removed, {len(d.changed)} changed, {len(d.added)} added"
+            for name, d in diff.tables.items()
+            if d.required != "patch"
+        )
+        raise ReleaseError(
+            f"version {version} is a {bump.upper()} bump over {previous} but the records need "
+            f"{diff.required.upper()} ({counts}); set release.version accordingly"
+        )
+
+
+def diff_releases(old: Path, new: Path) -> Diff:
+    """Record diff between two release folders (the new one's schemas give the keys)."""
+    return diff_tables(release_parts(old), release_parts(new), load_schemas(Path(new) / "schemas"))

@@ -1,0 +1,145 @@
+"""Writing a release folder: the stage tables assembled, checked, diffed and written once.
+
+Determinism is owned here: rows are sorted by each table's primary key, Parquet goes through
+``tables.write_parquet_parts`` (zstd, fixed row groups, no pandas metadata), JSON through
+``tables.write_json`` (sorted keys), and nothing records a time or an absolute path
+(docs/releases.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from regionbench import tables
+from regionbench.release import card as card_module
+from regionbench.release import croissant as croissant_module
+from regionbench.release.geoparquet import geo_metadata
+from regionbench.release.manifest import FORMAT, Provenance, ReleaseError, canonical_digest, read_manifest, sha256_file
+from regionbench.release.records import Part, as_parts, release_parts, scan
+from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
+from regionbench.release.versions import Diff, check_bump, parse_version, table_diff
+
+
+def region_splits(subsets: pa.Table) -> pa.Table:
+    """Each region's one split over subsets A-H (key columns and ``split``)."""
+    splits = subsets.select([*tables.REGION_KEY, "split"]).group_by([*tables.REGION_KEY, "split"]).aggregate([])
+    if len(splits.group_by(tables.REGION_KEY).aggregate([])) != len(splits):
+        raise ReleaseError("a region is in train for one subset and in test for another; the subsets must nest")
+    return splits
+
+
+def regions_table(regions: pa.Table, features: pa.Table, splits: pa.Table) -> pa.Table:
+    """Ingested regions with their 27 features and their split (null outside subsets A-H);
+    ``splits`` comes from ``region_splits``."""
+    if features.num_rows != regions.num_rows:
+        raise ReleaseError(
+            f"features cover {features.num_rows} regions of {regions.num_rows}; rerun the features stage"
+        )
+    joined = regions.join(features, tables.REGION_KEY, join_type="left outer").join(
+        splits, tables.REGION_KEY, join_type="left outer"
+    )
+    return joined.sort_by([(k, "ascending") for k in tables.REGION_KEY])
+
+
+def read_tables(folder: Path) -> dict[str, pa.Table]:
+    return {name: pq.read_table(Path(folder) / "data" / f"{name}.parquet") for name in TABLES}
+
+
+def write_release(
+    out: Path,
+    data: Mapping[str, pa.Table | Sequence[Part]],
+    results: Mapping[str, Path],
+    provenance: Provenance,
+    *,
+    previous: Path | None = None,
+    card: Callable[[Path, dict], str] | None = None,
+    croissant: Callable[[Path, dict], dict] | None = None,
+    schema_dir: Path = SCHEMA_DIR,
+) -> dict:
+    """Write the release folder ``out`` and return its manifest.
+
+    ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
+    ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
+    Every table is checked against its schema, and with ``previous`` (an earlier release folder)
+    the version bump against the record diff, before anything is written. The folder is
+    assembled beside ``out`` and moved into place whole. ``card`` and ``croissant`` render
+    README.md and croissant.json from the folder and the manifest so far
+    (``regionbench.release.card`` and ``regionbench.release.croissant`` by default).
+    """
+    out = Path(out)
+    schemas = load_schemas(schema_dir)
+    parts = {name: as_parts(data[name]) for name in TABLES}
+    scans = {name: scan(parts[name], schemas[name], digests=previous is not None, conformed=True) for name in TABLES}
+    problems = [p for name in TABLES for p in scans[name].problems]
+    if problems:
+        raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
+    parse_version(provenance.version)
+    diff, previous_manifest = None, None
+    if previous is not None:
+        previous_manifest = read_manifest(previous)
+        before = release_parts(previous)
+        diff = Diff(
+            {
+                name: table_diff(
+                    scan(before[name], schemas[name], digests=True, validate=False).digests, scans[name].digests
+                )
+                for name in TABLES
+            }
+        )
+        check_bump(previous_manifest["version"], provenance.version, diff)
+
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "data").mkdir(parents=True)
+    for name in TABLES:
+        schema = schemas[name]
+        conformed = (conform(part(), schema) for part in parts[name])
+        if not scans[name].in_order:
+            conformed = iter([conform(tables.concat([part() for part in parts[name]]), schema)])
+        meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
+        tables.write_parquet_parts(conformed, schema.arrow, staging / "data" / f"{name}.parquet", metadata=meta)
+    for rel, src in sorted(results.items()):
+        (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, staging / "results" / rel)
+    for name in TABLES:
+        (staging / "schemas").mkdir(exist_ok=True)
+        shutil.copyfile(Path(schema_dir) / f"{name}.schema.json", staging / "schemas" / f"{name}.schema.json")
+
+    manifest = {
+        "format": FORMAT,
+        "dataset": provenance.dataset,
+        "version": provenance.version,
+        "license": provenance.license,
+        "code_version": provenance.code_version,
+        "config_sha256": provenance.config_sha256,
+        "inputs_sha256": provenance.inputs_sha256,
+        "previous": None
+        if previous is None
+        else {"version": previous_manifest["version"], "required_bump": diff.required},
+        "tables": {
+            name: {
+                "path": f"data/{name}.parquet",
+                "rows": scans[name].rows,
+                "key": schemas[name].key,
+                "content_sha256": scans[name].content_sha256,
+            }
+            for name in TABLES
+        },
+    }
+    document = (croissant or croissant_module.croissant)(staging, manifest)
+    tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
+    (staging / "README.md").write_text((card or card_module.dataset_card)(staging, manifest), encoding="utf-8")
+    manifest["files"] = {
+        p.relative_to(staging).as_posix(): sha256_file(p) for p in sorted(staging.rglob("*")) if p.is_file()
+    }
+    manifest["digest"] = canonical_digest(manifest)
+    tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)
+    return manifest

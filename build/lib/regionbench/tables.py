@@ -1,0 +1,213 @@
+"""The stage tables: their Arrow schemas and keys, and the one way stage outputs land on disk.
+
+Every stage table's schema is defined here, once. Stage outputs are sorted by their key and
+written without pandas metadata or timestamps (Parquet) or with sorted keys (JSON), so a stage
+rerun on the same inputs gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+# Every region is keyed by (image, annotator, region): one image can carry the regions of
+# several annotators.
+REGION_KEY = ["image_id", "annotator", "region_id"]
+_REGION_KEY_FIELDS = [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
+
+_MOMENTS = ("mean", "std", "skew")
+# The 27 saiapr27 region features, in the order of the official features.txt (docs/features.md).
+FEATURE_NAMES: tuple[str, ...] = (
+    "area", "width", "height", "mean_x", "mean_y", "std_x", "std_y", "boundary_area", "convexity",
+    *(f"rgb_{m}_{c}" for m in _MOMENTS for c in "rgb"),
+    *(f"lab_{m}_{c}" for m in _MOMENTS for c in "lab"),
+)  # fmt: skip
+
+IMAGES = pa.schema(
+    [
+        ("image_id", pa.int64()),
+        ("folder", pa.string()),
+        ("path", pa.string()),
+        ("width", pa.int32()),
+        ("height", pa.int32()),
+        ("mode", pa.string()),
+        ("sha256", pa.string()),
+        ("caption_title", pa.string()),
+        ("caption_description", pa.string()),
+        ("caption_notes", pa.string()),
+        ("caption_location", pa.string()),
+        ("caption_date", pa.string()),
+        ("caption_encoding", pa.string()),
+    ]
+)
+
+REGIONS = pa.schema(
+    [
+        *_REGION_KEY_FIELDS,
+        ("label_id", pa.int32()),
+        ("label", pa.string()),
+        ("ontology_path", pa.string()),
+        ("bbox_x", pa.int32()),
+        ("bbox_y", pa.int32()),
+        ("bbox_w", pa.int32()),
+        ("bbox_h", pa.int32()),
+        ("area_px", pa.int64()),
+        ("mask_rle", pa.string()),
+        ("geometry", pa.binary()),
+    ]
+)
+
+REJECTS = pa.schema(
+    [
+        ("source", pa.string()),
+        ("key", pa.string()),
+        ("item", pa.string()),
+        ("stage", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
+
+FEATURES = pa.schema([*_REGION_KEY_FIELDS, *((name, pa.float64()) for name in FEATURE_NAMES)])
+
+RELATIONS = pa.schema(
+    [
+        *_REGION_KEY_FIELDS,
+        ("other_region_id", pa.int32()),
+        ("topological", pa.string()),
+        ("horizontal", pa.string()),
+        ("vertical", pa.string()),
+    ]
+)
+
+RELATION_STATS = pa.schema(
+    [("group", pa.string()), ("relation", pa.string()), ("count", pa.int64()), ("share", pa.float64())]
+)
+
+VOCABULARY = pa.schema(
+    [
+        ("label_id", pa.int32()),
+        ("label", pa.string()),
+        ("parent", pa.string()),
+        ("depth", pa.int32()),
+        ("path", pa.string()),
+        ("relation", pa.string()),
+        ("is_leaf", pa.bool_()),
+        ("group", pa.bool_()),
+        ("in_h_list", pa.bool_()),
+        ("in_a_list", pa.bool_()),
+        ("in_t_list", pa.bool_()),
+        ("origin", pa.string()),
+        ("caption_count", pa.int64()),
+        ("region_count", pa.int64()),
+        ("image_count", pa.int64()),
+    ]
+)
+
+BRANCH_STATS = pa.schema(
+    [
+        ("branch", pa.string()),
+        ("frequency", pa.int64()),
+        ("normalised_frequency", pa.float64()),
+        ("descendants", pa.int32()),
+        ("leaves", pa.int32()),
+    ]
+)
+
+SUBSETS = pa.schema(
+    [
+        ("subset", pa.string()),
+        ("image_id", pa.int64()),
+        ("annotator", pa.string()),
+        ("region_id", pa.int32()),
+        ("label", pa.string()),
+        ("split", pa.string()),
+    ]
+)
+
+PREDICTIONS = pa.schema([*_REGION_KEY_FIELDS, ("label", pa.string()), ("predicted", pa.string())])
+
+CLASSIFIER_SCORES = pa.schema(
+    [
+        ("subset", pa.string()),
+        ("classifier", pa.string()),
+        ("n_labels", pa.int32()),
+        ("n_train", pa.int64()),
+        ("n_test", pa.int64()),
+        ("e_hard", pa.float64()),
+        ("soft", pa.float64()),
+        ("mean_e", pa.float64()),
+    ]
+)
+
+KEYS = {
+    "images": ["image_id"],
+    "regions": REGION_KEY,
+    "rejects": ["source", "key", "item", "reason"],
+}
+
+
+def from_rows(rows: list[dict], schema: pa.Schema, key: list[str]) -> pa.Table:
+    """A table of ``rows`` in ``schema``, sorted by ``key``."""
+    table = pa.Table.from_pylist(rows, schema=schema)
+    return table.sort_by([(k, "ascending") for k in key]) if len(table) else table
+
+
+ROW_GROUP = 65_536
+
+
+def write_parquet(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
+    """Write a table deterministically: zstd, fixed row groups, and no metadata but ``metadata``
+    (no pandas schema, no timestamps)."""
+    write_parquet_parts([table], table.schema, path, metadata)
+
+
+def write_parquet_parts(
+    parts: Iterable[pa.Table], schema: pa.Schema, path: str | Path, metadata: dict[bytes, bytes] | None = None
+) -> None:
+    """``write_parquet`` for a table given as consecutive parts, holding about one row group at a time.
+
+    Rows are regrouped into row groups of exactly ``ROW_GROUP`` (the last one shorter), each
+    written from contiguous arrays: the bytes depend on the rows alone, not on how they were cut.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    schema = schema.with_metadata(metadata) if metadata else schema.remove_metadata()
+    with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
+        pending: list[pa.Table] = []
+        rows = written = 0
+        for part in parts:
+            pending.append(part.replace_schema_metadata(metadata))
+            rows += part.num_rows
+            if rows >= ROW_GROUP:
+                buffered = pa.concat_tables(pending)
+                full = rows - rows % ROW_GROUP
+                writer.write_table(buffered.slice(0, full).combine_chunks(), row_group_size=ROW_GROUP)
+                pending, rows, written = [buffered.slice(full)], rows - full, written + full
+        if rows or not written:  # the rest; an empty table is written as write_table writes it
+            rest = pa.concat_tables(pending) if pending else schema.empty_table()
+            writer.write_table(rest.cast(schema).combine_chunks(), row_group_size=ROW_GROUP)
+
+
+def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True) -> None:
+    """Write a JSON artefact deterministically: sorted keys, one-space indent, UTF-8, final newline.
+
+    Stage reports escape non-ASCII characters (``\\u00e1``); the release's documents meant for
+    people (``croissant.json``, ``manifest.json``) pass ``escape_non_ascii=False``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=escape_non_ascii)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def read_parquet(path: str | Path) -> pa.Table:
+    return pq.read_table(path)
+
+
+def concat(parts: list[pa.Table]) -> pa.Table:
+    """Shard tables as one (schemas must agree)."""
+    return pa.concat_tables(parts) if parts else pa.table({})
