@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from regionbench import config as build_config
-from regionbench import evaluation, loader, release, vocabulary
+from regionbench import evaluation, loader, release, tables, vocabulary
 from regionbench.hierarchy import Hierarchy
 
 # Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
@@ -167,7 +167,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return 1
     print(evaluation.render(report))
     if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        tables.write_json(args.out, report)
         print(f"report written to {args.out}")
     return 0
 

@@ -1,0 +1,121 @@
+"""``verify`` on a small release folder written in memory: sound, then damaged in every way."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from regionbench import release, tables
+
+REJECTS = [
+    {"source": "00/images/7.jpg", "key": "7", "item": "image", "stage": "ingest", "reason": "unreadable image"},
+    {"source": "00/labels.txt:3", "key": "line 3", "item": "label-row", "stage": "ingest", "reason": "malformed"},
+]
+
+
+def small_release(folder: Path) -> Path:
+    """A release folder holding only a rejects table, sealed as the writer seals one."""
+    schemas = release.load_schemas()
+    table = release.conform(pa.Table.from_pylist(REJECTS, schema=tables.REJECTS), schemas["rejects"])
+    tables.write_parquet(table, folder / "data" / "rejects.parquet")
+    shutil.copytree(release.SCHEMA_DIR, folder / "schemas")
+    data = folder / "data" / "rejects.parquet"
+    croissant = {
+        "distribution": [
+            {"@type": "cr:FileObject", "contentUrl": "data/rejects.parquet", "sha256": release.sha256_file(data)}
+        ]
+    }
+    tables.write_json(folder / "croissant.json", croissant)
+    manifest = {
+        "format": release.FORMAT,
+        "dataset": "small",
+        "version": "1.0.0",
+        "tables": {
+            "rejects": {
+                "path": "data/rejects.parquet",
+                "rows": table.num_rows,
+                "key": schemas["rejects"].key,
+                "content_sha256": release.content_hash(table, schemas["rejects"]),
+            }
+        },
+    }
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    manifest["files"] = {p.relative_to(folder).as_posix(): release.sha256_file(p) for p in files}
+    manifest["digest"] = release.canonical_digest(manifest)
+    tables.write_json(folder / "manifest.json", manifest)
+    return folder
+
+
+def test_a_sound_release_verifies(tmp_path: Path) -> None:
+    assert release.verify(small_release(tmp_path / "v1.0.0")) == []
+
+
+def _flip_byte(folder: Path) -> None:
+    path = folder / "data" / "rejects.parquet"
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def _drop_row(folder: Path) -> None:
+    path = folder / "data" / "rejects.parquet"
+    tables.write_parquet(pq.read_table(path).slice(1), path)
+
+
+def _edit_manifest(folder: Path) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["version"] = "9.9.9"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _extra_file(folder: Path) -> None:
+    (folder / "data" / "extra.txt").write_text("x")
+
+
+def _missing_schema(folder: Path) -> None:
+    (folder / "schemas" / "images.schema.json").unlink()
+
+
+def _broken_manifest(folder: Path) -> None:
+    (folder / "manifest.json").write_text("{not json")
+
+
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        (_flip_byte, "data/rejects.parquet: sha256 differs"),
+        (_drop_row, "data/rejects.parquet: 1 rows, manifest.json says 2"),
+        (_edit_manifest, "manifest.json: digest does not match"),
+        (_extra_file, "data/extra.txt: not listed in manifest.json"),
+        (_missing_schema, "schemas/images.schema.json: missing"),
+        (_broken_manifest, "manifest.json: not valid JSON"),
+    ],
+)
+def test_every_damage_is_named(tmp_path: Path, damage: Callable[[Path], None], expected: str) -> None:
+    folder = small_release(tmp_path / "v1.0.0")
+    damage(folder)
+    problems = release.verify(folder)
+    assert any(expected in line for line in problems), problems
+    assert all("\n" not in line for line in problems)
+
+
+def test_changed_records_are_named_even_when_resealed(tmp_path: Path) -> None:
+    """A table rewritten with other records and a manifest re-sealed over its bytes still fails
+    on the content hash."""
+    folder = small_release(tmp_path / "v1.0.0")
+    path = folder / "data" / "rejects.parquet"
+    changed = [{**REJECTS[0], "reason": "another reason"}, REJECTS[1]]
+    tables.write_parquet(pa.Table.from_pylist(changed, schema=tables.REJECTS).sort_by("source"), path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["data/rejects.parquet"] = release.sha256_file(path)
+    manifest.pop("digest")
+    manifest["digest"] = release.canonical_digest(manifest)
+    tables.write_json(folder / "manifest.json", manifest)
+    problems = release.verify(folder)
+    assert any("content hash differs" in line for line in problems), problems
