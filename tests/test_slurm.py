@@ -1,4 +1,5 @@
-"""The demo release built through SLURM (snakemake-executor-plugin-slurm) equals the local build.
+"""A release built through SLURM (snakemake-executor-plugin-slurm) equals the local build of the same
+configuration (the tiny collection, whose local build the session already holds).
 
 Needs the single-node test cluster of ``tests/slurm/cluster.sh``: the fixture starts it in a temp
 folder and stops it afterwards. Without SLURM installed the test is skipped, except under CI,
@@ -15,12 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, build, build_command, file_digests, workflow_copy
+from conftest import PROJECT, TINY, TINY_RELEASE, build_command, file_digests, workflow_copy, write_config
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
 CLUSTER = PROJECT / "tests" / "slurm" / "cluster.sh"
-DEMO_RELEASE = "releases/demo/v1.0.0"
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +49,13 @@ def _alive(pidfile: Path) -> bool:
     return True
 
 
-def test_demo_release_through_slurm_equals_local_build(slurm_cluster: dict[str, str], tmp_path: Path) -> None:
-    local = workflow_copy(tmp_path / "local")
-    done = build(local)
-    assert done.returncode == 0, done.stderr[-3000:]
-
+def test_release_through_slurm_equals_local_build(
+    slurm_cluster: dict[str, str], tiny_build: Path, tmp_path: Path
+) -> None:
     cluster = workflow_copy(tmp_path / "cluster")
+    override = write_config(cluster, TINY)
     done = subprocess.run(
-        build_command(cluster, "--profile", "slurm", cores=None),
+        build_command(cluster, "--profile", "slurm", "--configfile", str(override), cores=None),
         capture_output=True,
         text=True,
         cwd=cluster,
@@ -67,4 +66,4 @@ def test_demo_release_through_slurm_equals_local_build(slurm_cluster: dict[str, 
     # Every job but the target went through sbatch: the plugin logs the SLURM id of each one.
     planned = int(re.search(r"^total\s+(\d+)$", log, re.M).group(1))
     assert log.count("has been submitted with SLURM jobid") == planned - 1, log[-3000:]
-    assert file_digests(cluster / DEMO_RELEASE) == file_digests(local / DEMO_RELEASE)
+    assert file_digests(cluster / TINY_RELEASE) == file_digests(tiny_build / TINY_RELEASE)
