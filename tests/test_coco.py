@@ -1,0 +1,243 @@
+"""Ingest of COCO instances files (several annotators): exact masks, every bad item rejected."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import shapely
+from hypothesis import given, settings
+from hypothesis.extra.numpy import arrays
+from PIL import Image
+from pycocotools import mask as coco_mask
+
+from regionbench import geometry
+from regionbench.io.coco import detect_layout, image_id_of, ingest_shard
+from regionbench.io.shards import IngestError, Shard
+
+H, W = 30, 40
+WORDS = {"sky": 2, "man": 3, "grass": 5}
+
+
+def rect(x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+    mask = np.zeros((H, W), dtype=bool)
+    mask[y0:y1, x0:x1] = True
+    return mask
+
+
+def compressed(mask: np.ndarray) -> dict:
+    return {"size": [H, W], "counts": geometry.encode_rle(mask)}
+
+
+def uncompressed(mask: np.ndarray) -> dict:
+    """COCO uncompressed RLE: alternating run lengths in column-major order, zeros first."""
+    flat = mask.flatten(order="F").astype(np.int8)
+    edges = np.concatenate(([0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]))
+    counts = np.diff(edges).tolist()
+    return {"size": [H, W], "counts": [0, *counts] if flat[0] else counts}
+
+
+RING = rect(5, 5, 25, 25) & ~rect(10, 10, 20, 20)  # a region with a hole
+TWO_PARTS = rect(0, 0, 5, 5) | rect(30, 20, 38, 28)  # a multi-part region
+SQUARE = [[2.0, 2.0, 12.0, 2.0, 12.0, 12.0, 2.0, 12.0]]
+GROUP = rect(0, 15, 40, 30)
+MEMBER = rect(10, 18, 16, 29)  # overlaps GROUP
+
+
+def write_tree(root: Path, alice: dict, bob: dict) -> Path:
+    (root / "images").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    for name in ("25.jpg", "7.jpg", "beach.png"):
+        Image.new("RGB", (W, H), (100, 150, 200)).save(root / "images" / name)
+    for annotator, data in (("alice", alice), ("bob", bob)):
+        (root / "annotations" / f"{annotator}.json").write_text(json.dumps(data))
+    return root
+
+
+CATEGORIES = [{"id": 1, "name": "sky"}, {"id": 2, "name": "man"}, {"id": 3, "name": "grass"}]
+
+
+def alice_file() -> dict:
+    return {
+        "images": [
+            {"id": 1, "file_name": "25.jpg", "width": W, "height": H},
+            {"id": 2, "file_name": "beach.png", "width": W, "height": H},
+        ],
+        "categories": copy.deepcopy(CATEGORIES),
+        "annotations": [
+            {"id": 10, "image_id": 1, "category_id": 1, "segmentation": SQUARE},
+            {"id": 11, "image_id": 1, "category_id": 3, "segmentation": uncompressed(RING)},
+            {"id": 12, "image_id": 2, "category_id": 1, "segmentation": compressed(TWO_PARTS)},
+            {"id": 13, "image_id": 2, "category_id": 3, "segmentation": compressed(GROUP)},
+            {"id": 14, "image_id": 2, "category_id": 2, "segmentation": compressed(MEMBER)},
+        ],
+    }
+
+
+def bob_file() -> dict:
+    # Other COCO ids for the same files: images match by file name.
+    return {
+        "images": [
+            {"id": 7, "file_name": "beach.png", "width": W, "height": H},
+            {"id": 9, "file_name": "7.jpg", "width": W, "height": H},
+        ],
+        "categories": copy.deepcopy(CATEGORIES),
+        "annotations": [
+            {"id": 1, "image_id": 7, "category_id": 1, "segmentation": compressed(TWO_PARTS)},
+            {"id": 2, "image_id": 9, "category_id": 2, "segmentation": compressed(MEMBER)},
+        ],
+    }
+
+
+def reconciles(shard: Shard) -> None:
+    for counts in [shard.report["images"], *shard.report["annotators"].values()]:
+        assert counts["seen"] == counts["accepted"] + counts["rejected"], shard.report
+    assert shard.report["regions"]["accepted"] == shard.regions.num_rows
+    assert shard.report["images"]["accepted"] == shard.images.num_rows
+
+
+def test_layout_is_detected(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    assert detect_layout(root) == "coco"
+    (tmp_path / "saiapr").mkdir()
+    (tmp_path / "saiapr" / "wlist.txt").write_text("1\tn.a.\n")
+    assert detect_layout(tmp_path / "saiapr") == "saiapr"
+    with pytest.raises(IngestError, match="neither a COCO tree"):
+        detect_layout(tmp_path / "nothing")
+
+
+def test_image_ids_come_from_file_names() -> None:
+    assert image_id_of("25.jpg") == 25 and image_id_of("0025.png") == 25
+    assert image_id_of("beach.png") == image_id_of("beach.png") != image_id_of("beach.jpg")
+    assert 0 <= image_id_of("beach.png") < 2**63
+
+
+def test_every_kind_of_segmentation_decodes_exactly(tmp_path: Path) -> None:
+    shard = ingest_shard(write_tree(tmp_path / "coco", alice_file(), bob_file()), 0, WORDS)
+    reconciles(shard)
+    assert shard.rejects.num_rows == 0
+    assert shard.report["annotators"] == {
+        "alice": {"seen": 5, "accepted": 5, "rejected": 0},
+        "bob": {"seen": 2, "accepted": 2, "rejected": 0},
+    }
+    masks = {
+        (r["image_id"], r["annotator"], r["region_id"]): geometry.decode_rle(r["mask_rle"], H, W)
+        for r in shard.regions.to_pylist()
+    }
+    beach = image_id_of("beach.png")
+    polygon = coco_mask.decode(coco_mask.merge(coco_mask.frPyObjects(SQUARE, H, W))).astype(bool)
+    assert (masks[(25, "alice", 1)] == polygon).all()
+    assert (masks[(25, "alice", 2)] == RING).all()  # the hole survives
+    assert (masks[(beach, "alice", 1)] == TWO_PARTS).all() and (masks[(beach, "bob", 1)] == TWO_PARTS).all()
+    assert (masks[(beach, "alice", 2)] & masks[(beach, "alice", 3)]).any()  # overlap kept
+    assert (masks[(7, "bob", 1)] == MEMBER).all()
+    for region in shard.regions.to_pylist():
+        shape = geometry.polygon_to_mask(shapely.from_wkb(region["geometry"]), H, W)
+        assert (shape == masks[(region["image_id"], region["annotator"], region["region_id"])]).all()
+    assert sorted(shard.images.column("image_id").to_pylist()) == sorted([7, 25, beach])
+
+
+def _damage(data: dict, change: str) -> dict:
+    data = copy.deepcopy(data)
+    ann = data["annotations"][0]
+    if change == "unknown category":
+        ann["category_id"] = 99
+    elif change == "unmapped category":
+        data["categories"][0]["name"] = "cloud-cirrus"
+    elif change == "outside":
+        ann["segmentation"] = [[-3.0, 2.0, 12.0, 2.0, 12.0, 12.0]]
+    elif change == "self-intersecting":
+        ann["segmentation"] = [[2.0, 2.0, 12.0, 12.0, 12.0, 2.0, 2.0, 12.0]]
+    elif change == "degenerate":
+        ann["segmentation"] = [[2.0, 2.0, 12.0, 2.0]]
+    elif change == "unknown image":
+        ann["image_id"] = 404
+    elif change == "RLE size":
+        data["annotations"][2]["segmentation"]["size"] = [H + 1, W]
+    elif change == "duplicate id":
+        data["annotations"][1]["id"] = ann["id"]
+    elif change == "empty":
+        data["annotations"][2]["segmentation"] = compressed(np.zeros((H, W), dtype=bool))
+    elif change == "not a segmentation":
+        ann["segmentation"] = "square"
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("unknown category", "unknown category id 99"),
+        ("unmapped category", "'cloud-cirrus' is not a vocabulary label; map it under category_map"),
+        ("outside", "polygon outside the image"),
+        ("self-intersecting", "self-intersecting polygon"),
+        ("degenerate", "degenerate polygon"),
+        ("unknown image", "annotation for unknown image id 404"),
+        ("RLE size", "RLE size [31, 40] differs from the image's [30, 40]"),
+        ("duplicate id", "annotation id missing or used twice"),
+        ("empty", "empty mask"),
+        ("not a segmentation", "neither polygons nor an RLE"),
+    ],
+)
+def test_bad_items_are_rejected_with_their_reason(tmp_path: Path, change: str, reason: str) -> None:
+    root = write_tree(tmp_path / "coco", _damage(alice_file(), change), bob_file())
+    shard = ingest_shard(root, 0, WORDS)
+    reconciles(shard)
+    reasons = shard.rejects.column("reason").to_pylist()
+    assert any(reason in r for r in reasons), reasons
+    assert all(s == "annotations/alice.json" for s in shard.rejects.column("source").to_pylist())
+    assert shard.report["annotators"]["bob"] == {"seen": 2, "accepted": 2, "rejected": 0}
+    with pytest.raises(IngestError) as failed:
+        ingest_shard(root, 0, WORDS, strict=True)
+    assert reason in str(failed.value) and len(str(failed.value).splitlines()) == shard.rejects.num_rows
+
+
+def test_missing_image_file_rejects_the_image_and_its_regions(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    (root / "images" / "beach.png").unlink()
+    shard = ingest_shard(root, 0, WORDS)
+    reconciles(shard)
+    reasons = shard.rejects.column("reason").to_pylist()
+    assert reasons.count("its image was rejected or is missing") == 4  # alice 3, bob 1
+    assert any("its file is missing" in r for r in reasons)
+
+
+def test_category_map_and_shards(tmp_path: Path) -> None:
+    data = alice_file()
+    data["categories"][1]["name"] = "person"
+    root = write_tree(tmp_path / "coco", data, bob_file())
+    mapped = ingest_shard(root, 0, WORDS, category_map={"person": "man"})
+    assert "man" in mapped.regions.column("label").to_pylist() and mapped.rejects.num_rows == 0
+    unmapped = ingest_shard(root, 0, WORDS).rejects.column("reason").to_pylist()
+    assert unmapped == ["category 'person' is not a vocabulary label; map it under category_map"]
+    parts = [ingest_shard(root, k, WORDS, category_map={"person": "man"}, shard_size=2) for k in range(2)]
+    assert sum(p.images.num_rows for p in parts) == 3
+    assert sum(p.regions.num_rows for p in parts) == mapped.regions.num_rows
+
+
+def test_not_a_coco_file_is_one_line(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    (root / "annotations" / "bob.json").write_text("{not json")
+    with pytest.raises(IngestError) as failed:
+        ingest_shard(root, 0, WORDS)
+    assert "bob.json: not a JSON file" in str(failed.value) and "\n" not in str(failed.value)
+
+
+@settings(max_examples=50, deadline=None)
+@given(arrays(np.bool_, (H, W)))
+def test_any_mask_round_trips_through_both_rle_forms(
+    tmp_path_factory: pytest.TempPathFactory, mask: np.ndarray
+) -> None:
+    if not mask.any():
+        return
+    data = alice_file()
+    data["annotations"] = [
+        {"id": 1, "image_id": 1, "category_id": 1, "segmentation": compressed(mask)},
+        {"id": 2, "image_id": 1, "category_id": 1, "segmentation": uncompressed(mask)},
+    ]
+    root = write_tree(tmp_path_factory.mktemp("rle") / "coco", data, bob_file())
+    shard = ingest_shard(root, 0, WORDS)
+    got = [geometry.decode_rle(r["mask_rle"], H, W) for r in shard.regions.to_pylist() if r["annotator"] == "alice"]
+    assert len(got) == 2 and all((m == mask).all() for m in got)
