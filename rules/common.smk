@@ -4,7 +4,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from regionbench import release, synth, vocabulary
-from regionbench.io import saiapr
+from regionbench.io import coco, saiapr
+from regionbench.io.shards import IngestError
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
 
@@ -23,6 +24,7 @@ class GeneratedRaw:
     """The synthetic collection that the synth rule writes (no raw_dir configured)."""
 
     generated = True
+    layout = "saiapr"
 
     def __init__(self, root):
         self.root = root
@@ -47,6 +49,7 @@ class RealRaw:
     """A SAIAPR TC-12 tree on disk (raw_dir)."""
 
     generated = False
+    layout = "saiapr"
 
     def __init__(self, root):
         self.root = root
@@ -72,12 +75,60 @@ class RealRaw:
         return any(Path(self.root).glob("*/features.txt"))
 
 
-# The one place that decides where the raw tree comes from.
-RAW = (
-    RealRaw(config["raw_dir"])
-    if config["raw_dir"]
-    else GeneratedRaw(f"resources/raw/{DATASET}")
-)
+class GeneratedCoco(GeneratedRaw):
+    """The synthetic several-annotator collection in the COCO layout (synth.layout: coco)."""
+
+    layout = "coco"
+
+    def shards(self):
+        images = synth.get_profile(config["synth"]["profile"]).n_images
+        return [f"{k:02d}" for k in range(-(-images // SHARD_SIZE))]
+
+    def official_features(self, wildcards):
+        return []
+
+    def has_official_features(self):
+        return False
+
+
+class RealCoco(RealRaw):
+    """Annotation-tool exports on disk: images/ and annotations/<annotator>.json."""
+
+    layout = "coco"
+
+    def shards(self):
+        return [f"{k:02d}" for k in range(coco.shard_count(self.root, SHARD_SIZE))]
+
+    def inputs(self, wildcards):
+        return sorted(str(p) for p in Path(self.root, "annotations").glob("*.json"))
+
+    def state(self, wildcards):
+        return coco.tree_state(self.root)
+
+    def official_features(self, wildcards):
+        return []
+
+    def has_official_features(self):
+        return False
+
+
+def raw_tree():
+    """The one place that decides where the raw tree comes from and in which layout."""
+    if not config["raw_dir"]:
+        root = f"resources/raw/{DATASET}"
+        coco_layout = config["synth"].get("layout", "saiapr") == "coco"
+        return GeneratedCoco(root) if coco_layout else GeneratedRaw(root)
+    try:
+        layout = config.get("layout") or coco.detect_layout(config["raw_dir"])
+    except IngestError as exc:
+        raise WorkflowError(str(exc)) from None
+    return (
+        RealCoco(config["raw_dir"]) if layout == "coco" else RealRaw(config["raw_dir"])
+    )
+
+
+SHARD_SIZE = config["ingest"].get("shard_size", 1000)
+RAW = raw_tree()
 
 
 def shards():

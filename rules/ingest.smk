@@ -3,7 +3,8 @@
 
 rule ingest:
     input:
-        RAW.inputs,
+        raw=RAW.inputs,
+        registry=f"{VOCABULARY}/label_ids.tsv",
     output:
         images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
@@ -20,6 +21,9 @@ rule ingest:
         code=CODE,
         state=RAW.state,
         root=RAW.root,
+        layout=RAW.layout,
+        shard_size=SHARD_SIZE,
+        category_map=config.get("category_map", {}),
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],
     script:
@@ -40,5 +44,6 @@ rule ingest_report:
         runtime=5,
     params:
         code=CODE,
+        layout=RAW.layout,
     script:
         "../scripts/ingest_report.py"

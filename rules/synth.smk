@@ -23,6 +23,9 @@ if RAW.generated:
             profile=config["synth"]["profile"],
             seed=config["synth"]["seed"],
             quirks=config["synth"]["quirks"],
+            layout=RAW.layout,
+            annotators=config["synth"].get("annotators", 3),
+            disagreement=config["synth"].get("disagreement", 0.3),
             vocabulary=lambda wildcards, input: str(Path(input.hierarchy).parent),
         script:
             "../scripts/synth.py"

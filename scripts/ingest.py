@@ -1,19 +1,31 @@
-"""Rule ingest: one SAIAPR folder shard -> images, regions and rejects tables."""
+"""Rule ingest: one shard of the raw tree (SAIAPR folder or COCO image run) -> images, regions, rejects."""
 
 import json
 import sys
 
-from regionbench import tables
-from regionbench.io.saiapr import LayoutError, ingest_folder
+from regionbench import tables, vocabulary
+from regionbench.io import coco, saiapr
+from regionbench.io.shards import IngestError
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output
 try:
-    shard = ingest_folder(
-        params.root, snakemake.wildcards.shard, max_image_pixels=params.max_image_pixels, strict=params.strict
-    )
-except LayoutError as exc:
+    if params.layout == "coco":
+        shard = coco.ingest_shard(
+            params.root,
+            int(snakemake.wildcards.shard),
+            vocabulary.Registry.read(snakemake.input.registry).ids(),
+            category_map=params.category_map,
+            shard_size=params.shard_size,
+            max_image_pixels=params.max_image_pixels,
+            strict=params.strict,
+        )
+    else:
+        shard = saiapr.ingest_folder(
+            params.root, snakemake.wildcards.shard, max_image_pixels=params.max_image_pixels, strict=params.strict
+        )
+except IngestError as exc:
     log.error("%s", exc)
     sys.exit(f"ingest failed (strict mode or unusable input):\n{exc}")
 tables.write_parquet(shard.images, out.images)

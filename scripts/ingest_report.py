@@ -4,11 +4,12 @@ import json
 from pathlib import Path
 
 from regionbench import tables
-from regionbench.io.saiapr import merge_reports
+from regionbench.io import coco, saiapr
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
-report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input])
+merge = coco.merge_reports if snakemake.params.layout == "coco" else saiapr.merge_reports
+report = merge([json.loads(Path(p).read_text()) for p in snakemake.input])
 tables.write_json(snakemake.output[0], report)
 for conflict in report["parent_conflicts"]:
     log.warning("node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"])

@@ -1,17 +1,29 @@
-"""Rule synth: write the synthetic SAIAPR-layout collection."""
+"""Rule synth: write the synthetic collection (SAIAPR TC-12 or COCO layout)."""
 
-from regionbench.io.saiapr.collection import write_collection
+from regionbench.io.coco import collection as coco_collection
+from regionbench.io.saiapr import collection as saiapr_collection
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
-folders = write_collection(
-    snakemake.output[0],
-    params.profile,
-    seed=params.seed,
-    quirks=params.quirks,
-    workers=snakemake.threads,
-    vocabulary=params.vocabulary,
-)
-for folder, regions in folders:
-    log.info("folder %s: %d regions written", folder, regions)
+if params.layout == "coco":
+    written = coco_collection.write_collection(
+        snakemake.output[0],
+        params.profile,
+        seed=params.seed,
+        annotators=params.annotators,
+        disagreement=params.disagreement,
+        workers=snakemake.threads,
+        vocabulary=params.vocabulary,
+    )
+else:
+    written = saiapr_collection.write_collection(
+        snakemake.output[0],
+        params.profile,
+        seed=params.seed,
+        quirks=params.quirks,
+        workers=snakemake.threads,
+        vocabulary=params.vocabulary,
+    )
+for part, regions in written:
+    log.info("%s: %d regions written", part, regions)

@@ -100,6 +100,31 @@ def shard_count(root: str | Path, shard_size: int = 1000) -> int:
     return max(1, -(-len(names) // shard_size))
 
 
+def tree_state(root: str | Path) -> str:
+    """sha256 over the relative path, size and modification time of every image and annotation
+    file: the workflow passes it to the ingest jobs, so any change reruns them."""
+    root = Path(root)
+    digest = hashlib.sha256()
+    for folder in ("images", "annotations"):
+        for path in sorted(p for p in (root / folder).rglob("*") if p.is_file() or p.is_symlink()):
+            stat = path.lstat()
+            digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """Sum shard reports: images, and regions per annotator and in all."""
+    totals: dict = {"folders": sorted(r["folder"] for r in reports), "parent_conflicts": []}
+    totals["images"] = {k: sum(r["images"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    names = sorted({a for r in reports for a in r["annotators"]})
+    totals["annotators"] = {
+        a: {k: sum(r["annotators"].get(a, {}).get(k, 0) for r in reports) for k in ("seen", "accepted", "rejected")}
+        for a in names
+    }
+    totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    return totals
+
+
 @dataclass
 class _Ledger:
     root: Path
