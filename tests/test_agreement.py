@@ -1,0 +1,129 @@
+"""Agreement measures against independent computations and on synthetic disagreement."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score
+
+from regionbench import agreement
+from regionbench.io.coco import ingest_shard
+from regionbench.io.coco.collection import write_collection
+from regionbench.synth import load_hierarchy
+from regionbench.vocabulary import DEFAULT_DIR, Registry
+
+HIERARCHY = load_hierarchy()
+CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
+
+
+def brute_force(iou: np.ndarray) -> float:
+    """The largest total IoU of any one-to-one assignment, by trying them all."""
+    n, m = iou.shape
+    best = 0.0
+    for rows in itertools.permutations(range(n), min(n, m)):
+        for cols in itertools.permutations(range(m), min(n, m)):
+            best = max(best, sum(iou[r, c] for r, c in zip(rows, cols, strict=True)))
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_matching_maximises_the_total_iou(n: int, m: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = [rng.random((6, 6)) < 0.4 for _ in range(n)]
+    b = [rng.random((6, 6)) < 0.4 for _ in range(m)]
+    pairs = agreement.match(a, b, min_iou=0.0)
+    assert len({i for i, _, _ in pairs}) == len(pairs) == len({j for _, j, _ in pairs})
+    assert sum(iou for _, _, iou in pairs) == pytest.approx(brute_force(agreement.iou_matrix(a, b)))
+
+
+def test_pixel_kappa_is_cohens_kappa() -> None:
+    rng = np.random.default_rng(1)
+    masks = [rng.random((20, 30)) < p for p in (0.5, 0.3, 0.2)]
+    a = [("sky", masks[0]), ("man", masks[1])]
+    b = [("sky", masks[0]), ("woman", masks[2])]
+    row = agreement.pair_agreement(a, b, HIERARCHY, CODES)
+    expected = cohen_kappa_score(
+        agreement.label_map(a, CODES, (20, 30)).ravel(), agreement.label_map(b, CODES, (20, 30)).ravel()
+    )
+    assert row["pixel_kappa"] == pytest.approx(expected)
+
+
+def test_pair_measures_on_a_hand_worked_case() -> None:
+    square = np.zeros((10, 10), dtype=bool)
+    square[:5, :5] = True  # 25 px
+    shifted = np.zeros((10, 10), dtype=bool)
+    shifted[:5, 1:6] = True  # 25 px, 20 shared: IoU 20/30
+    far = np.zeros((10, 10), dtype=bool)
+    far[8:, 8:] = True
+    a = [("tree", square), ("sky", far)]
+    b = [("trees", shifted)]
+    row = agreement.pair_agreement(a, b, HIERARCHY, CODES)
+    assert (row["matched"], row["unmatched_a"], row["unmatched_b"]) == (1, 1, 0)
+    assert row["mean_iou"] == pytest.approx(2 / 3) and row["mean_dice"] == pytest.approx(0.8)
+    assert row["exact_label"] == 0.0 and row["hierarchical_label"] == 1.0  # tree lies under trees
+
+
+def test_fleiss_kappa_of_the_textbook_case() -> None:
+    """Fleiss (1971) as worked in the literature: 10 subjects, 14 raters, 5 categories, kappa 0.210."""
+    table = [
+        [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    ]  # fmt: skip
+    units = np.array([[c for c, n in enumerate(row) for _ in range(n)] for row in table]).T  # raters x subjects
+    assert agreement.collection_agreement(units)["fleiss_kappa"] == pytest.approx(0.210, abs=5e-4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 5), st.integers(1, 40), st.integers(2, 6), st.integers(0, 2**32 - 1))
+def test_alpha_is_the_reference_implementation(raters: int, n_units: int, values: int, seed: int) -> None:
+    units = np.random.default_rng(seed).integers(0, values, size=(raters, n_units))
+    if (units == units[0]).all() or len(np.unique(units)) < 2:
+        return
+    expected = krippendorff.alpha(reliability_data=units, level_of_measurement="nominal")
+    ours = agreement.krippendorff_alpha_nominal(agreement.value_counts(units))
+    assert ours == pytest.approx(expected, abs=1e-9)
+
+
+def test_identical_annotators_agree_perfectly() -> None:
+    rng = np.random.default_rng(2)
+    regions = [("sky", rng.random((12, 12)) < 0.5), ("man", rng.random((12, 12)) < 0.2)]
+    row = agreement.pair_agreement(regions, regions, HIERARCHY, CODES)
+    assert row == {
+        "matched": 2, "unmatched_a": 0, "unmatched_b": 0, "mean_iou": 1.0, "mean_dice": 1.0,
+        "exact_label": 1.0, "hierarchical_label": 1.0, "pixel_kappa": 1.0,
+    }  # fmt: skip
+    maps = np.stack([agreement.label_map(regions, CODES, (12, 12)).ravel()] * 3)
+    summary = agreement.collection_agreement(maps)
+    assert summary["fleiss_kappa"] == summary["krippendorff_alpha"] == 1.0
+
+
+def _measures(root: Path) -> dict[str, float]:
+    shard = ingest_shard(root, 0, CODES)
+    rows, units, _ = agreement.shard_agreement(shard.images, shard.regions, HIERARCHY, CODES)
+    per_pair = {k: float(np.mean(rows.column(k).to_numpy())) for k in ("mean_iou", "exact_label", "pixel_kappa")}
+    matched = rows.column("matched").to_numpy().sum()
+    unmatched = rows.column("unmatched_a").to_numpy().sum() + rows.column("unmatched_b").to_numpy().sum()
+    return {**per_pair, "matched_share": matched / (matched + unmatched / 2), **{
+        k: v for k, v in agreement.collection_agreement(units).items() if k in ("fleiss_kappa", "krippendorff_alpha")
+    }}  # fmt: skip
+
+
+def test_every_figure_falls_as_disagreement_grows(tmp_path: Path) -> None:
+    levels = (0.0, 0.25, 0.5, 0.9)
+    figures = []
+    for d in levels:
+        root = tmp_path / f"d{d}"
+        for _ in write_collection(root, "tiny", annotators=3, disagreement=d, workers=1):
+            pass
+        figures.append(_measures(root))
+    assert all(v == 1.0 for v in figures[0].values()), figures[0]
+    for name in figures[0]:
+        values = [f[name] for f in figures]
+        assert all(x > y for x, y in itertools.pairwise(values)), (name, values)
