@@ -23,6 +23,7 @@ include: "rules/synth.smk"
 include: "rules/ingest.smk"
 include: "rules/vocabulary.smk"
 include: "rules/features.smk"
+include: "rules/agreement.smk"
 include: "rules/classifiers.smk"
 include: "rules/release.smk"
 

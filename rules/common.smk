@@ -196,6 +196,7 @@ def release_results():
             "classifiers.csv",
             "classifiers.png",
             "classifiers.svg",
+            "agreement.json",
         )
     }
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"

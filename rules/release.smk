@@ -8,6 +8,7 @@ rule release:
         rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards()),
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
+        agreement=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         subsets=f"{RESULTS}/subsets.parquet",
         results=list(release_results().values()),

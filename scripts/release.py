@@ -26,6 +26,7 @@ data = {
     "images": shards(inp.images),
     "rejects": shards(inp.rejects),
     "relations": shards(inp.relations),
+    "agreement": shards(inp.agreement),
     "vocabulary": tables.read_parquet(inp.vocabulary),
     "subsets": subsets,
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],

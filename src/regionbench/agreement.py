@@ -131,7 +131,7 @@ def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
     step = max(1, -(-units.shape[1] // MAX_UNITS))
     units = units[:, ::step]
     method = f"pixels on a grid of every {PIXEL_STRIDE}th row and column" + (
-        f", every {step}th of them" if step > 1 else ""
+        f", 1 in {step} of them" if step > 1 else ""
     )
     if units.shape[0] < 2 or units.shape[1] == 0 or (units == units[0]).all():
         return {"method": method, "units": int(units.shape[1]), "fleiss_kappa": 1.0, "krippendorff_alpha": 1.0}
@@ -173,3 +173,35 @@ def shard_agreement(
         samples.append(sampled_labels(maps, names))
     units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
     return pa.Table.from_pylist(rows, schema=tables.AGREEMENT), units, names
+
+
+def units_table(units: np.ndarray, names: Sequence[str]) -> pa.Table:
+    """A shard's sampled pixel codes as a table, one column per annotator."""
+    return pa.table({name: pa.array(units[k], pa.int32()) for k, name in enumerate(names)})
+
+
+PAIR_MEASURES = ("mean_iou", "mean_dice", "exact_label", "hierarchical_label", "pixel_kappa")
+
+
+def summary(pairs: Sequence[pa.Table], pixels: Sequence[pa.Table], min_iou: float | None = None) -> dict:
+    """The collection's agreement: the mean of every pair measure over (image, pair) rows, the
+    share of regions matched, and Fleiss' kappa and Krippendorff's alpha over the sampled pixels
+    (``collection_agreement``); an annotator absent from a shard counts as unlabelled there."""
+    names = sorted({name for table in pixels for name in table.column_names})
+    rows = pa.concat_tables(pairs) if pairs else tables.AGREEMENT.empty_table()
+    out: dict = {"annotators": names, "image_pairs": rows.num_rows}
+    if len(names) < 2 or not rows.num_rows:
+        return out | {"note": "fewer than two annotators: nothing to compare"}
+    matched = int(np.sum(rows.column("matched").to_numpy()))
+    unmatched = int(np.sum(rows.column("unmatched_a").to_numpy()) + np.sum(rows.column("unmatched_b").to_numpy()))
+    out["matched_regions"] = matched
+    out["unmatched_regions"] = unmatched
+    out["matched_share"] = 2 * matched / (2 * matched + unmatched) if matched or unmatched else 1.0
+    out |= {name: float(np.mean(rows.column(name).to_numpy())) for name in PAIR_MEASURES}
+    columns = [
+        np.concatenate(
+            [t.column(n).to_numpy() if n in t.column_names else np.zeros(t.num_rows, dtype=np.int32) for t in pixels]
+        )
+        for n in names
+    ]
+    return out | collection_agreement(np.stack(columns))

@@ -1,0 +1,43 @@
+# Agreement between the annotators of each image, one job per shard, and its summary.
+
+
+rule agreement:
+    input:
+        images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
+        regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
+        hierarchy=f"{VOCABULARY}/hierarchy.yaml",
+        registry=f"{VOCABULARY}/label_ids.tsv",
+    output:
+        pairs=f"{RESULTS}/agreement/{{shard}}.parquet",
+        pixels=f"{RESULTS}/agreement/{{shard}}.pixels.parquet",
+    log:
+        f"{LOGS}/agreement/{{shard}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/agreement/{{shard}}.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        code=CODE,
+        min_iou=config.get("agreement", {}).get("min_iou", 0.5),
+    script:
+        "../scripts/agreement.py"
+
+
+rule agreement_summary:
+    input:
+        pairs=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
+        pixels=expand(f"{RESULTS}/agreement/{{shard}}.pixels.parquet", shard=shards()),
+    output:
+        f"{RESULTS}/agreement.json",
+    log:
+        f"{LOGS}/agreement_summary.log",
+    benchmark:
+        f"{LOGS}/benchmarks/agreement_summary.tsv"
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    params:
+        code=CODE,
+    script:
+        "../scripts/agreement_summary.py"

@@ -1,0 +1,19 @@
+"""Rule agreement: per image and pair of annotators, how far their regions agree; sampled pixels."""
+
+from regionbench import agreement, tables
+from regionbench.hierarchy import Hierarchy
+from regionbench.jobs import log_to
+from regionbench.vocabulary import Registry
+
+log = log_to(snakemake.log[0])
+inp = snakemake.input
+rows, units, names = agreement.shard_agreement(
+    tables.read_parquet(inp.images),
+    tables.read_parquet(inp.regions),
+    Hierarchy.from_yaml(inp.hierarchy),
+    Registry.read(inp.registry).ids(),
+    min_iou=snakemake.params.min_iou,
+)
+tables.write_parquet(rows, snakemake.output.pairs)
+tables.write_parquet(agreement.units_table(units, names), snakemake.output.pixels)
+log.info("%d image pairs compared over %d annotators", rows.num_rows, len(names))
