@@ -17,12 +17,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from regionbench import config as build_config
-from regionbench import evaluation, loader, release, vocabulary
+from regionbench import evaluation, loader, release, tables, vocabulary
 from regionbench.hierarchy import Hierarchy
 
 # Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
-SYNTH_PROFILES = ("demo", "paper", "tiny")
+SYNTH_PROFILES = ("demo", "paper", "tiny", "coco-demo")
 
 
 class UserError(Exception):
@@ -63,6 +63,8 @@ def exclusive_build(project: Path) -> Iterator[int]:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    if args.layout == "coco":
+        return _synth_coco(args)
     from regionbench import synth
     from regionbench.io.saiapr.collection import write_collection
 
@@ -76,6 +78,24 @@ def cmd_synth(args: argparse.Namespace) -> int:
         total += regions
         print(f"[{done}/{len(folders)}] folder {folder}: {regions} regions", flush=True)
     print(f"done: {total} regions in {time.perf_counter() - start:.1f} s", flush=True)
+    return 0
+
+
+def _synth_coco(args: argparse.Namespace) -> int:
+    from regionbench.io.coco.collection import write_collection
+
+    start = time.perf_counter()
+    print(
+        f"generating profile {args.profile!r} into {args.out} in the COCO layout: {args.annotators} annotators, "
+        f"disagreement {args.disagreement}, seed {args.seed}",
+        flush=True,
+    )
+    files = write_collection(
+        args.out, args.profile, args.seed, args.annotators, args.disagreement, args.workers, args.vocabulary
+    )
+    for name, regions in files:
+        print(f"{name}: {regions} regions", flush=True)
+    print(f"done in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
 
 
@@ -167,7 +187,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return 1
     print(evaluation.render(report))
     if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        tables.write_json(args.out, report)
         print(f"report written to {args.out}")
     return 0
 
@@ -219,13 +239,16 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("synth", help="write a synthetic collection in the SAIAPR TC-12 layout")
+    s = sub.add_parser("synth", help="write a synthetic collection (SAIAPR TC-12 or COCO layout)")
     s.add_argument("--profile", choices=SYNTH_PROFILES, default="demo")
     s.add_argument("--out", required=True, help="folder to write the collection into")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
     s.add_argument("--workers", type=int, default=None, help="parallel folders (default: all cores)")
     s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
+    s.add_argument("--layout", choices=["saiapr", "coco"], default="saiapr", help="raw layout to write")
+    s.add_argument("--annotators", type=int, default=3, help="coco: annotators tracing every scene")
+    s.add_argument("--disagreement", type=float, default=0.3, help="coco: how much they differ, 0 (none) to 1")
     s.set_defaults(func=cmd_synth)
 
     b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")

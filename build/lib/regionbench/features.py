@@ -207,7 +207,7 @@ def decode_image(source: str | Path | BinaryIO) -> np.ndarray:
 def shard_features(raw_root: str | Path, images: pa.Table, regions: pa.Table) -> pa.Table:
     """Features of every region of an ingest shard: each image decoded once, masks from RLE."""
     paths = dict(zip(images.column("image_id").to_pylist(), images.column("path").to_pylist(), strict=True))
-    cols = ["image_id", "annotator", "region_id", "mask_rle", "bbox_x", "bbox_y", "bbox_w", "bbox_h"]
+    cols = [*tables.REGION_KEY, "mask_rle", "bbox_x", "bbox_y", "bbox_w", "bbox_h"]
     keys: list[tuple] = []
     values = []
     # Regions arrive sorted by key, so each image's regions are consecutive.

@@ -131,7 +131,7 @@ def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjac
     }
     groups: dict[tuple[int, str], list[tuple[int, str]]] = {}
     for image_id, annotator, region_id, rle in zip(
-        *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "region_id", "mask_rle")), strict=True
+        *(regions.column(c).to_pylist() for c in (*tables.REGION_KEY, "mask_rle")), strict=True
     ):
         groups.setdefault((image_id, annotator), []).append((region_id, rle))
     out: dict[str, list] = {name: [] for name in tables.RELATIONS.names}

@@ -76,7 +76,7 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
 
     ``regions`` needs the columns image_id, annotator, region_id and label.
     """
-    cols = {c: regions.column(c).to_pylist() for c in ("image_id", "annotator", "region_id", "label")}
+    cols = {c: regions.column(c).to_pylist() for c in (*tables.REGION_KEY, "label")}
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
     splits = assign_splits(keys, cols["label"], seed, split_unit)
     members = subset_labels(cols["label"])

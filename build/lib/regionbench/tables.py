@@ -143,6 +143,22 @@ CLASSIFIER_SCORES = pa.schema(
     ]
 )
 
+AGREEMENT = pa.schema(
+    [
+        ("image_id", pa.int64()),
+        ("annotator_a", pa.string()),
+        ("annotator_b", pa.string()),
+        ("matched", pa.int64()),
+        ("unmatched_a", pa.int64()),
+        ("unmatched_b", pa.int64()),
+        ("mean_iou", pa.float64()),
+        ("mean_dice", pa.float64()),
+        ("exact_label", pa.float64()),
+        ("hierarchical_label", pa.float64()),
+        ("pixel_kappa", pa.float64()),
+    ]
+)
+
 KEYS = {
     "images": ["image_id"],
     "regions": REGION_KEY,

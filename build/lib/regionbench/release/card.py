@@ -104,6 +104,22 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         names = list(dict.fromkeys(r["classifier"] for r in rows))
         out += _table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
         out.append("")
+    if (path := _results(folder, "agreement.json")) and len((report := json.loads(path.read_text()))["annotators"]) > 1:
+        out += [f"## Agreement between annotators ({', '.join(report['annotators'])})", ""]
+        out += _table(
+            ["measure", "value"],
+            [
+                ["regions matched one to one (IoU >= 0.5), share", report["matched_share"]],
+                ["mean IoU of matched regions", report["mean_iou"]],
+                ["mean Dice of matched regions", report["mean_dice"]],
+                ["same label, matched regions", report["exact_label"]],
+                ["label within the hierarchy (e < 1), matched regions", report["hierarchical_label"]],
+                ["pixel Cohen's kappa, mean over image pairs", report["pixel_kappa"]],
+                ["Fleiss' kappa", report["fleiss_kappa"]],
+                ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
+            ],
+        )
+        out += ["", f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
     rejects = pq.read_table(folder / manifest["tables"]["rejects"]["path"], columns=["item", "reason"]).to_pylist()
     out += ["## Rejected input", ""]
     if rejects:

@@ -74,8 +74,10 @@ def file_parts(path: Path) -> list[Part]:
 
 
 def release_parts(folder: Path) -> dict[str, list[Part]]:
-    """Every table of a release folder, as the row groups of its file."""
-    return {name: file_parts(Path(folder) / "data" / f"{name}.parquet") for name in TABLES}
+    """Every table of a release folder, as the row groups of its file (tables an older release
+    lacks are left out)."""
+    paths = {name: Path(folder) / "data" / f"{name}.parquet" for name in TABLES}
+    return {name: file_parts(path) for name, path in paths.items() if path.is_file()}
 
 
 def _sorted(table: pa.Table, key: list[str]) -> pa.Table:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -20,7 +21,7 @@ import pyarrow.compute as pc
 
 from regionbench.release.manifest import ReleaseError
 
-TABLES = ("images", "regions", "relations", "vocabulary", "subsets", "rejects")
+TABLES = ("images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement")
 
 
 SCHEMA_DIR = Path(str(resources.files("regionbench") / "data" / "release"))  # the library's table schemas
@@ -67,10 +68,10 @@ class TableSchema:
         )
 
 
-def load_schemas(folder: Path = SCHEMA_DIR) -> dict[str, TableSchema]:
-    """The JSON Schemas of every release table, read from ``folder``."""
+def load_schemas(folder: Path = SCHEMA_DIR, names: Iterable[str] = TABLES) -> dict[str, TableSchema]:
+    """The JSON Schemas of the release tables ``names`` (default: all), read from ``folder``."""
     found = {}
-    for name in TABLES:
+    for name in names:
         path = Path(folder) / f"{name}.schema.json"
         if not path.is_file():
             raise ReleaseError(f"{path}: table schema missing; every release table needs one")

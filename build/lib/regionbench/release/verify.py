@@ -39,7 +39,7 @@ def verify(folder: Path) -> list[str]:
         elif sha256_file(path) != expected:
             problems.append(f"{rel}: sha256 differs from manifest.json")
     try:
-        schemas = load_schemas(folder / "schemas")
+        schemas = load_schemas(folder / "schemas", sorted(manifest.get("tables", {})))
     except ReleaseError as exc:
         return [*problems, str(exc)]
     for name, entry in sorted(manifest.get("tables", {}).items()):

@@ -107,7 +107,7 @@ def diff_tables(
             return {}
         return scan(as_parts(tables_[name]), schemas[name], digests=True, validate=False).digests
 
-    return Diff({name: table_diff(digests(old, name), digests(new, name)) for name in TABLES})
+    return Diff({name: table_diff(digests(old, name), digests(new, name)) for name in TABLES if name in schemas})
 
 
 def check_bump(previous: str, version: str, diff: Diff) -> None:
@@ -129,4 +129,6 @@ def check_bump(previous: str, version: str, diff: Diff) -> None:
 
 def diff_releases(old: Path, new: Path) -> Diff:
     """Record diff between two release folders (the new one's schemas give the keys)."""
-    return diff_tables(release_parts(old), release_parts(new), load_schemas(Path(new) / "schemas"))
+    before, after = release_parts(old), release_parts(new)
+    names = [name for name in TABLES if name in before or name in after]
+    return diff_tables(before, after, load_schemas(Path(new) / "schemas", names))

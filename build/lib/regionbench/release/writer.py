@@ -86,7 +86,8 @@ def write_release(
         diff = Diff(
             {
                 name: table_diff(
-                    scan(before[name], schemas[name], digests=True, validate=False).digests, scans[name].digests
+                    scan(before[name], schemas[name], digests=True, validate=False).digests if name in before else {},
+                    scans[name].digests,
                 )
                 for name in TABLES
             }

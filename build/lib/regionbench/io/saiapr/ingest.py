@@ -13,36 +13,23 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import shapely
-from PIL import Image
 
 from regionbench import geometry, tables
+from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
+from regionbench.io.shards import IngestError, Shard
 
 ANNOTATOR = "saiapr"
 MASK_NAME = re.compile(r"(\d+)_(\d+)\.mat")
-
-
-class IngestError(text.LayoutError):
-    """Input that stops a strict (or impossible) ingest; one line per problem."""
-
-
-@dataclass
-class Shard:
-    images: pa.Table
-    regions: pa.Table
-    rejects: pa.Table
-    report: dict
 
 
 @dataclass
@@ -61,10 +48,6 @@ class _Ledger:
 
     def rejected(self, item: str) -> int:
         return sum(1 for r in self.rejects if r["item"] == item)
-
-
-def _inside(root: Path, path: Path) -> bool:
-    return path.resolve().is_relative_to(root.resolve())
 
 
 def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
@@ -142,25 +125,6 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
     return paths
 
 
-def _read_image(path: Path, max_pixels: int) -> tuple[int, int, str, str]:
-    """(width, height, mode, sha256) of a fully decoded image; raises ValueError with a reason."""
-    data = path.read_bytes()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as im:
-                width, height = im.size
-                if width * height > max_pixels:
-                    raise ValueError(f"decompression bomb: {width}x{height} exceeds max_image_pixels={max_pixels}")
-                im.load()
-                mode = im.mode
-    except ValueError:
-        raise
-    except (OSError, Image.DecompressionBombError, Image.DecompressionBombWarning, SyntaxError) as exc:
-        raise ValueError(f"unreadable image: {exc}") from None
-    return width, height, mode, hashlib.sha256(data).hexdigest()
-
-
 def _read_mask(path: Path, height: int, width: int) -> np.ndarray:
     """Boolean region mask from a ``segimg_t`` MAT file; raises ValueError with a reason."""
     try:
@@ -210,10 +174,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     base = root / folder
     if not base.is_dir():
         raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
-    try:
-        words = text.read_wordlist(root / "wlist.txt")
-    except text.LayoutError as exc:
-        raise IngestError(str(exc)) from None
+    words = text.read_wordlist(root / "wlist.txt")
     ledger = _Ledger(root)
     rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
     ontology = _read_ontology(base / "ontology_path.txt", ledger)
@@ -224,7 +185,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     for path in image_entries:
         if path.suffix.lower() != ".jpg" or not path.stem.isdigit():
             ledger.reject(path, path.name, "image", "not an '<image_id>.jpg' file")
-        elif not _inside(root, path):
+        elif not images_io.inside(root, path):
             ledger.reject(path, path.stem, "image", "path escapes the collection root (symlink); copy the file in")
         else:
             files[int(path.stem)] = path
@@ -233,7 +194,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     for image_id in sorted(files):
         path = files[image_id]
         try:
-            width, height, mode, digest = _read_image(path, max_image_pixels)
+            width, height, mode, digest = images_io.read_image(path, max_image_pixels)
         except ValueError as exc:
             ledger.reject(path, str(image_id), "image", str(exc))
             continue
@@ -262,7 +223,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         m = MASK_NAME.fullmatch(path.name)
         if m is None:
             ledger.reject(path, path.name, "region", "not an '<image_id>_<region_id>.mat' mask file")
-        elif not _inside(root, path):
+        elif not images_io.inside(root, path):
             escaped_masks.add((int(m.group(1)), int(m.group(2))))
             ledger.reject(path, path.stem, "region", "path escapes the collection root (symlink); copy the file in")
         else:
@@ -340,7 +301,7 @@ def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _
         if not path.stem.isdigit() or int(path.stem) not in images:
             ledger.reject(path, path.stem, "caption", "caption of an image that is not in the collection")
             continue
-        if not _inside(root, path):
+        if not images_io.inside(root, path):
             ledger.reject(path, path.stem, "caption", "path escapes the collection root (symlink); copy the file in")
             continue
         try:

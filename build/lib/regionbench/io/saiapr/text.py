@@ -14,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
+from regionbench.io.shards import IngestError
+
 ENCODING = "latin-1"  # decodes any byte, and the official files are 8-bit text
 CAPTION_FIELDS = ("TITLE", "DESCRIPTION", "NOTES", "LOCATION", "DATE")
 CAPTION_ENCODING = "cp1252"
 
 
-class LayoutError(ValueError):
+class LayoutError(IngestError):
     """A file of the layout that cannot be read at all; one line naming the file and the fix."""
 
 

@@ -1,0 +1,207 @@
+"""Agreement between annotators of the same images (docs/agreement.md).
+
+Per image and pair of annotators: regions are matched one to one by the assignment that
+maximises the total mask IoU (Hungarian, ``scipy.optimize.linear_sum_assignment``); pairs with
+IoU >= ``min_iou`` count as matched. Of the matched pairs: mean IoU, mean Dice, the share with
+the same label (exact) and with e_hierarchy < 1 (hierarchical). Over the pixels: Cohen's kappa
+of the two label maps (scikit-learn). Across every annotator of the collection: Fleiss' kappa
+(statsmodels) and Krippendorff's alpha, nominal (``krippendorff_alpha_nominal``), on the
+pixels' labels, sampled on a regular grid (every ``PIXEL_STRIDE``-th row and column).
+
+A label map gives each pixel the label id of the last region (in region order) that covers it,
+0 where none does; regions may overlap, so later regions (members of a group) are on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa
+
+from regionbench import geometry, tables
+from regionbench.hierarchy import Hierarchy
+
+PIXEL_STRIDE = 4
+Region = tuple[str, np.ndarray]  # (label, boolean mask)
+
+
+def iou_matrix(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> np.ndarray:
+    """IoU = |A and B| / |A or B| (pixel counts) of every mask of ``a`` against every mask of ``b``."""
+    if not a or not b:
+        return np.zeros((len(a), len(b)))
+    fa = np.stack([m.ravel() for m in a]).astype(np.float64)
+    fb = np.stack([m.ravel() for m in b]).astype(np.float64)
+    inter = fa @ fb.T
+    union = fa.sum(axis=1)[:, None] + fb.sum(axis=1)[None, :] - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def match(a: Sequence[np.ndarray], b: Sequence[np.ndarray], min_iou: float = 0.5) -> list[tuple[int, int, float]]:
+    """(i, j, IoU) of the one-to-one assignment maximising the total IoU, kept when IoU >= min_iou."""
+    iou = iou_matrix(a, b)
+    if iou.size == 0:
+        return []
+    rows, cols = linear_sum_assignment(iou, maximize=True)
+    return [(int(i), int(j), float(iou[i, j])) for i, j in zip(rows, cols, strict=True) if iou[i, j] >= min_iou]
+
+
+def label_map(regions: Sequence[Region], codes: Mapping[str, int], shape: tuple[int, int]) -> np.ndarray:
+    """Each pixel's label code (the last region covering it; 0 where none does)."""
+    out = np.zeros(shape, dtype=np.int32)
+    for label, mask in regions:
+        out[mask] = codes[label]
+    return out
+
+
+def pair_agreement(
+    a: Sequence[Region], b: Sequence[Region], hierarchy: Hierarchy, codes: Mapping[str, int], min_iou: float = 0.5
+) -> dict[str, float | int]:
+    """The agreement of two annotators' regions of one image (see the module docstring).
+
+    Returns matched, unmatched_a, unmatched_b, mean_iou, mean_dice, exact_label,
+    hierarchical_label (ratios over matched pairs, 0 when none) and pixel_kappa.
+    """
+    pairs = match([m for _, m in a], [m for _, m in b], min_iou)
+    ious = np.array([iou for _, _, iou in pairs])
+    same = [a[i][0] == b[j][0] for i, j, _ in pairs]
+    soft = hierarchy.e_hierarchy([a[i][0] for i, _, _ in pairs], [b[j][0] for _, j, _ in pairs]) if pairs else []
+    shape = (a or b)[0][1].shape
+    map_a, map_b = label_map(a, codes, shape).ravel(), label_map(b, codes, shape).ravel()
+    # Identical maps agree perfectly; scikit-learn would give nan when one label fills both.
+    kappa = 1.0 if np.array_equal(map_a, map_b) else float(cohen_kappa_score(map_a, map_b))
+    return {
+        "matched": len(pairs),
+        "unmatched_a": len(a) - len(pairs),
+        "unmatched_b": len(b) - len(pairs),
+        "mean_iou": float(ious.mean()) if pairs else 0.0,
+        "mean_dice": float((2 * ious / (1 + ious)).mean()) if pairs else 0.0,
+        "exact_label": float(np.mean(same)) if pairs else 0.0,
+        "hierarchical_label": float((np.asarray(soft) < 1).mean()) if pairs else 0.0,
+        "pixel_kappa": kappa,
+    }
+
+
+def sampled_labels(maps: Mapping[str, np.ndarray], annotators: Sequence[str]) -> np.ndarray:
+    """Rater-by-unit codes of one image: each annotator's label map on the pixel grid (rows in
+    ``annotators`` order)."""
+    return np.stack([maps[a][::PIXEL_STRIDE, ::PIXEL_STRIDE].ravel() for a in annotators])
+
+
+MAX_UNITS = 200_000  # pixel units in the collection measures, evenly subsampled beyond this
+
+
+def value_counts(units: np.ndarray) -> np.ndarray:
+    """Units x values: how many annotators gave each (densely renumbered) value to each unit."""
+    _, dense = np.unique(units, return_inverse=True)
+    dense = dense.reshape(units.shape)
+    counts = np.zeros((units.shape[1], int(dense.max()) + 1), dtype=np.int64)
+    for rater in dense:
+        counts[np.arange(units.shape[1]), rater] += 1
+    return counts
+
+
+def krippendorff_alpha_nominal(counts: np.ndarray) -> float:
+    """Krippendorff's alpha, nominal, from units x values counts (Krippendorff 2011).
+
+    Coincidences o = sum over units of (c c^T - diag c) / (m_u - 1), for units with m_u >= 2
+    values; alpha = 1 - (n - 1) sum_{c != k} o_ck / (n^2 - sum_c n_c^2), n_c = sum_k o_ck.
+    Written as one matrix product, so memory stays at values x values; the ``krippendorff``
+    package (the reference in the tests) holds units x values x values, too much for pixels.
+    """
+    m = counts.sum(axis=1)
+    kept = counts[m >= 2].astype(np.float64)
+    weights = 1.0 / (kept.sum(axis=1) - 1)
+    weighted = kept * weights[:, None]
+    o = weighted.T @ kept - np.diag(weighted.sum(axis=0))
+    n_c = o.sum(axis=0)
+    n = n_c.sum()
+    expected = n**2 - (n_c**2).sum()
+    if expected == 0:
+        return 1.0
+    return float(1.0 - (n - 1) * (o.sum() - np.trace(o)) / expected)
+
+
+def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
+    """Fleiss' kappa (statsmodels) and Krippendorff's alpha (nominal) of an annotators x units
+    code matrix, evenly subsampled to at most ``MAX_UNITS`` units."""
+    step = max(1, -(-units.shape[1] // MAX_UNITS))
+    units = units[:, ::step]
+    method = f"pixels on a grid of every {PIXEL_STRIDE}th row and column" + (
+        f", 1 in {step} of them" if step > 1 else ""
+    )
+    if units.shape[0] < 2 or units.shape[1] == 0 or (units == units[0]).all():
+        return {"method": method, "units": int(units.shape[1]), "fleiss_kappa": 1.0, "krippendorff_alpha": 1.0}
+    counts = value_counts(units)
+    return {
+        "method": method,
+        "units": int(units.shape[1]),
+        "fleiss_kappa": float(fleiss_kappa(counts, method="fleiss")),
+        "krippendorff_alpha": krippendorff_alpha_nominal(counts),
+    }
+
+
+def shard_agreement(
+    images: pa.Table, regions: pa.Table, hierarchy: Hierarchy, codes: Mapping[str, int], min_iou: float = 0.5
+) -> tuple[pa.Table, np.ndarray, list[str]]:
+    """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
+    codes (annotators x units, for ``collection_agreement``) and the annotators' names."""
+    sizes = {
+        i: (h, w)
+        for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
+    }
+    names = sorted(set(regions.column("annotator").to_pylist()))
+    by_image: dict[int, dict[str, list[Region]]] = {}
+    for image_id, annotator, label, rle in zip(
+        *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask_rle")), strict=True
+    ):
+        h, w = sizes[image_id]
+        by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, geometry.decode_rle(rle, h, w)))
+    rows, samples = [], []
+    for image_id in sorted(by_image):
+        shape = sizes[image_id]
+        readings = {a: by_image[image_id].get(a, []) for a in names}
+        for i, first in enumerate(names):
+            for second in names[i + 1 :]:
+                if readings[first] or readings[second]:
+                    row = pair_agreement(readings[first], readings[second], hierarchy, codes, min_iou)
+                    rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
+        maps = {a: label_map(readings[a], codes, shape) for a in names}
+        samples.append(sampled_labels(maps, names))
+    units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
+    return pa.Table.from_pylist(rows, schema=tables.AGREEMENT), units, names
+
+
+def units_table(units: np.ndarray, names: Sequence[str]) -> pa.Table:
+    """A shard's sampled pixel codes as a table, one column per annotator."""
+    return pa.table({name: pa.array(units[k], pa.int32()) for k, name in enumerate(names)})
+
+
+PAIR_MEASURES = ("mean_iou", "mean_dice", "exact_label", "hierarchical_label", "pixel_kappa")
+
+
+def summary(pairs: Sequence[pa.Table], pixels: Sequence[pa.Table], min_iou: float | None = None) -> dict:
+    """The collection's agreement: the mean of every pair measure over (image, pair) rows, the
+    share of regions matched, and Fleiss' kappa and Krippendorff's alpha over the sampled pixels
+    (``collection_agreement``); an annotator absent from a shard counts as unlabelled there."""
+    names = sorted({name for table in pixels for name in table.column_names})
+    rows = pa.concat_tables(pairs) if pairs else tables.AGREEMENT.empty_table()
+    out: dict = {"annotators": names, "image_pairs": rows.num_rows}
+    if len(names) < 2 or not rows.num_rows:
+        return out | {"note": "fewer than two annotators: nothing to compare"}
+    matched = int(np.sum(rows.column("matched").to_numpy()))
+    unmatched = int(np.sum(rows.column("unmatched_a").to_numpy()) + np.sum(rows.column("unmatched_b").to_numpy()))
+    out["matched_regions"] = matched
+    out["unmatched_regions"] = unmatched
+    out["matched_share"] = 2 * matched / (2 * matched + unmatched) if matched or unmatched else 1.0
+    out |= {name: float(np.mean(rows.column(name).to_numpy())) for name in PAIR_MEASURES}
+    columns = [
+        np.concatenate(
+            [t.column(n).to_numpy() if n in t.column_names else np.zeros(t.num_rows, dtype=np.int32) for t in pixels]
+        )
+        for n in names
+    ]
+    return out | collection_agreement(np.stack(columns))

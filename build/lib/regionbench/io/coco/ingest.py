@@ -1,0 +1,326 @@
+"""Ingest of COCO instances files, one per annotator, over one shard of images.
+
+Images are matched across annotators by ``file_name``; an image's id is the number its file
+name carries (``25.jpg`` is 25) or, for other names, a stable 63-bit hash of the name, so ids do
+not depend on the ids an annotation tool assigned. Shards are runs of ``shard_size`` file names
+in sorted order. A region is one annotation: ``annotator`` is the file's stem and ``region_id``
+its rank by annotation id within the image. Segmentations may be polygons (several parts),
+uncompressed RLE or compressed RLE; regions may overlap.
+
+Nothing is dropped silently: every image file, every image an annotator lists and every
+annotation ends accepted or in the rejects table with a reason, and the report counts both
+sides per annotator (seen = accepted + rejected).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import shapely
+from pycocotools import mask as coco_mask
+
+from regionbench import geometry, tables
+from regionbench.io import images as images_io
+from regionbench.io.shards import IngestError, Shard
+
+ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+
+def detect_layout(root: str | Path) -> str:
+    """``"coco"`` when ``root`` holds ``images/`` and ``annotations/*.json``, ``"saiapr"`` when it
+    holds ``wlist.txt``; raises IngestError naming what is missing otherwise."""
+    root = Path(root)
+    if (root / "images").is_dir() and any((root / "annotations").glob("*.json")):
+        return "coco"
+    if (root / "wlist.txt").is_file():
+        return "saiapr"
+    raise IngestError(
+        f"{root}: neither a COCO tree (images/ and annotations/<annotator>.json) nor a SAIAPR tree "
+        "(wlist.txt); check raw_dir or set layout in the config"
+    )
+
+
+def image_id_of(file_name: str) -> int:
+    """The image id of a file name: its stem when all ASCII digits, else the first 63 bits of
+    sha256(file name)."""
+    stem = Path(file_name).stem
+    if stem.isascii() and stem.isdigit() and len(stem) <= 18:
+        return int(stem)
+    return int.from_bytes(hashlib.sha256(file_name.encode("utf-8")).digest()[:8], "big") >> 1
+
+
+def annotators(root: str | Path) -> dict[str, Path]:
+    """Annotator name -> its instances file, in name order."""
+    files = sorted(Path(root, "annotations").glob("*.json"))
+    return {path.stem: path for path in files}
+
+
+def read_instances(path: Path) -> dict:
+    """A COCO instances file as a dict with ``images``, ``annotations`` and ``categories`` lists;
+    raises IngestError with one line when the file is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IngestError(f"{path}: not a JSON file ({exc}); export COCO instances from the tool again") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(data.get(k), list) for k in ("images", "annotations", "categories")
+    ):
+        raise IngestError(f"{path}: a COCO instances file needs the lists images, annotations and categories")
+    return data
+
+
+def _image_files(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "images").iterdir() if p.is_file() or p.is_symlink())
+
+
+def _all_names(root: Path, files: Mapping[str, dict]) -> list[str]:
+    """Every file name: in images/ or listed by an annotator."""
+    names = set(_image_files(root))
+    for data in files.values():
+        names |= {
+            im.get("file_name")
+            for im in data["images"]
+            if isinstance(im, dict) and isinstance(im.get("file_name"), str)
+        }
+    return sorted(names)
+
+
+def shard_count(root: str | Path, shard_size: int = 1000) -> int:
+    """How many shards of ``shard_size`` file names the tree has (at least one)."""
+    root = Path(root)
+    names = _all_names(root, {name: read_instances(path) for name, path in annotators(root).items()})
+    return max(1, -(-len(names) // shard_size))
+
+
+def tree_state(root: str | Path) -> str:
+    """sha256 over the relative path, size and modification time of every image and annotation
+    file: the workflow passes it to the ingest jobs, so any change reruns them."""
+    root = Path(root)
+    digest = hashlib.sha256()
+    for folder in ("images", "annotations"):
+        for path in sorted(p for p in (root / folder).rglob("*") if p.is_file() or p.is_symlink()):
+            stat = path.lstat()
+            digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """Sum shard reports: images, and regions per annotator and in all."""
+    totals: dict = {"folders": sorted(r["folder"] for r in reports), "parent_conflicts": []}
+    totals["images"] = {k: sum(r["images"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    names = sorted({a for r in reports for a in r["annotators"]})
+    totals["annotators"] = {
+        a: {k: sum(r["annotators"].get(a, {}).get(k, 0) for r in reports) for k in ("seen", "accepted", "rejected")}
+        for a in names
+    }
+    totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    return totals
+
+
+@dataclass
+class _Ledger:
+    root: Path
+    rejects: list[dict] = field(default_factory=list)
+    seen: Counter = field(default_factory=Counter)  # (annotator or "", item) -> count
+
+    def reject(self, source: str, key: str, item: str, reason: str, annotator: str = "") -> None:
+        self.rejects.append({"source": source, "key": key, "item": item, "stage": "ingest", "reason": reason})
+        self.seen[(annotator, f"{item}_rejected")] += 1
+
+
+def _segmentation_rle(segmentation: object, height: int, width: int) -> dict:
+    """The annotation's segmentation as one compressed RLE; raises ValueError with a reason."""
+    if isinstance(segmentation, list):
+        if not segmentation or not all(isinstance(p, list) for p in segmentation):
+            raise ValueError("polygon segmentation must be a list of [x1, y1, x2, y2, ...] lists")
+        for part in segmentation:
+            if len(part) < 6 or len(part) % 2 or not all(isinstance(v, int | float) and np.isfinite(v) for v in part):
+                raise ValueError("degenerate polygon: a part needs at least three finite (x, y) points")
+            xy = np.asarray(part, dtype=np.float64).reshape(-1, 2)
+            if (xy < 0).any() or (xy[:, 0] > width).any() or (xy[:, 1] > height).any():
+                raise ValueError(f"polygon outside the image ({width}x{height})")
+            if len(np.unique(xy, axis=0)) < 3 or np.linalg.matrix_rank(xy - xy[0]) < 2:
+                raise ValueError("degenerate polygon: its points lie on one line")
+            if not shapely.Polygon(xy).is_valid:
+                raise ValueError("self-intersecting polygon")
+        return coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+    if isinstance(segmentation, dict) and "counts" in segmentation and "size" in segmentation:
+        size = segmentation["size"]
+        if list(size) != [height, width]:
+            raise ValueError(f"RLE size {size} differs from the image's [{height}, {width}]")
+        counts = segmentation["counts"]
+        if isinstance(counts, list):  # uncompressed
+            if not all(isinstance(c, int) and c >= 0 for c in counts) or sum(counts) != height * width:
+                raise ValueError(f"uncompressed RLE counts must be non-negative and sum to {height * width}")
+            return coco_mask.frPyObjects(segmentation, height, width)
+        if isinstance(counts, str):
+            return {"size": [height, width], "counts": counts.encode("ascii")}
+    raise ValueError("segmentation is neither polygons nor an RLE with counts and size")
+
+
+def _decode(segmentation: object, height: int, width: int) -> np.ndarray:
+    rle = _segmentation_rle(segmentation, height, width)
+    try:
+        mask = coco_mask.decode(rle).astype(bool)
+    except Exception as exc:  # pycocotools raises bare exceptions for corrupt counts
+        raise ValueError(f"undecodable RLE ({exc})") from None
+    if mask.shape != (height, width) or not mask.any():
+        raise ValueError("empty mask")
+    return mask
+
+
+def ingest_shard(
+    root: str | Path,
+    shard: int,
+    words: Mapping[str, int],
+    *,
+    category_map: Mapping[str, str] | None = None,
+    shard_size: int = 1000,
+    max_image_pixels: int = 40_000_000,
+    strict: bool = False,
+) -> Shard:
+    """Images and every annotator's regions of shard ``shard`` of the COCO tree at ``root``.
+
+    ``words`` maps vocabulary labels to label ids; a category maps to the label of its name, or
+    to ``category_map[name]``. Returns the stage tables and a report with per-annotator counts.
+    """
+    root = Path(root)
+    category_map = dict(category_map or {})
+    ledger = _Ledger(root)
+    files = {}
+    for annotator, path in annotators(root).items():
+        if not ANNOTATOR_NAME.fullmatch(annotator):
+            raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
+        files[annotator] = read_instances(path)
+    if not files:
+        raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
+    names = _all_names(root, files)[shard * shard_size : (shard + 1) * shard_size]
+    on_disk = set(_image_files(root))
+    folder = f"{shard:02d}"
+
+    images: dict[str, dict] = {}
+    for name in names:
+        path = root / "images" / name
+        ledger.seen[("", "image")] += 1
+        if name not in on_disk:
+            ledger.reject(f"images/{name}", name, "image", "an annotator lists this image but its file is missing")
+        elif Path(name).suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+            ledger.reject(f"images/{name}", name, "image", f"not an image file ({', '.join(IMAGE_SUFFIXES)})")
+        elif not images_io.inside(root, path):
+            ledger.reject(
+                f"images/{name}", name, "image", "path escapes the collection root (symlink); copy the file in"
+            )
+        else:
+            try:
+                width, height, mode, digest = images_io.read_image(path, max_image_pixels)
+            except ValueError as exc:
+                ledger.reject(f"images/{name}", name, "image", str(exc))
+                continue
+            images[name] = {
+                "image_id": image_id_of(name), "folder": folder, "path": f"images/{name}",
+                "width": width, "height": height, "mode": mode, "sha256": digest,
+                **{f"caption_{f}": None for f in ("title", "description", "notes", "location", "date")},
+                "caption_encoding": None,
+            }  # fmt: skip
+    ids = Counter(r["image_id"] for r in images.values())
+    for name in sorted(n for n, r in images.items() if ids[r["image_id"]] > 1):
+        ledger.reject(
+            f"images/{name}",
+            name,
+            "image",
+            f"image id {images[name]['image_id']} is shared with another file; rename one",
+        )
+        del images[name]
+    wanted = set(names)
+
+    regions = []
+    for annotator, data in files.items():
+        source = f"annotations/{annotator}.json"
+        categories = {c.get("id"): c.get("name") for c in data["categories"] if isinstance(c, dict)}
+        by_coco_id = {im.get("id"): im.get("file_name") for im in data["images"] if isinstance(im, dict)}
+        per_image: dict[str, list[tuple[int, dict]]] = defaultdict(list)
+        seen_ids: set = set()
+        for n, ann in enumerate(data["annotations"]):
+            if not isinstance(ann, dict):
+                continue
+            name = by_coco_id.get(ann.get("image_id"))
+            if name is not None and name not in wanted:
+                continue  # another shard's image
+            ledger.seen[(annotator, "region")] += 1
+            key = f"{name or ann.get('image_id')}/{ann.get('id', n)}"
+            if name is None:
+                ledger.reject(
+                    source, key, "region", f"annotation for unknown image id {ann.get('image_id')!r}", annotator
+                )
+            elif not isinstance(ann.get("id"), int) or ann["id"] in seen_ids:
+                ledger.reject(source, key, "region", "annotation id missing or used twice in this file", annotator)
+            else:
+                seen_ids.add(ann["id"])
+                per_image[name].append((ann["id"], ann))
+        for name in sorted(per_image):
+            for region_id, (ann_id, ann) in enumerate(sorted(per_image[name], key=lambda a: a[0]), start=1):
+                key = f"{name}/{ann_id}"
+                category = categories.get(ann.get("category_id"))
+                label = category_map.get(category, category)
+                if name not in images:
+                    ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
+                    continue
+                if category is None:
+                    ledger.reject(source, key, "region", f"unknown category id {ann.get('category_id')!r}", annotator)
+                    continue
+                if label not in words:
+                    ledger.reject(
+                        source, key, "region",
+                        f"category {category!r} is not a vocabulary label; map it under category_map", annotator,
+                    )  # fmt: skip
+                    continue
+                img = images[name]
+                try:
+                    mask = _decode(ann.get("segmentation"), img["height"], img["width"])
+                except ValueError as exc:
+                    ledger.reject(source, key, "region", str(exc), annotator)
+                    continue
+                x, y, w, h = geometry.bbox(mask)
+                regions.append({
+                    "image_id": img["image_id"], "annotator": annotator, "region_id": region_id,
+                    "label_id": words[label], "label": label, "ontology_path": None,
+                    "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
+                    "mask_rle": geometry.encode_rle(mask),
+                    "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
+                })  # fmt: skip
+    if strict and ledger.rejects:
+        raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
+    accepted = Counter(r["annotator"] for r in regions)
+    report = {
+        "folder": folder,
+        "images": {
+            "seen": ledger.seen[("", "image")],
+            "accepted": len(images),
+            "rejected": ledger.seen[("", "image_rejected")],
+        },
+        "annotators": {
+            a: {
+                "seen": ledger.seen[(a, "region")],
+                "accepted": accepted[a],
+                "rejected": ledger.seen[(a, "region_rejected")],
+            }
+            for a in files
+        },
+    }
+    report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in ("seen", "accepted", "rejected")}
+    return Shard(
+        images=tables.from_rows(
+            sorted(images.values(), key=lambda r: r["image_id"]), tables.IMAGES, tables.KEYS["images"]
+        ),
+        regions=tables.from_rows(regions, tables.REGIONS, tables.KEYS["regions"]),
+        rejects=tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"]),
+        report=report,
+    )
