@@ -18,6 +18,7 @@ rule subsets:
         code=CODE,
         seed=config["subsets"]["seed"],
         split_unit=config["subsets"]["split_unit"],
+        reference_annotator=config.get("reference_annotator"),
     script:
         "../scripts/subsets.py"
 

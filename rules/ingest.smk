@@ -5,6 +5,7 @@ rule ingest:
     input:
         raw=RAW.inputs,
         registry=f"{VOCABULARY}/label_ids.tsv",
+        hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
         images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
@@ -24,6 +25,7 @@ rule ingest:
         layout=RAW.layout,
         shard_size=SHARD_SIZE,
         category_map=config.get("category_map", {}),
+        min_iou=config.get("agreement", {}).get("min_iou", 0.5),
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],
     script:

@@ -4,6 +4,7 @@ import json
 import sys
 
 from regionbench import tables, vocabulary
+from regionbench.hierarchy import Hierarchy
 from regionbench.io import coco, saiapr
 from regionbench.io.shards import IngestError
 from regionbench.jobs import log_to
@@ -20,6 +21,8 @@ try:
             shard_size=params.shard_size,
             max_image_pixels=params.max_image_pixels,
             strict=params.strict,
+            hierarchy=Hierarchy.from_yaml(snakemake.input.hierarchy),
+            min_iou=params.min_iou,
         )
     else:
         shard = saiapr.ingest_folder(

@@ -1,16 +1,30 @@
-"""Rule subsets: subsets A-H of the ingested regions with a seeded, stratified split."""
+"""Rule subsets: subsets A-H of the reference annotator's regions with a seeded, stratified split."""
+
+import sys
 
 from regionbench import subsets, tables
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
+params = snakemake.params
 columns = [*tables.REGION_KEY, "label"]
 regions = tables.concat([tables.read_parquet(p).select(columns) for p in snakemake.input])
-table, report = subsets.make_subsets(regions, seed=snakemake.params.seed, split_unit=snakemake.params.split_unit)
+try:
+    regions, reference, split_unit = subsets.reference_regions(regions, params.reference_annotator, params.split_unit)
+except ValueError as exc:
+    log.error("%s", exc)
+    sys.exit(f"subsets: {exc}")
+table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit)
+report["reference_annotator"] = reference
 tables.write_parquet(table, snakemake.output.subsets)
 tables.write_json(snakemake.output.report, report)
 for name, r in report["subsets"].items():
     log.info(
         "%s: %d regions (%d train, %d test), %d labels", name, r["regions"], r["train"], r["test"], len(r["labels"])
     )
-log.info("images straddling the split: %d", report["straddling_images"])
+log.info(
+    "reference annotator %s, split by %s; images straddling the split: %d",
+    reference,
+    split_unit,
+    report["straddling_images"],
+)

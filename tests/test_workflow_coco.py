@@ -6,11 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import build, file_digests, workflow_copy, write_config
 
-from regionbench import release
+from regionbench import features, geometry, release, tables
 from regionbench.io.coco.collection import write_collection
 
 pytestmark = pytest.mark.workflow
@@ -35,13 +36,40 @@ def test_generated_coco_collection_builds_a_release(coco_build: Path) -> None:
     folder = coco_build / RELEASE
     assert release.verify(folder) == []
     report = json.loads((coco_build / "results/coco-tiny/ingest/report.json").read_text())
-    assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "annotator-3"]
+    assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "annotator-3", "consensus"]
     for counts in [report["images"], report["regions"], *report["annotators"].values()]:
         assert counts["seen"] == counts["accepted"] + counts["rejected"]
     regions = pq.read_table(folder / "data/regions.parquet", columns=["annotator"]).column("annotator").to_pylist()
     assert {a: regions.count(a) for a in set(regions)} == {a: c["accepted"] for a, c in report["annotators"].items()}
     relations = pq.read_table(folder / "data/relations.parquet", columns=["annotator"]).column("annotator")
     assert set(relations.to_pylist()) == set(report["annotators"])  # relations per annotator
+
+
+def test_subsets_use_the_consensus_split_by_image(coco_build: Path) -> None:
+    folder = coco_build / RELEASE
+    subsets = pq.read_table(folder / "data/subsets.parquet").to_pylist()
+    assert {r["annotator"] for r in subsets} == {"consensus"}
+    sides: dict[int, set[str]] = {}
+    for r in subsets:
+        sides.setdefault(r["image_id"], set()).add(r["split"])
+    assert all(len(s) == 1 for s in sides.values())  # no image on both sides
+    report = json.loads((coco_build / "results/coco-tiny/ingest/report.json").read_text())
+    counts = report["annotators"]["consensus"]
+    assert counts["accepted"] > 0 and counts["seen"] == counts["accepted"] + counts["rejected"]
+
+
+def test_consensus_features_are_those_of_its_masks(coco_build: Path) -> None:
+    folder = coco_build / RELEASE
+    images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
+    regions = [r for r in pq.read_table(folder / "data/regions.parquet").to_pylist() if r["annotator"] == "consensus"]
+    image_id = regions[0]["image_id"]
+    mine = [r for r in regions if r["image_id"] == image_id]
+    image = images[image_id]
+    pixels = features.decode_image(coco_build / "resources/raw/coco-tiny" / image["path"])
+    masks = [geometry.decode_rle(r["mask_rle"], image["height"], image["width"]) for r in mine]
+    expected = features.image_features(pixels, masks)
+    got = np.array([[r[name] for name in tables.FEATURE_NAMES] for r in mine])
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
 
 
 def test_coco_builds_are_byte_identical(coco_build: Path, tmp_path: Path) -> None:
@@ -64,7 +92,7 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((project / "results/exports/ingest/report.json").read_text())
     assert report["folders"] == ["00", "01", "02"] and report["images"]["accepted"] == 24
-    assert sorted(report["annotators"]) == ["annotator-1", "annotator-2"]
+    assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "consensus"]
     shutil.rmtree(raw / "images")
     (raw / "images").mkdir()
     failed = build(project, "--configfile", str(override), "results/exports/ingest/report.json")

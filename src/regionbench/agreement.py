@@ -145,19 +145,27 @@ def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
 
 
 def shard_agreement(
-    images: pa.Table, regions: pa.Table, hierarchy: Hierarchy, codes: Mapping[str, int], min_iou: float = 0.5
+    images: pa.Table,
+    regions: pa.Table,
+    hierarchy: Hierarchy,
+    codes: Mapping[str, int],
+    min_iou: float = 0.5,
+    derived: frozenset[str] = frozenset({"consensus"}),
 ) -> tuple[pa.Table, np.ndarray, list[str]]:
     """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
-    codes (annotators x units, for ``collection_agreement``) and the annotators' names."""
+    codes (annotators x units, for ``collection_agreement``) and the annotators' names; the
+    ``derived`` annotators (the consensus) are not compared."""
     sizes = {
         i: (h, w)
         for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
     }
-    names = sorted(set(regions.column("annotator").to_pylist()))
+    names = sorted(set(regions.column("annotator").to_pylist()) - derived)
     by_image: dict[int, dict[str, list[Region]]] = {}
     for image_id, annotator, label, rle in zip(
         *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask_rle")), strict=True
     ):
+        if annotator in derived:
+            continue
         h, w = sizes[image_id]
         by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, geometry.decode_rle(rle, h, w)))
     rows, samples = [], []

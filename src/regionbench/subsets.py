@@ -19,6 +19,7 @@ from collections import Counter
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from regionbench import tables
 
@@ -69,6 +70,28 @@ def straddling_images(image_ids: list[int], splits: list[str]) -> int:
     for image_id, split in zip(image_ids, splits, strict=True):
         sides.setdefault(image_id, set()).add(split)
     return sum(1 for s in sides.values() if len(s) == 2)
+
+
+CONSENSUS = "consensus"  # the derived annotator of regionbench.consensus
+
+
+def reference_regions(regions: pa.Table, reference: str | None, split_unit: str) -> tuple[pa.Table, str, str]:
+    """The regions that subsets, splits and classifiers use, their annotator and the split unit.
+
+    ``reference`` names the annotator; without it, the only annotator, else ``consensus``. With
+    several annotators the split unit is the image, so that no image is on both sides.
+    """
+    names = sorted(set(regions.column("annotator").to_pylist()))
+    humans = [n for n in names if n != CONSENSUS]
+    if reference is None:
+        reference = names[0] if len(names) == 1 else CONSENSUS
+    if names and reference not in names:
+        raise ValueError(
+            f"reference_annotator {reference!r} annotated nothing here (annotators: {', '.join(names)}); "
+            "set reference_annotator to one of them"
+        )
+    chosen = regions.filter(pc.equal(regions.column("annotator"), reference)) if names else regions
+    return chosen, reference, "image" if len(humans) > 1 else split_unit
 
 
 def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -> tuple[pa.Table, dict]:

@@ -26,7 +26,8 @@ import numpy as np
 import shapely
 from pycocotools import mask as coco_mask
 
-from regionbench import geometry, tables
+from regionbench import consensus, geometry, tables
+from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
 from regionbench.io.shards import IngestError, Shard
 
@@ -177,6 +178,18 @@ def _decode(segmentation: object, height: int, width: int) -> np.ndarray:
     return mask
 
 
+def _region(image_id: int, annotator: str, region_id: int, label: str, label_id: int, mask: np.ndarray) -> dict:
+    """A region row of the stage table, with its box, RLE mask and exact polygon."""
+    x, y, w, h = geometry.bbox(mask)
+    return {
+        "image_id": image_id, "annotator": annotator, "region_id": region_id,
+        "label_id": label_id, "label": label, "ontology_path": None,
+        "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
+        "mask_rle": geometry.encode_rle(mask),
+        "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
+    }  # fmt: skip
+
+
 def ingest_shard(
     root: str | Path,
     shard: int,
@@ -186,11 +199,15 @@ def ingest_shard(
     shard_size: int = 1000,
     max_image_pixels: int = 40_000_000,
     strict: bool = False,
+    hierarchy: Hierarchy | None = None,
+    min_iou: float = 0.5,
 ) -> Shard:
     """Images and every annotator's regions of shard ``shard`` of the COCO tree at ``root``.
 
     ``words`` maps vocabulary labels to label ids; a category maps to the label of its name, or
-    to ``category_map[name]``. Returns the stage tables and a report with per-annotator counts.
+    to ``category_map[name]``. With ``hierarchy`` and several annotators, the derived annotator
+    ``consensus`` (``regionbench.consensus``, clusters at ``min_iou``) joins the regions. Returns
+    the stage tables and a report with per-annotator counts.
     """
     root = Path(root)
     category_map = dict(category_map or {})
@@ -199,6 +216,10 @@ def ingest_shard(
     for annotator, path in annotators(root).items():
         if not ANNOTATOR_NAME.fullmatch(annotator):
             raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
+        if annotator == consensus.ANNOTATOR:
+            raise IngestError(
+                f"{path}: the annotator name {annotator!r} is reserved for the derived consensus; rename the file"
+            )
         files[annotator] = read_instances(path)
     if not files:
         raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
@@ -242,6 +263,7 @@ def ingest_shard(
     wanted = set(names)
 
     regions = []
+    readings: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # image -> annotator -> regions
     for annotator, data in files.items():
         source = f"annotations/{annotator}.json"
         categories = {c.get("id"): c.get("name") for c in data["categories"] if isinstance(c, dict)}
@@ -288,14 +310,23 @@ def ingest_shard(
                 except ValueError as exc:
                     ledger.reject(source, key, "region", str(exc), annotator)
                     continue
-                x, y, w, h = geometry.bbox(mask)
-                regions.append({
-                    "image_id": img["image_id"], "annotator": annotator, "region_id": region_id,
-                    "label_id": words[label], "label": label, "ontology_path": None,
-                    "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
-                    "mask_rle": geometry.encode_rle(mask),
-                    "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
-                })  # fmt: skip
+                regions.append(_region(img["image_id"], annotator, region_id, label, words[label], mask))
+                readings[name][annotator].append((label, mask))
+    derived = Counter()
+    if hierarchy is not None and len(files) > 1:
+        for name in sorted(readings):
+            found, problems = consensus.consensus(readings[name], hierarchy, min_iou)
+            problems += [
+                f"consensus label {label!r} has no id in the vocabulary" for label, _ in found if label not in words
+            ]
+            found = [(label, mask) for label, mask in found if label in words]
+            for region_id, (label, mask) in enumerate(found, start=1):
+                regions.append(
+                    _region(images[name]["image_id"], consensus.ANNOTATOR, region_id, label, words[label], mask)
+                )
+            for k, reason in enumerate(problems, start=1):
+                ledger.reject("consensus", f"{name}/{k}", "region", reason, consensus.ANNOTATOR)
+            derived["seen"] += len(found) + len(problems)
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     accepted = Counter(r["annotator"] for r in regions)
@@ -315,6 +346,12 @@ def ingest_shard(
             for a in files
         },
     }
+    if derived:
+        report["annotators"][consensus.ANNOTATOR] = {
+            "seen": derived["seen"],
+            "accepted": accepted[consensus.ANNOTATOR],
+            "rejected": ledger.seen[(consensus.ANNOTATOR, "region_rejected")],
+        }
     report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in ("seen", "accepted", "rejected")}
     return Shard(
         images=tables.from_rows(
