@@ -11,8 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import build, file_digests, workflow_copy, write_config
 
-from regionbench import features, geometry, release, tables
+import regionbench
+from regionbench import evaluation, features, geometry, release, tables
 from regionbench.io.coco.collection import write_collection
+from regionbench.io.saiapr import export_release
 
 pytestmark = pytest.mark.workflow
 
@@ -97,3 +99,28 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     (raw / "images").mkdir()
     failed = build(project, "--configfile", str(override), "results/exports/ingest/report.json")
     assert failed.returncode != 0 and "its file is missing" in failed.stdout + failed.stderr
+
+
+def test_clients_choose_the_annotator(coco_build: Path, tmp_path: Path) -> None:
+    folder = coco_build / RELEASE
+    data = regionbench.load(folder)
+    assert data.reference_annotator == "consensus"
+    assert data.annotators() == ["annotator-1", "annotator-2", "annotator-3", "consensus"]
+    first = data.regions_of("annotator-1")
+    assert set(first["annotator"]) == {"annotator-1"} and len(data.regions_of()) < len(data.regions)
+    row = first.iloc[0]
+    assert data.mask(int(row.image_id), int(row.region_id), "annotator-1").sum() == row.area_px
+    tree = evaluation.release_hierarchy(data)
+    subsets = data.subsets[(data.subsets.subset == "H") & (data.subsets.split == "test")]
+    subsets[["image_id", "region_id", "label"]].to_csv(tmp_path / "consensus.csv", index=False)
+    report = evaluation.evaluate(data, tree, tmp_path / "consensus.csv", "region")
+    assert report["measures"]["any"]["e_hard"] == 1.0
+    test_images = set(subsets.image_id)
+    theirs = first[first.image_id.isin(test_images) & first.label.isin(set(data.subsets.label))]
+    theirs[["image_id", "annotator", "region_id", "label"]].to_csv(tmp_path / "a1.csv", index=False)
+    report = evaluation.evaluate(data, tree, tmp_path / "a1.csv", "region", annotator="annotator-1")
+    assert report["measures"]["any"]["e_hard"] == 1.0 and report["regions"] == len(theirs)
+    counts = export_release(folder, tmp_path / "saiapr", annotator="consensus")
+    assert counts["regions"] == len(data.regions_of("consensus"))
+    with pytest.raises(ValueError, match="no regions by 'saiapr'"):
+        export_release(folder, tmp_path / "other")

@@ -164,7 +164,10 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
     from regionbench.io import saiapr
 
     counts = saiapr.export_release(
-        Path(args.release), Path(args.out), images=Path(args.images) if args.images else None
+        Path(args.release),
+        Path(args.out),
+        images=Path(args.images) if args.images else None,
+        annotator=args.annotator,
     )
     print(f"{args.out}: {counts['folders']} folders, {counts['images']} images, {counts['regions']} regions written")
     return 0
@@ -181,6 +184,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             subset=args.subset,
             k=args.k,
             semantic_threshold=args.semantic_threshold,
+            annotator=args.annotator,
         )
     except evaluation.RunError as exc:
         print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
@@ -274,6 +278,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("release", help="release folder")
     e.add_argument("out", help="folder to write (must not exist)")
     e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
+    e.add_argument("--annotator", default="saiapr", help="whose regions to write (the layout holds one annotator)")
     e.set_defaults(func=cmd_export_saiapr)
     ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
@@ -284,6 +289,7 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, default=5, help="labels per image for the image task (default 5)")
     ev.add_argument("--semantic-threshold", type=float, default=None, help="also score with semantic matching")
     ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
+    ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")
     ev.set_defaults(func=cmd_evaluate)
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
     hsub = h.add_subparsers(dest="action", required=True)

@@ -68,10 +68,29 @@ def release_hierarchy(data: Release) -> Hierarchy:
     return Hierarchy(roots[0], nodes)
 
 
-def task_of(data: Release, subset: str) -> Task:
+def task_of(data: Release, subset: str, annotator: str | None = None) -> Task:
+    """The subset's labels and the truth of its test and train images and test regions.
+
+    The truth is the reference annotator's (whose regions the subsets hold); ``annotator``
+    takes another annotator's regions of the same images and labels instead, which needs a
+    split by image (every release with several annotators has one).
+    """
     members = data.subsets[data.subsets["subset"] == subset]
     if members.empty:
         raise RunError(f"subset {subset!r} is not in the release; subsets: {sorted(data.subsets['subset'].unique())}")
+    reference = sorted(members["annotator"].unique())
+    if annotator is not None and [annotator] != reference:
+        sides = members.groupby("image_id")["split"].nunique()
+        if (sides > 1).any():
+            raise RunError(f"the release splits regions, not images: only {reference[0]!r} can be scored against")
+        split_of = members.drop_duplicates("image_id").set_index("image_id")["split"]
+        regions = data.regions[(data.regions["annotator"] == annotator) & data.regions["image_id"].isin(split_of.index)]
+        if regions.empty:
+            raise RunError(
+                f"annotator {annotator!r} has no region on the subset's images; annotators: {data.annotators()}"
+            )
+        regions = regions[regions["label"].isin(set(members["label"]))]
+        members = regions.assign(subset=subset, split=regions["image_id"].map(split_of))[[*KEY, "label", "split"]]
     order = data.vocabulary.set_index("label")["label_id"]
     labels = sorted(members["label"].unique(), key=lambda x: (order.get(x, 1 << 30), x))
     truth: dict[str, dict[int, set[str]]] = {"train": defaultdict(set), "test": defaultdict(set)}
@@ -102,7 +121,8 @@ def read_region_predictions(path: Path, task: Task) -> pd.DataFrame:
     """Region predictions joined to the subset's test regions (every one exactly once)."""
     frame = read_table(path, ["image_id", "region_id", "label"], ["annotator", "score"])
     if "annotator" not in frame.columns:
-        frame["annotator"] = "saiapr"
+        names = sorted(task.regions["annotator"].unique())
+        frame["annotator"] = names[0] if names else ""
     problems = []
     if frame["label"].isna().any():
         problems.append(f"row {int(np.flatnonzero(frame['label'].isna())[0]) + 2}: empty label")
@@ -220,9 +240,11 @@ def evaluate(
     subset: str = "H",
     k: int = 5,
     semantic_threshold: float | None = None,
+    annotator: str | None = None,
 ) -> dict:
-    """The report of one run: settings, sizes and every measure of the task."""
-    spec = task_of(data, subset)
+    """The report of one run: settings, sizes and every measure of the task (against the
+    reference annotator, or ``annotator``)."""
+    spec = task_of(data, subset, annotator)
     report: dict = {
         "release": {"dataset": data.dataset, "version": data.version},
         "task": task,

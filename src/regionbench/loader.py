@@ -74,8 +74,27 @@ class Release:
         keys = members[tables.REGION_KEY]
         return self.regions.merge(keys, on=tables.REGION_KEY).reset_index(drop=True)
 
-    def mask(self, image_id: int, region_id: int, annotator: str = "saiapr") -> np.ndarray:
-        """The region's boolean mask (image height x width), decoded from its COCO RLE."""
+    def annotators(self) -> list[str]:
+        """Every annotator with regions in the release, in name order."""
+        return sorted(self.table("regions", columns=["annotator"])["annotator"].unique())
+
+    @property
+    def reference_annotator(self) -> str | None:
+        """Whose regions the subsets hold (the only annotator, or the consensus)."""
+        names = sorted(self.subsets["annotator"].unique())
+        return names[0] if names else (self.annotators() or [None])[0]
+
+    def regions_of(self, annotator: str | None = None) -> pd.DataFrame:
+        """The regions of one annotator (default: the reference annotator)."""
+        name = annotator or self.reference_annotator
+        if name not in self.annotators():
+            raise release.ReleaseError(f"no annotator {name!r}; annotators: {self.annotators()}")
+        return self.regions[self.regions["annotator"] == name].reset_index(drop=True)
+
+    def mask(self, image_id: int, region_id: int, annotator: str | None = None) -> np.ndarray:
+        """The region's boolean mask (image height x width), decoded from its COCO RLE; the
+        annotator defaults to the reference annotator."""
+        annotator = annotator or self.reference_annotator
         r = self.regions
         hit = r[(r["image_id"] == image_id) & (r["region_id"] == region_id) & (r["annotator"] == annotator)]
         if hit.empty:

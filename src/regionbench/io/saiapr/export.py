@@ -16,14 +16,16 @@ from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 
 
-def export_release(release: str | Path, out: str | Path, images: str | Path | None = None) -> dict[str, int]:
+def export_release(
+    release: str | Path, out: str | Path, images: str | Path | None = None, annotator: str = ANNOTATOR
+) -> dict[str, int]:
     """Write the release folder ``release`` in the SAIAPR TC-12 layout under ``out`` (a new folder).
 
     Writes ``wlist.txt`` (the vocabulary), per folder ``labels.txt``, ``ontology_path.txt``,
     ``features.txt`` and ``segmentation_masks/<image>_<region>.mat``, and the captions in their
     original encoding. The release does not carry pixels: with ``images`` (a raw tree) the JPEGs
-    are copied from it, each checked against the sha256 the release records. Only the ``saiapr``
-    annotator's regions fit this layout.
+    are copied from it, each checked against the sha256 the release records. The layout holds
+    one annotator: ``annotator`` (default ``saiapr``) names whose regions are written.
 
     Returns the number of folders, images and regions written.
     """
@@ -32,7 +34,10 @@ def export_release(release: str | Path, out: str | Path, images: str | Path | No
         raise ValueError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
     image_rows = pq.read_table(release / "data" / "images.parquet").to_pylist()
     regions = pq.read_table(release / "data" / "regions.parquet")
-    regions = regions.filter(pc.equal(regions["annotator"], ANNOTATOR))
+    found = sorted(set(regions["annotator"].to_pylist()))
+    if found and annotator not in found:
+        raise ValueError(f"{release}: no regions by {annotator!r}; choose one of {', '.join(found)} with --annotator")
+    regions = regions.filter(pc.equal(regions["annotator"], annotator))
     vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"])
     writer = LayoutWriter(out)
     writer.wordlist(dict(zip(vocabulary["label_id"].to_pylist(), vocabulary["label"].to_pylist(), strict=True)))
