@@ -127,3 +127,33 @@ def test_every_figure_falls_as_disagreement_grows(tmp_path: Path) -> None:
     for name in figures[0]:
         values = [f[name] for f in figures]
         assert all(x > y for x, y in itertools.pairwise(values)), (name, values)
+
+
+def brute_rand_index(a: np.ndarray, b: np.ndarray) -> float:
+    x, y = a.ravel(), b.ravel()
+    pairs = [(i, j) for i in range(len(x)) for j in range(i + 1, len(x))]
+    return sum((x[i] == x[j]) == (y[i] == y[j]) for i, j in pairs) / len(pairs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 5))
+def test_label_free_measures_against_independent_computations(seed: int, ka: int, kb: int) -> None:
+    from skimage.metrics import variation_of_information
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, ka, size=(5, 6)), rng.integers(0, kb, size=(5, 6))
+    assert agreement.rand_index(a, b) == pytest.approx(brute_rand_index(a, b))
+    assert agreement.variation_of_information(a, b) == pytest.approx(sum(variation_of_information(a, b)), abs=1e-9)
+    c = rng.integers(0, 3, size=(5, 6))
+    assert agreement.probabilistic_rand_index(a, [b, c]) == pytest.approx(
+        (brute_rand_index(a, b) + brute_rand_index(a, c)) / 2
+    )
+
+
+def test_covering_hand_worked() -> None:
+    reference = np.array([[1, 1, 2, 2]] * 2)  # two segments of 4 pixels
+    segmentation = np.array([[1, 1, 1, 2]] * 2)  # 6 and 2 pixels
+    # Segment 1 of the reference: best IoU 4/6 with S1; segment 2: best IoU max(2/8, 2/4) = 1/2.
+    assert agreement.covering(segmentation, reference) == pytest.approx((4 * 4 / 6 + 4 * 0.5) / 8)
+    same = agreement.label_free({"a": reference, "b": reference.copy()})
+    assert same["a"] == {"pri": 1.0, "vi_bits": 0.0, "covering": 1.0}

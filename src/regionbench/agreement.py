@@ -213,3 +213,82 @@ def summary(pairs: Sequence[pa.Table], pixels: Sequence[pa.Table], min_iou: floa
         for n in names
     ]
     return out | collection_agreement(np.stack(columns))
+
+
+# --- Label-free measures (segmentations without labels, Berkeley benchmark family) ------------
+
+
+def segment_map(masks: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """A segmentation as segment ids: region k (1-based) where it is the last region covering the
+    pixel, 0 where no region does (the unlabelled rest is one segment)."""
+    out = np.zeros(shape, dtype=np.int64)
+    for k, mask in enumerate(masks, start=1):
+        out[mask] = k
+    return out
+
+
+def _contingency(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Counts of pixels per (segment of a, segment of b)."""
+    _, ia = np.unique(a.ravel(), return_inverse=True)
+    _, ib = np.unique(b.ravel(), return_inverse=True)
+    table = np.zeros((ia.max() + 1, ib.max() + 1), dtype=np.int64)
+    np.add.at(table, (ia, ib), 1)
+    return table
+
+
+def rand_index(a: np.ndarray, b: np.ndarray) -> float:
+    """Rand index: the share of pixel pairs on which two segmentations agree (same segment in
+    both or in neither), from the contingency table n_ij with rows a_i and columns b_j:
+    RI = 1 - (sum a_i^2 / 2 + sum b_j^2 / 2 - sum n_ij^2) / C(N, 2)."""
+    table = _contingency(a, b).astype(np.float64)
+    n = table.sum()
+    pairs = n * (n - 1) / 2
+    if pairs == 0:
+        return 1.0
+    disagree = ((table.sum(axis=1) ** 2).sum() + (table.sum(axis=0) ** 2).sum()) / 2 - (table**2).sum()
+    return float(1.0 - disagree / pairs)
+
+
+def probabilistic_rand_index(segmentation: np.ndarray, others: Sequence[np.ndarray]) -> float:
+    """PRI (Unnikrishnan et al. 2007): the mean over pixel pairs of c p + (1 - c)(1 - p), c the
+    pair's co-membership in ``segmentation`` and p its share among ``others``; equal to the mean
+    Rand index against each of them."""
+    return float(np.mean([rand_index(segmentation, other) for other in others]))
+
+
+def variation_of_information(a: np.ndarray, b: np.ndarray) -> float:
+    """VI (Meila 2007) = H(A|B) + H(B|A) = H(A) + H(B) - 2 I(A; B), in bits (log base 2)."""
+    joint = _contingency(a, b).astype(np.float64)
+    joint /= joint.sum()
+    pa_, pb_ = joint.sum(axis=1), joint.sum(axis=0)
+
+    def entropy(p: np.ndarray) -> float:
+        p = p[p > 0]
+        return float(-(p * np.log2(p)).sum())
+
+    return 2 * entropy(joint.ravel()) - entropy(pa_) - entropy(pb_)
+
+
+def covering(segmentation: np.ndarray, reference: np.ndarray) -> float:
+    """Segmentation covering of ``reference`` by ``segmentation`` (Arbelaez et al. 2011):
+    (1/N) sum over reference segments R of |R| max over segments S of IoU(R, S)."""
+    table = _contingency(reference, segmentation).astype(np.float64)
+    sizes_r, sizes_s = table.sum(axis=1), table.sum(axis=0)
+    iou = table / (sizes_r[:, None] + sizes_s[None, :] - table)
+    return float((sizes_r * iou.max(axis=1)).sum() / table.sum())
+
+
+def label_free(segmentations: Mapping[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Per annotator of one image, against the other annotators: PRI, mean VI (bits) and the
+    mean covering of the others' segmentations by this one."""
+    out = {}
+    for name, mine in sorted(segmentations.items()):
+        others = [s for other, s in sorted(segmentations.items()) if other != name]
+        if not others:
+            continue
+        out[name] = {
+            "pri": probabilistic_rand_index(mine, others),
+            "vi_bits": float(np.mean([variation_of_information(mine, o) for o in others])),
+            "covering": float(np.mean([covering(mine, o) for o in others])),
+        }
+    return out
