@@ -13,6 +13,7 @@ from conftest import build, file_digests, workflow_copy, write_config
 
 import regionbench
 from regionbench import evaluation, features, geometry, release, tables
+from regionbench.io import imageclef
 from regionbench.io.coco.collection import write_collection
 from regionbench.io.saiapr import export_release
 
@@ -124,3 +125,16 @@ def test_clients_choose_the_annotator(coco_build: Path, tmp_path: Path) -> None:
     assert counts["regions"] == len(data.regions_of("consensus"))
     with pytest.raises(ValueError, match="no regions by 'saiapr'"):
         export_release(folder, tmp_path / "other")
+
+
+def test_imageclef_files_of_a_release_round_trip(coco_build: Path, tmp_path: Path) -> None:
+    folder = coco_build / RELEASE
+    counts = imageclef.export_release(folder, tmp_path / "clef")
+    judgments, concepts, images = imageclef.read_files(tmp_path / "clef")
+    regions = pq.read_table(folder / "data/regions.parquet", columns=["image_id", "annotator", "label"]).to_pylist()
+    expected: dict = {}
+    for r in regions:
+        if r["annotator"] != "consensus":
+            expected.setdefault(r["annotator"], {}).setdefault(str(r["image_id"]), set()).add(r["label"])
+    assert {a: {i: s for i, s in m.items() if s} for a, m in judgments.items()} == expected
+    assert counts == {"concepts": len(concepts), "images": len(images), "annotators": 3}

@@ -173,6 +173,17 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_imageclef(args: argparse.Namespace) -> int:
+    from regionbench.io import imageclef
+
+    counts = imageclef.export_release(Path(args.release), Path(args.out))
+    print(
+        f"{args.out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
+        f"{counts['images']} images by {counts['annotators']} annotators"
+    )
+    return 0
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     data = loader.load(args.release, args.rev)
     try:
@@ -280,6 +291,10 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
     e.add_argument("--annotator", default="saiapr", help="whose regions to write (the layout holds one annotator)")
     e.set_defaults(func=cmd_export_saiapr)
+    ic = sub.add_parser("export-imageclef", help="write ImageCLEF 2012 concept and annotation files, clean and raw")
+    ic.add_argument("release", help="release folder with at least three annotators")
+    ic.add_argument("out", help="folder to write (must not exist)")
+    ic.set_defaults(func=cmd_export_imageclef)
     ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
     ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")

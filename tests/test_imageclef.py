@@ -1,0 +1,58 @@
+"""ImageCLEF 2012 concept and annotation files: written from judgments, read back unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regionbench.io import imageclef
+
+CONCEPTS = ["sky", "man", "tree", "car"]
+IMAGES = ["25", "112", "7"]
+
+
+def normal(judgments: imageclef.Judgments) -> dict:
+    return {a: {i: s for i, s in m.items() if s} for a, m in judgments.items()}
+
+
+judgment_sets = st.dictionaries(
+    st.sampled_from(["a1", "a2", "a3", "a4", "a5"]),
+    st.dictionaries(st.sampled_from(IMAGES), st.sets(st.sampled_from(CONCEPTS))),
+    min_size=3,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(judgment_sets)
+def test_files_round_trip(tmp_path_factory: pytest.TempPathFactory, judgments: imageclef.Judgments) -> None:
+    out = tmp_path_factory.mktemp("clef") / "out"
+    imageclef.write_files(out, judgments, CONCEPTS, IMAGES)
+    back, concepts, images = imageclef.read_files(out)
+    assert (concepts, images) == (CONCEPTS, IMAGES)
+    assert normal(back) == normal(judgments)
+
+
+def test_clean_and_raw_contents(tmp_path: Path) -> None:
+    judgments = {"a1": {"25": {"sky", "man"}}, "a2": {"25": {"sky"}}, "a3": {"25": {"sky", "car"}, "7": {"tree"}}}
+    out = tmp_path / "out"
+    imageclef.write_files(out, judgments, CONCEPTS, IMAGES)
+    assert (out / "concepts/clean/sky.txt").read_text() == "25\n"
+    assert (out / "concepts/clean/tree.txt").read_text() == ""
+    assert (out / "concepts/raw/man.txt").read_text() == "25 1 0 0\n112 0 0 0\n7 0 0 0\n"
+    assert (out / "annotations/clean/25.txt").read_text() == "sky\n"
+    assert (out / "annotations/raw/25.txt").read_text().splitlines()[:2] == ["sky 1.000000", "man 0.333333"]
+
+
+def test_problems_are_one_line(tmp_path: Path) -> None:
+    with pytest.raises(imageclef.ImageClefError, match="at least 3 annotators"):
+        imageclef.write_files(tmp_path / "two", {"a": {}, "b": {}}, CONCEPTS, IMAGES)
+    out = tmp_path / "out"
+    imageclef.write_files(out, {"a": {"7": {"car"}}, "b": {"7": {"car"}}, "c": {}}, CONCEPTS, IMAGES)
+    (out / "concepts/clean/car.txt").write_text("")
+    with pytest.raises(imageclef.ImageClefError) as failed:
+        imageclef.read_files(out)
+    assert "concepts/clean/car.txt: differs from the majority" in str(failed.value)
+    assert "\n" not in str(failed.value)
