@@ -248,6 +248,17 @@ def vocabulary_register(args: argparse.Namespace) -> int:
     return 0
 
 
+def vocabulary_from_coco(args: argparse.Namespace) -> int:
+    from regionbench.io.coco.categories import write_vocabulary
+
+    counts = write_vocabulary(Path(args.root), Path(args.out))
+    print(
+        f"{args.out}: {counts['labels']} labels under {counts['supercategories']} supercategories, "
+        f"{counts['new_ids']} new ids; set vocabulary_dir: {args.out} in the config"
+    )
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks."
@@ -331,6 +342,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: DIR/hierarchy.yaml)")
     r.add_argument("--registry", metavar="PATH", help="label_ids.tsv (default: DIR/label_ids.tsv)")
     r.set_defaults(func=vocabulary_register)
+    fc = vsub.add_parser("from-coco", help="a vocabulary and hierarchy from a COCO tree's categories")
+    fc.add_argument("root", help="COCO tree (images/ and annotations/<annotator>.json)")
+    fc.add_argument("--out", required=True, metavar="DIR", help="vocabulary folder to write (its registry is kept)")
+    fc.set_defaults(func=vocabulary_from_coco)
     return p
 
 

@@ -63,7 +63,9 @@ def _render_chunk(args: tuple[Path, list[synth.ImagePlan], int, int, float, str]
     return out
 
 
-def _instances(scenes: list[dict], who: str, ids: dict[str, int], uncompressed: bool) -> dict:
+def _instances(
+    scenes: list[dict], who: str, ids: dict[str, int], uncompressed: bool, supercategory: dict[str, str]
+) -> dict:
     images, annotations = [], []
     for n, scene in enumerate(scenes, start=1):
         plan = scene["plan"]
@@ -76,7 +78,8 @@ def _instances(scenes: list[dict], who: str, ids: dict[str, int], uncompressed: 
                 "bbox": [x, y, w, h], "iscrowd": 0,
             })  # fmt: skip
     categories = [
-        {"id": i, "name": label, "supercategory": ""} for label, i in sorted(ids.items(), key=lambda kv: kv[1])
+        {"id": i, "name": label, "supercategory": supercategory.get(label, "")}
+        for label, i in sorted(ids.items(), key=lambda kv: kv[1])
     ]
     return {"images": images, "annotations": annotations, "categories": categories}
 
@@ -113,8 +116,14 @@ def write_collection(
     else:
         scenes = [scene for job in jobs for scene in _render_chunk(job)]
     ids = word_ids(vocab)
+    hierarchy = synth.load_hierarchy(vocab)
+    # As annotation tools export them: each category under its parent, first-level ones without.
+    parents = {
+        label: hierarchy.parent(label) if label in hierarchy.nodes and hierarchy.depth(label) > 1 else ""
+        for label in ids
+    }
     for who in ["truth", *(annotator_name(k) for k in range(1, annotators + 1))]:
         path = root / ("truth.json" if who == "truth" else f"annotations/{who}.json")
-        document = _instances(scenes, who, ids, uncompressed=who == annotator_name(2))
+        document = _instances(scenes, who, ids, who == annotator_name(2), parents)
         path.write_text(json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
         yield path.relative_to(root).as_posix(), len(document["annotations"])

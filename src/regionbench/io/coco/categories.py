@@ -1,0 +1,65 @@
+"""A vocabulary and hierarchy taken from the COCO categories of a new benchmark: each category
+under its ``supercategory``, every supercategory under ``entity``, ids registered as usual
+(docs/vocabulary.md, "A vocabulary from COCO categories")."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from regionbench.io.coco.ingest import annotators, read_instances
+from regionbench.io.shards import IngestError
+from regionbench.vocabulary import Registry
+
+ROOT = "entity"
+CURATION = {
+    "min_lists": 2,  # every category is in both lists written here
+    "a_list": {"min_count": 1_000_000_000},  # COCO exports carry no captions
+    "caption_min_count": 0,
+    "drop": {},
+    "add": {},
+}
+
+
+def categories(root: str | Path) -> dict[str, str | None]:
+    """Category name -> supercategory (``None`` when empty) over every annotator's file; a
+    category filed under different supercategories takes the most frequent (ties by name)."""
+    seen: dict[str, Counter] = {}
+    for path in annotators(root).values():
+        for category in read_instances(path)["categories"]:
+            name = str(category.get("name", "")).strip() if isinstance(category, dict) else ""
+            if not name or any(ch.isspace() for ch in name):
+                raise IngestError(f"{path}: category name {name!r} must be one word (use '-' between words)")
+            parent = str(category.get("supercategory") or "").strip() or None
+            seen.setdefault(name, Counter())[parent] += 1
+    return {name: min(c, key=lambda p: (-c[p], p or "")) for name, c in sorted(seen.items())}
+
+
+def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
+    """Write ``hierarchy.yaml``, ``label_ids.tsv`` (append-only: an existing registry in ``out`` is
+    kept and extended), ``h_list.txt``, ``t_list.txt`` and ``curation.yaml`` under ``out``."""
+    found = categories(root)
+    if not found:
+        raise IngestError(f"{root}/annotations: no categories in any COCO file")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    supers = sorted({p for p in found.values() if p} - {ROOT})
+    nodes = [{"name": s, "parent": ROOT} for s in supers]
+    nodes += [{"name": c, "parent": p or ROOT} for c, p in found.items() if c not in supers and c != ROOT]
+    (out / "hierarchy.yaml").write_text(
+        "# Built from the COCO categories: each category under its supercategory, under entity.\n"
+        + yaml.safe_dump({"root": ROOT, "nodes": nodes}, sort_keys=False),
+        encoding="utf-8",
+    )
+    labels = [n["name"] for n in nodes]
+    words = "".join(f"{label}\n" for label in labels)
+    (out / "h_list.txt").write_text(words, encoding="utf-8")
+    (out / "t_list.txt").write_text(words, encoding="utf-8")
+    (out / "curation.yaml").write_text(yaml.safe_dump(CURATION, sort_keys=True), encoding="utf-8")
+    registry_path = out / "label_ids.tsv"
+    old = Registry.read(registry_path) if registry_path.is_file() else Registry([])
+    new = old.register(labels)
+    new.write(registry_path)
+    return {"labels": len(labels), "supercategories": len(supers), "new_ids": len(set(new.ids()) - set(old.ids()))}

@@ -1,0 +1,61 @@
+"""A vocabulary and hierarchy taken from COCO categories, used by a build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import build, workflow_copy, write_config
+
+from regionbench import cli
+from regionbench.hierarchy import Hierarchy
+from regionbench.io.coco.categories import categories, write_vocabulary
+from regionbench.io.coco.collection import write_collection
+from regionbench.vocabulary import Registry
+
+
+@pytest.fixture(scope="module")
+def coco_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    raw = tmp_path_factory.mktemp("coco") / "raw"
+    for _ in write_collection(raw, "tiny", annotators=2, disagreement=0.2, workers=1):
+        pass
+    return raw
+
+
+def test_categories_become_the_hierarchy_with_stable_ids(coco_raw: Path, tmp_path: Path) -> None:
+    out = tmp_path / "vocab"
+    counts = write_vocabulary(coco_raw, out)
+    tree = Hierarchy.from_yaml(out / "hierarchy.yaml")
+    for name, parent in categories(coco_raw).items():
+        assert tree.parent(name) == (parent or "entity") or name in {
+            n for n in tree.nodes if tree.parent(n) == "entity"
+        }
+    ids = Registry.read(out / "label_ids.tsv").ids()
+    assert set(ids) == set(tree.labels) and counts["new_ids"] == len(ids)
+    before = (out / "label_ids.tsv").read_bytes()
+    assert write_vocabulary(coco_raw, out)["new_ids"] == 0 and (out / "label_ids.tsv").read_bytes() == before
+    path = coco_raw / "annotations" / "annotator-1.json"
+    data = json.loads(path.read_text())
+    data["categories"].append({"id": 9999, "name": "unicycle", "supercategory": "vehicle"})
+    grown = tmp_path / "grown"
+    (grown / "annotations").mkdir(parents=True)
+    (grown / "annotations" / "annotator-1.json").write_text(json.dumps(data))
+    assert write_vocabulary(grown, out)["new_ids"] >= 1
+    after = Registry.read(out / "label_ids.tsv").ids()
+    assert {k: after[k] for k in ids} == ids and after["unicycle"] > max(ids.values())
+
+
+def test_a_build_takes_the_coco_vocabulary(coco_raw: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vocab = tmp_path / "vocab"
+    assert cli.main(["vocabulary", "from-coco", str(coco_raw), "--out", str(vocab)]) == 0
+    assert "set vocabulary_dir" in capsys.readouterr().out
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, f"dataset: own\nraw_dir: {coco_raw}\nvocabulary_dir: {vocab}\n")
+    done = build(project, "--configfile", str(override), "results/own/vocabulary.parquet")
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((project / "results/own/ingest/00/report.json").read_text())
+    assert all(
+        report["annotators"][a]["rejected"] == 0 for a in ("annotator-1", "annotator-2")
+    )  # every category mapped
+    assert (project / "results/own/vocabulary.parquet").is_file()
