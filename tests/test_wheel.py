@@ -4,6 +4,7 @@ client dependencies only, loads, verifies and scores a release."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,12 @@ def run(*cmd: str | Path, cwd: Path) -> subprocess.CompletedProcess:
 def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the wheel built from the repository and its client dependencies."""
     work = tmp_path_factory.mktemp("wheel")
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", work / "dist", PROJECT, cwd=work)
+    # Build from a copy: setuptools leaves build/ beside the sources it builds.
+    source = work / "source"
+    shutil.copytree(PROJECT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(PROJECT / name, source / name)
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", work / "dist", source, cwd=work)
     (wheel,) = (work / "dist").glob("regionbench-*.whl")
     run(sys.executable, "-m", "venv", work / "venv", cwd=work)
     pip = work / "venv" / "bin" / "pip"

@@ -1,5 +1,0 @@
-import sys
-
-from regionbench.cli import main
-
-sys.exit(main())
