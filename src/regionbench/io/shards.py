@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import shapely
+
+from regionbench import geometry
 
 
 class IngestError(ValueError):
@@ -19,3 +26,37 @@ class Shard:
     regions: pa.Table
     rejects: pa.Table
     report: dict
+
+
+def files_state(root: Path, paths: Iterable[Path]) -> str:
+    """sha256 over the path relative to ``root``, size and modification time of ``paths``.
+
+    The workflow passes it to a shard's jobs as a parameter: a file added, removed, replaced or
+    touched changes it, and Snakemake reruns the shard. Listing thousands of files as job
+    inputs instead would make the scheduler stat all of them again at every step.
+    """
+    digest = hashlib.sha256()
+    for path in paths:
+        stat = path.lstat()
+        digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def region_row(
+    image_id: int,
+    annotator: str,
+    region_id: int,
+    label_id: int,
+    label: str,
+    mask: np.ndarray,
+    ontology_path: str | None = None,
+) -> dict:
+    """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of ``mask``."""
+    x, y, w, h = geometry.bbox(mask)
+    return {
+        "image_id": image_id, "annotator": annotator, "region_id": region_id,
+        "label_id": label_id, "label": label, "ontology_path": ontology_path,
+        "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
+        "mask_rle": geometry.encode_rle(mask),
+        "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
+    }  # fmt: skip

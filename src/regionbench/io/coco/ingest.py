@@ -26,10 +26,10 @@ import numpy as np
 import shapely
 from pycocotools import mask as coco_mask
 
-from regionbench import consensus, geometry, tables
+from regionbench import consensus, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import IngestError, Shard
+from regionbench.io.shards import IngestError, Shard, files_state, region_row
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
@@ -105,12 +105,9 @@ def tree_state(root: str | Path) -> str:
     """sha256 over the relative path, size and modification time of every image and annotation
     file: the workflow passes it to the ingest jobs, so any change reruns them."""
     root = Path(root)
-    digest = hashlib.sha256()
-    for folder in ("images", "annotations"):
-        for path in sorted(p for p in (root / folder).rglob("*") if p.is_file() or p.is_symlink()):
-            stat = path.lstat()
-            digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    trees = (root / "images", root / "annotations")
+    files = [p for tree in trees for p in sorted(tree.rglob("*")) if p.is_file() or p.is_symlink()]
+    return files_state(root, files)
 
 
 def merge_reports(reports: list[dict]) -> dict:
@@ -176,18 +173,6 @@ def _decode(segmentation: object, height: int, width: int) -> np.ndarray:
     if mask.shape != (height, width) or not mask.any():
         raise ValueError("empty mask")
     return mask
-
-
-def _region(image_id: int, annotator: str, region_id: int, label: str, label_id: int, mask: np.ndarray) -> dict:
-    """A region row of the stage table, with its box, RLE mask and exact polygon."""
-    x, y, w, h = geometry.bbox(mask)
-    return {
-        "image_id": image_id, "annotator": annotator, "region_id": region_id,
-        "label_id": label_id, "label": label, "ontology_path": None,
-        "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
-        "mask_rle": geometry.encode_rle(mask),
-        "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
-    }  # fmt: skip
 
 
 def ingest_shard(
@@ -310,7 +295,7 @@ def ingest_shard(
                 except ValueError as exc:
                     ledger.reject(source, key, "region", str(exc), annotator)
                     continue
-                regions.append(_region(img["image_id"], annotator, region_id, label, words[label], mask))
+                regions.append(region_row(img["image_id"], annotator, region_id, words[label], label, mask))
                 readings[name][annotator].append((label, mask))
     derived = Counter()
     if hierarchy is not None and len(files) > 1:
@@ -322,7 +307,7 @@ def ingest_shard(
             found = [(label, mask) for label, mask in found if label in words]
             for region_id, (label, mask) in enumerate(found, start=1):
                 regions.append(
-                    _region(images[name]["image_id"], consensus.ANNOTATOR, region_id, label, words[label], mask)
+                    region_row(images[name]["image_id"], consensus.ANNOTATOR, region_id, words[label], label, mask)
                 )
             for k, reason in enumerate(problems, start=1):
                 ledger.reject("consensus", f"{name}/{k}", "region", reason, consensus.ANNOTATOR)

@@ -10,7 +10,6 @@ ontology-path spelling, grayscale JPEGs, whole-image regions) are counted in the
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 from collections import Counter, defaultdict
@@ -18,15 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import shapely
 
-from regionbench import geometry, tables
+from regionbench import tables
 from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Shard
+from regionbench.io.shards import IngestError, Shard, files_state, region_row
 
 ANNOTATOR = "saiapr"
 MASK_NAME = re.compile(r"(\d+)_(\d+)\.mat")
@@ -160,12 +158,7 @@ def folder_state(root: str | Path, folder: str) -> str:
     or touched changes it, and Snakemake reruns the shard. Listing the shard's ~2,500 files as
     job inputs instead would make the scheduler stat all of them again at every step.
     """
-    root = Path(root)
-    digest = hashlib.sha256()
-    for path in folder_files(root, folder):
-        stat = path.lstat()
-        digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    return files_state(Path(root), folder_files(root, folder))
 
 
 def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_000_000, strict: bool = False) -> Shard:
@@ -258,14 +251,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
             continue
         if mask.all():
             ledger.quirks["whole_image_regions"] += 1
-        x, y, w, h = geometry.bbox(mask)
-        regions.append({
-            "image_id": image_id, "annotator": ANNOTATOR, "region_id": region_id,
-            "label_id": label_id, "label": words[label_id], "ontology_path": ontology.get(key),
-            "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
-            "mask_rle": geometry.encode_rle(mask),
-            "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
-        })  # fmt: skip
+        regions.append(region_row(image_id, ANNOTATOR, region_id, label_id, words[label_id], mask, ontology.get(key)))
 
     internal = sorted({r["label"] for r in regions} & ledger.interior)
     if internal:
