@@ -16,6 +16,7 @@ from pycocotools import mask as coco_mask
 
 from regionbench import geometry
 from regionbench.io.coco import detect_layout, image_id_of, ingest_shard
+from regionbench.io.coco.collection import uncompressed_rle
 from regionbench.io.shards import IngestError, Shard
 
 H, W = 30, 40
@@ -33,11 +34,7 @@ def compressed(mask: np.ndarray) -> dict:
 
 
 def uncompressed(mask: np.ndarray) -> dict:
-    """COCO uncompressed RLE: alternating run lengths in column-major order, zeros first."""
-    flat = mask.flatten(order="F").astype(np.int8)
-    edges = np.concatenate(([0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]))
-    counts = np.diff(edges).tolist()
-    return {"size": [H, W], "counts": [0, *counts] if flat[0] else counts}
+    return uncompressed_rle(mask)
 
 
 RING = rect(5, 5, 25, 25) & ~rect(10, 10, 20, 20)  # a region with a hole

@@ -23,6 +23,7 @@ that grows with d; at d = 0 every annotator traces the scene exactly.
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 from dataclasses import dataclass, field
 from functools import cache
@@ -461,6 +462,16 @@ def plan_collection(profile: str, seed: int = 0, vocabulary: str = DEFAULT_VOCAB
 
 # ---------------------------------------------------------------------------------------------
 # Rendering.
+
+
+def photograph(plan: ImagePlan, pixels: np.ndarray) -> bytes:
+    """The rendered scene as the collection stores it: a JPEG (quality 90), gray when planned so."""
+    picture = Image.fromarray(pixels)
+    if plan.grayscale:
+        picture = picture.convert("L")
+    jpeg = io.BytesIO()
+    picture.save(jpeg, format="JPEG", quality=90)
+    return jpeg.getvalue()
 
 
 def _blob(shape: tuple[int, int], cx: float, cy: float, rx: float, ry: float, rng: np.random.Generator) -> np.ndarray:

@@ -10,7 +10,6 @@ Output is a function of (profile, seed, annotators, disagreement, vocabulary) on
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Iterator
@@ -18,7 +17,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 from threadpoolctl import threadpool_limits
 
 from regionbench import geometry, synth
@@ -31,14 +29,18 @@ def annotator_name(k: int) -> str:
     return f"annotator-{k}"
 
 
-def _segmentation(mask: np.ndarray, uncompressed: bool) -> dict:
-    height, width = mask.shape
-    if not uncompressed:
-        return {"size": [height, width], "counts": geometry.encode_rle(mask)}
+def uncompressed_rle(mask: np.ndarray) -> dict:
+    """COCO uncompressed RLE: alternating run lengths in column-major order, zeros first."""
     flat = mask.flatten(order="F").astype(np.int8)
     edges = np.concatenate(([0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]))
     counts = np.diff(edges).tolist()
-    return {"size": [height, width], "counts": [0, *counts] if flat[0] else counts}
+    return {"size": list(mask.shape), "counts": [0, *counts] if flat[0] else counts}
+
+
+def _segmentation(mask: np.ndarray, uncompressed: bool) -> dict:
+    if uncompressed:
+        return uncompressed_rle(mask)
+    return {"size": list(mask.shape), "counts": geometry.encode_rle(mask)}
 
 
 def _render_chunk(args: tuple[Path, list[synth.ImagePlan], int, int, float, str]) -> list[dict]:
@@ -50,12 +52,7 @@ def _render_chunk(args: tuple[Path, list[synth.ImagePlan], int, int, float, str]
     with threadpool_limits(limits=1):  # the workers already fill the cores
         for plan in plans:
             pixels, masks = synth.render(plan, seed)
-            picture = Image.fromarray(pixels)
-            if plan.grayscale:
-                picture = picture.convert("L")
-            jpeg = io.BytesIO()
-            picture.save(jpeg, format="JPEG", quality=90)
-            (root / "images" / f"{plan.image_id}.jpg").write_bytes(jpeg.getvalue())
+            (root / "images" / f"{plan.image_id}.jpg").write_bytes(synth.photograph(plan, pixels))
             readings = {"truth": list(zip(plan.labels, masks, strict=True))}
             for k in range(1, annotators + 1):
                 readings[annotator_name(k)] = synth.trace(plan, masks, k, disagreement, seed, hierarchy, words)

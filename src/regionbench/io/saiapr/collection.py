@@ -13,7 +13,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image
 from threadpoolctl import threadpool_limits
 
 from regionbench import features, relations, synth
@@ -74,15 +73,11 @@ def write_images(
     rows = FolderRows()
     for plan in sorted(plans, key=lambda p: str(p.image_id)):
         pixels, masks = synth.render(plan, seed)
-        picture = Image.fromarray(pixels)
-        if plan.grayscale:
-            picture = picture.convert("L")
-        jpeg = io.BytesIO()
-        picture.save(jpeg, format="JPEG", quality=90)
-        writer.image(folder, plan.image_id, jpeg.getvalue())
+        jpeg = synth.photograph(plan, pixels)
+        writer.image(folder, plan.image_id, jpeg)
         writer.caption(folder, plan.image_id, synth.caption_fields(plan))
         # The official features describe the stored JPEG, so measure the decoded file.
-        measured = features.image_features(features.decode_image(io.BytesIO(jpeg.getvalue())), masks)
+        measured = features.image_features(features.decode_image(io.BytesIO(jpeg)), masks)
         pairs = relations.pairwise(masks, (plan.height, plan.width))
         writer.spatial_relations(folder, plan.image_id, pairs.matrices(len(masks)))
         for region_id, (label, mask) in enumerate(zip(plan.labels, masks, strict=True), start=1):
