@@ -97,7 +97,11 @@ class RealCoco(RealRaw):
     layout = "coco"
 
     def shards(self):
-        return [f"{k:02d}" for k in range(coco.shard_count(self.root, SHARD_SIZE))]
+        # Counting reads every annotation file: once per parse, not once per rule that asks.
+        if not hasattr(self, "_shards"):
+            count = coco.shard_count(self.root, SHARD_SIZE)
+            self._shards = [f"{k:02d}" for k in range(count)]
+        return self._shards
 
     def inputs(self, wildcards):
         return sorted(str(p) for p in Path(self.root, "annotations").glob("*.json"))
