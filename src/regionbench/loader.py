@@ -76,7 +76,11 @@ class Release:
 
     def annotators(self) -> list[str]:
         """Every annotator with regions in the release, in name order."""
-        return sorted(self.table("regions", columns=["annotator"])["annotator"].unique())
+        return list(self._annotators)
+
+    @cached_property
+    def _annotators(self) -> tuple[str, ...]:
+        return tuple(sorted(self.table("regions", columns=["annotator"])["annotator"].unique()))
 
     @property
     def reference_annotator(self) -> str | None:
