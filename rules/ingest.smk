@@ -26,6 +26,7 @@ rule ingest:
         shard_size=SHARD_SIZE,
         category_map=config.get("category_map", {}),
         min_iou=config.get("agreement", {}).get("min_iou", 0.5),
+        consensus=config.get("agreement", {}).get("consensus", "majority"),
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],
     script:

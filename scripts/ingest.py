@@ -23,6 +23,7 @@ try:
             strict=params.strict,
             hierarchy=Hierarchy.from_yaml(snakemake.input.hierarchy),
             min_iou=params.min_iou,
+            consensus_method=params.consensus,
         )
     else:
         shard = saiapr.ingest_folder(

@@ -12,8 +12,11 @@ import pytest
 from conftest import build, file_digests, workflow_copy, write_config
 
 import regionbench
+import regionbench.hierarchy
+import regionbench.vocabulary
 from regionbench import evaluation, features, geometry, release, tables
 from regionbench.io import imageclef
+from regionbench.io.coco import ingest_shard
 from regionbench.io.coco.collection import write_collection
 from regionbench.io.saiapr import export_release
 
@@ -89,13 +92,25 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(
         project,
-        f"dataset: exports\nraw_dir: {raw}\ningest: {{strict: true, max_image_pixels: 1000000, shard_size: 10}}\n",
+        f"dataset: exports\nraw_dir: {raw}\nagreement: {{consensus: staple}}\n"
+        "ingest: {strict: true, max_image_pixels: 1000000, shard_size: 10}\n",
     )
     done = build(project, "--configfile", str(override), "results/exports/ingest/report.json")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((project / "results/exports/ingest/report.json").read_text())
     assert report["folders"] == ["00", "01", "02"] and report["images"]["accepted"] == 24
     assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "consensus"]
+    built = tables.read_parquet(project / "results/exports/ingest/00/regions.parquet").to_pylist()
+    vocabulary_dir = Path(regionbench.vocabulary.DEFAULT_DIR)
+    words = regionbench.vocabulary.Registry.read(vocabulary_dir / "label_ids.tsv").ids()
+    tree = regionbench.hierarchy.Hierarchy.from_yaml(vocabulary_dir / "hierarchy.yaml")
+
+    def consensus_masks(method: str) -> list[str]:
+        shard = ingest_shard(raw, 0, words, shard_size=10, hierarchy=tree, consensus_method=method)
+        return [r["mask_rle"] for r in shard.regions.to_pylist() if r["annotator"] == "consensus"]
+
+    assert [r["mask_rle"] for r in built if r["annotator"] == "consensus"] == consensus_masks("staple")
+    assert consensus_masks("staple") != consensus_masks("majority")  # the option reaches the masks
     shutil.rmtree(raw / "images")
     (raw / "images").mkdir()
     failed = build(project, "--configfile", str(override), "results/exports/ingest/report.json")

@@ -6,7 +6,8 @@ IoU >= ``min_iou``): the first annotator's regions (name order) seed the cluster
 further annotator's regions are matched to the clusters' current majority masks; an unmatched
 region starts a cluster of its own. A cluster drawn by a majority of the annotators (more than
 half) becomes a consensus region: its mask holds the pixels inside more than half of the
-cluster's masks, its label is the cluster's most frequent label, and a tie takes the tied
+cluster's masks (``method="majority"``) or the pixels whose STAPLE truth probability is at least
+one half (``method="staple"``), and its label is the cluster's most frequent label, and a tie takes the tied
 labels' deepest common ancestor (a tie whose only common ancestor is the root is rejected).
 """
 
@@ -21,12 +22,37 @@ from regionbench import agreement
 from regionbench.hierarchy import Hierarchy
 
 ANNOTATOR = "consensus"
+METHODS = ("majority", "staple")
 Region = tuple[str, np.ndarray]
 
 
 def majority_mask(masks: Sequence[np.ndarray]) -> np.ndarray:
     """Pixels inside more than half of ``masks``."""
     return np.sum(masks, axis=0) * 2 > len(masks)
+
+
+def staple_mask(masks: Sequence[np.ndarray]) -> np.ndarray:
+    """Pixels whose STAPLE truth probability is at least 1/2.
+
+    STAPLE (Warfield, Zou and Wells, IEEE TMI 23(7), 2004) estimates each annotator's sensitivity
+    and specificity by expectation-maximisation and weighs their votes by them, so a careless
+    annotator counts less than a careful one; SimpleITK's ``STAPLEImageFilter`` runs it, with
+    the prior taken from the masks' mean area. Identical masks are their own truth (STAPLE's
+    specificity is undefined when no pixel is background), and so is any input that leaves
+    the estimate undefined: the majority mask is taken then.
+    """
+    import SimpleITK as sitk  # build dependency: only a build derives a consensus
+
+    first = masks[0]
+    if all(np.array_equal(first, m) for m in masks[1:]):
+        return first.astype(bool)
+    staple = sitk.STAPLEImageFilter()
+    staple.SetForegroundValue(1)
+    staple.SetNumberOfThreads(1)  # one thread: the EM sums in one order, the same bytes every run
+    truth = sitk.GetArrayFromImage(staple.Execute([sitk.GetImageFromArray(m.astype(np.uint8)) for m in masks]))
+    if not np.isfinite(truth).all():
+        return majority_mask(masks)
+    return truth >= 0.5
 
 
 def deepest_common_ancestor(labels: Sequence[str], hierarchy: Hierarchy) -> str:
@@ -37,10 +63,20 @@ def deepest_common_ancestor(labels: Sequence[str], hierarchy: Hierarchy) -> str:
 
 
 def consensus(
-    readings: Mapping[str, Sequence[Region]], hierarchy: Hierarchy, min_iou: float = 0.5
+    readings: Mapping[str, Sequence[Region]],
+    hierarchy: Hierarchy,
+    min_iou: float = 0.5,
+    method: str = "majority",
 ) -> tuple[list[Region], list[str]]:
     """Consensus regions of one image from each annotator's regions, and one reason per cluster
-    drawn by a majority that could not become a region (label tie at the root, empty mask)."""
+    drawn by a majority that could not become a region (label tie at the root, empty mask).
+
+    ``readings`` maps annotator names to their (label, mask) regions; ``method`` is one of
+    ``METHODS`` and picks how a cluster's masks become one (module docstring).
+    """
+    if method not in METHODS:
+        raise ValueError(f"consensus method {method!r} is not one of {', '.join(METHODS)}")
+    combine = staple_mask if method == "staple" else majority_mask
     names = sorted(readings)
     clusters: list[list[Region]] = []
     for name in names:
@@ -56,7 +92,7 @@ def consensus(
     for cluster in clusters:
         if 2 * len(cluster) <= len(names):
             continue  # not drawn by a majority
-        mask = majority_mask([m for _, m in cluster])
+        mask = combine([m for _, m in cluster])
         votes = Counter(label for label, _ in cluster).most_common()
         tied = sorted(label for label, n in votes if n == votes[0][1])
         label = tied[0] if len(tied) == 1 else deepest_common_ancestor(tied, hierarchy)

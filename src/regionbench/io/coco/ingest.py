@@ -186,12 +186,14 @@ def ingest_shard(
     strict: bool = False,
     hierarchy: Hierarchy | None = None,
     min_iou: float = 0.5,
+    consensus_method: str = "majority",
 ) -> Shard:
     """Images and every annotator's regions of shard ``shard`` of the COCO tree at ``root``.
 
     ``words`` maps vocabulary labels to label ids; a category maps to the label of its name, or
     to ``category_map[name]``. With ``hierarchy`` and several annotators, the derived annotator
-    ``consensus`` (``regionbench.consensus``, clusters at ``min_iou``) joins the regions. Returns
+    ``consensus`` (``regionbench.consensus``, clusters at ``min_iou``, masks combined by
+    ``consensus_method``) joins the regions. Returns
     the stage tables and a report with per-annotator counts.
     """
     root = Path(root)
@@ -300,7 +302,7 @@ def ingest_shard(
     derived = Counter()
     if hierarchy is not None and len(files) > 1:
         for name in sorted(readings):
-            found, problems = consensus.consensus(readings[name], hierarchy, min_iou)
+            found, problems = consensus.consensus(readings[name], hierarchy, min_iou, consensus_method)
             problems += [
                 f"consensus label {label!r} has no id in the vocabulary" for label, _ in found if label not in words
             ]
