@@ -10,6 +10,7 @@ rule agreement:
     output:
         pairs=f"{RESULTS}/agreement/{{shard}}.parquet",
         pixels=f"{RESULTS}/agreement/{{shard}}.pixels.parquet",
+        labels=f"{RESULTS}/agreement/{{shard}}.labels.parquet",
     log:
         f"{LOGS}/agreement/{{shard}}.log",
     benchmark:
@@ -28,6 +29,7 @@ rule agreement_summary:
     input:
         pairs=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
         pixels=expand(f"{RESULTS}/agreement/{{shard}}.pixels.parquet", shard=shards()),
+        labels=expand(f"{RESULTS}/agreement/{{shard}}.labels.parquet", shard=shards()),
     output:
         f"{RESULTS}/agreement.json",
     log:
@@ -39,5 +41,25 @@ rule agreement_summary:
         runtime=10,
     params:
         code=CODE,
+        min_iou=config.get("agreement", {}).get("min_iou", 0.5),
     script:
         "../scripts/agreement_summary.py"
+
+
+rule agreement_figure:
+    input:
+        f"{RESULTS}/agreement.json",
+    output:
+        png=f"{RESULTS}/agreement.png",
+        svg=f"{RESULTS}/agreement.svg",
+    log:
+        f"{LOGS}/agreement_figure.log",
+    benchmark:
+        f"{LOGS}/benchmarks/agreement_figure.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=CODE,
+    script:
+        "../scripts/agreement_figure.py"

@@ -44,6 +44,9 @@ class GeneratedRaw:
     def has_official_features(self):
         return True
 
+    def several_annotators(self):
+        return False
+
 
 class RealRaw:
     """A SAIAPR TC-12 tree on disk (raw_dir)."""
@@ -74,6 +77,9 @@ class RealRaw:
     def has_official_features(self):
         return any(Path(self.root).glob("*/features.txt"))
 
+    def several_annotators(self):
+        return False  # one annotation per region in the SAIAPR layout
+
 
 class GeneratedCoco(GeneratedRaw):
     """The synthetic several-annotator collection in the COCO layout (synth.layout: coco)."""
@@ -89,6 +95,9 @@ class GeneratedCoco(GeneratedRaw):
 
     def has_official_features(self):
         return False
+
+    def several_annotators(self):
+        return SYNTH_ANNOTATORS > 1
 
 
 class RealCoco(RealRaw):
@@ -115,6 +124,9 @@ class RealCoco(RealRaw):
     def has_official_features(self):
         return False
 
+    def several_annotators(self):
+        return len(coco.annotators(self.root)) > 1
+
 
 def raw_tree():
     """The one place that decides where the raw tree comes from and in which layout."""
@@ -132,6 +144,9 @@ def raw_tree():
 
 
 SHARD_SIZE = config["ingest"].get("shard_size", 1000)
+SYNTH_ANNOTATORS = config["synth"].get(
+    "annotators", 3
+)  # of a generated COCO collection
 RAW = raw_tree()
 
 
@@ -206,4 +221,8 @@ def release_results():
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
     if RAW.has_official_features():
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"
+    if RAW.several_annotators():
+        files |= {
+            name: f"{RESULTS}/{name}" for name in ("agreement.png", "agreement.svg")
+        }
     return files

@@ -24,7 +24,7 @@ if RAW.generated:
             seed=config["synth"]["seed"],
             quirks=config["synth"]["quirks"],
             layout=RAW.layout,
-            annotators=config["synth"].get("annotators", 3),
+            annotators=SYNTH_ANNOTATORS,
             disagreement=config["synth"].get("disagreement", 0.3),
             vocabulary=lambda wildcards, input: str(Path(input.hierarchy).parent),
         script:

@@ -1,4 +1,5 @@
-"""Rule agreement: per image and pair of annotators, how far their regions agree; sampled pixels."""
+"""Rule agreement: per image and pair of annotators, how far their regions agree; sampled pixels;
+per-label tallies."""
 
 from regionbench import agreement, tables
 from regionbench.hierarchy import Hierarchy
@@ -7,7 +8,7 @@ from regionbench.vocabulary import Registry
 
 log = log_to(snakemake.log[0])
 inp = snakemake.input
-rows, units, names = agreement.shard_agreement(
+rows, units, names, labels = agreement.shard_agreement(
     tables.read_parquet(inp.images),
     tables.read_parquet(inp.regions),
     Hierarchy.from_yaml(inp.hierarchy),
@@ -16,4 +17,5 @@ rows, units, names = agreement.shard_agreement(
 )
 tables.write_parquet(rows, snakemake.output.pairs)
 tables.write_parquet(agreement.units_table(units, names), snakemake.output.pixels)
+tables.write_parquet(labels, snakemake.output.labels)
 log.info("%d image pairs compared over %d annotators", rows.num_rows, len(names))

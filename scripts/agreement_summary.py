@@ -7,6 +7,8 @@ log = log_to(snakemake.log[0])
 report = agreement.summary(
     [tables.read_parquet(p) for p in snakemake.input.pairs],
     [tables.read_parquet(p) for p in snakemake.input.pixels],
+    [tables.read_parquet(p) for p in snakemake.input.labels],
+    min_iou=snakemake.params.min_iou,
 )
 tables.write_json(snakemake.output[0], report)
-log.info("%s", {k: v for k, v in report.items() if not isinstance(v, list)})
+log.info("%s", {k: v for k, v in report.items() if not isinstance(v, list | dict)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import krippendorff
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from regionbench import agreement
+from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import ingest_shard
+from regionbench.io.coco.categories import write_vocabulary
 from regionbench.io.coco.collection import write_collection
 from regionbench.synth import load_hierarchy
 from regionbench.vocabulary import DEFAULT_DIR, Registry
@@ -98,6 +101,7 @@ def test_identical_annotators_agree_perfectly() -> None:
     assert row == {
         "matched": 2, "unmatched_a": 0, "unmatched_b": 0, "mean_iou": 1.0, "mean_dice": 1.0,
         "exact_label": 1.0, "hierarchical_label": 1.0, "pixel_kappa": 1.0,
+        "rand_index": 1.0, "vi_bits": 0.0, "covering_of_a": 1.0, "covering_of_b": 1.0,
     }  # fmt: skip
     maps = np.stack([agreement.label_map(regions, CODES, (12, 12)).ravel()] * 3)
     summary = agreement.collection_agreement(maps)
@@ -106,8 +110,11 @@ def test_identical_annotators_agree_perfectly() -> None:
 
 def _measures(root: Path) -> dict[str, float]:
     shard = ingest_shard(root, 0, CODES)
-    rows, units, _ = agreement.shard_agreement(shard.images, shard.regions, HIERARCHY, CODES)
-    per_pair = {k: float(np.mean(rows.column(k).to_numpy())) for k in ("mean_iou", "exact_label", "pixel_kappa")}
+    rows, units, _, _ = agreement.shard_agreement(shard.images, shard.regions, HIERARCHY, CODES)
+    per_pair = {
+        k: float(np.mean(rows.column(k).to_numpy()))
+        for k in ("mean_iou", "exact_label", "pixel_kappa", "rand_index", "covering_of_a")
+    } | {"minus_vi": -float(np.mean(rows.column("vi_bits").to_numpy()))}
     matched = rows.column("matched").to_numpy().sum()
     unmatched = rows.column("unmatched_a").to_numpy().sum() + rows.column("unmatched_b").to_numpy().sum()
     return {**per_pair, "matched_share": matched / (matched + unmatched / 2), **{
@@ -123,7 +130,7 @@ def test_every_figure_falls_as_disagreement_grows(tmp_path: Path) -> None:
         for _ in write_collection(root, "tiny", annotators=3, disagreement=d, workers=1):
             pass
         figures.append(_measures(root))
-    assert all(v == 1.0 for v in figures[0].values()), figures[0]
+    assert all(v == (0.0 if k == "minus_vi" else 1.0) for k, v in figures[0].items()), figures[0]
     for name in figures[0]:
         values = [f[name] for f in figures]
         assert all(x > y for x, y in itertools.pairwise(values)), (name, values)
@@ -155,5 +162,52 @@ def test_covering_hand_worked() -> None:
     segmentation = np.array([[1, 1, 1, 2]] * 2)  # 6 and 2 pixels
     # Segment 1 of the reference: best IoU 4/6 with S1; segment 2: best IoU max(2/8, 2/4) = 1/2.
     assert agreement.covering(segmentation, reference) == pytest.approx((4 * 4 / 6 + 4 * 0.5) / 8)
-    same = agreement.label_free({"a": reference, "b": reference.copy()})
-    assert same["a"] == {"pri": 1.0, "vi_bits": 0.0, "covering": 1.0}
+    regions = [("sky", reference == 1), ("grass", reference == 2)]
+    row = agreement.pair_agreement(regions, regions, HIERARCHY, CODES)
+    assert (row["rand_index"], row["vi_bits"], row["covering_of_a"], row["covering_of_b"]) == (1.0, 0.0, 1.0, 1.0)
+
+
+def test_specific_agreement_per_label_hand_worked() -> None:
+    left, right = np.zeros((6, 6), dtype=bool), np.zeros((6, 6), dtype=bool)
+    left[:, :3], right[:, 3:] = True, True
+    a = [("sky", left), ("man", right)]
+    b = [("sky", left), ("woman", right), ("car", np.eye(6, dtype=bool))]
+    pairs = agreement.match([m for _, m in a], [m for _, m in b])
+    tally = agreement.label_tally(a, b, pairs)
+    assert dict(tally) == {
+        ("sky", "regions"): 2, ("sky", "agreed"): 2, ("man", "regions"): 1, ("woman", "regions"): 1,
+        ("car", "regions"): 1,
+    }  # fmt: skip
+
+
+def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
+    """Every segment under one category, as in the Berkeley benchmarks: the label measures are
+    trivial, the label-free ones carry the agreement and rank the worst images."""
+    root = tmp_path / "coco"
+    for _ in write_collection(root, "tiny", annotators=3, disagreement=0.4, workers=1):
+        pass
+    for path in (root / "annotations").glob("*.json"):
+        data = json.loads(path.read_text())
+        data["categories"] = [{"id": 1, "name": "segment", "supercategory": ""}]
+        for ann in data["annotations"]:
+            ann["category_id"] = 1
+        path.write_text(json.dumps(data))
+    write_vocabulary(root, tmp_path / "vocabulary")  # the collection's own one-label vocabulary
+    codes = Registry.read(tmp_path / "vocabulary/label_ids.tsv").ids()
+    tree = Hierarchy.from_yaml(tmp_path / "vocabulary/hierarchy.yaml")
+    shard = ingest_shard(root, 0, codes, hierarchy=tree)
+    rows, units, names, labels = agreement.shard_agreement(shard.images, shard.regions, tree, codes)
+    report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
+    assert report["labelled"] is False and report["exact_label"] == 1.0
+    assert [r["label"] for r in report["per_label"]] == ["segment"] and names == sorted(shard.report["annotators"])[:3]
+    free = report["label_free"]
+    assert 0 < free["pri"] < 1 and free["vi_bits"] > 0 and 0 < free["covering"] < 1
+    assert sorted(free["per_annotator"]) == names
+    per_image = {}
+    for r in rows.to_pylist():
+        per_image.setdefault(r["image_id"], []).append(r["rand_index"])
+    worst = sorted((float(np.mean(v)), i) for i, v in per_image.items())[: agreement.WORST_IMAGES]
+    assert [(r["rand_index"], r["image_id"]) for r in report["worst_images"]] == worst
+    # PRI of one annotator is its mean Rand index against the others, image by image.
+    mine = [r["rand_index"] for r in rows.to_pylist() if names[0] in (r["annotator_a"], r["annotator_b"])]
+    assert free["per_annotator"][names[0]]["pri"] == pytest.approx(np.mean(mine))

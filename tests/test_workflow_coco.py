@@ -51,6 +51,21 @@ def test_generated_coco_collection_builds_a_release(coco_build: Path) -> None:
     assert set(relations.to_pylist()) == set(report["annotators"])  # relations per annotator
 
 
+def test_the_card_reports_agreement_with_its_figure(coco_build: Path) -> None:
+    folder = coco_build / RELEASE
+    summary = json.loads((folder / "results/agreement.json").read_text())
+    assert summary["labelled"] and summary["per_label"] and len(summary["worst_images"]) == 10
+    pairs = pq.read_table(folder / "data/agreement.parquet").to_pylist()
+    assert summary["label_free"]["pri"] == pytest.approx(np.mean([r["rand_index"] for r in pairs]))
+    card = (folder / "README.md").read_text()
+    assert "![Agreement per label and the images agreed on least](results/agreement.png)" in card
+    first = summary["per_label"][0]
+    assert f"| {first['label']} | {first['regions']} | {first['specific_agreement']:.4f} |" in card
+    assert f"| {summary['worst_images'][0]['image_id']} |" in card
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert {"results/agreement.png", "results/agreement.svg"} <= set(manifest["files"])
+
+
 def test_subsets_use_the_consensus_split_by_image(coco_build: Path) -> None:
     folder = coco_build / RELEASE
     subsets = pq.read_table(folder / "data/subsets.parquet").to_pylist()

@@ -6,7 +6,10 @@ IoU >= ``min_iou`` count as matched. Of the matched pairs: mean IoU, mean Dice, 
 the same label (exact) and with e_hierarchy < 1 (hierarchical). Over the pixels: Cohen's kappa
 of the two label maps (scikit-learn). Across every annotator of the collection: Fleiss' kappa
 (statsmodels) and Krippendorff's alpha, nominal (``krippendorff_alpha_nominal``), on the
-pixels' labels, sampled on a regular grid (every ``PIXEL_STRIDE``-th row and column).
+pixels' labels, sampled on a regular grid (every ``PIXEL_STRIDE``-th row and column). Per
+label: the specific (positive) agreement of the pairs. Label-free, on the segmentations alone
+(the Berkeley benchmarks' measures, for collections whose segments carry no labels): the Rand
+index, the variation of information (bits) and the segmentation covering of each by the other.
 
 A label map gives each pixel the label id of the last region (in region order) that covers it,
 0 where none does; regions may overlap, so later regions (members of a group) are on top.
@@ -14,6 +17,7 @@ A label map gives each pixel the label id of the last region (in region order) t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -58,14 +62,22 @@ def label_map(regions: Sequence[Region], codes: Mapping[str, int], shape: tuple[
 
 
 def pair_agreement(
-    a: Sequence[Region], b: Sequence[Region], hierarchy: Hierarchy, codes: Mapping[str, int], min_iou: float = 0.5
+    a: Sequence[Region],
+    b: Sequence[Region],
+    hierarchy: Hierarchy,
+    codes: Mapping[str, int],
+    min_iou: float = 0.5,
+    pairs: list[tuple[int, int, float]] | None = None,
 ) -> dict[str, float | int]:
     """The agreement of two annotators' regions of one image (see the module docstring).
 
-    Returns matched, unmatched_a, unmatched_b, mean_iou, mean_dice, exact_label,
-    hierarchical_label (ratios over matched pairs, 0 when none) and pixel_kappa.
+    ``pairs`` is ``match(a, b, min_iou)`` when the caller already has it. Returns matched,
+    unmatched_a, unmatched_b, mean_iou, mean_dice, exact_label, hierarchical_label (ratios over
+    matched pairs, 0 when none), pixel_kappa, and the label-free rand_index, vi_bits,
+    covering_of_a (a's segmentation covered by b's) and covering_of_b.
     """
-    pairs = match([m for _, m in a], [m for _, m in b], min_iou)
+    if pairs is None:
+        pairs = match([m for _, m in a], [m for _, m in b], min_iou)
     ious = np.array([iou for _, _, iou in pairs])
     same = [a[i][0] == b[j][0] for i, j, _ in pairs]
     soft = hierarchy.e_hierarchy([a[i][0] for i, _, _ in pairs], [b[j][0] for _, j, _ in pairs]) if pairs else []
@@ -73,6 +85,7 @@ def pair_agreement(
     map_a, map_b = label_map(a, codes, shape).ravel(), label_map(b, codes, shape).ravel()
     # Identical maps agree perfectly; scikit-learn would give nan when one label fills both.
     kappa = 1.0 if np.array_equal(map_a, map_b) else float(cohen_kappa_score(map_a, map_b))
+    segments_a, segments_b = segment_map([m for _, m in a], shape), segment_map([m for _, m in b], shape)
     return {
         "matched": len(pairs),
         "unmatched_a": len(a) - len(pairs),
@@ -82,7 +95,23 @@ def pair_agreement(
         "exact_label": float(np.mean(same)) if pairs else 0.0,
         "hierarchical_label": float((np.asarray(soft) < 1).mean()) if pairs else 0.0,
         "pixel_kappa": kappa,
+        "rand_index": rand_index(segments_a, segments_b),
+        "vi_bits": variation_of_information(segments_a, segments_b),
+        "covering_of_a": covering(segments_b, segments_a),
+        "covering_of_b": covering(segments_a, segments_b),
     }
+
+
+def label_tally(a: Sequence[Region], b: Sequence[Region], pairs: Sequence[tuple[int, int, float]]) -> Counter:
+    """Per label, over one image pair: ``(label, "regions")`` the regions of either annotator
+    with the label and ``(label, "agreed")`` twice the matched pairs where both chose it, so that
+    agreed / regions is the label's specific (positive) agreement (Fleiss 1975; Cicchetti and
+    Feinstein 1990), 2 n_LL / (n_L. + n_.L)."""
+    tally = Counter((label, "regions") for label, _ in (*a, *b))
+    for i, j, _ in pairs:
+        if a[i][0] == b[j][0]:
+            tally[(a[i][0], "agreed")] += 2
+    return tally
 
 
 def sampled_labels(maps: Mapping[str, np.ndarray], annotators: Sequence[str]) -> np.ndarray:
@@ -151,10 +180,11 @@ def shard_agreement(
     codes: Mapping[str, int],
     min_iou: float = 0.5,
     derived: frozenset[str] = frozenset({"consensus"}),
-) -> tuple[pa.Table, np.ndarray, list[str]]:
+) -> tuple[pa.Table, np.ndarray, list[str], pa.Table]:
     """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
-    codes (annotators x units, for ``collection_agreement``) and the annotators' names; the
-    ``derived`` annotators (the consensus) are not compared."""
+    codes (annotators x units, for ``collection_agreement``), the annotators' names and the
+    per-label tally (``label_tally`` summed, a ``tables.AGREEMENT_LABELS`` table); the ``derived`` annotators
+    (the consensus) are not compared."""
     sizes = {
         i: (h, w)
         for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
@@ -168,19 +198,29 @@ def shard_agreement(
             continue
         h, w = sizes[image_id]
         by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, geometry.decode_rle(rle, h, w)))
-    rows, samples = [], []
+    rows, samples, tally = [], [], Counter()
     for image_id in sorted(by_image):
         shape = sizes[image_id]
         readings = {a: by_image[image_id].get(a, []) for a in names}
         for i, first in enumerate(names):
             for second in names[i + 1 :]:
-                if readings[first] or readings[second]:
-                    row = pair_agreement(readings[first], readings[second], hierarchy, codes, min_iou)
+                a, b = readings[first], readings[second]
+                if a or b:
+                    pairs = match([m for _, m in a], [m for _, m in b], min_iou)
+                    row = pair_agreement(a, b, hierarchy, codes, min_iou, pairs)
+                    tally += label_tally(a, b, pairs)
                     rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
         maps = {a: label_map(readings[a], codes, shape) for a in names}
         samples.append(sampled_labels(maps, names))
     units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
-    return pa.Table.from_pylist(rows, schema=tables.AGREEMENT), units, names
+    labels = sorted({label for label, _ in tally})
+    label_rows = [{"label": x, "regions": tally[(x, "regions")], "agreed": tally[(x, "agreed")]} for x in labels]
+    return (
+        pa.Table.from_pylist(rows, schema=tables.AGREEMENT),
+        units,
+        names,
+        pa.Table.from_pylist(label_rows, schema=tables.AGREEMENT_LABELS),
+    )
 
 
 def units_table(units: np.ndarray, names: Sequence[str]) -> pa.Table:
@@ -189,15 +229,74 @@ def units_table(units: np.ndarray, names: Sequence[str]) -> pa.Table:
 
 
 PAIR_MEASURES = ("mean_iou", "mean_dice", "exact_label", "hierarchical_label", "pixel_kappa")
+LABEL_FREE_MEASURES = ("rand_index", "vi_bits")
+WORST_IMAGES = 10
 
 
-def summary(pairs: Sequence[pa.Table], pixels: Sequence[pa.Table], min_iou: float | None = None) -> dict:
+def _label_free(rows: pa.Table, names: Sequence[str]) -> dict:
+    """Means over image pairs (PRI is the mean Rand index against the other annotators), overall
+    and per annotator; an annotator's covering is that of the others' segmentations by its own."""
+    cols = {c: rows.column(c).to_numpy() for c in (*LABEL_FREE_MEASURES, "covering_of_a", "covering_of_b")}
+    first, second = (np.array(rows.column(c).to_pylist()) for c in ("annotator_a", "annotator_b"))
+    out = {
+        "pri": float(cols["rand_index"].mean()),
+        "vi_bits": float(cols["vi_bits"].mean()),
+        "covering": float(np.concatenate([cols["covering_of_a"], cols["covering_of_b"]]).mean()),
+        "per_annotator": {},
+    }
+    for name in names:
+        as_a, as_b = first == name, second == name
+        if not (as_a | as_b).any():
+            continue
+        out["per_annotator"][name] = {
+            "pri": float(cols["rand_index"][as_a | as_b].mean()),
+            "vi_bits": float(cols["vi_bits"][as_a | as_b].mean()),
+            "covering": float(np.concatenate([cols["covering_of_b"][as_a], cols["covering_of_a"][as_b]]).mean()),
+        }
+    return out
+
+
+def _per_label(labels: Sequence[pa.Table]) -> list[dict]:
+    """Per label, most regions first: its regions over all image pairs and specific agreement."""
+    tally: Counter = Counter()
+    for table in labels:
+        for row in table.to_pylist():
+            tally[(row["label"], "regions")] += row["regions"]
+            tally[(row["label"], "agreed")] += row["agreed"]
+    names = sorted({label for label, _ in tally}, key=lambda x: (-tally[(x, "regions")], x))
+    return [
+        {
+            "label": x,
+            "regions": tally[(x, "regions")],
+            "specific_agreement": tally[(x, "agreed")] / tally[(x, "regions")],
+        }
+        for x in names
+    ]
+
+
+def _worst_images(rows: pa.Table, measure: str) -> list[dict]:
+    """The ``WORST_IMAGES`` images with the lowest ``measure``, averaged over their pairs."""
+    per_image: dict[int, list[float]] = {}
+    for image_id, value in zip(rows.column("image_id").to_pylist(), rows.column(measure).to_pylist(), strict=True):
+        per_image.setdefault(image_id, []).append(value)
+    means = sorted((float(np.mean(v)), image_id) for image_id, v in per_image.items())
+    return [{"image_id": image_id, measure: value} for value, image_id in means[:WORST_IMAGES]]
+
+
+def summary(
+    pairs: Sequence[pa.Table],
+    pixels: Sequence[pa.Table],
+    labels: Sequence[pa.Table] = (),
+    min_iou: float = 0.5,
+) -> dict:
     """The collection's agreement: the mean of every pair measure over (image, pair) rows, the
-    share of regions matched, and Fleiss' kappa and Krippendorff's alpha over the sampled pixels
-    (``collection_agreement``); an annotator absent from a shard counts as unlabelled there."""
+    share of regions matched, Fleiss' kappa and Krippendorff's alpha over the sampled pixels
+    (``collection_agreement``), the specific agreement per label, the label-free measures and
+    the images agreed on least (by pixel kappa; by Rand index when the segments carry one label
+    only, ``labelled`` false). An annotator absent from a shard counts as unlabelled there."""
     names = sorted({name for table in pixels for name in table.column_names})
     rows = pa.concat_tables(pairs) if pairs else tables.AGREEMENT.empty_table()
-    out: dict = {"annotators": names, "image_pairs": rows.num_rows}
+    out: dict = {"annotators": names, "image_pairs": rows.num_rows, "min_iou": min_iou}
     if len(names) < 2 or not rows.num_rows:
         return out | {"note": "fewer than two annotators: nothing to compare"}
     matched = int(np.sum(rows.column("matched").to_numpy()))
@@ -212,7 +311,12 @@ def summary(pairs: Sequence[pa.Table], pixels: Sequence[pa.Table], min_iou: floa
         )
         for n in names
     ]
-    return out | collection_agreement(np.stack(columns))
+    out |= collection_agreement(np.stack(columns))
+    out["per_label"] = _per_label(labels)
+    out["labelled"] = len(out["per_label"]) > 1
+    out["label_free"] = _label_free(rows, names)
+    out["worst_images"] = _worst_images(rows, "pixel_kappa" if out["labelled"] else "rand_index")
+    return out
 
 
 # --- Label-free measures (segmentations without labels, Berkeley benchmark family) ------------
@@ -228,12 +332,12 @@ def segment_map(masks: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarr
 
 
 def _contingency(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Counts of pixels per (segment of a, segment of b)."""
+    """Counts of pixels per (segment of a, segment of b), over the segments present."""
     _, ia = np.unique(a.ravel(), return_inverse=True)
     _, ib = np.unique(b.ravel(), return_inverse=True)
-    table = np.zeros((ia.max() + 1, ib.max() + 1), dtype=np.int64)
-    np.add.at(table, (ia, ib), 1)
-    return table
+    columns = int(ib.max()) + 1
+    # One bincount over joint codes: np.add.at on (row, column) pairs is an order slower.
+    return np.bincount(ia * columns + ib, minlength=(int(ia.max()) + 1) * columns).reshape(-1, columns)
 
 
 def rand_index(a: np.ndarray, b: np.ndarray) -> float:
@@ -276,19 +380,3 @@ def covering(segmentation: np.ndarray, reference: np.ndarray) -> float:
     sizes_r, sizes_s = table.sum(axis=1), table.sum(axis=0)
     iou = table / (sizes_r[:, None] + sizes_s[None, :] - table)
     return float((sizes_r * iou.max(axis=1)).sum() / table.sum())
-
-
-def label_free(segmentations: Mapping[str, np.ndarray]) -> dict[str, dict[str, float]]:
-    """Per annotator of one image, against the other annotators: PRI, mean VI (bits) and the
-    mean covering of the others' segmentations by this one."""
-    out = {}
-    for name, mine in sorted(segmentations.items()):
-        others = [s for other, s in sorted(segmentations.items()) if other != name]
-        if not others:
-            continue
-        out[name] = {
-            "pri": probabilistic_rand_index(mine, others),
-            "vi_bits": float(np.mean([variation_of_information(mine, o) for o in others])),
-            "covering": float(np.mean([covering(mine, o) for o in others])),
-        }
-    return out

@@ -1,4 +1,4 @@
-"""Figures: the classifier comparison of the paper's Fig. 7."""
+"""Figures: the classifier comparison of the paper's Fig. 7 and the annotators' agreement."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import pyarrow as pa
 
 from regionbench.subsets import SUBSET_SIZES
@@ -38,6 +39,48 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
+    fig.savefig(svg, metadata=_METADATA["svg"])
+    plt.close(fig)
+
+
+LABELS_SHOWN = 25
+
+
+def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:
+    """Two panels from an ``agreement.summary`` report with several annotators. Left: the
+    specific agreement of the ``LABELS_SHOWN`` most frequent labels (regions in brackets), or,
+    when the segments carry no labels, each annotator's PRI and covering of the others. Right:
+    the images agreed on least, by their mean measure over annotator pairs."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 6.4))
+    if report["labelled"]:
+        shown = report["per_label"][:LABELS_SHOWN][::-1]  # most frequent at the top
+        left.barh(
+            [f"{r['label']} ({r['regions']})" for r in shown], [r["specific_agreement"] for r in shown], color="#4c72b0"
+        )
+        left.set_title(f"Specific agreement per label ({min(LABELS_SHOWN, len(report['per_label']))} most frequent)")
+        left.set_xlabel("2 n(both chose it, matched) / n(regions with it)")
+    else:
+        per = report["label_free"]["per_annotator"]
+        names = sorted(per)[::-1]
+        y = np.arange(len(names))
+        left.barh(y + 0.2, [per[n]["pri"] for n in names], height=0.4, label="PRI", color="#4c72b0")
+        left.barh(y - 0.2, [per[n]["covering"] for n in names], height=0.4, label="covering", color="#dd8452")
+        left.set_yticks(y, names)
+        left.legend(fontsize=8, frameon=False)
+        left.set_title("Label-free agreement per annotator")
+        left.set_xlabel("against the other annotators of each image")
+    left.set_xlim(0, 1)
+    left.tick_params(axis="y", labelsize=7)
+    worst = report["worst_images"][::-1]
+    measure = next(k for k in worst[0] if k != "image_id") if worst else "pixel_kappa"
+    right.barh([str(r["image_id"]) for r in worst], [r[measure] for r in worst], color="#c44e52")
+    right.set_title(f"Images agreed on least ({measure}, mean over pairs)")
+    right.set_xlabel(measure)
+    right.set_ylabel("image id")
+    for ax in (left, right):
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
     fig.savefig(png, dpi=110, metadata=_METADATA["png"])
     fig.savefig(svg, metadata=_METADATA["svg"])
     plt.close(fig)

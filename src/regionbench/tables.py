@@ -156,8 +156,15 @@ AGREEMENT = pa.schema(
         ("exact_label", pa.float64()),
         ("hierarchical_label", pa.float64()),
         ("pixel_kappa", pa.float64()),
+        ("rand_index", pa.float64()),
+        ("vi_bits", pa.float64()),
+        ("covering_of_a", pa.float64()),
+        ("covering_of_b", pa.float64()),
     ]
 )
+
+# Per label, summed over a shard's image pairs (agreement.label_tally).
+AGREEMENT_LABELS = pa.schema([("label", pa.string()), ("regions", pa.int64()), ("agreed", pa.int64())])
 
 KEYS = {
     "images": ["image_id"],

@@ -46,6 +46,67 @@ def _results(folder: Path, name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+LABELS_LISTED = 15
+
+
+def _agreement(report: dict, has_figure: bool) -> list[str]:
+    """The card's agreement section from an ``agreement.summary`` report."""
+    out = [f"## Agreement between annotators ({', '.join(report['annotators'])})", ""]
+    out += _table(
+        ["measure", "value"],
+        [
+            [f"regions matched one to one (IoU >= {report['min_iou']}), share", report["matched_share"]],
+            ["mean IoU of matched regions", report["mean_iou"]],
+            ["mean Dice of matched regions", report["mean_dice"]],
+            ["same label, matched regions", report["exact_label"]],
+            ["label within the hierarchy (e < 1), matched regions", report["hierarchical_label"]],
+            ["pixel Cohen's kappa, mean over image pairs", report["pixel_kappa"]],
+            ["Fleiss' kappa", report["fleiss_kappa"]],
+            ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
+        ],
+    )
+    out += ["", f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
+    if not report["labelled"]:
+        out += [
+            f"Every segment carries the one label `{report['per_label'][0]['label']}`: the label measures above",
+            "are trivial and the label-free measures below carry the agreement.",
+            "",
+        ]
+    free = report["label_free"]
+    out += [
+        "Label-free measures, each annotator against the others of the same image (regions as",
+        "segments, labels ignored): probabilistic Rand index (PRI, higher is better), variation of",
+        "information (VI, bits, lower is better), segmentation covering of the others (higher is better).",
+        "",
+    ]
+    out += _table(
+        ["annotator", "PRI", "VI (bits)", "covering"],
+        [["all", free["pri"], free["vi_bits"], free["covering"]]]
+        + [[name, m["pri"], m["vi_bits"], m["covering"]] for name, m in free["per_annotator"].items()],
+    )
+    out.append("")
+    if report["labelled"]:
+        listed = report["per_label"][:LABELS_LISTED]
+        out += [
+            f"Specific agreement of the {len(listed)} most frequent labels: twice the matched pairs where both",
+            "annotators chose the label, over the regions either gave it.",
+            "",
+        ]
+        out += _table(
+            ["label", "regions", "specific agreement"],
+            [[r["label"], r["regions"], r["specific_agreement"]] for r in listed],
+        )
+        out.append("")
+    worst = report["worst_images"]
+    measure = next(k for k in worst[0] if k != "image_id")
+    out += [f"Images agreed on least ({measure}, mean over annotator pairs):", ""]
+    out += _table(["image_id", measure], [[r["image_id"], r[measure]] for r in worst])
+    out.append("")
+    if has_figure:
+        out += ["![Agreement per label and the images agreed on least](results/agreement.png)", ""]
+    return out
+
+
 def dataset_card(folder: Path, manifest: dict) -> str:
     """README.md of the release in ``folder`` (data and results already written)."""
     folder = Path(folder)
@@ -105,21 +166,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         out += _table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
         out.append("")
     if (path := _results(folder, "agreement.json")) and len((report := json.loads(path.read_text()))["annotators"]) > 1:
-        out += [f"## Agreement between annotators ({', '.join(report['annotators'])})", ""]
-        out += _table(
-            ["measure", "value"],
-            [
-                ["regions matched one to one (IoU >= 0.5), share", report["matched_share"]],
-                ["mean IoU of matched regions", report["mean_iou"]],
-                ["mean Dice of matched regions", report["mean_dice"]],
-                ["same label, matched regions", report["exact_label"]],
-                ["label within the hierarchy (e < 1), matched regions", report["hierarchical_label"]],
-                ["pixel Cohen's kappa, mean over image pairs", report["pixel_kappa"]],
-                ["Fleiss' kappa", report["fleiss_kappa"]],
-                ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
-            ],
-        )
-        out += ["", f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
+        out += _agreement(report, has_figure=_results(folder, "agreement.png") is not None)
     rejects = pq.read_table(folder / manifest["tables"]["rejects"]["path"], columns=["item", "reason"]).to_pylist()
     out += ["## Rejected input", ""]
     if rejects:

@@ -1,0 +1,12 @@
+"""Rule agreement_figure: specific agreement per label and the images agreed on least."""
+
+import json
+from pathlib import Path
+
+from regionbench import plots
+from regionbench.jobs import log_to
+
+log = log_to(snakemake.log[0])
+report = json.loads(Path(snakemake.input[0]).read_text())
+plots.agreement_figure(report, snakemake.output.png, snakemake.output.svg)
+log.info("%d labels, %d images plotted", len(report["per_label"]), len(report["worst_images"]))
