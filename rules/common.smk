@@ -4,8 +4,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from regionbench import release, synth, vocabulary
-from regionbench.io import coco, saiapr
-from regionbench.io.shards import IngestError
+from regionbench.io import coco, imageclef, saiapr
+from regionbench.io.shards import IngestError, files_state
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
 
@@ -154,6 +154,21 @@ def shards():
     return RAW.shards()
 
 
+def image_label_source():
+    """The raw tree's ImageCLEF folder, an image-level annotation source, or "" without one."""
+    folder = Path(RAW.root, imageclef.FOLDER)
+    return str(folder) if not RAW.generated and folder.is_dir() else ""
+
+
+def image_label_state():
+    """Fingerprint of the ImageCLEF files: an edit reruns the image_labels rule."""
+    if not (folder := image_label_source()):
+        return "none"
+    return files_state(
+        Path(folder), sorted(p for p in Path(folder).rglob("*") if p.is_file())
+    )
+
+
 def local_cores():
     """Every core of a local run. A cluster run has no --cores: its profile sets the threads."""
     try:
@@ -219,6 +234,7 @@ def release_results():
         )
     }
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
+    files["image_labels.json"] = f"{RESULTS}/image_labels.json"
     if RAW.has_official_features():
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"
     if RAW.several_annotators():

@@ -50,3 +50,27 @@ rule ingest_report:
         layout=RAW.layout,
     script:
         "../scripts/ingest_report.py"
+
+
+rule image_labels:
+    input:
+        images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
+        registry=f"{VOCABULARY}/label_ids.tsv",
+    output:
+        labels=f"{RESULTS}/image_labels.parquet",
+        rejects=f"{RESULTS}/image_labels.rejects.parquet",
+        report=f"{RESULTS}/image_labels.json",
+    log:
+        f"{LOGS}/image_labels.log",
+    benchmark:
+        f"{LOGS}/benchmarks/image_labels.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        code=CODE,
+        folder=image_label_source(),
+        state=lambda wildcards: image_label_state(),
+        strict=config["ingest"]["strict"],
+    script:
+        "../scripts/image_labels.py"

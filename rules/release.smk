@@ -5,7 +5,9 @@ rule release:
     input:
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
-        rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards()),
+        rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards())
+        + [f"{RESULTS}/image_labels.rejects.parquet"],
+        image_labels=f"{RESULTS}/image_labels.parquet",
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
         agreement=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),

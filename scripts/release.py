@@ -27,6 +27,7 @@ data = {
     "rejects": shards(inp.rejects),
     "relations": shards(inp.relations),
     "agreement": shards(inp.agreement),
+    "image_labels": tables.read_parquet(inp.image_labels),
     "vocabulary": tables.read_parquet(inp.vocabulary),
     "subsets": subsets,
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],

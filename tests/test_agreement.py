@@ -58,6 +58,19 @@ def test_pixel_kappa_is_cohens_kappa() -> None:
     assert row["pixel_kappa"] == pytest.approx(expected)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 6), st.integers(1, 200))
+def test_cohen_kappa_is_scikit_learns(seed: int, ka: int, kb: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, ka, n) * 7  # sparse codes, as label ids are
+    b = np.where(rng.random(n) < 0.6, a, rng.integers(0, kb, n) * 7)
+    ours = agreement.cohen_kappa(a, b)
+    if np.array_equal(a, b):
+        assert ours == 1.0
+    else:
+        assert ours == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+
+
 def test_pair_measures_on_a_hand_worked_case() -> None:
     square = np.zeros((10, 10), dtype=bool)
     square[:5, :5] = True  # 25 px

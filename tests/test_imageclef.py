@@ -56,3 +56,39 @@ def test_problems_are_one_line(tmp_path: Path) -> None:
         imageclef.read_files(out)
     assert "concepts/clean/car.txt: differs from the majority" in str(failed.value)
     assert "\n" not in str(failed.value)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_any_damage_is_one_line_or_read_unchanged(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Any file of an export deleted, emptied, cut, given a stray byte or a line with other
+    digits: reading it back either gives the judgments written or fails with one line naming
+    a file of the export, never another exception."""
+    judgments = {"a1": {"25": {"sky", "man"}}, "a2": {"25": {"sky"}}, "a3": {"25": {"sky", "car"}, "7": {"tree"}}}
+    out = tmp_path_factory.mktemp("clef") / "out"
+    imageclef.write_files(out, judgments, CONCEPTS, IMAGES)
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    path = data.draw(st.sampled_from(files))
+    damage = data.draw(st.sampled_from(["delete", "empty", "cut", "byte", "digits", "line"]))
+    text = path.read_bytes()
+    if damage == "delete":
+        path.unlink()
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "cut":
+        path.write_bytes(text[: data.draw(st.integers(0, max(0, len(text) - 1)))])
+    elif damage == "byte":
+        at = data.draw(st.integers(0, len(text)))
+        path.write_bytes(text[:at] + data.draw(st.sampled_from([b"\xff", b" ", b"\n", b"/", b"x"])) + text[at:])
+    elif damage == "digits":
+        path.write_text(path.read_text().replace("0", "\u0660"))  # Arabic-Indic zero
+    else:
+        path.write_text(path.read_text() + data.draw(st.sampled_from(["sky 0.5\n", "25 1 1\n", "nan\n", "7\n"])))
+    try:
+        back, _, _ = imageclef.read_files(out)
+    except imageclef.ImageClefError as exc:
+        assert "\n" not in str(exc) and str(out) in str(exc)
+    else:
+        assert normal(back) == normal(judgments)

@@ -168,3 +168,38 @@ def test_imageclef_files_of_a_release_round_trip(coco_build: Path, tmp_path: Pat
             expected.setdefault(r["annotator"], {}).setdefault(str(r["image_id"]), set()).add(r["label"])
     assert {a: {i: s for i, s in m.items() if s} for a, m in judgments.items()} == expected
     assert counts == {"concepts": len(concepts), "images": len(images), "annotators": 3}
+
+
+def test_imageclef_files_are_an_image_level_source_of_a_build(coco_build: Path, tmp_path: Path) -> None:
+    """Export a release's image-level labels, put them in the raw tree, build again: the new
+    release's image_labels are every annotator's labels of the first; a concept outside the
+    vocabulary is rejected with its reason, and nothing is lost."""
+    first = coco_build / RELEASE
+    raw = tmp_path / "raw"
+    shutil.copytree(coco_build / "resources/raw/coco-tiny", raw)
+    imageclef.export_release(first, raw / "imageclef")
+    clef = raw / "imageclef"
+    (clef / "concepts.txt").write_text((clef / "concepts.txt").read_text() + "unicorn\n")
+    images = (clef / "concepts/raw/sky.txt").read_text().splitlines()
+    (clef / "concepts/raw/unicorn.txt").write_text("".join(f"{line.split()[0]} 1 0 0\n" for line in images))
+    (clef / "concepts/clean/unicorn.txt").write_text("")
+    for line in images:
+        path = clef / "annotations/raw" / f"{line.split()[0]}.txt"
+        path.write_text(path.read_text() + "unicorn 0.333333\n")
+    project = workflow_copy(tmp_path / "wf")
+    config = write_config(project, COCO_TINY + f"raw_dir: {raw}\n")
+    done = build(project, "--configfile", str(config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = regionbench.load(project / RELEASE)
+    got = {(r.image_id, r.annotator, r.label) for r in data.table("image_labels").itertuples()}
+    expected = {(r.image_id, r.annotator, r.label) for r in regionbench.load(first).regions.itertuples()}
+    assert got == {e for e in expected if e[1] != "consensus"}
+    rejects = data.rejects[data.rejects.item == "image_label"]
+    assert len(rejects) == len(images) and set(rejects.source) == {"imageclef/concepts/raw/unicorn.txt"}
+    assert set(rejects.reason) == {
+        "concept 'unicorn' is not a vocabulary label; add it to the vocabulary or drop its files"
+    }
+    report = json.loads((project / RELEASE / "results/image_labels.json").read_text())
+    counts = report["annotators"]["annotator-1"]
+    assert counts["seen"] == counts["accepted"] + counts["rejected"] and counts["rejected"] == len(images)
+    assert release.verify(project / RELEASE) == []

@@ -163,6 +163,11 @@ AGREEMENT = pa.schema(
     ]
 )
 
+# Image-level labels from an image-level source (io.imageclef.ingest_judgments).
+IMAGE_LABELS = pa.schema(
+    [("image_id", pa.int64()), ("annotator", pa.string()), ("label_id", pa.int32()), ("label", pa.string())]
+)
+
 # Per label, summed over a shard's image pairs (agreement.label_tally).
 AGREEMENT_LABELS = pa.schema([("label", pa.string()), ("regions", pa.int64()), ("agreed", pa.int64())])
 
@@ -170,6 +175,7 @@ KEYS = {
     "images": ["image_id"],
     "regions": REGION_KEY,
     "rejects": ["source", "key", "item", "reason"],
+    "image_labels": ["image_id", "annotator", "label"],
 }
 
 

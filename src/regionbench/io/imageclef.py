@@ -6,17 +6,23 @@ annotation files, clean and raw, written from image-level labels per annotator a
 concept), ``concepts/raw/<concept>.txt`` (per image, one 0/1 judgment per annotator, at least
 three), ``annotations/clean/<image>.txt`` (the concepts present by majority) and
 ``annotations/raw/<image>.txt`` (per concept, the mean of the annotators' judgments).
+
+A raw tree may carry such files in ``imageclef/`` (``FOLDER``): the build reads them as an
+image-level annotation source (``ingest_judgments``) into the release table ``image_labels``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen
 MIN_RAW_ANNOTATORS = 3
+FOLDER = "imageclef"  # of a raw tree: its image-level annotation source
+AGREEMENT = re.compile(r"[01]\.[0-9]{6}")  # ASCII digits only: float() takes other scripts' digits
 
 
 class ImageClefError(ValueError):
@@ -26,6 +32,16 @@ class ImageClefError(ValueError):
 def _lines(path: Path, lines: Sequence[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+
+def _read(path: Path) -> str:
+    """The text of ``path``, or one line naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ImageClefError(f"{path}: missing; every concept and image of the export needs its file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImageClefError(f"{path}: unreadable as UTF-8 text ({exc.__class__.__name__}); export it again") from None
 
 
 def _majority(judgments: Judgments, annotators: Sequence[str], image: str, concept: str) -> bool:
@@ -80,14 +96,20 @@ def read_files(folder: str | Path) -> tuple[Judgments, list[str], list[str]]:
     for name in ("concepts.txt", "annotators.txt"):
         if not (folder / name).is_file():
             raise ImageClefError(f"{folder / name}: missing; is {folder} an ImageCLEF export?")
-    concepts = (folder / "concepts.txt").read_text(encoding="utf-8").split()
-    annotators = (folder / "annotators.txt").read_text(encoding="utf-8").split()
+    concepts = _read(folder / "concepts.txt").split()
+    annotators = _read(folder / "annotators.txt").split()
+    for name, values in (("concepts.txt", concepts), ("annotators.txt", annotators)):
+        if len(set(values)) != len(values) or not values:
+            raise ImageClefError(f"{folder / name}: empty or lists a name twice")
+    bad = [c for c in concepts if "/" in c or c in (".", "..")]
+    if bad:
+        raise ImageClefError(f"{folder / 'concepts.txt'}: concept names must have no slashes: {bad[:5]}")
     judgments: Judgments = {a: {} for a in annotators}
     images: list[str] = []
     for concept in concepts:
         path = folder / "concepts" / "raw" / f"{concept}.txt"
         order = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for n, line in enumerate(_read(path).splitlines(), start=1):
             parts = line.split(" ")
             if len(parts) != len(annotators) + 1 or any(p not in ("0", "1") for p in parts[1:]):
                 raise ImageClefError(f"{path}:{n}: expected an image id and {len(annotators)} judgments 0 or 1")
@@ -96,20 +118,34 @@ def read_files(folder: str | Path) -> tuple[Judgments, list[str], list[str]]:
                 seen = judgments[a].setdefault(parts[0], set())
                 if judged == "1":
                     seen.add(concept)
+        if len(set(order)) != len(order):
+            raise ImageClefError(f"{path}: lists an image twice")
         if images and order != images:
             raise ImageClefError(f"{path}: lists other images than the first concept file")
         images = order
         clean = folder / "concepts" / "clean" / f"{concept}.txt"
         expected = [i for i in images if _majority(judgments, annotators, i, concept)]
-        if clean.read_text(encoding="utf-8").split() != expected:
+        if _read(clean).split() != expected:
             raise ImageClefError(f"{clean}: differs from the majority of {path.name}'s judgments")
     for image in images:
+        if "/" in image or image in (".", ".."):
+            raise ImageClefError(f"{folder / 'concepts' / 'raw'}: image name {image!r} must have no slashes")
         raw = folder / "annotations" / "raw" / f"{image}.txt"
-        for n, line in enumerate(raw.read_text(encoding="utf-8").splitlines(), start=1):
-            concept, value = line.split(" ")
+        clean = folder / "annotations" / "clean" / f"{image}.txt"
+        expected = [c for c in concepts if _majority(judgments, annotators, image, c)]
+        if _read(clean).split() != expected:
+            raise ImageClefError(f"{clean}: differs from the majority of the raw judgments")
+        listed = []
+        for n, line in enumerate(_read(raw).splitlines(), start=1):
+            concept, _, value = line.partition(" ")
+            if concept not in concepts or not AGREEMENT.fullmatch(value):
+                raise ImageClefError(f"{raw}:{n}: expected '<concept> <agreement 0.000000-1.000000>'")
             mean = sum(concept in judgments[a][image] for a in annotators) / len(annotators)
             if abs(float(value) - mean) > 5e-7:
                 raise ImageClefError(f"{raw}:{n}: agreement {value} differs from the judgments' mean {mean:.6f}")
+            listed.append(concept)
+        if listed != concepts:
+            raise ImageClefError(f"{raw}: lists other concepts than concepts.txt, or in another order")
     return judgments, concepts, images
 
 
@@ -138,3 +174,44 @@ def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
     used = {label for annotator in pairs.values() for _, label in annotator}
     concepts = [row["label"] for row in sorted(vocabulary, key=lambda r: r["label_id"]) if row["label"] in used]
     return write_files(out, judgments_of(pairs), concepts, [str(i) for i in sorted(images)])
+
+
+def ingest_judgments(
+    folder: str | Path, words: Mapping[str, int], image_ids: Iterable[int], source: str = FOLDER
+) -> tuple[list[dict], list[dict], dict]:
+    """Image-level labels from the ImageCLEF files in ``folder`` (``read_files``).
+
+    Every judgment "present" (a 1 in a raw concept file) is an item: it becomes a row
+    ``(image_id, annotator, label_id, label)`` when the concept is a label of ``words`` and the
+    image one of ``image_ids``, else a reject with its reason. ``source`` names the folder in
+    rejects (relative to the raw root). Returns the rows (key order), the rejects and a report
+    of seen, accepted and rejected per annotator (seen = accepted + rejected).
+    """
+    judgments, _, _ = read_files(folder)
+    known = set(image_ids)
+    rows, rejects = [], []
+    report = {a: {"seen": 0, "accepted": 0, "rejected": 0} for a in sorted(judgments)}
+    for annotator in sorted(judgments):
+        for image in sorted(judgments[annotator]):
+            for concept in sorted(judgments[annotator][image]):
+                report[annotator]["seen"] += 1
+                image_id = int(image) if image.isascii() and image.isdigit() else None
+                if concept not in words:
+                    reason = (
+                        f"concept {concept!r} is not a vocabulary label; add it to the vocabulary or drop its files"
+                    )
+                elif image_id not in known:
+                    reason = f"image {image!r} is not an accepted image of the collection"
+                else:
+                    report[annotator]["accepted"] += 1
+                    rows.append(
+                        {"image_id": image_id, "annotator": annotator, "label_id": words[concept], "label": concept}
+                    )
+                    continue
+                report[annotator]["rejected"] += 1
+                rejects.append({
+                    "source": f"{source}/concepts/raw/{concept}.txt", "key": f"{image}/{annotator}",
+                    "item": "image_label", "stage": "image_labels", "reason": reason,
+                })  # fmt: skip
+    rows.sort(key=lambda r: (r["image_id"], r["annotator"], r["label"]))
+    return rows, rejects, report

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from regionbench.release.manifest import ReleaseError
 
-TABLES = ("images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement")
+TABLES = ("images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement", "image_labels")
 
 
 SCHEMA_DIR = Path(str(resources.files("regionbench") / "data" / "release"))  # the library's table schemas
