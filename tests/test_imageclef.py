@@ -91,4 +91,6 @@ def test_any_damage_is_one_line_or_read_unchanged(
     except imageclef.ImageClefError as exc:
         assert "\n" not in str(exc) and str(out) in str(exc)
     else:
-        assert normal(back) == normal(judgments)
+        # Annotator names live in annotators.txt alone, with nothing to check them against: a cut
+        # name ("a3" -> "a") reads as another name. Their judgments, in file order, must be intact.
+        assert list(normal(back).values()) == [normal(judgments)[a] for a in sorted(judgments)]
