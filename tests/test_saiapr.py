@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import string
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ from regionbench.io.saiapr import (
     read_wordlist,
 )
 from regionbench.io.saiapr.text import format_ontology_path, write_wordlist
+from regionbench.io.shards import reject_row
 
 
 def reconciles(shard: Shard) -> None:
@@ -317,3 +320,25 @@ def test_folder_state_follows_every_file_of_the_shard(tiny_copy: Path) -> None:
     caption.unlink()
     assert folder_state(tiny_copy, "01") not in (before, touched)
     assert folder_state(tiny_copy, "00") == other  # the other shard is untouched
+
+
+def test_the_same_tree_at_another_path_gives_the_same_rejects(tiny_copy: Path, tmp_path: Path) -> None:
+    """Pillow and scipy quote absolute paths in their messages; rejects must not."""
+    image_id, region_id, _ = first_row(tiny_copy)
+    damage_image_garbage(tiny_copy, image_id, region_id)
+    mask = sorted((tiny_copy / "00" / "segmentation_masks").glob("*.mat"))[-1]
+    mask.write_bytes(b"MATLAB 5.0 MAT-file" + bytes(200))
+    elsewhere = Path(shutil.copytree(tiny_copy, tmp_path / "another" / "place" / "raw"))
+    here, there = ingest_folder(tiny_copy, "00"), ingest_folder(elsewhere, "00")
+    assert here.rejects.num_rows >= 2 and here.rejects.equals(there.rejects)
+    for reason in here.rejects.column("reason").to_pylist():
+        assert str(tiny_copy) not in reason and str(tiny_copy.resolve()) not in reason
+
+
+@given(st.lists(st.text(string.ascii_letters + string.digits + "-_ .", min_size=1, max_size=8), min_size=1, max_size=4))
+def test_reject_reasons_name_paths_relative_to_the_root(parts: list[str]) -> None:
+    parts = [p for p in parts if p.strip(".")] or ["raw"]
+    root = Path("/srv", *parts)
+    for spelling in (str(root), f"{root}/00/images/1.jpg", f"'{root}/x' and {root}"):
+        row = reject_row(root, "00/images/1.jpg", "1", "image", f"cannot identify image file {spelling}")
+        assert str(root) not in row["reason"] and row["reason"].startswith("cannot identify image file ")

@@ -133,3 +133,23 @@ def test_a_second_build_in_the_same_folder_is_refused(tmp_path: Path) -> None:
         done = build(project, "--dry-run")
     assert done.returncode == 2
     assert "another regionbench build is running" in done.stderr
+
+
+def test_the_raw_tree_at_another_path_gives_the_same_release(tmp_path: Path, tiny_copy: Path) -> None:
+    """No workspace fact in a release: the same raw tree (with a damaged image, whose reject
+    reason comes from Pillow) at two paths of different lengths builds to the same bytes."""
+    image = sorted((tiny_copy / "00" / "images").glob("*.jpg"))[0]
+    image.write_bytes(b"not a JPEG")
+    trees = [tiny_copy, Path(shutil.copytree(tiny_copy, tmp_path / "a" / "much" / "longer" / "path" / "raw"))]
+    releases = []
+    for k, raw in enumerate(trees):
+        project = workflow_copy(tmp_path / f"wf{k}")
+        override = write_config(project, f"dataset: ext\nraw_dir: {raw}\nclassifiers: {{names: [majority]}}\n")
+        done = build(project, "--configfile", str(override))
+        assert done.returncode == 0, done.stderr[-3000:]
+        releases.append(project / "releases/ext/v1.0.0")
+    assert file_digests(releases[0]) == file_digests(releases[1])
+    for path in releases[0].rglob("*"):
+        if path.is_file():
+            text = path.read_bytes()
+            assert str(tmp_path).encode() not in text and str(tiny_copy).encode() not in text, path

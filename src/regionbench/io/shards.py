@@ -28,6 +28,20 @@ class Shard:
     report: dict
 
 
+def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict:
+    """A ``rejects`` row whose ``reason`` names paths relative to ``root``.
+
+    The libraries that read raw files (Pillow, scipy) quote the absolute path in their messages;
+    left in, the release would change with the place of the raw tree. Every spelling of the root
+    (as given, absolute, resolved) is cut, longest first.
+    """
+    root = Path(root)
+    for prefix in sorted({str(root), str(root.absolute()), str(root.resolve())}, key=len, reverse=True):
+        if len(prefix) > 1:  # never "." or "/"
+            reason = reason.replace(prefix + "/", "").replace(prefix, ".")
+    return {"source": source, "key": key, "item": item, "stage": stage, "reason": reason}
+
+
 def files_state(root: Path, paths: Iterable[Path]) -> str:
     """sha256 over the path relative to ``root``, size and modification time of ``paths``.
 

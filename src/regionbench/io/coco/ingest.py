@@ -29,7 +29,7 @@ from pycocotools import mask as coco_mask
 from regionbench import consensus, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import IngestError, Shard, files_state, region_row
+from regionbench.io.shards import IngestError, Shard, files_state, region_row, reject_row
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
@@ -130,7 +130,7 @@ class _Ledger:
     seen: Counter = field(default_factory=Counter)  # (annotator or "", item) -> count
 
     def reject(self, source: str, key: str, item: str, reason: str, annotator: str = "") -> None:
-        self.rejects.append({"source": source, "key": key, "item": item, "stage": "ingest", "reason": reason})
+        self.rejects.append(reject_row(self.root, source, key, item, reason))
         self.seen[(annotator, f"{item}_rejected")] += 1
 
 

@@ -24,7 +24,7 @@ from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Shard, files_state, region_row
+from regionbench.io.shards import IngestError, Shard, files_state, region_row, reject_row
 
 ANNOTATOR = "saiapr"
 MASK_NAME = re.compile(r"(\d+)_(\d+)\.mat")
@@ -42,7 +42,7 @@ class _Ledger:
 
     def reject(self, source: Path | str, key: str, item: str, reason: str) -> None:
         src = source.relative_to(self.root).as_posix() if isinstance(source, Path) else source
-        self.rejects.append({"source": src, "key": key, "item": item, "stage": "ingest", "reason": reason})
+        self.rejects.append(reject_row(self.root, src, key, item, reason))
 
     def rejected(self, item: str) -> int:
         return sum(1 for r in self.rejects if r["item"] == item)
