@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -151,6 +152,18 @@ def test_semver_rules(tiny_release: Path, tmp_path: Path) -> None:
         assert release.verify(out) == []
         diff = cli("diff", str(tiny_release), str(out))
         assert diff.returncode == 0 and diff.stdout.strip().endswith(f"required bump: {needed.upper()}")
+        if change is move_split:
+            moved = re.search(
+                r"^subsets: 0 added, 0 removed, (\d+) changed; columns changed: split \((\d+)\)$", diff.stdout, re.M
+            )
+            assert moved and moved.group(1) == moved.group(2), diff.stdout  # one record per subset holding it
+            assert re.search(
+                r"^  changed subset=\w, image_id=\d+, annotator=\w+, region_id=\d+: split$", diff.stdout, re.M
+            )
+        checked = cli("diff", "--check", str(tiny_release), str(out))
+        assert checked.returncode == 0 and checked.stdout.strip().endswith(f"1.0.0 -> {right} is enough")
+        backwards = cli("diff", "--check", str(out), str(tiny_release))
+        assert backwards.returncode == 1 and "not above the previous release" in backwards.stdout.splitlines()[-1]
     with pytest.raises(release.ReleaseError, match="not above the previous release"):
         rewrite(tiny_release, "1.0.0", tmp_path / "same-version")
 

@@ -100,3 +100,46 @@ def test_check_bump_refuses_a_smaller_bump_in_one_line() -> None:
     release.check_bump("1.0.0", "2.0.0", diff)
     with pytest.raises(release.ReleaseError, match="not above"):
         release.check_bump("1.0.0", "1.0.0", release.Diff({}))
+
+
+WIDE = TableSchema(
+    "vocabulary",
+    {
+        "description": "a toy table with a two-column key",
+        "x-primary-key": ["image_id", "region_id"],
+        "x-statistics": ["count"],
+        "properties": {
+            "image_id": {"type": "integer", "x-arrow-type": "int64", "description": "key"},
+            "region_id": {"type": "integer", "x-arrow-type": "int64", "description": "key"},
+            "label": {"type": "string", "x-arrow-type": "string", "description": "a value"},
+            "area": {"type": "number", "x-arrow-type": "double", "description": "a value"},
+            "split": {"type": ["string", "null"], "x-arrow-type": "string", "description": "a value"},
+            "count": {"type": "integer", "x-arrow-type": "int64", "description": "a statistic"},
+        },
+    },
+)
+EDITS = {"label": lambda v: v + "x", "area": lambda v: float("nan") if v == 1.0 else v + 1, "split": lambda v: None}
+
+
+@given(st.integers(1, 12), st.data())
+def test_diff_names_the_columns_that_changed(n: int, data: st.DataObject) -> None:
+    rows = [
+        {"image_id": i // 3, "region_id": i % 3, "label": "sky", "area": float(i), "split": "train", "count": i}
+        for i in range(n)
+    ]
+    edited = [dict(r) for r in rows]
+    expected = {}
+    for k, row in enumerate(edited):
+        columns = data.draw(st.sets(st.sampled_from([*EDITS, "count"])), label=f"row {k}")
+        for column in columns:
+            row[column] = row[column] + 1 if column == "count" else EDITS[column](row[column])
+        if columns - {"count"}:
+            expected[(row["image_id"], row["region_id"])] = [c for c in ("label", "area", "split") if c in columns]
+    before, after = (pa.Table.from_pylist(t, schema=WIDE.arrow) for t in (rows, edited))
+    diff = release.diff_tables({"vocabulary": before}, {"vocabulary": after}, {"vocabulary": WIDE})
+    d = diff.tables["vocabulary"]
+    assert d.columns == expected and sorted(d.changed) == sorted(expected)
+    lines = diff.lines(examples=100)
+    for key, columns in expected.items():
+        assert f"  changed image_id={key[0]}, region_id={key[1]}: {', '.join(columns)}" in lines
+    assert lines[-1] == f"required bump: {'MAJOR' if expected else 'PATCH'}"

@@ -155,8 +155,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     for folder in (args.old, args.new):
         release.read_manifest(Path(folder))  # one clear line if a folder is not a release
-    for line in release.diff_releases(Path(args.old), Path(args.new)).lines(examples=args.examples):
+    diff = release.diff_releases(Path(args.old), Path(args.new))
+    for line in diff.lines(examples=args.examples):
         print(line)
+    if args.check:
+        old, new = (release.read_manifest(Path(folder))["version"] for folder in (args.old, args.new))
+        try:
+            release.check_bump(old, new, diff)
+        except release.ReleaseError as exc:
+            print(f"bump check failed: {exc}")
+            return 1
+        print(f"bump check: {old} -> {new} is enough")
     return 0
 
 
@@ -294,7 +303,8 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
     d.add_argument("old")
     d.add_argument("new")
-    d.add_argument("--examples", type=int, default=3, help="keys to show per table")
+    d.add_argument("--examples", type=int, default=3, help="keys to show per table and kind")
+    d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
     d.set_defaults(func=cmd_diff)
     e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
     e.add_argument("release", help="release folder")

@@ -58,6 +58,20 @@ class TableDiff:
     added: list[tuple] = field(default_factory=list)
     removed: list[tuple] = field(default_factory=list)
     changed: list[tuple] = field(default_factory=list)
+    key: list[str] = field(default_factory=list)  # the key's column names
+    columns: dict[tuple, list[str]] = field(default_factory=dict)  # changed key -> columns that differ
+
+    def column_counts(self) -> dict[str, int]:
+        """Per column, how many changed records differ in it (most first, then by name)."""
+        counts: dict[str, int] = {}
+        for names in self.columns.values():
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    def name(self, key: tuple) -> str:
+        """``key`` with its column names: ``image_id=25, region_id=1``."""
+        return ", ".join(f"{c}={v}" for c, v in zip(self.key, key, strict=True)) if self.key else str(key)
 
     @property
     def required(self) -> str:
@@ -75,13 +89,18 @@ class Diff:
         return max((d.required for d in self.tables.values()), key=BUMPS.index, default="patch")
 
     def lines(self, examples: int = 3) -> list[str]:
+        """Per table a count line, the columns that changed, then up to ``examples`` keys of each
+        kind (changed ones with their columns); last, the bump required."""
         out = []
         for name, d in self.tables.items():
             line = f"{name}: {len(d.added)} added, {len(d.removed)} removed, {len(d.changed)} changed"
-            shown = [f"{kind} {key}" for kind, keys in (("removed", d.removed), ("changed", d.changed)) for key in keys]
-            if shown:
-                line += " (e.g. " + "; ".join(shown[:examples]) + ")"
+            if counts := d.column_counts():
+                line += "; columns changed: " + ", ".join(f"{c} ({n})" for c, n in counts.items())
             out.append(line)
+            for kind, keys in (("added", d.added), ("removed", d.removed), ("changed", d.changed)):
+                for key in keys[:examples]:
+                    detail = f": {', '.join(d.columns[key])}" if kind == "changed" and key in d.columns else ""
+                    out.append(f"  {kind} {d.name(key)}{detail}")
         out.append(f"required bump: {self.required.upper()}")
         return out
 
@@ -107,7 +126,33 @@ def diff_tables(
             return {}
         return scan(as_parts(tables_[name]), schemas[name], digests=True, validate=False).digests
 
-    return Diff({name: table_diff(digests(old, name), digests(new, name)) for name in TABLES if name in schemas})
+    out = {}
+    for name in (n for n in TABLES if n in schemas):
+        schema = schemas[name]
+        d = table_diff(digests(old, name), digests(new, name))
+        d.key = list(schema.key)
+        if d.changed:
+            record = [c for c in schema.columns if c not in schema.statistics and c not in schema.key]
+            before, after = (_records(tables_[name], schema.key, set(d.changed)) for tables_ in (old, new))
+            d.columns = {k: [c for c in record if not _same(before[k].get(c), after[k].get(c))] for k in d.changed}
+        out[name] = d
+    return Diff(out)
+
+
+def _records(parts: pa.Table | Sequence[Part], key: Sequence[str], wanted: set[tuple]) -> dict[tuple, dict]:
+    """The rows of ``parts`` whose key is in ``wanted``, as dictionaries."""
+    found = {}
+    for part in as_parts(parts):
+        for row in part().to_pylist():
+            k = tuple(row[c] for c in key)
+            if k in wanted:
+                found[k] = row
+    return found
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal values, NaN equal to NaN (as in the record digests, which compare ``repr``)."""
+    return repr(a) == repr(b)
 
 
 def check_bump(previous: str, version: str, diff: Diff) -> None:
