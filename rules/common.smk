@@ -204,18 +204,6 @@ def all_outputs():
     ]
 
 
-def previous_release():
-    """The release to diff against: release.previous, else the highest lower version present."""
-    if config["release"]["previous"]:
-        return config["release"]["previous"]
-    current = release.parse_version(config["release"]["version"])
-    found = release.release_folders(
-        str(p.parent) for p in Path("releases", DATASET).glob("v*/manifest.json")
-    )
-    lower = [path for version, path in found if version < current]
-    return lower[-1] if lower else None
-
-
 def release_results():
     """Stage reports and figures copied into the release's results/ folder (no timings)."""
     files = {

@@ -33,7 +33,7 @@ rule release:
         version=config["release"]["version"],
         license=config["release"]["license"],
         config_sha256=release.config_hash(config),
-        previous=previous_release(),
+        previous=config["release"]["previous"],
         results=release_results(),
     script:
         "../scripts/release.py"

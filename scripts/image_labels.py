@@ -1,11 +1,10 @@
 """Rule image_labels: the raw tree's ImageCLEF files (if any) -> image-level labels and rejects."""
 
-import sys
 from pathlib import Path
 
 from regionbench import tables, vocabulary
 from regionbench.io import imageclef
-from regionbench.jobs import log_to
+from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output
@@ -17,10 +16,9 @@ if params.folder:
             params.folder, vocabulary.Registry.read(snakemake.input.registry).ids(), image_ids
         )
     except imageclef.ImageClefError as exc:
-        log.error("%s", exc)
-        sys.exit(f"image labels failed: {exc}")
+        fail(f"image labels failed: {exc}")
     if params.strict and rejects:
-        sys.exit(
+        fail(
             "image labels failed (strict mode):\n"
             + "\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in rejects)
         )

@@ -1,13 +1,12 @@
 """Rule ingest: one shard of the raw tree (SAIAPR folder or COCO image run) -> images, regions, rejects."""
 
 import json
-import sys
 
 from regionbench import tables, vocabulary
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import coco, saiapr
 from regionbench.io.shards import IngestError
-from regionbench.jobs import log_to
+from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output
@@ -30,8 +29,7 @@ try:
             params.root, snakemake.wildcards.shard, max_image_pixels=params.max_image_pixels, strict=params.strict
         )
 except IngestError as exc:
-    log.error("%s", exc)
-    sys.exit(f"ingest failed (strict mode or unusable input):\n{exc}")
+    fail(f"ingest failed (strict mode or unusable input):\n{exc}")
 tables.write_parquet(shard.images, out.images)
 tables.write_parquet(shard.regions, out.regions)
 tables.write_parquet(shard.rejects, out.rejects)

@@ -1,11 +1,10 @@
 """Rule release: stage outputs -> releases/<dataset>/v<version>/ (checked against the previous one)."""
 
-import sys
 from functools import partial
 from pathlib import Path
 
-from regionbench import release, tables
-from regionbench.jobs import log_to
+from regionbench import history, release, tables
+from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 inp, params = snakemake.input, snakemake.params
@@ -40,9 +39,9 @@ provenance = release.Provenance(
     config_sha256=params.config_sha256,
     inputs_sha256=release.fingerprint_tree(Path(params.root)),
 )
-previous = Path(params.previous) if params.previous else None
-log.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
 try:
+    previous = history.previous_release(params.previous, params.dataset, params.version)
+    log.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
     manifest = release.write_release(
         Path(snakemake.output[0]).parent,
         data,
@@ -51,7 +50,6 @@ try:
         previous=previous,
     )
 except release.ReleaseError as exc:
-    log.error("%s", exc)
-    sys.exit(f"release refused: {exc}")
+    fail(f"release refused: {exc}")
 for name, entry in manifest["tables"].items():
     log.info("%s: %d rows, content %s", name, entry["rows"], entry["content_sha256"][:16])

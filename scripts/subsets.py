@@ -1,9 +1,7 @@
 """Rule subsets: subsets A-H of the reference annotator's regions with a seeded, stratified split."""
 
-import sys
-
 from regionbench import subsets, tables
-from regionbench.jobs import log_to
+from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -12,8 +10,7 @@ regions = tables.concat([tables.read_parquet(p).select(columns) for p in snakema
 try:
     regions, reference, split_unit = subsets.reference_regions(regions, params.reference_annotator, params.split_unit)
 except ValueError as exc:
-    log.error("%s", exc)
-    sys.exit(f"subsets: {exc}")
+    fail(f"subsets: {exc}")
 table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit)
 report["reference_annotator"] = reference
 tables.write_parquet(table, snakemake.output.subsets)

@@ -1,17 +1,14 @@
 """Rule vocabulary: candidate lists and annotations -> vocabulary.parquet and branch statistics."""
 
-import sys
-
 from regionbench import tables, vocabulary
-from regionbench.jobs import log_to
+from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 captions, used, images_per_label = vocabulary.annotations_from_shards(snakemake.input.images, snakemake.input.regions)
 try:
     built = vocabulary.build(snakemake.params.config_dir, captions, used, images_per_label)
 except ValueError as exc:
-    log.error("%s", exc)
-    sys.exit(f"vocabulary: {exc}")
+    fail(f"vocabulary: {exc}")
 tables.write_parquet(built.vocabulary, snakemake.output.vocabulary)
 tables.write_parquet(built.branches, snakemake.output.branches)
 tables.write_json(snakemake.output.procedure, built.procedure)

@@ -250,19 +250,43 @@ def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
     assert parity["rows_compared"] == 110 and all(c["excess"] == 0 for c in parity["columns"].values())
 
 
-def test_dvc_round_trip(tmp_path: Path) -> None:
-    repo = workflow_copy(tmp_path / "repo")
-    shutil.copy(PROJECT / "dvc.yaml", repo)
+def readme_blocks(heading: str) -> list[str]:
+    """The fenced code blocks of the README section under ``heading``."""
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n#", 1)[0]
+    return re.findall(r"^```\w*\n(.*?)^```", section, re.M | re.S)
+
+
+def shell_lines(block: str, substitutions: dict[str, str]) -> list[str]:
+    """The commands of a README block, comments dropped, with the placeholders substituted."""
+    lines = []
+    for line in block.splitlines():
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        for old, new in substitutions.items():
+            line = line.replace(old, new)
+        if line and line != ". .venv/bin/activate":  # the test's interpreter is the environment
+            lines.append(line)
+    return lines
+
+
+def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
+    """The README's maintainer and researcher blocks, as written, on a fresh clone of a temporary
+    repository with a local remote; then the next version's bump check from the tag in another
+    fresh clone, where no older version folder exists."""
+    source = workflow_copy(tmp_path / "source")
+    for name in ("dvc.yaml", ".dvcignore", ".dvc/config", ".dvc/.gitignore"):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROJECT / name, source / name)
     shutil.copytree(
-        PROJECT / "src" / "regionbench", repo / "src" / "regionbench", ignore=shutil.ignore_patterns("__pycache__")
+        PROJECT / "src" / "regionbench", source / "src" / "regionbench", ignore=shutil.ignore_patterns("__pycache__")
     )
-    settings = (repo / "config/config.yaml").read_text()
+    settings = (source / "config/config.yaml").read_text()
     settings = settings.replace("dataset: demo", "dataset: tiny").replace("profile: demo", "profile: tiny")
     settings = settings.replace(
         "names: [zarbi, naive, klogistic, neural, svc, kridge, rf, random, majority]", "names: [zarbi, majority]"
     )
-    (repo / "config/config.yaml").write_text(settings)
-    (repo / ".gitignore").write_text(".snakemake/\n/results/\n/resources/\n/logs/\n__pycache__/\n")
+    (source / "config/config.yaml").write_text(settings)
+    (source / ".gitignore").write_text(".snakemake/\n/results/\n/resources/\n/logs/\n__pycache__/\n")
     env = {
         **os.environ,
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
@@ -274,47 +298,64 @@ def test_dvc_round_trip(tmp_path: Path) -> None:
         "REGIONBENCH_CACHE": str(tmp_path / "cache"),
     }
 
-    def run(*cmd: str, cwd: Path = repo) -> str:
-        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{cmd}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
-        return done.stdout + done.stderr
+    def run(command: str | list[str], cwd: Path, ok: bool = True) -> subprocess.CompletedProcess:
+        shell = isinstance(command, str)
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, shell=shell)
+        if ok:
+            assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        return done
 
-    dvc = str(Path(sys.executable).parent / "dvc")
-    run("git", "init", "-q")
-    run(dvc, "init", "-q")
-    run(dvc, "remote", "add", "-d", "local", str(tmp_path / "remote"))
-    run("git", "add", "-A")
-    run("git", "commit", "-qm", "workflow")
-    run(dvc, "repro")
-    run(sys.executable, "-m", "regionbench", "verify", VERSION)
-    run(dvc, "push")
-    run("git", "add", "-A")
-    run("git", "commit", "-qm", "release 1.0.0")
-    run("git", "tag", "v1.0.0")
-    # DVC restores files with fresh mtimes; neither tool must see work to redo.
-    shutil.rmtree(repo / VERSION)
-    run(dvc, "checkout")
-    assert "Nothing to be done" in run(sys.executable, "-m", "regionbench", "build", "--dry-run")
-    assert "didn't change" in run(dvc, "repro")
+    run(["git", "init", "-q"], source)
+    run(["git", "add", "-A"], source)
+    run(["git", "commit", "-qm", "workflow"], source)
+    origin = tmp_path / "origin.git"
+    run(["git", "clone", "-q", "--bare", str(source), str(origin)], tmp_path)
+    maintainer = tmp_path / "maintainer"
+    run(["git", "clone", "-q", str(origin), str(maintainer)], tmp_path)
 
+    names = {"demo-v1.0.0": "tiny-v1.0.0", "releases/demo/": "releases/tiny/", "demo-1.0.0": "tiny-1.0.0"}
+    flow = readme_blocks("### Maintainers: build, verify, push, tag")[0]
+    for line in shell_lines(flow, {**names, "/path/or/url": str(tmp_path / "remote"), "Release demo": "Release tiny"}):
+        run(line, maintainer)
+    released = maintainer / VERSION
+    assert release.verify(released) == []
+
+    researcher = readme_blocks("### Researchers: pull a pinned version")
+    places = {**names, "https://github.com/ORG/REPO": str(origin)}
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    run(dvc, "get", str(repo), VERSION, "--rev", "v1.0.0", "-o", "got", cwd=elsewhere)
-    run(sys.executable, "-m", "regionbench", "verify", "got", cwd=elsewhere)
-    assert file_digests(elsewhere / "got") == file_digests(repo / VERSION)
-    loaded = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import regionbench; r = regionbench.load({str(repo)!r}, rev='v1.0.0'); print(r.verify(), len(r.regions))",
-        ],
-        cwd=elsewhere,
-        env=env,
-        capture_output=True,
-        text=True,
+    for line in shell_lines(researcher[0], places):
+        run(line, elsewhere)
+    assert file_digests(elsewhere / "tiny-1.0.0") == file_digests(released)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    run("git init -q && dvc init -q", mine)
+    for line in shell_lines(researcher[1], places):
+        run(line, mine)
+    assert release.verify(mine / "tiny-1.0.0") == [] and (mine / "tiny-1.0.0.dvc").is_file()
+    code = researcher[2]
+    for old, new in places.items():
+        code = code.replace(old, new)
+    run([sys.executable, "-c", code], elsewhere)
+
+    # The next version, in a fresh clone: the previous release comes from the tag, through DVC.
+    following = tmp_path / "following"
+    run(["git", "clone", "-q", str(origin), str(following)], tmp_path)
+    assert not (following / VERSION).exists()
+    config = following / "config/config.yaml"
+    changed = (
+        config.read_text()
+        .replace("previous: none", "previous: null")
+        .replace("  seed: 0\n  split_unit", "  seed: 1\n  split_unit")
     )
-    assert loaded.returncode == 0, loaded.stderr[-2000:]
-    assert loaded.stdout.strip() == "[] 110"
+    config.write_text(changed.replace("version: 1.0.0", "version: 1.0.1"))
+    refused = run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following, ok=False)
+    last = (refused.stdout + refused.stderr).strip().splitlines()[-1]
+    assert refused.returncode != 0 and "need MAJOR" in last and "over 1.0.0" in last, last
+    config.write_text(changed.replace("version: 1.0.0", "version: 2.0.0"))
+    run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following)
+    manifest = json.loads((following / "releases/tiny/v2.0.0/manifest.json").read_text())
+    assert manifest["previous"] == {"version": "1.0.0", "required_bump": "major"}
 
 
 def test_build_previous_must_be_a_release(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from regionbench import config as build_config
-from regionbench import evaluation, loader, release, tables, vocabulary
+from regionbench import evaluation, jobs, loader, release, tables, vocabulary
 from regionbench.hierarchy import Hierarchy
 
 # Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
@@ -113,12 +113,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.previous:
         # The release to diff against, as one more config file (Snakemake's --config is flat).
-        previous = Path(args.previous).resolve()
-        if not (previous / "manifest.json").is_file():
-            raise UserError(f"--previous {args.previous}: not a release folder (no manifest.json)")
+        previous = args.previous
+        if previous != "none" and Path(previous).exists():
+            if not (Path(previous) / "manifest.json").is_file():
+                raise UserError(f"--previous {args.previous}: not a release folder (no manifest.json)")
+            previous = str(Path(previous).resolve())
         extra = project / ".snakemake" / "previous-release.yaml"
         extra.parent.mkdir(parents=True, exist_ok=True)
-        extra.write_text(json.dumps({"release": {**cfg["release"], "previous": str(previous)}}) + "\n")
+        extra.write_text(json.dumps({"release": {**cfg["release"], "previous": previous}}) + "\n")
         overrides.append(extra)
     # Targets first: Snakemake's --configfile takes every word after it.
     cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),
@@ -134,8 +136,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     # Rule scripts run with the interpreter found on PATH: make it this environment's.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     with exclusive_build(project) as lock:
+        jobs.clear_failures(project)
         # Snakemake inherits the lock, so it stays held if this process is killed first.
-        return subprocess.call(cmd, cwd=project, env=env, pass_fds=(lock,))
+        code = subprocess.call(cmd, cwd=project, env=env, pass_fds=(lock,))
+    if code:
+        # The reason, not Snakemake's job report, is what the user reads last.
+        for message in jobs.failures(project):
+            print(f"regionbench: {message}", file=sys.stderr)
+    return code
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -291,7 +299,11 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--cores", type=int, default=None, help="cores to use (default: the profile's)")
     b.add_argument("--configfile", action="append", default=[], help="config overriding config/config.yaml")
     b.add_argument("--dry-run", "-n", action="store_true", help="list the jobs without running them")
-    b.add_argument("--previous", metavar="DIR", help="earlier release folder to diff the new release against")
+    b.add_argument(
+        "--previous",
+        metavar="DIR|TAG|none",
+        help="release to check the bump against: a folder, a tag <dataset>-vX.Y.Z, or none (default: release.previous)",
+    )
     b.add_argument("--profile", default="default", help="profile under config/profiles/")
     b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")
     b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
