@@ -41,13 +41,17 @@ provenance = release.Provenance(
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)
+    # Snakemake removes the manifest before the job runs; the data/ tables stay to compare.
+    out = Path(snakemake.output[0]).parent
+    published = out if (out / "data").is_dir() else history.published_release(params.dataset, params.version)
     log.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
     manifest = release.write_release(
-        Path(snakemake.output[0]).parent,
+        out,
         data,
         {k: Path(v) for k, v in params.results.items()},
         provenance,
         previous=previous,
+        published=published,
     )
 except release.ReleaseError as exc:
     fail(f"release refused: {exc}")

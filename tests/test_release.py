@@ -39,8 +39,9 @@ def tiny_release(tiny_build: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(tiny_build / VERSION, tmp_path / "v1.0.0"))
 
 
-def rewrite(folder: Path, version: str, out: Path, change=None) -> dict:
-    """Write ``folder``'s tables again as ``version`` with ``folder`` as the previous release."""
+def rewrite(folder: Path, version: str, out: Path, change=None, published: Path | None = None) -> dict:
+    """Write ``folder``'s tables again as ``version`` with ``folder`` as the previous release
+    (none when ``published``, this version as built before, is given)."""
     data = release.read_tables(folder)
     if change is not None:
         change(data)
@@ -49,7 +50,27 @@ def rewrite(folder: Path, version: str, out: Path, change=None) -> dict:
         "tiny", version, manifest["code_version"], manifest["config_sha256"], manifest["inputs_sha256"]
     )
     results = {p.relative_to(folder / "results").as_posix(): p for p in (folder / "results").rglob("*") if p.is_file()}
-    return release.write_release(out, data, results, provenance, previous=folder)
+    previous = None if published else folder
+    return release.write_release(out, data, results, provenance, previous=previous, published=published)
+
+
+def test_a_version_is_immutable(tiny_release: Path, tmp_path: Path) -> None:
+    """The same version again: the same tables are written again; other tables are refused in one
+    line naming them, and nothing is written."""
+    again = rewrite(tiny_release, "1.0.0", tmp_path / "again", published=tiny_release)
+    assert again["tables"] == release.read_manifest(tiny_release)["tables"]
+
+    def relabel(data: dict) -> None:
+        regions = data["regions"].to_pylist()
+        regions[0]["area_px"] += 1
+        data["regions"] = pa.Table.from_pylist(regions, data["regions"].schema)
+        data["relations"] = data["relations"].slice(1)
+
+    with pytest.raises(release.ReleaseError) as refused:
+        rewrite(tiny_release, "1.0.0", tmp_path / "changed", relabel, published=tiny_release)
+    message = str(refused.value)
+    assert "\n" not in message and "exists with other content in regions, relations;" in message
+    assert not (tmp_path / "changed").exists()
 
 
 def test_two_builds_are_byte_identical(tiny_build: Path, tmp_path: Path) -> None:
@@ -356,6 +377,11 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following)
     manifest = json.loads((following / "releases/tiny/v2.0.0/manifest.json").read_text())
     assert manifest["previous"] == {"version": "1.0.0", "required_bump": "major"}
+    # The tagged version is immutable, even where its folder was never checked out.
+    config.write_text(changed.replace("previous: null", "previous: none"))
+    refused = run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following, ok=False)
+    last = (refused.stdout + refused.stderr).strip().splitlines()[-1]
+    assert refused.returncode != 0 and "version 1.0.0 exists with other content in regions, subsets;" in last, last
 
 
 def test_build_previous_must_be_a_release(tmp_path: Path) -> None:

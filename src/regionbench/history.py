@@ -50,6 +50,14 @@ def dataset_tags(repo: Path, dataset: str) -> list[tuple[tuple[int, int, int], s
     return sorted(found)
 
 
+def published_release(dataset: str, version: str, repo: Path = Path(".")) -> Path | None:
+    """This version as tagged before (``<dataset>-v<version>``, read through DVC), or ``None``."""
+    tag = tag_name(dataset, version)
+    if tag not in {t for _, t in dataset_tags(repo, dataset)}:
+        return None
+    return load(repo, rev=tag, dataset=dataset, version=version).folder
+
+
 def previous_release(spec: str | None, dataset: str, version: str, repo: Path = Path(".")) -> Path | None:
     """The folder of the release that ``dataset`` ``version`` is checked against (module
     docstring), or ``None`` for ``spec == "none"``. Raises ``ReleaseError`` with one line when

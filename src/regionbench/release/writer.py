@@ -57,6 +57,7 @@ def write_release(
     provenance: Provenance,
     *,
     previous: Path | None = None,
+    published: Path | None = None,
     card: Callable[[Path, dict], str] | None = None,
     croissant: Callable[[Path, dict], dict] | None = None,
     schema_dir: Path = SCHEMA_DIR,
@@ -66,7 +67,9 @@ def write_release(
     ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
     ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
     Every table is checked against its schema, and with ``previous`` (an earlier release folder)
-    the version bump against the record diff, before anything is written. The folder is
+    the version bump against the record diff, before anything is written. A version is
+    immutable: with ``published`` (this version as built or tagged before) every table's content
+    must be the same, else nothing is written and the differing tables are named. The folder is
     assembled beside ``out`` and moved into place whole. ``card`` and ``croissant`` render
     README.md and croissant.json from the folder and the manifest so far
     (``regionbench.release.card`` and ``regionbench.release.croissant`` by default).
@@ -79,6 +82,19 @@ def write_release(
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
     parse_version(provenance.version)
+    if published is not None:
+        before = release_parts(published)
+        differing = [
+            name
+            for name in TABLES
+            if name not in before
+            or scan(before[name], schemas[name], validate=False).content_sha256 != scans[name].content_sha256
+        ]
+        if differing:
+            raise ReleaseError(
+                f"version {provenance.version} exists with other content in {', '.join(differing)}; a version is "
+                "immutable: raise release.version (regionbench diff OLD NEW shows the bump needed)"
+            )
     diff, previous_manifest = None, None
     if previous is not None:
         previous_manifest = read_manifest(previous)
