@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -340,6 +341,25 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
         run(line, maintainer)
     released = maintainer / VERSION
     assert release.verify(released) == []
+
+    # The tag reproduces byte for byte; a tracked file tampered with in DVC's cache is named.
+    work = tmp_path / "reproduce"
+    reproduced = run(
+        [sys.executable, "-m", "regionbench", "reproduce", "tiny-v1.0.0", "--workdir", str(work)], maintainer
+    )
+    assert reproduced.stdout.strip().splitlines()[-1] == f"byte-identical ({len(file_digests(released))} files)"
+    card = released / "README.md"
+    digest = hashlib.md5(card.read_bytes()).hexdigest()
+    cached = maintainer / ".dvc/cache/files/md5" / digest[:2] / digest[2:]
+    cached.chmod(0o644)
+    cached.write_bytes(card.read_bytes() + b"tampered\n")
+    env["REGIONBENCH_CACHE"] = str(tmp_path / "fresh-cache")  # fetch the tracked release again
+    tampered = run(
+        [sys.executable, "-m", "regionbench", "reproduce", "tiny-v1.0.0", "--workdir", str(work)], maintainer, ok=False
+    )
+    assert tampered.returncode == 1 and "differs: README.md" in tampered.stdout.splitlines(), tampered.stdout
+    cached.write_bytes(card.read_bytes())
+    env["REGIONBENCH_CACHE"] = str(tmp_path / "cache")
 
     researcher = readme_blocks("### Researchers: pull a pinned version")
     places = {**names, "https://github.com/ORG/REPO": str(origin)}

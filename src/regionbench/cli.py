@@ -177,6 +177,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from regionbench.reproduce import reproduce  # clones and builds: the build install
+
+    workdir = Path(args.workdir).resolve() if args.workdir else None
+    outcome = reproduce(args.repo, args.tag, workdir=workdir, cores=args.cores)
+    for line in outcome.lines():
+        print(line)
+    return 0 if outcome.identical else 1
+
+
 def cmd_export_saiapr(args: argparse.Namespace) -> int:
     from regionbench.io import saiapr
 
@@ -318,6 +328,14 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--examples", type=int, default=3, help="keys to show per table and kind")
     d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
     d.set_defaults(func=cmd_diff)
+    r = sub.add_parser(
+        "reproduce", help="clone the repository at a tag, rebuild its release, compare every file with the tracked one"
+    )
+    r.add_argument("tag", help="a release tag <dataset>-vX.Y.Z")
+    r.add_argument("--repo", default=".", help="git repository, path or URL (default: the current folder)")
+    r.add_argument("--workdir", help="where to clone and build (default: a temporary folder, removed after)")
+    r.add_argument("--cores", type=int, default=2, help="cores for the rebuild")
+    r.set_defaults(func=cmd_reproduce)
     e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
     e.add_argument("release", help="release folder")
     e.add_argument("out", help="folder to write (must not exist)")
