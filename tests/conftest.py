@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import pytest
 
 from regionbench import synth
 from regionbench.io.saiapr.collection import write_collection
+from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -34,15 +34,6 @@ def build_command(project: Path, *args: str, cores: int | None = 2) -> list[str]
 
 def build(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(build_command(project, *args), capture_output=True, text=True, cwd=project)
-
-
-def file_digests(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder``, by relative path."""
-    return {
-        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def write_config(project: Path, text: str) -> Path:

@@ -9,7 +9,6 @@ pins differ needs its own ``pip install -c constraints.txt``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -53,17 +52,9 @@ def split_tag(tag: str) -> tuple[str, str]:
     return dataset, version
 
 
-def _digests(folder: Path) -> dict[str, str]:
-    return {
-        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 def compare(tracked: Path, rebuilt: Path) -> Outcome:
     """Every file of ``tracked`` against ``rebuilt`` and back: differing, missing or extra paths."""
-    before, after = _digests(tracked), _digests(rebuilt)
+    before, after = release.file_digests(tracked), release.file_digests(rebuilt)
     paths = sorted(before.keys() | after.keys())
     return Outcome(files=len(before), differing=[p for p in paths if before.get(p) != after.get(p)])
 

@@ -28,6 +28,12 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def file_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder``, by path relative to it, in path order."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def fingerprint_tree(root: Path) -> str:
     """sha256 over the relative path and sha256 of every file under ``root``, in path order."""
     root = Path(root)

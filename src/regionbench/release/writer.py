@@ -19,7 +19,14 @@ from regionbench import tables
 from regionbench.release import card as card_module
 from regionbench.release import croissant as croissant_module
 from regionbench.release.geoparquet import geo_metadata
-from regionbench.release.manifest import FORMAT, Provenance, ReleaseError, canonical_digest, read_manifest, sha256_file
+from regionbench.release.manifest import (
+    FORMAT,
+    Provenance,
+    ReleaseError,
+    canonical_digest,
+    file_digests,
+    read_manifest,
+)
 from regionbench.release.records import Part, as_parts, release_parts, scan
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
 from regionbench.release.versions import Diff, check_bump, parse_version, table_diff
@@ -151,9 +158,7 @@ def write_release(
     document = (croissant or croissant_module.croissant)(staging, manifest)
     tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
     (staging / "README.md").write_text((card or card_module.dataset_card)(staging, manifest), encoding="utf-8")
-    manifest["files"] = {
-        p.relative_to(staging).as_posix(): sha256_file(p) for p in sorted(staging.rglob("*")) if p.is_file()
-    }
+    manifest["files"] = file_digests(staging)
     manifest["digest"] = canonical_digest(manifest)
     tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
     if out.exists():
