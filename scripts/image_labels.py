@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from regionbench import tables, vocabulary
 from regionbench.io import imageclef
 from regionbench.jobs import fail, log_to
@@ -10,7 +12,11 @@ log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output
 rows, rejects, report = [], [], {}
 if params.folder:
-    image_ids = [i for path in snakemake.input.images for i in tables.read_parquet(path).column("image_id").to_pylist()]
+    image_ids = [
+        i
+        for path in snakemake.input.images
+        for i in pq.read_table(path, columns=["image_id"]).column("image_id").to_pylist()
+    ]
     try:
         rows, rejects, report = imageclef.ingest_judgments(
             params.folder, vocabulary.Registry.read(snakemake.input.registry).ids(), image_ids

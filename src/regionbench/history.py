@@ -30,6 +30,15 @@ def tag_name(dataset: str, version: str) -> str:
     return f"{dataset}-v{version}"
 
 
+def split_tag(tag: str) -> tuple[str, str]:
+    """(dataset, version) of a tag ``<dataset>-v<X.Y.Z>``."""
+    dataset, sep, version = tag.rpartition("-v")
+    if not sep or not dataset:
+        raise release.ReleaseError(f"tag {tag!r} is not <dataset>-v<X.Y.Z>; list them with git tag")
+    release.parse_version(version)
+    return dataset, version
+
+
 def dataset_tags(repo: Path, dataset: str) -> list[tuple[tuple[int, int, int], str]]:
     """(version, tag) of every ``<dataset>-v<X.Y.Z>`` tag of the git repository ``repo``, lowest
     version first; none outside a git repository."""

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from regionbench import release
+from regionbench import history, release
 from regionbench.loader import load
 
 
@@ -43,15 +43,6 @@ class Outcome:
         ]
 
 
-def split_tag(tag: str) -> tuple[str, str]:
-    """(dataset, version) of a tag ``<dataset>-v<X.Y.Z>``."""
-    dataset, sep, version = tag.rpartition("-v")
-    if not sep or not dataset:
-        raise release.ReleaseError(f"tag {tag!r} is not <dataset>-v<X.Y.Z>; list them with git tag")
-    release.parse_version(version)
-    return dataset, version
-
-
 def compare(tracked: Path, rebuilt: Path) -> Outcome:
     """Every file of ``tracked`` against ``rebuilt`` and back: differing, missing or extra paths."""
     before, after = release.file_digests(tracked), release.file_digests(rebuilt)
@@ -67,7 +58,7 @@ def reproduce(repo: str, tag: str, workdir: Path | None = None, cores: int = 2) 
     """Clone ``repo`` at ``tag`` into ``workdir`` (a temporary folder when ``None``, removed
     after), rebuild the release there and compare it with the DVC-tracked one. A ``workdir``
     that already holds the clone is reused (its build resumes or is up to date)."""
-    dataset, version = split_tag(tag)
+    dataset, version = history.split_tag(tag)
     if Path(repo).exists():
         repo = str(Path(repo).resolve())  # the clone runs elsewhere
     owned = workdir is None
