@@ -69,16 +69,43 @@ EOF
     chmod 600 "$dir/munge.key"
 }
 
+# The folder of the test cluster that owns $SYSTEM_CONF, or nothing when the link is absent.
+owner() {
+    local target
+    target=$(readlink "$SYSTEM_CONF" || true)
+    case "$target" in
+        */slurm.conf) dirname "$target" ;;
+    esac
+}
+
+cluster_alive() {
+    local pid
+    pid=$(cat "$1/slurmctld.pid" 2>/dev/null || true)
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# Make $SYSTEM_CONF free for a new cluster: a cluster whose run was killed (its daemons gone) is
+# cleaned up; a live one (another test run on this machine) is waited for, since both need the
+# same ports; a configuration this script did not write is never touched.
+release_system_conf() {
+    local dir
+    if [ -e "$SYSTEM_CONF" ] && [ ! -L "$SYSTEM_CONF" ]; then
+        die "$SYSTEM_CONF exists: this machine has a SLURM setup that the test cluster would shadow"
+    fi
+    dir=$(owner)
+    [ -n "$dir" ] || { rm -f "$SYSTEM_CONF"; return 0; }
+    for _ in $(seq 600); do
+        cluster_alive "$dir" || { stop "$dir"; return 0; }
+        sleep 1
+    done
+    die "$SYSTEM_CONF belongs to the test cluster in $dir, still running after 10 min: '$0 stop $dir'"
+}
+
 start() {
     local dir
     dir=$(realpath "$1")
     command -v slurmctld >/dev/null || die "SLURM is not installed: run '$0 install' first (root)"
-    if [ -e "$SYSTEM_CONF" ] || [ -L "$SYSTEM_CONF" ]; then
-        case "$(readlink "$SYSTEM_CONF" || true)" in
-            */slurm.conf) [ -e "$SYSTEM_CONF" ] && die "$SYSTEM_CONF belongs to another running test cluster; stop it first" ;;
-            *) die "$SYSTEM_CONF exists: this machine has a SLURM setup that the test cluster would shadow" ;;
-        esac
-    fi
+    release_system_conf
     chmod 700 "$dir"
     write_config "$dir"
     mkdir -p "$(dirname "$SYSTEM_CONF")"
@@ -114,7 +141,7 @@ stop_pidfile() {
 
 stop() {
     local dir
-    dir=$(realpath "$1")
+    dir=$(realpath -m "$1")
     stop_pidfile "$dir/slurmd.pid"
     stop_pidfile "$dir/slurmctld.pid"
     stop_pidfile "$dir/munged.pid"
