@@ -55,7 +55,7 @@ rule evaluate_classifiers:
         hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
         table=f"{RESULTS}/classifiers.parquet",
-        metrics=f"{RESULTS}/metrics.json",
+        metrics=metric_outputs(),
         plot=f"{RESULTS}/classifiers.csv",
         png=f"{RESULTS}/classifiers.png",
         svg=f"{RESULTS}/classifiers.svg",

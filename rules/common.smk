@@ -186,6 +186,15 @@ def classifier_outputs(ext):
     ]
 
 
+def metric_outputs():
+    """The DVC metrics: one flat file per (subset, classifier), named as classifiers.metrics names them."""
+    return [
+        f"{RESULTS}/metrics/{subset}-{name}.json"
+        for subset in SUBSETS
+        for name in config["classifiers"]["names"]
+    ]
+
+
 def ingest_outputs():
     tables = ("images", "regions", "rejects")
     return [f"{RESULTS}/ingest/{s}/{t}.parquet" for s in shards() for t in tables]
@@ -214,7 +223,6 @@ def release_results():
             "subsets.json",
             "vocabulary_procedure.json",
             "classifiers.parquet",
-            "metrics.json",
             "classifiers.csv",
             "classifiers.png",
             "classifiers.svg",

@@ -13,7 +13,8 @@ sizes = json.loads(Path(snakemake.input.subsets).read_text())["subsets"]
 predictions = {(Path(p).parent.name, Path(p).stem): tables.read_parquet(p) for p in snakemake.input.predictions}
 summary = classifiers.summary(tree, predictions, sizes)
 tables.write_parquet(summary, snakemake.output.table)
-tables.write_json(snakemake.output.metrics, classifiers.metrics(summary))
+for name, values in classifiers.metrics(summary).items():
+    tables.write_json(Path(snakemake.output.metrics[0]).parent / name, values)
 # Fit times vary run to run: they go to their own file, outside the deterministic outputs.
 timings = {
     f"{Path(p).parent.name}/{Path(p).stem}": json.loads(Path(p).read_text())["fit_seconds"]

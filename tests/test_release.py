@@ -291,7 +291,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     repository with a local remote; then the next version's bump check from the tag in another
     fresh clone, where no older version folder exists."""
     source = workflow_copy(tmp_path / "source")
-    for name in ("dvc.yaml", ".dvcignore", ".dvc/config", ".dvc/.gitignore"):
+    for name in ("dvc.yaml", ".dvcignore", ".dvc/config", ".dvc/.gitignore", ".dvc/plots/accuracy_by_subset.json"):
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PROJECT / name, source / name)
     shutil.copytree(
@@ -374,7 +374,8 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
         code = code.replace(old, new)
     run([sys.executable, "-c", code], elsewhere)
 
-    # The next version, in a fresh clone: the previous release comes from the tag, through DVC.
+    # The next version, in a fresh clone: the previous release comes from the tag, through DVC,
+    # whether built directly or as the README's `dvc exp run`, which clears the outputs first.
     following = tmp_path / "following"
     run(["git", "clone", "-q", str(origin), str(following)], tmp_path)
     assert not (following / VERSION).exists()
@@ -388,10 +389,18 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     refused = run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following, ok=False)
     last = (refused.stdout + refused.stderr).strip().splitlines()[-1]
     assert refused.returncode != 0 and "need MAJOR" in last and "over 1.0.0" in last, last
-    config.write_text(changed.replace("version: 1.0.0", "version: 2.0.0"))
-    run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following)
+    (experiment,) = shell_lines(readme_blocks("### Maintainers: build, verify, push, tag")[1], {})
+    refused = run(experiment, following, ok=False)
+    *_, ours, dvc_error = refused.stderr.strip().splitlines()
+    assert refused.returncode != 0 and dvc_error.startswith("ERROR: failed to reproduce 'release'"), dvc_error
+    assert (
+        ours.startswith("regionbench: release refused: version 1.1.0 is a MINOR bump over 1.0.0")
+        and "need MAJOR" in ours
+    )
+    run(experiment.replace("version=1.1.0", "version=2.0.0"), following)
     manifest = json.loads((following / "releases/tiny/v2.0.0/manifest.json").read_text())
     assert manifest["previous"] == {"version": "1.0.0", "required_bump": "major"}
+    assert "version: 2.0.0" in config.read_text()  # the experiment's parameters, applied to the workspace
     # The tagged version is immutable, even where its folder was never checked out.
     config.write_text(changed.replace("previous: null", "previous: none"))
     refused = run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following, ok=False)

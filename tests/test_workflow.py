@@ -8,12 +8,13 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
+from conftest import PROJECT, TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
 
 from regionbench.vocabulary import DEFAULT_DIR
 
@@ -39,9 +40,65 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
     assert sum(vocabulary["region_count"]) == 110
     summary = pq.read_table(results / "classifiers.parquet").to_pylist()
     assert len(summary) == 8 * 3 and all(r["soft"] >= r["e_hard"] for r in summary)
-    assert (results / "classifiers.png").stat().st_size > 0 and (results / "metrics.json").is_file()
+    assert (results / "classifiers.png").stat().st_size > 0
+    metrics = {p.name: json.loads(p.read_text()) for p in (results / "metrics").iterdir()}
+    assert metrics == {
+        f"{r['subset']}-{r['classifier']}.json": {k: r[k] for k in ("e_hard", "soft", "mean_e")} for r in summary
+    }
     again = build(project, "--configfile", str(override), "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_dvc_shows_the_metrics_and_plots_readably(tiny_build: Path, tmp_path: Path) -> None:
+    """`dvc metrics show` is a row per (subset, classifier) with three measures, `dvc metrics diff` a
+    row per changed value, and `dvc plots` draws accuracy over the subsets as categories, a line per
+    classifier: the project's dvc.yaml and plot template over the tiny build's results."""
+    repo = tmp_path / "repo"
+    for name in ("dvc.yaml", ".dvcignore", ".dvc/config", ".dvc/plots"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if (PROJECT / name).is_dir() else shutil.copy)(PROJECT / name, repo / name)
+    (repo / "config").mkdir()
+    (repo / "config/config.yaml").write_text(
+        (PROJECT / "config/config.yaml").read_text().replace("dataset: demo", "dataset: tiny")
+    )
+    for name in ("metrics", "classifiers.csv"):
+        source = tiny_build / "results/tiny" / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, repo / "results/tiny" / name)
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+
+    def dvc(*args: str) -> str:
+        done = subprocess.run(["dvc", *args], cwd=repo, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    subprocess.run(
+        "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm r",
+        shell=True,
+        cwd=repo,
+        check=True,
+    )
+    summary = pq.read_table(tiny_build / "results/tiny/classifiers.parquet").to_pylist()
+    header, *rows = [line.split() for line in dvc("metrics", "show").splitlines()]
+    assert header == ["Path", "e_hard", "mean_e", "soft"]
+    expected = sorted(summary, key=lambda r: (r["subset"], r["classifier"]))
+    assert [row[0] for row in rows] == [f"results/tiny/metrics/{r['subset']}-{r['classifier']}.json" for r in expected]
+    shown = [[float(v) for v in row[1:]] for row in rows]  # dvc rounds to five significant digits
+    assert shown == [pytest.approx([r[k] for k in ("e_hard", "mean_e", "soft")], abs=5e-6) for r in expected]
+    changed = repo / "results/tiny/metrics/H-zarbi.json"
+    changed.write_text(json.dumps({**json.loads(changed.read_text()), "soft": 0.125}))
+    header, *rows = [line.split() for line in dvc("metrics", "diff").splitlines()]
+    assert header == ["Path", "Metric", "HEAD", "workspace", "Change"] and len(rows) == 1
+    assert rows[0][:2] == ["results/tiny/metrics/H-zarbi.json", "soft"] and rows[0][3] == "0.125"
+
+    (plot,) = json.loads(dvc("plots", "show", "--json"))["data"]["results/tiny/classifiers.csv"]
+    encoding = plot["content"]["encoding"]
+    assert encoding["x"] == {**encoding["x"], "field": "subset", "type": "nominal"}
+    assert encoding["y"] == {**encoding["y"], "field": "e_hard", "type": "quantitative"}
+    assert encoding["color"]["field"] == "classifier"
+    points = plot["content"]["data"]["values"]
+    assert sorted((p["subset"], p["classifier"]) for p in points) == sorted(
+        (r["subset"], r["classifier"]) for r in summary
+    )
 
 
 def test_an_edited_vocabulary_regenerates_the_collection(tiny_build: Path, tmp_path: Path) -> None:

@@ -201,11 +201,15 @@ def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes
     return pa.Table.from_pylist(rows, schema=tables.CLASSIFIER_SCORES)
 
 
-def metrics(summary_table: pa.Table) -> dict:
-    """``metrics.json`` for ``dvc metrics``: the measures per subset and classifier."""
-    out: dict = {}
-    for row in summary_table.to_pylist():
-        out.setdefault(row["subset"], {})[row["classifier"]] = {
-            k: row[k] for k in ("e_hard", "soft", "mean_e", "n_train", "n_test")
-        }
-    return out
+METRIC_MEASURES = ("e_hard", "soft", "mean_e")
+
+
+def metrics(summary_table: pa.Table) -> dict[str, dict[str, float]]:
+    """The files of the ``metrics/`` folder for ``dvc metrics``: ``<subset>-<classifier>.json``, each
+    a flat ``{e_hard, soft, mean_e}``. One small file per pair because ``dvc metrics show`` prints a
+    row per file and a column per key: the folder reads as a table of 72 rows and three columns,
+    where one file would be one row of 216 columns."""
+    return {
+        f"{row['subset']}-{row['classifier']}.json": {k: row[k] for k in METRIC_MEASURES}
+        for row in summary_table.to_pylist()
+    }
