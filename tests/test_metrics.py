@@ -155,16 +155,45 @@ def test_region_measures_by_hand() -> None:
     assert matrix[names.index("dog"), names.index("cat")] == 1 and matrix.sum() == 4
 
 
-def test_semantic_matching_is_one_to_one_and_greedy() -> None:
-    tree = tree_of({"food": "entity", "dish": "food", "fruit": "food", "animal": "entity", "dog": "animal"})
+def test_semantic_matching_takes_exact_matches_first() -> None:
+    # As in the bundled hierarchy: tree lies under trees, bush beside trees.
+    tree = tree_of({"vegetation": "entity", "trees": "vegetation", "tree": "trees", "bush": "vegetation"})
     similarity = metrics.hierarchy_similarity(tree)
-    truth = [{"dish", "dog"}]
-    # 'food' (similar to dish) then 'dish' itself: the first, more confident, takes dish; the
-    # second cannot match the same truth and is a false positive.
-    counts = metrics.semantic_counts(truth, [["food", "dish"]], similarity, threshold=0.4)
-    assert counts[0].tp == ("dish",) and counts[0].fp == ("dish",) and counts[0].fn == ("dog",)
-    exact = metrics.example_based_counts(metrics.exact_counts(truth, [{"food", "dish"}]))
-    semantic = metrics.example_based_counts(counts)
-    assert semantic["recall"] == exact["recall"] == 0.5
-    strict = metrics.semantic_counts(truth, [["food"]], similarity, threshold=0.99)
-    assert strict[0].tp == () and strict[0].fp == ("food",)
+    truth, ranked = [{"tree", "bush"}], [["trees", "tree"]]
+    # A greedy pass in confidence order gave 'tree' to the more confident 'trees' and made the
+    # exact 'tree' a false positive of label tree: its semantic precision fell below the exact one.
+    counts = metrics.semantic_counts(truth, ranked, similarity, threshold=0.5)
+    assert counts[0] == metrics.ImageCounts(tp=("tree",), fp=("trees",), fn=("bush",))
+    exact = metrics.exact_counts(truth, ranked)
+    assert metrics.label_based_counts(counts, ["tree", "trees", "bush"]) == metrics.label_based_counts(
+        exact, ["tree", "trees", "bush"]
+    )
+    # With both predictions near a truth each, both are hits.
+    counts = metrics.semantic_counts([{"tree", "bush"}], [["trees", "bush"]], similarity, threshold=0.5)
+    assert counts[0] == metrics.ImageCounts(tp=("bush", "tree"), fp=(), fn=())
+
+
+def test_semantic_matching_counts_pairs_before_similarity() -> None:
+    # 'food' is closest to 'dish', but matching it there leaves 'fruit' without a partner; two
+    # pairs above the threshold beat one closer pair.
+    scores = {("dish", "food"): 0.9, ("fruit", "food"): 0.6, ("dish", "meal"): 0.6}
+    counts = metrics.semantic_counts([{"dish", "fruit"}], [["food", "meal"]], lambda t, p: scores.get((t, p), 0.0), 0.5)
+    assert counts[0] == metrics.ImageCounts(tp=("dish", "fruit"), fp=(), fn=())
+
+
+SEMANTIC_TREE = tree_of({f"l{i}": ("entity" if i < 2 else f"l{i % 2}") for i in range(8)})
+
+
+@settings(max_examples=150, deadline=None)
+@given(label_sets, st.data(), st.sampled_from([0.0, 0.2, 0.5, 0.8]))
+def test_semantic_scores_are_never_below_exact(truth: list[set[str]], data: st.DataObject, threshold: float) -> None:
+    ranked = [data.draw(st.lists(st.sampled_from(VOCAB), max_size=5, unique=True)) for _ in truth]
+    exact = metrics.exact_counts(truth, ranked)
+    semantic = metrics.semantic_counts(truth, ranked, metrics.hierarchy_similarity(SEMANTIC_TREE), threshold)
+    for e, s in zip(exact, semantic, strict=True):
+        assert set(e.tp) <= set(s.tp) and len(s.tp) + len(s.fp) == len(e.tp) + len(e.fp)
+        assert len(s.tp) + len(s.fn) == len(e.tp) + len(e.fn)
+    for name, value in metrics.example_based_counts(exact).items():
+        assert metrics.example_based_counts(semantic)[name] >= value - 1e-12, name
+    for name, value in metrics.label_based_counts(exact, VOCAB).items():
+        assert metrics.label_based_counts(semantic, VOCAB)[name] >= value - 1e-12, name

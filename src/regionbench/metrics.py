@@ -101,22 +101,34 @@ def semantic_counts(
     similarity: Callable[[str, str], float],
     threshold: float,
 ) -> list[ImageCounts]:
-    """Semantic matching: each image's predictions, in confidence order, are matched one to one
-    and greedily to the unmatched true label of highest similarity, if it exceeds ``threshold``
-    (ties: first by name). A matched prediction counts as a hit on its true label; an unmatched
-    one as a false positive of its own label."""
+    """Semantic matching per image (Kubany et al.): exact matches first; then the remaining
+    predictions and truths are matched one to one among the pairs whose similarity exceeds
+    ``threshold``: as many pairs as possible, and of those the largest total similarity (Hungarian
+    assignment, ``scipy.optimize.linear_sum_assignment``, on weight n + similarity, n being more
+    than the number of possible pairs). A matched prediction is a hit on its true label;
+    an unmatched one a false positive of its own label. Exact hits are kept and semantic hits only
+    added, so every measure is at least its exact value. ``ranked``'s order does not matter."""
+    from scipy.optimize import linear_sum_assignment
+
     out = []
     for t, p in zip(truth, ranked, strict=True):
-        open_truths = sorted(set(t))
-        tp, fp = [], []
-        for label in dict.fromkeys(p):
-            scores = {x: similarity(x, label) for x in open_truths}
-            best = max(open_truths, key=scores.__getitem__, default=None)  # first by name on ties
-            if best is not None and scores[best] > threshold:
-                tp.append(best)
-                open_truths.remove(best)
-            else:
-                fp.append(label)
+        t, p = set(t), set(p)
+        tp = sorted(t & p)
+        open_truths, open_preds = sorted(t - p), sorted(p - t)
+        fp = []
+        if open_truths and open_preds:
+            score = np.array([[similarity(x, y) for x in open_truths] for y in open_preds], dtype=float)
+            # A pair is worth more than any total of similarities, so the count comes first.
+            gain = np.where(score > threshold, min(score.shape) + 1 + score, 0.0)
+            rows, cols = linear_sum_assignment(gain, maximize=True)
+            pairs = {(r, c) for r, c in zip(rows, cols, strict=True) if gain[r, c] > 0}
+            matched_truths = {c for _, c in pairs}
+            tp += [open_truths[c] for _, c in pairs]
+            matched_preds = {r for r, _ in pairs}
+            fp = [y for r, y in enumerate(open_preds) if r not in matched_preds]
+            open_truths = [x for c, x in enumerate(open_truths) if c not in matched_truths]
+        else:
+            fp = open_preds
         out.append(ImageCounts(tuple(sorted(tp)), tuple(sorted(fp)), tuple(open_truths)))
     return out
 
