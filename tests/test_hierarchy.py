@@ -63,6 +63,31 @@ def test_e_hierarchy_values(tree: Hierarchy) -> None:
     assert tree.e_hierarchy("sky-blue", "cloud") == 1.0  # siblings share no path
 
 
+@pytest.mark.parametrize(
+    ("correct", "predicted", "value"),
+    [
+        ("tree", "trees", 1 / 4),
+        ("person", "child", 1 / 3),
+        ("food", "dish", 1 / 2),
+        ("child-boy", "child", 1 / 4),
+        ("sky", "sky-light", 1 / 3),
+        ("vegetation", "bush", 1 / 2),
+    ],
+)
+def test_the_papers_table_6(tree: Hierarchy, correct: str, predicted: str, value: float) -> None:
+    """Paper 001, Table 6: soft-correct predictions and their e_hierarchy (printed to two digits)."""
+    assert tree.e_hierarchy(correct, predicted) == pytest.approx(value)
+
+
+def test_the_paper_profile_annotates_with_200_leaves(tree: Hierarchy) -> None:
+    """Paper 001, section 3.4: 255 labels used, 200 of them leaves of the hierarchy."""
+    from regionbench.synth import paper_label_order
+
+    used = paper_label_order()
+    assert len(used) == 255
+    assert sum(1 for label in used if not tree.children.get(label)) == 200
+
+
 def test_e_hierarchy_directions_and_threshold(tree: Hierarchy) -> None:
     # p below t is "specific", p above t is "general".
     assert tree.e_hierarchy("sky", "sky-blue", direction="specific") == pytest.approx(1 / 3)
