@@ -197,3 +197,26 @@ def test_semantic_scores_are_never_below_exact(truth: list[set[str]], data: st.D
         assert metrics.example_based_counts(semantic)[name] >= value - 1e-12, name
     for name, value in metrics.label_based_counts(exact, VOCAB).items():
         assert metrics.label_based_counts(semantic, VOCAB)[name] >= value - 1e-12, name
+
+
+def test_random_baseline_draws_afresh_for_each_image() -> None:
+    vocabulary = [f"w{i:02d}" for i in range(40)]
+    test = [{vocabulary[i % 40], vocabulary[(7 * i + 3) % 40]} for i in range(200)]
+    baselines = metrics.trivial_baselines(test, test, 5, vocabulary, seed=3)
+    # One fixed set can recall at most k labels; fresh draws reach far more of the vocabulary.
+    assert baselines["most_frequent"]["n_plus"] <= 5 and baselines["rarest"]["n_plus"] <= 5
+    assert baselines["random"]["n_plus"] > 5
+    assert baselines["random"] == metrics.trivial_baselines(test, test, 5, vocabulary, seed=3)["random"]
+    assert baselines["random"] != metrics.trivial_baselines(test, test, 5, vocabulary, seed=4)["random"]
+
+
+def test_fixed_baselines_by_hand() -> None:
+    train = [{"a", "b"}, {"a"}, {"a", "c"}, {"b"}]  # a 3, b 2, c 1, d 0
+    test = [{"a"}, {"c", "d"}]
+    b = metrics.trivial_baselines(train, test, 2, ["a", "b", "c", "d"])
+    assert b["most_frequent"]["labels"] == ["a", "b"] and b["rarest"]["labels"] == ["d", "c"]
+    # most_frequent predicts {a, b} twice: label a P 1/2 R 1; b P 0; c, d R 0 -> P_L 1/8, R_L 1/4;
+    # image 1 P 1/2 R 1, image 2 P 0 R 0 -> P_I 1/4, R_I 1/2.
+    assert b["most_frequent"]["p_l"] == pytest.approx(1 / 8) and b["most_frequent"]["r_l"] == pytest.approx(1 / 4)
+    assert b["most_frequent"]["p_i"] == pytest.approx(1 / 4) and b["most_frequent"]["r_i"] == pytest.approx(1 / 2)
+    assert b["most_frequent"]["n_plus"] == 1 and b["rarest"]["n_plus"] == 2

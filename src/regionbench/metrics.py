@@ -248,22 +248,26 @@ def top_k_metrics(
 
 def trivial_baselines(
     train: Sequence[Iterable[str]], test: Sequence[Iterable[str]], k: int, vocabulary: Iterable[str], seed: int = 0
-) -> dict[str, dict[str, float]]:
-    """``top_k_metrics`` when every test image gets the same k labels: the k rarest, the k most
-    frequent (in train; ties by name) or k drawn at random (seeded)."""
+) -> dict[str, dict]:
+    """``top_k_metrics`` of three trivial annotators (Dutta et al. 2018, section 4): every test
+    image gets the k rarest labels of train, or the k most frequent (ties by name), or k labels
+    drawn at random afresh for each image ("we pick different randomly chosen labels for each
+    image", seeded), which is why the random annotator's N+ exceeds k."""
     labels = sorted(set(vocabulary))
     freq = Counter(x for t in train for x in t)
-    by_freq = sorted(labels, key=lambda x: (-freq[x], x))
     rng = np.random.default_rng(seed)
-    choices = {
+    size = min(k, len(labels))
+    fixed = {
         "rarest": sorted(labels, key=lambda x: (freq[x], x))[:k],
-        "most_frequent": by_freq[:k],
-        "random": sorted(rng.choice(labels, size=min(k, len(labels)), replace=False).tolist()),
+        "most_frequent": sorted(labels, key=lambda x: (-freq[x], x))[:k],
     }
-    return {
+    out: dict[str, dict] = {
         name: top_k_counts(exact_counts(test, [chosen] * len(test)), labels) | {"labels": chosen}
-        for name, chosen in choices.items()
+        for name, chosen in fixed.items()
     }
+    drawn = [[labels[i] for i in rng.choice(len(labels), size=size, replace=False)] for _ in test]
+    out["random"] = top_k_counts(exact_counts(test, drawn), labels) | {"seed": seed}
+    return out
 
 
 def label_set_stats(train: Sequence[Iterable[str]], test: Sequence[Iterable[str]]) -> dict[str, float]:
