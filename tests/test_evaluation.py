@@ -108,6 +108,47 @@ def test_perfect_runs_score_one(tiny_build: Path, task: evaluation.Task, tmp_pat
     assert set(report["diagnostics"]["baselines"]) == {"rarest", "most_frequent", "random"}
 
 
+@pytest.mark.parametrize("subset", list("ABCDEFGH"))
+def test_a_perfect_image_level_run_scores_one_on_every_measure(tiny_build: Path, tmp_path: Path, subset: str) -> None:
+    data = regionbench.load(tiny_build / VERSION)
+    spec = evaluation.task_of(data, subset)
+    # The image split: every image of the subset on one side, its truth all of its labels.
+    members = data.subsets[data.subsets["subset"] == subset]
+    assert (members.groupby("image_id")["image_split"].nunique() == 1).all()
+    assert not set(spec.test) & set(spec.train) and set(spec.test) | set(spec.train) == set(members["image_id"])
+    for image, labels in spec.test.items():
+        assert labels == set(members.loc[members["image_id"] == image, "label"])
+
+    tree = evaluation.release_hierarchy(data)
+    rows = [(i, c, 1.0) for i in spec.test for c in sorted(spec.test[i])]
+    pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
+    k = max(len(t) for t in spec.test.values())
+    image = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", subset, k=k, semantic_threshold=0.5)
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(perfect_run(spec)) + "\n")
+    clef = evaluation.evaluate(data, tree, run, "imageclef", subset)
+    measures = [
+        (f"image.{family}.{name}", value)
+        for family, values in image["measures"].items()
+        for name, value in (values.items() if family != "semantic" else values["example_based"].items())
+        if name not in ("n_plus", "threshold")
+    ]
+    measures += [
+        (f"image.semantic.label_based.{n}", v) for n, v in image["measures"]["semantic"]["label_based"].items()
+    ]
+    measures += [(f"imageclef.{n}", v) for n, v in clef["measures"].items() if n != "concepts_scored"]
+    assert measures and [name for name, value in measures if value != pytest.approx(1.0)] == []
+    assert image["measures"]["top_k"]["n_plus"] == image["concepts_in_test"]
+
+
+def test_image_scores_outside_the_vocabulary_are_refused(task: evaluation.Task, tmp_path: Path) -> None:
+    image = sorted(task.test)[0]
+    rows = [(image, "sky-blue", 0.9), (image, "unicorn", 0.5)]
+    pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
+    with pytest.raises(evaluation.RunError, match=r"row 3: label 'unicorn' is not in the release's vocabulary"):
+        evaluation.read_image_scores(tmp_path / "scores.csv", task)
+
+
 def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
     regions = task.regions[["image_id", "region_id", "label"]]
     pd.concat([regions.iloc[1:], regions.iloc[2:3]]).to_csv(tmp_path / "bad.csv", index=False)

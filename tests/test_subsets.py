@@ -3,6 +3,8 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regionbench import subsets, synth
 
@@ -97,3 +99,38 @@ def test_image_unit_keeps_images_whole() -> None:
 def test_unknown_split_unit() -> None:
     with pytest.raises(ValueError, match="split_unit"):
         subsets.assign_splits([(1, "x", 1)], ["a"], split_unit="folder")
+
+
+label_set_collections = st.dictionaries(
+    st.integers(0, 10_000), st.sets(st.sampled_from("abcdefgh"), max_size=4), min_size=1, max_size=80
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(label_set_collections, st.integers(0, 3))
+def test_image_split_puts_each_image_on_one_side_stratified(label_sets: dict[int, set[str]], seed: int) -> None:
+    sides = subsets.image_splits(label_sets, seed)
+    assert set(sides) == set(label_sets) and set(sides.values()) <= {"train", "test"}
+    assert sides == subsets.image_splits(dict(reversed(list(label_sets.items()))), seed)  # order-free
+    # A label's share of images is served first when it is the rarest: within one image of 30 %
+    # when every image carries a single label.
+    single = {i: labels for i, labels in label_sets.items() if len(labels) == 1}
+    if single:
+        by_label = subsets.image_splits(single, seed)
+        for label in {x for labels in single.values() for x in labels}:
+            members = [i for i, labels in single.items() if label in labels]
+            test = sum(by_label[i] == "test" for i in members)
+            assert abs(test - 0.3 * len(members)) <= 1, (label, test, len(members))
+
+
+def test_image_split_nests_and_covers_the_paper_profile(paper: tuple[pa.Table, dict]) -> None:
+    table, report = paper
+    rows = table.to_pylist()
+    side: dict[int, set[str]] = {}
+    for r in rows:
+        side.setdefault(r["image_id"], set()).add(r["image_split"])
+    assert all(len(s) == 1 for s in side.values())  # one side per image, in every subset
+    overall = report["image_split"]
+    assert 0.29 < overall["test_images"] / overall["images"] < 0.31
+    h = report["subsets"]["H"]["image_split"]
+    assert h["labels_without_test_images"] == [] and 0.2 < h["label_test_share_min"] <= h["label_test_share_max"] < 0.4

@@ -11,8 +11,9 @@ Tasks (``regionbench evaluate --task``):
 - ``imageclef``: an ImageCLEF run file (paper 003): per line an image id, then
   ``confidence binary`` per concept in concept order. Measures: ``metrics.imageclef``.
 
-An image's truth is the set of labels of its regions in the subset; the test images are the
-images with a test region in the subset, the train images those with a train region. Concepts
+The region task scores the subset's test regions (the region split). Image-level tasks score
+the test images of the image split: an image's truth is every label of the subset among its
+regions, and no image is on both sides. Concepts
 are the subset's labels in vocabulary (label id) order. Nothing is scored from an invalid run:
 every problem is reported with its line.
 """
@@ -54,6 +55,7 @@ class Task:
     test: dict[int, set[str]]
     train: dict[int, set[str]]
     regions: pd.DataFrame  # the subset's test regions: KEY + label
+    vocabulary: frozenset[str] = frozenset()  # every label of the release
 
 
 def release_hierarchy(data: Release) -> Hierarchy:
@@ -69,35 +71,41 @@ def release_hierarchy(data: Release) -> Hierarchy:
 
 
 def task_of(data: Release, subset: str, annotator: str | None = None) -> Task:
-    """The subset's labels and the truth of its test and train images and test regions.
+    """The subset's labels, the truth of its test and train images, and its test regions.
 
-    The truth is the reference annotator's (whose regions the subsets hold); ``annotator``
-    takes another annotator's regions of the same images and labels instead, which needs a
-    split by image (every release with several annotators has one).
+    Image-level tasks use the image split: the truth of an image is every label of the subset
+    among its regions, and an image is on one side only. The region task keeps the region
+    split. The truth is the reference annotator's (whose regions the subsets hold);
+    ``annotator`` takes another annotator's regions on the same images, each on its image's
+    side of the image split.
     """
     members = data.subsets[data.subsets["subset"] == subset]
     if members.empty:
         raise RunError(f"subset {subset!r} is not in the release; subsets: {sorted(data.subsets['subset'].unique())}")
+    if "image_split" not in members.columns:
+        raise RunError(
+            f"release {data.dataset} v{data.version} has no image split (subsets.image_split); "
+            "score it with a release built by this version of regionbench"
+        )
     reference = sorted(members["annotator"].unique())
     if annotator is not None and [annotator] != reference:
-        sides = members.groupby("image_id")["split"].nunique()
-        if (sides > 1).any():
-            raise RunError(f"the release splits regions, not images: only {reference[0]!r} can be scored against")
-        split_of = members.drop_duplicates("image_id").set_index("image_id")["split"]
-        regions = data.regions[(data.regions["annotator"] == annotator) & data.regions["image_id"].isin(split_of.index)]
+        side_of = members.drop_duplicates("image_id").set_index("image_id")["image_split"]
+        regions = data.regions[(data.regions["annotator"] == annotator) & data.regions["image_id"].isin(side_of.index)]
         if regions.empty:
             raise RunError(
                 f"annotator {annotator!r} has no region on the subset's images; annotators: {data.annotators()}"
             )
         regions = regions[regions["label"].isin(set(members["label"]))]
-        members = regions.assign(subset=subset, split=regions["image_id"].map(split_of))[[*KEY, "label", "split"]]
+        sides = regions["image_id"].map(side_of)
+        members = regions.assign(subset=subset, split=sides, image_split=sides)[[*KEY, "label", "split", "image_split"]]
     order = data.vocabulary.set_index("label")["label_id"]
     labels = sorted(members["label"].unique(), key=lambda x: (order.get(x, 1 << 30), x))
     truth: dict[str, dict[int, set[str]]] = {"train": defaultdict(set), "test": defaultdict(set)}
-    for split, image_id, label in members[["split", "image_id", "label"]].itertuples(index=False):
-        truth[split][int(image_id)].add(label)
+    for side, image_id, label in members[["image_split", "image_id", "label"]].itertuples(index=False):
+        truth[side][int(image_id)].add(label)
     test_regions = members[members["split"] == "test"][[*KEY, "label"]].reset_index(drop=True)
-    return Task(labels, dict(truth["test"]), dict(truth["train"]), test_regions)
+    vocabulary = frozenset(data.vocabulary["label"])
+    return Task(labels, dict(truth["test"]), dict(truth["train"]), test_regions, vocabulary)
 
 
 def read_table(path: Path, required: list[str], optional: list[str]) -> pd.DataFrame:
@@ -157,6 +165,10 @@ def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
         problems.append(
             f"row {row + 2}: label {frame['label'].iloc[row]!r} scored twice for image {frame['image_id'].iloc[row]}"
         )
+    if task.vocabulary:
+        outside = ~frame["label"].astype(str).isin(task.vocabulary)
+        for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
+            problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
     unknown = sorted(set(frame["image_id"].astype(int)) - set(task.test))
     if unknown:
         problems.append(f"{len(unknown)} images are not test images of the subset, e.g. {unknown[0]}")
@@ -270,25 +282,35 @@ def evaluate(
     images = sorted(spec.test)
     truth = [spec.test[i] for i in images]
     train = [spec.train[i] for i in sorted(spec.train)]
-    report |= {"images": len(images), "concepts": len(spec.labels), "k": k}
+    # Label averages run over the labels present in the test images: a label no test image shows
+    # has no recall to measure, and counting it as 0 would mark down even a perfect run.
+    present = set().union(*truth) if truth else set()
+    scored = [label for label in spec.labels if label in present]
+    report |= {
+        "images": len(images),
+        "concepts": len(spec.labels),
+        "concepts_in_test": len(scored),
+        "concepts_without_test_images": [label for label in spec.labels if label not in present],
+        "k": k,
+    }
     report["diagnostics"] = metrics.label_set_stats(train, truth) | {
-        "baselines": metrics.trivial_baselines(train, truth, k, spec.labels)
+        "baselines": metrics.trivial_baselines(train, truth, k, scored)
     }
     if task == "image":
         _progress(f"reading image scores for {len(images)} test images of subset {subset}")
         scores = read_image_scores(predictions, spec)
         ranked = [metrics.top_k(s, k) for s in scores]
         report["measures"] = {
-            "top_k": metrics.top_k_metrics(truth, scores, k, spec.labels),
+            "top_k": metrics.top_k_metrics(truth, scores, k, scored),
             "example_based": metrics.example_based(truth, ranked),
-            "label_based": metrics.label_based(truth, ranked, spec.labels),
+            "label_based": metrics.label_based(truth, ranked, scored),
         }
         if semantic_threshold is not None:
             counts = metrics.semantic_counts(truth, ranked, metrics.hierarchy_similarity(tree), semantic_threshold)
             report["measures"]["semantic"] = {
                 "threshold": semantic_threshold,
                 "example_based": metrics.example_based_counts(counts),
-                "label_based": metrics.label_based_counts(counts, spec.labels),
+                "label_based": metrics.label_based_counts(counts, scored),
             }
         return report
     if task == "imageclef":

@@ -176,8 +176,9 @@ def _label_tallies(counts: Sequence[ImageCounts]) -> tuple[Counter, Counter, Cou
 
 
 def label_based_counts(counts: Sequence[ImageCounts], vocabulary: Iterable[str] | None = None) -> dict[str, float]:
-    """Macro P/R/F1: means over labels of tp_l/(tp_l+fp_l), tp_l/(tp_l+fn_l) and per-label F1;
-    micro P/R/F1 from the pooled counts. Labels: ``vocabulary``, else every label seen."""
+    """Macro P/R/F1: means over labels of tp_l/(tp_l+fp_l), tp_l/(tp_l+fn_l) and per-label F1,
+    over ``vocabulary`` (else every label seen); micro P/R/F1 from the counts pooled over every
+    label, so a false positive outside ``vocabulary`` still counts."""
     tp, fp, fn = _label_tallies(counts)
     labels = sorted(set(vocabulary) if vocabulary is not None else set(tp) | set(fp) | set(fn))
     if not labels:
@@ -185,7 +186,7 @@ def label_based_counts(counts: Sequence[ImageCounts], vocabulary: Iterable[str] 
     p = [_ratio(tp[x], tp[x] + fp[x]) for x in labels]
     r = [_ratio(tp[x], tp[x] + fn[x]) for x in labels]
     f = [_ratio(2 * tp[x], 2 * tp[x] + fp[x] + fn[x]) for x in labels]
-    TP, FP, FN = (sum(c[x] for x in labels) for c in (tp, fp, fn))
+    TP, FP, FN = (sum(c.values()) for c in (tp, fp, fn))
     micro_p, micro_r = _ratio(TP, TP + FP), _ratio(TP, TP + FN)
     return {
         "macro_p": float(np.mean(p)),

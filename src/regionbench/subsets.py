@@ -7,9 +7,14 @@ regions are ranked by a seeded hash of their key and the first round(0.3 n) go t
 label's regions are the same in every subset that holds the label, so subsets nest
 (A ⊂ B ⊂ ... ⊂ H) and a region keeps its side in every subset.
 
-With ``split_unit="image"`` every region of an image goes to the side its image draws (a
-seeded hash of the image id below 0.3 means test), so no image straddles the split; the test
-share per label is then only approximately 30 %.
+Beside the region split every region carries its image's side of the **image split**, which
+image-level tasks use: the truth of a test image is all of its labels, so no image may have
+regions on both sides. The image split stratifies the images' label sets by iterative
+stratification (Sechidis, Tsoumakas and Vlahavas 2011): labels are served rarest first, each
+image of the label goes to the side that most lacks that label (then the side that most lacks
+images; then a seeded hash), so every label's images split close to 70/30. One split of all
+images serves every subset, so the image split nests exactly. With ``split_unit="image"`` the
+region split is the image split.
 """
 
 from __future__ import annotations
@@ -45,6 +50,46 @@ def _hash(seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
 
 
+def image_splits(label_sets: dict[int, set[str]], seed: int = 0, test_share: float = TEST_SHARE) -> dict[int, str]:
+    """``train`` or ``test`` per image by iterative stratification of its label set (module
+    docstring; Sechidis et al. 2011, Algorithm 1, two folds).
+
+    Parameters: ``label_sets`` maps image id to its labels; ``seed`` orders ties. Returns image id
+    -> side. Desired counts start at share x |images of l| per side and label; placing an image
+    takes one from each of its labels' counts on that side.
+    """
+    shares = {"test": test_share, "train": 1.0 - test_share}
+    images_of: dict[str, list[int]] = {}
+    for image, labels in label_sets.items():
+        for label in labels:
+            images_of.setdefault(label, []).append(image)
+    want = {
+        side: {label: share * len(members) for label, members in images_of.items()} for side, share in shares.items()
+    }
+    room = {side: share * len(label_sets) for side, share in shares.items()}
+    side_of: dict[int, str] = {}
+    remaining = {label: set(members) for label, members in images_of.items()}
+
+    def place(image: int, label: str | None) -> None:
+        def need(side: str) -> tuple:
+            return (want[side][label] if label else 0.0, room[side], _hash(seed, "side", image, side))
+
+        side = max(shares, key=need)
+        side_of[image] = side
+        room[side] -= 1
+        for other in label_sets[image]:
+            want[side][other] -= 1
+            remaining[other].discard(image)
+
+    while any(remaining.values()):
+        label = min((x for x in remaining if remaining[x]), key=lambda x: (len(remaining[x]), x))
+        for image in sorted(remaining[label], key=lambda i: (_hash(seed, "image", i), i)):
+            place(image, label)
+    for image in sorted(set(label_sets) - set(side_of), key=lambda i: (_hash(seed, "image", i), i)):
+        place(image, None)  # images without labels only balance the sides
+    return side_of
+
+
 def assign_splits(
     keys: list[tuple[int, str, int]], labels: list[str], seed: int = 0, split_unit: str = "region"
 ) -> list[str]:
@@ -52,7 +97,11 @@ def assign_splits(
     if split_unit not in SPLIT_UNITS:
         raise ValueError(f"split_unit must be one of {', '.join(SPLIT_UNITS)}, not {split_unit!r}")
     if split_unit == "image":
-        return ["test" if _hash(seed, "image", k[0]) / 2**64 < TEST_SHARE else "train" for k in keys]
+        label_sets: dict[int, set[str]] = {}
+        for key, label in zip(keys, labels, strict=True):
+            label_sets.setdefault(key[0], set()).add(label)
+        sides = image_splits(label_sets, seed)
+        return [sides[k[0]] for k in keys]
     by_label: dict[str, list[int]] = {}
     for n, label in enumerate(labels):
         by_label.setdefault(label, []).append(n)
@@ -94,6 +143,24 @@ def reference_regions(regions: pa.Table, reference: str | None, split_unit: str)
     return chosen, reference, "image" if len(humans) > 1 else split_unit
 
 
+def image_split_report(label_sets: dict[int, set[str]], side: dict[int, str]) -> dict:
+    """Images per side, and the share of each label's images in test: lowest, highest, and the
+    labels with no test image (a label on a single image can only be on one side)."""
+    shares = {}
+    for label in sorted({x for labels in label_sets.values() for x in labels}):
+        members = [i for i, labels in label_sets.items() if label in labels]
+        shares[label] = sum(side[i] == "test" for i in members) / len(members)
+    values = list(shares.values())
+    return {
+        "images": len(label_sets),
+        "test_images": sum(side[i] == "test" for i in label_sets),
+        "train_images": sum(side[i] == "train" for i in label_sets),
+        "label_test_share_min": round(min(values), 6) if values else 0.0,
+        "label_test_share_max": round(max(values), 6) if values else 0.0,
+        "labels_without_test_images": [label for label, share in shares.items() if share == 0],
+    }
+
+
 def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -> tuple[pa.Table, dict]:
     """Subsets A-H with splits, and a report (sizes, label lists, straddling images).
 
@@ -102,6 +169,10 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
     cols = {c: regions.column(c).to_pylist() for c in (*tables.REGION_KEY, "label")}
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
     splits = assign_splits(keys, cols["label"], seed, split_unit)
+    label_sets: dict[int, set[str]] = {}
+    for image, label in zip(cols["image_id"], cols["label"], strict=True):
+        label_sets.setdefault(image, set()).add(label)
+    image_side = image_splits(label_sets, seed)
     members = subset_labels(cols["label"])
     out: dict[str, list] = {name: [] for name in tables.SUBSETS.names}
     report: dict = {"seed": seed, "split_unit": split_unit, "subsets": {}}
@@ -116,6 +187,7 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
             out["region_id"].append(keys[n][2])
             out["label"].append(cols["label"][n])
             out["split"].append(splits[n])
+            out["image_split"].append(image_side[keys[n][0]])
         sides = [splits[n] for n in chosen]
         report["subsets"][name] = {
             "labels": labels,
@@ -123,6 +195,10 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
             "train": sides.count("train"),
             "test": sides.count("test"),
             "straddling_images": straddling_images([keys[n][0] for n in chosen], sides),
+            "image_split": image_split_report(
+                {keys[n][0]: label_sets[keys[n][0]] & wanted for n in chosen}, image_side
+            ),
         }
     report["straddling_images"] = straddling_images(cols["image_id"], splits)
+    report["image_split"] = image_split_report(label_sets, image_side)
     return pa.table(out, schema=tables.SUBSETS), report

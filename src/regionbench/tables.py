@@ -125,6 +125,7 @@ SUBSETS = pa.schema(
         ("region_id", pa.int32()),
         ("label", pa.string()),
         ("split", pa.string()),
+        ("image_split", pa.string()),
     ]
 )
 

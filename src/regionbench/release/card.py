@@ -151,10 +151,30 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         out.append("")
     if path := _results(folder, "subsets.json"):
         report = json.loads(path.read_text())
-        out += ["Subsets (the paper's Table 5):", ""]
+        out += [
+            "Subsets (the paper's Table 5). Two splits serve different tasks. `split` is the region split",
+            "of the paper's region protocol (70/30 within each label; an image may have regions on both",
+            "sides): the region task scores the test regions. `image_split` puts every image on one side",
+            "for all subsets, stratified over the images' label sets: image-level tasks (top-k labels,",
+            "example and label based, ImageCLEF runs) score its test images, whose truth is every label",
+            "of the subset they show.",
+            "",
+        ]
         out += _table(
-            ["subset", "labels", "regions", "train", "test"],
-            [[k, len(s["labels"]), s["regions"], s["train"], s["test"]] for k, s in report["subsets"].items()],
+            ["subset", "labels", "regions", "train", "test", "images", "test images", "label test share"],
+            [
+                [
+                    k,
+                    len(s["labels"]),
+                    s["regions"],
+                    s["train"],
+                    s["test"],
+                    s["image_split"]["images"],
+                    s["image_split"]["test_images"],
+                    f"{s['image_split']['label_test_share_min']:.2f}-{s['image_split']['label_test_share_max']:.2f}",
+                ]
+                for k, s in report["subsets"].items()
+            ],
         )
         out.append("")
     if path := _results(folder, "classifiers.parquet"):

@@ -86,7 +86,7 @@ def _field(table: str, column: str, spec: dict, file_id: str) -> dict:
         "dataType": DATA_TYPES[spec["x-arrow-type"]],
         "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}},
     }
-    if column == "split":
+    if column in ("split", "image_split"):
         out["dataType"] = [out["dataType"], SPLIT_TYPE]
         out["references"] = {"field": {"@id": "splits/name"}}
     return out

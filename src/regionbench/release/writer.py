@@ -33,8 +33,10 @@ from regionbench.release.versions import Diff, check_bump, parse_version, table_
 
 
 def region_splits(subsets: pa.Table) -> pa.Table:
-    """Each region's one split over subsets A-H (key columns and ``split``)."""
-    splits = subsets.select([*tables.REGION_KEY, "split"]).group_by([*tables.REGION_KEY, "split"]).aggregate([])
+    """Each region's one split and image split over subsets A-H (key columns, ``split`` and
+    ``image_split``)."""
+    columns = [*tables.REGION_KEY, "split", "image_split"]
+    splits = subsets.select(columns).group_by(columns).aggregate([])
     if len(splits.group_by(tables.REGION_KEY).aggregate([])) != len(splits):
         raise ReleaseError("a region is in train for one subset and in test for another; the subsets must nest")
     return splits
