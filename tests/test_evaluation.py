@@ -157,3 +157,28 @@ def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: ev
     )
     assert done.returncode == 1
     assert "predicted twice" in done.stderr and "1 test regions have no prediction" in done.stderr
+
+
+def test_semantic_similarity_is_a_python_hook(
+    tiny_build: Path, task: evaluation.Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "my_similarity.py").write_text("def factory(tree):\n    return lambda true, predicted: 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = regionbench.load(tiny_build / VERSION)
+    # Every image gets the same wrong-ish labels: the hook calls every pair similar, so each
+    # prediction takes one truth, where the hierarchy similarity takes few.
+    rows = [(i, label, 1.0) for i in task.test for label in task.labels[:3]]
+    pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
+    tree = evaluation.release_hierarchy(data)
+    hooked = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", semantic_threshold=0.5,
+                                 similarity="my_similarity:factory")  # fmt: skip
+    plain = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", semantic_threshold=0.5)
+    assert hooked["measures"]["semantic"]["similarity"] == "my_similarity:factory"
+    # One to one: an image's three predictions take min(3, |T|) of its truths.
+    recall = np.mean([min(3, len(t)) / len(t) for t in task.test.values()])
+    assert hooked["measures"]["semantic"]["example_based"]["recall"] == pytest.approx(recall)
+    assert plain["measures"]["semantic"]["example_based"]["recall"] < recall
+    with pytest.raises(evaluation.RunError, match="cannot load the hook"):
+        evaluation.similarity_function("my_similarity:missing", tree)
+    with pytest.raises(evaluation.RunError, match="use 'hierarchy' or a hook"):
+        evaluation.similarity_function("embedding", tree)

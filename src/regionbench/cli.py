@@ -223,6 +223,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             k=args.k,
             semantic_threshold=args.semantic_threshold,
             annotator=args.annotator,
+            similarity=args.similarity,
         )
     except evaluation.RunError as exc:
         print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
@@ -354,6 +355,12 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
     ev.add_argument("--k", type=int, default=5, help="labels per image for the image task (default 5)")
     ev.add_argument("--semantic-threshold", type=float, default=None, help="also score with semantic matching")
+    ev.add_argument(
+        "--similarity",
+        default="hierarchy",
+        metavar="NAME",
+        help="label similarity of semantic matching: hierarchy (default) or a hook package.module:factory",
+    )
     ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
     ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")
     ev.set_defaults(func=cmd_evaluate)

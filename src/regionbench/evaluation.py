@@ -20,8 +20,10 @@ every problem is reported with its line.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,6 +242,22 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
     return confidence, binary
 
 
+def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], float]:
+    """The label similarity of semantic matching: ``hierarchy`` (1 - e_hierarchy), or a Python
+    hook ``package.module:factory`` whose ``factory(tree)`` returns ``similarity(true, predicted)``
+    in [0, 1] (an embedding model, say; the module must be importable)."""
+    if name == "hierarchy":
+        return metrics.hierarchy_similarity(tree)
+    module_name, sep, attribute = name.partition(":")
+    if not sep or not module_name or not attribute:
+        raise RunError(f"similarity {name!r}: use 'hierarchy' or a hook 'package.module:factory'")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise RunError(f"similarity {name!r}: cannot load the hook ({exc})") from None
+    return factory(tree)
+
+
 def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -253,9 +271,11 @@ def evaluate(
     k: int = 5,
     semantic_threshold: float | None = None,
     annotator: str | None = None,
+    similarity: str = "hierarchy",
 ) -> dict:
     """The report of one run: settings, sizes and every measure of the task (against the
-    reference annotator, or ``annotator``)."""
+    reference annotator, or ``annotator``); ``similarity`` names the semantic matching's label
+    similarity (``similarity_function``)."""
     spec = task_of(data, subset, annotator)
     report: dict = {
         "release": {"dataset": data.dataset, "version": data.version},
@@ -306,8 +326,10 @@ def evaluate(
             "label_based": metrics.label_based(truth, ranked, scored),
         }
         if semantic_threshold is not None:
-            counts = metrics.semantic_counts(truth, ranked, metrics.hierarchy_similarity(tree), semantic_threshold)
+            measure = similarity_function(similarity, tree)
+            counts = metrics.semantic_counts(truth, ranked, measure, semantic_threshold)
             report["measures"]["semantic"] = {
+                "similarity": similarity,
                 "threshold": semantic_threshold,
                 "example_based": metrics.example_based_counts(counts),
                 "label_based": metrics.label_based_counts(counts, scored),
