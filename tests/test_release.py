@@ -74,6 +74,24 @@ def test_a_version_is_immutable(tiny_release: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "changed").exists()
 
 
+def test_an_older_table_layout_is_other_content(tiny_release: Path, tmp_path: Path) -> None:
+    """A release written before a column existed: building its version again is refused in one
+    line, and as the previous release its records count as changed (MAJOR), not a traceback."""
+    older = Path(shutil.copytree(tiny_release, tmp_path / "older"))
+    subsets = pq.read_table(older / "data/subsets.parquet")
+    pq.write_table(subsets.drop_columns(["image_split"]), older / "data/subsets.parquet")
+    with pytest.raises(release.ReleaseError, match=r"^version 1.0.0 exists with other content in subsets;"):
+        rewrite(tiny_release, "1.0.0", tmp_path / "again", published=older)
+    with pytest.raises(release.ReleaseError, match="need MAJOR"):
+        release.write_release(
+            tmp_path / "next",
+            release.read_tables(tiny_release),
+            {},
+            release.Provenance("tiny", "1.1.0", "x", "y", "z"),
+            previous=older,
+        )
+
+
 def test_release_verifies_and_describes_itself(tiny_build: Path) -> None:
     folder = tiny_build / VERSION
     done = cli("verify", str(folder))

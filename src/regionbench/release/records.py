@@ -73,6 +73,17 @@ def file_parts(path: Path) -> list[Part]:
     return [partial(lambda i: pq.ParquetFile(path).read_row_group(i), i) for i in range(count)]
 
 
+def _with_missing_columns(table: pa.Table, schema: TableSchema) -> pa.Table:
+    """A table of an older release layout, with the columns it lacks as nulls: its records then
+    differ from records that carry values there, which is what they are."""
+    for name in schema.columns:
+        if name not in table.column_names:
+            table = table.append_column(
+                pa.field(name, schema.arrow.field(name).type), pa.nulls(len(table), schema.arrow.field(name).type)
+            )
+    return table
+
+
 def release_parts(folder: Path) -> dict[str, list[Part]]:
     """Every table of a release folder, as the row groups of its file (tables an older release
     lacks are left out)."""
@@ -121,6 +132,8 @@ def scan(
     last = None
     for part in parts:
         table = conform(part(), schema) if conformed else _sorted(part(), schema.key)
+        if not validate:
+            table = _with_missing_columns(table, schema)
         result.rows += table.num_rows
         if validate:
             result.problems += validate_table(table, schema)
