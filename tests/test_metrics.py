@@ -220,3 +220,14 @@ def test_fixed_baselines_by_hand() -> None:
     assert b["most_frequent"]["p_l"] == pytest.approx(1 / 8) and b["most_frequent"]["r_l"] == pytest.approx(1 / 4)
     assert b["most_frequent"]["p_i"] == pytest.approx(1 / 4) and b["most_frequent"]["r_i"] == pytest.approx(1 / 2)
     assert b["most_frequent"]["n_plus"] == 1 and b["rarest"]["n_plus"] == 2
+
+
+def test_mean_average_precisions_by_hand() -> None:
+    truth = [{"a"}, {"a", "b"}, set()]
+    scores = [{"a": 0.2, "b": 0.9}, {"a": 0.8, "b": 0.1}, {"a": 0.5}]
+    ranking = metrics.mean_average_precisions(truth, scores, ["a", "b", "c"])
+    # Label a: images ranked 2 (rel), 3, 1 (rel): AP = (1/1 + 2/3) / 2; label b: images 1, 2 (rel),
+    # 3: AP = 1/2; label c has no relevant image and is left out.
+    assert ranking["map_l"] == pytest.approx(((1 + 2 / 3) / 2 + 1 / 2) / 2)
+    # Image 1: b, a (rel) -> 1/2; image 2: a, b both relevant -> 1; image 3: nothing relevant -> 0.
+    assert ranking["map_i"] == pytest.approx((1 / 2 + 1 + 0) / 3)

@@ -322,6 +322,7 @@ def evaluate(
         ranked = [metrics.top_k(s, k) for s in scores]
         report["measures"] = {
             "top_k": metrics.top_k_metrics(truth, scores, k, scored),
+            "ranking": metrics.mean_average_precisions(truth, scores, scored),
             "example_based": metrics.example_based(truth, ranked),
             "label_based": metrics.label_based(truth, ranked, scored),
         }

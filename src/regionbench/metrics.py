@@ -308,6 +308,24 @@ def average_precision(relevant: np.ndarray, confidence: np.ndarray) -> float:
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
 
 
+def mean_average_precisions(
+    truth: Sequence[Iterable[str]], scores: Sequence[Mapping[str, float]], vocabulary: Sequence[str]
+) -> dict[str, float]:
+    """Dutta et al. 2018 (section 3): mAP_L, the mean over labels of the AP of ranking the images
+    by their score for the label, and mAP_I, the mean over images of the AP of ranking the labels
+    by score. AP is non-interpolated with ties scored together (``average_precision``); an
+    unscored label counts as score 0. Labels without a relevant image are left out of mAP_L."""
+    labels = list(vocabulary)
+    relevant = np.array([[label in set(t) for label in labels] for t in truth], dtype=bool).reshape(-1, len(labels))
+    score = np.array([[s.get(label, 0.0) for label in labels] for s in scores], dtype=float).reshape(-1, len(labels))
+    per_label = [average_precision(relevant[:, j], score[:, j]) for j in range(len(labels)) if relevant[:, j].any()]
+    per_image = [average_precision(relevant[i], score[i]) for i in range(len(relevant))]
+    return {
+        "map_l": float(np.mean(per_label)) if per_label else 0.0,
+        "map_i": float(np.mean(per_image)) if per_image else 0.0,
+    }
+
+
 def interpolated_average_precision(relevant: np.ndarray, confidence: np.ndarray) -> float:
     """11-point interpolated AP: at recall levels 0, 0.1, ..., 1 the highest precision measured
     at any recall at or above the level (0 if none), averaged."""
