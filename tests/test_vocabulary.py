@@ -154,7 +154,20 @@ def test_branch_statistics_add_up(demo_build: voc.VocabularyBuild) -> None:
     for branch, row in branches.items():
         expected = sum(n for label, n in counts.items() if tree.branch(label) == branch)
         assert row["frequency"] == expected
-        assert row["descendants"] == len(tree.descendants(branch))
+        used = [x for x in tree.descendants(branch) if counts.get(x, 0) > 0]
+        assert row["descendants"] == len(used)
+        assert row["leaves"] == sum(tree.is_leaf(x) for x in used)
         assert row["normalised_frequency"] == pytest.approx(expected / row["descendants"])
         assert 0 < row["leaves"] <= row["descendants"]
     assert sum(r["frequency"] for r in branches.values()) == 1500
+
+
+def test_table_2_counts_the_nodes_the_paper_profile_uses() -> None:
+    """Paper 001, section 3.4 and Table 2: the leaves used add up to 200 of the 255 labels."""
+    from regionbench import synth
+
+    tree = Hierarchy.from_yaml(CONFIG / "hierarchy.yaml")
+    rows = voc.branch_stats(tree, Counter(synth.label_counts("paper"))).to_pylist()
+    assert sum(r["leaves"] for r in rows) == 200
+    assert sum(r["descendants"] for r in rows) + len(rows) == 255  # the six branch nodes are used too
+    assert sum(r["frequency"] for r in rows) == 99_555

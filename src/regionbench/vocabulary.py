@@ -393,10 +393,11 @@ def vocabulary_table(
 
 def branch_stats(tree: Hierarchy, region_counts: Counter) -> pa.Table:
     """Paper Table 2: per first-level node, regions labelled with it or below it (frequency),
-    frequency per descendant (normalised frequency), descendants and leaf descendants."""
+    and the descendants and leaf descendants that the annotation uses (at least one region; the
+    paper's leaves add up to the 200 used); normalised frequency = frequency / descendants."""
     rows = []
     for branch in tree.children[tree.root]:
-        below = tree.descendants(branch)
+        below = [x for x in tree.descendants(branch) if region_counts.get(x, 0) > 0]
         frequency = sum(region_counts.get(x, 0) for x in [branch, *below])
         rows.append(
             {
