@@ -231,3 +231,21 @@ def test_mean_average_precisions_by_hand() -> None:
     assert ranking["map_l"] == pytest.approx(((1 + 2 / 3) / 2 + 1 / 2) / 2)
     # Image 1: b, a (rel) -> 1/2; image 2: a, b both relevant -> 1; image 3: nothing relevant -> 0.
     assert ranking["map_i"] == pytest.approx((1 / 2 + 1 + 0) / 3)
+
+
+def test_oracle_analysis_by_hand() -> None:
+    train = [{"a"}, {"a", "b"}, {"a", "c"}]  # a 3, b 1, c 1, d 0
+    test = [{"a"}, {"b", "c"}]
+    predicted = [["b", "a"], ["a", "d"]]
+    oracle = metrics.oracle_analysis(train, test, predicted, 2, ["a", "b", "c", "d"], seed=1)
+    assert oracle["true"] == metrics.top_k_counts(metrics.exact_counts(test, predicted), ["a", "b", "c", "d"])
+    # Image 2 gets its two missed labels b, c. Image 1 keeps a and needs one wrong label: the
+    # rarest in train is d, the most frequent wrong one b; recall is 1 everywhere.
+    expected = {
+        "rare": [["a", "d"], ["b", "c"]],
+        "frequent": [["a", "b"], ["b", "c"]],
+    }
+    for name, chosen in expected.items():
+        assert oracle[name] == metrics.top_k_counts(metrics.exact_counts(test, chosen), ["a", "b", "c", "d"])
+    assert all(oracle[name]["r_i"] == 1.0 and oracle[name]["p_i"] == 0.75 for name in metrics.ORACLE_FILLS)
+    assert oracle["frequent"]["p_l"] < oracle["rare"]["p_l"]  # b's precision pays for the frequent fill

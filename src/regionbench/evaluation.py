@@ -326,6 +326,8 @@ def evaluate(
             "example_based": metrics.example_based(truth, ranked),
             "label_based": metrics.label_based(truth, ranked, scored),
         }
+        # What the run could score if it knew its wrong labels (JSON report only).
+        report["oracle"] = metrics.oracle_analysis(train, truth, ranked, k, scored)
         if semantic_threshold is not None:
             measure = similarity_function(similarity, tree)
             counts = metrics.semantic_counts(truth, ranked, measure, semantic_threshold)

@@ -271,6 +271,45 @@ def trivial_baselines(
     return out
 
 
+ORACLE_FILLS = ("rare", "frequent", "random")
+
+
+def oracle_analysis(
+    train: Sequence[Iterable[str]],
+    test: Sequence[Iterable[str]],
+    predicted: Sequence[Sequence[str]],
+    k: int,
+    vocabulary: Iterable[str],
+    seed: int = 0,
+) -> dict[str, dict[str, float]]:
+    """Dutta et al. 2018, section 5.2 (Tables 5-6): the best a method's top-k could score. Per
+    image, its wrong labels are dropped and the slots go to the true labels it missed (by name),
+    then, when the image has fewer than k labels, to wrong labels again: the rarest in train, the
+    most frequent, or random ones (seeded), each fill a variant. Returns ``top_k_counts`` of the
+    method as given (``true``) and of each variant: how far each measure rises with the oracle."""
+    labels = sorted(set(vocabulary))
+    freq = Counter(x for t in train for x in t)
+    orders = {
+        "rare": sorted(labels, key=lambda x: (freq[x], x)),
+        "frequent": sorted(labels, key=lambda x: (-freq[x], x)),
+    }
+    rng = np.random.default_rng(seed)
+    out = {"true": top_k_counts(exact_counts(test, predicted), labels)}
+    filled: dict[str, list[list[str]]] = {name: [] for name in ORACLE_FILLS}
+    for truth, ranked in zip(test, predicted, strict=True):
+        truth = set(truth)
+        kept = [x for x in ranked if x in truth]
+        chosen = kept + sorted(truth - set(kept))[: max(0, k - len(kept))]
+        wrong = [x for x in labels if x not in truth]
+        slots = max(0, k - len(chosen))
+        filled["random"].append(chosen + [wrong[i] for i in rng.permutation(len(wrong))[:slots]])
+        for name in ("rare", "frequent"):
+            filled[name].append(chosen + [x for x in orders[name] if x not in truth][:slots])
+    for name in ORACLE_FILLS:
+        out[name] = top_k_counts(exact_counts(test, filled[name]), labels)
+    return out
+
+
 def label_set_stats(train: Sequence[Iterable[str]], test: Sequence[Iterable[str]]) -> dict[str, float]:
     """% of test label sets that are unique within test, % never seen in train, labels per image."""
     train_sets = {frozenset(t) for t in train}

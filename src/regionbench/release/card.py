@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from regionbench import collection
 from regionbench.release.croissant import CITATION
 from regionbench.release.schemas import TABLES, load_schemas
 
@@ -107,6 +108,33 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
     return out
 
 
+def _collection(folder: Path, manifest: dict) -> list[str]:
+    """The collection's figures (``regionbench.collection``) over the reference annotator."""
+    data = {
+        name: pq.read_table(folder / manifest["tables"][name]["path"], columns=columns)
+        for name, columns in (
+            ("images", ["image_id", "width", "height"]),
+            ("regions", ["image_id", "annotator", "label", "area_px"]),
+            ("vocabulary", ["label", "is_leaf"]),
+            ("subsets", ["annotator"]),
+        )
+    }
+    reference = sorted(set(data["subsets"]["annotator"].to_pylist()))
+    annotator = reference[0] if len(reference) == 1 else None
+    stats = collection.statistics(data["images"], data["regions"], data["vocabulary"], annotator)
+    top = list(stats["label_histogram"].items())[:20]
+    out = [
+        f"{stats['regions']} regions{f' by {annotator}' if annotator else ''} over {stats['images']} images: "
+        f"{stats['regions_per_image']:.2f} regions per image, covering {100 * stats['coverage']:.2f} % of an image "
+        f"on average; {stats['labels_used']} labels used, {stats['leaves_used']} of them leaves of the hierarchy.",
+        "",
+        "The most used labels (regions):",
+        "",
+    ]
+    out += _table(["label", "regions"], [[label, n] for label, n in top])
+    return [*out, ""]
+
+
 def dataset_card(folder: Path, manifest: dict) -> str:
     """README.md of the release in ``folder`` (data and results already written)."""
     folder = Path(folder)
@@ -134,6 +162,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         ],
     )
     out += ["", "## Statistics", ""]
+    out += _collection(folder, manifest)
     if path := _results(folder, "branch_stats.parquet"):
         out += ["Regions per branch of the hierarchy:", ""]
         rows = pq.read_table(path).to_pylist()
