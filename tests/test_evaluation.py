@@ -182,3 +182,31 @@ def test_semantic_similarity_is_a_python_hook(
         evaluation.similarity_function("my_similarity:missing", tree)
     with pytest.raises(evaluation.RunError, match="use 'hierarchy' or a hook"):
         evaluation.similarity_function("embedding", tree)
+
+
+def test_imageclef_results_per_concept_category(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+    data = regionbench.load(tiny_build / VERSION)
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(perfect_run(task)) + "\n")
+    categories = tmp_path / "categories.txt"
+    named = task.labels[:10]
+    categories.write_text(
+        "# concept category\n" + "".join(f"{c} {'even' if n % 2 else 'odd'}\n" for n, c in enumerate(named))
+    )
+    report = evaluation.evaluate(data, evaluation.release_hierarchy(data), run, "imageclef", categories=categories)
+    groups = report["per_category"]
+    assert list(groups) == ["even", "odd", "uncategorised"]
+    assert [groups[g]["concepts"] for g in groups] == [5, 5, len(task.labels) - 10]
+    # A perfect run: every concept with a relevant test image has AP 1 in its category.
+    assert all(groups[g]["mnap"] == pytest.approx(1.0) for g in groups if groups[g]["concepts_scored"])
+    assert sum(groups[g]["concepts_scored"] for g in groups) == report["measures"]["concepts_scored"]
+    assert "per_category.even.mnap" in evaluation.render(report)
+
+    categories.write_text(f"{named[0]} a\n{named[0]} b\nunicorn a\n{named[1]}\n")
+    with pytest.raises(evaluation.RunError) as failed:
+        evaluation.read_categories(categories, task.labels)
+    assert str(failed.value).splitlines() == [
+        f"{categories}: line 2: concept {named[0]!r} already has category 'a'",
+        f"{categories}: line 3: concept 'unicorn' is not a concept of the subset",
+        f"{categories}: line 4: 1 fields, expected '<concept> <category>'",
+    ]

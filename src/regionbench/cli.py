@@ -224,6 +224,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             semantic_threshold=args.semantic_threshold,
             annotator=args.annotator,
             similarity=args.similarity,
+            categories=Path(args.categories) if args.categories else None,
         )
     except evaluation.RunError as exc:
         print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
@@ -360,6 +361,12 @@ def parser() -> argparse.ArgumentParser:
         default="hierarchy",
         metavar="NAME",
         help="label similarity of semantic matching: hierarchy (default) or a hook package.module:factory",
+    )
+    ev.add_argument(
+        "--categories",
+        default=None,
+        metavar="FILE",
+        help="imageclef: lines '<concept> <category>' for per-category results",
     )
     ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
     ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")

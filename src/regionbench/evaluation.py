@@ -242,6 +242,40 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
     return confidence, binary
 
 
+def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
+    """Concept categories for per-category ImageCLEF results (as the 2010 task reported them):
+    one ``<concept> <category>`` per line, whitespace separated, ``#`` comments. Returns category
+    -> concept columns (in concept order), categories sorted; concepts the file does not name go
+    to ``uncategorised``. A concept outside the subset, or named twice, is an error with its line."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunError(f"{path}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    column = {concept: n for n, concept in enumerate(concepts)}
+    category_of: dict[str, str] = {}
+    problems = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 2:
+            problems.append(f"line {number}: {len(fields)} fields, expected '<concept> <category>'")
+        elif fields[0] not in column:
+            problems.append(f"line {number}: concept {fields[0]!r} is not a concept of the subset")
+        elif fields[0] in category_of:
+            problems.append(f"line {number}: concept {fields[0]!r} already has category {category_of[fields[0]]!r}")
+        else:
+            category_of[fields[0]] = fields[1]
+    _fail(path, problems)
+    groups: dict[str, list[int]] = {}
+    for concept in concepts:
+        groups.setdefault(category_of.get(concept, "uncategorised"), []).append(column[concept])
+    return dict(sorted(groups.items()))
+
+
 def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], float]:
     """The label similarity of semantic matching: ``hierarchy`` (1 - e_hierarchy), or a Python
     hook ``package.module:factory`` whose ``factory(tree)`` returns ``similarity(true, predicted)``
@@ -272,10 +306,12 @@ def evaluate(
     semantic_threshold: float | None = None,
     annotator: str | None = None,
     similarity: str = "hierarchy",
+    categories: Path | None = None,
 ) -> dict:
     """The report of one run: settings, sizes and every measure of the task (against the
     reference annotator, or ``annotator``); ``similarity`` names the semantic matching's label
-    similarity (``similarity_function``)."""
+    similarity (``similarity_function``); ``categories``, a concept-category file
+    (``read_categories``), adds per-category ImageCLEF results."""
     spec = task_of(data, subset, annotator)
     report: dict = {
         "release": {"dataset": data.dataset, "version": data.version},
@@ -344,6 +380,13 @@ def evaluate(
         truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
         _progress("scoring concepts")
         report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
+        if categories is not None:
+            groups = read_categories(categories, spec.labels)
+            report["per_category"] = {
+                name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
+                | {"concepts": len(columns)}
+                for name, columns in groups.items()
+            }
         return report
     raise RunError(f"task {task!r}: use region, image or imageclef")
 
@@ -364,6 +407,8 @@ def render(report: dict) -> str:
             rows.append((prefix, value))
 
     walk("", report["measures"])
+    if "per_category" in report:
+        walk("per_category", report["per_category"])
     width = max((len(name) for name, _ in rows), default=10)
     lines = [head, "-" * len(head)]
     lines += [
