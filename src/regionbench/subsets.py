@@ -50,6 +50,14 @@ def _hash(seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
 
 
+def label_sets_of(image_ids: list[int], labels: list[str]) -> dict[int, set[str]]:
+    """Image id -> the labels of its regions (``image_ids`` and ``labels`` per region)."""
+    sets: dict[int, set[str]] = {}
+    for image, label in zip(image_ids, labels, strict=True):
+        sets.setdefault(image, set()).add(label)
+    return sets
+
+
 def image_splits(label_sets: dict[int, set[str]], seed: int = 0, test_share: float = TEST_SHARE) -> dict[int, str]:
     """``train`` or ``test`` per image by iterative stratification of its label set (module
     docstring; Sechidis et al. 2011, Algorithm 1, two folds).
@@ -97,10 +105,7 @@ def assign_splits(
     if split_unit not in SPLIT_UNITS:
         raise ValueError(f"split_unit must be one of {', '.join(SPLIT_UNITS)}, not {split_unit!r}")
     if split_unit == "image":
-        label_sets: dict[int, set[str]] = {}
-        for key, label in zip(keys, labels, strict=True):
-            label_sets.setdefault(key[0], set()).add(label)
-        sides = image_splits(label_sets, seed)
+        sides = image_splits(label_sets_of([k[0] for k in keys], labels), seed)
         return [sides[k[0]] for k in keys]
     by_label: dict[str, list[int]] = {}
     for n, label in enumerate(labels):
@@ -146,10 +151,12 @@ def reference_regions(regions: pa.Table, reference: str | None, split_unit: str)
 def image_split_report(label_sets: dict[int, set[str]], side: dict[int, str]) -> dict:
     """Images per side, and the share of each label's images in test: lowest, highest, and the
     labels with no test image (a label on a single image can only be on one side)."""
-    shares = {}
-    for label in sorted({x for labels in label_sets.values() for x in labels}):
-        members = [i for i, labels in label_sets.items() if label in labels]
-        shares[label] = sum(side[i] == "test" for i in members) / len(members)
+    images_of, in_test = Counter(), Counter()  # one pass: per label, its images and test images
+    for image, labels in label_sets.items():
+        images_of.update(labels)
+        if side[image] == "test":
+            in_test.update(labels)
+    shares = {label: in_test[label] / images_of[label] for label in sorted(images_of)}
     values = list(shares.values())
     return {
         "images": len(label_sets),
@@ -168,11 +175,13 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
     """
     cols = {c: regions.column(c).to_pylist() for c in (*tables.REGION_KEY, "label")}
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
-    splits = assign_splits(keys, cols["label"], seed, split_unit)
-    label_sets: dict[int, set[str]] = {}
-    for image, label in zip(cols["image_id"], cols["label"], strict=True):
-        label_sets.setdefault(image, set()).add(label)
+    label_sets = label_sets_of(cols["image_id"], cols["label"])
     image_side = image_splits(label_sets, seed)
+    # With the image as split unit the region split is the image split: stratify once.
+    if split_unit == "image":
+        splits = [image_side[k[0]] for k in keys]
+    else:
+        splits = assign_splits(keys, cols["label"], seed, split_unit)
     members = subset_labels(cols["label"])
     out: dict[str, list] = {name: [] for name in tables.SUBSETS.names}
     report: dict = {"seed": seed, "split_unit": split_unit, "subsets": {}}
