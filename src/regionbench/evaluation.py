@@ -57,7 +57,7 @@ class Task:
     test: dict[int, set[str]]
     train: dict[int, set[str]]
     regions: pd.DataFrame  # the subset's test regions: KEY + label
-    vocabulary: frozenset[str] = frozenset()  # every label of the release
+    vocabulary: frozenset[str]  # every label of the release
 
 
 def release_hierarchy(data: Release) -> Hierarchy:
@@ -167,10 +167,9 @@ def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
         problems.append(
             f"row {row + 2}: label {frame['label'].iloc[row]!r} scored twice for image {frame['image_id'].iloc[row]}"
         )
-    if task.vocabulary:
-        outside = ~frame["label"].astype(str).isin(task.vocabulary)
-        for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
-            problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
+    outside = ~frame["label"].astype(str).isin(task.vocabulary)
+    for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
     unknown = sorted(set(frame["image_id"].astype(int)) - set(task.test))
     if unknown:
         problems.append(f"{len(unknown)} images are not test images of the subset, e.g. {unknown[0]}")
@@ -181,6 +180,16 @@ def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
     return [scores[i] for i in sorted(task.test)]
 
 
+def _read_text(path: Path) -> str:
+    """A run or category file's UTF-8 text; a missing file or other bytes are a ``RunError``."""
+    if not path.is_file():
+        raise RunError(f"{path}: no such file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Confidence and binary arrays (image x concept, images in ``images`` order) of a run file.
 
@@ -188,18 +197,13 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
     spaces; confidences are numbers in [0, 1], binaries 0 or 1; every test image exactly once.
     """
     path = Path(path)
-    if not path.is_file():
-        raise RunError(f"{path}: no such file")
     index = {image: n for n, image in enumerate(images)}
     confidence = np.zeros((len(images), len(concepts)))
     binary = np.zeros((len(images), len(concepts)), dtype=bool)
     seen: dict[int, int] = {}
     problems = []
     fields_expected = 1 + 2 * len(concepts)
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise RunError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    lines = _read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
     for number, line in enumerate(lines, start=1):
@@ -248,12 +252,7 @@ def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
     -> concept columns (in concept order), categories sorted; concepts the file does not name go
     to ``uncategorised``. A concept outside the subset, or named twice, is an error with its line."""
     path = Path(path)
-    if not path.is_file():
-        raise RunError(f"{path}: no such file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = _read_text(path)
     column = {concept: n for n, concept in enumerate(concepts)}
     category_of: dict[str, str] = {}
     problems = []

@@ -247,6 +247,15 @@ def top_k_metrics(
     return top_k_counts(exact_counts(truth, predicted), vocabulary)
 
 
+def _by_train_frequency(train: Sequence[Iterable[str]], labels: list[str]) -> dict[str, list[str]]:
+    """``labels`` from rarest to most frequent in train and the reverse (ties by name)."""
+    freq = Counter(x for t in train for x in t)
+    return {
+        "rare": sorted(labels, key=lambda x: (freq[x], x)),
+        "frequent": sorted(labels, key=lambda x: (-freq[x], x)),
+    }
+
+
 def trivial_baselines(
     train: Sequence[Iterable[str]], test: Sequence[Iterable[str]], k: int, vocabulary: Iterable[str], seed: int = 0
 ) -> dict[str, dict]:
@@ -255,13 +264,10 @@ def trivial_baselines(
     drawn at random afresh for each image ("we pick different randomly chosen labels for each
     image", seeded), which is why the random annotator's N+ exceeds k."""
     labels = sorted(set(vocabulary))
-    freq = Counter(x for t in train for x in t)
+    orders = _by_train_frequency(train, labels)
     rng = np.random.default_rng(seed)
     size = min(k, len(labels))
-    fixed = {
-        "rarest": sorted(labels, key=lambda x: (freq[x], x))[:k],
-        "most_frequent": sorted(labels, key=lambda x: (-freq[x], x))[:k],
-    }
+    fixed = {"rarest": orders["rare"][:k], "most_frequent": orders["frequent"][:k]}
     out: dict[str, dict] = {
         name: top_k_counts(exact_counts(test, [chosen] * len(test)), labels) | {"labels": chosen}
         for name, chosen in fixed.items()
@@ -288,11 +294,7 @@ def oracle_analysis(
     most frequent, or random ones (seeded), each fill a variant. Returns ``top_k_counts`` of the
     method as given (``true``) and of each variant: how far each measure rises with the oracle."""
     labels = sorted(set(vocabulary))
-    freq = Counter(x for t in train for x in t)
-    orders = {
-        "rare": sorted(labels, key=lambda x: (freq[x], x)),
-        "frequent": sorted(labels, key=lambda x: (-freq[x], x)),
-    }
+    orders = _by_train_frequency(train, labels)
     rng = np.random.default_rng(seed)
     out = {"true": top_k_counts(exact_counts(test, predicted), labels)}
     filled: dict[str, list[list[str]]] = {name: [] for name in ORACLE_FILLS}
