@@ -109,18 +109,18 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
 
 
 def _collection(folder: Path, manifest: dict) -> list[str]:
-    """The collection's figures (``regionbench.collection``) over the reference annotator."""
+    """The collection's figures (``regionbench.collection``) over the reference annotator (named
+    by the subsets report; every region without one)."""
     data = {
         name: pq.read_table(folder / manifest["tables"][name]["path"], columns=columns)
         for name, columns in (
             ("images", ["image_id", "width", "height"]),
             ("regions", ["image_id", "annotator", "label", "area_px"]),
             ("vocabulary", ["label", "is_leaf"]),
-            ("subsets", ["annotator"]),
         )
     }
-    reference = sorted(set(data["subsets"]["annotator"].to_pylist()))
-    annotator = reference[0] if len(reference) == 1 else None
+    report = json.loads(path.read_text()) if (path := _results(folder, "subsets.json")) else {}
+    annotator = report.get("reference_annotator")
     stats = collection.statistics(data["images"], data["regions"], data["vocabulary"], annotator)
     top = list(stats["label_histogram"].items())[:20]
     out = [

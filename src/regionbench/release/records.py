@@ -76,11 +76,9 @@ def file_parts(path: Path) -> list[Part]:
 def _with_missing_columns(table: pa.Table, schema: TableSchema) -> pa.Table:
     """A table of an older release layout, with the columns it lacks as nulls: its records then
     differ from records that carry values there, which is what they are."""
-    for name in schema.columns:
-        if name not in table.column_names:
-            table = table.append_column(
-                pa.field(name, schema.arrow.field(name).type), pa.nulls(len(table), schema.arrow.field(name).type)
-            )
+    for column in schema.arrow:
+        if column.name not in table.column_names:
+            table = table.append_column(column, pa.nulls(len(table), column.type))
     return table
 
 
