@@ -44,6 +44,12 @@ class GeneratedRaw:
     def has_official_features(self):
         return True
 
+    def official_relations(self, wildcards):
+        return [self.root]
+
+    def has_official_relations(self):
+        return True
+
     def several_annotators(self):
         return False
 
@@ -77,6 +83,14 @@ class RealRaw:
     def has_official_features(self):
         return any(Path(self.root).glob("*/features.txt"))
 
+    def official_relations(self, wildcards):
+        return [
+            str(p) for p in sorted(Path(self.root).glob(f"*/{saiapr.SPATIAL_FOLDER}"))
+        ]
+
+    def has_official_relations(self):
+        return any(Path(self.root).glob(f"*/{saiapr.SPATIAL_FOLDER}"))
+
     def several_annotators(self):
         return False  # one annotation per region in the SAIAPR layout
 
@@ -94,6 +108,9 @@ class GeneratedCoco(GeneratedRaw):
         return []
 
     def has_official_features(self):
+        return False
+
+    def has_official_relations(self):
         return False
 
     def several_annotators(self):
@@ -122,6 +139,9 @@ class RealCoco(RealRaw):
         return []
 
     def has_official_features(self):
+        return False
+
+    def has_official_relations(self):
         return False
 
     def several_annotators(self):
@@ -208,6 +228,7 @@ def all_outputs():
         f"{RESULTS}/relation_stats.parquet",
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         *([f"{RESULTS}/features_parity.json"] if RAW.has_official_features() else []),
+        *([f"{RESULTS}/relations_parity.json"] if RAW.has_official_relations() else []),
         f"{RESULTS}/classifiers.parquet",
         f"{RELEASE}/manifest.json",
     ]
@@ -233,6 +254,8 @@ def release_results():
     files["image_labels.json"] = f"{RESULTS}/image_labels.json"
     if RAW.has_official_features():
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"
+    if RAW.has_official_relations():
+        files["relations_parity.json"] = f"{RESULTS}/relations_parity.json"
     if RAW.several_annotators():
         files |= {
             name: f"{RESULTS}/{name}" for name in ("agreement.png", "agreement.svg")

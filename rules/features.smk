@@ -77,3 +77,23 @@ rule features_parity:
         code=CODE,
     script:
         "../scripts/features_parity.py"
+
+
+rule relations_parity:
+    input:
+        relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
+        raw=RAW.official_relations,
+    output:
+        f"{RESULTS}/relations_parity.json",
+    log:
+        f"{LOGS}/relations_parity.log",
+    benchmark:
+        f"{LOGS}/benchmarks/relations_parity.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        code=CODE,
+        root=RAW.root,
+    script:
+        "../scripts/relations_parity.py"

@@ -210,3 +210,61 @@ def test_imageclef_results_per_concept_category(tiny_build: Path, task: evaluati
         f"{categories}: line 3: concept 'unicorn' is not a concept of the subset",
         f"{categories}: line 4: 1 fields, expected '<concept> <category>'",
     ]
+
+
+def test_overlap_analysis_by_hand() -> None:
+    # Two training images at 0 and 2 on one axis (mean 1, std 1): standardised to -1 and 1.
+    descriptors = np.array([[0.0], [2.0], [0.0], [10.0], [1.0], [-4.0], [2.0]])
+    truth = [{"a"}, {"b"}, {"a"}, {"b"}, {"a", "b"}]
+    ranked = [["a"], ["a"], ["b"], ["b"], ["a"]]
+    report = evaluation.overlap_analysis(descriptors, 2, truth, ranked, ["a", "b"], neighbours=1, share=0.4)
+    # Standardised test images -1, 9, 0, -5, 1: nearest-train distances 0, 8, 1, 4, 0. The two
+    # most overlapping are positions 0 and 4, the two least positions 1 and 3.
+    assert report["neighbours"] == 1 and report["share"] == 0.4
+    most, least = report["most_overlapping"], report["least_overlapping"]
+    assert most["images"] == 2 and most["mean_distance"] == pytest.approx(0.0)
+    assert least["mean_distance"] == pytest.approx(6.0)
+    # Most: truths {a}, {a, b}, predictions a, a: label a P 1 R 1, label b P 0 R 0.
+    assert (most["p_l"], most["r_l"], most["n_plus"]) == (0.5, 0.5, 1)
+    assert (most["p_i"], most["r_i"]) == (1.0, 0.75)
+    # Least: truths {b}, {b}, predictions a, b: only b is present (P 1, R 1/2); per image the
+    # false positive a counts.
+    assert (least["p_l"], least["r_l"], least["p_i"], least["r_i"]) == (1.0, 0.5, 0.5, 0.5)
+
+
+def test_the_image_task_reports_train_overlap(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+    data = regionbench.load(tiny_build / VERSION)
+    rows = [(i, c, 1.0) for i in task.test for c in sorted(task.test[i])]
+    pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
+    tree = evaluation.release_hierarchy(data)
+    k = max(len(t) for t in task.test.values())
+    report = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", "H", k=k)
+    overlap = report["overlap"]
+    size = max(1, round(0.2 * len(task.test)))
+    assert overlap["descriptors"] == "regions"
+    assert overlap["most_overlapping"]["images"] == overlap["least_overlapping"]["images"] == size
+    assert overlap["most_overlapping"]["mean_distance"] <= overlap["least_overlapping"]["mean_distance"]
+    assert overlap["most_overlapping"]["r_i"] == overlap["least_overlapping"]["r_i"] == 1.0
+
+    # Features from a file: one numeric column per dimension; train images first-come by id.
+    everyone = sorted(task.train) + sorted(task.test)
+    features = pd.DataFrame({"image_id": everyone, "f": [float(i in task.test) * i for i in everyone]})
+    features.to_csv(tmp_path / "features.csv", index=False)
+    done = evaluate_cli(
+        "--release", str(tiny_build / VERSION), "--predictions", str(tmp_path / "scores.csv"),
+        "--task", "image", "--k", str(k), "--image-features", str(tmp_path / "features.csv"),
+        "--out", str(tmp_path / "report.json"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    from_file = json.loads((tmp_path / "report.json").read_text())["overlap"]
+    assert from_file["descriptors"] == "features.csv"
+    assert "overlap.most_overlapping.p_i" in done.stdout
+    features.iloc[1:].to_csv(tmp_path / "short.csv", index=False)
+    done = evaluate_cli(
+        "--release", str(tiny_build / VERSION), "--predictions", str(tmp_path / "scores.csv"),
+        "--task", "image", "--image-features", str(tmp_path / "short.csv"),
+    )  # fmt: skip
+    assert (
+        done.returncode == 1
+        and f"short.csv: 1 train or test images of the subset have no row, e.g. {everyone[0]}" in done.stderr
+    )

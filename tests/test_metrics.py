@@ -249,3 +249,24 @@ def test_oracle_analysis_by_hand() -> None:
         assert oracle[name] == metrics.top_k_counts(metrics.exact_counts(test, chosen), ["a", "b", "c", "d"])
     assert all(oracle[name]["r_i"] == 1.0 and oracle[name]["p_i"] == 0.75 for name in metrics.ORACLE_FILLS)
     assert oracle["frequent"]["p_l"] < oracle["rare"]["p_l"]  # b's precision pays for the frequent fill
+
+
+def test_train_distances_by_hand() -> None:
+    train = np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
+    test = np.array([[0.0, 0.0], [3.0, 0.0]])
+    # Test image 1: distances 0, 5, 10; test image 2: 3, 4, sqrt(9 + 64).
+    assert metrics.train_distances(train, test, neighbours=2) == pytest.approx([2.5, 3.5])
+    assert metrics.train_distances(train, test, neighbours=50) == pytest.approx([5.0, (7 + 73**0.5) / 3])
+    # Blocks of test rows give the same answer as one block.
+    many = np.random.default_rng(0).normal(size=(301, 2))
+    assert metrics.train_distances(train, many, 2) == pytest.approx(
+        [np.sort(np.linalg.norm(train - t, axis=1))[:2].mean() for t in many]
+    )
+
+
+def test_overlap_subsets_by_hand() -> None:
+    distance = [0.3, 0.1, 0.9, 0.5, 0.1, 0.7, 0.2, 0.8, 0.6, 0.4]
+    # 20 % of 10 images: the two smallest distances (ties by position) and the two largest.
+    assert metrics.overlap_subsets(distance) == {"most": [1, 4], "least": [2, 7]}
+    assert metrics.overlap_subsets([0.5, 0.5, 0.5]) == {"most": [0], "least": [2]}
+    assert metrics.overlap_subsets([]) == {"most": [], "least": []}

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from regionbench import relations, tables
@@ -95,3 +96,79 @@ def test_generated_spatial_rels_match(tiny_raw: Path) -> None:
     assert sorted(official) == ["topo", "x_rels", "y_rels"]
     for name in official:
         np.testing.assert_array_equal(official[name], computed[name])
+
+
+def relation_rows(image_id: int, pairs: list[tuple[int, int, str, str, str]]) -> pa.Table:
+
+    names = ["region_id", "other_region_id", "topological", "horizontal", "vertical"]
+    columns = {name: [p[k] for p in pairs] for k, name in enumerate(names)}
+    return pa.table({"image_id": [image_id] * len(pairs), "annotator": ["saiapr"] * len(pairs), **columns})
+
+
+def test_parity_by_hand() -> None:
+    computed = relation_rows(
+        7,
+        [(1, 2, "adjacent", "beside", "above"), (2, 1, "adjacent", "beside", "below"),
+         (1, 3, "disjoint", "x_aligned", "y_aligned"), (3, 1, "disjoint", "x_aligned", "y_aligned")],
+    )  # fmt: skip
+    # The official file of image 7 has two regions (pairs with region 3 are ours only); its
+    # vertical relation of (2, 1) says y_aligned, and image 8 is not computed at all.
+    official = {
+        7: {"topo": np.array([[0, 1], [1, 0]]), "x_rels": np.array([[0, 3], [3, 0]]), "y_rels": np.array([[0, 5], [7, 0]])},
+        8: {name: np.zeros((3, 3)) for name in ("topo", "x_rels", "y_rels")},
+    }  # fmt: skip
+    report = relations.parity(official, computed)
+    assert (report["pairs_compared"], report["pairs_only_computed"], report["pairs_only_official"]) == (2, 2, 6)
+    assert report["groups"]["topological"]["agreement"] == report["groups"]["horizontal"]["agreement"] == 1.0
+    assert report["groups"]["vertical"]["agreement"] == 0.5
+    assert report["groups"]["vertical"]["confusion"] == [
+        {"official": "above", "computed": "above", "pairs": 1},
+        {"official": "y_aligned", "computed": "below", "pairs": 1},
+    ]
+    assert report["worst_images"] == [{"image_id": 7, "disagreements": 1}]
+    # A code outside the official ones is named as such, not dropped.
+    official[7]["topo"] = np.array([[0, 9], [1, 0]])
+    confusion = relations.parity(official, computed)["groups"]["topological"]["confusion"]
+    assert {"official": "code 9", "computed": "adjacent", "pairs": 1} in confusion
+
+
+def test_code_matrices_round_trip_through_parity(demo_ingest: Path) -> None:
+    """A shard's relations written as official matrices agree with themselves on every pair."""
+    regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
+    table = relations.shard_relations(tables.read_parquet(demo_ingest / "00" / "images.parquet"), regions)
+    sizes: dict[int, int] = {}
+    for image_id, region_id in zip(regions["image_id"].to_pylist(), regions["region_id"].to_pylist(), strict=True):
+        sizes[image_id] = max(sizes.get(image_id, 0), region_id)
+    report = relations.parity(relations.image_matrices(table, sizes), table)
+    assert report["pairs_compared"] == table.num_rows > 0
+    assert report["pairs_only_computed"] == report["pairs_only_official"] == 0
+    assert all(g["agreement"] == 1.0 for g in report["groups"].values())
+
+
+def test_reading_official_relations_names_every_unusable_file(tiny_copy: Path) -> None:
+    from regionbench.io.matlab import write_mat
+    from regionbench.io.saiapr import read_spatial_relations
+
+    folder = tiny_copy / "00" / "spatial_rels"
+    files = sorted(folder.glob("*.mat"))
+    official, problems = read_spatial_relations(tiny_copy)
+    everything = sorted(int(p.stem) for p in tiny_copy.glob("*/spatial_rels/*.mat"))
+    assert problems == [] and sorted(official) == everything and len(files) > 5
+    files[0].write_bytes(b"not a MAT file")
+    write_mat(files[1], {"topo": np.zeros((2, 2))})
+    write_mat(files[2], {"topo": np.zeros((2, 3)), "x_rels": np.zeros((2, 3)), "y_rels": np.zeros((2, 3))})
+    (folder / f"0{files[3].name}").write_bytes(files[3].read_bytes())
+    other = tiny_copy / "01" / "spatial_rels"
+    other.mkdir(parents=True, exist_ok=True)
+    (other / files[4].name).write_bytes(files[4].read_bytes())
+    official, problems = read_spatial_relations(tiny_copy)
+    reasons = {p["file"]: p["reason"] for p in problems}
+    assert reasons.pop(f"00/spatial_rels/{files[0].name}").startswith("unreadable MAT file: ")
+    assert reasons == {
+        f"00/spatial_rels/{files[1].name}": "no variable x_rels, y_rels (found: topo)",
+        f"00/spatial_rels/{files[2].name}": "topo, x_rels and y_rels must be square matrices of one size",
+        f"00/spatial_rels/0{files[3].name}": "the file name is not an image id (ASCII digits, no leading zero)",
+        f"00/spatial_rels/{files[4].name}": f"image {files[4].stem} has relations in several folders",
+        f"01/spatial_rels/{files[4].name}": f"image {files[4].stem} has relations in several folders",
+    }
+    assert len(official) == len(everything) - 4

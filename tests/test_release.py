@@ -275,6 +275,10 @@ def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (exported / "00" / "features.txt").is_file() and (exported / "wlist.txt").is_file()
+    # The relations come back as the official code matrices the raw tree had, byte for byte.
+    raw = tiny_build / "resources/raw/tiny"
+    written = {p.relative_to(exported): p.read_bytes() for p in exported.glob("*/spatial_rels/*.mat")}
+    assert written and written == {p.relative_to(raw): p.read_bytes() for p in raw.glob("*/spatial_rels/*.mat")}
     project = workflow_copy(tmp_path / "wf")
     override = write_config(
         project, f"dataset: tiny\nraw_dir: {exported}\nclassifiers: {{names: [zarbi, naive, majority]}}\n"
@@ -285,6 +289,8 @@ def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
     assert not any(d.added or d.removed or d.changed for d in diff.tables.values()), diff.lines()
     parity = json.loads((project / VERSION / "results/features_parity.json").read_text())
     assert parity["rows_compared"] == 110 and all(c["excess"] == 0 for c in parity["columns"].values())
+    official = json.loads((project / VERSION / "results/relations_parity.json").read_text())
+    assert official["pairs_compared"] > 0 and {g["agreement"] for g in official["groups"].values()} == {1.0}
 
 
 def readme_blocks(heading: str) -> list[str]:

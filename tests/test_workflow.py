@@ -36,6 +36,10 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
     stats = pq.read_table(results / "relation_stats.parquet").to_pylist()
     pairs = sum(pq.read_metadata(p).num_rows for p in (results / "relations").glob("*.parquet"))
     assert sum(r["count"] for r in stats if r["group"] == "vertical") == pairs
+    official = json.loads((results / "relations_parity.json").read_text())
+    assert official["pairs_compared"] == pairs and official["pairs_only_official"] == 0
+    assert official["files_not_used"] == [] and {g["agreement"] for g in official["groups"].values()} == {1.0}
+    assert (project / "releases/tiny/v1.0.0/results/relations_parity.json").is_file()
     vocabulary = pq.read_table(results / "vocabulary.parquet", columns=["label", "region_count"]).to_pydict()
     assert sum(vocabulary["region_count"]) == 110
     summary = pq.read_table(results / "classifiers.parquet").to_pylist()

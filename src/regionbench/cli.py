@@ -225,6 +225,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             annotator=args.annotator,
             similarity=args.similarity,
             categories=Path(args.categories) if args.categories else None,
+            image_features=Path(args.image_features) if args.image_features else None,
         )
     except evaluation.RunError as exc:
         print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
@@ -367,6 +368,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="imageclef: lines '<concept> <category>' for per-category results",
+    )
+    ev.add_argument(
+        "--image-features",
+        default=None,
+        metavar="FILE",
+        help="image: Parquet/CSV of image_id and feature columns for the train-overlap analysis "
+        "(default: the regions' features)",
     )
     ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
     ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")

@@ -291,6 +291,75 @@ def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], floa
     return factory(tree)
 
 
+def region_descriptors(data: Release, images: list[int], annotator: str | None = None) -> np.ndarray:
+    """One vector per image (rows in ``images`` order): the area-weighted mean of the 27
+    ``saiapr27`` features of its regions by ``annotator`` (default: the reference annotator), so
+    colour terms describe the labelled part of the image and shape terms its typical region. An
+    image without such regions gets the mean over the other images."""
+    regions = data.regions_of(annotator)
+    names = list(tables.FEATURE_NAMES)
+    weight = regions["area_px"].to_numpy(dtype=float)
+    sums = pd.DataFrame(regions[names].to_numpy(dtype=float) * weight[:, None], columns=names)
+    sums["image_id"], sums["weight"] = regions["image_id"].to_numpy(), weight
+    grouped = sums.groupby("image_id").sum()
+    means = grouped[names].div(grouped["weight"].where(grouped["weight"] > 0, 1.0), axis=0)
+    out = means.reindex(images)
+    return out.fillna(out.mean()).fillna(0.0).to_numpy()
+
+
+def read_image_features(path: Path, images: list[int]) -> np.ndarray:
+    """Image descriptors from a Parquet or CSV file (``image_id`` and one numeric column per
+    dimension, e.g. a CNN's features as Dutta et al. used), rows in ``images`` order; every
+    image needs exactly one row of finite numbers."""
+    frame = read_table(path, ["image_id"], ["one numeric column per dimension"])
+    columns = [c for c in frame.columns if c != "image_id"]
+    problems = []
+    if not columns:
+        problems.append("no feature column besides image_id")
+    numeric = frame[columns].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    for row in np.flatnonzero(~np.isfinite(numeric).all(axis=1))[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: a feature is not a finite number")
+    for row in np.flatnonzero(frame["image_id"].duplicated())[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: image {frame['image_id'].iloc[row]} given twice")
+    missing = sorted(set(images) - set(frame["image_id"].astype(int)))
+    if missing:
+        problems.append(f"{len(missing)} train or test images of the subset have no row, e.g. {missing[0]}")
+    _fail(Path(path), problems)
+    by_id = dict(zip(frame["image_id"].astype(int), numeric, strict=True))
+    return np.array([by_id[i] for i in images])
+
+
+def overlap_analysis(
+    descriptors: np.ndarray,
+    n_train: int,
+    truth: list[set[str]],
+    ranked: list[list[str]],
+    labels: list[str],
+    neighbours: int = metrics.OVERLAP_NEIGHBOURS,
+    share: float = metrics.OVERLAP_SHARE,
+) -> dict:
+    """Dutta et al. 2018 (section 4.2.2, Tables 9-12): the top-k measures over the ``share`` of
+    test images most and least overlapping with the training images. ``descriptors`` has the
+    ``n_train`` training images first, then the test images (in ``truth`` order); it is
+    standardised with the training images' mean and standard deviation so that no dimension
+    weighs by its unit. Label averages run over the ``labels`` present in each part."""
+    train, test = descriptors[:n_train], descriptors[n_train:]
+    centre, scale = train.mean(axis=0), train.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    distance = metrics.train_distances((train - centre) / scale, (test - centre) / scale, neighbours)
+    out: dict = {"neighbours": min(neighbours, n_train), "share": share}
+    for name, rows in metrics.overlap_subsets(distance, share).items():
+        part_truth = [truth[r] for r in rows]
+        present = set().union(*part_truth) if part_truth else set()
+        counts = metrics.exact_counts(part_truth, [ranked[r] for r in rows])
+        out[f"{name}_overlapping"] = {
+            "images": len(rows),
+            "mean_distance": float(distance[rows].mean()) if rows else 0.0,
+            **metrics.top_k_counts(counts, [x for x in labels if x in present]),
+        }
+    return out
+
+
 def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -306,11 +375,14 @@ def evaluate(
     annotator: str | None = None,
     similarity: str = "hierarchy",
     categories: Path | None = None,
+    image_features: Path | None = None,
 ) -> dict:
     """The report of one run: settings, sizes and every measure of the task (against the
     reference annotator, or ``annotator``); ``similarity`` names the semantic matching's label
     similarity (``similarity_function``); ``categories``, a concept-category file
-    (``read_categories``), adds per-category ImageCLEF results."""
+    (``read_categories``), adds per-category ImageCLEF results; ``image_features``
+    (``read_image_features``) replaces the region-feature descriptors of the image task's
+    train-overlap analysis (``overlap_analysis``)."""
     spec = task_of(data, subset, annotator)
     report: dict = {
         "release": {"dataset": data.dataset, "version": data.version},
@@ -363,6 +435,15 @@ def evaluate(
         }
         # What the run could score if it knew its wrong labels (JSON report only).
         report["oracle"] = metrics.oracle_analysis(train, truth, ranked, k, scored)
+        if spec.train:
+            everyone = sorted(spec.train) + images
+            if image_features is not None:
+                descriptors = read_image_features(image_features, everyone)
+            else:
+                descriptors = region_descriptors(data, everyone, annotator)
+            report["overlap"] = {"descriptors": Path(image_features).name if image_features else "regions"} | (
+                overlap_analysis(descriptors, len(spec.train), truth, ranked, scored)
+            )
         if semantic_threshold is not None:
             measure = similarity_function(similarity, tree)
             counts = metrics.semantic_counts(truth, ranked, measure, semantic_threshold)
@@ -406,8 +487,9 @@ def render(report: dict) -> str:
             rows.append((prefix, value))
 
     walk("", report["measures"])
-    if "per_category" in report:
-        walk("per_category", report["per_category"])
+    for section in ("overlap", "per_category"):
+        if section in report:
+            walk(section, report[section])
     width = max((len(name) for name, _ in rows), default=10)
     lines = [head, "-" * len(head)]
     lines += [

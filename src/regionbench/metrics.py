@@ -9,7 +9,8 @@ NumPy arrays, so the measures work without a release.
 - Example / label based (Kubany et al.): ``example_based``, ``label_based``; the semantic
   variant matches predictions to truths through the hierarchy first (``semantic_counts``).
 - Per-label / per-image with a fixed top-k (Dutta et al. 2018): ``top_k_metrics``;
-  diagnostics ``trivial_baselines`` and ``label_set_stats``.
+  ``mean_average_precisions``; diagnostics ``trivial_baselines``, ``label_set_stats``,
+  ``oracle_analysis`` and the train-overlap subsets (``train_distances``, ``overlap_subsets``).
 - ImageCLEF photo annotation (paper 003): ``imageclef`` (MnAP, MiAP, GMnAP, GMiAP and the F1
   family under 003's own names), ``average_precision``, ``interpolated_average_precision``.
 """
@@ -310,6 +311,39 @@ def oracle_analysis(
     for name in ORACLE_FILLS:
         out[name] = top_k_counts(exact_counts(test, filled[name]), labels)
     return out
+
+
+OVERLAP_NEIGHBOURS = 50
+OVERLAP_SHARE = 0.2
+
+
+def train_distances(train: np.ndarray, test: np.ndarray, neighbours: int = OVERLAP_NEIGHBOURS) -> np.ndarray:
+    """Dutta et al. 2018, section 4.2.2: per test image (row of ``test``), the mean Euclidean
+    distance to its ``neighbours`` closest training images (rows of ``train``; all of them when
+    there are fewer). A larger distance means less visual overlap with the training set.
+    Distances are taken from the differences themselves (not |a|^2 + |b|^2 - 2ab), in blocks of
+    test rows that keep the difference array near 32 MB."""
+    train, test = np.asarray(train, dtype=float), np.asarray(test, dtype=float)
+    if len(train) == 0:
+        raise ValueError("train_distances needs at least one training image")
+    n = min(neighbours, len(train))
+    block = max(1, (32 << 20) // (8 * max(1, train.size)))
+    out = np.empty(len(test))
+    for start in range(0, len(test), block):
+        chunk = test[start : start + block]
+        d = np.sqrt(((chunk[:, None, :] - train[None, :, :]) ** 2).sum(axis=2))
+        out[start : start + block] = np.sort(np.partition(d, n - 1, axis=1)[:, :n], axis=1).mean(axis=1)
+    return out
+
+
+def overlap_subsets(distance: Sequence[float], share: float = OVERLAP_SHARE) -> dict[str, list[int]]:
+    """Positions of the ``share`` most and least train-overlapping test images (Dutta et al.
+    2018, Tables 9-12): the smallest and the largest ``train_distances``, round(share * n) of
+    each (at least one), ties by position; each list in ascending position order."""
+    distance = np.asarray(distance, dtype=float)
+    size = max(1, round(share * len(distance))) if len(distance) else 0
+    order = np.lexsort((np.arange(len(distance)), distance))
+    return {"most": sorted(order[:size].tolist()), "least": sorted(order[len(order) - size :].tolist())}
 
 
 def label_set_stats(train: Sequence[Iterable[str]], test: Sequence[Iterable[str]]) -> dict[str, float]:

@@ -30,8 +30,23 @@ from regionbench import geometry, tables
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
 VERTICAL = ("above", "below", "y_aligned")
-# Codes of the official spatial_rels/<id>.mat files (docs/relations.md).
+GROUPS = ("topological", "horizontal", "vertical")
+# Codes of the official spatial_rels/<id>.mat files (docs/relations.md), and which matrix
+# holds which group.
 CODES = {"adjacent": 1, "disjoint": 2, "beside": 3, "x_aligned": 4, "above": 5, "below": 6, "y_aligned": 7}
+MATRICES = {"topo": "topological", "x_rels": "horizontal", "y_rels": "vertical"}
+
+
+def code_matrices(i: np.ndarray, j: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """The official n x n code matrices ``topo``, ``x_rels``, ``y_rels``: entry [i, j] holds the
+    code of the relation of region i + 1 to region j + 1 (``values``: group -> relation names,
+    aligned with the 0-based ``i`` and ``j``); 0 on the diagonal and for absent pairs."""
+    out = {}
+    for name, group in MATRICES.items():
+        m = np.zeros((n, n))
+        m[np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)] = [CODES[v] for v in values[group]]
+        out[name] = m
+    return out
 
 
 @dataclass(frozen=True)
@@ -45,13 +60,9 @@ class Pairs:
     vertical: np.ndarray
 
     def matrices(self, n: int) -> dict[str, np.ndarray]:
-        """The official n x n code matrices ``topo``, ``x_rels``, ``y_rels`` (0 on the diagonal)."""
-        out = {}
-        for name, values in (("topo", self.topological), ("x_rels", self.horizontal), ("y_rels", self.vertical)):
-            m = np.zeros((n, n))
-            m[self.i, self.j] = [CODES[v] for v in values]
-            out[name] = m
-        return out
+        """The official n x n code matrices (``code_matrices``)."""
+        values = {"topological": self.topological, "horizontal": self.horizontal, "vertical": self.vertical}
+        return code_matrices(self.i, self.j, values, n)
 
 
 def _boxes(masks: list[np.ndarray]) -> np.ndarray:
@@ -163,3 +174,74 @@ def relation_stats(shards: list[pa.Table]) -> pa.Table:
         for v in values
     ]
     return pa.Table.from_pylist(rows, schema=tables.RELATION_STATS)
+
+
+def image_matrices(relations: pa.Table, sizes: dict[int, int]) -> dict[int, dict[str, np.ndarray]]:
+    """The official code matrices (``code_matrices``) of every image of ``sizes`` (image id ->
+    its highest region id) from a relations table of one annotator; an image without pairs gets
+    zero matrices."""
+    rows = relations.select(["image_id", "region_id", "other_region_id", *GROUPS]).to_pydict()
+    by_image: dict[int, list[int]] = {image_id: [] for image_id in sizes}
+    for n, image_id in enumerate(rows["image_id"]):
+        by_image[image_id].append(n)
+    out = {}
+    for image_id, members in sorted(by_image.items()):
+        i = np.array([rows["region_id"][n] - 1 for n in members], dtype=np.int64)
+        j = np.array([rows["other_region_id"][n] - 1 for n in members], dtype=np.int64)
+        values = {group: [rows[group][n] for n in members] for group in GROUPS}
+        out[image_id] = code_matrices(i, j, values, sizes[image_id])
+    return out
+
+
+def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst: int = 5) -> dict:
+    """Computed relations against the official ``spatial_rels`` matrices, per relation group.
+
+    ``official``: image id -> ``{"topo", "x_rels", "y_rels"}`` n x n code matrices (entry
+    [i - 1, j - 1] for the pair (i, j)); ``computed``: a relations table of one annotator.
+    Returns the pairs compared, found on one side only, and per group the share of compared
+    pairs with the same relation (``agreement``) and the (official, computed) confusion counts;
+    codes outside the official ones read as ``code <v>``. ``worst_images`` lists the images with
+    the most disagreeing values (ties by id).
+    """
+    names = {code: name for name, code in CODES.items()}
+    rows = computed.select(["image_id", "region_id", "other_region_id", *GROUPS]).to_pydict()
+    confusion: dict[str, dict[tuple[str, str], int]] = {group: {} for group in GROUPS}
+    wrong: dict[int, int] = {}
+    compared = only_computed = 0
+    images = set()
+    for n, image_id in enumerate(rows["image_id"]):
+        i, j = rows["region_id"][n] - 1, rows["other_region_id"][n] - 1
+        matrices = official.get(image_id)
+        size = len(matrices["topo"]) if matrices else 0
+        if i >= size or j >= size:
+            only_computed += 1
+            continue
+        compared += 1
+        images.add(image_id)
+        for matrix, group in MATRICES.items():
+            code = float(matrices[matrix][i, j])
+            theirs = names.get(int(code), f"code {code:g}") if code.is_integer() else f"code {code:g}"
+            pair = (theirs, rows[group][n])
+            confusion[group][pair] = confusion[group].get(pair, 0) + 1
+            if pair[0] != pair[1]:
+                wrong[image_id] = wrong.get(image_id, 0) + 1
+    official_pairs = sum(len(m["topo"]) * (len(m["topo"]) - 1) for m in official.values())
+    return {
+        "images_compared": len(images),
+        "pairs_compared": compared,
+        "pairs_only_computed": only_computed,
+        "pairs_only_official": official_pairs - compared,
+        "groups": {
+            group: {
+                "agreement": sum(c for (a, b), c in confusion[group].items() if a == b) / compared if compared else 0.0,
+                "confusion": [
+                    {"official": a, "computed": b, "pairs": c} for (a, b), c in sorted(confusion[group].items())
+                ],
+            }
+            for group in GROUPS
+        },
+        "worst_images": [
+            {"image_id": image_id, "disagreements": count}
+            for image_id, count in sorted(wrong.items(), key=lambda kv: (-kv[1], kv[0]))[:worst]
+        ],
+    }

@@ -4,6 +4,7 @@
   one parser and one formatter each, one encoding rule;
 - ``ingest``: a folder shard into images, regions and rejects tables;
 - ``ontology``: the label hierarchy rebuilt from ``ontology_path.txt``;
+- ``spatial``: the official spatial relations (``spatial_rels/<image>.mat``), read for parity;
 - ``writer``: the layout writer; ``collection`` (synthetic collections) and ``export``
   (releases) both write through it.
 """
@@ -19,6 +20,8 @@ from regionbench.io.saiapr.ingest import (
     merge_reports,
 )
 from regionbench.io.saiapr.ontology import hierarchy_from_saiapr, majority_parent
+from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
+from regionbench.io.saiapr.spatial import read_spatial_relations
 from regionbench.io.saiapr.text import (
     LayoutError,
     num2str,
@@ -31,6 +34,7 @@ from regionbench.io.saiapr.text import (
 
 __all__ = [
     "ANNOTATOR",
+    "SPATIAL_FOLDER",
     "IngestError",
     "LayoutError",
     "Shard",
@@ -46,5 +50,6 @@ __all__ = [
     "parse_caption",
     "parse_ontology_path",
     "read_official_features",
+    "read_spatial_relations",
     "read_wordlist",
 ]

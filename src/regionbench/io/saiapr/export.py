@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import geometry, tables
+from regionbench import geometry, relations, tables
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
@@ -22,8 +22,9 @@ def export_release(
     """Write the release folder ``release`` in the SAIAPR TC-12 layout under ``out`` (a new folder).
 
     Writes ``wlist.txt`` (the vocabulary), per folder ``labels.txt``, ``ontology_path.txt``,
-    ``features.txt`` and ``segmentation_masks/<image>_<region>.mat``, and the captions in their
-    original encoding. The release does not carry pixels: with ``images`` (a raw tree) the JPEGs
+    ``features.txt``, ``segmentation_masks/<image>_<region>.mat`` and
+    ``spatial_rels/<image>.mat`` (the release's relations as code matrices, sized by the
+    image's highest region id), and the captions in their original encoding. The release does not carry pixels: with ``images`` (a raw tree) the JPEGs
     are copied from it, each checked against the sha256 the release records. The layout holds
     one annotator: ``annotator`` (default ``saiapr``) names whose regions are written.
 
@@ -65,6 +66,13 @@ def export_release(
         )
         mask = geometry.decode_rle(region["mask_rle"], image["height"], image["width"])
         writer.mask(image["folder"], region["image_id"], region["region_id"], mask)
+    sizes: dict[int, int] = {}
+    for image_id, region_id in zip(*(regions.column(c).to_pylist() for c in ("image_id", "region_id")), strict=True):
+        sizes[image_id] = max(sizes.get(image_id, 0), region_id)
+    pairs = pq.read_table(release / "data" / "relations.parquet")
+    pairs = pairs.filter(pc.equal(pairs["annotator"], annotator))
+    for image_id, matrices in relations.image_matrices(pairs, sizes).items():
+        writer.spatial_relations(by_id[image_id]["folder"], image_id, matrices)
     folders = sorted({image["folder"] for image in image_rows})
     for folder in folders:
         writer.texts(folder, rows[folder])

@@ -1,0 +1,20 @@
+"""Rule relations_parity: computed spatial relations against the official spatial_rels files."""
+
+from regionbench import relations, tables
+from regionbench.io.saiapr import read_spatial_relations
+from regionbench.jobs import log_to
+
+log = log_to(snakemake.log[0])
+official, problems = read_spatial_relations(snakemake.params.root)
+computed = tables.concat([tables.read_parquet(p) for p in snakemake.input.relations])
+report = relations.parity(official, computed) | {"files_not_used": problems}
+tables.write_json(snakemake.output[0], report)
+log.info(
+    "%d pairs of %d images compared; agreement %s; %d files not used",
+    report["pairs_compared"],
+    report["images_compared"],
+    {group: round(g["agreement"], 4) for group, g in report["groups"].items()},
+    len(problems),
+)
+for problem in problems:
+    log.warning("%(file)s: %(reason)s", problem)

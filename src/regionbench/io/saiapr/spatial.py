@@ -1,0 +1,69 @@
+"""The official spatial relations of a SAIAPR TC-12 tree: ``<root>/NN/spatial_rels/<image_id>.mat``
+with the n x n code matrices ``topo``, ``x_rels`` and ``y_rels`` (docs/relations.md).
+
+They are not ingested: the build computes its own relations from the masks. They are read to
+compare with them (``regionbench.relations.parity``), and written by ``export-saiapr``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from regionbench.io.matlab import read_mat
+from regionbench.relations import MATRICES
+
+FOLDER = "spatial_rels"
+
+
+def _matrices(path: Path) -> dict[str, np.ndarray]:
+    """The three code matrices of one file; raises ValueError with the reason."""
+    try:
+        variables = read_mat(path)
+    except Exception as exc:  # scipy raises many types for corrupt files
+        raise ValueError(f"unreadable MAT file: {exc}") from None
+    missing = [name for name in MATRICES if name not in variables]
+    if missing:
+        raise ValueError(f"no variable {', '.join(missing)} (found: {', '.join(sorted(variables)) or 'none'})")
+    out = {name: np.asarray(variables[name]) for name in MATRICES}
+    shapes = {value.shape for value in out.values()}
+    if len(shapes) != 1 or len(shape := shapes.pop()) != 2 or shape[0] != shape[1]:
+        raise ValueError("topo, x_rels and y_rels must be square matrices of one size")
+    if not all(np.issubdtype(value.dtype, np.number) for value in out.values()):
+        raise ValueError("topo, x_rels and y_rels must be numeric matrices")
+    return {name: value.astype(float) for name, value in out.items()}
+
+
+def read_spatial_relations(root: str | Path) -> tuple[dict[int, dict[str, np.ndarray]], list[dict[str, str]]]:
+    """Every ``<root>/NN/spatial_rels/<image_id>.mat`` of the tree.
+
+    Returns image id -> ``{"topo", "x_rels", "y_rels"}`` matrices, and the files that could not
+    be used as ``{"file": path relative to root, "reason": ...}``: unreadable or malformed
+    files, names that are not an image id as written in the tree (ASCII digits, no leading
+    zero), links out of the tree, and an image id found in two folders (both files).
+    """
+    root = Path(root)
+    resolved_root = root.resolve()
+    found: dict[int, list[tuple[str, dict[str, np.ndarray]]]] = {}
+    problems = []
+    for path in sorted(root.glob(f"*/{FOLDER}/*.mat")):
+        name = path.relative_to(root).as_posix()
+        stem = path.stem
+        try:
+            if not path.resolve().is_relative_to(resolved_root):
+                raise ValueError("links outside the raw tree")
+            if not (stem.isascii() and stem.isdigit() and str(int(stem)) == stem):
+                raise ValueError("the file name is not an image id (ASCII digits, no leading zero)")
+            matrices = _matrices(path)
+            found.setdefault(int(stem), []).append((name, matrices))
+        except ValueError as exc:
+            problems.append({"file": name, "reason": str(exc)})
+    out = {}
+    for image_id, files in sorted(found.items()):
+        if len(files) > 1:
+            reason = f"image {image_id} has relations in several folders"
+            problems += [{"file": name, "reason": reason} for name, _ in files]
+        else:
+            out[image_id] = files[0][1]
+    return out, sorted(problems, key=lambda p: p["file"])
