@@ -25,6 +25,7 @@ include: "rules/vocabulary.smk"
 include: "rules/features.smk"
 include: "rules/agreement.smk"
 include: "rules/classifiers.smk"
+include: "rules/collection.smk"
 include: "rules/release.smk"
 
 

@@ -60,6 +60,7 @@ rule evaluate_classifiers:
         png=f"{RESULTS}/classifiers.png",
         svg=f"{RESULTS}/classifiers.svg",
         timings=f"{RESULTS}/classifier_timings.json",
+        soft=f"{RESULTS}/soft_confusions.json",
     log:
         f"{LOGS}/evaluate_classifiers.log",
     benchmark:

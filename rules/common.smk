@@ -247,6 +247,10 @@ def release_results():
             "classifiers.csv",
             "classifiers.png",
             "classifiers.svg",
+            "soft_confusions.json",
+            "collection.json",
+            "collection.png",
+            "collection.svg",
             "agreement.json",
         )
     }

@@ -23,5 +23,6 @@ timings = {
 tables.write_json(snakemake.output.timings, timings)
 summary.to_pandas().to_csv(snakemake.output.plot, index=False, float_format="%.6f")
 plots.classifier_figure(summary, snakemake.output.png, snakemake.output.svg)
+tables.write_json(snakemake.output.soft, classifiers.soft_confusions(tree, predictions))
 for row in summary.to_pylist():
     log.info("%(subset)s %(classifier)s: hard %(e_hard).3f soft %(soft).3f mean e %(mean_e).3f", row)

@@ -94,3 +94,25 @@ def test_two_runs_give_identical_bytes(demo_runs: tuple, demo_features: Path, tm
     tables.write_parquet(classifiers.summary(tree, runs, sizes), tmp_path / "one.parquet")
     tables.write_parquet(classifiers.summary(tree, again, sizes), tmp_path / "two.parquet")
     assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "two.parquet").read_bytes()
+
+
+def test_soft_confusions_by_hand() -> None:
+    tree = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
+
+    def table(pairs: list[tuple[str, str]]) -> pa.Table:
+        return pa.table({"label": [t for t, _ in pairs], "predicted": [p for _, p in pairs]})
+
+    predictions = {
+        # tree -> trees twice and food -> dish once by zarbi, tree -> trees once by rf; exact hits,
+        # cross-branch errors (e = 1) and the baselines' soft errors do not count.
+        ("H", "zarbi"): table([("tree", "trees"), ("tree", "trees"), ("food", "dish"), ("sky", "sky"), ("man", "rock")]),
+        ("H", "rf"): table([("tree", "trees"), ("vegetation", "bush")]),
+        ("H", "majority"): table([("food", "dish")] * 5),
+        ("E", "zarbi"): table([("sky", "sky-light")] * 9),  # a smaller subset
+    }  # fmt: skip
+    report = classifiers.soft_confusions(tree, predictions, top=2)
+    assert report["subset"] == "H" and report["classifiers"] == ["rf", "zarbi"]
+    assert report["pairs"] == [
+        {"label": "tree", "predicted": "trees", "e_hierarchy": 0.25, "regions": 3, "classifiers": ["rf", "zarbi"]},
+        {"label": "food", "predicted": "dish", "e_hierarchy": 0.5, "regions": 1, "classifiers": ["zarbi"]},
+    ]

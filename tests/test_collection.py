@@ -22,6 +22,35 @@ def test_statistics_by_hand() -> None:
     assert stats["coverage"] == pytest.approx((0.5 + 1.0 + 0.0) / 3)
     assert stats["regions"] == 4 and stats["regions_per_image"] == pytest.approx(4 / 3)
     assert stats["labels_used"] == 2 and stats["leaves_used"] == 1
-    assert list(stats["label_histogram"].items()) == [("sky", 3), ("man", 1)]
+    assert stats["label_histogram"] == [{"label": "sky", "regions": 3}, {"label": "man", "regions": 1}]
     everyone = collection.statistics(images, regions, vocabulary)
     assert everyone["regions"] == 5 and everyone["leaves_used"] == 2
+
+
+def test_train_label_frequency_by_hand() -> None:
+    subsets = pa.table(
+        {
+            "subset": ["H", "H", "H", "H", "H", "E"],
+            "image_id": [1, 1, 1, 2, 3, 4],
+            "label": ["sky", "sky", "man", "man", "tree", "sky"],
+            "image_split": ["train", "train", "train", "train", "test", "train"],
+        }
+    )
+    # Image 1 shows sky (twice: one image) and man; image 2 man; image 3 is a test image.
+    assert collection.train_label_frequency(subsets) == {
+        "subset": "H",
+        "train_images": 2,
+        "labels": [{"label": "man", "images": 2}, {"label": "sky", "images": 1}],
+    }
+
+
+def test_the_label_frequency_figure_is_deterministic(tmp_path) -> None:
+    from regionbench import plots
+
+    histogram = [{"label": f"l{n}", "regions": 100 - n} for n in range(60)]
+    train = {"subset": "H", "train_images": 7, "labels": [{"label": "l0", "images": 5}, {"label": "l1", "images": 1}]}
+    for run in ("a", "b"):
+        plots.label_frequency_figure(histogram, train, tmp_path / f"{run}.png", tmp_path / f"{run}.svg")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+    assert b"l49" in (tmp_path / "a.svg").read_bytes() and b"l50" not in (tmp_path / "a.svg").read_bytes()

@@ -120,6 +120,15 @@ def test_release_verifies_and_describes_itself(tiny_build: Path) -> None:
     assert "config_name: regions" in card and "## Known conflicts" in card and "## Citation" in card
     assert "110 regions by saiapr over 24 images: 4.58 regions per image" in card
     assert "`image_split` puts every image on one side" in card
+    # The collection's figures are a results file the card reads, with the label-frequency figure.
+    stats = json.loads((folder / "results/collection.json").read_text())
+    assert stats["regions"] == 110 and stats["annotator"] == "saiapr"
+    assert sum(r["regions"] for r in stats["label_histogram"]) == 110
+    counts = [r["images"] for r in stats["train_label_frequency"]["labels"]]
+    assert counts == sorted(counts, reverse=True) and stats["train_label_frequency"]["train_images"] > 0
+    assert "![Regions per label and training images per label](results/collection.png)" in card
+    assert {"results/collection.png", "results/soft_confusions.json"} <= set(manifest["files"])
+    assert "relations agree: topological 100.00 %, horizontal 100.00 %, vertical 100.00 %." in card
 
 
 @pytest.mark.parametrize("damage", ["byte", "row", "manifest"])

@@ -48,6 +48,7 @@ from sklearn.svm import LinearSVC
 from regionbench import tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.metrics import region_scores
+from regionbench.subsets import SUBSET_SIZES
 from regionbench.tables import FEATURE_NAMES
 
 NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
@@ -199,6 +200,41 @@ def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes
             }
         )
     return pa.Table.from_pylist(rows, schema=tables.CLASSIFIER_SCORES)
+
+
+def soft_confusions(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], top: int = 20) -> dict:
+    """The paper's Table 6 from the reference classifiers' test predictions: pairs (true label,
+    predicted label) wrong by e_hard but right by e_hierarchy (0 < e < 1), counted over the
+    regions of the largest subset and every classifier but the baselines; the ``top`` most
+    frequent (ties by labels), each with its e_hierarchy and the classifiers that made it."""
+    present = [s for s in SUBSET_SIZES if any(subset == s for subset, _ in predictions)]
+    subset = present[-1] if present else None
+    counts: dict[tuple[str, str], int] = {}
+    makers: dict[tuple[str, str], set[str]] = {}
+    names = sorted(n for s, n in predictions if s == subset and n not in BASELINES)
+    for name in names:
+        table = predictions[(subset, name)]
+        true, pred = table.column("label").to_pylist(), table.column("predicted").to_pylist()
+        e = tree.e_hierarchy(true, pred) if true else np.array([])
+        for t, p, value in zip(true, pred, e, strict=True):
+            if 0 < value < 1:
+                counts[(t, p)] = counts.get((t, p), 0) + 1
+                makers.setdefault((t, p), set()).add(name)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return {
+        "subset": subset,
+        "classifiers": names,
+        "pairs": [
+            {
+                "label": t,
+                "predicted": p,
+                "e_hierarchy": float(tree.e_hierarchy(t, p)),
+                "regions": n,
+                "classifiers": sorted(makers[(t, p)]),
+            }
+            for (t, p), n in ranked
+        ],
+    }
 
 
 METRIC_MEASURES = ("e_hard", "soft", "mean_e")

@@ -1,10 +1,12 @@
-"""Figures: the classifier comparison of the paper's Fig. 7 and the annotators' agreement."""
+"""Figures: the classifier comparison of the paper's Fig. 7, the label frequencies (the paper's
+Fig. 6, Dutta et al.'s Fig. 1) and the annotators' agreement."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -45,6 +47,36 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
 
 
 LABELS_SHOWN = 25
+HISTOGRAM_LABELS = 50
+
+
+def label_frequency_figure(histogram: list[dict], train: dict, png: str | Path, svg: str | Path) -> None:
+    """Two panels. Left, the paper's Fig. 6: regions per label for the ``HISTOGRAM_LABELS`` most
+    used labels (``histogram``, most used first). Right, Dutta et al.'s Fig. 1: training images
+    per label of the image split (``collection.train_label_frequency``), sorted in decreasing
+    order on a log scale, the long tail that makes frequent-label baselines score well."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    shown = histogram[:HISTOGRAM_LABELS]
+    left.bar(range(len(shown)), [r["regions"] for r in shown], color="#4c72b0")
+    left.set_xticks(range(len(shown)), [r["label"] for r in shown], rotation=90, fontsize=6)
+    left.set_xlim(-0.8, max(len(shown), 1) - 0.2)
+    left.set_title(f"Regions per label ({len(shown)} most used)")
+    left.set_ylabel("regions")
+    counts = [r["images"] for r in train["labels"]]
+    right.plot(range(1, len(counts) + 1), counts, marker="o", ms=2, color="#dd8452")
+    if any(counts):
+        right.set_yscale("log")
+        right.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        right.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    right.set_title(f"Training images per label, subset {train['subset']} ({train['train_images']} images)")
+    right.set_xlabel("label rank")
+    right.set_ylabel("training images (log scale)")
+    for ax in (left, right):
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
+    fig.savefig(svg, metadata=_METADATA["svg"])
+    plt.close(fig)
 
 
 def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from regionbench import collection
 from regionbench.release.croissant import CITATION
 from regionbench.release.schemas import TABLES, load_schemas
 
@@ -108,21 +107,12 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
     return out
 
 
-def _collection(folder: Path, manifest: dict) -> list[str]:
-    """The collection's figures (``regionbench.collection``) over the reference annotator (named
-    by the subsets report; every region without one)."""
-    data = {
-        name: pq.read_table(folder / manifest["tables"][name]["path"], columns=columns)
-        for name, columns in (
-            ("images", ["image_id", "width", "height"]),
-            ("regions", ["image_id", "annotator", "label", "area_px"]),
-            ("vocabulary", ["label", "is_leaf"]),
-        )
-    }
-    report = json.loads(path.read_text()) if (path := _results(folder, "subsets.json")) else {}
-    annotator = report.get("reference_annotator")
-    stats = collection.statistics(data["images"], data["regions"], data["vocabulary"], annotator)
-    top = list(stats["label_histogram"].items())[:20]
+def _collection(stats: dict) -> list[str]:
+    """The collection's figures (``results/collection.json``, ``regionbench.collection``) over
+    the reference annotator, and the label-frequency figure."""
+    annotator = stats["annotator"]
+    top = stats["label_histogram"][:20]
+    train = stats["train_label_frequency"]
     out = [
         f"{stats['regions']} regions{f' by {annotator}' if annotator else ''} over {stats['images']} images: "
         f"{stats['regions_per_image']:.2f} regions per image, covering {100 * stats['coverage']:.2f} % of an image "
@@ -131,7 +121,49 @@ def _collection(folder: Path, manifest: dict) -> list[str]:
         "The most used labels (regions):",
         "",
     ]
-    out += _table(["label", "regions"], [[label, n] for label, n in top])
+    out += _table(["label", "regions"], [[r["label"], r["regions"]] for r in top])
+    out += [
+        "",
+        f"Left: regions per label. Right: how many of the {train['train_images']} training images of the image",
+        f"split (subset {train['subset']}) show each label, in decreasing order: a few labels are frequent and",
+        "most are rare, which is why the same few frequent labels for every image score well per image.",
+        "",
+        "![Regions per label and training images per label](results/collection.png)",
+    ]
+    return [*out, ""]
+
+
+def _soft_confusions(report: dict) -> list[str]:
+    """The paper's Table 6 from ``results/soft_confusions.json`` (``classifiers.soft_confusions``)."""
+    if not report["pairs"]:
+        return []
+    out = [
+        f"Test regions of subset {report['subset']} that the reference classifiers labelled wrongly by e_hard but",
+        "within the hierarchy (e_hierarchy < 1), the most frequent pairs (the paper's Table 6):",
+        "",
+    ]
+    out += _table(
+        ["correct", "predicted", "e_hierarchy", "regions", "classifiers"],
+        [
+            [r["label"], r["predicted"], r["e_hierarchy"], r["regions"], len(r["classifiers"])]
+            for r in report["pairs"][:10]
+        ],
+    )
+    return [*out, ""]
+
+
+def _relations_parity(report: dict) -> list[str]:
+    """One line per relation group from ``results/relations_parity.json``."""
+    groups = report["groups"]
+    shares = ", ".join(f"{g} {100 * groups[g]['agreement']:.2f} %" for g in ("topological", "horizontal", "vertical"))
+    out = [
+        f"Against the collection's own `spatial_rels` files ({report['pairs_compared']} pairs of "
+        f"{report['images_compared']} images compared), the relations agree: {shares}."
+    ]
+    if report["files_not_used"]:
+        out.append(
+            f"{len(report['files_not_used'])} of those files could not be used; see `results/relations_parity.json`."
+        )
     return [*out, ""]
 
 
@@ -162,7 +194,8 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         ],
     )
     out += ["", "## Statistics", ""]
-    out += _collection(folder, manifest)
+    if path := _results(folder, "collection.json"):
+        out += _collection(json.loads(path.read_text()))
     if path := _results(folder, "branch_stats.parquet"):
         out += ["Regions per branch of the hierarchy:", ""]
         rows = pq.read_table(path).to_pylist()
@@ -178,6 +211,8 @@ def dataset_card(folder: Path, manifest: dict) -> str:
             ["group", "relation", "pairs", "share"], [[r["group"], r["relation"], r["count"], r["share"]] for r in rows]
         )
         out.append("")
+    if path := _results(folder, "relations_parity.json"):
+        out += _relations_parity(json.loads(path.read_text()))
     if path := _results(folder, "subsets.json"):
         report = json.loads(path.read_text())
         out += [
@@ -214,6 +249,8 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         names = list(dict.fromkeys(r["classifier"] for r in rows))
         out += _table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
         out.append("")
+    if path := _results(folder, "soft_confusions.json"):
+        out += _soft_confusions(json.loads(path.read_text()))
     if (path := _results(folder, "agreement.json")) and len((report := json.loads(path.read_text()))["annotators"]) > 1:
         out += _agreement(report, has_figure=_results(folder, "agreement.png") is not None)
     rejects = pq.read_table(folder / manifest["tables"]["rejects"]["path"], columns=["item", "reason"]).to_pylist()
