@@ -268,3 +268,32 @@ def test_the_image_task_reports_train_overlap(tiny_build: Path, task: evaluation
         done.returncode == 1
         and f"short.csv: 1 train or test images of the subset have no row, e.g. {everyone[0]}" in done.stderr
     )
+
+
+def test_the_imageclef_export_writes_each_subsets_run_order(tiny_build: Path, tmp_path: Path) -> None:
+    out = tmp_path / "clef"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export-imageclef", str(tiny_build / VERSION), str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no concept or annotation files: they need the judgments of at least 3 annotators" in done.stdout
+    assert sorted(p.name for p in (out / "runs").iterdir()) == list("ABCDEFGH")
+    # A run written from the exported order alone, with each image's labels, scores 1.0.
+    data = regionbench.load(tiny_build / VERSION)
+    concepts = (out / "runs/E/concepts.txt").read_text().split()
+    images = [int(i) for i in (out / "runs/E/images.txt").read_text().split()]
+    truth = {
+        i: set(data.subsets[(data.subsets["subset"] == "E") & (data.subsets["image_id"] == i)]["label"]) for i in images
+    }
+    lines = [run_line(i, [("1", "1") if c in truth[i] else ("0", "0") for c in concepts]) for i in images]
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    _, report = score(tiny_build / VERSION, tmp_path / "run.txt", "imageclef", "--subset", "E")
+    assert report["measures"]["mnap"] == 1.0 and report["measures"]["f1_photo_instance"] == 1.0
+    again = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export-imageclef", str(tiny_build / VERSION), str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 2 and "already exists" in again.stderr

@@ -203,10 +203,26 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
 def cmd_export_imageclef(args: argparse.Namespace) -> int:
     from regionbench.io import imageclef
 
-    counts = imageclef.export_release(Path(args.release), Path(args.out))
+    out = Path(args.out)
+    if out.exists():
+        raise UserError(f"{out}: already exists; export-imageclef writes a new folder, choose another path")
+    data = loader.load(args.release)
+    judges = [a for a in data.annotators() if a != "consensus"]
+    if len(judges) >= imageclef.MIN_RAW_ANNOTATORS:
+        counts = imageclef.export_release(Path(args.release), out)
+        print(
+            f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
+            f"{counts['images']} images by {counts['annotators']} annotators"
+        )
+    else:
+        print(
+            f"{out}: no concept or annotation files: they need the judgments of at least "
+            f"{imageclef.MIN_RAW_ANNOTATORS} annotators, and this release has {len(judges)}"
+        )
+    orders = evaluation.write_run_orders(data, out / "runs")
     print(
-        f"{args.out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
-        f"{counts['images']} images by {counts['annotators']} annotators"
+        f"{out / 'runs'}: for each of subsets {', '.join(orders)}, the concept order (concepts.txt) and the test "
+        "images (images.txt) of a run file for evaluate --task imageclef"
     )
     return 0
 
@@ -345,8 +361,11 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
     e.add_argument("--annotator", default="saiapr", help="whose regions to write (the layout holds one annotator)")
     e.set_defaults(func=cmd_export_saiapr)
-    ic = sub.add_parser("export-imageclef", help="write ImageCLEF 2012 concept and annotation files, clean and raw")
-    ic.add_argument("release", help="release folder with at least three annotators")
+    ic = sub.add_parser(
+        "export-imageclef",
+        help="write ImageCLEF 2012 concept and annotation files, clean and raw, and each subset's run file order",
+    )
+    ic.add_argument("release", help="release folder (concept and annotation files need three annotators or more)")
     ic.add_argument("out", help="folder to write (must not exist)")
     ic.set_defaults(func=cmd_export_imageclef)
     ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")

@@ -110,6 +110,22 @@ def task_of(data: Release, subset: str, annotator: str | None = None) -> Task:
     return Task(labels, dict(truth["test"]), dict(truth["train"]), test_regions, vocabulary)
 
 
+def write_run_orders(data: Release, out: Path) -> dict[str, dict[str, int]]:
+    """What an ImageCLEF run file for ``evaluate --task imageclef --subset X`` must follow, for
+    every subset X of the release: ``<out>/<X>/concepts.txt`` (its concepts in column order, a
+    line each) and ``<out>/<X>/images.txt`` (its test images of the image split, one line each
+    in the run file, any order). Returns per subset the number of concepts and images."""
+    counts = {}
+    for subset in sorted(data.subsets["subset"].unique()):
+        spec = task_of(data, subset)
+        folder = Path(out) / subset
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "concepts.txt").write_text("".join(f"{c}\n" for c in spec.labels), encoding="utf-8")
+        (folder / "images.txt").write_text("".join(f"{i}\n" for i in sorted(spec.test)), encoding="utf-8")
+        counts[subset] = {"concepts": len(spec.labels), "images": len(spec.test)}
+    return counts
+
+
 def read_table(path: Path, required: list[str], optional: list[str]) -> pd.DataFrame:
     """A Parquet or CSV predictions file with the ``required`` columns."""
     path = Path(path)
