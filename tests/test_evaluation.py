@@ -137,6 +137,12 @@ def test_a_perfect_image_level_run_scores_one_on_every_measure(tiny_build: Path,
         (f"image.semantic.label_based.{n}", v) for n, v in image["measures"]["semantic"]["label_based"].items()
     ]
     measures += [(f"imageclef.{n}", v) for n, v in clef["measures"].items() if n != "concepts_scored"]
+    measures += [
+        (f"image.overlap.{part}.{n}", image["overlap"][f"{part}_overlapping"][n])
+        for part in ("most", "least")
+        for n in ("p_l", "r_l", "f1_l", "p_i", "r_i", "f1_i")
+        if "overlap" in image
+    ]
     assert measures and [name for name, value in measures if value != pytest.approx(1.0)] == []
     assert image["measures"]["top_k"]["n_plus"] == image["concepts_in_test"]
 

@@ -270,3 +270,31 @@ def test_overlap_subsets_by_hand() -> None:
     assert metrics.overlap_subsets(distance) == {"most": [1, 4], "least": [2, 7]}
     assert metrics.overlap_subsets([0.5, 0.5, 0.5]) == {"most": [0], "least": [2]}
     assert metrics.overlap_subsets([]) == {"most": [], "least": []}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda dim: st.tuples(
+            st.lists(st.lists(st.floats(-1e3, 1e3), min_size=dim, max_size=dim), min_size=1, max_size=30),
+            st.lists(st.lists(st.floats(-1e3, 1e3), min_size=dim, max_size=dim), min_size=0, max_size=30),
+        )
+    ),
+    st.integers(1, 60),
+    st.floats(0.05, 0.5),
+)
+def test_overlap_matches_brute_force(data: tuple[list, list], neighbours: int, share: float) -> None:
+    train = np.array(data[0], dtype=float)
+    test = np.array(data[1], dtype=float).reshape(len(data[1]), train.shape[1])
+    distance = metrics.train_distances(train, test, neighbours)
+    n = min(neighbours, len(train))
+    expected = [np.sort(np.linalg.norm(train - t, axis=1))[:n].mean() for t in test]
+    np.testing.assert_allclose(distance, expected, rtol=1e-12, atol=1e-9)
+    parts = metrics.overlap_subsets(distance, share)
+    size = max(1, round(share * len(test))) if len(test) else 0
+    assert len(parts["most"]) == len(parts["least"]) == size
+    # Every most-overlapping image is at least as close as every least-overlapping one.
+    if size:
+        assert max(distance[parts["most"]]) <= min(distance[parts["least"]])
+    if 2 * size <= len(test):
+        assert not set(parts["most"]) & set(parts["least"])
