@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,13 @@ def build_tiny(folder: Path) -> Path:
     done = build(project, "--configfile", str(write_config(project, TINY)))
     assert done.returncode == 0, done.stderr[-3000:]
     return project
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Releases fetched and verified by the tests are remembered in the session's own cache,
+    never in the user's (subprocesses inherit it)."""
+    os.environ["REGIONBENCH_CACHE"] = str(tmp_path_factory.mktemp("regionbench-cache"))
 
 
 @pytest.fixture(scope="session")

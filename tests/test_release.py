@@ -488,3 +488,47 @@ def test_scan_finds_duplicates_across_parts(tiny_release: Path) -> None:
     assert not twice.in_order and any("duplicate primary keys" in p for p in twice.problems)
     whole = release.scan(release.as_parts(regions), schema)
     assert whole.in_order and whole.content_sha256 == release.content_hash(regions, schema)
+
+
+def test_load_verifies_and_remembers_a_sound_release(tiny_release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert regionbench.load(tiny_release).version == "1.0.0"
+    # Loaded again untouched: the verification is remembered, not repeated.
+    monkeypatch.setattr(release, "verify", lambda folder: pytest.fail("verified twice"))
+    assert regionbench.load(tiny_release).version == "1.0.0"
+    monkeypatch.undo()
+    raw = bytearray((tiny_release / "data/regions.parquet").read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    (tiny_release / "data/regions.parquet").write_bytes(bytes(raw))
+    with pytest.raises(release.ReleaseError, match=r"refused, the release does not verify: data/regions.parquet"):
+        regionbench.load(tiny_release)
+    assert regionbench.load(tiny_release, verify=False).version == "1.0.0"
+    with pytest.raises(release.ReleaseError, match=r"data/regions.parquet: unreadable \("):
+        regionbench.load(tiny_release, verify=False).regions  # noqa: B018
+
+
+def test_a_tampered_or_missing_release_is_one_line(tiny_release: Path, tmp_path: Path) -> None:
+    (tiny_release / "extra").mkdir()
+    missing = tmp_path / "nowhere"
+    for source, expected in (
+        (tiny_release, "refused, the release does not verify: extra/: a folder without any file listed"),
+        (missing, f"{missing}: no such folder"),
+        (tiny_release / "README.md", "a file, not a release folder"),
+    ):
+        done = cli("evaluate", "--release", str(source), "--predictions", "x.csv", "--task", "region")
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert expected in done.stderr
+        with pytest.raises(release.ReleaseError, match=re.escape(expected)):
+            regionbench.load(source)
+    done = cli("evaluate", "--release", str(tiny_release), "--predictions", "x.csv", "--task", "region", "--no-verify")
+    assert done.returncode == 1 and "x.csv: no such file" in done.stderr
+
+
+def test_diff_refuses_releases_of_two_datasets(tiny_release: Path, tmp_path: Path) -> None:
+    other = Path(shutil.copytree(tiny_release, tmp_path / "other" / "v1.0.0"))
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["dataset"] = "another"
+    manifest.pop("digest")
+    manifest["digest"] = release.canonical_digest(manifest)
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    done = cli("diff", str(tiny_release), str(other))
+    assert done.returncode == 2 and "is dataset 'tiny' and" in done.stderr and "one dataset" in done.stderr

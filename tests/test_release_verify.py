@@ -10,6 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from regionbench import release, tables
 
@@ -119,3 +121,86 @@ def test_changed_records_are_named_even_when_resealed(tmp_path: Path) -> None:
     tables.write_json(folder / "manifest.json", manifest)
     problems = release.verify(folder)
     assert any("content hash differs" in line for line in problems), problems
+
+
+def reseal(folder: Path, edit: Callable[[dict], object]) -> None:
+    """Replace the manifest by ``edit(manifest)`` and seal it again, as a careful forger would."""
+    manifest = edit(json.loads((folder / "manifest.json").read_text()))
+    if isinstance(manifest, dict):
+        manifest.pop("digest", None)
+        manifest["digest"] = release.canonical_digest(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_paths_outside_the_release_are_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = small_release(tmp_path / "rel" / "v1.0.0")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for hashing")
+    opened: list[Path] = []
+    real = release.verify.__globals__["sha256_file"]
+    monkeypatch.setitem(release.verify.__globals__, "sha256_file", lambda p: opened.append(Path(p)) or real(p))
+    for escape in ("../../secret.txt", str(secret), "data/../../../secret.txt", "./data/rejects.parquet"):
+        reseal(folder, lambda m, escape=escape: m | {"files": m["files"] | {escape: "0" * 64}})
+        problems = release.verify(folder)
+        assert problems == [
+            f"{folder / 'manifest.json'}: malformed: path {escape!r} is outside the release; "
+            "a manifest names files inside its folder only"
+        ]
+        reseal(folder, lambda m, escape=escape: m | {"files": {k: v for k, v in m["files"].items() if k != escape}})
+    assert all(folder in p.parents for p in opened) and release.verify(folder) == []
+
+
+def test_unlisted_folders_and_links_are_named(tmp_path: Path) -> None:
+    folder = small_release(tmp_path / "v1.0.0")
+    (folder / "extra" / "deeper").mkdir(parents=True)
+    copy = tmp_path / "copy.parquet"
+    shutil.copy(folder / "data" / "rejects.parquet", copy)
+    (folder / "data" / "rejects.parquet").unlink()
+    (folder / "data" / "rejects.parquet").symlink_to(copy)
+    problems = release.verify(folder)
+    assert "extra/: a folder without any file listed in manifest.json" in problems
+    assert "extra/deeper/: a folder without any file listed in manifest.json" in problems
+    assert "data/rejects.parquet: a symbolic link; a release holds plain files only" in problems
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    path=st.lists(
+        st.sampled_from(["files", "tables", "rejects", "path", "rows", "key", "dataset", "version"]), max_size=3
+    ),
+    value=st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-3, 3)
+        | st.floats(allow_nan=False)
+        | st.sampled_from(["", "..", "../x", "/etc/passwd", "data/rejects.parquet", "a\\b", "./x", "0" * 64])
+        | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=6,
+    ),
+)
+def test_any_damaged_manifest_gives_lines_not_tracebacks(tmp_path: Path, path: list[str], value: object) -> None:
+    """Any value at any place of a re-sealed manifest: verify answers with one-line problems (or
+    none, when the value changes nothing that matters) and never opens a file outside."""
+    folder = tmp_path / "v1.0.0"
+    if not folder.exists():
+        small_release(folder)
+    original = (folder / "manifest.json").read_text()
+
+    def edit(manifest: dict) -> object:
+        if not path:
+            return value
+        target = manifest
+        for key in path[:-1]:
+            if not isinstance(target.get(key), dict):
+                target[key] = {}
+            target = target[key]
+        target[path[-1]] = value
+        return manifest
+
+    try:
+        reseal(folder, edit)
+        problems = release.verify(folder)
+        assert all(isinstance(line, str) and "\n" not in line for line in problems)
+    finally:
+        (folder / "manifest.json").write_text(original)

@@ -228,7 +228,7 @@ def cmd_export_imageclef(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    data = loader.load(args.release, args.rev)
+    data = loader.load(args.release, args.rev, verify=not args.no_verify)
     try:
         report = evaluation.evaluate(
             data,
@@ -396,6 +396,11 @@ def parser() -> argparse.ArgumentParser:
         "(default: the regions' features)",
     )
     ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
+    ev.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="score without verifying the release first (a verified release is remembered, so this rarely saves time)",
+    )
     ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")
     ev.set_defaults(func=cmd_evaluate)
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")

@@ -7,6 +7,7 @@ read lazily, on first use.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from regionbench import geometry, release, tables
@@ -36,7 +38,14 @@ class Release:
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
         if name not in self.manifest["tables"]:
             raise release.ReleaseError(f"{self.folder}: no table {name!r}; tables: {sorted(self.manifest['tables'])}")
-        return pq.read_table(self.folder / self.manifest["tables"][name]["path"], columns=columns).to_pandas()
+        path = self.folder / self.manifest["tables"][name]["path"]
+        try:
+            return pq.read_table(path, columns=columns).to_pandas()
+        except (OSError, pa.ArrowException) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+            raise release.ReleaseError(
+                f"{path}: unreadable ({reason}); run regionbench verify on the release"
+            ) from None
 
     @cached_property
     def images(self) -> pd.DataFrame:
@@ -114,6 +123,39 @@ def _cache_root() -> Path:
     return Path(os.environ.get("REGIONBENCH_CACHE", Path.home() / ".cache" / "regionbench"))
 
 
+def _state_key(folder: Path, manifest: dict) -> str:
+    """The manifest's digest with the size, modification time and inode of every file in the
+    folder: a change to any file (or a file added) makes a new key."""
+    digest = hashlib.sha256(manifest["digest"].encode())
+    for path in sorted(folder.rglob("*")):
+        stat = path.lstat()
+        digest.update(
+            f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\n".encode()
+        )
+    return digest.hexdigest()
+
+
+def verified(data: Release) -> Release:
+    """``data`` once ``release.verify`` finds nothing wrong with it, else a ``ReleaseError``
+    naming the first problems. A sound result is remembered under ``$REGIONBENCH_CACHE/verified``
+    by the folder's state (``_state_key``), so loading the same untouched release again costs a
+    directory listing, not a pass over every byte."""
+    marker = _cache_root() / "verified" / _state_key(data.folder, data.manifest)
+    if marker.is_file():
+        return data
+    problems = release.verify(data.folder)
+    if problems:
+        more = f" (and {len(problems) - 1} more; regionbench verify lists them)" if len(problems) > 1 else ""
+        raise release.ReleaseError(
+            f"{data.folder}: refused, the release does not verify: {problems[0]}{more}; "
+            "fetch it again, or pass verify=False (--no-verify) to read it as it is"
+        )
+    with contextlib.suppress(OSError):  # a read-only cache only costs the next verification
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    return data
+
+
 def _find_release(fs, dataset: str | None, version: str | None) -> str:
     """Path of the release inside the repository: the given one, else the highest version."""
     folders = [m.rsplit("/", 1)[0].lstrip("/") for m in fs.glob("releases/*/v*/manifest.json")]
@@ -130,23 +172,8 @@ def _find_release(fs, dataset: str | None, version: str | None) -> str:
     return max(chosen)[2]
 
 
-def load(
-    source: str | Path, rev: str | None = None, *, dataset: str | None = None, version: str | None = None
-) -> Release:
-    """A release from a folder, or from a git+DVC repository (path or URL) at ``rev``.
-
-    In a repository the release is found under ``releases/<dataset>/v<version>/``; with several,
-    ``dataset`` and ``version`` choose (default: the highest version). The files come through
-    DVC (its remote or cache) into ``$REGIONBENCH_CACHE`` (default ``~/.cache/regionbench``).
-    """
-    folder = Path(source)
-    if rev is None and (folder / "manifest.json").is_file():
-        return Release(folder)
-    if importlib.util.find_spec("dvc") is None:
-        raise release.ReleaseError(
-            f"{source}: not a release folder, and reading a repository needs DVC; "
-            "pass a release folder or install regionbench[dvc]"
-        )
+def _fetch(source: str | Path, rev: str | None, dataset: str | None, version: str | None) -> Path:
+    """The release folder of a repository at ``rev``, fetched once into the cache."""
     from dvc.api import DVCFileSystem  # the optional [dvc] extra, imported only here
 
     fs = DVCFileSystem(str(source), rev=rev)
@@ -159,4 +186,46 @@ def load(
         staging.parent.mkdir(parents=True, exist_ok=True)
         fs.get(path, str(staging), recursive=True)
         staging.rename(target)  # complete copies only: an interrupted fetch is redone
-    return Release(target)
+    return target
+
+
+def load(
+    source: str | Path,
+    rev: str | None = None,
+    *,
+    dataset: str | None = None,
+    version: str | None = None,
+    verify: bool = True,
+) -> Release:
+    """A release from a folder, or from a git+DVC repository (path or URL) at ``rev``.
+
+    In a repository the release is found under ``releases/<dataset>/v<version>/``; with several,
+    ``dataset`` and ``version`` choose (default: the highest version). The files come through
+    DVC (its remote or cache) into ``$REGIONBENCH_CACHE`` (default ``~/.cache/regionbench``).
+    The release is verified first (``verified``); ``verify=False`` reads it as it is.
+    """
+    folder = Path(source)
+    if rev is None and (folder / "manifest.json").is_file():
+        data = Release(folder)
+        return verified(data) if verify else data
+    if rev is None and not folder.exists() and "://" not in str(source) and not str(source).startswith("git@"):
+        raise release.ReleaseError(f"{source}: no such folder; give a release folder, or a repository with rev=")
+    if rev is None and folder.is_file():
+        raise release.ReleaseError(f"{source}: a file, not a release folder (one with manifest.json)")
+    if importlib.util.find_spec("dvc") is None:
+        raise release.ReleaseError(
+            f"{source}: not a release folder, and reading a repository needs DVC; "
+            "pass a release folder or install regionbench[dvc]"
+        )
+    try:
+        target = _fetch(source, rev, dataset, version)
+    except release.ReleaseError:
+        raise
+    except Exception as exc:  # DVC and git report a wrong repository or rev in many types
+        reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+        raise release.ReleaseError(
+            f"{source}: not a release folder, and not readable as a git+DVC repository"
+            f"{f' at {rev}' if rev else ''} ({reason})"
+        ) from None
+    data = Release(target)
+    return verified(data) if verify else data

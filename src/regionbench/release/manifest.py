@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 FORMAT = "regionbench-release/1"
 
@@ -68,11 +69,59 @@ class Provenance:
     license: str = "CC-BY-4.0"  # SPDX id
 
 
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def inside_path(rel: object) -> bool:
+    """Whether a manifest path names a file inside the release: a relative POSIX path of plain
+    parts (no ``..``, ``.``, empty part or backslash), so nothing outside is ever opened."""
+    if not isinstance(rel, str) or not rel or "\\" in rel or "\0" in rel:
+        return False
+    parts = PurePosixPath(rel).parts
+    return not rel.startswith("/") and all(part not in ("", ".", "..") for part in parts) and "/".join(parts) == rel
+
+
+def _shape_problem(manifest: object) -> str | None:
+    """What makes ``manifest`` unusable as a release manifest (``None``: its shape is sound)."""
+    if not isinstance(manifest, dict):
+        return "must be a JSON object"
+    for key in ("dataset", "version", "digest"):
+        if not isinstance(manifest.get(key), str):
+            return f"{key!r} must be a string"
+    files, entries = manifest.get("files"), manifest.get("tables")
+    if not isinstance(files, dict) or not all(isinstance(v, str) and SHA256.fullmatch(v) for v in files.values()):
+        return "'files' must map paths to sha256 hex digests"
+    if not isinstance(entries, dict):
+        return "'tables' must be an object"
+    for name, entry in entries.items():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("path"), str)
+            and type(entry.get("rows")) is int
+            and entry["rows"] >= 0
+            and isinstance(entry.get("key"), list)
+            and isinstance(entry.get("content_sha256"), str)
+        ):
+            return f"table {name!r} needs a path, rows (an integer), a key and a content_sha256"
+    outside = [rel for rel in [*files, *(e["path"] for e in entries.values())] if not inside_path(rel)]
+    if outside:
+        return f"path {outside[0]!r} is outside the release; a manifest names files inside its folder only"
+    return None
+
+
 def read_manifest(folder: Path) -> dict:
+    """The manifest of the release in ``folder``, its shape checked (``_shape_problem``): a
+    malformed one, or one naming a path outside the folder, is a ``ReleaseError``."""
     path = Path(folder) / "manifest.json"
     if not path.is_file():
         raise ReleaseError(f"{path}: no manifest; is {folder} a regionbench release folder?")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise ReleaseError(f"{path}: unreadable ({exc.strerror})") from None
+    problem = _shape_problem(manifest)
+    if problem:
+        raise ReleaseError(f"{path}: malformed: {problem}")
+    return manifest

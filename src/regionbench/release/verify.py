@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from regionbench.release.manifest import ReleaseError, canonical_digest, read_manifest, sha256_file
+from regionbench.release.manifest import ReleaseError, canonical_digest, inside_path, read_manifest, sha256_file
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
 
@@ -15,9 +15,10 @@ from regionbench.release.schemas import load_schemas
 def verify(folder: Path) -> list[str]:
     """Every problem of the release in ``folder``, one line each naming the file (none: sound).
 
-    Checks the manifest's own digest, the sha256 of every file (and files the manifest does
-    not list), each table against the release's JSON Schema, its row count and its logical
-    content hash, and the sha256 that croissant.json declares.
+    Checks the manifest's own digest and shape (no path outside the folder is ever opened), the
+    sha256 of every file, that nothing is there the manifest does not list (files, folders
+    without a listed file, links), each table against the release's JSON Schema, its row count
+    and its logical content hash, and the sha256 that croissant.json declares.
     """
     folder = Path(folder)
     try:
@@ -28,12 +29,25 @@ def verify(folder: Path) -> list[str]:
     sealed = {k: v for k, v in manifest.items() if k != "digest"}
     if manifest.get("digest") != canonical_digest(sealed):
         problems.append("manifest.json: digest does not match its content (the manifest was edited)")
-    listed = manifest.get("files", {})
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"manifest.json"}
+    listed = manifest["files"]
+    entries = sorted(folder.rglob("*"))
+    links = {p.relative_to(folder).as_posix() for p in entries if p.is_symlink()}
+    present = {p.relative_to(folder).as_posix() for p in entries if p.is_file()} - {"manifest.json"} - links
+    holding = {parent.as_posix() for rel in listed for parent in Path(rel).parents}
+    for rel in sorted(links):
+        problems.append(f"{rel}: a symbolic link; a release holds plain files only")
     for rel in sorted(present - listed.keys()):
         problems.append(f"{rel}: not listed in manifest.json")
+    for path in entries:
+        rel = path.relative_to(folder).as_posix()
+        if path.is_dir() and not path.is_symlink() and rel not in holding:
+            problems.append(f"{rel}/: a folder without any file listed in manifest.json")
     for rel, expected in sorted(listed.items()):
         path = folder / rel
+        if _through_link(folder, rel):
+            if rel not in links:
+                problems.append(f"{rel}: reached through a symbolic link; a release holds plain files only")
+            continue
         if not path.is_file():
             problems.append(f"{rel}: missing (listed in manifest.json)")
         elif sha256_file(path) != expected:
@@ -44,6 +58,8 @@ def verify(folder: Path) -> list[str]:
         return [*problems, str(exc)]
     for name, entry in sorted(manifest.get("tables", {}).items()):
         path = folder / entry["path"]
+        if _through_link(folder, entry["path"]):
+            continue  # named above
         if name not in schemas or not path.is_file():
             problems.append(f"{entry['path']}: table {name} missing or without schema")
             continue
@@ -61,6 +77,12 @@ def verify(folder: Path) -> list[str]:
     return problems
 
 
+def _through_link(folder: Path, rel: str) -> bool:
+    """Whether the path ``rel`` inside ``folder``, or a folder on the way, is a symbolic link."""
+    parts = Path(rel).parts
+    return any((folder.joinpath(*parts[: n + 1])).is_symlink() for n in range(len(parts)))
+
+
 def _verify_croissant(folder: Path) -> list[str]:
     path = folder / "croissant.json"
     if not path.is_file():
@@ -70,8 +92,17 @@ def _verify_croissant(folder: Path) -> list[str]:
     except json.JSONDecodeError as exc:
         return [f"croissant.json: not valid JSON ({exc})"]
     problems = []
-    for item in document.get("distribution", []):
-        target = folder / item.get("contentUrl", "")
-        if item.get("@type") == "cr:FileObject" and target.is_file() and sha256_file(target) != item.get("sha256"):
-            problems.append(f"croissant.json: sha256 of {item['contentUrl']} differs from the file")
+    items = document.get("distribution", []) if isinstance(document, dict) else None
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        return ["croissant.json: malformed ('distribution' must be a list of objects)"]
+    for item in items:
+        if item.get("@type") != "cr:FileObject":
+            continue
+        url = item.get("contentUrl")
+        if not inside_path(url):
+            problems.append(f"croissant.json: contentUrl {url!r} is outside the release")
+            continue
+        target = folder / url
+        if target.is_file() and not _through_link(folder, url) and sha256_file(target) != item.get("sha256"):
+            problems.append(f"croissant.json: sha256 of {url} differs from the file")
     return problems

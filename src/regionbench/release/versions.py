@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from regionbench.release.manifest import ReleaseError
+from regionbench.release.manifest import ReleaseError, read_manifest
 from regionbench.release.records import Part, as_parts, release_parts, scan
 from regionbench.release.schemas import TABLES, TableSchema, load_schemas
 
@@ -173,7 +173,14 @@ def check_bump(previous: str, version: str, diff: Diff) -> None:
 
 
 def diff_releases(old: Path, new: Path) -> Diff:
-    """Record diff between two release folders (the new one's schemas give the keys)."""
+    """Record diff between two release folders of one dataset (the new one's schemas give the
+    keys); releases of two datasets are a ``ReleaseError``: their records share no meaning."""
+    datasets = [read_manifest(Path(folder))["dataset"] for folder in (old, new)]
+    if datasets[0] != datasets[1]:
+        raise ReleaseError(
+            f"{old} is dataset {datasets[0]!r} and {new} is dataset {datasets[1]!r}; "
+            "diff compares two versions of one dataset"
+        )
     before, after = release_parts(old), release_parts(new)
     names = [name for name in TABLES if name in before or name in after]
     return diff_tables(before, after, load_schemas(Path(new) / "schemas", names))
