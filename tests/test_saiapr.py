@@ -243,7 +243,7 @@ def damage_symlink_escape(root: Path, image_id: int, region_id: int) -> str:
 
 def damage_mask_bad_name(root: Path, image_id: int, region_id: int) -> str:
     (root / "00" / "segmentation_masks" / "notes.mat").write_bytes(b"x")
-    return "not an '<image_id>_<region_id>.mat' mask file"
+    return "not named '<image_id>_<region_id>.mat' (ASCII digits)"
 
 
 def damage_mask_symlink_escape(root: Path, image_id: int, region_id: int) -> str:

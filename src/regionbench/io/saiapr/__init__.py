@@ -16,6 +16,7 @@ from regionbench.io.saiapr.ingest import (
     Shard,
     folder_files,
     folder_state,
+    image_names_state,
     ingest_folder,
     merge_reports,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "folder_files",
     "folder_state",
     "hierarchy_from_saiapr",
+    "image_names_state",
     "ingest_folder",
     "majority_parent",
     "merge_reports",

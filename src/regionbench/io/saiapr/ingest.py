@@ -10,6 +10,7 @@ ontology-path spelling, grayscale JPEGs, whole-image regions) are counted in the
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections import Counter, defaultdict
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from regionbench import tables
+from regionbench import numbers, tables
 from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
@@ -27,7 +28,10 @@ from regionbench.io.saiapr.writer import MASK_VARIABLE
 from regionbench.io.shards import IngestError, Shard, files_state, region_row, reject_row
 
 ANNOTATOR = "saiapr"
-MASK_NAME = re.compile(r"(\d+)_(\d+)\.mat")
+IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)
+MASK_NAME = re.compile(r"([0-9]{1,18})_([0-9]{1,18})\.mat")
+CAPTION_NAME = re.compile(r"([0-9]{1,18})\.eng")
+IMAGE_FORMATS, IMAGE_MODES = ("JPEG",), ("RGB", "L")  # the collection's 8-bit colour and gray JPEGs
 
 
 @dataclass
@@ -48,6 +52,61 @@ class _Ledger:
         return sum(1 for r in self.rejects if r["item"] == item)
 
 
+def _key_name(key: int | tuple[int, ...]) -> str:
+    return "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+
+def _files_by_key(
+    entries: list[Path], pattern: re.Pattern, item: str, spelling: str, ledger: _Ledger
+) -> tuple[dict, set]:
+    """The files of ``entries`` by their canonical key (the integers of ``pattern``'s groups),
+    and every key a file claims. A file whose name does not match, a folder, a link out of the
+    tree, and every file of a key that several files claim (``0984.jpg`` beside ``984.jpg``) is
+    a reject of ``item`` with its reason; ``spelling`` shows the expected name."""
+    claims: dict = {}
+    for path in entries:
+        m = pattern.fullmatch(path.name)
+        if m is None:
+            ledger.reject(path, path.name, item, f"not named {spelling} (ASCII digits)")
+            continue
+        key = int(m.group(1)) if pattern.groups == 1 else tuple(int(g) for g in m.groups())
+        claims.setdefault(key, []).append(path)
+        if path.is_dir():
+            ledger.reject(path, _key_name(key), item, f"a folder, not a file named {spelling}; move or rename it")
+        elif not path.exists():
+            ledger.reject(path, _key_name(key), item, "a broken link; copy the file in")
+        elif not images_io.inside(ledger.root, path):
+            ledger.reject(path, _key_name(key), item, "path escapes the collection root (symlink); copy the file in")
+    out = {}
+    for key, paths in sorted(claims.items()):
+        usable = [p for p in paths if p.is_file() and not p.is_dir() and images_io.inside(ledger.root, p)]
+        if len(paths) > 1:
+            names = " and ".join(p.name for p in paths)
+            for path in usable:
+                ledger.reject(path, _key_name(key), item, f"{names} both name {item} {_key_name(key)}; keep one")
+        elif usable:
+            out[key] = usable[0]
+    return out, set(claims)
+
+
+def _elsewhere(root: Path, folder: str) -> dict[int, str]:
+    """Image id -> the first file naming it in another folder shard of the tree (names only)."""
+    found: dict[int, str] = {}
+    for other in sorted(p for p in root.iterdir() if p.is_dir() and p.name != folder and numbers.is_id(p.name)):
+        for path in sorted((other / "images").glob("*")):
+            if m := IMAGE_NAME.fullmatch(path.name):
+                found.setdefault(int(m.group(1)), path.relative_to(root).as_posix())
+    return found
+
+
+def image_names_state(root: str | Path) -> str:
+    """sha256 of the names of every folder shard's images: a shard reruns when an image that
+    may share its id appears or goes in another folder."""
+    root = Path(root)
+    names = sorted(p.relative_to(root).as_posix() for p in root.glob("*/images/*"))
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+
+
 def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
     """Label rows as key -> (label id, line number), and the keys whose rows disagree.
 
@@ -61,7 +120,7 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
     order = []
     for n, line in enumerate(lines, start=1):
         parts = line.split()
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        if len(parts) != 3 or not all(numbers.is_id(p) for p in parts):
             ledger.reject(
                 f"{path.relative_to(ledger.root).as_posix()}:{n}",
                 f"line {n}",
@@ -97,10 +156,15 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
 
 
 def _official_lines(path: Path, ledger: _Ledger) -> list[str]:
-    """Lines of an official text file; trailing blank lines are dropped and counted as a quirk."""
-    lines, trailing = text.official_lines(path)
+    """Lines of an official text file; trailing blank lines are dropped and a byte order mark
+    removed, each counted as a quirk. A file linked from outside the tree is not read."""
+    if not images_io.inside(ledger.root, path):
+        raise text.LayoutError(f"{path.relative_to(ledger.root)}: links outside the raw tree; copy the file in")
+    lines, trailing, bom = text.official_lines(path)
     if trailing:
         ledger.quirks["trailing_blank_lines"] += trailing
+    if bom:
+        ledger.quirks["byte_order_marks_removed"] += 1
     return lines
 
 
@@ -109,9 +173,14 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
     paths: dict[tuple[int, int], str] = {}
     if not path.is_file():
         return paths
-    for row in text.ontology_rows(_official_lines(path, ledger)):
+    for n, row in enumerate(text.ontology_rows(lines := _official_lines(path, ledger)), start=1):
         if row is None:
-            ledger.quirks["malformed_ontology_rows"] += 1
+            ledger.reject(
+                f"{path.relative_to(ledger.root).as_posix()}:{n}",
+                f"line {n}",
+                "ontology-row",
+                f"expected 'image_id<TAB>region_id<TAB>path' (ids in ASCII digits), got {lines[n - 1].strip()[:60]!r}",
+            )
             continue
         image_id, region_id, entry = row
         for q in entry.quirks:
@@ -172,26 +241,21 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
     ontology = _read_ontology(base / "ontology_path.txt", ledger)
 
-    # Images: every file in images/ and every image a label row names.
+    # Images: every file in images/ and every image a label row names, by canonical id.
     image_entries = sorted((base / "images").glob("*"))
-    files: dict[int, Path] = {}
-    for path in image_entries:
-        if path.suffix.lower() != ".jpg" or not path.stem.isdigit():
-            ledger.reject(path, path.name, "image", "not an '<image_id>.jpg' file")
-        elif not images_io.inside(root, path):
-            ledger.reject(path, path.stem, "image", "path escapes the collection root (symlink); copy the file in")
-        else:
-            files[int(path.stem)] = path
-    named = {int(p.stem) for p in image_entries if p.stem.isdigit()}
+    files, named = _files_by_key(image_entries, IMAGE_NAME, "image", "'<image_id>.jpg'", ledger)
+    elsewhere = _elsewhere(root, folder)
+    for image_id in sorted(set(files) & set(elsewhere)):
+        ledger.reject(files.pop(image_id), str(image_id), "image", f"also in {elsewhere[image_id]}; keep one")
     images: dict[int, dict] = {}
     for image_id in sorted(files):
         path = files[image_id]
         try:
-            width, height, mode, digest = images_io.read_image(path, max_image_pixels)
+            width, height, mode, digest = images_io.read_image(path, max_image_pixels, IMAGE_FORMATS, IMAGE_MODES)
         except ValueError as exc:
             ledger.reject(path, str(image_id), "image", str(exc))
             continue
-        if mode in ("L", "1", "I;16"):
+        if mode == "L":
             ledger.quirks["grayscale_images"] += 1
         images[image_id] = {
             "image_id": image_id, "folder": folder, "path": path.relative_to(root).as_posix(),
@@ -210,17 +274,8 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
 
     # Regions: every key from a label row or a mask file.
     mask_entries = sorted((base / "segmentation_masks").glob("*"))
-    mask_files: dict[tuple[int, int], Path] = {}
-    escaped_masks: set[tuple[int, int]] = set()
-    for path in mask_entries:
-        m = MASK_NAME.fullmatch(path.name)
-        if m is None:
-            ledger.reject(path, path.name, "region", "not an '<image_id>_<region_id>.mat' mask file")
-        elif not images_io.inside(root, path):
-            escaped_masks.add((int(m.group(1)), int(m.group(2))))
-            ledger.reject(path, path.stem, "region", "path escapes the collection root (symlink); copy the file in")
-        else:
-            mask_files[(int(m.group(1)), int(m.group(2)))] = path
+    mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
+    escaped_masks = claimed - set(mask_files)  # rejected with their files above
     regions = []
     for key in sorted(set(rows) | set(mask_files) | conflicted):
         image_id, region_id = key
@@ -257,15 +312,20 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     if internal:
         ledger.quirks["internal_node_labels"] = len(internal)
     rejects = tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"])
+    seen = {
+        "image": len(image_entries) + len({k[0] for k in rows} - named),
+        "region": len(mask_entries) + len((set(rows) | conflicted) - claimed),
+    }
+    accepted = {"image": len(images), "region": len(regions)}
+    _check_ledger(folder, seen, accepted, ledger)
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     report = {
         "folder": folder,
-        "images": {"seen": len(image_entries) + len({k[0] for k in rows} - named),
-                   "accepted": len(images), "rejected": ledger.rejected("image")},
-        "regions": {"seen": len(mask_entries) + len((set(rows) | conflicted) - set(mask_files) - escaped_masks),
-                    "accepted": len(regions), "rejected": ledger.rejected("region")},
+        "images": {"seen": seen["image"], "accepted": len(images), "rejected": ledger.rejected("image")},
+        "regions": {"seen": seen["region"], "accepted": len(regions), "rejected": ledger.rejected("region")},
         "label_rows_rejected": ledger.rejected("label-row"),
+        "ontology_rows_rejected": ledger.rejected("ontology-row"),
         "captions_rejected": ledger.rejected("caption"),
         "quirks": dict(sorted(ledger.quirks.items())),
         "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parent_counts.items())},
@@ -279,16 +339,25 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     )
 
 
+def _check_ledger(folder: str, seen: dict[str, int], accepted: dict[str, int], ledger: _Ledger) -> None:
+    """Every raw item seen is accepted or rejected, per kind: a shard that loses one fails."""
+    for item, count in seen.items():
+        if count != accepted[item] + ledger.rejected(item):
+            raise IngestError(
+                f"folder {folder}: {count} {item} items seen but {accepted[item]} accepted and "
+                f"{ledger.rejected(item)} rejected; this is a bug in regionbench, please report it"
+            )
+
+
 def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _Ledger) -> None:
     captions = root / "annotations_complete_eng" / folder
     if not captions.is_dir():
         return
-    for path in sorted(captions.glob("*.eng")):
-        if not path.stem.isdigit() or int(path.stem) not in images:
-            ledger.reject(path, path.stem, "caption", "caption of an image that is not in the collection")
-            continue
-        if not images_io.inside(root, path):
-            ledger.reject(path, path.stem, "caption", "path escapes the collection root (symlink); copy the file in")
+    entries = sorted(captions.glob("*.eng"))
+    files, _ = _files_by_key(entries, CAPTION_NAME, "caption", "'<image_id>.eng'", ledger)
+    for image_id, path in sorted(files.items()):
+        if image_id not in images:
+            ledger.reject(path, str(image_id), "caption", "caption of an image that is not in the collection")
             continue
         try:
             fields, encoding = text.parse_caption(path.read_bytes())
@@ -297,7 +366,7 @@ def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _
             continue
         if encoding != "utf-8":
             ledger.quirks["captions_not_utf8"] += 1
-        record = images[int(path.stem)]
+        record = images[image_id]
         for name, value in fields.items():
             record[f"caption_{name}"] = value
         record["caption_encoding"] = encoding
@@ -308,7 +377,7 @@ def merge_reports(reports: list[dict]) -> dict:
     totals: dict = {"folders": sorted(r["folder"] for r in reports)}
     for part in ("images", "regions"):
         totals[part] = {k: sum(r[part][k] for r in reports) for k in ("seen", "accepted", "rejected")}
-    for k in ("label_rows_rejected", "captions_rejected"):
+    for k in ("label_rows_rejected", "ontology_rows_rejected", "captions_rejected"):
         totals[k] = sum(r[k] for r in reports)
     quirks: Counter = Counter()
     parents: dict[str, Counter] = defaultdict(Counter)

@@ -36,7 +36,7 @@ def hierarchy_from_saiapr(root: str | Path) -> Hierarchy:
     counts: Counter = Counter()
     top = "entity"
     for path in sorted(root.glob("*/ontology_path.txt")):
-        lines, trailing = text.official_lines(path)
+        lines, trailing, _ = text.official_lines(path)
         notes["blank_or_malformed_rows"] += trailing
         for row in text.ontology_rows(lines):
             if row is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from regionbench import numbers
 from regionbench.io.shards import IngestError
 
 ENCODING = "latin-1"  # decodes any byte, and the official files are 8-bit text
@@ -28,14 +29,26 @@ class LayoutError(IngestError):
 # --- plain lines ------------------------------------------------------------------------------
 
 
-def official_lines(path: Path) -> tuple[list[str], int]:
-    """Lines of an official text file without its trailing blank lines, and how many there were."""
-    lines = Path(path).read_text(encoding=ENCODING).splitlines()
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first
+
+
+def read_text(path: Path) -> tuple[str, bool]:
+    """The text of an official file and whether it began with a byte order mark (removed: the
+    official files have none, and left in it would glue itself to the first id)."""
+    data = Path(path).read_bytes()
+    return data.removeprefix(BOM).decode(ENCODING), data.startswith(BOM)
+
+
+def official_lines(path: Path) -> tuple[list[str], int, bool]:
+    """Lines of an official text file without its trailing blank lines, how many there were,
+    and whether a byte order mark was removed (``read_text``)."""
+    content, bom = read_text(path)
+    lines = content.splitlines()
     trailing = 0
     while lines and not lines[-1].strip():
         lines.pop()
         trailing += 1
-    return lines, trailing
+    return lines, trailing, bom
 
 
 def write_lines(path: Path, lines: Iterable[str], trailer: str = "") -> None:
@@ -51,14 +64,19 @@ def read_wordlist(path: Path) -> dict[int, str]:
     path = Path(path)
     if not path.is_file():
         raise LayoutError(f"{path}: word list missing; a SAIAPR root needs wlist.txt beside its folders")
-    words = {}
-    for n, line in enumerate(path.read_text(encoding=ENCODING).splitlines(), start=1):
+    words: dict[int, str] = {}
+    for n, line in enumerate(read_text(path)[0].splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split("\t")
-        if len(parts) != 2 or not parts[0].strip().isdigit():
-            raise LayoutError(f"{path}:{n}: expected 'id<TAB>word', got {line!r}; fix the line")
-        words[int(parts[0])] = parts[1].strip()
+        if len(parts) != 2 or not numbers.is_id(parts[0].strip()):
+            raise LayoutError(
+                f"{path}:{n}: expected 'id<TAB>word' (id in ASCII digits), got {line[:60]!r}; fix the line"
+            )
+        word_id = int(parts[0])
+        if word_id in words:
+            raise LayoutError(f"{path}:{n}: id {word_id} already names {words[word_id]!r}; keep one line per id")
+        words[word_id] = parts[1].strip()
     return words
 
 
@@ -118,7 +136,7 @@ def ontology_rows(lines: Iterable[str]) -> Iterator[tuple[int, int, OntologyPath
     """Rows of ``ontology_path.txt`` as (image_id, region_id, path); ``None`` for a malformed row."""
     for line in lines:
         parts = line.split("\t")
-        if len(parts) != 3 or not parts[0].strip().isdigit() or not parts[1].strip().isdigit():
+        if len(parts) != 3 or not numbers.is_id(parts[0].strip()) or not numbers.is_id(parts[1].strip()):
             yield None
             continue
         yield int(parts[0]), int(parts[1]), parse_ontology_path(parts[2])
@@ -156,11 +174,15 @@ def feature_row(image_id: int, region_id: int, values: np.ndarray, label_id: int
 def read_features_txt(path: str | Path) -> dict[tuple[int, int], np.ndarray]:
     """Official ``features.txt`` rows: (image_id, region_id) -> the 27 numbers."""
     out = {}
-    for line in Path(path).read_text(encoding=ENCODING).splitlines():
+    for line in read_text(Path(path))[0].splitlines():
         parts = line.split("\t")
-        if len(parts) != 4:
+        if len(parts) != 4 or not numbers.is_id(parts[0]) or not numbers.is_id(parts[1]):
+            continue  # not a row: the parity report counts its key as computed only
+        try:
+            values = np.array([numbers.parse_number(v) for v in parts[2].split()], dtype=np.float64)
+        except ValueError:
             continue
-        out[(int(parts[0]), int(parts[1]))] = np.array(parts[2].split(), dtype=np.float64)
+        out[(int(parts[0]), int(parts[1]))] = values
     return out
 
 

@@ -1,0 +1,38 @@
+"""Numbers read from files, strictly: ASCII digits only, finite values.
+
+Python's ``int`` and ``float`` accept what no data file of ours should hold: digits of other
+scripts (``'٣'``, ``'²'``), underscores (``'0.1_0'``), surrounding blanks, ``nan`` and
+``inf``. Every reader of a raw tree, a run file or a predictions file parses through here, so
+such a value is an error with its line instead of a silent number or a traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+ID = re.compile(r"[0-9]{1,18}")  # an id fits a signed 64-bit integer
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def is_id(text: str) -> bool:
+    """Whether ``text`` is an id: 1 to 18 ASCII digits, nothing else."""
+    return ID.fullmatch(text) is not None
+
+
+def parse_id(text: str, what: str = "id") -> int:
+    """``text`` as an id (``is_id``); ValueError naming ``what`` and the text otherwise."""
+    if not is_id(text):
+        raise ValueError(f"{what} {text[:40]!r} is not an id (1 to 18 ASCII digits)")
+    return int(text)
+
+
+def parse_number(text: str, what: str = "value") -> float:
+    """``text`` as a finite decimal number (ASCII digits, optional sign, point and exponent);
+    ValueError naming ``what`` and the text otherwise."""
+    if NUMBER.fullmatch(text) is None:
+        raise ValueError(f"{what} {text[:40]!r} is not a number (ASCII digits, e.g. 0.25)")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{what} {text[:40]!r} is out of range")
+    return value
