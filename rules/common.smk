@@ -3,6 +3,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from regionbench import config as build_config
 from regionbench import release, synth, vocabulary
 from regionbench.io import coco, imageclef, saiapr
 from regionbench.io.shards import IngestError, files_state
@@ -153,6 +154,10 @@ class RealCoco(RealRaw):
 
 def raw_tree():
     """The one place that decides where the raw tree comes from and in which layout."""
+    try:
+        build_config.check_raw_dir(config)
+    except build_config.ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
     if not config["raw_dir"]:
         root = f"resources/raw/{DATASET}"
         coco_layout = config["synth"].get("layout", "saiapr") == "coco"

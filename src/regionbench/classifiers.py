@@ -46,6 +46,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from regionbench import tables
+from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 from regionbench.metrics import region_scores
 from regionbench.subsets import SUBSET_SIZES
@@ -125,13 +126,13 @@ def binary_estimator(name: str, params: dict, seed: int, n_train: int) -> BaseEs
         return RandomForestClassifier(
             n_estimators=params["trees"], max_depth=params.get("max_depth"), random_state=seed, n_jobs=1
         )
-    raise ValueError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
+    raise InputError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
 
 
 def fit(name: str, x: np.ndarray, labels: np.ndarray, params: dict | None = None, seed: int = 0) -> Model:
     """Train classifier ``name`` one-versus-all on features ``x`` and string ``labels``."""
     if name not in NAMES:
-        raise ValueError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
+        raise InputError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
     classes, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
@@ -160,7 +161,7 @@ def subset_data(subsets: pa.Table, features: pa.Table, subset: str) -> tuple[pa.
         [(k, "ascending") for k in tables.REGION_KEY]
     )
     if joined.num_rows != rows.num_rows:
-        raise ValueError(
+        raise InputError(
             f"subset {subset}: {rows.num_rows - joined.num_rows} regions have no features; rebuild the features stage"
         )
     is_test = pc.equal(joined.column("split"), "test")

@@ -11,13 +11,16 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pyarrow.parquet as pq
 
 from regionbench import config as build_config
-from regionbench import evaluation, jobs, loader, release, tables, vocabulary
+from regionbench import errors, evaluation, jobs, loader, numbers, release, tables, vocabulary
+from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
 # Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
@@ -25,7 +28,7 @@ from regionbench.hierarchy import Hierarchy
 SYNTH_PROFILES = ("demo", "paper", "tiny", "coco-demo")
 
 
-class UserError(Exception):
+class UserError(InputError):
     """Something the user can fix; printed as one line without a traceback."""
 
 
@@ -102,15 +105,9 @@ def _synth_coco(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     project = Path(args.project_dir).resolve() if args.project_dir else find_project()
     overrides = [Path(p).resolve() for p in args.configfile]
-    try:
-        cfg = build_config.load(project, overrides)
-        build_config.validate(
-            cfg,
-            project / "schemas" / "config.schema.yaml",
-            source=str(overrides[-1] if overrides else "config/config.yaml"),
-        )
-    except build_config.ConfigError as exc:
-        raise UserError(str(exc)) from None
+    cfg, layers = build_config.load_layers(project, overrides)
+    build_config.validate(cfg, project / "schemas" / "config.schema.yaml", layers)
+    build_config.check_raw_dir(cfg, layers.source_of(("raw_dir",)))
     if args.previous:
         # The release to diff against, as one more config file (Snakemake's --config is flat).
         previous = args.previous
@@ -305,27 +302,55 @@ def vocabulary_from_coco(args: argparse.Namespace) -> int:
     return 0
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: what is wrong, then where to read more (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
+def _number(kind: type, low: float | None = None, high: float | None = None) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind`` (int or float) in [low, high], strictly parsed."""
+    bounds = (
+        f" >= {low:g}" if high is None else f" in [{low:g}, {high:g}]" if low is not None else f" <= {high:g}"
+    ) if (low, high) != (None, None) else ""  # fmt: skip
+    name = {int: "an integer", float: "a number"}[kind]
+
+    def parse(text: str) -> float:
+        try:
+            value = numbers.parse_number(text) if kind is float else numbers.parse_id(text.removeprefix("-"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {name}{bounds}") from None
+        value = -value if kind is int and text.startswith("-") else value
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {name}{bounds}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks."
-    )
+    p = Parser(prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks.")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("synth", help="write a synthetic collection (SAIAPR TC-12 or COCO layout)")
     s.add_argument("--profile", choices=SYNTH_PROFILES, default="demo")
     s.add_argument("--out", required=True, help="folder to write the collection into")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=_number(int, 0), default=0, help="seed of the generator (default 0)")
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
-    s.add_argument("--workers", type=int, default=None, help="parallel folders (default: all cores)")
+    s.add_argument("--workers", type=_number(int, 1), default=None, help="parallel folders (default: all cores)")
     s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
     s.add_argument("--layout", choices=["saiapr", "coco"], default="saiapr", help="raw layout to write")
-    s.add_argument("--annotators", type=int, default=3, help="coco: annotators tracing every scene")
-    s.add_argument("--disagreement", type=float, default=0.3, help="coco: how much they differ, 0 (none) to 1")
+    s.add_argument("--annotators", type=_number(int, 1), default=3, help="coco: annotators tracing every scene")
+    s.add_argument(
+        "--disagreement", type=_number(float, 0, 1), default=0.3, help="coco: how much they differ, 0 (none) to 1"
+    )
     s.set_defaults(func=cmd_synth)
 
     b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")
     b.add_argument("targets", nargs="*", help="Snakemake targets (files or rule names)")
-    b.add_argument("--cores", type=int, default=None, help="cores to use (default: the profile's)")
+    b.add_argument("--cores", type=_number(int, 1), default=None, help="cores to use (default: the profile's)")
     b.add_argument("--configfile", action="append", default=[], help="config overriding config/config.yaml")
     b.add_argument("--dry-run", "-n", action="store_true", help="list the jobs without running them")
     b.add_argument(
@@ -344,7 +369,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
     d.add_argument("old")
     d.add_argument("new")
-    d.add_argument("--examples", type=int, default=3, help="keys to show per table and kind")
+    d.add_argument("--examples", type=_number(int, 0), default=3, help="keys to show per table and kind")
     d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
     d.set_defaults(func=cmd_diff)
     r = sub.add_parser(
@@ -353,7 +378,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("tag", help="a release tag <dataset>-vX.Y.Z")
     r.add_argument("--repo", default=".", help="git repository, path or URL (default: the current folder)")
     r.add_argument("--workdir", help="where to clone and build (default: a temporary folder, removed after)")
-    r.add_argument("--cores", type=int, default=2, help="cores for the rebuild")
+    r.add_argument("--cores", type=_number(int, 1), default=2, help="cores for the rebuild")
     r.set_defaults(func=cmd_reproduce)
     e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
     e.add_argument("release", help="release folder")
@@ -374,8 +399,13 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--predictions", required=True, metavar="FILE", help="Parquet/CSV predictions or a run file")
     ev.add_argument("--task", required=True, choices=["region", "image", "imageclef"])
     ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
-    ev.add_argument("--k", type=int, default=5, help="labels per image for the image task (default 5)")
-    ev.add_argument("--semantic-threshold", type=float, default=None, help="also score with semantic matching")
+    ev.add_argument("--k", type=_number(int, 1), default=5, help="labels per image for the image task (default 5)")
+    ev.add_argument(
+        "--semantic-threshold",
+        type=_number(float, 0, 1),
+        default=None,
+        help="also score with semantic matching, pairs of similarity above T in [0, 1]",
+    )
     ev.add_argument(
         "--similarity",
         default="hierarchy",
@@ -419,7 +449,7 @@ def parser() -> argparse.ArgumentParser:
             a.add_argument("true")
             a.add_argument("pred", nargs="+")
             a.add_argument("--direction", choices=["any", "specific", "general"], default="any")
-            a.add_argument("--threshold", type=float, default=None)
+            a.add_argument("--threshold", type=_number(float, 0, 1), default=None, help="e above it counts as 1")
 
     v = sub.add_parser("vocabulary", help="maintain the vocabulary")
     vsub = v.add_subparsers(dest="action", required=True)
@@ -436,11 +466,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a subcommand: 0 on success; a user-caused error (``errors.describe``) is one line
+    per problem and exit 2; a bug shows its traceback, a request to report it, and exit 3."""
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (UserError, ValueError, OSError) as exc:
-        print(f"regionbench: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("regionbench: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        message = errors.describe(exc)
+        if message is None:
+            traceback.print_exc()
+            print(errors.BUG_HINT, file=sys.stderr)
+            return 3
+        print(f"regionbench: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -1,19 +1,60 @@
 """Build configuration: the default ``config/config.yaml`` merged with overrides, validated.
 
 Snakemake validates the same schema when it parses the Snakefile; checking here first lets
-``regionbench build`` report a bad setting in one line instead of a Snakemake traceback.
+``regionbench build`` report a bad setting in one line, naming the file that set it, instead
+of a Snakemake traceback. YAML is read strictly: UTF-8, no key given twice, finite numbers.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import jsonschema
 import yaml
 
+from regionbench.errors import InputError
 
-class ConfigError(ValueError):
-    """A configuration that violates its schema; the message names the key and the fix."""
+
+class ConfigError(InputError):
+    """A configuration that violates its schema; the message names the file, the key and the fix."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ConfigError(
+                    f"line {key_node.start_mark.line + 1}: key {key!r} given twice in one mapping; keep one"
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: Path) -> object:
+    """The settings of one YAML file, or a ConfigError naming the file, the line and the fix."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8") from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}{where}: invalid YAML ({problem}); fix the syntax") from None
 
 
 def merge(base: dict, override: dict) -> dict:
@@ -24,23 +65,91 @@ def merge(base: dict, override: dict) -> dict:
     return out
 
 
-def load(project: Path, overrides: list[Path] = ()) -> dict:
-    """The effective configuration of a build: defaults, then each override in order."""
-    config = yaml.safe_load((project / "config" / "config.yaml").read_text(encoding="utf-8"))
-    for path in overrides:
+class Layers(list):
+    """The config files of a build in order, as (name, settings): which one set a value."""
+
+    def source_of(self, path: tuple) -> str:
+        """The last file that sets ``path`` (or, when none sets all of it, the deepest part)."""
+        best, depth = self[0][0] if self else "config", -1
+        for name, data in self:
+            node, reached = data, 0
+            for key in path:
+                if not isinstance(node, dict) or key not in node:
+                    break
+                node, reached = node[key], reached + 1
+            if reached >= depth:
+                best, depth = name, reached
+        return best
+
+
+def load_layers(project: Path, overrides: list[Path] = ()) -> tuple[dict, Layers]:
+    """The effective configuration (defaults, then each override in order) and its layers."""
+    layers = Layers()
+    config: dict = {}
+    for path in [Path(project) / "config" / "config.yaml", *overrides]:
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = read_yaml(path)
+        data = {} if data is None else data
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: a config file must hold a mapping of settings")
+        layers.append((str(path), data))
         config = merge(config, data)
-    return config
+    return config, layers
 
 
-def validate(config: dict, schema_path: Path, source: str = "config") -> None:
-    """Raise ConfigError with one line (where, what, how to fix) if ``config`` breaks the schema."""
-    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+def load(project: Path, overrides: list[Path] = ()) -> dict:
+    """The effective configuration of a build: defaults, then each override in order."""
+    return load_layers(project, overrides)[0]
+
+
+def _non_finite(value: object, path: tuple = ()) -> tuple | None:
+    """The path of the first NaN or infinite number in ``value``, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if (found := _non_finite(item, (*path, key))) is not None:
+            return found
+    return None
+
+
+def validate(config: dict, schema_path: Path, source: str | Layers = "config") -> None:
+    """Raise ConfigError with one line (file, key, what, how to fix) if ``config`` breaks the
+    schema or holds a NaN or infinite number; ``source`` names the file, or the ``Layers`` to
+    find the one that set the faulty value."""
+
+    def where(path: tuple) -> str:
+        name = source.source_of(path) if isinstance(source, Layers) else source
+        return f"{name}: {'.'.join(str(p) for p in path) or '(top level)'}"
+
+    if (bad := _non_finite(config)) is not None:
+        raise ConfigError(f"{where(bad)}: not a finite number; give a number such as 0.5")
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: {where}: {error.message}; see {schema_path.name} for allowed values")
+        raise ConfigError(
+            f"{where(tuple(error.absolute_path))}: {error.message}; see {schema_path.name} for allowed values"
+        )
+
+
+def check_raw_dir(config: dict, source: str = "config") -> None:
+    """A configured ``raw_dir`` must be an absolute path to a folder holding a raw tree: a
+    SAIAPR tree (``wlist.txt`` and folder shards ``00``, ``01``, ...) or a COCO tree."""
+    raw = config.get("raw_dir")
+    if raw is None:
+        return
+    path = Path(raw)
+    if not path.is_absolute():
+        raise ConfigError(f"{source}: raw_dir {raw!r} is relative; give the absolute path of the raw tree")
+    if not path.exists():
+        raise ConfigError(f"{source}: raw_dir {raw!r} does not exist; check the path")
+    if not path.is_dir():
+        raise ConfigError(f"{source}: raw_dir {raw!r} is a file; give the folder of the raw tree")
+    coco = (path / "images").is_dir() and any((path / "annotations").glob("*.json"))
+    shards = [p for p in path.iterdir() if p.is_dir() and p.name.isascii() and p.name.isdigit()]
+    if not coco and (path / "wlist.txt").is_file() and not shards:
+        raise ConfigError(
+            f"{source}: raw_dir {raw!r} has wlist.txt but no folder shard (00, 01, ...); "
+            "give the root of a SAIAPR TC-12 tree"
+        )

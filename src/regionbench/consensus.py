@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from regionbench import agreement
+from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
 ANNOTATOR = "consensus"
@@ -75,7 +76,7 @@ def consensus(
     ``METHODS`` and picks how a cluster's masks become one (module docstring).
     """
     if method not in METHODS:
-        raise ValueError(f"consensus method {method!r} is not one of {', '.join(METHODS)}")
+        raise InputError(f"consensus method {method!r} is not one of {', '.join(METHODS)}")
     combine = staple_mask if method == "staple" else majority_mask
     names = sorted(readings)
     clusters: list[list[Region]] = []

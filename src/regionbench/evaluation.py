@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from regionbench import metrics, tables
+from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy, Node
 from regionbench.loader import Release
 
@@ -38,7 +39,7 @@ KEY = tables.REGION_KEY
 MAX_PROBLEMS = 20
 
 
-class RunError(ValueError):
+class RunError(InputError):
     """An invalid predictions file; the message has one line per problem."""
 
 

@@ -14,11 +14,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from regionbench.errors import InputError
+
 RELATIONS = ("is-a", "part-of", "kind-of")
 DIRECTIONS = ("any", "specific", "general")
 
 
-class HierarchyError(ValueError):
+class HierarchyError(InputError):
     """A hierarchy definition that cannot form a tree; the message says where and how to fix."""
 
 

@@ -1,32 +1,65 @@
 """What every ``script:`` file of the workflow does: log to the rule's ``log:`` file, and fail on
-input the user must fix with a message that ``regionbench build`` repeats as its last lines."""
+input the user must fix with a message that ``regionbench build`` repeats as its last lines.
+
+``log_to`` also installs the job's one error path (``errors.describe``): an exception the user
+caused ends the job through ``fail`` with its one line; any other is a bug, logged with its
+traceback and reported last as such."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sys
+import traceback
 from pathlib import Path
+from types import TracebackType
 from typing import NoReturn
+
+from regionbench import errors
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"
 
 
 def log_to(path: str) -> logging.Logger:
-    """Send this job's log records (INFO and above, message only) to ``path``; return the logger."""
+    """Send this job's log records (INFO and above, message only) to ``path``, install the job's
+    error path (``_job_error``); return the logger."""
     logging.basicConfig(filename=path, level=logging.INFO, format="%(message)s", force=True)
+    sys.excepthook = functools.partial(_job_error, path)
     return logging.getLogger("regionbench")
+
+
+def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    """The end of a job that raised: the user's one line, or a bug's traceback and report."""
+    message = errors.describe(exc)
+    if message is None:
+        text = "".join(traceback.format_exception(kind, exc, tb))
+        logging.getLogger("regionbench").error("%s", text)
+        sys.stderr.write(text)
+        first = (str(exc).splitlines() or [""])[0][:200]
+        message = f"{kind.__name__}: {first} (log: {log_path}). {errors.BUG_HINT.removeprefix('regionbench: ')}"
+    _record(message)
+    sys.stderr.write(message + "\n")
 
 
 def fail(message: str) -> NoReturn:
     """End this job with ``message`` (what, where, how to fix): logged, written to stderr, and kept
     under ``FAILURES`` so that ``regionbench build`` prints it last, after Snakemake's report."""
     logging.getLogger("regionbench").error("%s", message)
-    FAILURES.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(message.encode()).hexdigest()[:16]  # parallel jobs never share a file
-    (FAILURES / f"{name}.txt").write_text(message + "\n", encoding="utf-8")
+    _record(message)
     sys.exit(message)
+
+
+def _record(message: str) -> None:
+    """Keep ``message`` for ``regionbench build`` (a full disk may refuse even this: then the
+    message still reaches Snakemake's log through stderr)."""
+    try:
+        FAILURES.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(message.encode()).hexdigest()[:16]  # parallel jobs never share a file
+        (FAILURES / f"{name}.txt").write_text(message + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 def failures(project: Path) -> list[str]:

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from regionbench import tables
+from regionbench.errors import InputError
 
 SUBSET_SIZES = {"A": 2, "B": 3, "C": 4, "D": 5, "E": 10, "F": 25, "G": 50, "H": 100}
 TEST_SHARE = 0.3
@@ -103,7 +104,7 @@ def assign_splits(
 ) -> list[str]:
     """``train`` or ``test`` for each region key (image_id, annotator, region_id)."""
     if split_unit not in SPLIT_UNITS:
-        raise ValueError(f"split_unit must be one of {', '.join(SPLIT_UNITS)}, not {split_unit!r}")
+        raise InputError(f"split_unit must be one of {', '.join(SPLIT_UNITS)}, not {split_unit!r}")
     if split_unit == "image":
         sides = image_splits(label_sets_of([k[0] for k in keys], labels), seed)
         return [sides[k[0]] for k in keys]
@@ -140,7 +141,7 @@ def reference_regions(regions: pa.Table, reference: str | None, split_unit: str)
     if reference is None:
         reference = names[0] if len(names) == 1 else CONSENSUS
     if names and reference not in names:
-        raise ValueError(
+        raise InputError(
             f"reference_annotator {reference!r} annotated nothing here (annotators: {', '.join(names)}); "
             "set reference_annotator to one of them"
         )

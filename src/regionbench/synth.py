@@ -33,6 +33,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
+from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 from regionbench.vocabulary import DEFAULT_DIR
 
@@ -242,7 +243,7 @@ PROFILES = {
 
 def get_profile(name: str) -> Profile:
     if name not in PROFILES:
-        raise ValueError(f"unknown synth profile {name!r}; choose one of {', '.join(PROFILES)}")
+        raise InputError(f"unknown synth profile {name!r}; choose one of {', '.join(PROFILES)}")
     return PROFILES[name]
 
 

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from regionbench import tables
+from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
 # The SAIAPR TC-12 vocabulary that ships with the library: hierarchy.yaml, label_ids.tsv, the
@@ -44,7 +45,7 @@ from regionbench.hierarchy import Hierarchy
 DEFAULT_DIR = Path(str(resources.files("regionbench") / "data" / "vocabulary"))
 
 
-class VocabularyError(ValueError):
+class VocabularyError(InputError):
     """An input to the vocabulary stage that must be fixed; one line says what and where."""
 
 

@@ -19,13 +19,15 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from regionbench.errors import InputError
+
 Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen
 MIN_RAW_ANNOTATORS = 3
 FOLDER = "imageclef"  # of a raw tree: its image-level annotation source
 AGREEMENT = re.compile(r"[01]\.[0-9]{6}")  # ASCII digits only: float() takes other scripts' digits
 
 
-class ImageClefError(ValueError):
+class ImageClefError(InputError):
     """Files that cannot be written or read as ImageCLEF files; the message names the file."""
 
 

@@ -12,9 +12,10 @@ import pyarrow as pa
 import shapely
 
 from regionbench import geometry
+from regionbench.errors import InputError
 
 
-class IngestError(ValueError):
+class IngestError(InputError):
     """Input that stops a strict (or impossible) ingest; one line per problem."""
 
 

@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from regionbench.errors import InputError
+
 FORMAT = "regionbench-release/1"
 
 
-class ReleaseError(ValueError):
+class ReleaseError(InputError):
     """A release cannot be written or read as asked; the message says what to change."""
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from regionbench import geometry, synth
+from regionbench.errors import InputError
 from regionbench.io.saiapr.collection import word_ids
 
 CHUNK = 50  # images per rendering job
@@ -96,7 +97,7 @@ def write_collection(
     ``truth.json`` holds the scenes as drawn.
     """
     if annotators < 1 or not 0 <= disagreement <= 1:
-        raise ValueError("annotators must be at least 1 and disagreement in [0, 1]")
+        raise InputError("annotators must be at least 1 and disagreement in [0, 1]")
     root = Path(out)
     (root / "images").mkdir(parents=True, exist_ok=True)
     (root / "annotations").mkdir(exist_ok=True)

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import geometry, relations, tables
+from regionbench.errors import InputError
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
@@ -32,12 +33,12 @@ def export_release(
     """
     release, out = Path(release), Path(out)
     if out.exists():
-        raise ValueError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
+        raise InputError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
     image_rows = pq.read_table(release / "data" / "images.parquet").to_pylist()
     regions = pq.read_table(release / "data" / "regions.parquet")
     found = sorted(set(regions["annotator"].to_pylist()))
     if found and annotator not in found:
-        raise ValueError(f"{release}: no regions by {annotator!r}; choose one of {', '.join(found)} with --annotator")
+        raise InputError(f"{release}: no regions by {annotator!r}; choose one of {', '.join(found)} with --annotator")
     regions = regions.filter(pc.equal(regions["annotator"], annotator))
     vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"])
     writer = LayoutWriter(out)
@@ -50,7 +51,7 @@ def export_release(
             source = Path(images) / image["path"]
             data = source.read_bytes() if source.is_file() else b""
             if hashlib.sha256(data).hexdigest() != image["sha256"]:
-                raise ValueError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+                raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
             writer.image(image["folder"], image["image_id"], data)
         if image["caption_encoding"] is not None:
             fields = {name.lower(): image[f"caption_{name.lower()}"] for name in text.CAPTION_FIELDS}

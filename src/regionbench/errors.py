@@ -1,0 +1,49 @@
+"""The one error path of the command line and of every workflow job.
+
+An error the user can fix (bad input, a bad setting, a full disk) is reported as one line per
+problem saying what, where and how to fix it; anything else is a bug in regionbench and is
+shown with its traceback and a request to report it. ``describe`` tells the two apart.
+"""
+
+from __future__ import annotations
+
+import errno
+
+BUG_HINT = (
+    "regionbench: internal error (a bug in regionbench, not in your input); "
+    "please report it with the command and the traceback above"
+)
+
+# What the user can do about an OSError, by its errno.
+_OS_HINTS = {
+    errno.ENOSPC: "free some disk space and run again",
+    errno.EDQUOT: "free some of your disk quota and run again",
+    errno.EROFS: "the file system is read-only; write to another folder",
+    errno.EACCES: "make it readable/writable for this user",
+    errno.EPERM: "make it readable/writable for this user",
+    errno.ENOENT: "check the path",
+    errno.ENOTDIR: "check the path: a part of it is a file",
+    errno.EISDIR: "check the path: it is a folder",
+    errno.EEXIST: "remove it or choose another path",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.EMFILE: "raise the open-file limit (ulimit -n)",
+}
+
+
+class InputError(ValueError):
+    """Input the user can fix; the message says what, where and how (one line per problem)."""
+
+
+def describe(exc: BaseException) -> str | None:
+    """The message of a user-caused error, ``None`` for a bug.
+
+    ``InputError`` (and every error class of the library that derives from it) is its own
+    message; an ``OSError`` from the machine (no space, read-only, permission, missing path)
+    names the file, the system's reason and what to do.
+    """
+    if isinstance(exc, InputError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno in _OS_HINTS:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}; {_OS_HINTS[exc.errno]}"
+    return None
