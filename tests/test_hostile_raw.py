@@ -218,3 +218,43 @@ def test_damaged_trees_lose_nothing(operations: list[tuple[str, str, str, bytes]
                 assert scratch not in row["reason"] and scratch not in row["source"], row
             accepted += shard.images.column("image_id").to_pylist()
         assert len(accepted) == len(set(accepted))
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"segimg_t": "inside"}, "segimg_t is not a real numeric matrix (it holds str"),
+        ({"segimg_t": np.zeros((6, 8, 3))}, "mask shape 6x8x3 (3-D) differs from the image's 6x8"),
+        ({"segimg_t": np.zeros((8, 6))}, "mask shape 8x6 (2-D) differs from the image's 6x8"),
+        ({"segimg_t": np.array([[{"a": 1}]], dtype=object)}, "is not a real numeric matrix"),
+        ({"other": np.zeros((6, 8))}, "no variable 'segimg_t' (found: other)"),
+    ],
+)
+def test_named_mask_damage(tree: Path, variables: dict, expected: str) -> None:
+    import scipy.io
+
+    scipy.io.savemat(tree / "00/segmentation_masks/5_1.mat", variables)
+    shard = ingest_folder(tree, "00")
+    balanced(shard)
+    assert any(expected in reason for reason in reasons_of(shard, "5/1")), reasons_of(shard)
+
+
+def test_the_same_image_id_from_two_coco_file_names_is_rejected(tmp_path: Path) -> None:
+    import json
+
+    from regionbench.io.coco.ingest import ingest_shard
+
+    root = tmp_path / "coco"
+    (root / "images").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    for name in ("984.jpg", "0984.jpg", "984.png", "7.jpg"):
+        (root / "images" / name).write_bytes(jpeg(1, fmt="PNG" if name.endswith(".png") else "JPEG"))
+    images = [{"id": k, "file_name": n, "width": 8, "height": 6} for k, n in enumerate(["984.jpg", "7.jpg"], 1)]
+    (root / "annotations" / "ann.json").write_text(
+        json.dumps({"images": images, "annotations": [], "categories": [{"id": 1, "name": "sky"}]})
+    )
+    shard = ingest_shard(root, 0, {"sky": 2})
+    reasons = {r["key"]: r["reason"] for r in shard.rejects.to_pylist()}
+    assert set(reasons) == {"984.jpg", "0984.jpg", "984.png"}
+    assert all("all give image id 984; rename all but one" in reason for reason in reasons.values())
+    assert shard.images.column("image_id").to_pylist() == [7]

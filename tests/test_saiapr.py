@@ -173,7 +173,7 @@ def damage_mask_variable(root: Path, image_id: int, region_id: int) -> str:
 def damage_mask_shape(root: Path, image_id: int, region_id: int) -> str:
     path = root / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat"
     write_mat(path, {"segimg_t": read_mat(path)["segimg_t"][:-1]})
-    return "differs from image"
+    return "differs from the image's"
 
 
 def damage_mask_values(root: Path, image_id: int, region_id: int) -> str:

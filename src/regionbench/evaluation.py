@@ -30,12 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regionbench import metrics, tables
+from regionbench import metrics, numbers, tables
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy, Node
 from regionbench.loader import Release
 
 KEY = tables.REGION_KEY
+KEY_IDS = ("image_id", "region_id")
 MAX_PROBLEMS = 20
 
 
@@ -127,26 +128,71 @@ def write_run_orders(data: Release, out: Path) -> dict[str, dict[str, int]]:
     return counts
 
 
-def read_table(path: Path, required: list[str], optional: list[str]) -> pd.DataFrame:
-    """A Parquet or CSV predictions file with the ``required`` columns."""
+def _strict(value: object, parse: Callable[[str, str], float], what: str) -> float:
+    """One cell as ``parse`` reads it: strings strictly (``regionbench.numbers``); numbers from
+    Parquet as they are, if finite (and whole and not negative for an id)."""
+    if isinstance(value, str):
+        return parse(value, what)
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        number = float(value)
+        if not np.isfinite(number):
+            raise ValueError(f"{what} {value!r} is not a finite number")
+        if parse is numbers.parse_id:
+            if number < 0 or number != int(number):
+                raise ValueError(f"{what} {value!r} is not an id (a whole number >= 0)")
+            return int(number)
+        return number
+    raise ValueError(f"{what} is empty")
+
+
+def read_table(
+    path: Path, required: list[str], optional: list[str], ids: tuple[str, ...] = (), values: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """A Parquet or CSV predictions file with the ``required`` columns; the ``ids`` and ``values``
+    columns parsed strictly (ASCII digits, finite numbers), every bad cell a problem with its row.
+    CSV cells are read as text, so nothing is guessed (``NA`` stays a label, ``1_0`` no number)."""
     path = Path(path)
     if not path.is_file():
         raise RunError(f"{path}: no such file")
-    if path.suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    elif path.suffix == ".csv":
-        frame = pd.read_csv(path, dtype={"label": str, "annotator": str})
-    else:
-        raise RunError(f"{path}: predictions must be .parquet or .csv")
+    try:
+        if path.suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif path.suffix == ".csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+        else:
+            raise RunError(f"{path}: predictions must be .parquet or .csv")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        if isinstance(exc, RunError):
+            raise
+        reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+        raise RunError(f"{path}: unreadable as {path.suffix[1:]} ({reason})") from None
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise RunError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")
+    problems: list[str] = []
+    parsed: dict[str, tuple[list, str]] = {}
+    for columns, parse, dtype in ((ids, numbers.parse_id, "int64"), (values, numbers.parse_number, "float64")):
+        for name in (c for c in columns if c in frame.columns):
+            cells = []
+            for row, value in enumerate(frame[name].tolist()):
+                try:
+                    cells.append(_strict(value, parse, name))
+                except ValueError as exc:
+                    if len(problems) < MAX_PROBLEMS:
+                        problems.append(f"row {row + 2}: {exc}")
+            parsed[name] = (cells, dtype)
+    _fail(path, problems)
+    for name, (cells, dtype) in parsed.items():
+        frame[name] = np.array(cells, dtype=dtype)
+    for name in ("label", "annotator"):
+        if name in frame.columns:
+            frame[name] = frame[name].map(lambda v: None if v is None or v == "" else str(v))
     return frame
 
 
 def read_region_predictions(path: Path, task: Task) -> pd.DataFrame:
     """Region predictions joined to the subset's test regions (every one exactly once)."""
-    frame = read_table(path, ["image_id", "region_id", "label"], ["annotator", "score"])
+    frame = read_table(path, ["image_id", "region_id", "label"], ["annotator", "score"], ids=KEY_IDS, values=("score",))
     if "annotator" not in frame.columns:
         names = sorted(task.regions["annotator"].unique())
         frame["annotator"] = names[0] if names else ""
@@ -175,9 +221,9 @@ def read_region_predictions(path: Path, task: Task) -> pd.DataFrame:
 
 def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
     """Per test image (sorted by id), its {label: score}; images without a row score nothing."""
-    frame = read_table(path, ["image_id", "label", "score"], [])
-    problems = []
-    bad = frame["score"].isna() | ~frame["score"].between(0, 1)
+    frame = read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
+    problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[:MAX_PROBLEMS]]
+    bad = ~frame["score"].between(0, 1)
     for row in np.flatnonzero(bad)[:MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: score {frame['score'].iloc[row]!r} is not in [0, 1]")
     for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[:MAX_PROBLEMS]:
@@ -232,7 +278,7 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
             )
             continue
         name = fields[0].removesuffix(".jpg")
-        if not name.isdigit() or int(name) not in index:
+        if not numbers.is_id(name) or int(name) not in index:
             problems.append(f"{where}: image {fields[0]!r} is not a test image of the subset")
             continue
         image = int(name)
@@ -243,7 +289,7 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
         for c, concept in enumerate(concepts):
             raw_conf, raw_bin = fields[1 + 2 * c], fields[2 + 2 * c]
             try:
-                value = float(raw_conf)
+                value = numbers.parse_number(raw_conf)
             except ValueError:
                 value = float("nan")
             if not 0.0 <= value <= 1.0:
@@ -328,14 +374,13 @@ def read_image_features(path: Path, images: list[int]) -> np.ndarray:
     """Image descriptors from a Parquet or CSV file (``image_id`` and one numeric column per
     dimension, e.g. a CNN's features as Dutta et al. used), rows in ``images`` order; every
     image needs exactly one row of finite numbers."""
-    frame = read_table(path, ["image_id"], ["one numeric column per dimension"])
-    columns = [c for c in frame.columns if c != "image_id"]
+    head = read_table(path, ["image_id"], ["one numeric column per dimension"])
+    columns = [c for c in head.columns if c != "image_id"]
+    frame = read_table(path, ["image_id"], [], ids=("image_id",), values=tuple(columns))
     problems = []
     if not columns:
         problems.append("no feature column besides image_id")
-    numeric = frame[columns].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    for row in np.flatnonzero(~np.isfinite(numeric).all(axis=1))[:MAX_PROBLEMS]:
-        problems.append(f"row {row + 2}: a feature is not a finite number")
+    numeric = frame[columns].to_numpy(dtype=float)
     for row in np.flatnonzero(frame["image_id"].duplicated())[:MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: image {frame['image_id'].iloc[row]} given twice")
     missing = sorted(set(images) - set(frame["image_id"].astype(int)))

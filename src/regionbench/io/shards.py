@@ -29,6 +29,18 @@ class Shard:
     report: dict
 
 
+def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:
+    """Every raw item seen was accepted or rejected: ``counts`` maps a kind of item to its
+    ``seen``, ``accepted`` and ``rejected``; a kind that does not add up fails the job, because
+    an item was lost (a bug, whatever the input)."""
+    for kind, c in counts.items():
+        if c["seen"] != c["accepted"] + c["rejected"]:
+            raise IngestError(
+                f"{where}: {c['seen']} {kind} seen but {c['accepted']} accepted and {c['rejected']} rejected; "
+                "an item was lost: this is a bug in regionbench, please report it"
+            )
+
+
 def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict:
     """A ``rejects`` row whose ``reason`` names paths relative to ``root``.
 

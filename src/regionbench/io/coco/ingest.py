@@ -29,7 +29,7 @@ from pycocotools import mask as coco_mask
 from regionbench import consensus, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import IngestError, Shard, files_state, region_row, reject_row
+from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, region_row, reject_row
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
@@ -210,7 +210,12 @@ def ingest_shard(
         files[annotator] = read_instances(path)
     if not files:
         raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
-    names = _all_names(root, files)[shard * shard_size : (shard + 1) * shard_size]
+    everyone = _all_names(root, files)
+    names = everyone[shard * shard_size : (shard + 1) * shard_size]
+    # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
+    same_id: dict[int, list[str]] = {}
+    for name in everyone:
+        same_id.setdefault(image_id_of(name), []).append(name)
     on_disk = set(_image_files(root))
     folder = f"{shard:02d}"
 
@@ -218,7 +223,14 @@ def ingest_shard(
     for name in names:
         path = root / "images" / name
         ledger.seen[("", "image")] += 1
-        if name not in on_disk:
+        if len(clash := same_id[image_id_of(name)]) > 1:
+            ledger.reject(
+                f"images/{name}",
+                name,
+                "image",
+                f"{' and '.join(clash)} all give image id {image_id_of(name)}; rename all but one",
+            )
+        elif name not in on_disk:
             ledger.reject(f"images/{name}", name, "image", "an annotator lists this image but its file is missing")
         elif Path(name).suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
             ledger.reject(f"images/{name}", name, "image", f"not an image file ({', '.join(IMAGE_SUFFIXES)})")
@@ -340,6 +352,7 @@ def ingest_shard(
             "rejected": ledger.seen[(consensus.ANNOTATOR, "region_rejected")],
         }
     report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in ("seen", "accepted", "rejected")}
+    check_ledger(f"shard {folder}", {"images": report["images"], **report["annotators"]})
     return Shard(
         images=tables.from_rows(
             sorted(images.values(), key=lambda r: r["image_id"]), tables.IMAGES, tables.KEYS["images"]

@@ -25,7 +25,7 @@ from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Shard, files_state, region_row, reject_row
+from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, region_row, reject_row
 
 ANNOTATOR = "saiapr"
 IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)
@@ -202,8 +202,13 @@ def _read_mask(path: Path, height: int, width: int) -> np.ndarray:
         found = ", ".join(sorted(variables)) or "none"
         raise ValueError(f"no variable {MASK_VARIABLE!r} (found: {found})")
     seg = np.asarray(variables[MASK_VARIABLE])
+    if not np.issubdtype(seg.dtype, np.number) or np.issubdtype(seg.dtype, np.complexfloating):
+        raise ValueError(
+            f"{MASK_VARIABLE} is not a real numeric matrix (it holds {seg.dtype.name}); save it as doubles 0 and -1"
+        )
     if seg.shape != (height, width):
-        raise ValueError(f"mask shape {seg.shape[0]}x{seg.shape[1]} differs from image {height}x{width}")
+        shape = "x".join(map(str, seg.shape)) or "a scalar"
+        raise ValueError(f"mask shape {shape} ({seg.ndim}-D) differs from the image's {height}x{width}")
     if not np.isin(seg, (0, -1)).all():
         bad = np.unique(seg[~np.isin(seg, (0, -1))])[:3]
         raise ValueError(f"mask values must be 0 (inside) or -1 (outside); found {bad.tolist()}")
@@ -317,7 +322,10 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         "region": len(mask_entries) + len((set(rows) | conflicted) - claimed),
     }
     accepted = {"image": len(images), "region": len(regions)}
-    _check_ledger(folder, seen, accepted, ledger)
+    check_ledger(
+        f"folder {folder}",
+        {item: {"seen": seen[item], "accepted": accepted[item], "rejected": ledger.rejected(item)} for item in seen},
+    )
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     report = {
@@ -337,16 +345,6 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         rejects=rejects,
         report=report,
     )
-
-
-def _check_ledger(folder: str, seen: dict[str, int], accepted: dict[str, int], ledger: _Ledger) -> None:
-    """Every raw item seen is accepted or rejected, per kind: a shard that loses one fails."""
-    for item, count in seen.items():
-        if count != accepted[item] + ledger.rejected(item):
-            raise IngestError(
-                f"folder {folder}: {count} {item} items seen but {accepted[item]} accepted and "
-                f"{ledger.rejected(item)} rejected; this is a bug in regionbench, please report it"
-            )
 
 
 def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _Ledger) -> None:
