@@ -217,6 +217,10 @@ def test_damaged_trees_lose_nothing(operations: list[tuple[str, str, str, bytes]
                 assert row["key"] and row["reason"] and "\n" not in row["reason"], row
                 assert scratch not in row["reason"] and scratch not in row["source"], row
             accepted += shard.images.column("image_id").to_pylist()
+            # Nothing silently accepted: every accepted image is an 8-bit RGB or gray JPEG.
+            for row in shard.images.to_pylist():
+                with Image.open(root / row["path"]) as im:
+                    assert (im.format, im.mode) in (("JPEG", "RGB"), ("JPEG", "L")), row
         assert len(accepted) == len(set(accepted))
 
 

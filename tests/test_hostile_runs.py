@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import evaluation
+from regionbench import evaluation, numbers
 
 CONCEPTS = ["sky", "grass", "man"]
 IMAGES = [3, 8, 21]
@@ -90,6 +90,9 @@ def test_any_run_file_is_scored_or_refused_line_by_line(lines: list[str], final_
             assert all(line.startswith(f"{path}: ") for line in str(exc).splitlines()), str(exc)
         else:
             assert ((confidence >= 0) & (confidence <= 1)).all() and binary.shape == (3, 3)
+            # Nothing loosely parsed was accepted: every confidence is a plain ASCII number.
+            fields = [f for line in lines for f in line.split(" ")[1::2]]
+            assert all(numbers.NUMBER.fullmatch(f) for f in fields), fields
 
 
 CELL = st.sampled_from(["3", "8", "21", "sky", "man", "0.5", "1_0", "\u0663", "nan", "", "NA", "-1", '"', "a,b"])
@@ -107,3 +110,5 @@ def test_any_scores_csv_is_scored_or_refused_line_by_line(rows: list[str], heade
             assert all(line.startswith(f"{path}: ") for line in str(exc).splitlines()), str(exc)
         else:
             assert len(scores) == len(IMAGES) and all(0 <= v <= 1 for s in scores for v in s.values())
+            cells = [row.split(",") for row in rows]
+            assert all(numbers.NUMBER.fullmatch(c[2]) and numbers.is_id(c[0]) for c in cells if len(c) == 3), cells

@@ -179,9 +179,14 @@ def test_unlisted_folders_and_links_are_named(tmp_path: Path) -> None:
         max_leaves=6,
     ),
 )
-def test_any_damaged_manifest_gives_lines_not_tracebacks(tmp_path: Path, path: list[str], value: object) -> None:
+def test_any_damaged_manifest_gives_lines_not_tracebacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: list[str], value: object
+) -> None:
     """Any value at any place of a re-sealed manifest: verify answers with one-line problems (or
     none, when the value changes nothing that matters) and never opens a file outside."""
+    opened: list[Path] = []
+    real = release.verify.__globals__["sha256_file"]
+    monkeypatch.setitem(release.verify.__globals__, "sha256_file", lambda p: opened.append(Path(p)) or real(p))
     folder = tmp_path / "v1.0.0"
     if not folder.exists():
         small_release(folder)
@@ -202,5 +207,6 @@ def test_any_damaged_manifest_gives_lines_not_tracebacks(tmp_path: Path, path: l
         reseal(folder, edit)
         problems = release.verify(folder)
         assert all(isinstance(line, str) and "\n" not in line for line in problems)
+        assert all(folder.resolve() in p.resolve().parents for p in opened), opened
     finally:
         (folder / "manifest.json").write_text(original)

@@ -142,7 +142,33 @@ def test_strict_build_fails_on_a_reject(tmp_path: Path, tiny_copy: Path) -> None
     )
     done = build(project, "--configfile", str(override))
     assert done.returncode != 0
-    assert "has no mask file" in done.stdout + done.stderr
+    # Snakemake's report of the failed job comes first; the reason is the build's last line.
+    assert "has no mask file" in done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("body", "last"),
+    [
+        (
+            "raise OSError(errno.ENOSPC, 'No space left on device', 'results/tiny/relation_stats.parquet')",
+            "regionbench: results/tiny/relation_stats.parquet: No space left on device; free some disk space",
+        ),
+        ("[][1]", "regionbench: IndexError: list index out of range (log: logs/tiny/relation_stats.log)."),
+    ],
+)
+def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path, body: str, last: str) -> None:
+    """A job that fails on the machine (a full disk) or on a bug: the build's last line is the
+    reason, after Snakemake's report; a bug's traceback is in the output."""
+    project = workflow_copy(tmp_path / "wf")
+    script = project / "scripts" / "relation_stats.py"
+    script.write_text(
+        "import errno\nfrom regionbench.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n"
+    )
+    override = write_config(project, TINY)
+    done = build(project, "--configfile", str(override), "results/tiny/relation_stats.parquet")
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1].startswith(last), done.stderr[-2000:]
+    assert ("Traceback" in done.stderr) == ("IndexError" in last)
 
 
 def test_bad_config_is_one_line(tmp_path: Path) -> None:

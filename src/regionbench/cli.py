@@ -138,8 +138,15 @@ def cmd_build(args: argparse.Namespace) -> int:
         code = subprocess.call(cmd, cwd=project, env=env, pass_fds=(lock,))
     if code:
         # The reason, not Snakemake's job report, is what the user reads last.
-        for message in jobs.failures(project):
+        messages = jobs.failures(project)
+        for message in messages:
             print(f"regionbench: {message}", file=sys.stderr)
+        if not messages:
+            print(
+                f"regionbench: the build failed (Snakemake exit {code}) without a reason from regionbench; "
+                f"Snakemake's report above and the job logs under {project / 'logs'} say why",
+                file=sys.stderr,
+            )
     return code
 
 

@@ -1,0 +1,52 @@
+"""The one error path: what is the user's to fix, what is a bug, and how a job ends on each."""
+
+from __future__ import annotations
+
+import errno
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from regionbench import errors, jobs
+from regionbench.io.shards import IngestError
+from regionbench.release import ReleaseError
+
+
+def test_describe_tells_input_from_bugs() -> None:
+    assert errors.describe(IngestError("00/labels.txt: bad")) == "00/labels.txt: bad"
+    assert errors.describe(ReleaseError("x: refused")) == "x: refused"
+    full = OSError(errno.ENOSPC, "No space left on device", "results/a.parquet")
+    assert errors.describe(full) == "results/a.parquet: No space left on device; free some disk space and run again"
+    assert "read-only" in errors.describe(OSError(errno.EROFS, "Read-only file system", "results"))
+    assert errors.describe(ValueError("operands could not be broadcast")) is None
+    assert errors.describe(KeyError("x")) is None
+
+
+@given(st.integers(0, 200), st.text(max_size=20), st.none() | st.text(max_size=20))
+def test_describe_answers_every_os_error_in_one_line_or_none(code: int, reason: str, filename: str | None) -> None:
+    message = errors.describe(OSError(code, reason, filename))
+    assert message is None or ("\n" not in reason + (filename or "")) <= ("\n" not in message)
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device", "out.parquet"), "out.parquet: No space left on device"),
+        (ZeroDivisionError("division by zero"), "ZeroDivisionError: division by zero (log: job.log). internal error"),
+    ],
+)
+def test_a_job_records_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, exc: BaseException, expected: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    jobs.log_to(str(tmp_path / "job.log"))
+    try:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    finally:
+        monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
+    recorded = jobs.failures(tmp_path)
+    assert len(recorded) == 1 and recorded[0].replace(str(tmp_path) + "/", "").startswith(expected), recorded
+    assert capsys.readouterr().err.rstrip().endswith(recorded[0])
