@@ -161,9 +161,7 @@ def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path, body: str, l
     reason, after Snakemake's report; a bug's traceback is in the output."""
     project = workflow_copy(tmp_path / "wf")
     script = project / "scripts" / "relation_stats.py"
-    script.write_text(
-        "import errno\nfrom regionbench.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n"
-    )
+    script.write_text("import errno\nfrom regionbench.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n")
     override = write_config(project, TINY)
     done = build(project, "--configfile", str(override), "results/tiny/relation_stats.parquet")
     assert done.returncode != 0
