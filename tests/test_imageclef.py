@@ -94,3 +94,13 @@ def test_any_damage_is_one_line_or_read_unchanged(
         # Annotator names live in annotators.txt alone, with nothing to check them against: a cut
         # name ("a3" -> "a") reads as another name. Their judgments, in file order, must be intact.
         assert list(normal(back).values()) == [normal(judgments)[a] for a in sorted(judgments)]
+
+
+def test_a_non_canonical_image_name_is_a_reject_not_a_second_key(tmp_path: Path) -> None:
+    judgments = {a: {"984": {"sky"}, "0984": {"sky"}} for a in ("a", "b", "c")}
+    imageclef.write_files(tmp_path / "clef", judgments, ["sky"], ["984", "0984"])
+    rows, rejects, report = imageclef.ingest_judgments(tmp_path / "clef", {"sky": 2}, [984])
+    assert [(r["image_id"], r["annotator"]) for r in rows] == [(984, "a"), (984, "b"), (984, "c")]
+    assert {r["key"] for r in rejects} == {"0984/a", "0984/b", "0984/c"}
+    assert all("not written as an image id" in r["reason"] for r in rejects)
+    assert report["a"] == {"seen": 2, "accepted": 1, "rejected": 1}

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from regionbench import tables
+from regionbench import numbers, tables
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
@@ -295,7 +295,7 @@ class Registry:
             if not line.strip() or line.startswith("#") or line.startswith("id\t"):
                 continue
             parts = line.split("\t")
-            if len(parts) != 3 or not parts[0].isdigit() or parts[2] not in ("active", "retired", "reserved"):
+            if len(parts) != 3 or not numbers.is_id(parts[0]) or parts[2] not in ("active", "retired", "reserved"):
                 raise VocabularyError(f"{path}:{n}: expected 'id<TAB>label<TAB>active|retired|reserved', got {line!r}")
             rows.append((int(parts[0]), parts[1], parts[2]))
         ids = [r[0] for r in rows]

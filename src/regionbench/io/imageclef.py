@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from regionbench import numbers
 from regionbench.errors import InputError
+from regionbench.io.shards import check_ledger
 
 Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen
 MIN_RAW_ANNOTATORS = 3
@@ -197,11 +199,14 @@ def ingest_judgments(
         for image in sorted(judgments[annotator]):
             for concept in sorted(judgments[annotator][image]):
                 report[annotator]["seen"] += 1
-                image_id = int(image) if image.isascii() and image.isdigit() else None
+                # The canonical spelling only: "0984" beside "984" would be two lines of one key.
+                image_id = int(image) if numbers.is_id(image) and str(int(image)) == image else None
                 if concept not in words:
                     reason = (
                         f"concept {concept!r} is not a vocabulary label; add it to the vocabulary or drop its files"
                     )
+                elif image_id is None:
+                    reason = f"image {image!r} is not written as an image id (ASCII digits, no leading zero)"
                 elif image_id not in known:
                     reason = f"image {image!r} is not an accepted image of the collection"
                 else:
@@ -216,4 +221,5 @@ def ingest_judgments(
                     "item": "image_label", "stage": "image_labels", "reason": reason,
                 })  # fmt: skip
     rows.sort(key=lambda r: (r["image_id"], r["annotator"], r["label"]))
+    check_ledger(f"{source} (ImageCLEF judgments)", report)
     return rows, rejects, report
