@@ -20,6 +20,13 @@ plt.rcParams["svg.hashsalt"] = "regionbench"
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
 
 
+def _save(fig: plt.Figure, png: str | Path, svg: str | Path) -> None:
+    """Write ``fig`` as PNG and SVG without dates or ids (the same bytes on every run), close it."""
+    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
+    fig.savefig(svg, metadata=_METADATA["svg"])
+    plt.close(fig)
+
+
 def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> None:
     """Two panels over subsets A-H: accuracy by e_hard (left) and soft accuracy (right),
     one line per classifier and baseline, as in the paper's Fig. 7."""
@@ -41,9 +48,7 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
-    fig.savefig(svg, metadata=_METADATA["svg"])
-    plt.close(fig)
+    _save(fig, png, svg)
 
 
 LABELS_SHOWN = 25
@@ -74,9 +79,7 @@ def label_frequency_figure(histogram: list[dict], train: dict, png: str | Path, 
     for ax in (left, right):
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
-    fig.savefig(svg, metadata=_METADATA["svg"])
-    plt.close(fig)
+    _save(fig, png, svg)
 
 
 def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:
@@ -113,6 +116,4 @@ def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:
     for ax in (left, right):
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
-    fig.savefig(svg, metadata=_METADATA["svg"])
-    plt.close(fig)
+    _save(fig, png, svg)
