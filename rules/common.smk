@@ -76,7 +76,8 @@ class RealRaw:
 
     def state(self, wildcards):
         """The shard's path, size and mtime fingerprint: any change to its files reruns it, and so
-        does an image added or removed in another folder (it may share an id with this one)."""
+        does an image added or removed in another folder (it may share an id with this one).
+        """
         if not hasattr(self, "_names"):
             self._names = saiapr.image_names_state(self.root)
         return f"{saiapr.folder_state(self.root, wildcards.shard)}:{self._names}"

@@ -1,19 +1,17 @@
-"""Rule classify: one classifier on one subset; test-split predictions and the fit time."""
+"""Rule classify: one classifier on every subset; test-split predictions and fit times."""
 
 from regionbench import classifiers, tables
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
+params, out = snakemake.params, snakemake.output
 features = tables.concat([tables.read_parquet(p) for p in snakemake.input.features])
-predictions, seconds = classifiers.run(
-    snakemake.wildcards.classifier,
-    tables.read_parquet(snakemake.input.subsets),
-    features,
-    snakemake.wildcards.subset,
-    dict(snakemake.params.params),
-    seed=snakemake.params.seed,
-)
-tables.write_parquet(predictions, snakemake.output.predictions)
-# Timing varies run to run, so it stays out of the deterministic tables.
-tables.write_json(snakemake.output.timing, {"fit_seconds": round(seconds, 3)})
-log.info("%d test regions predicted; fit %.2f s", predictions.num_rows, seconds)
+subsets = tables.read_parquet(snakemake.input.subsets)
+for subset, predictions_path, timing_path in zip(params.subsets, out.predictions, out.timings, strict=True):
+    predictions, seconds = classifiers.run(
+        snakemake.wildcards.classifier, subsets, features, subset, dict(params.params), seed=params.seed
+    )
+    tables.write_parquet(predictions, predictions_path)
+    # Timing varies run to run, so it stays out of the deterministic tables.
+    tables.write_json(timing_path, {"fit_seconds": round(seconds, 3)})
+    log.info("%s: %d test regions predicted; fit %.2f s", subset, predictions.num_rows, seconds)
