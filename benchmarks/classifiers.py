@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/classifiers.py --results results/paper [--workers 2]
 
 Reads the features and subsets a paper-profile build wrote (``regionbench build --configfile
-config/paper.yaml`` through ``results/paper/subsets.parquet``), runs every (subset,
-classifier) job as the workflow does, two at a time, and prints per classifier the summed
+config/paper.yaml`` through ``results/paper/subsets.parquet``), runs one job per classifier
+over every subset as the workflow does, two at a time, and prints per classifier the summed
 fit and predict times, then the grid's wall time; the last line is one JSON object.
 """
 
@@ -24,17 +24,22 @@ from regionbench import classifiers, subsets, tables
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
 
-def job(args: tuple[str, str, str, dict, int]) -> tuple[str, str, float, float, int]:
-    results, subset, name, params, seed = args
+def job(args: tuple[str, str, dict, int]) -> list[tuple[str, str, float, float, int]]:
+    """One classifier on subsets A-H in one process, its inputs read once, as rule classify runs."""
+    results, name, params, seed = args
     feats = tables.concat([tables.read_parquet(p) for p in sorted(Path(results, "features").glob("*.parquet"))])
-    train, test = classifiers.subset_data(tables.read_parquet(Path(results, "subsets.parquet")), feats, subset)
-    start = time.perf_counter()
-    model = classifiers.fit(
-        name, classifiers.matrix(train), np.array(train.column("label").to_pylist(), dtype=object), params, seed
-    )
-    fitted = time.perf_counter()
-    model.predict(classifiers.matrix(test))
-    return subset, name, fitted - start, time.perf_counter() - fitted, test.num_rows
+    members = tables.read_parquet(Path(results, "subsets.parquet"))
+    out = []
+    for subset in subsets.SUBSET_SIZES:
+        train, test = classifiers.subset_data(members, feats, subset)
+        start = time.perf_counter()
+        model = classifiers.fit(
+            name, classifiers.matrix(train), np.array(train.column("label").to_pylist(), dtype=object), params, seed
+        )
+        fitted = time.perf_counter()
+        model.predict(classifiers.matrix(test))
+        out.append((subset, name, fitted - start, time.perf_counter() - fitted, test.num_rows))
+    return out
 
 
 def main() -> None:
@@ -43,12 +48,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     cfg = yaml.safe_load(CONFIG.read_text())["classifiers"]
-    jobs = [
-        (args.results, s, n, cfg["params"].get(n, {}), cfg["seed"]) for s in subsets.SUBSET_SIZES for n in cfg["names"]
-    ]
+    jobs = [(args.results, n, cfg["params"].get(n, {}), cfg["seed"]) for n in cfg["names"]]
     start = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
-        done = list(pool.map(job, jobs))
+        done = [fit for fits in pool.map(job, jobs) for fit in fits]
     wall = time.perf_counter() - start
     per: dict[str, dict[str, float]] = {}
     for subset, name, fit_s, predict_s, n_test in done:
