@@ -147,6 +147,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                 f"Snakemake's report above and the job logs under {project / 'logs'} say why",
                 file=sys.stderr,
             )
+        # As for any command: 2 when the input or the machine is to blame, 3 for a bug.
+        return 3 if jobs.bug_reported(project) else 2 if messages else code
     return code
 
 

@@ -39,7 +39,9 @@ def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb:
         sys.stderr.write(text)
         first = (str(exc).splitlines() or [""])[0][:200]
         message = f"{kind.__name__}: {first} (log: {log_path}). {errors.BUG_HINT.removeprefix('regionbench: ')}"
-    _record(message)
+        _record(message, bug=True)
+    else:
+        _record(message)
     sys.stderr.write(message + "\n")
 
 
@@ -51,13 +53,13 @@ def fail(message: str) -> NoReturn:
     sys.exit(message)
 
 
-def _record(message: str) -> None:
-    """Keep ``message`` for ``regionbench build`` (a full disk may refuse even this: then the
-    message still reaches Snakemake's log through stderr)."""
+def _record(message: str, bug: bool = False) -> None:
+    """Keep ``message`` for ``regionbench build``, marked when it reports a bug (a full disk may
+    refuse even this: then the message still reaches Snakemake's log through stderr)."""
     try:
         FAILURES.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256(message.encode()).hexdigest()[:16]  # parallel jobs never share a file
-        (FAILURES / f"{name}.txt").write_text(message + "\n", encoding="utf-8")
+        (FAILURES / f"{name}{'.bug' if bug else ''}.txt").write_text(message + "\n", encoding="utf-8")
     except OSError:
         pass
 
@@ -66,6 +68,11 @@ def failures(project: Path) -> list[str]:
     """The messages of the jobs that failed through ``fail`` in ``project``, sorted."""
     folder = Path(project) / FAILURES
     return sorted(p.read_text(encoding="utf-8").rstrip("\n") for p in folder.glob("*.txt")) if folder.is_dir() else []
+
+
+def bug_reported(project: Path) -> bool:
+    """Whether a job of the last build of ``project`` failed on a bug rather than on input."""
+    return any((Path(project) / FAILURES).glob("*.bug.txt"))
 
 
 def clear_failures(project: Path) -> None:
