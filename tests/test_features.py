@@ -179,3 +179,25 @@ def test_parity_with_generated_features_txt(tiny_raw: Path) -> None:
     column = computed.schema.get_field_index("rgb_mean_r")
     tampered = computed.set_column(column, "rgb_mean_r", [computed.column("rgb_mean_r").to_numpy() + 0.01])
     assert features.parity(read_official_features([tiny_raw]), tampered)["columns"]["rgb_mean_r"]["excess"] > 0
+
+
+def test_keeping_freed_memory_changes_no_bit() -> None:
+    """The allocator setting of the workflow's jobs takes on this C library and leaves every
+    feature bit as it was (each run in its own process: the setting is process-wide)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from regionbench import allocator, features\n"
+        "kept = allocator.keep_freed_memory() if sys.argv[1] == 'on' else None\n"
+        "rng = np.random.default_rng(3)\n"
+        "image = rng.integers(0, 256, size=(360, 480, 3), dtype=np.uint8)\n"
+        "masks = [rng.random((360, 480)) < p for p in (0.2, 0.5, 0.9)]\n"
+        "sys.stdout.write(repr(kept) + ' ' + features.image_features(image, masks).tobytes().hex())\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True).stdout.split()
+        for mode in ("off", "on")
+    ]
+    assert runs[1][0] == "True" and runs[0][1] == runs[1][1]

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import NoReturn
 
-from regionbench import errors
+from regionbench import allocator, errors
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"
@@ -24,9 +24,10 @@ FAILURES = Path(".snakemake") / "regionbench-failures"
 
 def log_to(path: str) -> logging.Logger:
     """Send this job's log records (INFO and above, message only) to ``path``, install the job's
-    error path (``_job_error``); return the logger."""
+    error path (``_job_error``) and keep freed memory for reuse (``allocator``); return the logger."""
     logging.basicConfig(filename=path, level=logging.INFO, format="%(message)s", force=True)
     sys.excepthook = functools.partial(_job_error, path)
+    allocator.keep_freed_memory()  # per-image NumPy temporaries reuse memory instead of remapping it
     return logging.getLogger("regionbench")
 
 
