@@ -532,3 +532,16 @@ def test_diff_refuses_releases_of_two_datasets(tiny_release: Path, tmp_path: Pat
     (other / "manifest.json").write_text(json.dumps(manifest))
     done = cli("diff", str(tiny_release), str(other))
     assert done.returncode == 2 and "is dataset 'tiny' and" in done.stderr and "one dataset" in done.stderr
+
+
+def test_export_and_diff_refuse_a_damaged_release(tiny_release: Path, tmp_path: Path) -> None:
+    table = tiny_release / "data/regions.parquet"
+    table.write_bytes(table.read_bytes()[: table.stat().st_size // 2])
+    for args in (
+        ["export-saiapr", str(tiny_release), str(tmp_path / "out")],
+        ["diff", str(tiny_release), str(tiny_release)],
+    ):
+        done = cli(*args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "refused, the release does not verify: data/regions.parquet" in done.stderr
+    assert not (tmp_path / "out").exists()

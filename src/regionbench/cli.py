@@ -168,7 +168,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     for folder in (args.old, args.new):
-        release.read_manifest(Path(folder))  # one clear line if a folder is not a release
+        loader.load(folder)  # verified: one clear line if a folder is not a sound release
     diff = release.diff_releases(Path(args.old), Path(args.new))
     for line in diff.lines(examples=args.examples):
         print(line)
@@ -196,6 +196,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_export_saiapr(args: argparse.Namespace) -> int:
     from regionbench.io import saiapr
 
+    loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
     counts = saiapr.export_release(
         Path(args.release),
         Path(args.out),
