@@ -224,3 +224,18 @@ def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
     # PRI of one annotator is its mean Rand index against the others, image by image.
     mine = [r["rand_index"] for r in rows.to_pylist() if names[0] in (r["annotator_a"], r["annotator_b"])]
     assert free["per_annotator"][names[0]]["pri"] == pytest.approx(np.mean(mine))
+
+
+def test_one_annotator_decodes_nothing_and_reports_as_before(demo_ingest: Path, monkeypatch) -> None:
+    from regionbench import geometry, tables
+
+    images = tables.read_parquet(demo_ingest / "00" / "images.parquet")
+    regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
+    monkeypatch.setattr(geometry, "decode_rle", lambda *a: pytest.fail("decoded a mask with one annotator"))
+    codes = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
+    rows, units, names, labels = agreement.shard_agreement(images, regions, load_hierarchy(), codes)
+    assert (rows.num_rows, units.shape, names, labels.num_rows) == (0, (1, 0), ["saiapr"], 0)
+    report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
+    assert report == {
+        "annotators": ["saiapr"], "image_pairs": 0, "min_iou": 0.5, "note": "fewer than two annotators: nothing to compare"
+    }  # fmt: skip

@@ -198,24 +198,29 @@ def shard_agreement(
     """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
     codes (annotators x units, for ``collection_agreement``), the annotators' names and the
     per-label tally (``label_tally`` summed, a ``tables.AGREEMENT_LABELS`` table); the ``derived`` annotators
-    (the consensus) are not compared."""
+    (the consensus) are not compared. With fewer than two annotators there is nothing to compare
+    and nothing is decoded; otherwise masks are decoded one image at a time."""
     sizes = {
         i: (h, w)
         for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
     }
     names = sorted(set(regions.column("annotator").to_pylist()) - derived)
-    by_image: dict[int, dict[str, list[Region]]] = {}
+    if len(names) < 2:
+        empty = np.zeros((len(names), 0), dtype=np.int32)
+        return tables.AGREEMENT.empty_table(), empty, names, tables.AGREEMENT_LABELS.empty_table()
+    by_image: dict[int, dict[str, list[tuple[str, str]]]] = {}
     for image_id, annotator, label, rle in zip(
         *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask_rle")), strict=True
     ):
-        if annotator in derived:
-            continue
-        h, w = sizes[image_id]
-        by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, geometry.decode_rle(rle, h, w)))
+        if annotator not in derived:
+            by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, rle))
     rows, samples, tally = [], [], Counter()
     for image_id in sorted(by_image):
         shape = sizes[image_id]
-        readings = {a: by_image[image_id].get(a, []) for a in names}
+        readings = {
+            a: [(label, geometry.decode_rle(rle, *shape)) for label, rle in by_image[image_id].get(a, [])]
+            for a in names
+        }
         for i, first in enumerate(names):
             for second in names[i + 1 :]:
                 a, b = readings[first], readings[second]
