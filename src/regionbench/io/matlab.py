@@ -5,7 +5,16 @@ The official collection stores masks and spatial relations as MAT files of doubl
 makes it the slowest step of generating a paper-scale collection. This writer compresses with
 zlib-ng (the same zlib stream format, several times faster: 0.34 ms against 2.2 ms for a
 480x360 mask) and puts no timestamp in the header, so the same arrays always give the same
-bytes. Reading goes through ``scipy.io.loadmat``, which accepts files written by MATLAB itself.
+bytes.
+
+Reading a mask is almost all inflating its zlib stream (a 480x360 double matrix is 1.4 MB):
+``scipy.io.loadmat`` costs what ``zlib.decompress`` costs. So the reader takes a direct path
+for what the collections hold (little-endian level-5 files of real, non-sparse numeric
+matrices, compressed or not, values stored in any numeric type as MATLAB narrows them) and
+inflates with ISA-L (``isal``, the same stream, about twice as fast: 0.72 ms against 1.35 ms
+a mask). Anything else goes to ``scipy.io.loadmat``, which also names what is wrong with a
+damaged file. Both give the same arrays (a test reads every mask of the demo collections
+both ways).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.io
+from isal import isal_zlib
 from zlib_ng import zlib_ng
 
 _MI_INT8, _MI_INT32, _MI_UINT32, _MI_DOUBLE, _MI_MATRIX, _MI_COMPRESSED = 1, 5, 6, 9, 14, 15
@@ -56,8 +66,98 @@ def write_mat(path: str | Path, variables: dict[str, np.ndarray]) -> None:
     Path(path).write_bytes(mat_bytes(variables))
 
 
+# MAT data types -> NumPy dtypes of stored values; MATLAB classes -> the array's own dtype.
+_STORED = {1: "<i1", 2: "<u1", 3: "<i2", 4: "<u2", 5: "<i4", 6: "<u4", 7: "<f4", 9: "<f8", 12: "<i8", 13: "<u8"}
+_CLASSES = {6: "<f8", 7: "<f4", 8: "<i1", 9: "<u1", 10: "<i2", 11: "<u2", 12: "<i4", 13: "<u4", 14: "<i8", 15: "<u8"}
+_MATRIX_FLAGS_COMPLEX, _MATRIX_FLAGS_LOGICAL = 0x0800, 0x0200
+
+
+class _Unsupported(Exception):
+    """Not a file the direct path reads: scipy reads it, or says what is wrong."""
+
+
+def _sub_element(body: bytes, at: int) -> tuple[int, bytes, int]:
+    """(type, payload, next offset) of the sub-element at ``at``, in long or small format."""
+    if at + 8 > len(body):
+        raise _Unsupported
+    kind, size = struct.unpack_from("<II", body, at)
+    if kind >> 16:  # small data element: the size in the upper half, the data in the next 4 bytes
+        size, kind = kind >> 16, kind & 0xFFFF
+        if size > 4:
+            raise _Unsupported
+        return kind, body[at + 4 : at + 4 + size], at + 8
+    end = at + 8 + size
+    if end > len(body):
+        raise _Unsupported
+    return kind, body[at + 8 : end], end + (-size % 8)
+
+
+def _matrix_of(body: bytes) -> tuple[str, np.ndarray]:
+    """Name and array of one miMATRIX element's body (real, non-sparse, numeric, 2-D)."""
+    kind, flags, at = _sub_element(body, 0)
+    if kind != _MI_UINT32 or len(flags) != 8:
+        raise _Unsupported
+    word = struct.unpack_from("<I", flags)[0]
+    klass = word & 0xFF
+    if klass not in _CLASSES or word & (_MATRIX_FLAGS_COMPLEX | _MATRIX_FLAGS_LOGICAL):
+        raise _Unsupported
+    kind, dims, at = _sub_element(body, at)
+    if kind != _MI_INT32 or len(dims) != 8:
+        raise _Unsupported
+    rows, cols = struct.unpack("<ii", dims)
+    kind, name, at = _sub_element(body, at)
+    if kind != _MI_INT8 or not name or not name.isascii():
+        raise _Unsupported
+    kind, values, at = _sub_element(body, at)
+    stored = _STORED.get(kind)
+    if stored is None or rows < 0 or cols < 0 or len(values) != rows * cols * np.dtype(stored).itemsize:
+        raise _Unsupported
+    if body[at:].strip(b"\0"):
+        raise _Unsupported  # an imaginary part, or more
+    array = np.frombuffer(values, dtype=stored).astype(_CLASSES[klass]).reshape((rows, cols), order="F")
+    return name.decode("ascii"), array
+
+
+def _read_direct(data: bytes) -> dict[str, np.ndarray]:
+    """The variables of a little-endian level-5 MAT file of real numeric matrices."""
+    if len(data) < 128 or data[124:128] != b"\x00\x01IM":
+        raise _Unsupported
+    out: dict[str, np.ndarray] = {}
+    at = 128
+    while at < len(data):
+        if at + 8 > len(data):
+            raise _Unsupported
+        kind, size = struct.unpack_from("<II", data, at)
+        payload = data[at + 8 : at + 8 + size]
+        if len(payload) != size:
+            raise _Unsupported
+        at += 8 + size + (0 if kind == _MI_COMPRESSED else -size % 8)
+        if kind == _MI_COMPRESSED:
+            try:
+                payload = isal_zlib.decompress(payload)
+            except isal_zlib.error:
+                raise _Unsupported from None
+            if len(payload) < 8:
+                raise _Unsupported
+            kind, size = struct.unpack_from("<II", payload, 0)
+            if len(payload) - 8 not in (size, size + (-size % 8)):
+                raise _Unsupported
+            payload = payload[8 : 8 + size]
+        if kind != _MI_MATRIX:
+            raise _Unsupported
+        name, array = _matrix_of(payload)
+        if name in out:
+            raise _Unsupported
+        out[name] = array
+    return out
+
+
 def read_mat(source: str | Path | bytes) -> dict[str, np.ndarray]:
-    """Variables of a MAT file (without scipy's ``__header__``-style entries)."""
-    handle = io.BytesIO(source) if isinstance(source, bytes) else source
-    raw = scipy.io.loadmat(handle)
-    return {k: v for k, v in raw.items() if not k.startswith("__")}
+    """Variables of a MAT file (without scipy's ``__header__``-style entries): the direct path
+    for the collections' files, ``scipy.io.loadmat`` for anything else (module docstring)."""
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    try:
+        return _read_direct(data)
+    except _Unsupported:
+        raw = scipy.io.loadmat(io.BytesIO(data))
+        return {k: v for k, v in raw.items() if not k.startswith("__")}
