@@ -34,6 +34,12 @@ class InputError(ValueError):
     """Input the user can fix; the message says what, where and how (one line per problem)."""
 
 
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of an exception's message, or its type's name: what a library
+    says goes into one of our lines without its tracebacks or multi-line dumps."""
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
 def describe(exc: BaseException) -> str | None:
     """The message of a user-caused error, ``None`` for a bug.
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regionbench import metrics, numbers, tables
+from regionbench import errors, metrics, numbers, tables
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy, Node
 from regionbench.loader import Release
@@ -164,8 +164,7 @@ def read_table(
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         if isinstance(exc, RunError):
             raise
-        reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
-        raise RunError(f"{path}: unreadable as {path.suffix[1:]} ({reason})") from None
+        raise RunError(f"{path}: unreadable as {path.suffix[1:]} ({errors.first_line(exc)})") from None
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise RunError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")

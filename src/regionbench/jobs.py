@@ -38,7 +38,7 @@ def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb:
         text = "".join(traceback.format_exception(kind, exc, tb))
         logging.getLogger("regionbench").error("%s", text)
         sys.stderr.write(text)
-        first = (str(exc).splitlines() or [""])[0][:200]
+        first = errors.first_line(exc)[:200]
         message = f"{kind.__name__}: {first} (log: {log_path}). {errors.BUG_HINT.removeprefix('regionbench: ')}"
         _record(message, bug=True)
     else:

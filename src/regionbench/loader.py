@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench import geometry, release, tables
+from regionbench import errors, geometry, release, tables
 
 
 class Release:
@@ -42,9 +42,8 @@ class Release:
         try:
             return pq.read_table(path, columns=columns).to_pandas()
         except (OSError, pa.ArrowException) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
             raise release.ReleaseError(
-                f"{path}: unreadable ({reason}); run regionbench verify on the release"
+                f"{path}: unreadable ({errors.first_line(exc)}); run regionbench verify on the release"
             ) from None
 
     @cached_property
@@ -222,10 +221,9 @@ def load(
     except release.ReleaseError:
         raise
     except Exception as exc:  # DVC and git report a wrong repository or rev in many types
-        reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
         raise release.ReleaseError(
             f"{source}: not a release folder, and not readable as a git+DVC repository"
-            f"{f' at {rev}' if rev else ''} ({reason})"
+            f"{f' at {rev}' if rev else ''} ({errors.first_line(exc)})"
         ) from None
     data = Release(target)
     return verified(data) if verify else data

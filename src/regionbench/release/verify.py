@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from regionbench.errors import first_line
 from regionbench.release.manifest import ReleaseError, canonical_digest, inside_path, read_manifest, sha256_file
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
@@ -66,7 +67,7 @@ def verify(folder: Path) -> list[str]:
         try:
             found = scan(file_parts(path), schemas[name])  # row group by row group
         except (OSError, pa.ArrowException) as exc:
-            problems.append(f"{entry['path']}: unreadable Parquet ({str(exc).splitlines()[0]})")
+            problems.append(f"{entry['path']}: unreadable Parquet ({first_line(exc)})")
             continue
         problems += [f"{entry['path']}: {p}" for p in found.problems]
         if found.rows != entry["rows"]:
