@@ -146,11 +146,16 @@ def _strict(value: object, parse: Callable[[str, str], float], what: str) -> flo
 
 
 def read_table(
-    path: Path, required: list[str], optional: list[str], ids: tuple[str, ...] = (), values: tuple[str, ...] = ()
+    path: Path,
+    required: list[str],
+    optional: list[str],
+    ids: tuple[str, ...] = (),
+    values: tuple[str, ...] | None = (),
 ) -> pd.DataFrame:
     """A Parquet or CSV predictions file with the ``required`` columns; the ``ids`` and ``values``
-    columns parsed strictly (ASCII digits, finite numbers), every bad cell a problem with its row.
-    CSV cells are read as text, so nothing is guessed (``NA`` stays a label, ``1_0`` no number)."""
+    columns (``None``: every column but ``ids``) parsed strictly (ASCII digits, finite numbers),
+    every bad cell a problem with its row. CSV cells are read as text, so nothing is guessed
+    (``NA`` stays a label, ``1_0`` no number)."""
     path = Path(path)
     if not path.is_file():
         raise RunError(f"{path}: no such file")
@@ -168,6 +173,8 @@ def read_table(
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise RunError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")
+    if values is None:
+        values = tuple(c for c in frame.columns if c not in ids)
     problems: list[str] = []
     parsed: dict[str, tuple[list, str]] = {}
     for columns, parse, dtype in ((ids, numbers.parse_id, "int64"), (values, numbers.parse_number, "float64")):
@@ -373,9 +380,8 @@ def read_image_features(path: Path, images: list[int]) -> np.ndarray:
     """Image descriptors from a Parquet or CSV file (``image_id`` and one numeric column per
     dimension, e.g. a CNN's features as Dutta et al. used), rows in ``images`` order; every
     image needs exactly one row of finite numbers."""
-    head = read_table(path, ["image_id"], ["one numeric column per dimension"])
-    columns = [c for c in head.columns if c != "image_id"]
-    frame = read_table(path, ["image_id"], [], ids=("image_id",), values=tuple(columns))
+    frame = read_table(path, ["image_id"], ["one numeric column per dimension"], ids=("image_id",), values=None)
+    columns = [c for c in frame.columns if c != "image_id"]
     problems = []
     if not columns:
         problems.append("no feature column besides image_id")
