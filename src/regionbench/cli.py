@@ -319,21 +319,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 
-def _number(kind: type, low: float | None = None, high: float | None = None) -> Callable[[str], float]:
-    """An argparse type: a finite ``kind`` (int or float) in [low, high], strictly parsed."""
-    bounds = (
-        f" >= {low:g}" if high is None else f" in [{low:g}, {high:g}]" if low is not None else f" <= {high:g}"
-    ) if (low, high) != (None, None) else ""  # fmt: skip
-    name = {int: "an integer", float: "a number"}[kind]
+def _number(kind: type, low: float, high: float | None = None) -> Callable[[str], float]:
+    """An argparse type: ``kind`` (int: ASCII digits; float: a finite number) in [low, high],
+    strictly parsed (``regionbench.numbers``); the message names the range."""
+    bounds = f" >= {low:g}" if high is None else f" in [{low:g}, {high:g}]"
+    wanted = f"{'an integer' if kind is int else 'a number'}{bounds}"
 
     def parse(text: str) -> float:
         try:
-            value = numbers.parse_number(text) if kind is float else numbers.parse_id(text.removeprefix("-"))
+            value = numbers.parse_id(text) if kind is int else numbers.parse_number(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {name}{bounds}") from None
-        value = -value if kind is int and text.startswith("-") else value
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text!r} is not {name}{bounds}")
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
         return value
 
     parse.__name__ = kind.__name__
