@@ -64,6 +64,7 @@ def _files_by_key(
     tree, and every file of a key that several files claim (``0984.jpg`` beside ``984.jpg``) is
     a reject of ``item`` with its reason; ``spelling`` shows the expected name."""
     claims: dict = {}
+    usable: set[Path] = set()
     for path in entries:
         m = pattern.fullmatch(path.name)
         if m is None:
@@ -72,30 +73,37 @@ def _files_by_key(
         key = int(m.group(1)) if pattern.groups == 1 else tuple(int(g) for g in m.groups())
         claims.setdefault(key, []).append(path)
         if path.is_dir():
-            ledger.reject(path, _key_name(key), item, f"a folder, not a file named {spelling}; move or rename it")
+            reason = f"a folder, not a file named {spelling}; move or rename it"
         elif not path.exists():
-            ledger.reject(path, _key_name(key), item, "a broken link; copy the file in")
+            reason = "a broken link; copy the file in"
         elif not images_io.inside(ledger.root, path):
-            ledger.reject(path, _key_name(key), item, "path escapes the collection root (symlink); copy the file in")
+            reason = "path escapes the collection root (symlink); copy the file in"
+        else:
+            usable.add(path)
+            continue
+        ledger.reject(path, _key_name(key), item, reason)
     out = {}
     for key, paths in sorted(claims.items()):
-        usable = [p for p in paths if p.is_file() and not p.is_dir() and images_io.inside(ledger.root, p)]
         if len(paths) > 1:
             names = " and ".join(p.name for p in paths)
-            for path in usable:
+            for path in (p for p in paths if p in usable):
                 ledger.reject(path, _key_name(key), item, f"{names} both name {item} {_key_name(key)}; keep one")
-        elif usable:
-            out[key] = usable[0]
+        elif paths[0] in usable:
+            out[key] = paths[0]
     return out, set(claims)
+
+
+def _image_files(root: Path) -> list[Path]:
+    """Every entry of every folder shard's ``images/`` (folders named by ASCII digits), sorted."""
+    return sorted(p for p in root.glob("*/images/*") if numbers.is_id(p.parent.parent.name))
 
 
 def _elsewhere(root: Path, folder: str) -> dict[int, str]:
     """Image id -> the first file naming it in another folder shard of the tree (names only)."""
     found: dict[int, str] = {}
-    for other in sorted(p for p in root.iterdir() if p.is_dir() and p.name != folder and numbers.is_id(p.name)):
-        for path in sorted((other / "images").glob("*")):
-            if m := IMAGE_NAME.fullmatch(path.name):
-                found.setdefault(int(m.group(1)), path.relative_to(root).as_posix())
+    for path in _image_files(root):
+        if path.parent.parent.name != folder and (m := IMAGE_NAME.fullmatch(path.name)):
+            found.setdefault(int(m.group(1)), path.relative_to(root).as_posix())
     return found
 
 
@@ -103,7 +111,7 @@ def image_names_state(root: str | Path) -> str:
     """sha256 of the names of every folder shard's images: a shard reruns when an image that
     may share its id appears or goes in another folder."""
     root = Path(root)
-    names = sorted(p.relative_to(root).as_posix() for p in root.glob("*/images/*"))
+    names = [p.relative_to(root).as_posix() for p in _image_files(root)]
     return hashlib.sha256("\n".join(names).encode()).hexdigest()
 
 
@@ -280,13 +288,13 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     # Regions: every key from a label row or a mask file.
     mask_entries = sorted((base / "segmentation_masks").glob("*"))
     mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
-    escaped_masks = claimed - set(mask_files)  # rejected with their files above
+    unusable_masks = claimed - set(mask_files)  # rejected with their files above
     regions = []
     for key in sorted(set(rows) | set(mask_files) | conflicted):
         image_id, region_id = key
         name = f"{image_id}/{region_id}"
         path = mask_files.get(key, base / "segmentation_masks" / f"{image_id}_{region_id}.mat")
-        if key in conflicted or key in escaped_masks:
+        if key in conflicted or key in unusable_masks:
             continue  # already rejected above
         if key not in rows:
             ledger.reject(path, name, "region", "mask without a row in labels.txt; add the row or remove the file")
@@ -322,16 +330,16 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         "region": len(mask_entries) + len((set(rows) | conflicted) - claimed),
     }
     accepted = {"image": len(images), "region": len(regions)}
-    check_ledger(
-        f"folder {folder}",
-        {item: {"seen": seen[item], "accepted": accepted[item], "rejected": ledger.rejected(item)} for item in seen},
-    )
+    counts = {
+        item: {"seen": seen[item], "accepted": accepted[item], "rejected": ledger.rejected(item)} for item in seen
+    }
+    check_ledger(f"folder {folder}", counts)
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     report = {
         "folder": folder,
-        "images": {"seen": seen["image"], "accepted": len(images), "rejected": ledger.rejected("image")},
-        "regions": {"seen": seen["region"], "accepted": len(regions), "rejected": ledger.rejected("region")},
+        "images": counts["image"],
+        "regions": counts["region"],
         "label_rows_rejected": ledger.rejected("label-row"),
         "ontology_rows_rejected": ledger.rejected("ontology-row"),
         "captions_rejected": ledger.rejected("caption"),
