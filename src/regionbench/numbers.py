@@ -20,6 +20,12 @@ def is_id(text: str) -> bool:
     return ID.fullmatch(text) is not None
 
 
+def is_canonical_id(text: str) -> bool:
+    """Whether ``text`` is an id as the id itself is written: no leading zero (``984``, not
+    ``0984``), so two spellings never name one item."""
+    return is_id(text) and str(int(text)) == text
+
+
 def parse_id(text: str, what: str = "id") -> int:
     """``text`` as an id (``is_id``); ValueError naming ``what`` and the text otherwise."""
     if not is_id(text):

@@ -200,7 +200,7 @@ def ingest_judgments(
             for concept in sorted(judgments[annotator][image]):
                 report[annotator]["seen"] += 1
                 # The canonical spelling only: "0984" beside "984" would be two lines of one key.
-                image_id = int(image) if numbers.is_id(image) and str(int(image)) == image else None
+                image_id = int(image) if numbers.is_canonical_id(image) else None
                 if concept not in words:
                     reason = (
                         f"concept {concept!r} is not a vocabulary label; add it to the vocabulary or drop its files"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from regionbench import numbers
+from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 from regionbench.relations import MATRICES
 
@@ -44,16 +46,15 @@ def read_spatial_relations(root: str | Path) -> tuple[dict[int, dict[str, np.nda
     zero), links out of the tree, and an image id found in two folders (both files).
     """
     root = Path(root)
-    resolved_root = root.resolve()
     found: dict[int, list[tuple[str, dict[str, np.ndarray]]]] = {}
     problems = []
     for path in sorted(root.glob(f"*/{FOLDER}/*.mat")):
         name = path.relative_to(root).as_posix()
         stem = path.stem
         try:
-            if not path.resolve().is_relative_to(resolved_root):
+            if not images_io.inside(root, path):
                 raise ValueError("links outside the raw tree")
-            if not (stem.isascii() and stem.isdigit() and str(int(stem)) == stem):
+            if not numbers.is_canonical_id(stem):
                 raise ValueError("the file name is not an image id (ASCII digits, no leading zero)")
             matrices = _matrices(path)
             found.setdefault(int(stem), []).append((name, matrices))
