@@ -164,7 +164,7 @@ def relation_stats(shards: list[pa.Table]) -> pa.Table:
     """Paper Table 3: count of ordered pairs per relation and its share of all relation values."""
     counts = {v: 0 for v in (*TOPOLOGICAL, *HORIZONTAL, *VERTICAL)}
     for table in shards:
-        for group in ("topological", "horizontal", "vertical"):
+        for group in GROUPS:
             for value, n in zip(*pc.value_counts(table.column(group)).flatten(), strict=True):
                 counts[value.as_py()] += n.as_py()
     total = sum(counts.values())
