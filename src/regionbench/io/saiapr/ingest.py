@@ -95,14 +95,14 @@ def _files_by_key(
 
 def _image_files(root: Path) -> list[Path]:
     """Every entry of every folder shard's ``images/`` (folders named by ASCII digits), sorted."""
-    return sorted(p for p in root.glob("*/images/*") if numbers.is_id(p.parent.parent.name))
+    return sorted(p for p in root.glob("*/images/*") if numbers.is_id(p.relative_to(root).parts[0]))
 
 
 def _elsewhere(root: Path, folder: str) -> dict[int, str]:
     """Image id -> the first file naming it in another folder shard of the tree (names only)."""
     found: dict[int, str] = {}
     for path in _image_files(root):
-        if path.parent.parent.name != folder and (m := IMAGE_NAME.fullmatch(path.name)):
+        if path.relative_to(root).parts[0] != folder and (m := IMAGE_NAME.fullmatch(path.name)):
             found.setdefault(int(m.group(1)), path.relative_to(root).as_posix())
     return found
 
