@@ -1,45 +1,5 @@
-# Region features (saiapr27) and spatial relations, one job per folder shard, plus summaries.
-
-
-rule features:
-    input:
-        images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
-        regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
-    output:
-        f"{RESULTS}/features/{{shard}}.parquet",
-    log:
-        f"{LOGS}/features/{{shard}}.log",
-    benchmark:
-        f"{LOGS}/benchmarks/features/{{shard}}.tsv"
-    resources:
-        mem_mb=1500,
-        runtime=30,
-    params:
-        code=CODE,
-        root=RAW.root,
-    script:
-        "../scripts/features.py"
-
-
-rule relations:
-    input:
-        images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
-        regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
-    output:
-        f"{RESULTS}/relations/{{shard}}.parquet",
-    log:
-        f"{LOGS}/relations/{{shard}}.log",
-    benchmark:
-        f"{LOGS}/benchmarks/relations/{{shard}}.tsv"
-    resources:
-        mem_mb=1000,
-        runtime=30,
-    params:
-        code=CODE,
-        tau=config["relations"]["tau"],
-        adjacency_px=config["relations"]["adjacency_px"],
-    script:
-        "../scripts/relations.py"
+# Summaries of the region features (saiapr27) and spatial relations that each ingest job
+# measures on the pixels and masks it decodes (rules/ingest.smk).
 
 
 rule relation_stats:

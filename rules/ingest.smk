@@ -1,4 +1,5 @@
-# Raw SAIAPR folders -> images, regions and rejects tables, one job per folder shard.
+# Raw SAIAPR folders or COCO image runs -> images, regions and rejects tables, one job per shard;
+# the same job measures the features and relations while the pixels and masks are decoded.
 
 
 rule ingest:
@@ -11,6 +12,8 @@ rule ingest:
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
         rejects=f"{RESULTS}/ingest/{{shard}}/rejects.parquet",
         report=f"{RESULTS}/ingest/{{shard}}/report.json",
+        features=f"{RESULTS}/features/{{shard}}.parquet",
+        relations=f"{RESULTS}/relations/{{shard}}.parquet",
     log:
         f"{LOGS}/ingest/{{shard}}.log",
     benchmark:
@@ -29,6 +32,8 @@ rule ingest:
         consensus=config.get("agreement", {}).get("consensus", "majority"),
         strict=config["ingest"]["strict"],
         max_image_pixels=config["ingest"]["max_image_pixels"],
+        tau=config["relations"]["tau"],
+        adjacency_px=config["relations"]["adjacency_px"],
     script:
         "../scripts/ingest.py"
 

@@ -1,4 +1,5 @@
-"""Rule ingest: one shard of the raw tree (SAIAPR folder or COCO image run) -> images, regions, rejects."""
+"""Rule ingest: one shard of the raw tree (SAIAPR folder or COCO image run) -> images, regions,
+rejects, and the features and relations measured on the decoded pixels and masks."""
 
 import json
 
@@ -23,10 +24,17 @@ try:
             hierarchy=Hierarchy.from_yaml(snakemake.input.hierarchy),
             min_iou=params.min_iou,
             consensus_method=params.consensus,
+            tau=params.tau,
+            adjacency_px=params.adjacency_px,
         )
     else:
         shard = saiapr.ingest_folder(
-            params.root, snakemake.wildcards.shard, max_image_pixels=params.max_image_pixels, strict=params.strict
+            params.root,
+            snakemake.wildcards.shard,
+            max_image_pixels=params.max_image_pixels,
+            strict=params.strict,
+            tau=params.tau,
+            adjacency_px=params.adjacency_px,
         )
 except IngestError as exc:
     fail(f"ingest failed (strict mode or unusable input):\n{exc}")
@@ -34,4 +42,6 @@ tables.write_parquet(shard.images, out.images)
 tables.write_parquet(shard.regions, out.regions)
 tables.write_parquet(shard.rejects, out.rejects)
 tables.write_json(out.report, shard.report)
+tables.write_parquet(shard.features, out.features)
+tables.write_parquet(shard.relations, out.relations)
 log.info("%s", json.dumps({k: shard.report[k] for k in ("images", "regions")}))

@@ -93,27 +93,13 @@ def tiny_copy(tiny_raw: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Ingest tables of the demo collection, laid out as the workflow writes them."""
+    """Ingest tables of the demo collection (features and relations included), one folder each."""
     from regionbench import tables
     from regionbench.io.saiapr import ingest_folder
 
     out = tmp_path_factory.mktemp("ingest")
     for folder in synth.folders("demo"):
         shard = ingest_folder(demo_quirks, folder)
-        for name in ("images", "regions", "rejects"):
+        for name in ("images", "regions", "rejects", "features", "relations"):
             tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
     return out
-
-
-@pytest.fixture(scope="session")
-def demo_features(demo_quirks: Path, demo_ingest: Path) -> Path:
-    """Feature tables of the demo collection beside its ingest tables."""
-    from regionbench import features, tables
-
-    for folder in synth.folders("demo"):
-        images = tables.read_parquet(demo_ingest / folder / "images.parquet")
-        regions = tables.read_parquet(demo_ingest / folder / "regions.parquet")
-        tables.write_parquet(
-            features.shard_features(demo_quirks, images, regions), demo_ingest / folder / "features.parquet"
-        )
-    return demo_ingest

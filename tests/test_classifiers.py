@@ -48,14 +48,14 @@ def test_unknown_classifier() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_runs(demo_features: Path) -> tuple[dict, dict, pa.Table]:
+def demo_runs(demo_ingest: Path) -> tuple[dict, dict, pa.Table]:
     regions = tables.concat(
         [
             tables.read_parquet(p).select(["image_id", "annotator", "region_id", "label"])
-            for p in sorted(demo_features.glob("*/regions.parquet"))
+            for p in sorted(demo_ingest.glob("*/regions.parquet"))
         ]
     )
-    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_features.glob("*/features.parquet"))])
+    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_ingest.glob("*/features.parquet"))])
     table, report = subsets.make_subsets(regions, seed=0)
     runs = {}
     for subset in ("A", "B", "C", "D", "E"):
@@ -86,9 +86,9 @@ def test_predictions_cover_the_test_split(demo_runs: tuple) -> None:
         assert table.num_rows == sizes[subset]["test"]
 
 
-def test_two_runs_give_identical_bytes(demo_runs: tuple, demo_features: Path, tmp_path: Path) -> None:
+def test_two_runs_give_identical_bytes(demo_runs: tuple, demo_ingest: Path, tmp_path: Path) -> None:
     runs, sizes, table = demo_runs
-    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_features.glob("*/features.parquet"))])
+    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_ingest.glob("*/features.parquet"))])
     tree = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
     again = {key: classifiers.run(key[1], table, feats, key[0], PARAMS.get(key[1], {}), seed=0)[0] for key in runs}
     tables.write_parquet(classifiers.summary(tree, runs, sizes), tmp_path / "one.parquet")

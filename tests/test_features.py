@@ -9,7 +9,7 @@ import pytest
 
 from regionbench import features, tables
 from regionbench.features import FEATURE_NAMES
-from regionbench.io.saiapr import num2str, num2str_tolerance, read_official_features
+from regionbench.io.saiapr import features_parity, num2str, num2str_tolerance, read_official_features
 
 
 def reference_lab(r: float, g: float, b: float) -> tuple[float, float, float]:
@@ -156,11 +156,7 @@ def test_num2str_format() -> None:
 
 def test_convexity_invariant_on_demo(demo_quirks: Path, demo_ingest: Path) -> None:
     for folder in ("00", "01"):
-        table = features.shard_features(
-            demo_quirks,
-            tables.read_parquet(demo_ingest / folder / "images.parquet"),
-            tables.read_parquet(demo_ingest / folder / "regions.parquet"),
-        )
+        table = tables.read_parquet(demo_ingest / folder / "features.parquet")
         f = {name: table.column(name).to_numpy() for name in ("convexity", "area", "width", "height")}
         np.testing.assert_allclose(f["convexity"], 1 - f["area"] / (f["width"] * f["height"]), rtol=1e-12, atol=1e-12)
         assert table.num_rows == tables.read_parquet(demo_ingest / folder / "regions.parquet").num_rows
@@ -170,15 +166,15 @@ def test_parity_with_generated_features_txt(tiny_raw: Path) -> None:
     from regionbench.io.saiapr import ingest_folder
 
     shard = ingest_folder(tiny_raw, "00")
-    computed = features.shard_features(tiny_raw, shard.images, shard.regions)
-    report = features.parity(read_official_features([tiny_raw]), computed)
+    computed = shard.features
+    report = features_parity(read_official_features([tiny_raw]), computed)
     assert report["rows_compared"] == computed.num_rows and report["rows_only_computed"] == 0
     assert all(c["excess"] == 0 for c in report["columns"].values()), report["worst_rows"]
     assert max(c["max_abs_diff"] for c in report["columns"].values()) > 0  # rounding is really there
     # A wrong value is caught.
     column = computed.schema.get_field_index("rgb_mean_r")
     tampered = computed.set_column(column, "rgb_mean_r", [computed.column("rgb_mean_r").to_numpy() + 0.01])
-    assert features.parity(read_official_features([tiny_raw]), tampered)["columns"]["rgb_mean_r"]["excess"] > 0
+    assert features_parity(read_official_features([tiny_raw]), tampered)["columns"]["rgb_mean_r"]["excess"] > 0
 
 
 def test_keeping_freed_memory_changes_no_bit() -> None:

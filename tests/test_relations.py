@@ -69,9 +69,9 @@ def test_properties_on_random_images() -> None:
             assert set(group) <= set(values)
 
 
-def test_shard_relations_and_stats(demo_ingest: Path) -> None:
+def test_ingest_relations_and_stats(demo_ingest: Path) -> None:
     regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
-    table = relations.shard_relations(tables.read_parquet(demo_ingest / "00" / "images.parquet"), regions)
+    table = tables.read_parquet(demo_ingest / "00" / "relations.parquet")
     per_image = np.bincount(regions.column("image_id").to_numpy())
     expected = int(sum(n * (n - 1) for n in per_image))
     assert table.num_rows == expected
@@ -135,7 +135,7 @@ def test_parity_by_hand() -> None:
 def test_code_matrices_round_trip_through_parity(demo_ingest: Path) -> None:
     """A shard's relations written as official matrices agree with themselves on every pair."""
     regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
-    table = relations.shard_relations(tables.read_parquet(demo_ingest / "00" / "images.parquet"), regions)
+    table = tables.read_parquet(demo_ingest / "00" / "relations.parquet")
     sizes: dict[int, int] = {}
     for image_id, region_id in zip(regions["image_id"].to_pylist(), regions["region_id"].to_pylist(), strict=True):
         sizes[image_id] = max(sizes.get(image_id, 0), region_id)

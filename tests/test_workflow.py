@@ -181,8 +181,9 @@ def test_bad_config_is_one_line(tmp_path: Path) -> None:
 def test_interrupted_build_resumes_to_the_same_bytes(tiny_build: Path, tmp_path: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, TINY)
-    # SIGKILL the whole build (regionbench, Snakemake and the running jobs) once the first shard's
-    # features exist: nothing gets to clean up, as when a machine or a session is lost.
+    # SIGKILL the whole build (regionbench, Snakemake and the running jobs) once a job downstream
+    # of the first shard's ingest has written its output (so that ingest job has finished):
+    # nothing gets to clean up, as when a machine or a session is lost.
     running = subprocess.Popen(
         build_command(project, "--configfile", str(override)),
         cwd=project,
@@ -190,7 +191,7 @@ def test_interrupted_build_resumes_to_the_same_bytes(tiny_build: Path, tmp_path:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    first_shard = project / "results/tiny/features/00.parquet"
+    first_shard = project / "results/tiny/agreement/00.parquet"
     deadline = time.monotonic() + 600
     while not first_shard.exists() and running.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)

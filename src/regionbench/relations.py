@@ -10,9 +10,10 @@ For every ordered pair (i, j), i != j, exactly one value per group:
 
 c is the centroid of a mask in pixels. Adjacency is computed on the raster rather than with
 shapely: on pixel masks the raster test is exact by construction (Chebyshev distance between
-pixel centres), while polygon distances would need care at the pixel-square boundaries. Mask
-i is dilated by a (2r+1) square and intersected with j, only when their bounding boxes come
-within r of each other and only inside that window. The relation is symmetric, so each
+pixel centres), while polygon distances would need care at the pixel-square boundaries. A
+pair is tested only when their bounding boxes come within r of each other and only inside
+that window, by a compiled loop that stops at the first pixel of j with a pixel of i within
+r (the same answer as dilating i by a (2r+1) square). The relation is symmetric, so each
 unordered pair is tested once.
 """
 
@@ -23,9 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import ndimage
 
-from regionbench import geometry, tables
+from regionbench import geometry, kernels, tables
 
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
@@ -66,42 +66,30 @@ class Pairs:
 
 
 def _boxes(masks: list[np.ndarray]) -> np.ndarray:
-    """(n, 4) rows r0, r1, c0, c1 (ends exclusive) of each mask's bounding box."""
-    out = np.empty((len(masks), 4), dtype=np.int64)
-    for k, m in enumerate(masks):
-        x, y, w, h = geometry.bbox(m)
-        out[k] = y, y + h, x, x + w
-    return out
+    """(n, 4) x, y, width, height of each mask's bounding box."""
+    return np.array([geometry.bbox(m) for m in masks], dtype=np.int64).reshape(-1, 4)
 
 
-def adjacency(masks: list[np.ndarray], adjacency_px: int = 1) -> np.ndarray:
-    """Symmetric boolean n x n matrix: masks overlap or come within ``adjacency_px`` (Chebyshev)."""
+def adjacency(masks: list[np.ndarray], adjacency_px: int = 1, boxes: np.ndarray | None = None) -> np.ndarray:
+    """Symmetric boolean n x n matrix: masks overlap or come within ``adjacency_px`` (Chebyshev).
+
+    A pair is looked at only where the box of one, grown by r, meets the box of the other
+    (``kernels.near``); ``boxes`` as ``_boxes`` gives them, when known."""
     n = len(masks)
     adj = np.zeros((n, n), dtype=bool)
     if n < 2:
         return adj
-    boxes = _boxes(masks)
+    boxes = _boxes(masks) if boxes is None else np.asarray(boxes, dtype=np.int64)
+    top, left = boxes[:, 1], boxes[:, 0]
+    bottom, right = top + boxes[:, 3], left + boxes[:, 2]  # exclusive
     r = adjacency_px
-    square = np.ones((2 * r + 1, 2 * r + 1), dtype=bool)
     for a in range(n):
         for b in range(a + 1, n):
-            # Window where a dilated by r meets b; empty means they are farther apart.
-            r0 = max(boxes[a, 0] - r, boxes[b, 0])
-            r1 = min(boxes[a, 1] + r, boxes[b, 1])
-            c0 = max(boxes[a, 2] - r, boxes[b, 2])
-            c1 = min(boxes[a, 3] + r, boxes[b, 3])
-            if r0 >= r1 or c0 >= c1:
-                continue
-            # Dilating a within the window needs a's pixels up to r beyond it.
-            h, w = masks[a].shape
-            pr0, pr1, pc0, pc1 = max(r0 - r, 0), min(r1 + r, h), max(c0 - r, 0), min(c1 + r, w)
-            grown = (
-                ndimage.binary_dilation(masks[a][pr0:pr1, pc0:pc1], structure=square)
-                if r
-                else masks[a][pr0:pr1, pc0:pc1]
-            )
-            near = grown[r0 - pr0 : r1 - pr0, c0 - pc0 : c1 - pc0] & masks[b][r0:r1, c0:c1]
-            adj[a, b] = adj[b, a] = bool(near.any())
+            window = np.array(
+                [max(top[a] - r, top[b]), min(bottom[a] + r, bottom[b]), max(left[a] - r, left[b]), min(right[a] + r, right[b])]
+            )  # fmt: skip
+            if window[0] < window[1] and window[2] < window[3]:
+                adj[a, b] = adj[b, a] = kernels.near(masks[a], masks[b], window, r)
     return adj
 
 
@@ -114,8 +102,18 @@ def centroids(masks: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def pairwise(masks: list[np.ndarray], image_shape: tuple[int, int], tau: float = 0.1, adjacency_px: int = 1) -> Pairs:
-    """Relations of every ordered pair of regions of one image (rows ordered by i, then j)."""
+def pairwise(
+    masks: list[np.ndarray],
+    image_shape: tuple[int, int],
+    tau: float = 0.1,
+    adjacency_px: int = 1,
+    boxes: np.ndarray | None = None,
+    centres: np.ndarray | None = None,
+) -> Pairs:
+    """Relations of every ordered pair of regions of one image (rows ordered by i, then j).
+
+    ``boxes`` (n, 4: x, y, width, height) and ``centres`` (``centroids``), when the caller has
+    them (``features.measure``), are not computed again."""
     n = len(masks)
     height, width = image_shape[:2]
     i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
@@ -124,40 +122,14 @@ def pairwise(masks: list[np.ndarray], image_shape: tuple[int, int], tau: float =
     if n < 2:
         empty = np.array([], dtype=object)
         return Pairs(i, j, empty, empty, empty)
-    adj = adjacency(masks, adjacency_px)
-    c = centroids(masks)
+    adj = adjacency(masks, adjacency_px, boxes)
+    c = centroids(masks) if centres is None else centres
     dx = np.abs(c[i, 0] - c[j, 0])
     dy = c[i, 1] - c[j, 1]
     topological = np.where(adj[i, j], "adjacent", "disjoint").astype(object)
     horizontal = np.where(dx <= tau * width, "x_aligned", "beside").astype(object)
     vertical = np.where(np.abs(dy) <= tau * height, "y_aligned", np.where(dy < 0, "above", "below")).astype(object)
     return Pairs(i, j, topological, horizontal, vertical)
-
-
-def shard_relations(images: pa.Table, regions: pa.Table, tau: float = 0.1, adjacency_px: int = 1) -> pa.Table:
-    """Relations of every ordered pair of regions of each (image, annotator) in an ingest shard."""
-    sizes = {
-        i: (h, w)
-        for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
-    }
-    groups: dict[tuple[int, str], list[tuple[int, str]]] = {}
-    for image_id, annotator, region_id, rle in zip(
-        *(regions.column(c).to_pylist() for c in (*tables.REGION_KEY, "mask_rle")), strict=True
-    ):
-        groups.setdefault((image_id, annotator), []).append((region_id, rle))
-    out: dict[str, list] = {name: [] for name in tables.RELATIONS.names}
-    for (image_id, annotator), members in sorted(groups.items()):
-        h, w = sizes[image_id]
-        pairs = pairwise([geometry.decode_rle(rle, h, w) for _, rle in members], (h, w), tau, adjacency_px)
-        ids = np.array([region_id for region_id, _ in members])
-        out["image_id"] += [image_id] * len(pairs.i)
-        out["annotator"] += [annotator] * len(pairs.i)
-        out["region_id"] += ids[pairs.i].tolist()
-        out["other_region_id"] += ids[pairs.j].tolist()
-        out["topological"] += pairs.topological.tolist()
-        out["horizontal"] += pairs.horizontal.tolist()
-        out["vertical"] += pairs.vertical.tolist()
-    return pa.table(out, schema=tables.RELATIONS)
 
 
 def relation_stats(shards: list[pa.Table]) -> pa.Table:

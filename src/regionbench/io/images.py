@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 
@@ -14,10 +16,22 @@ def inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
+@dataclass(frozen=True)
+class DecodedImage:
+    """A raw image file read once: its description and its RGB pixels (H x W x 3 uint8, a gray
+    image replicated to three channels), which the features and relations are measured on."""
+
+    width: int
+    height: int
+    mode: str
+    sha256: str
+    pixels: np.ndarray
+
+
 def read_image(
     path: Path, max_pixels: int, formats: tuple[str, ...] | None = None, modes: tuple[str, ...] | None = None
-) -> tuple[int, int, str, str]:
-    """(width, height, mode, sha256) of a fully decoded image; raises ValueError with a reason.
+) -> DecodedImage:
+    """The fully decoded image at ``path``; raises ValueError with a reason.
 
     ``formats`` (Pillow format names) and ``modes`` (Pillow modes), when given, are the only
     ones accepted: a PNG named ``.jpg`` or a CMYK JPEG is then a reason, not a silent image."""
@@ -39,8 +53,9 @@ def read_image(
                     )
                 im.load()
                 mode = im.mode
+                pixels = np.asarray(im.convert("RGB"))
     except ValueError:
         raise
     except (OSError, Image.DecompressionBombError, Image.DecompressionBombWarning, SyntaxError) as exc:
         raise ValueError(f"unreadable image: {exc}") from None
-    return width, height, mode, hashlib.sha256(data).hexdigest()
+    return DecodedImage(width, height, mode, hashlib.sha256(data).hexdigest(), pixels)

@@ -21,12 +21,15 @@ class IngestError(InputError):
 
 @dataclass
 class Shard:
-    """One shard's accepted images and regions, its rejects, and a report that counts both sides."""
+    """One shard's accepted images and regions, its rejects, a report that counts both sides,
+    and the features and relations measured on the decoded pixels (``regionbench.measures``)."""
 
     images: pa.Table
     regions: pa.Table
     rejects: pa.Table
     report: dict
+    features: pa.Table
+    relations: pa.Table
 
 
 def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:

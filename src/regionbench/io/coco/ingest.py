@@ -30,6 +30,7 @@ from regionbench import consensus, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
 from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, region_row, reject_row
+from regionbench.measures import Measures
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
@@ -175,6 +176,29 @@ def _decode(segmentation: object, height: int, width: int) -> np.ndarray:
     return mask
 
 
+def _read_image(
+    root: Path, name: str, same_id: dict[int, list[str]], on_disk: set[str], max_pixels: int, ledger: _Ledger
+) -> images_io.DecodedImage | None:
+    """The decoded image file ``images/<name>``, or None with the file rejected and its reason."""
+    path = root / "images" / name
+    ledger.seen[("", "image")] += 1
+    if len(clash := same_id[image_id_of(name)]) > 1:
+        reason = f"{' and '.join(clash)} all give image id {image_id_of(name)}; rename all but one"
+    elif name not in on_disk:
+        reason = "an annotator lists this image but its file is missing"
+    elif Path(name).suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+        reason = f"not an image file ({', '.join(IMAGE_SUFFIXES)})"
+    elif not images_io.inside(root, path):
+        reason = "path escapes the collection root (symlink); copy the file in"
+    else:
+        try:
+            return images_io.read_image(path, max_pixels)
+        except ValueError as exc:
+            reason = str(exc)
+    ledger.reject(f"images/{name}", name, "image", reason)
+    return None
+
+
 def ingest_shard(
     root: str | Path,
     shard: int,
@@ -187,14 +211,17 @@ def ingest_shard(
     hierarchy: Hierarchy | None = None,
     min_iou: float = 0.5,
     consensus_method: str = "majority",
+    tau: float = 0.1,
+    adjacency_px: int = 1,
 ) -> Shard:
     """Images and every annotator's regions of shard ``shard`` of the COCO tree at ``root``.
 
     ``words`` maps vocabulary labels to label ids; a category maps to the label of its name, or
     to ``category_map[name]``. With ``hierarchy`` and several annotators, the derived annotator
     ``consensus`` (``regionbench.consensus``, clusters at ``min_iou``, masks combined by
-    ``consensus_method``) joins the regions. Returns
-    the stage tables and a report with per-annotator counts.
+    ``consensus_method``) joins the regions. Returns the stage tables, a report with
+    per-annotator counts, and the features and relations (``tau``, ``adjacency_px``:
+    ``relations.pairwise``) of every region, each image decoded once.
     """
     root = Path(root)
     category_map = dict(category_map or {})
@@ -219,53 +246,13 @@ def ingest_shard(
     on_disk = set(_image_files(root))
     folder = f"{shard:02d}"
 
-    images: dict[str, dict] = {}
-    for name in names:
-        path = root / "images" / name
-        ledger.seen[("", "image")] += 1
-        if len(clash := same_id[image_id_of(name)]) > 1:
-            ledger.reject(
-                f"images/{name}",
-                name,
-                "image",
-                f"{' and '.join(clash)} all give image id {image_id_of(name)}; rename all but one",
-            )
-        elif name not in on_disk:
-            ledger.reject(f"images/{name}", name, "image", "an annotator lists this image but its file is missing")
-        elif Path(name).suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
-            ledger.reject(f"images/{name}", name, "image", f"not an image file ({', '.join(IMAGE_SUFFIXES)})")
-        elif not images_io.inside(root, path):
-            ledger.reject(
-                f"images/{name}", name, "image", "path escapes the collection root (symlink); copy the file in"
-            )
-        else:
-            try:
-                width, height, mode, digest = images_io.read_image(path, max_image_pixels)
-            except ValueError as exc:
-                ledger.reject(f"images/{name}", name, "image", str(exc))
-                continue
-            images[name] = {
-                "image_id": image_id_of(name), "folder": folder, "path": f"images/{name}",
-                "width": width, "height": height, "mode": mode, "sha256": digest,
-                **{f"caption_{f}": None for f in ("title", "description", "notes", "location", "date")},
-                "caption_encoding": None,
-            }  # fmt: skip
-    ids = Counter(r["image_id"] for r in images.values())
-    for name in sorted(n for n, r in images.items() if ids[r["image_id"]] > 1):
-        ledger.reject(
-            f"images/{name}",
-            name,
-            "image",
-            f"image id {images[name]['image_id']} is shared with another file; rename one",
-        )
-        del images[name]
+    # Each annotator's annotations of this shard's images, by image; rejects that need no pixels.
     wanted = set(names)
-
-    regions = []
-    readings: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # image -> annotator -> regions
+    annotations: dict[str, dict[str, list[tuple[int, dict]]]] = {}  # annotator -> image -> (id, annotation)
+    categories: dict[str, dict] = {}
     for annotator, data in files.items():
         source = f"annotations/{annotator}.json"
-        categories = {c.get("id"): c.get("name") for c in data["categories"] if isinstance(c, dict)}
+        categories[annotator] = {c.get("id"): c.get("name") for c in data["categories"] if isinstance(c, dict)}
         by_coco_id = {im.get("id"): im.get("file_name") for im in data["images"] if isinstance(im, dict)}
         per_image: dict[str, list[tuple[int, dict]]] = defaultdict(list)
         seen_ids: set = set()
@@ -286,12 +273,32 @@ def ingest_shard(
             else:
                 seen_ids.add(ann["id"])
                 per_image[name].append((ann["id"], ann))
-        for name in sorted(per_image):
-            for region_id, (ann_id, ann) in enumerate(sorted(per_image[name], key=lambda a: a[0]), start=1):
+        annotations[annotator] = per_image
+
+    # One image at a time: read, its regions decoded, the consensus derived, all measured.
+    images: dict[str, dict] = {}
+    regions: list[dict] = []
+    measures = Measures(tau, adjacency_px)
+    derived: Counter = Counter()
+    several = hierarchy is not None and len(files) > 1
+    for name in names:
+        image = _read_image(root, name, same_id, on_disk, max_image_pixels, ledger)
+        if image is not None:
+            images[name] = {
+                "image_id": image_id_of(name), "folder": folder, "path": f"images/{name}",
+                "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256,
+                **{f"caption_{f}": None for f in ("title", "description", "notes", "location", "date")},
+                "caption_encoding": None,
+            }  # fmt: skip
+        readings: dict[str, list] = defaultdict(list)  # annotator -> (label, mask)
+        found: list[tuple[dict, np.ndarray]] = []  # regions rows and masks
+        for annotator, per_image in annotations.items():
+            source = f"annotations/{annotator}.json"
+            for region_id, (ann_id, ann) in enumerate(sorted(per_image.get(name, []), key=lambda a: a[0]), start=1):
                 key = f"{name}/{ann_id}"
-                category = categories.get(ann.get("category_id"))
+                category = categories[annotator].get(ann.get("category_id"))
                 label = category_map.get(category, category)
-                if name not in images:
+                if image is None:
                     ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
                     continue
                 if category is None:
@@ -303,29 +310,29 @@ def ingest_shard(
                         f"category {category!r} is not a vocabulary label; map it under category_map", annotator,
                     )  # fmt: skip
                     continue
-                img = images[name]
                 try:
-                    mask = _decode(ann.get("segmentation"), img["height"], img["width"])
+                    mask = _decode(ann.get("segmentation"), image.height, image.width)
                 except ValueError as exc:
                     ledger.reject(source, key, "region", str(exc), annotator)
                     continue
-                regions.append(region_row(img["image_id"], annotator, region_id, words[label], label, mask))
-                readings[name][annotator].append((label, mask))
-    derived = Counter()
-    if hierarchy is not None and len(files) > 1:
-        for name in sorted(readings):
-            found, problems = consensus.consensus(readings[name], hierarchy, min_iou, consensus_method)
+                regions.append(row := region_row(image_id_of(name), annotator, region_id, words[label], label, mask))
+                readings[annotator].append((label, mask))
+                found.append((row, mask))
+        if several and readings:
+            agreed, problems = consensus.consensus(readings, hierarchy, min_iou, consensus_method)
             problems += [
-                f"consensus label {label!r} has no id in the vocabulary" for label, _ in found if label not in words
+                f"consensus label {label!r} has no id in the vocabulary" for label, _ in agreed if label not in words
             ]
-            found = [(label, mask) for label, mask in found if label in words]
-            for region_id, (label, mask) in enumerate(found, start=1):
-                regions.append(
-                    region_row(images[name]["image_id"], consensus.ANNOTATOR, region_id, words[label], label, mask)
-                )
+            agreed = [(label, mask) for label, mask in agreed if label in words]
+            for region_id, (label, mask) in enumerate(agreed, start=1):
+                row = region_row(image_id_of(name), consensus.ANNOTATOR, region_id, words[label], label, mask)
+                regions.append(row)
+                found.append((row, mask))
             for k, reason in enumerate(problems, start=1):
                 ledger.reject("consensus", f"{name}/{k}", "region", reason, consensus.ANNOTATOR)
-            derived["seen"] += len(found) + len(problems)
+            derived["seen"] += len(agreed) + len(problems)
+        if image is not None:
+            measures.add(image_id_of(name), image.pixels, found)
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     accepted = Counter(r["annotator"] for r in regions)
@@ -360,4 +367,6 @@ def ingest_shard(
         regions=tables.from_rows(regions, tables.REGIONS, tables.KEYS["regions"]),
         rejects=tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"]),
         report=report,
+        features=measures.features(),
+        relations=measures.relations(),
     )

@@ -1,7 +1,7 @@
 """The SAIAPR TC-12 layout (docs/inputs.md), read and written in one package.
 
-- ``text``: the text files (word list, label rows, ontology paths, ``features.txt``, captions),
-  one parser and one formatter each, one encoding rule;
+- ``text``: the text files (word list, label rows, ontology paths, ``features.txt`` and its
+  parity with computed features, captions), one parser and one formatter each, one encoding rule;
 - ``ingest``: a folder shard into images, regions and rejects tables;
 - ``ontology``: the label hierarchy rebuilt from ``ontology_path.txt``;
 - ``spatial``: the official spatial relations (``spatial_rels/<image>.mat``), read for parity;
@@ -25,6 +25,7 @@ from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import read_spatial_relations
 from regionbench.io.saiapr.text import (
     LayoutError,
+    features_parity,
     num2str,
     num2str_tolerance,
     parse_caption,
@@ -40,6 +41,7 @@ __all__ = [
     "LayoutError",
     "Shard",
     "export_release",
+    "features_parity",
     "folder_files",
     "folder_state",
     "hierarchy_from_saiapr",

@@ -26,6 +26,7 @@ from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
 from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, region_row, reject_row
+from regionbench.measures import Measures
 
 ANNOTATOR = "saiapr"
 IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)
@@ -243,8 +244,66 @@ def folder_state(root: str | Path, folder: str) -> str:
     return files_state(Path(root), folder_files(root, folder))
 
 
-def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_000_000, strict: bool = False) -> Shard:
-    """Read one folder shard ``<root>/<folder>`` of a SAIAPR tree into stage tables."""
+@dataclass
+class _Regions:
+    """A folder shard's region keys, each checked in turn: ``accept`` rejects a key with its
+    reason, or reads its mask and keeps its ``regions`` row."""
+
+    base: Path
+    rows: dict[tuple[int, int], tuple[int, int]]  # key -> (label id, line of labels.txt)
+    conflicted: set[tuple[int, int]]
+    unusable: set[tuple[int, int]]  # mask files rejected with their files
+    mask_files: dict[tuple[int, int], Path]
+    words: dict[int, str]
+    ontology: dict[tuple[int, int], str]
+    ledger: _Ledger
+    accepted: list[dict] = field(default_factory=list)
+
+    def accept(self, key: tuple[int, int], image: images_io.DecodedImage | None) -> tuple[dict, np.ndarray] | None:
+        """The row and mask of region ``key`` of ``image`` (None: the image was rejected or is
+        missing), or None with the key rejected."""
+        image_id, region_id = key
+        name = f"{image_id}/{region_id}"
+        path = self.mask_files.get(key, self.base / "segmentation_masks" / f"{image_id}_{region_id}.mat")
+        if key in self.conflicted or key in self.unusable:
+            return None  # already rejected
+        reason = None
+        if key not in self.rows:
+            reason = "mask without a row in labels.txt; add the row or remove the file"
+        else:
+            label_id, line = self.rows[key]
+            if key not in self.mask_files:
+                reason = f"labels.txt line {line} has no mask file"
+            elif label_id not in self.words:
+                reason = f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt"
+            elif image is None:
+                reason = "its image was rejected or is missing"
+        if reason is None:
+            try:
+                mask = _read_mask(path, image.height, image.width)
+            except ValueError as exc:
+                reason = str(exc)
+        if reason is not None:
+            self.ledger.reject(path, name, "region", reason)
+            return None
+        if mask.all():
+            self.ledger.quirks["whole_image_regions"] += 1
+        row = region_row(image_id, ANNOTATOR, region_id, label_id, self.words[label_id], mask, self.ontology.get(key))
+        self.accepted.append(row)
+        return row, mask
+
+
+def ingest_folder(
+    root: str | Path,
+    folder: str,
+    *,
+    max_image_pixels: int = 40_000_000,
+    strict: bool = False,
+    tau: float = 0.1,
+    adjacency_px: int = 1,
+) -> Shard:
+    """Read one folder shard ``<root>/<folder>`` of a SAIAPR tree into stage tables, with the
+    features and relations (``tau``, ``adjacency_px``: ``relations.pairwise``) of its regions."""
     root = Path(root)
     base = root / folder
     if not base.is_dir():
@@ -260,21 +319,32 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     elsewhere = _elsewhere(root, folder)
     for image_id in sorted(set(files) & set(elsewhere)):
         ledger.reject(files.pop(image_id), str(image_id), "image", f"also in {elsewhere[image_id]}; keep one")
+    mask_entries = sorted((base / "segmentation_masks").glob("*"))
+    mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
+    keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)  # every key from a label row or a mask file
+    for key in sorted(set(rows) | set(mask_files) | conflicted):
+        keys_of[key[0]].append(key)
+    regions = _Regions(base, rows, conflicted, claimed - set(mask_files), mask_files, words, ontology, ledger)
+
+    # One image at a time, read with its masks and measured while they are in memory.
     images: dict[int, dict] = {}
+    measures = Measures(tau, adjacency_px)
     for image_id in sorted(files):
         path = files[image_id]
         try:
-            width, height, mode, digest = images_io.read_image(path, max_image_pixels, IMAGE_FORMATS, IMAGE_MODES)
+            image = images_io.read_image(path, max_image_pixels, IMAGE_FORMATS, IMAGE_MODES)
         except ValueError as exc:
             ledger.reject(path, str(image_id), "image", str(exc))
             continue
-        if mode == "L":
+        if image.mode == "L":
             ledger.quirks["grayscale_images"] += 1
         images[image_id] = {
             "image_id": image_id, "folder": folder, "path": path.relative_to(root).as_posix(),
-            "width": width, "height": height, "mode": mode, "sha256": digest,
+            "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256,
             **{f"caption_{f.lower()}": None for f in text.CAPTION_FIELDS}, "caption_encoding": None,
         }  # fmt: skip
+        read = [found for key in keys_of.pop(image_id, []) if (found := regions.accept(key, image)) is not None]
+        measures.add(image_id, image.pixels, read)
     for image_id in sorted({k[0] for k in rows} - named):
         ledger.reject(
             base / "images" / f"{image_id}.jpg",
@@ -282,46 +352,13 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
             "image",
             "labels.txt names this image but its file is missing",
         )
+    for keys in keys_of.values():  # regions of images rejected or missing
+        for key in keys:
+            regions.accept(key, None)
 
     _attach_captions(root, folder, images, ledger)
 
-    # Regions: every key from a label row or a mask file.
-    mask_entries = sorted((base / "segmentation_masks").glob("*"))
-    mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
-    unusable_masks = claimed - set(mask_files)  # rejected with their files above
-    regions = []
-    for key in sorted(set(rows) | set(mask_files) | conflicted):
-        image_id, region_id = key
-        name = f"{image_id}/{region_id}"
-        path = mask_files.get(key, base / "segmentation_masks" / f"{image_id}_{region_id}.mat")
-        if key in conflicted or key in unusable_masks:
-            continue  # already rejected above
-        if key not in rows:
-            ledger.reject(path, name, "region", "mask without a row in labels.txt; add the row or remove the file")
-            continue
-        label_id, line = rows[key]
-        if key not in mask_files:
-            ledger.reject(path, name, "region", f"labels.txt line {line} has no mask file")
-            continue
-        if label_id not in words:
-            ledger.reject(
-                path, name, "region", f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt"
-            )
-            continue
-        if image_id not in images:
-            ledger.reject(path, name, "region", "its image was rejected or is missing")
-            continue
-        img = images[image_id]
-        try:
-            mask = _read_mask(path, img["height"], img["width"])
-        except ValueError as exc:
-            ledger.reject(path, name, "region", str(exc))
-            continue
-        if mask.all():
-            ledger.quirks["whole_image_regions"] += 1
-        regions.append(region_row(image_id, ANNOTATOR, region_id, label_id, words[label_id], mask, ontology.get(key)))
-
-    internal = sorted({r["label"] for r in regions} & ledger.interior)
+    internal = sorted({r["label"] for r in regions.accepted} & ledger.interior)
     if internal:
         ledger.quirks["internal_node_labels"] = len(internal)
     rejects = tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"])
@@ -329,7 +366,7 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
         "image": len(image_entries) + len({k[0] for k in rows} - named),
         "region": len(mask_entries) + len((set(rows) | conflicted) - claimed),
     }
-    accepted = {"image": len(images), "region": len(regions)}
+    accepted = {"image": len(images), "region": len(regions.accepted)}
     counts = {
         item: {"seen": seen[item], "accepted": accepted[item], "rejected": ledger.rejected(item)} for item in seen
     }
@@ -349,9 +386,11 @@ def ingest_folder(root: str | Path, folder: str, *, max_image_pixels: int = 40_0
     }  # fmt: skip
     return Shard(
         images=tables.from_rows(list(images.values()), tables.IMAGES, tables.KEYS["images"]),
-        regions=tables.from_rows(regions, tables.REGIONS, tables.KEYS["regions"]),
+        regions=tables.from_rows(regions.accepted, tables.REGIONS, tables.KEYS["regions"]),
         rejects=rejects,
         report=report,
+        features=measures.features(),
+        relations=measures.relations(),
     )
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
-from regionbench import numbers
+from regionbench import numbers, tables
 from regionbench.io.shards import IngestError
 
 ENCODING = "latin-1"  # decodes any byte, and the official files are 8-bit text
@@ -234,3 +235,43 @@ def format_caption(folder: str, image_id: int, fields: dict[str, str | None]) ->
         "",
     ]
     return "\n".join(lines)
+
+
+def features_parity(official: dict[tuple[int, int], np.ndarray], computed: pa.Table, worst: int = 5) -> dict:
+    """Compare computed features (the stage table ``features``) with official ``features.txt`` rows.
+
+    Per column: the largest |difference| and the largest that ``num2str`` rounding allows for
+    those rows; ``excess`` counts values whose difference exceeds their rounding allowance.
+    """
+    keys = list(zip(computed.column("image_id").to_pylist(), computed.column("region_id").to_pylist(), strict=True))
+    common = [k for k in keys if k in official]
+    ours = np.column_stack([computed.column(name).to_numpy() for name in tables.FEATURE_NAMES])
+    index = {k: n for n, k in enumerate(keys)}
+    mine = ours[[index[k] for k in common]] if common else np.empty((0, len(tables.FEATURE_NAMES)))
+    theirs = np.array([official[k] for k in common]) if common else np.empty((0, len(tables.FEATURE_NAMES)))
+    allowed = (
+        np.array([num2str_tolerance(official[k]) for k in common])
+        if common
+        else np.empty((0, len(tables.FEATURE_NAMES)))
+    )
+    diff = np.abs(mine - theirs)
+    excess = diff > allowed * (1 + 1e-9) + 1e-12
+    row_excess = (diff / np.maximum(allowed, 1e-300)).max(axis=1) if common else np.empty(0)
+    order = np.argsort(-row_excess, kind="stable")[:worst]
+    return {
+        "rows_compared": len(common),
+        "rows_only_computed": len(keys) - len(common),
+        "rows_only_official": len(set(official) - set(keys)),
+        "columns": {
+            name: {
+                "max_abs_diff": float(diff[:, k].max(initial=0.0)),
+                "max_rounding": float(allowed[:, k].max(initial=0.0)),
+                "excess": int(excess[:, k].sum()),
+            }
+            for k, name in enumerate(tables.FEATURE_NAMES)
+        },
+        "worst_rows": [
+            {"image_id": common[n][0], "region_id": common[n][1], "diff_over_rounding": float(row_excess[n])}
+            for n in order
+        ],
+    }
