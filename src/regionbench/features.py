@@ -98,7 +98,7 @@ def measure(
     for i, mask in enumerate(masks):
         if mask.shape != (height, width):
             raise ValueError(f"mask {i} has shape {mask.shape}, image is {height}x{width}")
-    spans = np.array([geometry.bbox(m) for m in masks] if boxes is None else boxes, dtype=np.int64).reshape(-1, 4)
+    spans = geometry.bboxes(masks, boxes)
     r0, r1 = int(spans[:, 1].min()), int((spans[:, 1] + spans[:, 3]).max())
     c0, c1 = int(spans[:, 0].min()), int((spans[:, 0] + spans[:, 2]).max())
     lab_window = kernels.lab_planes(np.ascontiguousarray(rgb[r0:r1, c0:c1]), kernels.XYZ)

@@ -22,6 +22,11 @@ def bbox(mask: np.ndarray) -> tuple[int, int, int, int]:
     return int(cols[0]), int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1)
 
 
+def bboxes(masks: list[np.ndarray], known: np.ndarray | None = None) -> np.ndarray:
+    """(n, 4) int64 rows ``bbox`` of each mask, or ``known`` (the same boxes, from a table) as such."""
+    return np.array([bbox(m) for m in masks] if known is None else known, dtype=np.int64).reshape(-1, 4)
+
+
 def _runs(code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximal runs of equal non-zero values along the last axis of a 2-D array.
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from regionbench import tables
+
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 # CIE-Lab (features.lab): RGB -> XYZ (rows X, Y, Z), the white point that normalises X and Z,
@@ -23,9 +25,10 @@ _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 RGB_TO_XYZ = np.array([[0.412453, 0.357580, 0.180423], [0.212671, 0.715160, 0.072169], [0.019334, 0.119193, 0.950227]])
 WHITE = np.array([0.950456, 1.0, 1.088754])
 XYZ = RGB_TO_XYZ / (255.0 * WHITE[:, None])
+EPS = 0.008856  # below it, f(t) and L are linear in t
 
-# The 27 features' columns: the shape block, then mean, std, skew of R, G, B, then of L, a, b.
-N_FEATURES = 27
+# The features' columns: the shape block, then mean, std, skew of R, G, B, then of L, a, b.
+N_FEATURES = len(tables.FEATURE_NAMES)
 
 
 @njit(**_JIT)
@@ -154,10 +157,10 @@ def lab_planes(rgb: np.ndarray, m: np.ndarray) -> np.ndarray:
     FX, FY, FZ = f[0], f[1], f[2]
     for p in range(n):
         x, y, z = X[p], Y[p], Z[p]
-        fx = FX[p] if x > 0.008856 else 7.787 * x + 16.0 / 116.0
-        fy = FY[p] if y > 0.008856 else 7.787 * y + 16.0 / 116.0
-        fz = FZ[p] if z > 0.008856 else 7.787 * z + 16.0 / 116.0
-        L[p] = fy * 116.0 - 16.0 if y > 0.008856 else 903.3 * y
+        fx = FX[p] if x > EPS else 7.787 * x + 16.0 / 116.0
+        fy = FY[p] if y > EPS else 7.787 * y + 16.0 / 116.0
+        fz = FZ[p] if z > EPS else 7.787 * z + 16.0 / 116.0
+        L[p] = fy * 116.0 - 16.0 if y > EPS else 903.3 * y
         A[p] = (fx - fy) * 500.0
         B[p] = (fy - fz) * 200.0
     return out

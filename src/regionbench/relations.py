@@ -65,21 +65,16 @@ class Pairs:
         return code_matrices(self.i, self.j, values, n)
 
 
-def _boxes(masks: list[np.ndarray]) -> np.ndarray:
-    """(n, 4) x, y, width, height of each mask's bounding box."""
-    return np.array([geometry.bbox(m) for m in masks], dtype=np.int64).reshape(-1, 4)
-
-
 def adjacency(masks: list[np.ndarray], adjacency_px: int = 1, boxes: np.ndarray | None = None) -> np.ndarray:
     """Symmetric boolean n x n matrix: masks overlap or come within ``adjacency_px`` (Chebyshev).
 
     A pair is looked at only where the box of one, grown by r, meets the box of the other
-    (``kernels.near``); ``boxes`` as ``_boxes`` gives them, when known."""
+    (``kernels.near``); ``boxes`` (``geometry.bboxes``), when known, save finding them."""
     n = len(masks)
     adj = np.zeros((n, n), dtype=bool)
     if n < 2:
         return adj
-    boxes = _boxes(masks) if boxes is None else np.asarray(boxes, dtype=np.int64)
+    boxes = geometry.bboxes(masks, boxes)
     top, left = boxes[:, 1], boxes[:, 0]
     bottom, right = top + boxes[:, 3], left + boxes[:, 2]  # exclusive
     r = adjacency_px

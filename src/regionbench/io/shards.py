@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow as pa
 import shapely
 
-from regionbench import geometry
+from regionbench import geometry, tables
 from regionbench.errors import InputError
+from regionbench.io.images import DecodedImage
 
 
 class IngestError(InputError):
@@ -70,6 +71,16 @@ def files_state(root: Path, paths: Iterable[Path]) -> str:
         stat = path.lstat()
         digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
+
+
+def image_row(image_id: int, folder: str, path: str, image: DecodedImage) -> dict:
+    """A row of the stage table ``images`` for a decoded image file at ``path`` (relative to the
+    raw root); its caption columns empty."""
+    captions = {name: None for name in tables.IMAGES.names if name.startswith("caption_")}
+    return {
+        "image_id": image_id, "folder": folder, "path": path,
+        "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256, **captions,
+    }  # fmt: skip
 
 
 def region_row(

@@ -29,7 +29,7 @@ from pycocotools import mask as coco_mask
 from regionbench import consensus, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, region_row, reject_row
+from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, image_row, region_row, reject_row
 from regionbench.measures import Measures
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -284,12 +284,7 @@ def ingest_shard(
     for name in names:
         image = _read_image(root, name, same_id, on_disk, max_image_pixels, ledger)
         if image is not None:
-            images[name] = {
-                "image_id": image_id_of(name), "folder": folder, "path": f"images/{name}",
-                "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256,
-                **{f"caption_{f}": None for f in ("title", "description", "notes", "location", "date")},
-                "caption_encoding": None,
-            }  # fmt: skip
+            images[name] = image_row(image_id_of(name), folder, f"images/{name}", image)
         readings: dict[str, list] = defaultdict(list)  # annotator -> (label, mask)
         found: list[tuple[dict, np.ndarray]] = []  # regions rows and masks
         for annotator, per_image in annotations.items():

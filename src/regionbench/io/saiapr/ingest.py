@@ -25,7 +25,7 @@ from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, region_row, reject_row
+from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, image_row, region_row, reject_row
 from regionbench.measures import Measures
 
 ANNOTATOR = "saiapr"
@@ -251,8 +251,6 @@ class _Regions:
 
     base: Path
     rows: dict[tuple[int, int], tuple[int, int]]  # key -> (label id, line of labels.txt)
-    conflicted: set[tuple[int, int]]
-    unusable: set[tuple[int, int]]  # mask files rejected with their files
     mask_files: dict[tuple[int, int], Path]
     words: dict[int, str]
     ontology: dict[tuple[int, int], str]
@@ -265,8 +263,6 @@ class _Regions:
         image_id, region_id = key
         name = f"{image_id}/{region_id}"
         path = self.mask_files.get(key, self.base / "segmentation_masks" / f"{image_id}_{region_id}.mat")
-        if key in self.conflicted or key in self.unusable:
-            return None  # already rejected
         reason = None
         if key not in self.rows:
             reason = "mask without a row in labels.txt; add the row or remove the file"
@@ -321,10 +317,12 @@ def ingest_folder(
         ledger.reject(files.pop(image_id), str(image_id), "image", f"also in {elsewhere[image_id]}; keep one")
     mask_entries = sorted((base / "segmentation_masks").glob("*"))
     mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
-    keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)  # every key from a label row or a mask file
-    for key in sorted(set(rows) | set(mask_files) | conflicted):
+    # Every key from a label row or a mask file, but those already rejected: rows that disagree,
+    # mask files unusable.
+    keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for key in sorted((set(rows) | set(mask_files)) - conflicted - (claimed - set(mask_files))):
         keys_of[key[0]].append(key)
-    regions = _Regions(base, rows, conflicted, claimed - set(mask_files), mask_files, words, ontology, ledger)
+    regions = _Regions(base, rows, mask_files, words, ontology, ledger)
 
     # One image at a time, read with its masks and measured while they are in memory.
     images: dict[int, dict] = {}
@@ -338,11 +336,7 @@ def ingest_folder(
             continue
         if image.mode == "L":
             ledger.quirks["grayscale_images"] += 1
-        images[image_id] = {
-            "image_id": image_id, "folder": folder, "path": path.relative_to(root).as_posix(),
-            "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256,
-            **{f"caption_{f.lower()}": None for f in text.CAPTION_FIELDS}, "caption_encoding": None,
-        }  # fmt: skip
+        images[image_id] = image_row(image_id, folder, path.relative_to(root).as_posix(), image)
         read = [found for key in keys_of.pop(image_id, []) if (found := regions.accept(key, image)) is not None]
         measures.add(image_id, image.pixels, read)
     for image_id in sorted({k[0] for k in rows} - named):
