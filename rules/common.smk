@@ -6,7 +6,7 @@ from snakemake.exceptions import WorkflowError
 from regionbench import config as build_config
 from regionbench import release, synth, vocabulary
 from regionbench.io import coco, imageclef, saiapr
-from regionbench.io.shards import IngestError, files_state
+from regionbench.io.shards import IngestError, trees_state
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
 
@@ -193,9 +193,7 @@ def image_label_state():
     """Fingerprint of the ImageCLEF files: an edit reruns the image_labels rule."""
     if not (folder := image_label_source()):
         return "none"
-    return files_state(
-        Path(folder), sorted(p for p in Path(folder).rglob("*") if p.is_file())
-    )
+    return trees_state(folder, (".",))
 
 
 def local_cores():

@@ -29,7 +29,7 @@ from pycocotools import mask as coco_mask
 from regionbench import consensus, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, image_row, region_row, reject_row
+from regionbench.io.shards import IngestError, Shard, check_ledger, image_row, region_row, reject_row, trees_state
 from regionbench.measures import Measures
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -105,10 +105,7 @@ def shard_count(root: str | Path, shard_size: int = 1000) -> int:
 def tree_state(root: str | Path) -> str:
     """sha256 over the relative path, size and modification time of every image and annotation
     file: the workflow passes it to the ingest jobs, so any change reruns them."""
-    root = Path(root)
-    trees = (root / "images", root / "annotations")
-    files = [p for tree in trees for p in sorted(tree.rglob("*")) if p.is_file() or p.is_symlink()]
-    return files_state(root, files)
+    return trees_state(root, ("images", "annotations"))
 
 
 def merge_reports(reports: list[dict]) -> dict:

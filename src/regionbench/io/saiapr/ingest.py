@@ -25,7 +25,7 @@ from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Shard, check_ledger, files_state, image_row, region_row, reject_row
+from regionbench.io.shards import IngestError, Shard, check_ledger, image_row, region_row, reject_row, trees_state
 from regionbench.measures import Measures
 
 ANNOTATOR = "saiapr"
@@ -227,21 +227,11 @@ def _read_mask(path: Path, height: int, width: int) -> np.ndarray:
     return mask
 
 
-def folder_files(root: str | Path, folder: str) -> list[Path]:
-    """Every file ingest reads for folder ``folder``: the folder's own tree and its captions."""
-    root = Path(root)
-    trees = (root / folder, root / "annotations_complete_eng" / folder)
-    return sorted(p for tree in trees for p in tree.rglob("*") if p.is_file() or p.is_symlink())
-
-
 def folder_state(root: str | Path, folder: str) -> str:
-    """sha256 over the relative path, size and modification time of every file of a folder shard.
-
-    The workflow passes it to the shard's jobs as a parameter: a file added, removed, replaced
-    or touched changes it, and Snakemake reruns the shard. Listing the shard's ~2,500 files as
-    job inputs instead would make the scheduler stat all of them again at every step.
-    """
-    return files_state(Path(root), folder_files(root, folder))
+    """Fingerprint (``io.shards.trees_state``) of every file ingest reads for folder shard
+    ``folder``: the folder's own tree and its captions. A file added, removed, replaced or
+    touched changes it, and the workflow reruns the shard."""
+    return trees_state(root, (folder, f"annotations_complete_eng/{folder}"))
 
 
 @dataclass
