@@ -27,55 +27,24 @@ def bboxes(masks: list[np.ndarray], known: np.ndarray | None = None) -> np.ndarr
     return np.array([bbox(m) for m in masks] if known is None else known, dtype=np.int64).reshape(-1, 4)
 
 
-def _runs(code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Maximal runs of equal non-zero values along the last axis of a 2-D array.
-
-    The first and last columns of ``code`` must be zero so runs never cross rows.
-    Returns (row, first column, one past the last column) of every run.
-    """
-    flat = code.ravel()
-    prev = np.concatenate(([0], flat[:-1]))
-    nxt = np.concatenate((flat[1:], [0]))
-    starts = np.flatnonzero((flat != 0) & (flat != prev))
-    ends = np.flatnonzero((flat != 0) & (flat != nxt)) + 1
-    width = code.shape[1]
-    return starts // width, starts % width, ends - (starts // width) * width
-
-
-def boundary_segments(mask: np.ndarray) -> np.ndarray:
-    """Boundary of the pixel squares of ``mask`` as maximal axis-parallel segments.
-
-    Returns an array (n, 2, 2) of segment end points (x, y). Segments meet only at their
-    end points, so the set is noded and can be polygonised directly.
-    """
-    padded = np.pad(mask.astype(np.int8), 1)
-    # Horizontal edges at y = i lie between padded rows i and i + 1; +1 / -1 say which side
-    # is inside, so a run never spans a pinch point where the sides swap.
-    horizontal = padded[1:, :] - padded[:-1, :]
-    row, c0, c1 = _runs(horizontal)
-    h = np.stack([np.stack([c0 - 1, row], axis=1), np.stack([c1 - 1, row], axis=1)], axis=1)
-    vertical = (padded[:, 1:] - padded[:, :-1]).T
-    col, r0, r1 = _runs(vertical)
-    v = np.stack([np.stack([col, r0 - 1], axis=1), np.stack([col, r1 - 1], axis=1)], axis=1)
-    return np.concatenate([h, v]).astype(np.float64)
-
-
 def mask_to_polygon(mask: np.ndarray) -> shapely.Geometry:
     """Exact polygon (or multipolygon) of the pixel squares of a non-empty boolean mask.
 
-    The boundary segments are polygonised into faces; the faces whose interior lies on mask
-    pixels form the region. Components that touch only at a corner become separate parts of
-    a valid multipolygon. The result is normalised so equal masks give equal WKB.
+    The boundary is walked ring by ring (``kernels.boundary_rings``); each 4-connected
+    component of the mask is one polygon, its outer ring the shell and its other rings the
+    holes. Components that touch only at a corner become separate parts of a valid
+    multipolygon. The result is normalised so equal masks give equal WKB.
     """
+    # Imported here: the compiled kernels belong to the build, the client reads geometry too.
+    from regionbench import kernels
+
     x0, y0, w, h = bbox(mask)
-    crop = mask[y0 : y0 + h, x0 : x0 + w]
-    segments = boundary_segments(crop)
-    faces = shapely.get_parts(shapely.polygonize(shapely.linestrings(segments)))
-    probe = shapely.get_coordinates(shapely.point_on_surface(faces))
-    inside = crop[probe[:, 1].astype(np.intp), probe[:, 0].astype(np.intp)]
-    parts = faces[inside]
+    corners, ends, component, outer = kernels.boundary_rings(mask[y0 : y0 + h, x0 : x0 + w])
+    ring = np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0))
+    rings = shapely.linearrings(corners + np.array([x0, y0]), indices=ring)
+    order = np.lexsort((~outer, component))  # per component, its shell first
+    parts = shapely.polygons(rings[order], indices=component[order])
     geom = parts[0] if len(parts) == 1 else shapely.multipolygons(parts)
-    geom = shapely.transform(geom, lambda xy: xy + np.array([x0, y0], dtype=np.float64))
     return shapely.normalize(geom)
 
 

@@ -304,3 +304,159 @@ def near(a: np.ndarray, b: np.ndarray, window: np.ndarray, r: int) -> bool:
                     if a[u, v]:
                         return True
     return False
+
+
+# The boundary walk (geometry.mask_to_polygon): directions east, south, west, north in raster
+# coordinates (y down), and for each the pixel ahead on the walker's right and on its left,
+# as (row, column) offsets from the vertex reached. The region is always on the right.
+_STEP_X = np.array([1, 0, -1, 0])
+_STEP_Y = np.array([0, 1, 0, -1])
+_RIGHT = np.array([[0, 0], [0, -1], [-1, -1], [-1, 0]])
+_LEFT = np.array([[-1, 0], [0, 0], [0, -1], [-1, -1]])
+
+
+@njit(**_JIT)
+def _find(parent: np.ndarray, k: int) -> int:
+    """Root of ``k`` in a union-find forest, halving the path on the way."""
+    while parent[k] != k:
+        parent[k] = parent[parent[k]]
+        k = parent[k]
+    return k
+
+
+@njit(**_JIT)
+def _row_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The mask's runs of pixels along each row and the 4-connected component of each run.
+
+    Returns each run's first column and one past its last, where each row's runs begin
+    (row r owns runs ``first[r]`` to ``first[r + 1]``), and the component of each run,
+    numbered in raster order. Runs of adjacent rows that share a column are joined.
+    """
+    h, w = mask.shape
+    start = np.empty(h * ((w + 1) // 2), dtype=np.int64)
+    stop = np.empty_like(start)
+    first = np.empty(h + 1, dtype=np.int64)
+    n = 0
+    for r in range(h):
+        first[r] = n
+        c = 0
+        while c < w:
+            if mask[r, c]:
+                start[n] = c
+                while c < w and mask[r, c]:
+                    c += 1
+                stop[n] = c
+                n += 1
+            c += 1
+    first[h] = n
+    parent = np.arange(n)
+    for r in range(1, h):
+        i, j = first[r - 1], first[r]
+        while i < first[r] and j < first[r + 1]:
+            if start[i] < stop[j] and start[j] < stop[i]:
+                a, b = _find(parent, i), _find(parent, j)
+                parent[max(a, b)] = min(a, b)
+            if stop[i] < stop[j]:
+                i += 1
+            else:
+                j += 1
+    component = np.empty(n, dtype=np.int64)
+    number = np.full(n, -1, dtype=np.int64)
+    m = 0
+    for k in range(n):
+        root = _find(parent, k)
+        if number[root] < 0:
+            number[root] = m
+            m += 1
+        component[k] = number[root]
+    return start[:n], stop[:n], first, component
+
+
+@njit(**_JIT)
+def _component_at(r: int, c: int, start: np.ndarray, stop: np.ndarray, first: np.ndarray, component: np.ndarray) -> int:
+    """Component of pixel (r, c), or -1 outside the mask (and outside the array)."""
+    if r < 0 or r >= len(first) - 1:
+        return -1
+    lo, hi = first[r], first[r + 1]
+    while lo < hi:  # the last run starting at or before c
+        mid = (lo + hi) // 2
+        if start[mid] <= c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return component[lo - 1] if lo > first[r] and c < stop[lo - 1] else -1
+
+
+@njit(**_JIT)
+def _inside(mask: np.ndarray, r: int, c: int) -> bool:
+    return 0 <= r < mask.shape[0] and 0 <= c < mask.shape[1] and mask[r, c]
+
+
+@njit(**_JIT)
+def boundary_rings(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rings of the boundary of the pixel squares of a boolean mask, by a crack-following walk.
+
+    Pixel (r, c) is the square [c, c+1] x [r, r+1]. The walk keeps the region on its right.
+    Where two region pixels meet only at a corner it turns around the pixel it follows when
+    the other belongs to another component (corner-touching parts stay apart), and around the
+    background pixel when both belong to one (a hole touching its shell at a point is its own
+    ring), so every ring is simple: the minimal rings of GEOS's polygonize. A vertex is kept
+    where the walk turns. Every ring has vertical edges, and those are the ends of the row
+    runs, so the walks start there and the work follows the runs and the boundary, not the area.
+
+    Returns the corners (n, 2) int64 as (x, y), one past each ring's last corner, each ring's
+    4-connected component (numbered in raster order), and whether the ring is its component's
+    outer boundary (positive shoelace area) rather than a hole.
+    """
+    h, w = mask.shape
+    start, stop, first, component = _row_runs(mask)
+    runs = len(start)
+    corners = np.empty((4 * runs, 2), dtype=np.int64)  # a corner is an end of a run's side
+    ends = np.empty(runs, dtype=np.int64)  # a ring has two vertical edges at least
+    ring_component = np.empty(runs, dtype=np.int64)
+    outer = np.empty(runs, dtype=np.bool_)
+    seen = np.zeros((h, w + 1), dtype=np.bool_)  # vertical edge (x, r)-(x, r+1)
+    n = 0
+    rings = 0
+    for r in range(h):
+        for k in range(first[r], first[r + 1]):
+            for side in range(2):
+                # A run's left side is walked north, its right side south (the run on the right).
+                x = start[k] if side == 0 else stop[k]
+                if seen[r, x]:
+                    continue
+                d = 3 if side == 0 else 1
+                sx, sy = x, (r + 1 if side == 0 else r)
+                cx, cy = sx, sy
+                ring_component[rings] = component[k]
+                area = 0
+                while True:
+                    if d == 1:
+                        seen[cy, cx] = True
+                    elif d == 3:
+                        seen[cy - 1, cx] = True
+                    nx, ny = cx + _STEP_X[d], cy + _STEP_Y[d]
+                    area += cx * ny - nx * cy
+                    cx, cy = nx, ny
+                    right = _inside(mask, cy + _RIGHT[d, 0], cx + _RIGHT[d, 1])
+                    left = _inside(mask, cy + _LEFT[d, 0], cx + _LEFT[d, 1])
+                    if right:
+                        turn = d if not left else (d + 3) % 4
+                    elif not left:
+                        turn = (d + 1) % 4
+                    else:  # a pinch: stay with the pixel followed unless the one ahead is of its component
+                        b = (d + 1) % 4
+                        ahead = _component_at(cy + _LEFT[d, 0], cx + _LEFT[d, 1], start, stop, first, component)
+                        followed = _component_at(cy + _RIGHT[b, 0], cx + _RIGHT[b, 1], start, stop, first, component)
+                        turn = (d + 3) % 4 if ahead == followed else (d + 1) % 4
+                    if turn != d:
+                        corners[n, 0] = cx
+                        corners[n, 1] = cy
+                        n += 1
+                    d = turn
+                    if cx == sx and cy == sy:
+                        break
+                ends[rings] = n
+                outer[rings] = area > 0
+                rings += 1
+    return corners[:n], ends[:rings], ring_component[:rings], outer[:rings]
