@@ -47,11 +47,16 @@ TINY_RELEASE = "releases/tiny/v1.0.0"
 TINY = "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\nclassifiers: {names: [zarbi, naive, majority]}\n"
 
 
+# What each build_tiny printed, by project folder: the build's output is tested too.
+BUILD_OUTPUT: dict[Path, subprocess.CompletedProcess] = {}
+
+
 def build_tiny(folder: Path) -> Path:
     """A workflow copy in ``folder`` that has built the tiny release (three classifiers, to stay short)."""
     project = workflow_copy(folder)
     done = build(project, "--configfile", str(write_config(project, TINY)))
     assert done.returncode == 0, done.stderr[-3000:]
+    BUILD_OUTPUT[project] = done
     return project
 
 

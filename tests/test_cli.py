@@ -1,8 +1,11 @@
+import argparse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import PROJECT
 
+import regionbench
 from regionbench import cli
 from regionbench.config import ConfigError, load, merge, validate
 
@@ -50,3 +53,32 @@ def test_vocabulary_register_appends_and_retires(tmp_path: Path, capsys: pytest.
         ["3", "sea", "retired"],
         ["4", "cloud", "active"],
     ]
+
+
+def _actions(
+    p: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.Action]]:
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield from ((path, a) for a in action._choices_actions)
+            for name, sub in action.choices.items():
+                yield from _actions(sub, (*path, name))
+        else:
+            yield path, action
+
+
+def test_every_subcommand_option_and_positional_has_help() -> None:
+    missing = [(path, a.option_strings or a.dest) for path, a in _actions(cli.parser()) if not a.help]
+    assert missing == []
+    assert len(list(_actions(cli.parser()))) > 60
+
+
+def test_version(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out == f"regionbench {regionbench.__version__}\n"
+
+
+def test_configfile_takes_every_file_after_it_and_may_repeat() -> None:
+    args = cli.parser().parse_args(["build", "release", "--configfile", "a.yaml", "b.yaml", "--configfile", "c.yaml"])
+    assert args.targets == ["release"] and args.configfile == ["a.yaml", "b.yaml", "c.yaml"]

@@ -52,7 +52,7 @@ def test_a_build_takes_the_coco_vocabulary(coco_raw: Path, tmp_path: Path, capsy
     assert "set vocabulary_dir" in capsys.readouterr().out
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, f"dataset: own\nraw_dir: {coco_raw}\nvocabulary_dir: {vocab}\n")
-    done = build(project, "--configfile", str(override), "results/own/vocabulary.parquet")
+    done = build(project, "results/own/vocabulary.parquet", "--configfile", str(override))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((project / "results/own/ingest/00/report.json").read_text())
     assert all(

@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import PROJECT, TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
+from conftest import (
+    BUILD_OUTPUT,
+    PROJECT,
+    TINY,
+    TINY_RELEASE,
+    build,
+    build_command,
+    file_digests,
+    workflow_copy,
+    write_config,
+)
 
 from regionbench.vocabulary import DEFAULT_DIR
 
@@ -51,6 +61,54 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
     }
     again = build(project, "--configfile", str(override), "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_build: Path) -> None:
+    """Not a terminal: a line a stage, plain text, then what was built and what to run next."""
+    done = BUILD_OUTPUT[tiny_build]
+    lines = (done.stderr + done.stdout).splitlines()
+    assert len(lines) <= 30, done.stderr + done.stdout
+    assert all(line.isprintable() for line in lines)  # no control characters: CI logs stay readable
+    assert re.fullmatch(r"running \d+ jobs in \d+ stages", lines[1])  # after Snakemake's profile line
+    assert any(re.fullmatch(r"\[\s*\d+/\d+\] \d+:\d\d elapsed(, ETA \d+:\d\d)?  ingest \(2 jobs\)", x) for x in lines)
+    summary = done.stdout.strip().splitlines()
+    assert summary[0] == f"release tiny: {TINY_RELEASE}"
+    assert re.search(r"^  rows: .*regions [\d,]+", done.stdout, re.M)
+    assert summary[-1] == f"next: regionbench verify {TINY_RELEASE}"
+    verified = subprocess.run(
+        [sys.executable, "-m", "regionbench", *summary[-1].removeprefix("next: regionbench ").split()],
+        cwd=tiny_build,
+        capture_output=True,
+        text=True,
+    )
+    assert verified.returncode == 0, verified.stdout
+
+
+def test_a_terminal_sees_a_status_line(tmp_path: Path) -> None:
+    """On a terminal the status line is redrawn in place and erased at the end."""
+    import pty
+
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, TINY)
+    status, out = None, b""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the build, its output on the terminal
+        env = {k: v for k, v in os.environ.items() if k != "CI"}  # CI asks for plain lines even on a terminal
+        command = build_command(project, "results/tiny/vocabulary.parquet", "--configfile", str(override))
+        os.execve(sys.executable, command, env)
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    text = out.decode()
+    assert os.waitstatus_to_exitcode(status) == 0, text[-3000:]
+    assert "\r\x1b[2K[" in text and "elapsed" in text
+    assert text.rstrip("\r\n").endswith("\x1b[2K") or "vocabulary (1 job)" in text.splitlines()[-1]
 
 
 def test_dvc_shows_the_metrics_and_plots_readably(tiny_build: Path, tmp_path: Path) -> None:
@@ -112,23 +170,24 @@ def test_an_edited_vocabulary_regenerates_the_collection(tiny_build: Path, tmp_p
     edited = write_config(tmp_path, f"{TINY}vocabulary_dir: {vocabulary}\n")
     planned = build(tiny_build, "--configfile", str(edited), "--dry-run")
     assert planned.returncode == 0, planned.stderr[-2000:]
-    assert re.search(r"^synth\s+1$", planned.stdout, re.M), planned.stdout[-3000:]
+    assert re.search(r"^\s*synth\s+1$", planned.stdout + planned.stderr, re.M), planned.stderr[-3000:]
 
 
 def test_real_raw_dir(tmp_path: Path, tiny_raw: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, f"dataset: ext\nraw_dir: {tiny_raw}\n")
-    done = build(project, "--configfile", str(override), "results/ext/ingest/report.json")
+    done = build(project, "results/ext/ingest/report.json", "--configfile", str(override))
     assert done.returncode == 0, done.stderr[-3000:]
     assert not (project / "resources").exists()  # nothing generated
     shards = sorted(p.name for p in (project / "results/ext/ingest").iterdir() if p.is_dir())
     assert shards == ["00", "01"]
-    target = ("--configfile", str(override), "results/ext/ingest/report.json", "--dry-run")
-    assert "Nothing to be done" in build(project, *target).stdout
+    target = ("results/ext/ingest/report.json", "--configfile", str(override), "--dry-run")
+    unchanged = build(project, *target)
+    assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
     # Touching one mask reruns its shard and what gathers the shards, nothing else.
     mask = sorted((tiny_raw / "01" / "segmentation_masks").glob("*.mat"))[0]
     os.utime(mask)
-    planned = build(project, *target).stdout
+    planned = build(project, *target, "--verbose").stdout  # Snakemake's report names every job's files
     assert re.search(r"^ingest\s+1$", planned, re.M) and re.search(r"^ingest_report\s+1$", planned, re.M), planned
     assert "ingest/01/" in planned and "ingest/00/" not in planned.split("rule ingest_report")[0]
 
@@ -163,7 +222,7 @@ def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path, body: str, l
     script = project / "scripts" / "relation_stats.py"
     script.write_text("import errno\nfrom regionbench.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n")
     override = write_config(project, TINY)
-    done = build(project, "--configfile", str(override), "results/tiny/relation_stats.parquet")
+    done = build(project, "results/tiny/relation_stats.parquet", "--configfile", str(override))
     assert done.returncode == (3 if "IndexError" in last else 2)
     assert done.stderr.strip().splitlines()[-1].startswith(last), done.stderr[-2000:]
     assert ("Traceback" in done.stderr) == ("IndexError" in last)

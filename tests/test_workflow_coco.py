@@ -110,7 +110,7 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
         f"dataset: exports\nraw_dir: {raw}\nagreement: {{consensus: staple}}\n"
         "ingest: {strict: true, max_image_pixels: 1000000, shard_size: 10}\n",
     )
-    done = build(project, "--configfile", str(override), "results/exports/ingest/report.json")
+    done = build(project, "results/exports/ingest/report.json", "--configfile", str(override))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((project / "results/exports/ingest/report.json").read_text())
     assert report["folders"] == ["00", "01", "02"] and report["images"]["accepted"] == 24
@@ -128,7 +128,7 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     assert consensus_masks("staple") != consensus_masks("majority")  # the option reaches the masks
     shutil.rmtree(raw / "images")
     (raw / "images").mkdir()
-    failed = build(project, "--configfile", str(override), "results/exports/ingest/report.json")
+    failed = build(project, "results/exports/ingest/report.json", "--configfile", str(override))
     assert failed.returncode != 0 and "its file is missing" in failed.stdout + failed.stderr
 
 

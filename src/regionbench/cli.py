@@ -18,8 +18,8 @@ from typing import NoReturn
 
 import pyarrow.parquet as pq
 
+from regionbench import __version__, errors, evaluation, jobs, loader, numbers, release, tables, vocabulary
 from regionbench import config as build_config
-from regionbench import errors, evaluation, jobs, loader, numbers, release, tables, vocabulary
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
@@ -128,6 +128,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         cmd += ["--configfile", *map(str, overrides)]
     if args.dry_run:
         cmd += ["--dry-run"]
+    if not args.verbose:
+        cmd += ["--logger", "regionbench"]  # snakemake_logger_plugin_regionbench
     cmd += args.snakemake_args
     env = dict(os.environ)
     # Rule scripts run with the interpreter found on PATH: make it this environment's.
@@ -149,7 +151,16 @@ def cmd_build(args: argparse.Namespace) -> int:
             )
         # As for any command: 2 when the input or the machine is to blame, 3 for a bug.
         return 3 if jobs.bug_reported(project) else 2 if messages else code
+    if not args.targets and not args.dry_run:
+        folder = project / "releases" / cfg["dataset"] / f"v{cfg['release']['version']}"
+        for line in release.summary(folder, _shown(folder), logs=_shown(project / "logs" / cfg["dataset"])):
+            print(line)
     return code
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the user would type it: relative to the current folder when under it."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -340,10 +351,16 @@ def _number(kind: type, low: float, high: float | None = None) -> Callable[[str]
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks.")
+    p.add_argument("--version", action="version", version=f"regionbench {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("synth", help="write a synthetic collection (SAIAPR TC-12 or COCO layout)")
-    s.add_argument("--profile", choices=SYNTH_PROFILES, default="demo")
+    s.add_argument(
+        "--profile",
+        choices=SYNTH_PROFILES,
+        default="demo",
+        help="collection: paper (20,000 images), demo (300, the default), tiny (24), coco-demo (200)",
+    )
     s.add_argument("--out", required=True, help="folder to write the collection into")
     s.add_argument("--seed", type=_number(int, 0), default=0, help="seed of the generator (default 0)")
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
@@ -359,7 +376,17 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")
     b.add_argument("targets", nargs="*", help="Snakemake targets (files or rule names)")
     b.add_argument("--cores", type=_number(int, 1), default=None, help="cores to use (default: the profile's)")
-    b.add_argument("--configfile", action="append", default=[], help="config overriding config/config.yaml")
+    b.add_argument(
+        "--configfile",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="config files overriding config/config.yaml, later ones winning (give targets before this option)",
+    )
+    b.add_argument(
+        "--verbose", "-v", action="store_true", help="Snakemake's full report of every job instead of one line a stage"
+    )
     b.add_argument("--dry-run", "-n", action="store_true", help="list the jobs without running them")
     b.add_argument(
         "--previous",
@@ -372,11 +399,11 @@ def parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_build)
 
     ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
-    ver.add_argument("folder")
+    ver.add_argument("folder", help="release folder (releases/<dataset>/v<X.Y.Z>)")
     ver.set_defaults(func=cmd_verify)
     d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
-    d.add_argument("old")
-    d.add_argument("new")
+    d.add_argument("old", help="the earlier release folder")
+    d.add_argument("new", help="the later release folder")
     d.add_argument("--examples", type=_number(int, 0), default=3, help="keys to show per table and kind")
     d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
     d.set_defaults(func=cmd_diff)
@@ -405,7 +432,12 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
     ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
     ev.add_argument("--predictions", required=True, metavar="FILE", help="Parquet/CSV predictions or a run file")
-    ev.add_argument("--task", required=True, choices=["region", "image", "imageclef"])
+    ev.add_argument(
+        "--task",
+        required=True,
+        choices=["region", "image", "imageclef"],
+        help="region: a label per test region; image: labels per test image; imageclef: an ImageCLEF run file",
+    )
     ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
     ev.add_argument("--k", type=_number(int, 1), default=5, help="labels per image for the image task (default 5)")
     ev.add_argument(
@@ -454,9 +486,14 @@ def parser() -> argparse.ArgumentParser:
         a.add_argument("--vocabulary", metavar="PARQUET", help="vocabulary.parquet whose region counts to show")
         a.set_defaults(func=func)
         if name == "ehier":
-            a.add_argument("true")
-            a.add_argument("pred", nargs="+")
-            a.add_argument("--direction", choices=["any", "specific", "general"], default="any")
+            a.add_argument("true", help="the true label")
+            a.add_argument("pred", nargs="+", help="predicted labels, each scored against TRUE")
+            a.add_argument(
+                "--direction",
+                choices=["any", "specific", "general"],
+                default="any",
+                help="credit ancestors and descendants (any), only labels below TRUE (specific) or above it (general)",
+            )
             a.add_argument("--threshold", type=_number(float, 0, 1), default=None, help="e above it counts as 1")
 
     v = sub.add_parser("vocabulary", help="maintain the vocabulary")

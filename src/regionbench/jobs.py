@@ -26,6 +26,7 @@ def log_to(path: str) -> logging.Logger:
     """Send this job's log records (INFO and above, message only) to ``path``, install the job's
     error path (``_job_error``) and keep freed memory for reuse (``allocator``); return the logger."""
     logging.basicConfig(filename=path, level=logging.INFO, format="%(message)s", force=True)
+    logging.captureWarnings(True)  # a library's warnings belong to the job's log, not the build's screen
     sys.excepthook = functools.partial(_job_error, path)
     allocator.keep_freed_memory()  # per-image NumPy temporaries reuse memory instead of remapping it
     return logging.getLogger("regionbench")

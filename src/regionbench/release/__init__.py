@@ -12,7 +12,8 @@ Modules, each importing only those above it:
 - ``records``: record digests and content hashes, over tables given whole or in parts;
 - ``versions``: semantic versions, record diffs, the bump rule;
 - ``croissant`` and ``card``: the release's Croissant document and dataset card;
-- ``writer``: assembling and writing a release; ``verify``: checking one.
+- ``writer``: assembling and writing a release; ``verify``: checking one; ``summary``: what a
+  build made, in a few lines.
 """
 
 from regionbench.release.manifest import (
@@ -37,6 +38,7 @@ from regionbench.release.records import (
     scan,
 )
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, TableSchema, conform, load_schemas, validate_table
+from regionbench.release.summary import summary
 from regionbench.release.verify import verify
 from regionbench.release.versions import (
     BUMPS,
@@ -87,6 +89,7 @@ __all__ = [
     "release_parts",
     "scan",
     "sha256_file",
+    "summary",
     "table_diff",
     "validate_table",
     "verify",

@@ -1,0 +1,135 @@
+"""A build a person can follow: Snakemake's job events as a few lines (docs/workflow.md).
+
+``BuildProgress`` is fed the workflow's events (the jobs planned per stage, each job's start
+and end, failures, warnings) by the Snakemake logger plugin ``regionbench``
+(``snakemake_logger_plugin_regionbench``) and writes one line per finished stage: jobs done
+of the total, elapsed time and a naive ETA (the wall time per finished job times the jobs
+left). On a terminal a status line below them shows the same live, redrawn in place;
+anywhere else (CI, a pipe, a file) only plain lines are written, with no
+control characters. Snakemake's own report of every job is in its log file and, with
+``regionbench build --verbose``, on the screen.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+# Snakemake's target rule: a job that only gathers the release's files.
+TARGET_RULE = "all"
+
+
+def clock(seconds: float) -> str:
+    """``m:ss`` (or ``h:mm:ss``) of a duration in seconds."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class BuildProgress:
+    """The account of one build, written to ``stream`` as its events arrive.
+
+    Parameters: ``stream`` the text stream to write; ``live`` whether to keep a status line
+    redrawn in place (a terminal), cut to the terminal's width so it never wraps; ``now`` the
+    clock, seconds (``time.monotonic``; tests pass their own).
+    """
+
+    def __init__(self, stream: TextIO, live: bool, now: Callable[[], float] = time.monotonic) -> None:
+        self.stream, self.live, self.now = stream, live, now
+        self.width = shutil.get_terminal_size().columns - 1
+        self.start = now()
+        self.planned: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.rule_of: dict[int, str] = {}
+        self.running: set[int] = set()
+        self.status = ""  # the status line on screen, "" when none
+
+    # -- events ----------------------------------------------------------------------------
+    def plan(self, jobs: dict[str, int], dry_run: bool = False) -> None:
+        """The jobs to run per stage (Snakemake's job stats, ``total`` included)."""
+        self.planned = {rule: n for rule, n in jobs.items() if rule not in ("total", TARGET_RULE)}
+        if dry_run:  # what a dry run is for: the jobs of every stage, one stage a line
+            self._line(f"would run {self.total} jobs in {len(self.planned)} stages:")
+            width = max(map(len, self.planned), default=0)
+            for rule, n in self.planned.items():
+                self._line(f"  {rule:<{width}}  {n}")
+        else:
+            self._line(f"running {self.total} jobs in {len(self.planned)} stages")
+
+    def job_info(self, jobid: int, rule: str) -> None:
+        """A job was scheduled."""
+        self.rule_of[jobid] = rule
+
+    def started(self, jobids: list[int]) -> None:
+        self.running.update(jobids)
+        self._redraw()
+
+    def finished(self, jobid: int) -> None:
+        self.running.discard(jobid)
+        rule = self.rule_of.get(jobid)
+        if rule is None or rule == TARGET_RULE:
+            return
+        self.done[rule] = self.done.get(rule, 0) + 1
+        if self.done[rule] == self.planned.get(rule):
+            n = self.planned[rule]
+            self._line(
+                f"[{self.finished_jobs:>{len(str(self.total))}}/{self.total}] {self._times()}  {rule} ({n} job{'s' * (n != 1)})"
+            )
+        else:
+            self._redraw()
+
+    def failed(self, rule: str, logs: list[str]) -> None:
+        """A job failed: its stage and the log files that say why."""
+        where = f": see {', '.join(logs)}" if logs else ""
+        self._line(f"failed: {rule}{where}")
+
+    def message(self, text: str) -> None:
+        """A warning or error of Snakemake's, shown as it is."""
+        self._line(text.rstrip())
+
+    def close(self) -> None:
+        self._clear()
+        self.stream.flush()
+
+    # -- state -----------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        return sum(self.planned.values())
+
+    @property
+    def finished_jobs(self) -> int:
+        return sum(self.done.values())
+
+    def _times(self) -> str:
+        elapsed = self.now() - self.start
+        done, left = self.finished_jobs, self.total - self.finished_jobs
+        # Finished jobs per second of wall time already count the jobs that ran side by side.
+        eta = f", ETA {clock(elapsed / done * left)}" if done and left else ""
+        return f"{clock(elapsed)} elapsed{eta}"
+
+    # -- output ----------------------------------------------------------------------------
+    def _line(self, text: str) -> None:
+        """A permanent line, above the status line when there is one."""
+        self._clear()
+        self.stream.write(text + "\n")
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if not self.live or not self.planned:
+            return
+        stages = sorted({self.rule_of.get(j, "?") for j in self.running} - {TARGET_RULE})
+        status = f"[{self.finished_jobs}/{self.total}] {self._times()}" + (
+            f"  running: {', '.join(stages)}" if stages else ""
+        )
+        status = status[: self.width]
+        self._clear()
+        self.stream.write(status)
+        self.stream.flush()
+        self.status = status
+
+    def _clear(self) -> None:
+        if self.status:
+            self.stream.write("\r\x1b[2K")  # back to the line's start, erase it
+            self.status = ""

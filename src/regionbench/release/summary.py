@@ -1,0 +1,35 @@
+"""What a build made, in a few lines: the end of ``regionbench build``'s output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from regionbench.release.manifest import read_manifest
+from regionbench.release.versions import bump_of
+
+
+def summary(folder: Path, shown: str, logs: str) -> list[str]:
+    """Lines naming the release in ``folder`` (written as ``shown``), its tables' row counts,
+    its rejects, its version and the bump over the previous one, where the logs are (``logs``)
+    and the next command. The next command is the last line."""
+    manifest = read_manifest(folder)
+    tables = manifest["tables"]
+    previous = manifest["previous"]
+    if previous is None:
+        version = f"version {manifest['version']}, the first (no previous release to compare)"
+    else:
+        bump = bump_of(previous["version"], manifest["version"])
+        version = (
+            f"version {manifest['version']}: a {bump.upper()} bump over {previous['version']} "
+            f"(the records need {previous['required_bump'].upper()})"
+        )
+    rows = ", ".join(f"{name} {entry['rows']:,}" for name, entry in sorted(tables.items()) if name != "rejects")
+    rejects = tables["rejects"]["rows"]
+    return [
+        f"release {manifest['dataset']}: {shown}",
+        f"  {version}",
+        f"  rows: {rows}",
+        f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
+        f"  logs: {logs}/ (one per job)",
+        f"next: regionbench verify {shown}",
+    ]

@@ -1,0 +1,71 @@
+"""Snakemake logger plugin ``regionbench`` (``snakemake --logger regionbench``): the compact
+account of a build that ``regionbench build`` shows by default (regionbench.progress).
+
+Snakemake finds logger plugins by this module name; the plugin only routes the workflow's
+events to ``regionbench.progress.BuildProgress``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from logging import WARNING, LogRecord
+
+from snakemake.common import NOTHING_TO_BE_DONE_MSG
+from snakemake_interface_logger_plugins.base import LogHandlerBase
+from snakemake_interface_logger_plugins.common import LogEvent
+
+
+class LogHandler(LogHandlerBase):
+    """Routes Snakemake's log records to a ``BuildProgress`` on standard error."""
+
+    def __post_init__(self) -> None:
+        # Imported here, not above: Snakemake imports every logger plugin it finds before any
+        # run, so this module must import cleanly even beside another copy of regionbench.
+        from regionbench.progress import BuildProgress
+
+        stream = sys.stdout if self.common_settings.stdout else sys.stderr
+        live = stream.isatty() and os.environ.get("TERM", "") != "dumb" and "CI" not in os.environ
+        self.progress = BuildProgress(stream, live=live)
+
+    def emit(self, record: LogRecord) -> None:
+        event = getattr(record, "event", None)
+        p = self.progress
+        if event == LogEvent.RUN_INFO:
+            p.plan(record.stats, dry_run=bool(self.common_settings.dryrun))
+        elif event == LogEvent.JOB_INFO:
+            p.job_info(record.jobid, record.rule_name)
+        elif event == LogEvent.JOB_STARTED:
+            p.started(list(record.jobs))
+        elif event == LogEvent.JOB_FINISHED:
+            p.finished(record.job_id)
+        elif event == LogEvent.JOB_ERROR:
+            p.failed(record.rule_name, [str(f) for f in record.log or []])
+        elif record.levelno >= WARNING and event in (None, LogEvent.ERROR):
+            p.message(self.format(record))
+        elif record.msg == NOTHING_TO_BE_DONE_MSG:
+            p.message(NOTHING_TO_BE_DONE_MSG)
+
+    def close(self) -> None:
+        self.progress.close()
+        super().close()
+
+    @property
+    def writes_to_stream(self) -> bool:
+        return True
+
+    @property
+    def writes_to_file(self) -> bool:
+        return False
+
+    @property
+    def has_filter(self) -> bool:
+        return True  # every event is wanted: the filter is emit's own
+
+    @property
+    def has_formatter(self) -> bool:
+        return False  # warnings and errors are formatted as Snakemake formats them
+
+    @property
+    def needs_rulegraph(self) -> bool:
+        return False
