@@ -38,6 +38,9 @@ provenance = release.Provenance(
     code_version=params.code,
     config_sha256=params.config_sha256,
     inputs_sha256=release.fingerprint_tree(Path(params.root)),
+    synthetic=params.synthetic,
+    date=params.date,
+    creator=params.creator,
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)

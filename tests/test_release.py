@@ -234,12 +234,52 @@ def test_a_table_breaking_its_schema_is_refused(tiny_release: Path, tmp_path: Pa
         rewrite(tiny_release, "2.0.0", tmp_path / "bad", bad_split)
 
 
-def test_real_clients_read_the_release(tiny_build: Path) -> None:
-    mlc = pytest.importorskip("mlcroissant")
+def test_croissant_validates_without_a_warning_and_every_record_set_loads(tiny_build: Path) -> None:
+    import mlcroissant as mlc
+
     folder = tiny_build / VERSION
     dataset = mlc.Dataset(jsonld=str(folder / "croissant.json"))
-    records = list(dataset.records(record_set="regions"))
-    assert len(records) == 110 and records[0]["regions/split"] in (b"train", b"test", None)
+    issues = dataset.metadata.ctx.issues
+    assert issues.errors == set() and issues.warnings == set()
+    rows = {name: entry["rows"] for name, entry in release.read_manifest(folder)["tables"].items()}
+    records = {name: list(dataset.records(record_set=name)) for name in rows}
+    assert {name: len(r) for name, r in records.items()} == rows
+    assert {b"train", b"test"} <= {r["regions/split"] for r in records["regions"]} <= {b"train", b"test", None}
+    document = json.loads((folder / "croissant.json").read_text())
+    fields = {f["@id"]: f for rs in document["recordSet"] for f in rs["field"]}
+    assert fields["regions/image_id"]["references"] == {"field": {"@id": "images/image_id"}}
+    assert fields["regions/label_id"]["references"] == {"field": {"@id": "vocabulary/label_id"}}
+    assert document["datePublished"] == "2026-11-23" and document["creator"]["name"] == "regionbench"
+    assert "url" not in document and document["description"].startswith("Synthetic")  # not the original's page
+
+
+def test_hugging_face_datasets_loads_real_splits(tiny_build: Path, tmp_path: Path) -> None:
+    """``load_dataset(<release>, config)``: regions and images in train and test, the other
+    tables with rows as one split; the sizes are the release's."""
+    import datasets
+
+    folder = tiny_build / VERSION
+    regions = pq.read_table(folder / "data/regions.parquet").to_pandas()
+    card = (folder / "README.md").read_text()
+    loaded = {}
+    for config in release.TABLES:
+        if f"config_name: {config}\n" in card:
+            loaded[config] = datasets.load_dataset(str(folder), config, cache_dir=str(tmp_path))
+    got = loaded["regions"]
+    assert set(got) == {"train", "test"}
+    for split in ("train", "test"):
+        assert got[split].num_rows == int((regions["split"] == split).sum()) > 0
+    assert sorted(got["test"]["image_id"]) == sorted(regions.loc[regions["split"] == "test", "image_id"])
+    sides = regions.dropna(subset=["image_split"]).groupby("image_id")["image_split"].first()
+    assert {s: loaded["images"][s].num_rows for s in ("train", "test")} == sides.value_counts().to_dict()
+    rows = {name: entry["rows"] for name, entry in release.read_manifest(folder)["tables"].items()}
+    assert set(loaded) == {"regions", "images"} | {name for name, n in rows.items() if n}
+    for name in set(loaded) - {"regions", "images"}:
+        assert {s: d.num_rows for s, d in loaded[name].items()} == {"full": rows[name]}
+
+
+def test_real_clients_read_the_release(tiny_build: Path) -> None:
+    folder = tiny_build / VERSION
     for name in release.TABLES:
         path = folder / "data" / f"{name}.parquet"
         assert (

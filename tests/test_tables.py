@@ -8,7 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from regionbench import tables
 
@@ -29,3 +32,17 @@ def test_parts_are_written_as_the_whole_table(tmp_path: Path, rows: int) -> None
     assert digest(tmp_path / "parts.parquet") == digest(tmp_path / "whole.parquet")
     written = tables.read_parquet(tmp_path / "parts.parquet")
     assert written.equals(table) and written.schema.metadata == meta
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.integers(0, 3 * tables.ROW_GROUP), cuts=st.lists(st.floats(0, 1), max_size=4))
+def test_no_row_group_is_empty(tmp_path: Path, rows: int, cuts: list[float]) -> None:
+    """Readers that size their batches by the first row group (Hugging Face datasets) read every
+    table, empty ones included: no file has a row group of zero rows, however the rows came in."""
+    table = pa.table({"key": np.arange(rows, dtype=np.int64)})
+    bounds = sorted({0, rows, *(int(c * rows) for c in cuts)})
+    path = tmp_path / f"t{rows}.parquet"
+    tables.write_parquet_parts([table.slice(a, b - a) for a, b in itertools.pairwise(bounds)], table.schema, path)
+    meta = pq.ParquetFile(path).metadata
+    assert all(meta.row_group(i).num_rows > 0 for i in range(meta.num_row_groups))
+    assert meta.num_row_groups == -(-rows // tables.ROW_GROUP) and tables.read_parquet(path).equals(table)

@@ -208,7 +208,7 @@ def write_parquet_parts(
     schema = schema.with_metadata(metadata) if metadata else schema.remove_metadata()
     with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
         pending: list[pa.Table] = []
-        rows = written = 0
+        rows = 0
         for part in parts:
             pending.append(part.replace_schema_metadata(metadata))
             rows += part.num_rows
@@ -216,10 +216,9 @@ def write_parquet_parts(
                 buffered = pa.concat_tables(pending)
                 full = rows - rows % ROW_GROUP
                 writer.write_table(buffered.slice(0, full).combine_chunks(), row_group_size=ROW_GROUP)
-                pending, rows, written = [buffered.slice(full)], rows - full, written + full
-        if rows or not written:  # the rest; an empty table is written as write_table writes it
-            rest = pa.concat_tables(pending) if pending else schema.empty_table()
-            writer.write_table(rest.cast(schema).combine_chunks(), row_group_size=ROW_GROUP)
+                pending, rows = [buffered.slice(full)], rows - full
+        if rows:  # the rest; an empty table has no row group (readers size batches by the first one)
+            writer.write_table(pa.concat_tables(pending).cast(schema).combine_chunks(), row_group_size=ROW_GROUP)
 
 
 def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True) -> None:

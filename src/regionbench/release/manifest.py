@@ -69,6 +69,9 @@ class Provenance:
     config_sha256: str
     inputs_sha256: str
     license: str = "CC-BY-4.0"  # SPDX id
+    synthetic: bool = False  # the images and masks were generated (regionbench synth), not collected
+    date: str | None = None  # publication date, YYYY-MM-DD
+    creator: str = "regionbench"  # who made the release
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

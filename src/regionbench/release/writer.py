@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from regionbench import tables
 from regionbench.release import card as card_module
 from regionbench.release import croissant as croissant_module
+from regionbench.release import huggingface
 from regionbench.release.geoparquet import geo_metadata
 from regionbench.release.manifest import (
     FORMAT,
@@ -129,6 +130,7 @@ def write_release(
             conformed = iter([conform(tables.concat([part() for part in parts[name]]), schema)])
         meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
         tables.write_parquet_parts(conformed, schema.arrow, staging / "data" / f"{name}.parquet", metadata=meta)
+    huggingface.write_views(staging)
     for rel, src in sorted(results.items()):
         (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, staging / "results" / rel)
@@ -144,6 +146,9 @@ def write_release(
         "code_version": provenance.code_version,
         "config_sha256": provenance.config_sha256,
         "inputs_sha256": provenance.inputs_sha256,
+        "synthetic": provenance.synthetic,
+        "date": provenance.date,
+        "creator": provenance.creator,
         "previous": None
         if previous is None
         else {"version": previous_manifest["version"], "required_bump": diff.required},

@@ -1,0 +1,95 @@
+"""The release as Hugging Face ``datasets`` reads it: one Parquet file per split, and the
+card's ``configs`` and ``dataset_info`` that map them (docs/releases.md).
+
+``datasets`` turns each file a config names into a split, and a config with one file and no
+split named into a single ``train`` split. So the two tables people train and test on get a file per side, under
+``hf/``: ``regions`` by the region split (the regions of subsets A-H; a region keeps its side
+in every subset) and ``images`` by the image split. Every other table is one split named
+``full``. The ``data/`` tables stay the release's record; these files are views of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from regionbench import tables
+from regionbench.release.schemas import TABLES
+
+SPLITS = ("train", "test")
+WHOLE = "full"  # the split of a table that has no train/test sides
+VIEWS = ("regions", "images")  # the tables split into hf/<table>-<split>.parquet
+FEATURE_TYPES = {"int32": "int32", "int64": "int64", "double": "float64", "string": "string", "bool": "bool"}
+
+
+def view_path(table: str, split: str) -> str:
+    return f"hf/{table}-{split}.parquet"
+
+
+def write_views(folder: Path) -> None:
+    """Write the split files of ``VIEWS`` from the release's ``data/`` tables in ``folder``.
+
+    A region's side is its ``split``; an image's is the ``image_split`` of its regions (the
+    same for all of them; images none of whose regions is in a subset are in neither file).
+    """
+    folder = Path(folder)
+    (folder / "hf").mkdir(exist_ok=True)
+    regions = pq.read_table(folder / "data" / "regions.parquet")
+    sides = regions.select(["image_id", "image_split"]).filter(pc.is_valid(regions["image_split"]))
+    images = pq.read_table(folder / "data" / "images.parquet")
+    for split in SPLITS:
+        side = regions.filter(pc.equal(regions["split"], split))
+        tables.write_parquet(side, folder / view_path("regions", split), metadata=regions.schema.metadata)
+        ids = pc.unique(sides.filter(pc.equal(sides["image_split"], split))["image_id"])
+        tables.write_parquet(images.filter(pc.is_in(images["image_id"], ids)), folder / view_path("images", split))
+
+
+def _files(folder: Path, manifest: dict, table: str) -> dict[str, str]:
+    """Split name -> file of ``table``, the splits without rows left out: ``datasets`` refuses
+    to load an empty split, so an empty table (no rejects, one annotator) has no config."""
+    files = {s: view_path(table, s) for s in SPLITS} if table in VIEWS else {WHOLE: manifest["tables"][table]["path"]}
+    return {s: p for s, p in files.items() if pq.read_metadata(Path(folder) / p).num_rows}
+
+
+def configs(folder: Path, manifest: dict) -> list[dict]:
+    """The card's ``configs``: one per table with rows, ``regions`` the default."""
+    return [
+        {
+            "config_name": table,
+            "data_files": [{"split": s, "path": p} for s, p in files.items()],
+            **({"default": True} if table == "regions" else {}),
+        }
+        for table in TABLES
+        if (files := _files(folder, manifest, table))
+    ]
+
+
+def _feature(field: pa.Field) -> dict:
+    if pa.types.is_binary(field.type):
+        return {"name": field.name, "dtype": "binary"}
+    return {"name": field.name, "dtype": FEATURE_TYPES[str(field.type)]}
+
+
+def dataset_info(folder: Path, manifest: dict) -> list[dict]:
+    """The card's ``dataset_info``: per config its features and its splits' sizes in rows and bytes."""
+    out = []
+    for table in TABLES:
+        if not (files := _files(folder, manifest, table)):
+            continue
+        schema = pq.read_schema(folder / next(iter(files.values())))
+        splits = []
+        for split, path in files.items():
+            meta = pq.read_metadata(folder / path)
+            splits.append({"name": split, "num_bytes": (folder / path).stat().st_size, "num_examples": meta.num_rows})
+        out.append(
+            {
+                "config_name": table,
+                "features": [_feature(f) for f in schema],
+                "splits": splits,
+                "download_size": sum(s["num_bytes"] for s in splits),
+            }
+        )
+    return out
