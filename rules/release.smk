@@ -35,6 +35,7 @@ rule release:
         license=config["release"]["license"],
         date=config["release"]["date"],
         creator=config["release"]["creator"],
+        images=config["release"]["images"],
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         results=release_results(),

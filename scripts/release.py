@@ -55,6 +55,7 @@ try:
         provenance,
         previous=previous,
         published=published,
+        embed_images_from=Path(params.root) if params.images == "embed" else None,
     )
 except release.ReleaseError as exc:
     fail(f"release refused: {exc}")

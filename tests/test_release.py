@@ -116,7 +116,8 @@ def test_release_verifies_and_describes_itself(tiny_build: Path) -> None:
     keys = pq.read_metadata(folder / "data/regions.parquet").metadata.keys()
     assert "convexity" in regions.column_names and b"geo" in keys and b"pandas" not in keys
     card = (folder / "README.md").read_text()
-    assert card.startswith("---\npretty_name: regionbench tiny v1.0.0")
+    front = card.split("\n---\n", 1)[0]
+    assert card.startswith("---\n") and "\npretty_name: regionbench tiny v1.0.0\n" in front
     assert "config_name: regions" in card and "## Known conflicts" in card and "## Citation" in card
     assert "110 regions by saiapr over 24 images: 4.58 regions per image" in card
     assert "`image_split` puts every image on one side" in card
@@ -272,6 +273,11 @@ def test_hugging_face_datasets_loads_real_splits(tiny_build: Path, tmp_path: Pat
     assert sorted(got["test"]["image_id"]) == sorted(regions.loc[regions["split"] == "test", "image_id"])
     sides = regions.dropna(subset=["image_split"]).groupby("image_id")["image_split"].first()
     assert {s: loaded["images"][s].num_rows for s in ("train", "test")} == sides.value_counts().to_dict()
+    # release.images: embed (the default config): the pixels as datasets' Image feature.
+    images = loaded["images"]["test"]
+    assert isinstance(images.features["image"], datasets.Image)
+    first = images[0]
+    assert (first["image"].width, first["image"].height) == (first["width"], first["height"])
     rows = {name: entry["rows"] for name, entry in release.read_manifest(folder)["tables"].items()}
     assert set(loaded) == {"regions", "images"} | {name for name, n in rows.items() if n}
     for name in set(loaded) - {"regions", "images"}:
@@ -585,3 +591,18 @@ def test_export_and_diff_refuse_a_damaged_release(tiny_release: Path, tmp_path: 
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "refused, the release does not verify: data/regions.parquet" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_embedding_refuses_an_image_changed_or_gone_since_ingest(tmp_path: Path) -> None:
+    from regionbench.release import huggingface
+
+    (tmp_path / "a.jpg").write_bytes(b"pixels")
+    images = pa.table({"path": ["a.jpg"], "sha256": [hashlib.sha256(b"pixels").hexdigest()]})
+    embedded = huggingface.embed_images(images, tmp_path)
+    assert embedded["image"].to_pylist() == [{"bytes": b"pixels", "path": "a.jpg"}]
+    (tmp_path / "a.jpg").write_bytes(b"other")
+    with pytest.raises(release.ReleaseError, match=r"a\.jpg changed since ingest"):
+        huggingface.embed_images(images, tmp_path)
+    (tmp_path / "a.jpg").unlink()
+    with pytest.raises(release.ReleaseError, match=r"cannot read a\.jpg under .*: No such file"):
+        huggingface.embed_images(images, tmp_path)

@@ -55,7 +55,8 @@ def test_release_through_slurm_equals_local_build(
     cluster = workflow_copy(tmp_path / "cluster")
     override = write_config(cluster, TINY)
     done = subprocess.run(
-        build_command(cluster, "--profile", "slurm", "--configfile", str(override), cores=None),
+        # --verbose: Snakemake's own report, which names each job's SLURM id.
+        build_command(cluster, "--verbose", "--profile", "slurm", "--configfile", str(override), cores=None),
         capture_output=True,
         text=True,
         cwd=cluster,

@@ -10,6 +10,8 @@ in every subset) and ``images`` by the image split. Every other table is one spl
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import tables
+from regionbench.release.manifest import ReleaseError
 from regionbench.release.schemas import TABLES
 
 SPLITS = ("train", "test")
@@ -29,11 +32,36 @@ def view_path(table: str, split: str) -> str:
     return f"hf/{table}-{split}.parquet"
 
 
-def write_views(folder: Path) -> None:
+# The column ``datasets`` decodes as its ``Image`` feature, and the schema metadata that says so.
+IMAGE = "image"
+IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+IMAGE_FEATURE = {b"huggingface": json.dumps({"info": {"features": {IMAGE: {"_type": "Image"}}}}).encode()}
+
+
+def embed_images(images: pa.Table, raw_root: Path) -> pa.Table:
+    """``images`` with an ``image`` column: each file's bytes (checked against its ``sha256``)
+    and its path relative to the raw root, the struct ``datasets`` reads as an ``Image``."""
+    cells = []
+    for rel, digest in zip(images["path"].to_pylist(), images["sha256"].to_pylist(), strict=True):
+        try:
+            data = (Path(raw_root) / rel).read_bytes()
+        except OSError as exc:
+            raise ReleaseError(f"release.images: embed: cannot read {rel} under {raw_root}: {exc.strerror}") from exc
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ReleaseError(
+                f"release.images: embed: {rel} changed since ingest (sha256 differs); rebuild to ingest it again"
+            )
+        cells.append({"bytes": data, "path": rel})
+    return images.append_column(pa.field(IMAGE, IMAGE_TYPE), pa.array(cells, type=IMAGE_TYPE))
+
+
+def write_views(folder: Path, embed_from: Path | None = None) -> None:
     """Write the split files of ``VIEWS`` from the release's ``data/`` tables in ``folder``.
 
     A region's side is its ``split``; an image's is the ``image_split`` of its regions (the
     same for all of them; images none of whose regions is in a subset are in neither file).
+    With ``embed_from`` (the raw root; ``release.images: embed``) the image files carry their
+    bytes (``embed_images``); otherwise only their paths.
     """
     folder = Path(folder)
     (folder / "hf").mkdir(exist_ok=True)
@@ -44,7 +72,11 @@ def write_views(folder: Path) -> None:
         side = regions.filter(pc.equal(regions["split"], split))
         tables.write_parquet(side, folder / view_path("regions", split), metadata=regions.schema.metadata)
         ids = pc.unique(sides.filter(pc.equal(sides["image_split"], split))["image_id"])
-        tables.write_parquet(images.filter(pc.is_in(images["image_id"], ids)), folder / view_path("images", split))
+        chosen = images.filter(pc.is_in(images["image_id"], ids))
+        if embed_from is None:
+            tables.write_parquet(chosen, folder / view_path("images", split))
+        else:
+            tables.write_parquet(embed_images(chosen, embed_from), folder / view_path("images", split), IMAGE_FEATURE)
 
 
 def _files(folder: Path, manifest: dict, table: str) -> dict[str, str]:
@@ -68,6 +100,8 @@ def configs(folder: Path, manifest: dict) -> list[dict]:
 
 
 def _feature(field: pa.Field) -> dict:
+    if field.name == IMAGE and field.type == IMAGE_TYPE:
+        return {"name": field.name, "dtype": "image"}
     if pa.types.is_binary(field.type):
         return {"name": field.name, "dtype": "binary"}
     return {"name": field.name, "dtype": FEATURE_TYPES[str(field.type)]}

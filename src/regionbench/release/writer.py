@@ -71,6 +71,7 @@ def write_release(
     card: Callable[[Path, dict], str] | None = None,
     croissant: Callable[[Path, dict], dict] | None = None,
     schema_dir: Path = SCHEMA_DIR,
+    embed_images_from: Path | None = None,
 ) -> dict:
     """Write the release folder ``out`` and return its manifest.
 
@@ -83,6 +84,8 @@ def write_release(
     assembled beside ``out`` and moved into place whole. ``card`` and ``croissant`` render
     README.md and croissant.json from the folder and the manifest so far
     (``regionbench.release.card`` and ``regionbench.release.croissant`` by default).
+    ``embed_images_from`` (the raw root) puts the image files' bytes into the Hugging Face
+    image files (``huggingface.write_views``).
     """
     out = Path(out)
     schemas = load_schemas(schema_dir)
@@ -130,7 +133,7 @@ def write_release(
             conformed = iter([conform(tables.concat([part() for part in parts[name]]), schema)])
         meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
         tables.write_parquet_parts(conformed, schema.arrow, staging / "data" / f"{name}.parquet", metadata=meta)
-    huggingface.write_views(staging)
+    huggingface.write_views(staging, embed_images_from)
     for rel, src in sorted(results.items()):
         (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, staging / "results" / rel)
