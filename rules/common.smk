@@ -248,6 +248,8 @@ def release_results():
         for name in (
             "branch_stats.parquet",
             "relation_stats.parquet",
+            "relation_stats.png",
+            "relation_stats.svg",
             "subsets.json",
             "vocabulary_procedure.json",
             "classifiers.parquet",

@@ -6,7 +6,9 @@ rule relation_stats:
     input:
         expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
     output:
-        f"{RESULTS}/relation_stats.parquet",
+        table=f"{RESULTS}/relation_stats.parquet",
+        png=f"{RESULTS}/relation_stats.png",
+        svg=f"{RESULTS}/relation_stats.svg",
     log:
         f"{LOGS}/relation_stats.log",
     benchmark:

@@ -1,10 +1,11 @@
-"""Rule relation_stats: count and share of each spatial relation (paper Table 3)."""
+"""Rule relation_stats: count and share of each spatial relation (paper Table 3), and their figure."""
 
-from regionbench import relations, tables
+from regionbench import plots, relations, tables
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 stats = relations.relation_stats([tables.read_parquet(p) for p in snakemake.input])
-tables.write_parquet(stats, snakemake.output[0])
+tables.write_parquet(stats, snakemake.output.table)
+plots.relation_figure(stats, snakemake.output.png, snakemake.output.svg)
 for row in stats.to_pylist():
     log.info("%(group)s %(relation)s: %(count)d (%(share).2f%%)", {**row, "share": 100 * row["share"]})

@@ -121,6 +121,8 @@ def test_release_verifies_and_describes_itself(tiny_build: Path) -> None:
     assert "config_name: regions" in card and "## Known conflicts" in card and "## Citation" in card
     assert "110 regions by saiapr over 24 images: 4.58 regions per image" in card
     assert "`image_split` puts every image on one side" in card
+    for figure in ("collection.png", "relation_stats.png", "classifiers.png"):  # shown, and in the release
+        assert f"](results/{figure})" in card and (folder / "results" / figure).stat().st_size > 0
     # The collection's figures are a results file the card reads, with the label-frequency figure.
     stats = json.loads((folder / "results/collection.json").read_text())
     assert stats["regions"] == 110 and stats["annotator"] == "saiapr"
@@ -606,3 +608,26 @@ def test_embedding_refuses_an_image_changed_or_gone_since_ingest(tmp_path: Path)
     (tmp_path / "a.jpg").unlink()
     with pytest.raises(release.ReleaseError, match=r"cannot read a\.jpg under .*: No such file"):
         huggingface.embed_images(images, tmp_path)
+
+
+def test_show_draws_the_release_s_own_pixels(tiny_build: Path, tmp_path: Path) -> None:
+    folder = tiny_build / VERSION
+    out = tmp_path / "show.png"
+    shown = subprocess.run(
+        [sys.executable, "-m", "regionbench", "show", str(folder), "--count", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"{out}: images ") and out.stat().st_size > 10_000
+    from PIL import Image
+
+    with Image.open(out) as picture:
+        assert picture.size[0] > 600
+    missing = subprocess.run(
+        [sys.executable, "-m", "regionbench", "show", str(folder), "--image", "999999999", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
+    assert "no image 999999999" in missing.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import io
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
 import pyarrow.parquet as pq
 
 from regionbench import __version__, errors, evaluation, jobs, loader, numbers, release, tables, vocabulary
@@ -161,6 +163,55 @@ def cmd_build(args: argparse.Namespace) -> int:
 def _shown(path: Path) -> str:
     """``path`` as the user would type it: relative to the current folder when under it."""
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+def _image_bytes(rel: loader.Release, ids: list[int], root: str | None) -> dict[int, bytes]:
+    """The image files of ``ids``: from the raw tree ``root`` when given, else from the
+    release's Hugging Face image files (``release.images: embed``)."""
+    if root is not None:
+        paths = rel.images.set_index("image_id")["path"]
+        return {i: (Path(root) / paths[i]).read_bytes() for i in ids}
+    found: dict[int, bytes] = {}
+    for path in sorted((rel.folder / "hf").glob("images-*.parquet")):
+        table = pq.read_table(path)
+        if "image" in table.column_names:
+            for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
+                if image_id in ids:
+                    found[image_id] = cell["bytes"]
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise UserError(
+            f"{rel.folder}: no pixels of image(s) {missing[:5]} in the release (built with release.images: paths, "
+            "or outside both splits); give the raw tree with --images ROOT"
+        )
+    return found
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from PIL import Image  # the build extra: figures are made where the release is built
+
+    from regionbench import plots
+
+    rel = loader.load(args.release)
+    known = sorted(rel.images["image_id"])
+    ids = args.image or known[: args.count]
+    unknown = sorted(set(ids) - set(known))
+    if unknown:
+        raise UserError(f"{args.release}: no image {unknown[0]}; the images are {known[0]}..{known[-1]}")
+    regions = rel.regions_of(args.annotator)
+    files = _image_bytes(rel, ids, args.images)
+    captions = rel.images.set_index("image_id")["caption_title"]
+    panels = []
+    for image_id in ids:
+        with Image.open(io.BytesIO(files[image_id])) as im:
+            pixels = np.asarray(im.convert("RGB"))
+        mine = regions[regions["image_id"] == image_id]
+        masks = [(r.label, rel.mask(image_id, r.region_id, r.annotator)) for r in mine.itertuples()]
+        title = f"{image_id}: {captions[image_id]}" if captions[image_id] else str(image_id)
+        panels.append({"pixels": pixels, "masks": masks, "title": title})
+    plots.release_images(panels, args.out)
+    print(f"{args.out}: images {', '.join(map(str, ids))}, regions coloured by label")
+    return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -397,6 +448,15 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")
     b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
     b.set_defaults(func=cmd_build)
+
+    sh = sub.add_parser("show", help="draw images of a release with their regions coloured by label, to a PNG")
+    sh.add_argument("release", help="release folder")
+    sh.add_argument("--image", type=_number(int, 0), action="append", help="an image id to draw (repeatable)")
+    sh.add_argument("--count", type=_number(int, 1), default=4, help="without --image: the first N images (default 4)")
+    sh.add_argument("--out", default="show.png", metavar="PNG", help="the picture to write (default show.png)")
+    sh.add_argument("--images", metavar="ROOT", help="raw tree to read the images from (default: the release's own)")
+    sh.add_argument("--annotator", default=None, help="whose regions to draw (default: the reference annotator)")
+    sh.set_defaults(func=cmd_show)
 
     ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
     ver.add_argument("folder", help="release folder (releases/<dataset>/v<X.Y.Z>)")

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench import errors, geometry, release, tables
+from regionbench import errors, geometry, query, release, tables
 
 
 class Release:
@@ -116,6 +116,20 @@ class Release:
 
     def verify(self) -> list[str]:
         return release.verify(self.folder)
+
+    def query(self, question: str, annotator: str | None = None) -> pd.DataFrame:
+        """Which images have ``"X relation Y"`` (e.g. ``"person above horse"``): the ordered
+        region pairs of one annotator (default: the reference annotator) where it holds, as
+        image_id, region_id, other_region_id (``regionbench.query.related``)."""
+        subject, relation, other = query.parse(question)
+        name = annotator or self.reference_annotator
+        relations = self.relations[self.relations["annotator"] == name]
+        return query.related(self.regions_of(name), relations, subject, relation, other)
+
+    def within(self, label: str, other: str, pixels: float, annotator: str | None = None) -> pd.DataFrame:
+        """Regions labelled ``label`` within ``pixels`` of a region labelled ``other`` in the
+        same image, with their distance (``regionbench.query.within``)."""
+        return query.within(self.regions_of(annotator), label, other, pixels)
 
 
 def _cache_root() -> Path:

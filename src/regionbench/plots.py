@@ -117,3 +117,52 @@ def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     _save(fig, png, svg)
+
+
+def relation_figure(stats: pa.Table, png: str | Path, svg: str | Path) -> None:
+    """The shares of the spatial relations over ordered region pairs (the paper's Table 3,
+    ``relations.relation_stats``): one panel per relation group."""
+    rows = stats.to_pylist()
+    groups = list(dict.fromkeys(r["group"] for r in rows))
+    fig, axes = plt.subplots(1, len(groups), figsize=(3.8 * len(groups), 2.8), squeeze=False)
+    for ax, group in zip(axes[0], groups, strict=True):
+        mine = [r for r in rows if r["group"] == group][::-1]
+        ax.barh([r["relation"] for r in mine], [100 * r["share"] for r in mine], color="#55a868")
+        for i, r in enumerate(mine):
+            ax.text(100 * r["share"] + 1, i, f"{100 * r['share']:.1f} %", va="center", fontsize=7)
+        ax.set_xlim(0, 115)
+        ax.set_title(f"{group} relations")
+        ax.set_xlabel("% of ordered region pairs")
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    _save(fig, png, svg)
+
+
+def release_images(panels: list[dict], png: str | Path) -> None:
+    """A grid of images with their regions coloured by label and their captions.
+
+    Each panel is a dict: ``pixels`` (h, w, 3) uint8, ``masks`` a list of (label, boolean
+    mask), ``title`` (the image id and caption). A label has one colour across the panels.
+    """
+    labels = sorted({label for p in panels for label, _ in p["masks"]})
+    palette = plt.get_cmap("tab20")
+    colour = {label: np.array(palette(i % 20)[:3]) for i, label in enumerate(labels)}
+    cols = min(len(panels), 2)
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.6 * rows), squeeze=False)
+    for ax in axes.ravel():
+        ax.axis("off")
+    for ax, panel in zip(axes.ravel(), panels, strict=False):
+        shown = panel["pixels"].astype(float) / 255
+        for label, mask in panel["masks"]:
+            shown[mask] = 0.5 * shown[mask] + 0.5 * colour[label]
+        ax.imshow(shown, interpolation="nearest")
+        for label, mask in panel["masks"]:
+            rows_, cols_ = np.nonzero(mask)
+            if rows_.size:
+                ax.text(cols_.mean(), rows_.mean(), label, ha="center", va="center", fontsize=7,
+                        bbox={"facecolor": "white", "alpha": 0.7, "pad": 1, "edgecolor": "none"})  # fmt: skip
+        ax.set_title(panel["title"], fontsize=8, wrap=True)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
+    plt.close(fig)

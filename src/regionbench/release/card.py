@@ -245,6 +245,8 @@ def dataset_card(folder: Path, manifest: dict) -> str:
             ["group", "relation", "pairs", "share"], [[r["group"], r["relation"], r["count"], r["share"]] for r in rows]
         )
         out.append("")
+        if _results(folder, "relation_stats.png"):
+            out += ["![Shares of the spatial relations per group](results/relation_stats.png)", ""]
     if path := _results(folder, "relations_parity.json"):
         out += _relations_parity(json.loads(path.read_text()))
     if path := _results(folder, "subsets.json"):
@@ -283,6 +285,8 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         names = list(dict.fromkeys(r["classifier"] for r in rows))
         out += _table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
         out.append("")
+        if _results(folder, "classifiers.png"):
+            out += ["![Hard and soft accuracy of the classifiers over subsets A-H](results/classifiers.png)", ""]
     if path := _results(folder, "soft_confusions.json"):
         out += _soft_confusions(json.loads(path.read_text()))
     if (path := _results(folder, "agreement.json")) and len((report := json.loads(path.read_text()))["annotators"]) > 1:
