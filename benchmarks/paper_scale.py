@@ -113,7 +113,18 @@ def decode_floor(root: Path, folders: list[str], cores: int) -> dict:
 
 def build(project: Path, override: Path, cores: int, log: Path) -> tuple[float, str]:
     """Run ``regionbench build``; its wall time and output (also written to ``log``)."""
-    cmd = [sys.executable, "-m", "regionbench", "build", "--project-dir", str(project), "--cores", str(cores)]
+    # --verbose: Snakemake's own report, whose 'Job stats' table says which jobs ran.
+    cmd = [
+        sys.executable,
+        "-m",
+        "regionbench",
+        "build",
+        "--verbose",
+        "--project-dir",
+        str(project),
+        "--cores",
+        str(cores),
+    ]
     start = time.perf_counter()
     done = subprocess.run([*cmd, "--configfile", str(override)], capture_output=True, text=True, cwd=project)
     wall = time.perf_counter() - start
