@@ -63,10 +63,12 @@ class BuildProgress:
         self.rule_of[jobid] = rule
 
     def started(self, jobids: list[int]) -> None:
+        """Jobs began to run."""
         self.running.update(jobids)
         self._redraw()
 
     def finished(self, jobid: int) -> None:
+        """A job ended well; a stage's line when it was the stage's last."""
         self.running.discard(jobid)
         rule = self.rule_of.get(jobid)
         if rule is None or rule == TARGET_RULE:

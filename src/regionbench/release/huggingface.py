@@ -2,10 +2,11 @@
 card's ``configs`` and ``dataset_info`` that map them (docs/releases.md).
 
 ``datasets`` turns each file a config names into a split, and a config with one file and no
-split named into a single ``train`` split. So the two tables people train and test on get a file per side, under
-``hf/``: ``regions`` by the region split (the regions of subsets A-H; a region keeps its side
-in every subset) and ``images`` by the image split. Every other table is one split named
-``full``. The ``data/`` tables stay the release's record; these files are views of them.
+split named into a single ``train`` split. So the two tables people train and test on get a
+file per side, under ``hf/``: ``regions`` by the region split (the regions of subsets A-H; a
+region keeps its side in every subset) and ``images`` by the image split. Every other table
+is one split named ``full``. The ``data/`` tables stay the release's record; these files are
+views of them.
 """
 
 from __future__ import annotations
@@ -26,16 +27,15 @@ SPLITS = ("train", "test")
 WHOLE = "full"  # the split of a table that has no train/test sides
 VIEWS = ("regions", "images")  # the tables split into hf/<table>-<split>.parquet
 FEATURE_TYPES = {"int32": "int32", "int64": "int64", "double": "float64", "string": "string", "bool": "bool"}
-
-
-def view_path(table: str, split: str) -> str:
-    return f"hf/{table}-{split}.parquet"
-
-
 # The column ``datasets`` decodes as its ``Image`` feature, and the schema metadata that says so.
 IMAGE = "image"
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 IMAGE_FEATURE = {b"huggingface": json.dumps({"info": {"features": {IMAGE: {"_type": "Image"}}}}).encode()}
+
+
+def view_path(table: str, split: str) -> str:
+    """The file of ``table``'s ``split`` inside the release."""
+    return f"hf/{table}-{split}.parquet"
 
 
 def embed_images(images: pa.Table, raw_root: Path) -> pa.Table:
@@ -100,6 +100,7 @@ def configs(folder: Path, manifest: dict) -> list[dict]:
 
 
 def _feature(field: pa.Field) -> dict:
+    """A column as ``dataset_info`` lists it."""
     if field.name == IMAGE and field.type == IMAGE_TYPE:
         return {"name": field.name, "dtype": "image"}
     if pa.types.is_binary(field.type):
