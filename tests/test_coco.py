@@ -121,8 +121,7 @@ def test_every_kind_of_segmentation_decodes_exactly(tmp_path: Path) -> None:
         "bob": {"seen": 2, "accepted": 2, "rejected": 0},
     }
     masks = {
-        (r["image_id"], r["annotator"], r["region_id"]): geometry.decode_rle(r["mask_rle"], H, W)
-        for r in shard.regions.to_pylist()
+        (r["image_id"], r["annotator"], r["region_id"]): geometry.from_rle(r["mask"]) for r in shard.regions.to_pylist()
     }
     beach = image_id_of("beach.png")
     polygon = coco_mask.decode(coco_mask.merge(coco_mask.frPyObjects(SQUARE, H, W))).astype(bool)
@@ -236,5 +235,5 @@ def test_any_mask_round_trips_through_both_rle_forms(
     ]
     root = write_tree(tmp_path_factory.mktemp("rle") / "coco", data, bob_file())
     shard = ingest_shard(root, 0, WORDS)
-    got = [geometry.decode_rle(r["mask_rle"], H, W) for r in shard.regions.to_pylist() if r["annotator"] == "alice"]
+    got = [geometry.from_rle(r["mask"]) for r in shard.regions.to_pylist() if r["annotator"] == "alice"]
     assert len(got) == 2 and all((m == mask).all() for m in got)

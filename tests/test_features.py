@@ -76,13 +76,13 @@ def assert_matches(image: np.ndarray, mask: np.ndarray) -> None:
 def test_names() -> None:
     assert len(FEATURE_NAMES) == 27 and len(set(FEATURE_NAMES)) == 27
     assert FEATURE_NAMES[:9] == (
-        "area",
-        "width",
-        "height",
-        "mean_x",
-        "mean_y",
-        "std_x",
-        "std_y",
+        "area_norm",
+        "width_norm",
+        "height_norm",
+        "mean_x_norm",
+        "mean_y_norm",
+        "std_x_norm",
+        "std_y_norm",
         "boundary_area",
         "convexity",
     )
@@ -157,8 +157,9 @@ def test_num2str_format() -> None:
 def test_convexity_invariant_on_demo(demo_quirks: Path, demo_ingest: Path) -> None:
     for folder in ("00", "01"):
         table = tables.read_parquet(demo_ingest / folder / "features.parquet")
-        f = {name: table.column(name).to_numpy() for name in ("convexity", "area", "width", "height")}
-        np.testing.assert_allclose(f["convexity"], 1 - f["area"] / (f["width"] * f["height"]), rtol=1e-12, atol=1e-12)
+        f = {name: table.column(name).to_numpy() for name in ("convexity", "area_norm", "width_norm", "height_norm")}
+        expected = 1 - f["area_norm"] / (f["width_norm"] * f["height_norm"])
+        np.testing.assert_allclose(f["convexity"], expected, rtol=1e-12, atol=1e-12)
         assert table.num_rows == tables.read_parquet(demo_ingest / folder / "regions.parquet").num_rows
 
 

@@ -118,7 +118,7 @@ def test_features_of_the_demo_collection_match_the_reference(demo_quirks: Path) 
         from regionbench import geometry
 
         own = [r for r in regions if r["image_id"] == image["image_id"]]
-        masks = [geometry.decode_rle(r["mask_rle"], image["height"], image["width"]) for r in own]
+        masks = [geometry.from_rle(r["mask"]) for r in own]
         pixels = features.decode_image(demo_quirks / image["path"])
         worst = max(
             worst,

@@ -22,7 +22,7 @@ def _measured_again(root: Path, images: pa.Table, regions: pa.Table) -> tuple[np
     for image in images.to_pylist():
         pixels = features.decode_image(root / image["path"])
         own = [r for r in rows if r["image_id"] == image["image_id"]]
-        masks = [geometry.decode_rle(r["mask_rle"], image["height"], image["width"]) for r in own]
+        masks = [geometry.from_rle(r["mask"]) for r in own]
         if own:
             values.append(features.image_features(pixels, masks))
         for annotator in sorted({r["annotator"] for r in own}):
@@ -63,7 +63,7 @@ def test_relation_settings_reach_the_measures(demo_quirks: Path, tau: float, adj
     shard = saiapr.ingest_folder(demo_quirks, "01", tau=tau, adjacency_px=adjacency_px)
     image = shard.images.to_pylist()[0]
     own = [r for r in shard.regions.to_pylist() if r["image_id"] == image["image_id"]]
-    masks = [geometry.decode_rle(r["mask_rle"], image["height"], image["width"]) for r in own]
+    masks = [geometry.from_rle(r["mask"]) for r in own]
     p = relations.pairwise(masks, (image["height"], image["width"]), tau, adjacency_px)
     stored = [r for r in shard.relations.to_pylist() if r["image_id"] == image["image_id"]]
     assert [r["topological"] for r in stored] == p.topological.tolist()

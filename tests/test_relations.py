@@ -83,14 +83,14 @@ def test_ingest_relations_and_stats(demo_ingest: Path) -> None:
 
 
 def test_generated_spatial_rels_match(tiny_raw: Path) -> None:
-    from regionbench.geometry import decode_rle
+    from regionbench.geometry import from_rle
     from regionbench.io.saiapr import ingest_folder
 
     shard = ingest_folder(tiny_raw, "00")
     regions = shard.regions.to_pylist()
     image = shard.images.to_pylist()[0]
     mine = [r for r in regions if r["image_id"] == image["image_id"]]
-    masks = [decode_rle(r["mask_rle"], image["height"], image["width"]) for r in mine]
+    masks = [from_rle(r["mask"]) for r in mine]
     official = read_mat(tiny_raw / "00" / "spatial_rels" / f"{image['image_id']}.mat")
     computed = relations.pairwise(masks, (image["height"], image["width"])).matrices(len(masks))
     assert sorted(official) == ["topo", "x_rels", "y_rels"]

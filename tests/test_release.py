@@ -307,7 +307,8 @@ def test_real_clients_read_the_release(tiny_build: Path) -> None:
     images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
     for row in regions.slice(0, 20).to_pylist():
         image = images[row["image_id"]]
-        rle = {"size": [image["height"], image["width"]], "counts": row["mask_rle"].encode()}
+        assert row["mask"]["size"] == [image["height"], image["width"]]  # as COCO writes it
+        rle = {**row["mask"], "counts": row["mask"]["counts"].encode()}
         mask = coco_mask.decode(rle).astype(bool)
         assert int(mask.sum()) == row["area_px"] == int(coco_mask.area(rle))
         polygon = shapely.from_wkb(row["geometry"])

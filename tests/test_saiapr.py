@@ -67,7 +67,7 @@ def test_every_mask_round_trips(tiny_raw: Path) -> None:
         h, w = img["height"], img["width"]
         seg = read_mat(tiny_raw / "00" / "segmentation_masks" / f"{region['image_id']}_{region['region_id']}.mat")
         mask = seg["segimg_t"] == 0
-        np.testing.assert_array_equal(geometry.decode_rle(region["mask_rle"], h, w), mask)
+        np.testing.assert_array_equal(geometry.from_rle(region["mask"]), mask)
         polygon = shapely.from_wkb(region["geometry"])
         assert polygon.is_valid and polygon.area == mask.sum() == region["area_px"]
         np.testing.assert_array_equal(geometry.polygon_to_mask(polygon, h, w), mask)

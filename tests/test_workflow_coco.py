@@ -87,7 +87,7 @@ def test_consensus_features_are_those_of_its_masks(coco_build: Path) -> None:
     mine = [r for r in regions if r["image_id"] == image_id]
     image = images[image_id]
     pixels = features.decode_image(coco_build / "resources/raw/coco-tiny" / image["path"])
-    masks = [geometry.decode_rle(r["mask_rle"], image["height"], image["width"]) for r in mine]
+    masks = [geometry.from_rle(r["mask"]) for r in mine]
     expected = features.image_features(pixels, masks)
     got = np.array([[r[name] for name in tables.FEATURE_NAMES] for r in mine])
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
@@ -122,9 +122,9 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
 
     def consensus_masks(method: str) -> list[str]:
         shard = ingest_shard(raw, 0, words, shard_size=10, hierarchy=tree, consensus_method=method)
-        return [r["mask_rle"] for r in shard.regions.to_pylist() if r["annotator"] == "consensus"]
+        return [r["mask"] for r in shard.regions.to_pylist() if r["annotator"] == "consensus"]
 
-    assert [r["mask_rle"] for r in built if r["annotator"] == "consensus"] == consensus_masks("staple")
+    assert [r["mask"] for r in built if r["annotator"] == "consensus"] == consensus_masks("staple")
     assert consensus_masks("staple") != consensus_masks("majority")  # the option reaches the masks
     shutil.rmtree(raw / "images")
     (raw / "images").mkdir()

@@ -210,17 +210,14 @@ def shard_agreement(
         return tables.AGREEMENT.empty_table(), empty, names, tables.AGREEMENT_LABELS.empty_table()
     by_image: dict[int, dict[str, list[tuple[str, str]]]] = {}
     for image_id, annotator, label, rle in zip(
-        *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask_rle")), strict=True
+        *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask")), strict=True
     ):
         if annotator not in derived:
             by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, rle))
     rows, samples, tally = [], [], Counter()
     for image_id in sorted(by_image):
         shape = sizes[image_id]
-        readings = {
-            a: [(label, geometry.decode_rle(rle, *shape)) for label, rle in by_image[image_id].get(a, [])]
-            for a in names
-        }
+        readings = {a: [(label, geometry.from_rle(rle)) for label, rle in by_image[image_id].get(a, [])] for a in names}
         for i, first in enumerate(names):
             for second in names[i + 1 :]:
                 a, b = readings[first], readings[second]

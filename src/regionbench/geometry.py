@@ -59,6 +59,17 @@ def polygon_to_mask(geom: shapely.Geometry, height: int, width: int) -> np.ndarr
     return mask
 
 
+def rle(mask: np.ndarray) -> dict:
+    """A boolean mask as COCO writes it: ``{"size": [height, width], "counts": <compressed RLE>}``."""
+    return {"size": [int(mask.shape[0]), int(mask.shape[1])], "counts": encode_rle(mask)}
+
+
+def from_rle(value: dict) -> np.ndarray:
+    """The boolean mask of a ``rle`` value."""
+    height, width = value["size"]
+    return decode_rle(value["counts"], height, width)
+
+
 def encode_rle(mask: np.ndarray) -> str:
     """COCO compressed RLE counts string of a boolean mask (size is the mask's shape)."""
     rle = coco_mask.encode(np.asfortranarray(mask, dtype=np.uint8))

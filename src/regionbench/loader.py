@@ -104,15 +104,14 @@ class Release:
         return self.regions[self.regions["annotator"] == name].reset_index(drop=True)
 
     def mask(self, image_id: int, region_id: int, annotator: str | None = None) -> np.ndarray:
-        """The region's boolean mask (image height x width), decoded from its COCO RLE; the
+        """The region's boolean mask (image height x width), decoded from its COCO RLE ``mask``; the
         annotator defaults to the reference annotator."""
         annotator = annotator or self.reference_annotator
         r = self.regions
         hit = r[(r["image_id"] == image_id) & (r["region_id"] == region_id) & (r["annotator"] == annotator)]
         if hit.empty:
             raise release.ReleaseError(f"no region {image_id}/{region_id} by annotator {annotator!r}")
-        image = self.images[self.images["image_id"] == image_id].iloc[0]
-        return geometry.decode_rle(hit["mask_rle"].iloc[0], int(image["height"]), int(image["width"]))
+        return geometry.from_rle(hit["mask"].iloc[0])
 
     def verify(self) -> list[str]:
         return release.verify(self.folder)

@@ -21,11 +21,17 @@ _REGION_KEY_FIELDS = [("image_id", pa.int64()), ("annotator", pa.string()), ("re
 
 _MOMENTS = ("mean", "std", "skew")
 # The 27 saiapr27 region features, in the order of the official features.txt (docs/features.md).
+# The first seven are normalised by the image (its size, its pixel coordinates' spread): their
+# names say so, apart from the images' width and height in pixels.
 FEATURE_NAMES: tuple[str, ...] = (
-    "area", "width", "height", "mean_x", "mean_y", "std_x", "std_y", "boundary_area", "convexity",
+    "area_norm", "width_norm", "height_norm", "mean_x_norm", "mean_y_norm", "std_x_norm", "std_y_norm",
+    "boundary_area", "convexity",
     *(f"rgb_{m}_{c}" for m in _MOMENTS for c in "rgb"),
     *(f"lab_{m}_{c}" for m in _MOMENTS for c in "lab"),
 )  # fmt: skip
+
+# A mask as COCO writes it: its size [height, width] and compressed RLE counts.
+RLE = pa.struct([("size", pa.list_(pa.int32())), ("counts", pa.string())])
 
 IMAGES = pa.schema(
     [
@@ -56,7 +62,7 @@ REGIONS = pa.schema(
         ("bbox_w", pa.int32()),
         ("bbox_h", pa.int32()),
         ("area_px", pa.int64()),
-        ("mask_rle", pa.string()),
+        ("mask", RLE),
         ("geometry", pa.binary()),
     ]
 )

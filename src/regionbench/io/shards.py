@@ -111,6 +111,6 @@ def region_row(
         "image_id": image_id, "annotator": annotator, "region_id": region_id,
         "label_id": label_id, "label": label, "ontology_path": ontology_path,
         "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
-        "mask_rle": geometry.encode_rle(mask),
+        "mask": geometry.rle(mask),
         "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
     }  # fmt: skip

@@ -208,7 +208,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
     out += [
         "A region-annotated image benchmark in the layout of the segmented and annotated IAPR TC-12",
         "benchmark (SAIAPR TC-12), released by regionbench. Each region carries its label, its place in",
-        "the label hierarchy, the 27 `saiapr27` features, a bounding box, a COCO RLE mask and its exact",
+        "the label hierarchy, the 27 `saiapr27` features, a bounding box, its mask as COCO writes it and its exact",
         "polygon (WKB, GeoParquet). Spatial relations, the vocabulary and subsets A-H with a 70/30",
         "train/test split complete it. `croissant.json` describes every field; `manifest.json` holds",
         "the checksums that `regionbench verify` checks.",

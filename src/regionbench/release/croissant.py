@@ -88,15 +88,34 @@ def context() -> dict:
     }
 
 
+def _rle_parts(table: str, column: str, file_id: str) -> list[dict]:
+    """The sub-fields of a COCO RLE struct column: size [height, width] and counts."""
+    parts = {"size": ("cr:Int32", "[height, width] of the mask"), "counts": ("sc:Text", "COCO compressed RLE counts")}
+    return [
+        {
+            "@type": "cr:Field",
+            "@id": f"{table}/{column}/{name}",
+            "name": name,
+            "description": text,
+            "dataType": kind,
+            **({"isArray": True, "arrayShape": "2"} if name == "size" else {}),
+            "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}, "transform": {"jsonPath": name}},
+        }
+        for name, (kind, text) in parts.items()
+    ]
+
+
 def _field(table: str, column: str, spec: dict, file_id: str) -> dict:
     out = {
         "@type": "cr:Field",
         "@id": f"{table}/{column}",
         "name": column,
         "description": spec["description"],
-        "dataType": DATA_TYPES[spec["x-arrow-type"]],
-        "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}},
     }
+    if spec["x-arrow-type"] == "rle":
+        return {**out, "dataType": "sc:Text", "subField": _rle_parts(table, column, file_id)}
+    out["dataType"] = DATA_TYPES[spec["x-arrow-type"]]
+    out["source"] = {"fileObject": {"@id": file_id}, "extract": {"column": column}}
     if column in ("split", "image_split"):
         out["dataType"] = [out["dataType"], SPLIT_TYPE]
         out["references"] = {"field": {"@id": "splits/name"}}

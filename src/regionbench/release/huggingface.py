@@ -103,6 +103,11 @@ def _feature(field: pa.Field) -> dict:
     """A column as ``dataset_info`` lists it."""
     if field.name == IMAGE and field.type == IMAGE_TYPE:
         return {"name": field.name, "dtype": "image"}
+    if pa.types.is_struct(field.type):  # a mask: size [height, width], counts
+        return {
+            "name": field.name,
+            "struct": [{"name": "size", "list": "int32"}, {"name": "counts", "dtype": "string"}],
+        }
     if pa.types.is_binary(field.type):
         return {"name": field.name, "dtype": "binary"}
     return {"name": field.name, "dtype": FEATURE_TYPES[str(field.type)]}

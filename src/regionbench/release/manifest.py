@@ -16,7 +16,9 @@ from pathlib import Path, PurePosixPath
 
 from regionbench.errors import InputError
 
-FORMAT = "regionbench-release/1"
+# 2: regions.mask is COCO's {size, counts} (was mask_rle, the counts alone) and the normalised
+# features are named so (area_norm, width_norm, ...; were area, width, ...).
+FORMAT = "regionbench-release/2"
 
 
 class ReleaseError(InputError):

@@ -19,6 +19,7 @@ import jsonschema
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from regionbench import tables
 from regionbench.release.manifest import ReleaseError
 
 TABLES = ("images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement", "image_labels")
@@ -34,6 +35,7 @@ ARROW_TYPES = {
     "string": pa.string(),
     "bool": pa.bool_(),
     "binary": pa.binary(),
+    "rle": tables.RLE,  # a mask as COCO writes it: {size: [height, width], counts}
 }
 
 

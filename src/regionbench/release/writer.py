@@ -50,10 +50,14 @@ def regions_table(regions: pa.Table, features: pa.Table, splits: pa.Table) -> pa
         raise ReleaseError(
             f"features cover {features.num_rows} regions of {regions.num_rows}; rerun the features stage"
         )
-    joined = regions.join(features, tables.REGION_KEY, join_type="left outer").join(
+    # Arrow joins carry no struct column (the mask): join the rest, then take the masks by row.
+    rest = regions.drop_columns(["mask"]).append_column("_row", pa.array(range(regions.num_rows), pa.int64()))
+    joined = rest.join(features, tables.REGION_KEY, join_type="left outer").join(
         splits, tables.REGION_KEY, join_type="left outer"
     )
-    return joined.sort_by([(k, "ascending") for k in tables.REGION_KEY])
+    joined = joined.sort_by([(k, "ascending") for k in tables.REGION_KEY])
+    masks = regions["mask"].take(joined["_row"])
+    return joined.drop_columns(["_row"]).append_column("mask", masks)
 
 
 def read_tables(folder: Path) -> dict[str, pa.Table]:

@@ -58,14 +58,14 @@ def export_release(
             writer.caption(image["folder"], image["image_id"], fields, image["caption_encoding"])
 
     rows: dict[str, FolderRows] = defaultdict(FolderRows)
-    columns = ["image_id", "region_id", "label_id", "ontology_path", "mask_rle", *tables.FEATURE_NAMES]
+    columns = ["image_id", "region_id", "label_id", "ontology_path", "mask", *tables.FEATURE_NAMES]
     for region in regions.select(columns).to_pylist():
         image = by_id[region["image_id"]]
         values = np.array([region[n] for n in tables.FEATURE_NAMES])
         rows[image["folder"]].add(
             region["image_id"], region["region_id"], region["label_id"], region["ontology_path"], values
         )
-        mask = geometry.decode_rle(region["mask_rle"], image["height"], image["width"])
+        mask = geometry.from_rle(region["mask"])
         writer.mask(image["folder"], region["image_id"], region["region_id"], mask)
     sizes: dict[int, int] = {}
     for image_id, region_id in zip(*(regions.column(c).to_pylist() for c in ("image_id", "region_id")), strict=True):
