@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,30 @@ def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         for name in ("images", "regions", "rejects", "features", "relations"):
             tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
     return out
+
+
+# The README's fenced code blocks: an optional ``<!-- run by: FILE::TEST -->`` line, then the
+# fence with the block's kind (sh, console, python, yaml, text).
+README_BLOCK = re.compile(r"^(?:<!-- run by: (?P<by>\S+) -->\n)?```(?P<kind>\w*)\n(?P<body>.*?)^```$", re.M | re.S)
+
+
+@dataclass(frozen=True)
+class ReadmeBlock:
+    line: int  # of the block's first line in README.md
+    kind: str
+    body: str
+    by: str | None  # the test that runs it elsewhere
+
+
+def readme_blocks(heading: str | None = None) -> list[ReadmeBlock]:
+    """The README's code blocks, or those of the section under ``heading`` (a whole line)."""
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    start, end = 0, len(text)
+    if heading is not None:
+        start = text.index(f"\n{heading}\n") + len(heading) + 2
+        following = text.find("\n#", start)  # the next heading ends the section
+        end = following if following >= 0 else len(text)
+    return [
+        ReadmeBlock(text.count("\n", 0, m.start("body")) + 1, m["kind"], m["body"], m["by"])
+        for m in README_BLOCK.finditer(text, start, end)
+    ]

@@ -9,42 +9,23 @@ configuration (checked against the config schema), ``text`` output and listings 
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, build, workflow_copy
+from conftest import PROJECT, ReadmeBlock, build, readme_blocks, workflow_copy
 
 from regionbench import config as build_config
 
 pytestmark = pytest.mark.workflow
 
-README = PROJECT / "README.md"
-BLOCK = re.compile(r"^(?:<!-- run by: (?P<by>\S+) -->\n)?```(?P<kind>\w*)\n(?P<body>.*?)^```$", re.M | re.S)
 KINDS = {"sh", "console", "python", "yaml", "text"}
 
 
-@dataclass(frozen=True)
-class Block:
-    line: int
-    kind: str
-    body: str
-    by: str | None
-
-
-def blocks() -> list[Block]:
-    text = README.read_text(encoding="utf-8")
-    return [
-        Block(text.count("\n", 0, m.start("body")) + 1, m["kind"], m["body"], m["by"]) for m in BLOCK.finditer(text)
-    ]
-
-
 def test_every_block_says_what_it_is_and_where_it_runs() -> None:
-    found = blocks()
+    found = readme_blocks()
     assert len(found) > 25
     assert [b.line for b in found if b.kind not in KINDS] == []
     # Commands run elsewhere name their test; the first block is `make release` and `make test`.
@@ -55,7 +36,7 @@ def test_every_block_says_what_it_is_and_where_it_runs() -> None:
 
 
 def test_the_tests_the_readme_names_exist() -> None:
-    for block in (b for b in blocks() if b.by):
+    for block in (b for b in readme_blocks() if b.by):
         file, name = block.by.split("::")
         assert f"def {name}(" in (PROJECT / file).read_text(encoding="utf-8"), f"README line {block.line}: {block.by}"
 
@@ -66,7 +47,7 @@ def test_make_release_is_the_build_the_demo_test_runs() -> None:
 
 
 def test_yaml_examples_are_valid_configurations(tmp_path: Path) -> None:
-    for block in (b for b in blocks() if b.kind == "yaml"):
+    for block in (b for b in readme_blocks() if b.kind == "yaml"):
         override = tmp_path / f"line{block.line}.yaml"
         override.write_text(block.body)
         cfg, layers = build_config.load_layers(PROJECT, [override])
@@ -99,7 +80,7 @@ def matches(expected: list[str], got: list[str]) -> bool:
     return bool(got) and got[0] == expected[0] and matches(expected[1:], got[1:])
 
 
-def run_console(block: Block, cwd: Path, env: dict) -> None:
+def run_console(block: ReadmeBlock, cwd: Path, env: dict) -> None:
     """Each ``$ command`` of the block, its output against the lines that follow it."""
     steps: list[tuple[str, list[str]]] = []
     for line in block.body.splitlines():
@@ -122,7 +103,7 @@ def test_the_readme_examples_run_on_the_demo(demo: tuple[Path, subprocess.Comple
     project, _ = demo
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     ran = 0
-    for block in (b for b in blocks() if not b.by and b.kind in ("python", "console")):
+    for block in (b for b in readme_blocks() if not b.by and b.kind in ("python", "console")):
         if block.kind == "python":
             done = subprocess.run(
                 [sys.executable, "-c", block.body], cwd=project, env=env, capture_output=True, text=True
@@ -137,7 +118,7 @@ def test_the_readme_examples_run_on_the_demo(demo: tuple[Path, subprocess.Comple
 def test_the_build_output_in_the_readme_is_the_demo_s(demo: tuple[Path, subprocess.CompletedProcess]) -> None:
     """The README's quoted build output: its first line and its summary are the demo's, as built."""
     _, done = demo
-    quoted = next(b for b in blocks() if b.kind == "text" and "\nrunning " in b.body).body.splitlines()
+    quoted = next(b for b in readme_blocks() if b.kind == "text" and "\nrunning " in b.body).body.splitlines()
     plan = next(line for line in quoted if line.startswith("running "))
     assert plan in done.stderr.splitlines(), done.stderr + done.stdout
     summary = done.stdout.strip().splitlines()

@@ -20,7 +20,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 import shapely
-from conftest import PROJECT, TINY_RELEASE, build, file_digests, workflow_copy, write_config
+from conftest import PROJECT, TINY_RELEASE, build, file_digests, readme_blocks, workflow_copy, write_config
 from pycocotools import mask as coco_mask
 
 import regionbench
@@ -351,13 +351,6 @@ def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
     assert official["pairs_compared"] > 0 and {g["agreement"] for g in official["groups"].values()} == {1.0}
 
 
-def readme_blocks(heading: str) -> list[str]:
-    """The fenced code blocks of the README section under ``heading``."""
-    text = (PROJECT / "README.md").read_text(encoding="utf-8")
-    section = text.split(f"\n{heading}\n", 1)[1].split("\n#", 1)[0]
-    return re.findall(r"^```\w*\n(.*?)^```", section, re.M | re.S)
-
-
 def shell_lines(block: str, substitutions: dict[str, str]) -> list[str]:
     """The commands of a README block, comments dropped, with the placeholders substituted."""
     lines = []
@@ -415,7 +408,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     run(["git", "clone", "-q", str(origin), str(maintainer)], tmp_path)
 
     names = {"demo-v1.0.0": "tiny-v1.0.0", "releases/demo/": "releases/tiny/", "demo-1.0.0": "tiny-1.0.0"}
-    flow = readme_blocks("### Maintainers: build, verify, push, tag")[0]
+    flow = readme_blocks("### Maintainers: build, verify, push, tag")[0].body
     for line in shell_lines(flow, {**names, "/path/or/url": str(tmp_path / "remote"), "Release demo": "Release tiny"}):
         run(line, maintainer)
     released = maintainer / VERSION
@@ -440,7 +433,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     cached.write_bytes(card.read_bytes())
     env["REGIONBENCH_CACHE"] = str(tmp_path / "cache")
 
-    researcher = readme_blocks("### Researchers: pull a pinned version")
+    researcher = [b.body for b in readme_blocks("### Researchers: pull a pinned version")]
     places = {**names, "https://github.com/ORG/REPO": str(origin)}
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -473,7 +466,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     refused = run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following, ok=False)
     last = (refused.stdout + refused.stderr).strip().splitlines()[-1]
     assert refused.returncode != 0 and "need MAJOR" in last and "over 1.0.0" in last, last
-    (experiment,) = shell_lines(readme_blocks("### Maintainers: build, verify, push, tag")[1], {})
+    (experiment,) = shell_lines(readme_blocks("### Maintainers: build, verify, push, tag")[1].body, {})
     refused = run(experiment, following, ok=False)
     *_, ours, dvc_error = refused.stderr.strip().splitlines()
     assert refused.returncode != 0 and dvc_error.startswith("ERROR: failed to reproduce 'release'"), dvc_error
