@@ -20,7 +20,7 @@ from typing import NoReturn
 import numpy as np
 import pyarrow.parquet as pq
 
-from regionbench import __version__, errors, evaluation, jobs, loader, numbers, release, tables, vocabulary
+from regionbench import __version__, errors, evaluation, geometry, jobs, loader, numbers, release, tables, vocabulary
 from regionbench import config as build_config
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
@@ -173,11 +173,12 @@ def _image_bytes(rel: loader.Release, ids: list[int], root: str | None) -> dict[
         return {i: (Path(root) / paths[i]).read_bytes() for i in ids}
     found: dict[int, bytes] = {}
     for path in sorted((rel.folder / "hf").glob("images-*.parquet")):
-        table = pq.read_table(path)
-        if "image" in table.column_names:
-            for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
-                if image_id in ids:
-                    found[image_id] = cell["bytes"]
+        if "image" not in pq.read_schema(path).names:
+            continue
+        # Only the rows asked for: the files hold every image's bytes.
+        table = pq.read_table(path, columns=["image_id", "image"], filters=[("image_id", "in", ids)])
+        for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
+            found[image_id] = cell["bytes"]
     missing = [i for i in ids if i not in found]
     if missing:
         raise UserError(
@@ -206,7 +207,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         with Image.open(io.BytesIO(files[image_id])) as im:
             pixels = np.asarray(im.convert("RGB"))
         mine = regions[regions["image_id"] == image_id]
-        masks = [(r.label, rel.mask(image_id, r.region_id, r.annotator)) for r in mine.itertuples()]
+        masks = [(r.label, geometry.from_rle(r.mask)) for r in mine.itertuples()]
         title = f"{image_id}: {captions[image_id]}" if captions[image_id] else str(image_id)
         panels.append({"pixels": pixels, "masks": masks, "title": title})
     plots.release_images(panels, args.out)
