@@ -99,7 +99,7 @@ def test_the_client_modules_need_no_build_dependency() -> None:
     """load, verify, diff and evaluate import nothing of the build extra."""
     code = (
         "import sys, regionbench, regionbench.cli, regionbench.loader, regionbench.evaluation, regionbench.release\n"
-        "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'PIL', 'dvc', 'threadpoolctl', 'zlib_ng', 'isal', 'numba', 'llvmlite'}\n"
+        "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'PIL', 'dvc', 'threadpoolctl', 'zlib_ng', 'isal', 'numba', 'llvmlite', 'mlcroissant', 'rdflib', 'huggingface_hub', 'statsmodels', 'SimpleITK'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

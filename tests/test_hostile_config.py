@@ -35,6 +35,9 @@ def check(*files: Path) -> None:
         (b'raw_dir: ""\n', r"bad.yaml: raw_dir: '' should be non-empty"),
         (b"raw_dir: data/saiapr\n", r"bad.yaml: raw_dir 'data/saiapr' is relative; give the absolute path"),
         (b"raw_dir: /nowhere/at/all\n", r"raw_dir '/nowhere/at/all' does not exist"),
+        (b"release: {date: '2026-02-30'}\n", r"bad.yaml: release.date: '2026-02-30' is not a 'date'"),
+        (b"release: {date: '0999-01-01'}\n", r"release.date: '0999-01-01' does not match"),
+        (b"release: {date: null}\n", r"bad.yaml: release.date: None is not of type 'string'"),
         (b"- a list\n", r"bad.yaml: a config file must hold a mapping of settings"),
     ],
 )
@@ -109,7 +112,8 @@ def test_a_bug_shows_its_traceback_and_asks_for_a_report(monkeypatch: pytest.Mon
 
 KEYS = st.sampled_from(
     ["dataset", "raw_dir", "synth", "ingest", "relations", "subsets", "classifiers", "release", "agreement", "tau",
-     "strict", "seed", "profile", "version", "min_iou", "names", "previous", "max_image_pixels"]
+     "strict", "seed", "profile", "version", "min_iou", "names", "previous", "max_image_pixels", "date",
+     "creator", "license"]
 )  # fmt: skip
 VALUES = st.recursive(
     st.none()
@@ -117,7 +121,9 @@ VALUES = st.recursive(
     | st.integers(-5, 10**12)
     | st.floats()
     | st.text(max_size=12)
-    | st.sampled_from(["", "/", "relative/path", "/nowhere", ".nan", "1_0", "\u0663", "v1.0", "tiny"]),
+    | st.sampled_from(
+        ["", "/", "relative/path", "/nowhere", ".nan", "1_0", "\u0663", "v1.0", "tiny", "2026-02-30", "2024-02-29"]
+    ),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
     max_leaves=8,
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import hashlib
 import itertools
 import json
@@ -21,6 +23,8 @@ import pyarrow.parquet as pq
 import pytest
 import shapely
 from conftest import PROJECT, TINY_RELEASE, build, file_digests, readme_blocks, workflow_copy, write_config
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pycocotools import mask as coco_mask
 
 import regionbench
@@ -40,16 +44,20 @@ def tiny_release(tiny_build: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(tiny_build / VERSION, tmp_path / "v1.0.0"))
 
 
+def provenance_of(folder: Path, version: str) -> release.Provenance:
+    """The provenance ``folder``'s release was written with, as ``version``."""
+    manifest = release.read_manifest(folder)
+    fields = [f.name for f in dataclasses.fields(release.Provenance) if f.name != "version"]
+    return release.Provenance(version=version, **{name: manifest[name] for name in fields})
+
+
 def rewrite(folder: Path, version: str, out: Path, change=None, published: Path | None = None) -> dict:
     """Write ``folder``'s tables again as ``version`` with ``folder`` as the previous release
     (none when ``published``, this version as built before, is given)."""
     data = release.read_tables(folder)
     if change is not None:
         change(data)
-    manifest = release.read_manifest(folder)
-    provenance = release.Provenance(
-        "tiny", version, manifest["code_version"], manifest["config_sha256"], manifest["inputs_sha256"]
-    )
+    provenance = provenance_of(folder, version)
     results = {p.relative_to(folder / "results").as_posix(): p for p in (folder / "results").rglob("*") if p.is_file()}
     previous = None if published else folder
     return release.write_release(out, data, results, provenance, previous=previous, published=published)
@@ -87,7 +95,7 @@ def test_an_older_table_layout_is_other_content(tiny_release: Path, tmp_path: Pa
             tmp_path / "next",
             release.read_tables(tiny_release),
             {},
-            release.Provenance("tiny", "1.1.0", "x", "y", "z"),
+            provenance_of(tiny_release, "1.1.0"),
             previous=older,
         )
 
@@ -254,6 +262,35 @@ def test_croissant_validates_without_a_warning_and_every_record_set_loads(tiny_b
     assert fields["regions/label_id"]["references"] == {"field": {"@id": "vocabulary/label_id"}}
     assert document["datePublished"] == "2026-11-23" and document["creator"]["name"] == "regionbench"
     assert "url" not in document and document["description"].startswith("Synthetic")  # not the original's page
+
+
+# What a configuration may set that Croissant carries: any text the config schema lets through.
+SETTINGS = st.fixed_dictionaries(
+    {
+        "dataset": st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,20}", fullmatch=True),
+        "creator": st.text(min_size=1, max_size=30),
+        "license": st.text(min_size=1, max_size=20),
+        "date": st.dates(min_value=datetime.date(1000, 1, 1)).map(datetime.date.isoformat),  # as the config allows
+        "synthetic": st.booleans(),
+        "version": st.tuples(*[st.integers(0, 10**6)] * 3).map(lambda v: ".".join(map(str, v))),
+    }
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(SETTINGS)
+def test_croissant_of_any_configured_release_has_no_issue(tiny_build: Path, chosen: dict) -> None:
+    """Whatever dataset name, creator, licence, date and version a configuration gives, the
+    Croissant metadata mlcroissant builds carries them with no error and no warning."""
+    from regionbench.release import croissant
+
+    manifest = {**release.read_manifest(tiny_build / VERSION), **chosen}
+    meta = croissant.metadata(tiny_build / VERSION, manifest)
+    assert meta.ctx.issues.errors == set() and meta.ctx.issues.warnings == set()
+    document = croissant.croissant(tiny_build / VERSION, manifest)
+    assert document["creator"]["name"] == chosen["creator"] and document["version"] == chosen["version"]
+    assert document["datePublished"] == chosen["date"]
+    assert ("url" in document) == (not chosen["synthetic"])
 
 
 def test_hugging_face_datasets_loads_real_splits(tiny_build: Path, tmp_path: Path) -> None:
@@ -512,10 +549,7 @@ def test_a_release_from_parts_is_the_release_from_whole_tables(tiny_release: Pat
         parts = {name: _slices(table, [1, 7, table.num_rows // 2]) for name, table in data.items()}
     else:
         parts = {name: _interleaved(table) for name, table in data.items()}
-    manifest = release.read_manifest(tiny_release)
-    provenance = release.Provenance(
-        "tiny", "1.0.0", manifest["code_version"], manifest["config_sha256"], manifest["inputs_sha256"]
-    )
+    provenance = provenance_of(tiny_release, "1.0.0")
     results = {p.relative_to(tiny_release / "results").as_posix(): p for p in (tiny_release / "results").rglob("*")}
     out = tmp_path / "v1.0.0"
     release.write_release(out, parts, {k: v for k, v in results.items() if v.is_file()}, provenance)

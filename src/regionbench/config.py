@@ -15,6 +15,9 @@ import yaml
 
 from regionbench.errors import InputError
 
+# The schema's formats are checked too (a release date must be a day of the calendar).
+FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
 
 class ConfigError(InputError):
     """A configuration that violates its schema; the message names the file, the key and the fix."""
@@ -126,7 +129,9 @@ def validate(config: dict, schema_path: Path, source: str | Layers = "config") -
     if (bad := _non_finite(config)) is not None:
         raise ConfigError(f"{where(bad)}: not a finite number; give a number such as 0.5")
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema, format_checker=FORMATS).iter_errors(config)
+    )
     if error is not None:
         raise ConfigError(
             f"{where(tuple(error.absolute_path))}: {error.message}; see {schema_path.name} for allowed values"

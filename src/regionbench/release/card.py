@@ -10,8 +10,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from regionbench.release import huggingface
-from regionbench.release.croissant import CITATION
 from regionbench.release.schemas import TABLES, load_schemas
+
+ORIGINAL = "https://www.imageclef.org/SIAPRdata"  # the home of SAIAPR TC-12, whose recipe is followed
+CITATION = (
+    "@article{escalante2010saiapr, title={The segmented and annotated {IAPR} {TC-12} benchmark}, "
+    "author={Escalante, Hugo Jair and Hern{\\'a}ndez, Carlos A. and Gonzalez, Jesus A. and "
+    "L{\\'o}pez-L{\\'o}pez, A. and Montes, Manuel and Morales, Eduardo F. and Sucar, L. Enrique and "
+    "Villase{\\~n}or, Luis and Grubinger, Michael}, journal={Computer Vision and Image Understanding}, "
+    "volume={114}, number={4}, pages={419--428}, year={2010}}"
+)
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:

@@ -1,28 +1,35 @@
 """Croissant 1.1 metadata of a release: one FileObject per file, one RecordSet per table.
 
-Every field reads one Parquet column; its description and type come from the table's JSON
-Schema, so the two cannot drift. The train/test split is a field typed as a Croissant split
-(``wd:Q3985153``) that references the ``splits`` RecordSet.
+Built with mlcroissant's own classes, so the document is what its validator understands. Every
+field reads one Parquet column; its description and type come from the table's JSON Schema, so
+the two cannot drift. The train/test split is a field typed as a Croissant split that references
+the ``splits`` RecordSet.
 """
 
 from __future__ import annotations
 
-import json
+import datetime
 from pathlib import Path
 
-from regionbench.release.manifest import sha256_file
+import mlcroissant as mlc
+import rdflib
+
+from regionbench.release.card import CITATION, ORIGINAL
+from regionbench.release.manifest import ReleaseError, sha256_file
 from regionbench.release.schemas import TABLES, load_schemas
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
+INT32, TEXT = mlc.DataType.INT32, mlc.DataType.TEXT
 DATA_TYPES = {
-    "int32": "cr:Int32",
-    "int64": "cr:Int64",
-    "double": "cr:Float64",
-    "string": "sc:Text",
-    "bool": "sc:Boolean",
-    "binary": "sc:Text",
+    "int32": INT32,
+    "int64": mlc.DataType.INT64,
+    "double": mlc.DataType.FLOAT64,
+    "string": TEXT,
+    "bool": mlc.DataType.BOOL,
+    "binary": TEXT,
 }
-SPLIT_TYPE = "wd:Q3985153"
+# The geometry column's WKB, typed as GeoSPARQL's literal for it beside the text mlcroissant reads.
+WKB = "http://www.opengis.net/ont/geosparql#wkbLiteral"
 # Columns that name a record of another table: (table, column) -> the key field they reference.
 REFERENCES = {
     ("regions", "image_id"): "images/image_id",
@@ -33,165 +40,145 @@ REFERENCES = {
     ("image_labels", "image_id"): "images/image_id",
     ("image_labels", "label_id"): "vocabulary/label_id",
 }
-ORIGINAL = "https://www.imageclef.org/SIAPRdata"  # the home of SAIAPR TC-12, whose recipe is followed
-CITATION = (
-    "@article{escalante2010saiapr, title={The segmented and annotated {IAPR} {TC-12} benchmark}, "
-    "author={Escalante, Hugo Jair and Hern{\\'a}ndez, Carlos A. and Gonzalez, Jesus A. and "
-    "L{\\'o}pez-L{\\'o}pez, A. and Montes, Manuel and Morales, Eduardo F. and Sucar, L. Enrique and "
-    "Villase{\\~n}or, Luis and Grubinger, Michael}, journal={Computer Vision and Image Understanding}, "
-    "volume={114}, number={4}, pages={419--428}, year={2010}}"
-)
 
 
-def context() -> dict:
-    return {
-        "@language": "en",
-        "@vocab": "https://schema.org/",
-        "arrayShape": "cr:arrayShape",
-        "citeAs": "cr:citeAs",
-        "column": "cr:column",
-        "conformsTo": "dct:conformsTo",
-        "containedIn": "cr:containedIn",
-        "cr": "http://mlcommons.org/croissant/",
-        "rai": "http://mlcommons.org/croissant/RAI/",
-        "data": {"@id": "cr:data", "@type": "@json"},
-        "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-        "dct": "http://purl.org/dc/terms/",
-        "examples": {"@id": "cr:examples", "@type": "@json"},
-        "equivalentProperty": "cr:equivalentProperty",
-        "extract": "cr:extract",
-        "field": "cr:field",
-        "fileProperty": "cr:fileProperty",
-        "fileObject": "cr:fileObject",
-        "fileSet": "cr:fileSet",
-        "format": "cr:format",
-        "includes": "cr:includes",
-        "isArray": "cr:isArray",
-        "isLiveDataset": "cr:isLiveDataset",
-        "jsonPath": "cr:jsonPath",
-        "key": "cr:key",
-        "md5": "cr:md5",
-        "parentField": "cr:parentField",
-        "path": "cr:path",
-        "recordSet": "cr:recordSet",
-        "references": "cr:references",
-        "regex": "cr:regex",
-        "repeated": "cr:repeated",
-        "replace": "cr:replace",
-        "samplingRate": "cr:samplingRate",
-        "sc": "https://schema.org/",
-        "separator": "cr:separator",
-        "source": "cr:source",
-        "subField": "cr:subField",
-        "transform": "cr:transform",
-        "wd": "https://www.wikidata.org/wiki/",
-    }
+def _source(ctx: mlc.Context, file_id: str, column: str, json_path: str | None = None) -> mlc.Source:
+    """Where a field's values are: ``column`` of the Parquet file ``file_id``, optionally one key of it."""
+    transforms = [mlc.Transform(ctx=ctx, json_path=json_path)] if json_path else []
+    return mlc.Source(ctx=ctx, file_object=file_id, extract=mlc.Extract(ctx=ctx, column=column), transforms=transforms)
 
 
-def _rle_parts(table: str, column: str, file_id: str) -> list[dict]:
+def _rle_parts(ctx: mlc.Context, table: str, column: str, file_id: str) -> list[mlc.Field]:
     """The sub-fields of a COCO RLE struct column: size [height, width] and counts."""
-    parts = {"size": ("cr:Int32", "[height, width] of the mask"), "counts": ("sc:Text", "COCO compressed RLE counts")}
+    parts = {"size": (INT32, "[height, width] of the mask"), "counts": (TEXT, "COCO compressed RLE counts")}
     return [
-        {
-            "@type": "cr:Field",
-            "@id": f"{table}/{column}/{name}",
-            "name": name,
-            "description": text,
-            "dataType": kind,
-            **({"isArray": True, "arrayShape": "2"} if name == "size" else {}),
-            "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}, "transform": {"jsonPath": name}},
-        }
+        mlc.Field(
+            ctx=ctx,
+            id=f"{table}/{column}/{name}",
+            name=name,
+            description=text,
+            data_types=[kind],
+            **({"is_array": True, "array_shape": "2"} if name == "size" else {}),
+            source=_source(ctx, file_id, column, json_path=name),
+        )
         for name, (kind, text) in parts.items()
     ]
 
 
-def _field(table: str, column: str, spec: dict, file_id: str) -> dict:
-    out = {
-        "@type": "cr:Field",
-        "@id": f"{table}/{column}",
-        "name": column,
-        "description": spec["description"],
-    }
+def _field(ctx: mlc.Context, table: str, column: str, spec: dict, file_id: str) -> mlc.Field:
+    """The Croissant field of one column, typed and described by its JSON Schema property."""
+    field_id = f"{table}/{column}"
     if spec["x-arrow-type"] == "rle":
-        return {**out, "dataType": "sc:Text", "subField": _rle_parts(table, column, file_id)}
-    out["dataType"] = DATA_TYPES[spec["x-arrow-type"]]
-    out["source"] = {"fileObject": {"@id": file_id}, "extract": {"column": column}}
+        return mlc.Field(
+            ctx=ctx,
+            id=field_id,
+            name=column,
+            description=spec["description"],
+            data_types=[TEXT],
+            sub_fields=_rle_parts(ctx, table, column, file_id),
+        )
+    data_types, target = [DATA_TYPES[spec["x-arrow-type"]]], REFERENCES.get((table, column))
+    if spec["x-arrow-type"] == "binary":
+        data_types.append(rdflib.URIRef(WKB))
     if column in ("split", "image_split"):
-        out["dataType"] = [out["dataType"], SPLIT_TYPE]
-        out["references"] = {"field": {"@id": "splits/name"}}
-    elif (table, column) in REFERENCES:
-        out["references"] = {"field": {"@id": REFERENCES[table, column]}}
-    return out
+        data_types, target = [*data_types, mlc.DataType.SPLIT], "splits/name"
+    return mlc.Field(
+        ctx=ctx,
+        id=field_id,
+        name=column,
+        description=spec["description"],
+        data_types=data_types,
+        source=_source(ctx, file_id, column),
+        **({"references": mlc.Source(ctx=ctx, field=target)} if target else {}),
+    )
 
 
-def _splits() -> dict:
-    return {
-        "@type": "cr:RecordSet",
-        "@id": "splits",
-        "name": "splits",
-        "description": "The splits of subsets A-H: 70 % train, 30 % test within each label.",
-        "dataType": "cr:Split",
-        "key": {"@id": "splits/name"},
-        "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name", "dataType": "sc:Text"}],
-        "data": [{"splits/name": "train"}, {"splits/name": "test"}],
-    }
+def _splits(ctx: mlc.Context) -> mlc.RecordSet:
+    """The split RecordSet the split fields reference: its records are written inline."""
+    return mlc.RecordSet(
+        ctx=ctx,
+        id="splits",
+        name="splits",
+        description="The splits of subsets A-H: 70 % train, 30 % test within each label.",
+        data_types=[mlc.DataType.SPLIT],
+        key=["splits/name"],
+        fields=[mlc.Field(ctx=ctx, id="splits/name", name="name", data_types=[TEXT])],
+        data=[{"splits/name": "train"}, {"splits/name": "test"}],
+    )
 
 
-def croissant(folder: Path, manifest: dict) -> dict:
-    """The Croissant document of the release in ``folder`` (its data files already written)."""
+def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
+    """The Croissant metadata of the release in ``folder`` (its data files already written).
+
+    Parameters: ``folder``, the release folder being assembled; ``manifest``, its manifest so
+    far (tables with their paths, dataset, version, licence, creator, date, synthetic).
+    Returns the ``mlcroissant`` Metadata; its ``ctx.issues`` holds what mlcroissant found wrong.
+    """
     folder = Path(folder)
+    ctx = mlc.Context(conforms_to=CONFORMS_TO)
     schemas = load_schemas(folder / "schemas")
-    files, record_sets = [], [_splits()]
+    files, record_sets = [], [_splits(ctx)]
     for name in TABLES:
         rel = manifest["tables"][name]["path"]
         files.append(
-            {
-                "@type": "cr:FileObject",
-                "@id": rel,
-                "name": rel,
-                "description": f"the {name} table (Parquet)",
-                "contentUrl": rel,
-                "encodingFormat": "application/x-parquet",
-                "sha256": sha256_file(folder / rel),
-            }
+            mlc.FileObject(
+                ctx=ctx,
+                id=rel,
+                name=rel,
+                description=f"the {name} table (Parquet)",
+                content_url=rel,
+                encoding_formats=["application/x-parquet"],
+                sha256=sha256_file(folder / rel),
+            )
         )
         doc = schemas[name].document
         record_sets.append(
-            {
-                "@type": "cr:RecordSet",
-                "@id": name,
-                "name": name,
-                "description": doc["description"],
-                "key": [{"@id": f"{name}/{k}"} for k in schemas[name].key],
-                "field": [_field(name, c, spec, rel) for c, spec in doc["properties"].items()],
-            }
+            mlc.RecordSet(
+                ctx=ctx,
+                id=name,
+                name=name,
+                description=doc["description"],
+                key=[f"{name}/{k}" for k in schemas[name].key],
+                fields=[_field(ctx, name, c, spec, rel) for c, spec in doc["properties"].items()],
+            )
         )
     dataset = manifest["dataset"]
-    return {
-        "@context": context(),
-        "@type": "sc:Dataset",
-        "name": f"regionbench-{dataset}",
-        "description": (
+    return mlc.Metadata(
+        ctx=ctx,
+        name=f"regionbench-{dataset}",
+        description=(
             ("Synthetic (generated by regionbench synth, not photographs) " if manifest["synthetic"] else "")
             + f"region-annotated image benchmark '{dataset}' built by regionbench after the segmented and "
             "annotated IAPR TC-12 benchmark (SAIAPR TC-12): images, regions with labels, features, masks "
             "and polygons, spatial relations, the label vocabulary and hierarchy, and subsets A-H with "
             "their train/test split."
         ),
-        "conformsTo": CONFORMS_TO,
-        "version": manifest["version"],
-        "license": f"https://spdx.org/licenses/{manifest['license']}.html",
-        "creator": {"@type": "sc:Organization", "name": manifest["creator"]},
-        **({"datePublished": manifest["date"]} if manifest["date"] else {}),
+        version=manifest["version"],
+        license=[f"https://spdx.org/licenses/{manifest['license']}.html"],
+        creators=[mlc.Organization(ctx=ctx, name=manifest["creator"])],
+        date_published=datetime.datetime.fromisoformat(manifest["date"]),
         # A synthetic collection is not the original benchmark: it only follows its recipe.
-        **({} if manifest["synthetic"] else {"url": ORIGINAL}),
-        "isBasedOn": ORIGINAL,
-        "citeAs": CITATION,
-        "keywords": ["image annotation", "region labelling", "segmentation", "SAIAPR TC-12", "benchmark"],
-        "distribution": files,
-        "recordSet": record_sets,
-    }
+        url=None if manifest["synthetic"] else ORIGINAL,
+        cite_as=CITATION,
+        keywords=["image annotation", "region labelling", "segmentation", "SAIAPR TC-12", "benchmark"],
+        distribution=files,
+        record_sets=record_sets,
+    )
 
 
-def read(folder: Path) -> dict:
-    return json.loads((Path(folder) / "croissant.json").read_text(encoding="utf-8"))
+def croissant(folder: Path, manifest: dict) -> dict:
+    """The Croissant JSON-LD document of the release in ``folder``, as ``metadata`` serialises it.
+
+    Raises ``ReleaseError`` naming what mlcroissant finds wrong (an error or a warning): a
+    release never carries metadata its own validator questions.
+    """
+    try:
+        meta = metadata(folder, manifest)
+    except mlc.ValidationError as exc:  # mlcroissant raises on errors, and only records warnings
+        raise ReleaseError(f"croissant.json: mlcroissant finds {' '.join(str(exc).split())}") from None
+    if warnings := sorted(meta.ctx.issues.warnings):
+        raise ReleaseError(f"croissant.json: mlcroissant warns: {'; '.join(warnings)}")
+    document = meta.to_json()
+    # schema.org's isBasedOn, which mlcroissant's Metadata does not model: the original benchmark.
+    document["isBasedOn"] = ORIGINAL
+    return document

@@ -70,9 +70,9 @@ class Provenance:
     code_version: str
     config_sha256: str
     inputs_sha256: str
+    date: str  # publication date, YYYY-MM-DD (Croissant's datePublished, which it recommends)
     license: str = "CC-BY-4.0"  # SPDX id
     synthetic: bool = False  # the images and masks were generated (regionbench synth), not collected
-    date: str | None = None  # publication date, YYYY-MM-DD
     creator: str = "regionbench"  # who made the release
 
 

@@ -17,7 +17,6 @@ import pyarrow.parquet as pq
 
 from regionbench import tables
 from regionbench.release import card as card_module
-from regionbench.release import croissant as croissant_module
 from regionbench.release import huggingface
 from regionbench.release.geoparquet import geo_metadata
 from regionbench.release.manifest import (
@@ -169,7 +168,9 @@ def write_release(
             for name in TABLES
         },
     }
-    document = (croissant or croissant_module.croissant)(staging, manifest)
+    if croissant is None:
+        from regionbench.release.croissant import croissant  # the build's: mlcroissant
+    document = croissant(staging, manifest)
     tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
     (staging / "README.md").write_text((card or card_module.dataset_card)(staging, manifest), encoding="utf-8")
     manifest["files"] = file_digests(staging)
