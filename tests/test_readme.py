@@ -120,6 +120,6 @@ def test_the_build_output_in_the_readme_is_the_demo_s(demo: tuple[Path, subproce
     _, done = demo
     quoted = next(b for b in readme_blocks() if b.kind == "text" and "\nrunning " in b.body).body.splitlines()
     plan = next(line for line in quoted if line.startswith("running "))
-    assert plan in done.stderr.splitlines(), done.stderr + done.stdout
+    assert quoted[0] == done.stderr.splitlines()[0] and plan in done.stderr.splitlines(), done.stderr + done.stdout
     summary = done.stdout.strip().splitlines()
     assert quoted[-len(summary) :] == summary

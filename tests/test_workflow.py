@@ -69,7 +69,9 @@ def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_buil
     lines = (done.stderr + done.stdout).splitlines()
     assert len(lines) <= 30, done.stderr + done.stdout
     assert all(line.isprintable() for line in lines)  # no control characters: CI logs stay readable
-    assert re.fullmatch(r"running \d+ jobs in \d+ stages", lines[1])  # after Snakemake's profile line
+    assert lines[0] == "Using profile config/profiles/default for setting default command line arguments."
+    assert re.fullmatch(r"running \d+ jobs in \d+ stages", lines[1])
+    assert str(tiny_build) not in done.stderr + done.stdout  # paths as the user types them, never absolute
     assert any(re.fullmatch(r"\[\s*\d+/\d+\] \d+:\d\d elapsed(, ETA \d+:\d\d)?  ingest \(2 jobs\)", x) for x in lines)
     summary = done.stdout.strip().splitlines()
     assert summary[0] == f"release tiny: {TINY_RELEASE}"

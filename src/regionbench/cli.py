@@ -121,9 +121,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         extra.parent.mkdir(parents=True, exist_ok=True)
         extra.write_text(json.dumps({"release": {**cfg["release"], "previous": previous}}) + "\n")
         overrides.append(extra)
-    # Targets first: Snakemake's --configfile takes every word after it.
+    # Targets first: Snakemake's --configfile takes every word after it. The profile is given
+    # relative to the project (Snakemake runs there), as Snakemake prints it on its first line.
     cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),
-           "--directory", str(project), "--profile", str(project / "config" / "profiles" / args.profile)]  # fmt: skip
+           "--directory", str(project), "--profile", f"config/profiles/{args.profile}"]  # fmt: skip
     if args.cores:
         cmd += ["--cores", str(args.cores)]
     if overrides:
