@@ -11,7 +11,8 @@ Modules, each importing only those above it:
 - ``geoparquet``: metadata of the regions' geometry column;
 - ``records``: record digests and content hashes, over tables given whole or in parts;
 - ``versions``: semantic versions, record diffs, the bump rule;
-- ``croissant`` and ``card``: the release's Croissant document and dataset card;
+- ``huggingface``, ``card`` and ``croissant``: the split files, the dataset card (and the
+  original benchmark's citation), the Croissant document (mlcroissant, imported when written);
 - ``writer``: assembling and writing a release; ``verify``: checking one; ``summary``: what a
   build made, in a few lines.
 """
