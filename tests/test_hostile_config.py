@@ -85,6 +85,13 @@ def test_build_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("profile", ["nope", "../profiles", "default/config.yaml", ""])
+def test_an_unknown_profile_is_one_line(profile: str, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["build", "--project-dir", str(PROJECT), "--profile", profile, "-n"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--profile {profile}: no such profile" in err and "default, slurm" in err, err
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

@@ -110,6 +110,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     cfg, layers = build_config.load_layers(project, overrides)
     build_config.validate(cfg, project / "schemas" / "config.schema.yaml", layers)
     build_config.check_raw_dir(cfg, layers.source_of(("raw_dir",)))
+    profiles = project / "config" / "profiles"
+    if not (profiles / args.profile / "config.yaml").is_file():
+        known = ", ".join(sorted(p.name for p in profiles.iterdir() if (p / "config.yaml").is_file()))
+        raise UserError(f"--profile {args.profile}: no such profile in {profiles}; choose one of: {known}")
     if args.previous:
         # The release to diff against, as one more config file (Snakemake's --config is flat).
         previous = args.previous
