@@ -92,6 +92,18 @@ def test_an_unknown_profile_is_one_line(profile: str, capsys: pytest.CaptureFixt
     assert err.count("\n") == 1 and f"--profile {profile}: no such profile" in err and "default, slurm" in err, err
 
 
+def test_an_unknown_target_ends_on_one_line_of_ours(capsys: pytest.CaptureFixture, monkeypatch) -> None:
+    """Snakemake's own refusal (here: no rule makes the target) is followed by one line of ours
+    that names no absolute path when run from the project."""
+    monkeypatch.chdir(PROJECT)
+    assert cli.main(["build", "no_such_target", "-n"]) == 1
+    last = capsys.readouterr().err.rstrip().splitlines()[-1]
+    assert (
+        last
+        == "regionbench: Snakemake stopped (exit 1) outside any regionbench job: its message above says why (job logs: logs)"
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

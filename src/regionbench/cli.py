@@ -152,8 +152,8 @@ def cmd_build(args: argparse.Namespace) -> int:
             print(f"regionbench: {message}", file=sys.stderr)
         if not messages:
             print(
-                f"regionbench: the build failed (Snakemake exit {code}) without a reason from regionbench; "
-                f"Snakemake's report above and the job logs under {project / 'logs'} say why",
+                f"regionbench: Snakemake stopped (exit {code}) outside any regionbench job: its message above "
+                f"says why (job logs: {_shown(project / 'logs')})",
                 file=sys.stderr,
             )
         # As for any command: 2 when the input or the machine is to blame, 3 for a bug.
