@@ -18,11 +18,16 @@ from conftest import PROJECT, TINY_RELEASE
 pytestmark = pytest.mark.workflow
 
 
+def normalised(name: str) -> str:
+    """A distribution's name as pip compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def build_only() -> set[str]:
     """The distributions the build and dvc extras name (pyproject.toml), normalised."""
     extras = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     names = {re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0] for spec in extras["build"] + extras["dvc"]}
-    return {re.sub(r"[-_.]+", "-", name).lower() for name in names} - {"regionbench"}
+    return {normalised(name) for name in names} - {"regionbench"}
 
 
 def run(*cmd: str | Path, cwd: Path) -> subprocess.CompletedProcess:
@@ -50,7 +55,7 @@ def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_client_install_holds_no_build_dependency(client_venv: Path) -> None:
     listed = run(client_venv / "bin" / "pip", "list", "--format", "json", cwd=client_venv)
-    names = {re.sub(r"[-_.]+", "-", p["name"]).lower() for p in json.loads(listed.stdout)}
+    names = {normalised(p["name"]) for p in json.loads(listed.stdout)}
     heavy = build_only()
     assert {"snakemake", "mlcroissant", "huggingface-hub", "numba"} <= heavy  # the parse found the extras
     assert "regionbench" in names and not names & heavy, names & heavy

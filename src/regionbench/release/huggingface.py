@@ -100,14 +100,13 @@ def configs(folder: Path, manifest: dict) -> list[dict]:
 
 
 def _feature(field: pa.Field) -> dict:
-    """A column as ``dataset_info`` lists it."""
+    """A column as ``dataset_info`` lists it; a struct (the mask) lists its fields in turn."""
     if field.name == IMAGE and field.type == IMAGE_TYPE:
         return {"name": field.name, "dtype": "image"}
-    if pa.types.is_struct(field.type):  # a mask: size [height, width], counts
-        return {
-            "name": field.name,
-            "struct": [{"name": "size", "list": "int32"}, {"name": "counts", "dtype": "string"}],
-        }
+    if pa.types.is_struct(field.type):
+        return {"name": field.name, "struct": [_feature(child) for child in field.type]}
+    if pa.types.is_list(field.type):
+        return {"name": field.name, "list": _feature(field.type.value_field)["dtype"]}
     if pa.types.is_binary(field.type):
         return {"name": field.name, "dtype": "binary"}
     return {"name": field.name, "dtype": FEATURE_TYPES[str(field.type)]}

@@ -41,7 +41,7 @@ def uncompressed_rle(mask: np.ndarray) -> dict:
 def _segmentation(mask: np.ndarray, uncompressed: bool) -> dict:
     if uncompressed:
         return uncompressed_rle(mask)
-    return {"size": list(mask.shape), "counts": geometry.encode_rle(mask)}
+    return geometry.rle(mask)
 
 
 def _render_chunk(args: tuple[Path, list[synth.ImagePlan], int, int, float, str]) -> list[dict]:
