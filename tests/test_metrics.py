@@ -234,21 +234,54 @@ def test_mean_average_precisions_by_hand() -> None:
 
 
 def test_oracle_analysis_by_hand() -> None:
-    train = [{"a"}, {"a", "b"}, {"a", "c"}]  # a 3, b 1, c 1, d 0
+    # Dutta et al. 2018, 5.2: each method keeps its correct top-k labels; its wrong ones are
+    # replaced by rare / frequent / random INCORRECT labels (not true, not already present).
+    vocabulary = ["a", "b", "c", "d", "e"]
+    train = [{"a"}, {"a", "b"}, {"a", "c"}]  # a 3, b 1, c 1, d 0, e 0: rarest d, e, b, c, a
     test = [{"a"}, {"b", "c"}]
+
+    def scored(chosen: list[list[str]]) -> dict:
+        return metrics.top_k_counts(metrics.exact_counts(test, chosen), vocabulary)
+
+    # Image 1 keeps its hit a and replaces b; image 2 has no hit: both of its slots are refilled.
     predicted = [["b", "a"], ["a", "d"]]
-    oracle = metrics.oracle_analysis(train, test, predicted, 2, ["a", "b", "c", "d"], seed=1)
-    assert oracle["true"] == metrics.top_k_counts(metrics.exact_counts(test, predicted), ["a", "b", "c", "d"])
-    # Image 2 gets its two missed labels b, c. Image 1 keeps a and needs one wrong label: the
-    # rarest in train is d, the most frequent wrong one b; recall is 1 everywhere.
-    expected = {
-        "rare": [["a", "d"], ["b", "c"]],
-        "frequent": [["a", "b"], ["b", "c"]],
-    }
-    for name, chosen in expected.items():
-        assert oracle[name] == metrics.top_k_counts(metrics.exact_counts(test, chosen), ["a", "b", "c", "d"])
-    assert all(oracle[name]["r_i"] == 1.0 and oracle[name]["p_i"] == 0.75 for name in metrics.ORACLE_FILLS)
-    assert oracle["frequent"]["p_l"] < oracle["rare"]["p_l"]  # b's precision pays for the frequent fill
+    oracle = metrics.oracle_analysis(train, test, predicted, 2, vocabulary, seed=1)
+    assert oracle["true"] == scored(predicted)
+    assert oracle["rare"] == scored([["a", "d"], ["d", "e"]])
+    assert oracle["frequent"] == scored([["a", "b"], ["a", "d"]])
+    assert oracle["rare"]["r_i"] == oracle["true"]["r_i"] == 0.5  # the oracle adds no hit
+    # A method with no hit and a method with every hit it can have get different figures.
+    none = metrics.oracle_analysis(train, test, [["b", "c"], ["a", "d"]], 2, vocabulary, seed=1)
+    best = metrics.oracle_analysis(train, test, [["a", "b"], ["b", "c"]], 2, vocabulary, seed=1)
+    assert none["rare"] == scored([["d", "e"], ["d", "e"]])
+    assert best["rare"] == scored([["a", "d"], ["b", "c"]])
+    for name in metrics.ORACLE_FILLS:
+        assert none[name]["f1_i"] == 0.0 < best[name]["f1_i"]
+    # Ground: the truth itself scores 100 %; padded to k, image 1 gets one incorrect label.
+    assert oracle["ground"]["true"] == scored([["a"], ["b", "c"]])
+    assert oracle["ground"]["true"]["f1_i"] == 1.0
+    assert oracle["ground"]["rare"] == scored([["a", "d"], ["b", "c"]])
+    assert oracle["ground"]["frequent"] == scored([["a", "b"], ["b", "c"]])
+    assert oracle["ground"]["random"]["r_i"] == 1.0 and oracle["ground"]["random"]["p_i"] == 0.75
+
+
+label_sets = st.lists(st.sets(st.sampled_from("abcdefgh"), min_size=1, max_size=4), min_size=1, max_size=8)
+
+
+@given(train=label_sets, test=label_sets, k=st.integers(1, 5), seed=st.integers(0, 3), data=st.data())
+@settings(max_examples=150, deadline=None)
+def test_oracle_keeps_the_hits_and_fills_only_incorrect_labels(train, test, k, seed, data) -> None:
+    vocabulary = list("abcdefgh")
+    predicted = [data.draw(st.permutations(vocabulary)).copy()[:k] for _ in test]
+    oracle = metrics.oracle_analysis(train, test, predicted, k, vocabulary, seed=seed)
+    for name in metrics.ORACLE_FILLS:
+        # Recall per image and per label is the method's own: only its errors moved.
+        assert oracle[name]["r_i"] == pytest.approx(oracle["true"]["r_i"])
+        assert oracle[name]["r_l"] == pytest.approx(oracle["true"]["r_l"])
+        assert oracle[name]["n_plus"] == oracle["true"]["n_plus"]
+        assert oracle[name]["p_i"] == pytest.approx(oracle["true"]["p_i"])
+        assert oracle["ground"][name]["r_i"] == 1.0
+    assert oracle["ground"]["true"]["p_i"] == oracle["ground"]["true"]["r_i"] == 1.0
 
 
 def test_train_distances_by_hand() -> None:
