@@ -5,6 +5,7 @@ rule agreement:
     input:
         images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
+        coverage=f"{RESULTS}/ingest/{{shard}}/coverage.parquet",
         hierarchy=f"{VOCABULARY}/hierarchy.yaml",
         registry=f"{VOCABULARY}/label_ids.tsv",
     output:
@@ -30,6 +31,7 @@ rule agreement_summary:
         pairs=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
         pixels=expand(f"{RESULTS}/agreement/{{shard}}.pixels.parquet", shard=shards()),
         labels=expand(f"{RESULTS}/agreement/{{shard}}.labels.parquet", shard=shards()),
+        coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
     output:
         f"{RESULTS}/agreement.json",
     log:

@@ -14,6 +14,7 @@ rule ingest:
         report=f"{RESULTS}/ingest/{{shard}}/report.json",
         features=f"{RESULTS}/features/{{shard}}.parquet",
         relations=f"{RESULTS}/relations/{{shard}}.parquet",
+        coverage=f"{RESULTS}/ingest/{{shard}}/coverage.parquet",
     log:
         f"{LOGS}/ingest/{{shard}}.log",
     benchmark:

@@ -11,6 +11,7 @@ rule release:
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
         agreement=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
+        coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         subsets=f"{RESULTS}/subsets.parquet",
         results=list(release_results().values()),

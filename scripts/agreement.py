@@ -11,6 +11,7 @@ inp = snakemake.input
 rows, units, names, labels = agreement.shard_agreement(
     tables.read_parquet(inp.images),
     tables.read_parquet(inp.regions),
+    tables.read_parquet(inp.coverage),
     Hierarchy.from_yaml(inp.hierarchy),
     Registry.read(inp.registry).ids(),
     min_iou=snakemake.params.min_iou,

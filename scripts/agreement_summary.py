@@ -9,6 +9,7 @@ report = agreement.summary(
     [tables.read_parquet(p) for p in snakemake.input.pixels],
     [tables.read_parquet(p) for p in snakemake.input.labels],
     min_iou=snakemake.params.min_iou,
+    coverage=[tables.read_parquet(p) for p in snakemake.input.coverage],
 )
 tables.write_json(snakemake.output[0], report)
 log.info("%s", {k: v for k, v in report.items() if not isinstance(v, list | dict)})

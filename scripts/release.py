@@ -26,6 +26,7 @@ data = {
     "rejects": shards(inp.rejects),
     "relations": shards(inp.relations),
     "agreement": shards(inp.agreement),
+    "coverage": shards(inp.coverage),
     "image_labels": tables.read_parquet(inp.image_labels),
     "vocabulary": tables.read_parquet(inp.vocabulary),
     "subsets": subsets,

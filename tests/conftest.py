@@ -107,7 +107,7 @@ def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     out = tmp_path_factory.mktemp("ingest")
     for folder in synth.folders("demo"):
         shard = ingest_folder(demo_quirks, folder)
-        for name in ("images", "regions", "rejects", "features", "relations"):
+        for name in ("images", "regions", "rejects", "features", "relations", "coverage"):
             tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
     return out
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
 from regionbench import agreement
 from regionbench.hierarchy import Hierarchy
@@ -97,6 +98,42 @@ def test_fleiss_kappa_of_the_textbook_case() -> None:
 
 
 @settings(max_examples=100, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 40), st.integers(2, 6), st.integers(0, 2**32 - 1))
+def test_fleiss_kappa_is_statsmodels_with_equal_raters(raters: int, n_units: int, values: int, seed: int) -> None:
+    units = np.random.default_rng(seed).integers(0, values, size=(raters, n_units))
+    counts = agreement.value_counts(units)
+    if counts.shape[1] < 2:
+        return
+    assert agreement.fleiss_kappa(counts) == pytest.approx(statsmodels_fleiss_kappa(counts, method="fleiss"), abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(3, 6), st.integers(2, 40), st.integers(2, 5), st.integers(0, 2**32 - 1))
+def test_units_of_annotators_who_did_not_cover_them_are_missing(
+    raters: int, n_units: int, values: int, seed: int
+) -> None:
+    """An absent annotator is no rater: alpha equals the reference with the absences as missing
+    values, and Fleiss' kappa drops them from the unit's raters (a unit of two or more)."""
+    rng = np.random.default_rng(seed)
+    units = rng.integers(0, values, size=(raters, n_units))
+    units[rng.random(units.shape) < 0.4] = agreement.NOT_COVERED
+    rated = (units != agreement.NOT_COVERED).sum(axis=0) >= 2
+    kept = units[:, rated]
+    if kept.shape[1] == 0 or len(np.unique(kept[kept != agreement.NOT_COVERED])) < 2:
+        return
+    figures = agreement.collection_agreement(units)
+    missing = np.where(kept == agreement.NOT_COVERED, np.nan, kept.astype(float))
+    expected = krippendorff.alpha(reliability_data=missing, level_of_measurement="nominal")
+    assert figures["units"] == kept.shape[1]
+    assert figures["krippendorff_alpha"] == pytest.approx(expected, abs=1e-9)
+    counts = agreement.value_counts(kept)
+    n = counts.sum(axis=1)
+    p_i = ((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean()
+    p_e = ((counts.sum(axis=0) / n.sum()) ** 2).sum()
+    assert figures["fleiss_kappa"] == pytest.approx((p_i - p_e) / (1 - p_e), abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.integers(2, 5), st.integers(1, 40), st.integers(2, 6), st.integers(0, 2**32 - 1))
 def test_alpha_is_the_reference_implementation(raters: int, n_units: int, values: int, seed: int) -> None:
     units = np.random.default_rng(seed).integers(0, values, size=(raters, n_units))
@@ -123,7 +160,7 @@ def test_identical_annotators_agree_perfectly() -> None:
 
 def _measures(root: Path) -> dict[str, float]:
     shard = ingest_shard(root, 0, CODES)
-    rows, units, _, _ = agreement.shard_agreement(shard.images, shard.regions, HIERARCHY, CODES)
+    rows, units, _, _ = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, HIERARCHY, CODES)
     per_pair = {
         k: float(np.mean(rows.column(k).to_numpy()))
         for k in ("mean_iou", "exact_label", "pixel_kappa", "rand_index", "covering_of_a")
@@ -209,7 +246,7 @@ def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
     codes = Registry.read(tmp_path / "vocabulary/label_ids.tsv").ids()
     tree = Hierarchy.from_yaml(tmp_path / "vocabulary/hierarchy.yaml")
     shard = ingest_shard(root, 0, codes, hierarchy=tree)
-    rows, units, names, labels = agreement.shard_agreement(shard.images, shard.regions, tree, codes)
+    rows, units, names, labels = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, tree, codes)
     report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
     assert report["labelled"] is False and report["exact_label"] == 1.0
     assert [r["label"] for r in report["per_label"]] == ["segment"] and names == sorted(shard.report["annotators"])[:3]
@@ -231,9 +268,10 @@ def test_one_annotator_decodes_nothing_and_reports_as_before(demo_ingest: Path, 
 
     images = tables.read_parquet(demo_ingest / "00" / "images.parquet")
     regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
+    coverage = tables.read_parquet(demo_ingest / "00" / "coverage.parquet")
     monkeypatch.setattr(geometry, "decode_rle", lambda *a: pytest.fail("decoded a mask with one annotator"))
     codes = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
-    rows, units, names, labels = agreement.shard_agreement(images, regions, load_hierarchy(), codes)
+    rows, units, names, labels = agreement.shard_agreement(images, regions, coverage, load_hierarchy(), codes)
     assert (rows.num_rows, units.shape, names, labels.num_rows) == (0, (1, 0), ["saiapr"], 0)
     report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
     assert report == {

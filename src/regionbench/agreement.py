@@ -5,7 +5,7 @@ maximises the total mask IoU (Hungarian, ``scipy.optimize.linear_sum_assignment`
 IoU >= ``min_iou`` count as matched. Of the matched pairs: mean IoU, mean Dice, the share with
 the same label (exact) and with e_hierarchy < 1 (hierarchical). Over the pixels: Cohen's kappa
 of the two label maps (``cohen_kappa``; the tests check it against scikit-learn's). Across every annotator of the collection: Fleiss' kappa
-(statsmodels) and Krippendorff's alpha, nominal (``krippendorff_alpha_nominal``), on the
+(``fleiss_kappa``, for units rated by varying numbers of annotators) and Krippendorff's alpha, nominal (``krippendorff_alpha_nominal``), on the
 pixels' labels, sampled on a regular grid (every ``PIXEL_STRIDE``-th row and column). Per
 label: the specific (positive) agreement of the pairs. Label-free, on the segmentations alone
 (the Berkeley benchmarks' measures, for collections whose segments carry no labels): the Rand
@@ -23,12 +23,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 from scipy.optimize import linear_sum_assignment
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 from regionbench import geometry, tables
 from regionbench.hierarchy import Hierarchy
 
 PIXEL_STRIDE = 4
+NOT_COVERED = -1  # the code of a sampled pixel in the units of an annotator who did not cover its image
 Region = tuple[str, np.ndarray]  # (label, boolean mask)
 
 
@@ -138,13 +138,27 @@ MAX_UNITS = 200_000  # pixel units in the collection measures, evenly subsampled
 
 
 def value_counts(units: np.ndarray) -> np.ndarray:
-    """Units x values: how many annotators gave each (densely renumbered) value to each unit."""
-    _, dense = np.unique(units, return_inverse=True)
-    dense = dense.reshape(units.shape)
-    counts = np.zeros((units.shape[1], int(dense.max()) + 1), dtype=np.int64)
-    for rater in dense:
-        counts[np.arange(units.shape[1]), rater] += 1
+    """Units x values: how many annotators gave each (densely renumbered) value to each unit;
+    ``NOT_COVERED`` entries (an annotator absent from the unit's image) are no value."""
+    present = units != NOT_COVERED
+    values, dense = np.unique(units[present], return_inverse=True)
+    counts = np.zeros((units.shape[1], len(values)), dtype=np.int64)
+    np.add.at(counts, (np.nonzero(present)[1], dense), 1)
     return counts
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """Fleiss' kappa (Fleiss 1971) from units x values counts, each unit rated by n_i >= 2
+    annotators, n_i free to vary (Fleiss, Levin and Paik 2003, section 18.1):
+    P_i = sum_j n_ij (n_ij - 1) / (n_i (n_i - 1)), P = mean P_i, p_j = sum_i n_ij / sum_i n_i,
+    P_e = sum_j p_j^2, kappa = (P - P_e) / (1 - P_e). With one n for every unit it is Fleiss'
+    statistic itself (the tests check it against statsmodels' ``fleiss_kappa``)."""
+    counts = counts.astype(np.float64)
+    n = counts.sum(axis=1)
+    agreement = ((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean()
+    shares = counts.sum(axis=0) / n.sum()
+    expected = float((shares**2).sum())
+    return 1.0 if expected == 1 else float((agreement - expected) / (1 - expected))
 
 
 def krippendorff_alpha_nominal(counts: np.ndarray) -> float:
@@ -169,27 +183,70 @@ def krippendorff_alpha_nominal(counts: np.ndarray) -> float:
 
 
 def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
-    """Fleiss' kappa (statsmodels) and Krippendorff's alpha (nominal) of an annotators x units
-    code matrix, evenly subsampled to at most ``MAX_UNITS`` units."""
+    """Fleiss' kappa (``fleiss_kappa``) and Krippendorff's alpha (nominal) of an annotators x
+    units code matrix, over the units that two or more annotators covered (``NOT_COVERED``
+    marks the others' absence), evenly subsampled to at most ``MAX_UNITS`` units."""
+    units = units[:, (units != NOT_COVERED).sum(axis=0) >= 2]
     step = max(1, -(-units.shape[1] // MAX_UNITS))
     units = units[:, ::step]
-    method = f"pixels on a grid of every {PIXEL_STRIDE}th row and column" + (
-        f", 1 in {step} of them" if step > 1 else ""
+    method = (
+        f"pixels on a grid of every {PIXEL_STRIDE}th row and column"
+        + (f", 1 in {step} of them" if step > 1 else "")
+        + ", each rated by the annotators who covered its image"
     )
-    if units.shape[0] < 2 or units.shape[1] == 0 or (units == units[0]).all():
+    counts = value_counts(units) if units.size else np.zeros((0, 0), dtype=np.int64)
+    if units.shape[0] < 2 or units.shape[1] == 0 or counts.shape[1] == 1:
         return {"method": method, "units": int(units.shape[1]), "fleiss_kappa": 1.0, "krippendorff_alpha": 1.0}
-    counts = value_counts(units)
     return {
         "method": method,
         "units": int(units.shape[1]),
-        "fleiss_kappa": float(fleiss_kappa(counts, method="fleiss")),
+        "fleiss_kappa": fleiss_kappa(counts),
         "krippendorff_alpha": krippendorff_alpha_nominal(counts),
     }
+
+
+def quorum(covering: int) -> int:
+    """Votes a consensus region needs when ``covering`` annotators covered the image: more than
+    half of them (``regionbench.consensus``)."""
+    return covering // 2 + 1
+
+
+def coverage_summary(coverage: Sequence[pa.Table], derived: frozenset[str] = frozenset({"consensus"})) -> dict:
+    """Who covered what, from ``tables.COVERAGE`` tables: the images, how many images each
+    annotator covered, how many images were covered by n annotators, and the consensus quorum
+    at each n (``quorum``)."""
+    images: Counter = Counter()
+    per_annotator: Counter = Counter()
+    for table in coverage:
+        for image_id, annotator in zip(
+            table.column("image_id").to_pylist(), table.column("annotator").to_pylist(), strict=True
+        ):
+            if annotator not in derived:
+                images[image_id] += 1
+                per_annotator[annotator] += 1
+    by_count = Counter(images.values())
+    return {
+        "images": len(images),
+        "per_annotator": dict(sorted(per_annotator.items())),
+        "images_by_annotators": {str(n): by_count[n] for n in sorted(by_count)},
+        "quorum": {str(n): quorum(n) for n in sorted(by_count)},
+        "complete": len(set(per_annotator.values()) | {len(images)}) == 1,
+    }
+
+
+def covering_annotators(coverage: pa.Table, derived: frozenset[str] = frozenset({"consensus"})) -> dict[int, list[str]]:
+    """Image id -> the annotators who covered it (name order), from a ``tables.COVERAGE`` table."""
+    out: dict[int, list[str]] = {}
+    for image_id, annotator in zip(*(coverage.column(c).to_pylist() for c in ("image_id", "annotator")), strict=True):
+        if annotator not in derived:
+            out.setdefault(image_id, []).append(annotator)
+    return {image_id: sorted(names) for image_id, names in out.items()}
 
 
 def shard_agreement(
     images: pa.Table,
     regions: pa.Table,
+    coverage: pa.Table,
     hierarchy: Hierarchy,
     codes: Mapping[str, int],
     min_iou: float = 0.5,
@@ -197,14 +254,21 @@ def shard_agreement(
 ) -> tuple[pa.Table, np.ndarray, list[str], pa.Table]:
     """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
     codes (annotators x units, for ``collection_agreement``), the annotators' names and the
-    per-label tally (``label_tally`` summed, a ``tables.AGREEMENT_LABELS`` table); the ``derived`` annotators
-    (the consensus) are not compared. With fewer than two annotators there is nothing to compare
-    and nothing is decoded; otherwise masks are decoded one image at a time."""
+    per-label tally (``label_tally`` summed, a ``tables.AGREEMENT_LABELS`` table).
+
+    Only annotators who both covered an image (``coverage``, a ``tables.COVERAGE`` table) are
+    compared on it, and a pair of them who both drew nothing there has nothing to compare; an
+    annotator who covered an image and drew nothing on it disagrees with one who drew. In the
+    sampled units an annotator absent from an image is ``NOT_COVERED``. The ``derived``
+    annotators (the consensus) are not compared. With fewer than two annotators there is nothing
+    to compare and nothing is decoded; otherwise masks are decoded one image at a time.
+    """
     sizes = {
         i: (h, w)
         for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
     }
-    names = sorted(set(regions.column("annotator").to_pylist()) - derived)
+    covering = covering_annotators(coverage, derived)
+    names = sorted({a for present in covering.values() for a in present})
     if len(names) < 2:
         empty = np.zeros((len(names), 0), dtype=np.int32)
         return tables.AGREEMENT.empty_table(), empty, names, tables.AGREEMENT_LABELS.empty_table()
@@ -215,18 +279,20 @@ def shard_agreement(
         if annotator not in derived:
             by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, rle))
     rows, samples, tally = [], [], Counter()
-    for image_id in sorted(by_image):
-        shape = sizes[image_id]
-        readings = {a: [(label, geometry.from_rle(rle)) for label, rle in by_image[image_id].get(a, [])] for a in names}
-        for i, first in enumerate(names):
-            for second in names[i + 1 :]:
+    for image_id in sorted(sizes):
+        shape, present = sizes[image_id], covering.get(image_id, [])
+        drawn = by_image.get(image_id, {})
+        readings = {a: [(label, geometry.from_rle(rle)) for label, rle in drawn.get(a, [])] for a in present}
+        for i, first in enumerate(present):
+            for second in present[i + 1 :]:
                 a, b = readings[first], readings[second]
                 if a or b:
                     pairs = match([m for _, m in a], [m for _, m in b], min_iou)
                     row = pair_agreement(a, b, hierarchy, codes, min_iou, pairs)
                     tally += label_tally(a, b, pairs)
                     rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
-        maps = {a: label_map(readings[a], codes, shape) for a in names}
+        absent = np.full(shape, NOT_COVERED, dtype=np.int32)
+        maps = {a: label_map(readings[a], codes, shape) if a in readings else absent for a in names}
         samples.append(sampled_labels(maps, names))
     units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
     labels = sorted({label for label, _ in tally})
@@ -304,15 +370,21 @@ def summary(
     pixels: Sequence[pa.Table],
     labels: Sequence[pa.Table] = (),
     min_iou: float = 0.5,
+    coverage: Sequence[pa.Table] = (),
 ) -> dict:
     """The collection's agreement: the mean of every pair measure over (image, pair) rows, the
     share of regions matched, Fleiss' kappa and Krippendorff's alpha over the sampled pixels
     (``collection_agreement``), the specific agreement per label, the label-free measures and
     the images agreed on least (by pixel kappa; by Rand index when the segments carry one label
-    only, ``labelled`` false). An annotator absent from a shard counts as unlabelled there."""
+    only, ``labelled`` false), and with ``coverage`` (``tables.COVERAGE`` tables) who covered
+    what (``coverage_summary``). Every figure is over the annotators who covered each image: the
+    pair rows exist only for them, and an annotator absent from a shard or image is no rater of
+    its pixels."""
     names = sorted({name for table in pixels for name in table.column_names})
     rows = pa.concat_tables(pairs) if pairs else tables.AGREEMENT.empty_table()
     out: dict = {"annotators": names, "image_pairs": rows.num_rows, "min_iou": min_iou}
+    if coverage:
+        out["coverage"] = coverage_summary(coverage)
     if len(names) < 2 or not rows.num_rows:
         return out | {"note": "fewer than two annotators: nothing to compare"}
     matched = int(np.sum(rows.column("matched").to_numpy()))
@@ -323,7 +395,10 @@ def summary(
     out |= {name: float(np.mean(rows.column(name).to_numpy())) for name in PAIR_MEASURES}
     columns = [
         np.concatenate(
-            [t.column(n).to_numpy() if n in t.column_names else np.zeros(t.num_rows, dtype=np.int32) for t in pixels]
+            [
+                t.column(n).to_numpy() if n in t.column_names else np.full(t.num_rows, NOT_COVERED, dtype=np.int32)
+                for t in pixels
+            ]
         )
         for n in names
     ]

@@ -288,6 +288,12 @@ def cmd_export_imageclef(args: argparse.Namespace) -> int:
         print(
             f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
             f"{counts['images']} images by {counts['annotators']} annotators"
+            + (
+                f"; {counts['images_left_out']} images judged by fewer than {imageclef.MIN_RAW_ANNOTATORS} "
+                "annotators left out (the raw files need three judgments per image)"
+                if counts["images_left_out"]
+                else ""
+            )
         )
     else:
         print(
@@ -522,7 +528,7 @@ def parser() -> argparse.ArgumentParser:
         "--categories",
         default=None,
         metavar="FILE",
-        help="imageclef: lines '<concept> <category>' for per-category results",
+        help="imageclef: lines '<concept> <category>' for per-category results (default: the hierarchy's branches)",
     )
     ev.add_argument(
         "--image-features",

@@ -4,8 +4,8 @@
 Per image, the annotators' regions are clustered by one-to-one matching (``agreement.match``,
 IoU >= ``min_iou``): the first annotator's regions (name order) seed the clusters, and each
 further annotator's regions are matched to the clusters' current majority masks; an unmatched
-region starts a cluster of its own. A cluster drawn by a majority of the annotators (more than
-half) becomes a consensus region: its mask holds the pixels inside more than half of the
+region starts a cluster of its own. A cluster drawn by a majority of the annotators who covered
+the image (more than half of them, the quorum) becomes a consensus region: its mask holds the pixels inside more than half of the
 cluster's masks (``method="majority"``) or the pixels whose STAPLE truth probability is at least
 one half (``method="staple"``), and its label is the cluster's most frequent label, and a tie takes the tied
 labels' deepest common ancestor (a tie whose only common ancestor is the root is rejected).
@@ -72,8 +72,10 @@ def consensus(
     """Consensus regions of one image from each annotator's regions, and one reason per cluster
     drawn by a majority that could not become a region (label tie at the root, empty mask).
 
-    ``readings`` maps annotator names to their (label, mask) regions; ``method`` is one of
-    ``METHODS`` and picks how a cluster's masks become one (module docstring).
+    ``readings`` maps every annotator who covered the image to its (label, mask) regions, an
+    empty list for one who covered it and drew nothing: the quorum is more than half of them,
+    and an annotator absent from the image has no vote. ``method`` is one of ``METHODS`` and picks
+    how a cluster's masks become one (module docstring).
     """
     if method not in METHODS:
         raise InputError(f"consensus method {method!r} is not one of {', '.join(METHODS)}")
@@ -91,8 +93,8 @@ def consensus(
         clusters += [[region] for j, region in enumerate(regions) if j not in taken]
     out, problems = [], []
     for cluster in clusters:
-        if 2 * len(cluster) <= len(names):
-            continue  # not drawn by a majority
+        if len(cluster) < agreement.quorum(len(names)):
+            continue  # not drawn by a majority of those who covered the image
         mask = combine([m for _, m in cluster])
         votes = Counter(label for label, _ in cluster).most_common()
         tied = sorted(label for label, n in votes if n == votes[0][1])

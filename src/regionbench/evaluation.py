@@ -344,6 +344,16 @@ def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
     return dict(sorted(groups.items()))
 
 
+def branch_categories(tree: Hierarchy, concepts: list[str]) -> dict[str, list[int]]:
+    """The default concept categories of per-category ImageCLEF results: each concept's branch,
+    its first-level node in the hierarchy (``Hierarchy.branch``); category -> concept columns (in
+    concept order), categories sorted. A concept the hierarchy does not hold is ``uncategorised``."""
+    groups: dict[str, list[int]] = {}
+    for n, concept in enumerate(concepts):
+        groups.setdefault(tree.branch(concept) if concept in tree.nodes else "uncategorised", []).append(n)
+    return dict(sorted(groups.items()))
+
+
 def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], float]:
     """The label similarity of semantic matching: ``hierarchy`` (1 - e_hierarchy), or a Python
     hook ``package.module:factory`` whose ``factory(tree)`` returns ``similarity(true, predicted)``
@@ -447,7 +457,8 @@ def evaluate(
     """The report of one run: settings, sizes and every measure of the task (against the
     reference annotator, or ``annotator``); ``similarity`` names the semantic matching's label
     similarity (``similarity_function``); ``categories``, a concept-category file
-    (``read_categories``), adds per-category ImageCLEF results; ``image_features``
+    (``read_categories``), groups the per-category ImageCLEF results (default: the hierarchy's
+    branches, ``branch_categories``); ``image_features``
     (``read_image_features``) replaces the region-feature descriptors of the image task's
     train-overlap analysis (``overlap_analysis``)."""
     spec = task_of(data, subset, annotator)
@@ -529,11 +540,15 @@ def evaluate(
         report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
         if categories is not None:
             groups = read_categories(categories, spec.labels)
-            report["per_category"] = {
-                name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
-                | {"concepts": len(columns)}
-                for name, columns in groups.items()
-            }
+            report["categories"] = Path(categories).name
+        else:
+            groups = branch_categories(tree, spec.labels)
+            report["categories"] = "hierarchy branches"
+        report["per_category"] = {
+            name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
+            | {"concepts": len(columns)}
+            for name, columns in groups.items()
+        }
         return report
     raise RunError(f"task {task!r}: use region, image or imageclef")
 

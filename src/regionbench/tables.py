@@ -170,6 +170,10 @@ AGREEMENT = pa.schema(
     ]
 )
 
+# Which annotators covered (were shown) each image: an annotator absent from an image is not one
+# who drew nothing on it (docs/agreement.md, "Coverage").
+COVERAGE = pa.schema([("image_id", pa.int64()), ("annotator", pa.string())])
+
 # Image-level labels from an image-level source (io.imageclef.ingest_judgments).
 IMAGE_LABELS = pa.schema(
     [("image_id", pa.int64()), ("annotator", pa.string()), ("label_id", pa.int32()), ("label", pa.string())]
@@ -183,6 +187,7 @@ KEYS = {
     "regions": REGION_KEY,
     "rejects": ["source", "key", "item", "reason"],
     "image_labels": ["image_id", "annotator", "label"],
+    "coverage": ["image_id", "annotator"],
 }
 
 

@@ -1,11 +1,14 @@
 """ImageCLEF 2012 photo-annotation files (docs/inputs.md, "ImageCLEF files"): concept files and
 annotation files, clean and raw, written from image-level labels per annotator and read back.
 
-``<out>/concepts.txt`` (the concept order), ``<out>/annotators.txt`` (the judgment order),
-``concepts/clean/<concept>.txt`` (the images where a majority of the annotators saw the
-concept), ``concepts/raw/<concept>.txt`` (per image, one 0/1 judgment per annotator, at least
-three), ``annotations/clean/<image>.txt`` (the concepts present by majority) and
-``annotations/raw/<image>.txt`` (per concept, the mean of the annotators' judgments).
+As the task published them: ``concepts/raw/<concept>.txt`` (per image, the 0/1 judgments of the
+annotators who judged it, at least three, their number free to vary from image to image),
+``concepts/clean/<concept>.txt`` (the images where a majority of those annotators saw the
+concept), ``annotations/clean/<image>.txt`` (the concepts present by majority) and
+``annotations/raw/<image>.txt`` (per concept, the mean of the judgments). The published files
+name no annotator; this module also writes ``concepts.txt`` (the concept order),
+``annotators.txt`` (every annotator) and ``judges.txt`` (per image, who gave its judgments, in
+order), and reads files with or without them.
 
 A raw tree may carry such files in ``imageclef/`` (``FOLDER``): the build reads them as an
 image-level annotation source (``ingest_judgments``) into the release table ``image_labels``.
@@ -23,10 +26,11 @@ from regionbench import numbers
 from regionbench.errors import InputError
 from regionbench.io.shards import check_ledger
 
-Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen
+Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen; absent: did not judge it
 MIN_RAW_ANNOTATORS = 3
 FOLDER = "imageclef"  # of a raw tree: its image-level annotation source
 AGREEMENT = re.compile(r"[01]\.[0-9]{6}")  # ASCII digits only: float() takes other scripts' digits
+ANONYMOUS = "judge{}"  # the k-th judgment of an image's lines when no file names the annotators
 
 
 class ImageClefError(InputError):
@@ -48,21 +52,35 @@ def _read(path: Path) -> str:
         raise ImageClefError(f"{path}: unreadable as UTF-8 text ({exc.__class__.__name__}); export it again") from None
 
 
-def _majority(judgments: Judgments, annotators: Sequence[str], image: str, concept: str) -> bool:
-    return 2 * sum(concept in judgments[a].get(image, set()) for a in annotators) > len(annotators)
+def judges(judgments: Judgments, image: str) -> list[str]:
+    """The annotators who judged ``image`` (those with an entry for it), in name order."""
+    return [a for a in sorted(judgments) if image in judgments[a]]
+
+
+def _votes(judgments: Judgments, image: str, concept: str) -> list[int]:
+    return [int(concept in judgments[a][image]) for a in judges(judgments, image)]
+
+
+def _majority(judgments: Judgments, image: str, concept: str) -> bool:
+    """More than half of the annotators who judged ``image`` saw ``concept``."""
+    votes = _votes(judgments, image, concept)
+    return 2 * sum(votes) > len(votes)
 
 
 def write_files(
     out: str | Path, judgments: Judgments, concepts: Sequence[str], images: Sequence[str]
 ) -> dict[str, int]:
     """Write the clean and raw concept and annotation files of ``judgments`` for ``images`` (ids
-    as written) and ``concepts`` (in order); returns the number of files of each kind."""
+    as written) and ``concepts`` (in order): each image's raw lines hold the judgments of the
+    annotators who judged it (``judges``), at least ``MIN_RAW_ANNOTATORS``. Returns the number of
+    concepts, images and annotators."""
     out = Path(out)
     annotators = sorted(judgments)
-    if len(annotators) < MIN_RAW_ANNOTATORS:
+    few = [i for i in images if len(judges(judgments, i)) < MIN_RAW_ANNOTATORS]
+    if few:
         raise ImageClefError(
-            f"raw files need at least {MIN_RAW_ANNOTATORS} annotators' judgments per image; this release has "
-            f"{len(annotators)} ({', '.join(annotators)})"
+            f"raw files need at least {MIN_RAW_ANNOTATORS} annotators' judgments per image; {len(few)} images "
+            f"have fewer (first {few[0]!r}, judged by {len(judges(judgments, few[0]))})"
         )
     bad = [c for c in concepts if not c or any(ch.isspace() or ch == "/" for ch in c)]
     if bad:
@@ -71,55 +89,97 @@ def write_files(
         raise ImageClefError(f"{out}: already exists; export-imageclef writes a new folder, choose another path")
     _lines(out / "concepts.txt", concepts)
     _lines(out / "annotators.txt", annotators)
+    _lines(out / "judges.txt", [" ".join([image, *judges(judgments, image)]) for image in images])
     for concept in concepts:
-        seen = [[int(concept in judgments[a].get(image, set())) for a in annotators] for image in images]
         _lines(
             out / "concepts" / "raw" / f"{concept}.txt",
-            [" ".join([image, *map(str, s)]) for image, s in zip(images, seen, strict=True)],
+            [" ".join([image, *map(str, _votes(judgments, image, concept))]) for image in images],
         )
-        _lines(
-            out / "concepts" / "clean" / f"{concept}.txt",
-            [i for i in images if _majority(judgments, annotators, i, concept)],
-        )
+        _lines(out / "concepts" / "clean" / f"{concept}.txt", [i for i in images if _majority(judgments, i, concept)])
     for image in images:
-        _lines(
-            out / "annotations" / "clean" / f"{image}.txt",
-            [c for c in concepts if _majority(judgments, annotators, image, c)],
-        )
-        means = [sum(c in judgments[a].get(image, set()) for a in annotators) / len(annotators) for c in concepts]
+        _lines(out / "annotations" / "clean" / f"{image}.txt", [c for c in concepts if _majority(judgments, image, c)])
+        means = [sum(v := _votes(judgments, image, c)) / len(v) for c in concepts]
         _lines(
             out / "annotations" / "raw" / f"{image}.txt", [f"{c} {m:.6f}" for c, m in zip(concepts, means, strict=True)]
         )
     return {"concepts": len(concepts), "images": len(images), "annotators": len(annotators)}
 
 
-def read_files(folder: str | Path) -> tuple[Judgments, list[str], list[str]]:
-    """Judgments, concepts and images read back from the raw concept files, checked against the
-    clean files and the raw annotation files (one line naming the file on any disagreement)."""
-    folder = Path(folder)
-    for name in ("concepts.txt", "annotators.txt"):
-        if not (folder / name).is_file():
-            raise ImageClefError(f"{folder / name}: missing; is {folder} an ImageCLEF export?")
-    concepts = _read(folder / "concepts.txt").split()
-    annotators = _read(folder / "annotators.txt").split()
-    for name, values in (("concepts.txt", concepts), ("annotators.txt", annotators)):
-        if len(set(values)) != len(values) or not values:
-            raise ImageClefError(f"{folder / name}: empty or lists a name twice")
+def _names(path: Path) -> list[str]:
+    """The whitespace-separated names of a list file, each once (a byte order mark dropped)."""
+    values = _read(path).removeprefix("\ufeff").split()
+    if len(set(values)) != len(values) or not values:
+        raise ImageClefError(f"{path}: empty or lists a name twice")
+    return values
+
+
+def _concepts(folder: Path) -> list[str]:
+    """``concepts.txt`` when the folder has one, else the raw concept files' names, sorted."""
+    if (folder / "concepts.txt").is_file():
+        concepts = _names(folder / "concepts.txt")
+    else:
+        concepts = sorted(p.stem for p in (folder / "concepts" / "raw").glob("*.txt"))
+        if not concepts:
+            raise ImageClefError(f"{folder}: no concepts/raw/<concept>.txt file; is it an ImageCLEF folder?")
     bad = [c for c in concepts if "/" in c or c in (".", "..")]
     if bad:
         raise ImageClefError(f"{folder / 'concepts.txt'}: concept names must have no slashes: {bad[:5]}")
-    judgments: Judgments = {a: {} for a in annotators}
+    return concepts
+
+
+def _judges(folder: Path) -> tuple[dict[str, list[str]], list[str] | None]:
+    """Who gave each image's judgments: ``judges.txt`` (per image), else ``annotators.txt`` (the
+    same annotators for every image), else nobody named (``ANONYMOUS`` by position)."""
+    if (folder / "judges.txt").is_file():
+        per_image = {}
+        for n, line in enumerate(_read(folder / "judges.txt").splitlines(), start=1):
+            image, *names = line.split()
+            if len(set(names)) != len(names) or image in per_image:
+                raise ImageClefError(f"{folder / 'judges.txt'}:{n}: an image or an annotator named twice")
+            per_image[image] = names
+        return per_image, None
+    if (folder / "annotators.txt").is_file():
+        return {}, _names(folder / "annotators.txt")
+    return {}, None
+
+
+def read_files(folder: str | Path) -> tuple[Judgments, list[str], list[str]]:
+    """Judgments, concepts and images read back from the raw concept files.
+
+    Each raw line is an image id and the 0/1 judgments of the annotators who judged it, at least
+    ``MIN_RAW_ANNOTATORS`` and the same number for the image in every concept file. They are
+    named by ``judges.txt`` or ``annotators.txt`` when the folder has one, else ``judge1``,
+    ``judge2``, ... by position. The clean files and the raw annotation files, when present,
+    must agree with the judgments: one line naming the file on any disagreement.
+    """
+    folder = Path(folder)
+    concepts = _concepts(folder)
+    named, everyone = _judges(folder)
+    judgments: Judgments = {}
     images: list[str] = []
+    voters: dict[str, list[str]] = {}
     for concept in concepts:
         path = folder / "concepts" / "raw" / f"{concept}.txt"
         order = []
         for n, line in enumerate(_read(path).splitlines(), start=1):
-            parts = line.split(" ")
-            if len(parts) != len(annotators) + 1 or any(p not in ("0", "1") for p in parts[1:]):
-                raise ImageClefError(f"{path}:{n}: expected an image id and {len(annotators)} judgments 0 or 1")
-            order.append(parts[0])
-            for a, judged in zip(annotators, parts[1:], strict=True):
-                seen = judgments[a].setdefault(parts[0], set())
+            image, *votes = line.split(" ")
+            if len(votes) < MIN_RAW_ANNOTATORS or any(v not in ("0", "1") for v in votes):
+                raise ImageClefError(
+                    f"{path}:{n}: expected an image id and at least {MIN_RAW_ANNOTATORS} judgments 0 or 1"
+                )
+            if "/" in image or image in (".", ".."):
+                raise ImageClefError(f"{path}:{n}: image name {image!r} must have no slashes")
+            if named and image not in named:
+                raise ImageClefError(f"{path}:{n}: image {image} has no line in judges.txt naming who judged it")
+            names = named.get(image) or everyone or [ANONYMOUS.format(k) for k in range(1, len(votes) + 1)]
+            if voters.setdefault(image, names) != names or len(names) != len(votes):
+                raise ImageClefError(
+                    f"{path}:{n}: {len(votes)} judgments of image {image}, but {len(voters[image])} annotators "
+                    "judged it (judges.txt, annotators.txt or the first concept file)"
+                )
+            order.append(image)
+            for a, judged in zip(names, votes, strict=True):
+                seen = judgments.setdefault(a, {}).setdefault(image, set())
                 if judged == "1":
                     seen.add(concept)
         if len(set(order)) != len(order):
@@ -128,34 +188,44 @@ def read_files(folder: str | Path) -> tuple[Judgments, list[str], list[str]]:
             raise ImageClefError(f"{path}: lists other images than the first concept file")
         images = order
         clean = folder / "concepts" / "clean" / f"{concept}.txt"
-        expected = [i for i in images if _majority(judgments, annotators, i, concept)]
-        if _read(clean).split() != expected:
+        if clean.exists() and _read(clean).split() != [i for i in images if _majority(judgments, i, concept)]:
             raise ImageClefError(f"{clean}: differs from the majority of {path.name}'s judgments")
     for image in images:
-        if "/" in image or image in (".", ".."):
-            raise ImageClefError(f"{folder / 'concepts' / 'raw'}: image name {image!r} must have no slashes")
-        raw = folder / "annotations" / "raw" / f"{image}.txt"
-        clean = folder / "annotations" / "clean" / f"{image}.txt"
-        expected = [c for c in concepts if _majority(judgments, annotators, image, c)]
-        if _read(clean).split() != expected:
-            raise ImageClefError(f"{clean}: differs from the majority of the raw judgments")
-        listed = []
-        for n, line in enumerate(_read(raw).splitlines(), start=1):
-            concept, _, value = line.partition(" ")
-            if concept not in concepts or not AGREEMENT.fullmatch(value):
-                raise ImageClefError(f"{raw}:{n}: expected '<concept> <agreement 0.000000-1.000000>'")
-            mean = sum(concept in judgments[a][image] for a in annotators) / len(annotators)
-            if abs(float(value) - mean) > 5e-7:
-                raise ImageClefError(f"{raw}:{n}: agreement {value} differs from the judgments' mean {mean:.6f}")
-            listed.append(concept)
-        if listed != concepts:
-            raise ImageClefError(f"{raw}: lists other concepts than concepts.txt, or in another order")
+        _check_annotation_files(folder, judgments, concepts, image)
     return judgments, concepts, images
 
 
-def judgments_of(regions: Mapping[str, Sequence[tuple[int, str]]]) -> Judgments:
-    """Image-level labels per annotator from (image_id, label) pairs of their regions."""
+def _check_annotation_files(folder: Path, judgments: Judgments, concepts: list[str], image: str) -> None:
+    """An image's clean and raw annotation files, when present, agree with the judgments."""
+    raw = folder / "annotations" / "raw" / f"{image}.txt"
+    clean = folder / "annotations" / "clean" / f"{image}.txt"
+    if clean.exists() and _read(clean).split() != [c for c in concepts if _majority(judgments, image, c)]:
+        raise ImageClefError(f"{clean}: differs from the majority of the raw judgments")
+    if not raw.exists():
+        return
+    listed = []
+    for n, line in enumerate(_read(raw).splitlines(), start=1):
+        concept, _, value = line.partition(" ")
+        if concept not in concepts or not AGREEMENT.fullmatch(value):
+            raise ImageClefError(f"{raw}:{n}: expected '<concept> <agreement 0.000000-1.000000>'")
+        votes = _votes(judgments, image, concept)
+        mean = sum(votes) / len(votes)
+        if abs(float(value) - mean) > 5e-7:
+            raise ImageClefError(f"{raw}:{n}: agreement {value} differs from the judgments' mean {mean:.6f}")
+        listed.append(concept)
+    if listed != concepts:
+        raise ImageClefError(f"{raw}: lists other concepts than concepts.txt, or in another order")
+
+
+def judgments_of(
+    regions: Mapping[str, Sequence[tuple[int, str]]], coverage: Iterable[tuple[int, str]] | None = None
+) -> Judgments:
+    """Image-level labels per annotator from (image_id, label) pairs of their regions; with
+    ``coverage`` ((image_id, annotator) pairs), an annotator who covered an image and drew
+    nothing on it judged every concept absent there."""
     out: Judgments = {}
+    for image_id, annotator in coverage or ():
+        out.setdefault(annotator, {}).setdefault(str(image_id), set())
     for annotator, pairs in regions.items():
         mine = out.setdefault(annotator, {})
         for image_id, label in pairs:
@@ -165,7 +235,10 @@ def judgments_of(regions: Mapping[str, Sequence[tuple[int, str]]]) -> Judgments:
 
 def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
     """The ImageCLEF files of a release folder: every human annotator's image-level labels (the
-    derived ``consensus`` is left out), concepts in label id order, images in id order."""
+    derived ``consensus`` is left out), each image judged by the annotators who covered it (the
+    table ``coverage``), concepts in label id order, images in id order. Images judged by fewer
+    than ``MIN_RAW_ANNOTATORS`` cannot be written and are left out; the counts name how many
+    (``images_left_out``)."""
 
     release = Path(release)
     regions = pq.read_table(release / "data" / "regions.parquet", columns=["image_id", "annotator", "label"])
@@ -175,9 +248,20 @@ def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
     for image_id, annotator, label in zip(*(regions.column(c).to_pylist() for c in regions.column_names), strict=True):
         if annotator != "consensus":
             pairs.setdefault(annotator, []).append((image_id, label))
+    covered = pq.read_table(release / "data" / "coverage.parquet", columns=["image_id", "annotator"])
+    judgments = judgments_of(
+        pairs, zip(*(covered.column(c).to_pylist() for c in ("image_id", "annotator")), strict=True)
+    )
     used = {label for annotator in pairs.values() for _, label in annotator}
     concepts = [row["label"] for row in sorted(vocabulary, key=lambda r: r["label_id"]) if row["label"] in used]
-    return write_files(out, judgments_of(pairs), concepts, [str(i) for i in sorted(images)])
+    if len(judgments) < MIN_RAW_ANNOTATORS:
+        raise ImageClefError(
+            f"raw files need at least {MIN_RAW_ANNOTATORS} annotators' judgments per image; this release has "
+            f"{len(judgments)} ({', '.join(sorted(judgments))})"
+        )
+    written = [str(i) for i in sorted(images) if len(judges(judgments, str(i))) >= MIN_RAW_ANNOTATORS]
+    counts = write_files(out, judgments, concepts, written)
+    return counts | {"images_left_out": len(images) - len(written)}
 
 
 def ingest_judgments(

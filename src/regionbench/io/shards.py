@@ -24,7 +24,8 @@ class IngestError(InputError):
 @dataclass
 class Shard:
     """One shard's accepted images and regions, its rejects, a report that counts both sides,
-    and the features and relations measured on the decoded pixels (``regionbench.measures``)."""
+    the features and relations measured on the decoded pixels (``regionbench.measures``), and
+    which annotators covered each accepted image (``tables.COVERAGE``)."""
 
     images: pa.Table
     regions: pa.Table
@@ -32,6 +33,7 @@ class Shard:
     report: dict
     features: pa.Table
     relations: pa.Table
+    coverage: pa.Table
 
 
 def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:

@@ -82,6 +82,25 @@ def _results(folder: Path, name: str) -> Path | None:
 LABELS_LISTED = 15
 
 
+def _coverage(coverage: dict) -> list[str]:
+    """Who covered which images (``agreement.coverage_summary``), and the consensus quorum."""
+    per = ", ".join(f"{name} {n}" for name, n in coverage["per_annotator"].items())
+    if coverage["complete"]:
+        head = f"Coverage: every annotator covered all {coverage['images']} images."
+    else:
+        head = (
+            f"Coverage: annotators covered some of the {coverage['images']} images each ({per}); the table"
+            " `coverage` lists who covered which. Every figure here compares only annotators who both"
+            " covered an image, and an annotator absent from an image casts no consensus vote."
+        )
+    out = [head, ""]
+    out += _table(
+        ["annotators covering an image", "images", "consensus quorum (votes)"],
+        [[int(n), count, coverage["quorum"][n]] for n, count in coverage["images_by_annotators"].items()],
+    )
+    return [*out, ""]
+
+
 def _agreement(report: dict, has_figure: bool) -> list[str]:
     """The card's agreement section from an ``agreement.summary`` report."""
     out = [f"## Agreement between annotators ({', '.join(report['annotators'])})", ""]
@@ -99,6 +118,8 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
         ],
     )
     out += ["", f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
+    if coverage := report.get("coverage"):
+        out += _coverage(coverage)
     if not report["labelled"]:
         out += [
             f"Every segment carries the one label `{report['per_label'][0]['label']}`: the label measures above",

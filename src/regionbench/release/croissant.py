@@ -37,6 +37,7 @@ REFERENCES = {
     ("relations", "image_id"): "images/image_id",
     ("subsets", "image_id"): "images/image_id",
     ("agreement", "image_id"): "images/image_id",
+    ("coverage", "image_id"): "images/image_id",
     ("image_labels", "image_id"): "images/image_id",
     ("image_labels", "label_id"): "vocabulary/label_id",
 }

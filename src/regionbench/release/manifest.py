@@ -18,7 +18,7 @@ from regionbench.errors import InputError
 
 # 2: regions.mask is COCO's {size, counts} (was mask_rle, the counts alone) and the normalised
 # features are named so (area_norm, width_norm, ...; were area, width, ...).
-FORMAT = "regionbench-release/2"
+FORMAT = "regionbench-release/3"
 
 
 class ReleaseError(InputError):

@@ -22,7 +22,9 @@ import pyarrow.compute as pc
 from regionbench import tables
 from regionbench.release.manifest import ReleaseError
 
-TABLES = ("images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement", "image_labels")
+TABLES = (
+    "images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement", "image_labels", "coverage",
+)  # fmt: skip
 
 
 SCHEMA_DIR = Path(str(resources.files("regionbench") / "data" / "release"))  # the library's table schemas

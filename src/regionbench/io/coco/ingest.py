@@ -247,10 +247,13 @@ def ingest_shard(
     wanted = set(names)
     annotations: dict[str, dict[str, list[tuple[int, dict]]]] = {}  # annotator -> image -> (id, annotation)
     categories: dict[str, dict] = {}
+    covered: dict[str, list[str]] = defaultdict(list)  # file name -> annotators who list it, name order
     for annotator, data in files.items():
         source = f"annotations/{annotator}.json"
         categories[annotator] = {c.get("id"): c.get("name") for c in data["categories"] if isinstance(c, dict)}
         by_coco_id = {im.get("id"): im.get("file_name") for im in data["images"] if isinstance(im, dict)}
+        for name in sorted({n for n in by_coco_id.values() if isinstance(n, str) and n in wanted}):
+            covered[name].append(annotator)
         per_image: dict[str, list[tuple[int, dict]]] = defaultdict(list)
         seen_ids: set = set()
         for n, ann in enumerate(data["annotations"]):
@@ -274,6 +277,7 @@ def ingest_shard(
 
     # One image at a time: read, its regions decoded, the consensus derived, all measured.
     images: dict[str, dict] = {}
+    coverage: list[dict] = []
     regions: list[dict] = []
     measures = Measures(tau, adjacency_px)
     derived: Counter = Counter()
@@ -282,7 +286,9 @@ def ingest_shard(
         image = _read_image(root, name, same_id, on_disk, max_image_pixels, ledger)
         if image is not None:
             images[name] = image_row(image_id_of(name), folder, f"images/{name}", image)
-        readings: dict[str, list] = defaultdict(list)  # annotator -> (label, mask)
+            coverage += [{"image_id": image_id_of(name), "annotator": a} for a in covered[name]]
+        # Every annotator who covered the image votes, one who drew nothing too; the others are absent.
+        readings: dict[str, list] = {annotator: [] for annotator in covered[name]}  # annotator -> (label, mask)
         found: list[tuple[dict, np.ndarray]] = []  # regions rows and masks
         for annotator, per_image in annotations.items():
             source = f"annotations/{annotator}.json"
@@ -310,7 +316,7 @@ def ingest_shard(
                 regions.append(row := region_row(image_id_of(name), annotator, region_id, words[label], label, mask))
                 readings[annotator].append((label, mask))
                 found.append((row, mask))
-        if several and readings:
+        if several and image is not None and readings:
             agreed, problems = consensus.consensus(readings, hierarchy, min_iou, consensus_method)
             problems += [
                 f"consensus label {label!r} has no id in the vocabulary" for label, _ in agreed if label not in words
@@ -361,4 +367,5 @@ def ingest_shard(
         report=report,
         features=measures.features(),
         relations=measures.relations(),
+        coverage=tables.from_rows(coverage, tables.COVERAGE, tables.KEYS["coverage"]),
     )

@@ -375,6 +375,9 @@ def ingest_folder(
         report=report,
         features=measures.features(),
         relations=measures.relations(),
+        coverage=tables.from_rows(
+            [{"image_id": i, "annotator": ANNOTATOR} for i in images], tables.COVERAGE, tables.KEYS["coverage"]
+        ),
     )
 
 
