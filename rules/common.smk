@@ -33,6 +33,9 @@ class GeneratedRaw:
     def shards(self):
         return synth.folders(config["synth"]["profile"])
 
+    def shard_size(self):
+        return None  # a SAIAPR shard is a folder
+
     def inputs(self, wildcards):
         return [self.root]  # the synth rule's output stands for the whole tree
 
@@ -105,9 +108,13 @@ class GeneratedCoco(GeneratedRaw):
 
     layout = "coco"
 
+    def shard_size(self):
+        images = synth.get_profile(config["synth"]["profile"]).n_images
+        return SHARD_SIZE or coco.default_shard_size(images)
+
     def shards(self):
         images = synth.get_profile(config["synth"]["profile"]).n_images
-        return [f"{k:02d}" for k in range(-(-images // SHARD_SIZE))]
+        return [f"{k:02d}" for k in range(-(-images // self.shard_size()))]
 
     def official_features(self, wildcards):
         return []
@@ -130,9 +137,13 @@ class RealCoco(RealRaw):
     def shards(self):
         # Counting reads every annotation file: once per parse, not once per rule that asks.
         if not hasattr(self, "_shards"):
-            count = coco.shard_count(self.root, SHARD_SIZE)
+            self._size, count = coco.shard_plan(self.root, SHARD_SIZE)
             self._shards = [f"{k:02d}" for k in range(count)]
         return self._shards
+
+    def shard_size(self):
+        self.shards()
+        return self._size
 
     def inputs(self, wildcards):
         return sorted(str(p) for p in Path(self.root, "annotations").glob("*.json"))
@@ -172,7 +183,7 @@ def raw_tree():
     )
 
 
-SHARD_SIZE = config["ingest"].get("shard_size", 1000)
+SHARD_SIZE = config["ingest"].get("shard_size")  # COCO; None: io.coco.default_shard_size
 SYNTH_ANNOTATORS = config["synth"].get(
     "annotators", 3
 )  # of a generated COCO collection

@@ -27,7 +27,7 @@ rule ingest:
         state=RAW.state,
         root=RAW.root,
         layout=RAW.layout,
-        shard_size=SHARD_SIZE,
+        shard_size=RAW.shard_size(),
         category_map=config.get("category_map", {}),
         min_iou=config.get("agreement", {}).get("min_iou", 0.5),
         consensus=config.get("agreement", {}).get("consensus", "majority"),

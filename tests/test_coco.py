@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import shapely
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from PIL import Image
 from pycocotools import mask as coco_mask
@@ -17,6 +18,7 @@ from pycocotools import mask as coco_mask
 from regionbench import geometry
 from regionbench.io.coco import detect_layout, image_id_of, ingest_shard
 from regionbench.io.coco.collection import uncompressed_rle
+from regionbench.io.coco.ingest import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
 from regionbench.io.shards import IngestError, Shard
 
 H, W = 30, 40
@@ -237,3 +239,16 @@ def test_any_mask_round_trips_through_both_rle_forms(
     shard = ingest_shard(root, 0, WORDS)
     got = [geometry.from_rle(r["mask"]) for r in shard.regions.to_pylist() if r["annotator"] == "alice"]
     assert len(got) == 2 and all((m == mask).all() for m in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 200_000))
+def test_default_shards_keep_every_core_busy(images: int) -> None:
+    """Without ingest.shard_size a small collection has as many shards as a machine of up to
+    eight cores has cores (every image its own shard below eight), a large one runs of 1,000."""
+    size = default_shard_size(images)
+    shards = -(-images // size)
+    assert 1 <= size <= MAX_SHARD_SIZE
+    assert shards >= min(images, DEFAULT_SHARDS)
+    if images >= DEFAULT_SHARDS * MAX_SHARD_SIZE:
+        assert size == MAX_SHARD_SIZE

@@ -7,22 +7,24 @@ instances file per annotator, ``<root>/annotations/<annotator>.json``.
 
 from regionbench.io.coco.ingest import (
     annotators,
+    default_shard_size,
     detect_layout,
     image_id_of,
     ingest_shard,
     merge_reports,
     read_instances,
-    shard_count,
+    shard_plan,
     tree_state,
 )
 
 __all__ = [
     "annotators",
+    "default_shard_size",
     "detect_layout",
     "image_id_of",
     "ingest_shard",
     "merge_reports",
     "read_instances",
-    "shard_count",
+    "shard_plan",
     "tree_state",
 ]

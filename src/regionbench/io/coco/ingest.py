@@ -3,7 +3,7 @@
 Images are matched across annotators by ``file_name``; an image's id is the number its file
 name carries (``25.jpg`` is 25) or, for other names, a stable 63-bit hash of the name, so ids do
 not depend on the ids an annotation tool assigned. Shards are runs of ``shard_size`` file names
-in sorted order. A region is one annotation: ``annotator`` is the file's stem and ``region_id``
+in sorted order (the workflow takes ``default_shard_size`` when the config sets none). A region is one annotation: ``annotator`` is the file's stem and ``region_id``
 its rank by annotation id within the image. Segmentations may be polygons (several parts),
 uncompressed RLE or compressed RLE; regions may overlap.
 
@@ -32,6 +32,11 @@ from regionbench.io import images as images_io
 from regionbench.io.shards import IngestError, Shard, check_ledger, image_row, region_row, reject_row, trees_state
 from regionbench.measures import Measures
 
+# Default shards: eight on small collections, so a machine of up to eight cores ingests on every
+# core; at most 1,000 images each on large ones. The count depends on the collection alone, never
+# on the machine, so the release (its ingest report names the shards) is the same everywhere.
+DEFAULT_SHARDS = 8
+MAX_SHARD_SIZE = 1000
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 
@@ -95,11 +100,20 @@ def _all_names(root: Path, files: Mapping[str, dict]) -> list[str]:
     return sorted(names)
 
 
-def shard_count(root: str | Path, shard_size: int = 1000) -> int:
-    """How many shards of ``shard_size`` file names the tree has (at least one)."""
+def default_shard_size(images: int) -> int:
+    """Images per shard when the config sets none: floor(images / ``DEFAULT_SHARDS``), between 1
+    and ``MAX_SHARD_SIZE``, so a collection of n images has at least min(n, ``DEFAULT_SHARDS``)
+    shards up to ``DEFAULT_SHARDS`` x ``MAX_SHARD_SIZE`` images."""
+    return max(1, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
+
+
+def shard_plan(root: str | Path, shard_size: int | None = None) -> tuple[int, int]:
+    """(shard size, shard count) of the tree: ``shard_size`` file names per shard, or
+    ``default_shard_size`` when None; at least one shard."""
     root = Path(root)
     names = _all_names(root, {name: read_instances(path) for name, path in annotators(root).items()})
-    return max(1, -(-len(names) // shard_size))
+    size = shard_size or default_shard_size(len(names))
+    return size, max(1, -(-len(names) // size))
 
 
 def tree_state(root: str | Path) -> str:
@@ -202,7 +216,7 @@ def ingest_shard(
     words: Mapping[str, int],
     *,
     category_map: Mapping[str, str] | None = None,
-    shard_size: int = 1000,
+    shard_size: int = MAX_SHARD_SIZE,
     max_image_pixels: int = 40_000_000,
     strict: bool = False,
     hierarchy: Hierarchy | None = None,
