@@ -32,4 +32,4 @@ include: "rules/release.smk"
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        all_outputs,

@@ -1,7 +1,8 @@
 # Subsets A-H with their split, one job per classifier (all subsets), and the evaluation.
 
 
-rule subsets:
+# A checkpoint: whether the classifiers run depends on the labels found (common.classifying).
+checkpoint subsets:
     input:
         expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
     output:

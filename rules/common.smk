@@ -1,4 +1,5 @@
 # Paths, the raw tree, shard listing and input functions shared by every stage.
+import json
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -66,6 +67,9 @@ class RealRaw:
 
     def __init__(self, root):
         self.root = root
+
+    def shard_size(self):
+        return None  # a SAIAPR shard is a folder
 
     def shards(self):
         """Folder shards (00, 01, ...), known before anything runs."""
@@ -183,7 +187,9 @@ def raw_tree():
     )
 
 
-SHARD_SIZE = config["ingest"].get("shard_size")  # COCO; None: io.coco.default_shard_size
+SHARD_SIZE = config["ingest"].get(
+    "shard_size"
+)  # COCO; None: io.coco.default_shard_size
 SYNTH_ANNOTATORS = config["synth"].get(
     "annotators", 3
 )  # of a generated COCO collection
@@ -215,6 +221,16 @@ def local_cores():
         return 1
 
 
+def classifying():
+    """Whether the reference classifiers run: switched on in the config, and subsets A-H exist
+    (a label-free collection has none: the subsets checkpoint's report says why). For input
+    functions only: before the checkpoint has run, Snakemake waits for it."""
+    if not config["classifiers"]["enabled"]:
+        return False
+    subsets_report = Path(checkpoints.subsets.get().output.report)
+    return "skipped" not in json.loads(subsets_report.read_text())
+
+
 def classifier_outputs(ext):
     """Per (subset, classifier) prediction files (parquet) or fit timings (json)."""
     return [
@@ -238,7 +254,7 @@ def ingest_outputs():
     return [f"{RESULTS}/ingest/{s}/{t}.parquet" for s in shards() for t in tables]
 
 
-def all_outputs():
+def all_outputs(wildcards=None):
     return ingest_outputs() + [
         f"{RESULTS}/ingest/report.json",
         f"{RESULTS}/vocabulary.parquet",
@@ -247,13 +263,23 @@ def all_outputs():
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         *([f"{RESULTS}/features_parity.json"] if RAW.has_official_features() else []),
         *([f"{RESULTS}/relations_parity.json"] if RAW.has_official_relations() else []),
-        f"{RESULTS}/classifiers.parquet",
+        *([f"{RESULTS}/classifiers.parquet"] if classifying() else []),
         f"{RELEASE}/manifest.json",
     ]
 
 
-def release_results():
-    """Stage reports and figures copied into the release's results/ folder (no timings)."""
+CLASSIFIER_RESULTS = (
+    "classifiers.parquet",
+    "classifiers.csv",
+    "classifiers.png",
+    "classifiers.svg",
+    "soft_confusions.json",
+)
+
+
+def release_results(wildcards=None):
+    """Stage reports and figures copied into the release's results/ folder (no timings); the
+    classifiers' only when they run (``classifying``)."""
     files = {
         name: f"{RESULTS}/{name}"
         for name in (
@@ -263,11 +289,7 @@ def release_results():
             "relation_stats.svg",
             "subsets.json",
             "vocabulary_procedure.json",
-            "classifiers.parquet",
-            "classifiers.csv",
-            "classifiers.png",
-            "classifiers.svg",
-            "soft_confusions.json",
+            *(CLASSIFIER_RESULTS if classifying() else ()),
             "collection.json",
             "collection.png",
             "collection.svg",

@@ -14,7 +14,7 @@ rule release:
         coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         subsets=f"{RESULTS}/subsets.parquet",
-        results=list(release_results().values()),
+        results=lambda wildcards: list(release_results().values()),
         schemas=expand(f"{RELEASE_SCHEMAS}/{{table}}.schema.json", table=release.TABLES),
     output:
         # The manifest, written last, stands for the folder: a directory output would leave
@@ -39,6 +39,6 @@ rule release:
         images=config["release"]["images"],
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
-        results=release_results(),
+        results=release_results,
     script:
         "../scripts/release.py"

@@ -1,4 +1,5 @@
-"""Rule subsets: subsets A-H of the reference annotator's regions with a seeded, stratified split."""
+"""Rule subsets: subsets A-H of the reference annotator's regions with a seeded, stratified split
+(none for a label-free collection: the report says why)."""
 
 from regionbench import subsets, tables
 from regionbench.jobs import fail, log_to
@@ -11,7 +12,11 @@ try:
     regions, reference, split_unit = subsets.reference_regions(regions, params.reference_annotator, params.split_unit)
 except ValueError as exc:
     fail(f"subsets: {exc}")
-table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit)
+if skipped := subsets.skip_reason(regions, reference):
+    table, report = tables.SUBSETS.empty_table(), {"skipped": skipped, "split_unit": split_unit, "subsets": {}}
+    log.warning("%s", skipped)
+else:
+    table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit)
 report["reference_annotator"] = reference
 tables.write_parquet(table, snakemake.output.subsets)
 tables.write_json(snakemake.output.report, report)
@@ -20,8 +25,8 @@ for name, r in report["subsets"].items():
         "%s: %d regions (%d train, %d test), %d labels", name, r["regions"], r["train"], r["test"], len(r["labels"])
     )
 log.info(
-    "reference annotator %s, split by %s; images straddling the split: %d",
+    "reference annotator %s, split by %s; images straddling the split: %s",
     reference,
     split_unit,
-    report["straddling_images"],
+    report.get("straddling_images", "none (no subsets)"),
 )

@@ -169,6 +169,19 @@ def image_split_report(label_sets: dict[int, set[str]], side: dict[int, str]) ->
     }
 
 
+def skip_reason(regions: pa.Table, annotator: str) -> str | None:
+    """Why subsets A-H and the reference classifiers do not apply to the reference annotator's
+    ``regions``, or None when they do: subset A needs two labels, and a label-free collection
+    (every segment under one category, or no region at all) has nothing to tell apart."""
+    labels = sorted(set(regions.column("label").to_pylist()))
+    if len(labels) >= 2:
+        return None
+    carried = (
+        f"every region of {annotator} carries the one label {labels[0]!r}" if labels else f"{annotator} has no region"
+    )
+    return f"subsets A-H and the reference classifiers skipped: {carried}, so there are no labels to tell apart"
+
+
 def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -> tuple[pa.Table, dict]:
     """Subsets A-H with splits, and a report (sizes, label lists, straddling images).
 

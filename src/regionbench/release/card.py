@@ -278,8 +278,9 @@ def dataset_card(folder: Path, manifest: dict) -> str:
             out += ["![Shares of the spatial relations per group](results/relation_stats.png)", ""]
     if path := _results(folder, "relations_parity.json"):
         out += _relations_parity(json.loads(path.read_text()))
-    if path := _results(folder, "subsets.json"):
-        report = json.loads(path.read_text())
+    if (path := _results(folder, "subsets.json")) and "skipped" in (report := json.loads(path.read_text())):
+        out += [report["skipped"][0].upper() + report["skipped"][1:] + ".", ""]
+    elif path:
         out += [
             "Subsets (the paper's Table 5). Two splits serve different tasks. `split` is the region split",
             "of the paper's region protocol (70/30 within each label; an image may have regions on both",

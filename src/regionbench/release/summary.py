@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from regionbench.release.manifest import read_manifest
@@ -25,11 +26,19 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         )
     rows = ", ".join(f"{name} {entry['rows']:,}" for name, entry in sorted(tables.items()) if name != "rejects")
     rejects = tables["rejects"]["rows"]
+    skipped = []
+    if (report := folder / "results" / "subsets.json").is_file() and "skipped" in (
+        found := json.loads(report.read_text())
+    ):
+        skipped = [f"  {found['skipped']}"]
+    elif not (folder / "results" / "classifiers.parquet").is_file():
+        skipped = ["  reference classifiers: not run (classifiers.enabled is false in the config)"]
     return [
         f"release {manifest['dataset']}: {shown}",
         f"  {version}",
         f"  rows: {rows}",
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
+        *skipped,
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
     ]

@@ -1,0 +1,64 @@
+"""Label-free and single-label collections, and classifiers switched off: the build skips what
+does not apply and says why in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import build, workflow_copy, write_config
+
+from regionbench import release
+from regionbench.io.coco.categories import write_vocabulary
+from regionbench.io.coco.collection import write_collection
+
+pytestmark = pytest.mark.workflow
+
+
+def one_category_tree(root: Path) -> Path:
+    """A generated three-annotator COCO tree whose every segment is under one category."""
+    for _ in write_collection(root, "tiny", annotators=3, disagreement=0.3, workers=1):
+        pass
+    for path in (root / "annotations").glob("*.json"):
+        data = json.loads(path.read_text())
+        data["categories"] = [{"id": 1, "name": "segment", "supercategory": ""}]
+        for ann in data["annotations"]:
+            ann["category_id"] = 1
+        path.write_text(json.dumps(data))
+    return root
+
+
+def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path) -> None:
+    raw = one_category_tree(tmp_path / "raw")
+    write_vocabulary(raw, tmp_path / "vocabulary")
+    project = workflow_copy(tmp_path / "wf")
+    config = f"dataset: free\nraw_dir: {raw}\nvocabulary_dir: {tmp_path / 'vocabulary'}\n"
+    done = build(project, "--configfile", str(write_config(project, config)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / "releases/free/v1.0.0"
+    assert release.verify(folder) == []
+    why = "subsets A-H and the reference classifiers skipped: every region of consensus carries the one label 'segment'"
+    assert [line for line in done.stdout.splitlines() if "skipped" in line] == [
+        f"  {why}, so there are no labels to tell apart"
+    ]
+    assert not (project / "results/free/classifiers").exists()  # no classify job ran
+    assert not (folder / "results/classifiers.parquet").exists()
+    assert pq.read_table(folder / "data/subsets.parquet").num_rows == 0
+    card = (folder / "README.md").read_text()
+    assert why[0].upper() + why[1:] in card and "Reference classifiers" not in card
+    summary = json.loads((folder / "results/agreement.json").read_text())
+    assert summary["labelled"] is False and 0 < summary["label_free"]["pri"] < 1
+
+
+def test_classifiers_switched_off(tiny_raw: Path, tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    config = f"dataset: unclassified\nraw_dir: {tiny_raw}\nclassifiers: {{enabled: false}}\n"
+    done = build(project, "--configfile", str(write_config(project, config)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / "releases/unclassified/v1.0.0"
+    assert release.verify(folder) == []
+    assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
+    assert pq.read_table(folder / "data/subsets.parquet").num_rows > 0  # subsets are still made
+    assert not (project / "results/unclassified/classifiers").exists()
