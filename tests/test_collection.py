@@ -1,5 +1,6 @@
 """Collection statistics (paper 001, section 3.4) on hand-made tables."""
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -54,3 +55,15 @@ def test_the_label_frequency_figure_is_deterministic(tmp_path) -> None:
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
     assert b"l49" in (tmp_path / "a.svg").read_bytes() and b"l50" not in (tmp_path / "a.svg").read_bytes()
+
+
+def test_show_colours_segments_apart_when_labels_do_not() -> None:
+    from regionbench import plots
+
+    mask = np.zeros((4, 4), dtype=bool)
+    free = [{"masks": [("segment", mask)] * 3}, {"masks": [("segment", mask)] * 2}]
+    colours = plots.region_colours(free)
+    assert [len({tuple(c) for c in panel}) for panel in colours] == [3, 2]  # every segment its own colour
+    labelled = [{"masks": [("sky", mask), ("man", mask), ("sky", mask)]}, {"masks": [("man", mask)]}]
+    colours = plots.region_colours(labelled)
+    assert tuple(colours[0][0]) == tuple(colours[0][2]) != tuple(colours[0][1]) == tuple(colours[1][0])

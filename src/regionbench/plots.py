@@ -138,24 +138,34 @@ def relation_figure(stats: pa.Table, png: str | Path, svg: str | Path) -> None:
     _save(fig, png, svg)
 
 
+def region_colours(panels: list[dict]) -> list[list[np.ndarray]]:
+    """The RGB colour (floats in [0, 1]) of each region of each panel: one colour per label
+    across the panels, or, when the regions carry fewer than two labels (a label-free
+    collection), one colour per region of a panel, so that neighbouring segments stand apart."""
+    palette = plt.get_cmap("tab20")
+    labels = sorted({label for p in panels for label, _ in p["masks"]})
+    if len(labels) >= 2:
+        colour = {label: np.array(palette(i % 20)[:3]) for i, label in enumerate(labels)}
+        return [[colour[label] for label, _ in p["masks"]] for p in panels]
+    return [[np.array(palette(k % 20)[:3]) for k in range(len(p["masks"]))] for p in panels]
+
+
 def release_images(panels: list[dict], png: str | Path) -> None:
-    """A grid of images with their regions coloured by label and their captions.
+    """A grid of images with their regions coloured (``region_colours``) and their captions.
 
     Each panel is a dict: ``pixels`` (h, w, 3) uint8, ``masks`` a list of (label, boolean
-    mask), ``title`` (the image id and caption). A label has one colour across the panels.
+    mask), ``title`` (the image id and caption).
     """
-    labels = sorted({label for p in panels for label, _ in p["masks"]})
-    palette = plt.get_cmap("tab20")
-    colour = {label: np.array(palette(i % 20)[:3]) for i, label in enumerate(labels)}
+    colours = region_colours(panels)
     cols = min(len(panels), 2)
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.6 * rows), squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
-    for ax, panel in zip(axes.ravel(), panels, strict=False):
+    for ax, panel, colour in zip(axes.ravel(), panels, colours, strict=False):
         shown = panel["pixels"].astype(float) / 255
-        for label, mask in panel["masks"]:
-            shown[mask] = 0.5 * shown[mask] + 0.5 * colour[label]
+        for (_, mask), rgb in zip(panel["masks"], colour, strict=True):
+            shown[mask] = 0.5 * shown[mask] + 0.5 * rgb
         ax.imshow(shown, interpolation="nearest")
         for label, mask in panel["masks"]:
             rows_, cols_ = np.nonzero(mask)
