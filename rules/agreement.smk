@@ -3,6 +3,7 @@
 
 rule agreement:
     input:
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         images=f"{RESULTS}/ingest/{{shard}}/images.parquet",
         regions=f"{RESULTS}/ingest/{{shard}}/regions.parquet",
         coverage=f"{RESULTS}/ingest/{{shard}}/coverage.parquet",

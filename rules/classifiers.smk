@@ -4,7 +4,8 @@
 # A checkpoint: whether the classifiers run depends on the labels found (common.classifying).
 checkpoint subsets:
     input:
-        expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
+        regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
     output:
         subsets=f"{RESULTS}/subsets.parquet",
         report=f"{RESULTS}/subsets.json",

@@ -4,7 +4,8 @@
 
 rule relation_stats:
     input:
-        expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
+        relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
     output:
         table=f"{RESULTS}/relation_stats.parquet",
         png=f"{RESULTS}/relation_stats.png",
@@ -24,6 +25,7 @@ rule relation_stats:
 
 rule features_parity:
     input:
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         raw=RAW.official_features,
     output:
@@ -43,6 +45,7 @@ rule features_parity:
 
 rule relations_parity:
     input:
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
         raw=RAW.official_relations,
     output:

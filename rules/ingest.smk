@@ -41,7 +41,8 @@ rule ingest:
 
 rule ingest_report:
     input:
-        expand(f"{RESULTS}/ingest/{{shard}}/report.json", shard=shards()),
+        reports=expand(f"{RESULTS}/ingest/{{shard}}/report.json", shard=shards()),
+        rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards()),
     output:
         f"{RESULTS}/ingest/report.json",
     log:
@@ -54,12 +55,14 @@ rule ingest_report:
     params:
         code=CODE,
         layout=RAW.layout,
+        rejects=f"{RESULTS}/ingest/*/rejects.parquet",
     script:
         "../scripts/ingest_report.py"
 
 
 rule image_labels:
     input:
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
         registry=f"{VOCABULARY}/label_ids.tsv",
     output:

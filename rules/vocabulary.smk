@@ -3,6 +3,7 @@
 
 rule vocabulary:
     input:
+        ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
         lists=multiext(f"{VOCABULARY}/", "h_list.txt", "t_list.txt"),

@@ -1,15 +1,20 @@
-"""Rule ingest_report: merge the per-shard ingest reports into one."""
+"""Rule ingest_report: merge the per-shard ingest reports into one; stop the build when ingest
+accepted no region (every later stage waits for this report)."""
 
 import json
 from pathlib import Path
 
 from regionbench import tables
 from regionbench.io import coco, saiapr
-from regionbench.jobs import log_to
+from regionbench.io.shards import nothing_accepted
+from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 merge = coco.merge_reports if snakemake.params.layout == "coco" else saiapr.merge_reports
-report = merge([json.loads(Path(p).read_text()) for p in snakemake.input])
+report = merge([json.loads(Path(p).read_text()) for p in snakemake.input.reports])
+rejects = (tables.read_parquet(p).select(["reason"]) for p in snakemake.input.rejects)
+if message := nothing_accepted(report, rejects, snakemake.params.rejects):
+    fail(message)
 tables.write_json(snakemake.output[0], report)
 for conflict in report["parent_conflicts"]:
     log.warning("node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"])

@@ -62,3 +62,21 @@ def test_classifiers_switched_off(tiny_raw: Path, tmp_path: Path) -> None:
     assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
     assert pq.read_table(folder / "data/subsets.parquet").num_rows > 0  # subsets are still made
     assert not (project / "results/unclassified/classifiers").exists()
+
+
+def test_a_build_that_accepts_nothing_stops_after_ingest(tmp_path: Path) -> None:
+    """Every category unknown to the vocabulary: one line with the counts and the commonest
+    reason, exit 2, and no stage after ingest ran."""
+    raw = one_category_tree(tmp_path / "raw")
+    project = workflow_copy(tmp_path / "wf")
+    done = build(project, "--configfile", str(write_config(project, f"dataset: none\nraw_dir: {raw}\n")))
+    assert done.returncode == 2, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    n = len(list((raw / "images").iterdir()))
+    assert last.startswith(f"regionbench: ingest accepted no region: {n} images seen ({n} accepted), ")
+    assert "commonest reasons: " in last and "category 'segment' is not a vocabulary label" in last
+    assert "results/none/ingest/*/rejects.parquet" in last
+    assert "Traceback" not in done.stderr and "Error" not in last
+    results = project / "results/none"
+    assert not (results / "vocabulary.parquet").exists() and not (results / "subsets.parquet").exists()
+    assert not (results / "agreement").exists()

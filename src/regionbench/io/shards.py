@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,28 @@ def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:
                 f"{where}: {c['seen']} {kind} seen but {c['accepted']} accepted and {c['rejected']} rejected; "
                 "an item was lost: this is a bug in regionbench, please report it"
             )
+
+
+COMMON_REASONS = 3  # named when a build accepts nothing
+
+
+def nothing_accepted(report: dict, rejects: Iterable[pa.Table], where: str) -> str | None:
+    """One line when a merged ingest ``report`` accepted no region: the counts, the commonest
+    reject reasons (their text says what to fix) and ``where`` the rejects are; None otherwise.
+    Nothing after ingest can run on an empty collection, so the build stops here."""
+    if report["regions"]["accepted"]:
+        return None
+    reasons: Counter = Counter()
+    for table in rejects:
+        reasons.update(table.column("reason").to_pylist())
+    common = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common(COMMON_REASONS))
+    images, regions = report["images"], report["regions"]
+    return (
+        f"ingest accepted no region: {images['seen']} images seen ({images['accepted']} accepted), "
+        f"{regions['seen']} regions seen (all rejected)"
+        + (f"; commonest reasons: {common}" if common else "; the raw tree holds no region at all")
+        + f"; every reason is in {where}; fix the raw tree or the configuration and build again"
+    )
 
 
 def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict:
