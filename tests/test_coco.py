@@ -170,7 +170,6 @@ def _damage(data: dict, change: str) -> dict:
         ("unknown category", "unknown category id 99"),
         ("unmapped category", "'cloud-cirrus' is not a vocabulary label; map it under category_map"),
         ("outside", "polygon outside the image"),
-        ("self-intersecting", "self-intersecting polygon"),
         ("degenerate", "degenerate polygon"),
         ("unknown image", "annotation for unknown image id 404"),
         ("RLE size", "RLE size [31, 40] differs from the image's [30, 40]"),
@@ -190,6 +189,43 @@ def test_bad_items_are_rejected_with_their_reason(tmp_path: Path, change: str, r
     with pytest.raises(IngestError) as failed:
         ingest_shard(root, 0, WORDS, strict=True)
     assert reason in str(failed.value) and len(str(failed.value).splitlines()) == shard.rejects.num_rows
+
+
+BOW_TIE = [[2.0, 2.0, 12.0, 12.0, 12.0, 2.0, 2.0, 12.0]]
+
+
+def test_a_self_intersecting_polygon_is_taken_as_pycocotools_draws_it(tmp_path: Path) -> None:
+    data = alice_file()
+    data["annotations"][0]["segmentation"] = BOW_TIE
+    shard = ingest_shard(write_tree(tmp_path / "coco", data, bob_file()), 0, WORDS)
+    reconciles(shard)
+    assert shard.rejects.num_rows == 0 and shard.report["quirks"] == {"self_intersecting_polygons": 1}
+    drawn = coco_mask.decode(coco_mask.merge(coco_mask.frPyObjects(BOW_TIE, H, W))).astype(bool)
+    region = next(
+        r for r in shard.regions.to_pylist() if (r["image_id"], r["annotator"], r["region_id"]) == (25, "alice", 1)
+    )
+    assert (geometry.from_rle(region["mask"]) == drawn).all()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, W), st.integers(0, H)), min_size=3, max_size=8))
+def test_any_polygon_inside_the_image_is_drawn_as_pycocotools_draws_it(tmp_path_factory, points) -> None:
+    """Whatever its shape (self-intersecting included), a polygon inside the image with three
+    points off one line becomes the mask pycocotools draws, or an "empty mask" reject."""
+    xy = np.array(points, dtype=float)
+    if len(np.unique(xy, axis=0)) < 3 or np.linalg.matrix_rank(xy - xy[0]) < 2:
+        return
+    polygon = [[float(v) for p in points for v in p]]
+    data = alice_file()
+    data["annotations"][0]["segmentation"] = polygon
+    shard = ingest_shard(write_tree(tmp_path_factory.mktemp("coco"), data, bob_file()), 0, WORDS)
+    reconciles(shard)
+    drawn = coco_mask.decode(coco_mask.merge(coco_mask.frPyObjects(polygon, H, W))).astype(bool)
+    found = [r for r in shard.regions.to_pylist() if (r["image_id"], r["annotator"]) == (25, "alice")]
+    if drawn.any():
+        assert (geometry.from_rle(found[0]["mask"]) == drawn).all() and shard.rejects.num_rows == 0
+    else:
+        assert shard.rejects.column("reason").to_pylist() == ["empty mask"]
 
 
 def test_missing_image_file_rejects_the_image_and_its_regions(tmp_path: Path) -> None:

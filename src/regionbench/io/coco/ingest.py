@@ -132,6 +132,10 @@ def merge_reports(reports: list[dict]) -> dict:
         for a in names
     }
     totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    quirks: Counter = Counter()
+    for r in reports:
+        quirks.update(r.get("quirks", {}))
+    totals["quirks"] = dict(sorted(quirks.items()))
     return totals
 
 
@@ -146,8 +150,11 @@ class _Ledger:
         self.seen[(annotator, f"{item}_rejected")] += 1
 
 
-def _segmentation_rle(segmentation: object, height: int, width: int) -> dict:
-    """The annotation's segmentation as one compressed RLE; raises ValueError with a reason."""
+def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Counter) -> dict:
+    """The annotation's segmentation as one compressed RLE; raises ValueError with a reason.
+
+    A self-intersecting polygon part (a bow tie, a tool's doubled-back vertex) is taken as
+    pycocotools draws it, the reference every COCO tool scores with, and counted in ``quirks``."""
     if isinstance(segmentation, list):
         if not segmentation or not all(isinstance(p, list) for p in segmentation):
             raise ValueError("polygon segmentation must be a list of [x1, y1, x2, y2, ...] lists")
@@ -160,7 +167,7 @@ def _segmentation_rle(segmentation: object, height: int, width: int) -> dict:
             if len(np.unique(xy, axis=0)) < 3 or np.linalg.matrix_rank(xy - xy[0]) < 2:
                 raise ValueError("degenerate polygon: its points lie on one line")
             if not shapely.Polygon(xy).is_valid:
-                raise ValueError("self-intersecting polygon")
+                quirks["self_intersecting_polygons"] += 1
         return coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
     if isinstance(segmentation, dict) and "counts" in segmentation and "size" in segmentation:
         size = segmentation["size"]
@@ -176,8 +183,8 @@ def _segmentation_rle(segmentation: object, height: int, width: int) -> dict:
     raise ValueError("segmentation is neither polygons nor an RLE with counts and size")
 
 
-def _decode(segmentation: object, height: int, width: int) -> np.ndarray:
-    rle = _segmentation_rle(segmentation, height, width)
+def _decode(segmentation: object, height: int, width: int, quirks: Counter) -> np.ndarray:
+    rle = _segmentation_rle(segmentation, height, width, quirks)
     try:
         mask = coco_mask.decode(rle).astype(bool)
     except Exception as exc:  # pycocotools raises bare exceptions for corrupt counts
@@ -294,6 +301,7 @@ def ingest_shard(
     coverage: list[dict] = []
     regions: list[dict] = []
     measures = Measures(tau, adjacency_px)
+    quirks: Counter = Counter()  # accepted oddities of the exports, counted
     derived: Counter = Counter()
     several = hierarchy is not None and len(files) > 1
     for name in names:
@@ -323,7 +331,7 @@ def ingest_shard(
                     )  # fmt: skip
                     continue
                 try:
-                    mask = _decode(ann.get("segmentation"), image.height, image.width)
+                    mask = _decode(ann.get("segmentation"), image.height, image.width, quirks)
                 except ValueError as exc:
                     ledger.reject(source, key, "region", str(exc), annotator)
                     continue
@@ -371,6 +379,7 @@ def ingest_shard(
             "rejected": ledger.seen[(consensus.ANNOTATOR, "region_rejected")],
         }
     report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in ("seen", "accepted", "rejected")}
+    report["quirks"] = dict(sorted(quirks.items()))
     check_ledger(f"shard {folder}", {"images": report["images"], **report["annotators"]})
     return Shard(
         images=tables.from_rows(
