@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, workflow_copy, write_config
+from PIL import Image
 
 from regionbench import cli
 from regionbench.hierarchy import Hierarchy
@@ -59,3 +60,48 @@ def test_a_build_takes_the_coco_vocabulary(coco_raw: Path, tmp_path: Path, capsy
         report["annotators"][a]["rejected"] == 0 for a in ("annotator-1", "annotator-2")
     )  # every category mapped
     assert (project / "results/own/vocabulary.parquet").is_file()
+
+
+def test_category_names_map_to_labels_by_one_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Names with spaces or other characters: from-coco lists each with its label, and ingest
+    maps the annotations by the same rule."""
+    from test_coco import H, W, rect
+
+    from regionbench import geometry
+    from regionbench.io.coco import ingest_shard
+    from regionbench.io.coco.ingest import category_label
+
+    root = tmp_path / "coco"
+    (root / "images").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    Image.new("RGB", (W, H)).save(root / "images" / "1.png")
+    names = ["traffic light", "Hair Drier", "café table", "person"]
+    data = {
+        "images": [{"id": 1, "file_name": "1.png", "width": W, "height": H}],
+        "categories": [
+            {"id": k, "name": n, "supercategory": "Outdoor Things" if k < 2 else "person"} for k, n in enumerate(names)
+        ],
+        "annotations": [
+            {
+                "id": 10 + k,
+                "image_id": 1,
+                "category_id": k,
+                "segmentation": {"size": [H, W], "counts": geometry.encode_rle(rect(0, 0, k + 2, 5))},
+            }
+            for k in range(len(names))
+        ],
+    }
+    (root / "annotations" / "a.json").write_text(json.dumps(data))
+    vocab = tmp_path / "vocab"
+    assert cli.main(["vocabulary", "from-coco", str(root), "--out", str(vocab)]) == 0
+    assert "category_names.tsv: 4 category names" in capsys.readouterr().out
+    listed = (vocab / "category_names.tsv").read_text().splitlines()
+    assert listed == [
+        "name\tlabel", "Hair Drier\thair-drier", "Outdoor Things\toutdoor-things",
+        "café table\tcafé-table", "traffic light\ttraffic-light",
+    ]  # fmt: skip
+    tree = Hierarchy.from_yaml(vocab / "hierarchy.yaml")
+    assert tree.parent("traffic-light") == "outdoor-things" and tree.parent("café-table") == "person"
+    shard = ingest_shard(root, 0, Registry.read(vocab / "label_ids.tsv").ids())
+    assert shard.rejects.num_rows == 0
+    assert sorted(shard.regions.column("label").to_pylist()) == sorted(category_label(n) for n in names)

@@ -383,6 +383,11 @@ def vocabulary_from_coco(args: argparse.Namespace) -> int:
         f"{args.out}: {counts['labels']} labels under {counts['supercategories']} supercategories, "
         f"{counts['new_ids']} new ids; set vocabulary_dir: {args.out} in the config"
     )
+    if counts["renamed"]:
+        print(
+            f"{args.out}/category_names.tsv: {counts['renamed']} category names that are not labels as they stand, "
+            "each with the label it maps to (lower case, '-' for spaces and other characters)"
+        )
     return 0
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from regionbench.io.coco.ingest import annotators, read_instances
+from regionbench.io.coco.ingest import annotators, category_label, read_instances
 from regionbench.io.shards import IngestError
 from regionbench.vocabulary import Registry
 
@@ -23,23 +23,37 @@ CURATION = {
 }
 
 
+def category_names(root: str | Path) -> dict[str, str]:
+    """Every category and supercategory name of the tree's files that is not a label as it
+    stands -> the label it maps to (``ingest.category_label``, the rule ingest applies too)."""
+    names = set()
+    for path in annotators(root).values():
+        for category in read_instances(path)["categories"]:
+            if isinstance(category, dict):
+                names |= {str(category.get(k) or "") for k in ("name", "supercategory")} - {""}
+    return {name: category_label(name) for name in sorted(names) if category_label(name) != name}
+
+
 def categories(root: str | Path) -> dict[str, str | None]:
-    """Category name -> supercategory (``None`` when empty) over every annotator's file; a
-    category filed under different supercategories takes the most frequent (ties by name)."""
+    """Label -> the label of its supercategory (``None`` when empty), the names mapped by
+    ``ingest.category_label``, over every annotator's file; a category filed under different
+    supercategories takes the most frequent (ties by name)."""
     seen: dict[str, Counter] = {}
     for path in annotators(root).values():
         for category in read_instances(path)["categories"]:
-            name = str(category.get("name", "")).strip() if isinstance(category, dict) else ""
-            if not name or any(ch.isspace() for ch in name):
-                raise IngestError(f"{path}: category name {name!r} must be one word (use '-' between words)")
-            parent = str(category.get("supercategory") or "").strip() or None
-            seen.setdefault(name, Counter())[parent] += 1
+            name = str(category.get("name", "")) if isinstance(category, dict) else ""
+            if not category_label(name):
+                raise IngestError(f"{path}: category name {name!r} has no letter or digit; rename the category")
+            parent = category_label(str(category.get("supercategory") or "")) or None
+            seen.setdefault(category_label(name), Counter())[parent] += 1
     return {name: min(c, key=lambda p: (-c[p], p or "")) for name, c in sorted(seen.items())}
 
 
 def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     """Write ``hierarchy.yaml``, ``label_ids.tsv`` (append-only: an existing registry in ``out`` is
-    kept and extended), ``h_list.txt``, ``t_list.txt`` and ``curation.yaml`` under ``out``."""
+    kept and extended), ``h_list.txt``, ``t_list.txt``, ``curation.yaml`` and, when some
+    category names are not labels as they stand, ``category_names.tsv`` (name, label: every
+    such name, ``category_names``) under ``out``."""
     found = categories(root)
     if not found:
         raise IngestError(f"{root}/annotations: no categories in any COCO file")
@@ -62,4 +76,13 @@ def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     old = Registry.read(registry_path) if registry_path.is_file() else Registry([])
     new = old.register(labels)
     new.write(registry_path)
-    return {"labels": len(labels), "supercategories": len(supers), "new_ids": len(set(new.ids()) - set(old.ids()))}
+    renamed = category_names(root)
+    if renamed:
+        rows = "".join(f"{name}\t{label}\n" for name, label in renamed.items())
+        (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
+    return {
+        "labels": len(labels),
+        "supercategories": len(supers),
+        "new_ids": len(set(new.ids()) - set(old.ids())),
+        "renamed": len(renamed),
+    }

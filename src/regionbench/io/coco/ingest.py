@@ -41,6 +41,14 @@ ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 
 
+def category_label(name: str) -> str:
+    """The vocabulary label a COCO category name maps to: case-folded, every run of characters
+    other than letters, digits (any script), '_' and '.' turned into one '-', and '-' trimmed
+    from both ends ("traffic light" -> "traffic-light", "Hair Drier" -> "hair-drier"). A name
+    that is already a label keeps it; "" when nothing is left."""
+    return re.sub(r"[^\w.]+", "-", name.casefold()).strip("-")
+
+
 def detect_layout(root: str | Path) -> str:
     """``"coco"`` when ``root`` holds ``images/`` and ``annotations/*.json``, ``"saiapr"`` when it
     holds ``wlist.txt``; raises IngestError naming what is missing otherwise."""
@@ -318,6 +326,8 @@ def ingest_shard(
                 key = f"{name}/{ann_id}"
                 category = categories[annotator].get(ann.get("category_id"))
                 label = category_map.get(category, category)
+                if isinstance(label, str) and label not in words:
+                    label = category_label(label)
                 if image is None:
                     ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
                     continue
@@ -327,7 +337,9 @@ def ingest_shard(
                 if label not in words:
                     ledger.reject(
                         source, key, "region",
-                        f"category {category!r} is not a vocabulary label; map it under category_map", annotator,
+                        f"category {category!r}" + (f" (label {label!r})" if label != category else "")
+                        + " is not a vocabulary label; map it under category_map",
+                        annotator,
                     )  # fmt: skip
                     continue
                 try:
