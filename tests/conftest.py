@@ -75,6 +75,24 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny(tmp_path_factory.mktemp("tiny-build") / "wf")
 
 
+def one_category_tree(root: Path, disagreement: float = 0.3) -> Path:
+    """A generated three-annotator COCO tree (tiny profile) whose every segment is under the one
+    category ``segment``: a label-free collection, as the Berkeley segmentation benchmarks."""
+    import json
+
+    from regionbench.io.coco.collection import write_collection as write_coco
+
+    for _ in write_coco(root, "tiny", annotators=3, disagreement=disagreement, workers=1):
+        pass
+    for path in (root / "annotations").glob("*.json"):
+        data = json.loads(path.read_text())
+        data["categories"] = [{"id": 1, "name": "segment", "supercategory": ""}]
+        for ann in data["annotations"]:
+            ann["category_id"] = 1
+        path.write_text(json.dumps(data))
+    return root
+
+
 def generate(out: Path, profile: str, quirks: bool, seed: int = 0) -> Path:
     for _ in write_collection(out, profile, seed=seed, quirks=quirks, workers=2):
         pass

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import krippendorff
 import numpy as np
 import pytest
+from conftest import one_category_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
@@ -233,15 +233,7 @@ def test_specific_agreement_per_label_hand_worked() -> None:
 def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
     """Every segment under one category, as in the Berkeley benchmarks: the label measures are
     trivial, the label-free ones carry the agreement and rank the worst images."""
-    root = tmp_path / "coco"
-    for _ in write_collection(root, "tiny", annotators=3, disagreement=0.4, workers=1):
-        pass
-    for path in (root / "annotations").glob("*.json"):
-        data = json.loads(path.read_text())
-        data["categories"] = [{"id": 1, "name": "segment", "supercategory": ""}]
-        for ann in data["annotations"]:
-            ann["category_id"] = 1
-        path.write_text(json.dumps(data))
+    root = one_category_tree(tmp_path / "coco", disagreement=0.4)
     write_vocabulary(root, tmp_path / "vocabulary")  # the collection's own one-label vocabulary
     codes = Registry.read(tmp_path / "vocabulary/label_ids.tsv").ids()
     tree = Hierarchy.from_yaml(tmp_path / "vocabulary/hierarchy.yaml")

@@ -8,26 +8,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, workflow_copy, write_config
+from conftest import build, one_category_tree, workflow_copy, write_config
 
 from regionbench import release
 from regionbench.io.coco.categories import write_vocabulary
-from regionbench.io.coco.collection import write_collection
 
 pytestmark = pytest.mark.workflow
-
-
-def one_category_tree(root: Path) -> Path:
-    """A generated three-annotator COCO tree whose every segment is under one category."""
-    for _ in write_collection(root, "tiny", annotators=3, disagreement=0.3, workers=1):
-        pass
-    for path in (root / "annotations").glob("*.json"):
-        data = json.loads(path.read_text())
-        data["categories"] = [{"id": 1, "name": "segment", "supercategory": ""}]
-        for ann in data["annotations"]:
-            ann["category_id"] = 1
-        path.write_text(json.dumps(data))
-    return root
 
 
 def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path) -> None:
