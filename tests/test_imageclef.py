@@ -104,9 +104,10 @@ def test_any_damage_is_one_line_or_read_unchanged(
         assert "\n" not in str(exc) and str(out) in str(exc)
     else:
         # Annotator names live in judges.txt and annotators.txt alone, with nothing to check them
-        # against: a cut name ("a3" -> "a") reads as another name. Their judgments must be intact.
+        # against: a cut name ("a3" -> "a") reads as another name, on one image or on all. The
+        # judgments themselves, image by image, must be intact.
         def contents(found: imageclef.Judgments) -> list:
-            return sorted(repr(sorted((i, sorted(c)) for i, c in m.items())) for m in found.values())
+            return sorted((i, sorted(c)) for m in found.values() for i, c in m.items())
 
         assert contents(back) == contents(judgments)
 

@@ -133,6 +133,8 @@ def _judges(folder: Path) -> tuple[dict[str, list[str]], list[str] | None]:
     if (folder / "judges.txt").is_file():
         per_image = {}
         for n, line in enumerate(_read(folder / "judges.txt").splitlines(), start=1):
+            if not line.strip():
+                continue  # a blank line (a file's last) names nobody
             image, *names = line.split()
             if len(set(names)) != len(names) or image in per_image:
                 raise ImageClefError(f"{folder / 'judges.txt'}:{n}: an image or an annotator named twice")
