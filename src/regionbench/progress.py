@@ -43,6 +43,7 @@ class BuildProgress:
         self.planned: dict[str, int] = {}
         self.done: dict[str, int] = {}
         self.rule_of: dict[int, str] = {}
+        self.scheduled: dict[str, int] = {}
         self.running: set[int] = set()
         self.status = ""  # the status line on screen, "" when none
 
@@ -59,7 +60,11 @@ class BuildProgress:
             self._line(f"running {self.total} jobs in {len(self.planned)} stages")
 
     def job_info(self, jobid: int, rule: str) -> None:
-        """A job was scheduled."""
+        """A job was scheduled. A stage that a checkpoint added after the plan (the classifiers,
+        once the subsets exist) grows the plan by each job it schedules."""
+        if jobid not in self.rule_of and rule != TARGET_RULE:
+            self.scheduled[rule] = self.scheduled.get(rule, 0) + 1
+            self.planned[rule] = max(self.planned.get(rule, 0), self.scheduled[rule])
         self.rule_of[jobid] = rule
 
     def started(self, jobids: list[int]) -> None:
