@@ -4,6 +4,7 @@ does not apply and says why in one line."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -16,15 +17,23 @@ from regionbench.io.coco.categories import write_vocabulary
 pytestmark = pytest.mark.workflow
 
 
+def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the
+    project and its verified release folder."""
+    project = workflow_copy(tmp_path / "wf")
+    done = build(project, "--configfile", str(write_config(project, f"dataset: {dataset}\n{config}")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / f"releases/{dataset}/v1.0.0"
+    assert release.verify(folder) == []
+    return done, project, folder
+
+
 def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path) -> None:
     raw = one_category_tree(tmp_path / "raw")
     write_vocabulary(raw, tmp_path / "vocabulary")
-    project = workflow_copy(tmp_path / "wf")
-    config = f"dataset: free\nraw_dir: {raw}\nvocabulary_dir: {tmp_path / 'vocabulary'}\n"
-    done = build(project, "--configfile", str(write_config(project, config)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / "releases/free/v1.0.0"
-    assert release.verify(folder) == []
+    done, project, folder = built_release(
+        tmp_path, "free", f"raw_dir: {raw}\nvocabulary_dir: {tmp_path / 'vocabulary'}\n"
+    )
     why = "subsets A-H and the reference classifiers skipped: every region of consensus carries the one label 'segment'"
     assert [line for line in done.stdout.splitlines() if "skipped" in line] == [
         f"  {why}, so there are no labels to tell apart"
@@ -39,12 +48,8 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path) -
 
 
 def test_classifiers_switched_off(tiny_raw: Path, tmp_path: Path) -> None:
-    project = workflow_copy(tmp_path / "wf")
-    config = f"dataset: unclassified\nraw_dir: {tiny_raw}\nclassifiers: {{enabled: false}}\n"
-    done = build(project, "--configfile", str(write_config(project, config)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / "releases/unclassified/v1.0.0"
-    assert release.verify(folder) == []
+    config = f"raw_dir: {tiny_raw}\nclassifiers: {{enabled: false}}\n"
+    done, project, folder = built_release(tmp_path, "unclassified", config)
     assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
     assert pq.read_table(folder / "data/subsets.parquet").num_rows > 0  # subsets are still made
     assert not (project / "results/unclassified/classifiers").exists()

@@ -218,12 +218,9 @@ def coverage_summary(coverage: Sequence[pa.Table], derived: frozenset[str] = fro
     images: Counter = Counter()
     per_annotator: Counter = Counter()
     for table in coverage:
-        for image_id, annotator in zip(
-            table.column("image_id").to_pylist(), table.column("annotator").to_pylist(), strict=True
-        ):
-            if annotator not in derived:
-                images[image_id] += 1
-                per_annotator[annotator] += 1
+        for image_id, present in covering_annotators(table, derived).items():
+            images[image_id] += len(present)
+            per_annotator.update(present)
     by_count = Counter(images.values())
     return {
         "images": len(images),
@@ -291,7 +288,7 @@ def shard_agreement(
                     row = pair_agreement(a, b, hierarchy, codes, min_iou, pairs)
                     tally += label_tally(a, b, pairs)
                     rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
-        absent = np.full(shape, NOT_COVERED, dtype=np.int32)
+        absent = None if len(present) == len(names) else np.full(shape, NOT_COVERED, dtype=np.int32)
         maps = {a: label_map(readings[a], codes, shape) if a in readings else absent for a in names}
         samples.append(sampled_labels(maps, names))
     units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
