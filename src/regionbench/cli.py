@@ -285,13 +285,14 @@ def cmd_export_imageclef(args: argparse.Namespace) -> int:
     judges = [a for a in data.annotators() if a != "consensus"]
     if len(judges) >= imageclef.MIN_RAW_ANNOTATORS:
         counts = imageclef.export_release(Path(args.release), out)
+        left_out = len(data.images) - counts["images"]
         print(
             f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
             f"{counts['images']} images by {counts['annotators']} annotators"
             + (
-                f"; {counts['images_left_out']} images judged by fewer than {imageclef.MIN_RAW_ANNOTATORS} "
+                f"; {left_out} images judged by fewer than {imageclef.MIN_RAW_ANNOTATORS} "
                 "annotators left out (the raw files need three judgments per image)"
-                if counts["images_left_out"]
+                if left_out
                 else ""
             )
         )

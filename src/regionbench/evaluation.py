@@ -569,11 +569,9 @@ def render(report: dict) -> str:
             rows.append((prefix, value))
 
     walk("", report["measures"])
-    if "overlap" in report:
-        walk("overlap", report["overlap"])
-    # Per category, the headline measure only (every measure is in the JSON report).
-    for name, measures in report.get("per_category", {}).items():
-        rows.append((f"per_category.{name}.miap", measures["miap"]))
+    for section in ("overlap", "per_category"):
+        if section in report:
+            walk(section, report[section])
     width = max((len(name) for name, _ in rows), default=10)
     lines = [head, "-" * len(head)]
     lines += [

@@ -239,8 +239,8 @@ def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
     """The ImageCLEF files of a release folder: every human annotator's image-level labels (the
     derived ``consensus`` is left out), each image judged by the annotators who covered it (the
     table ``coverage``), concepts in label id order, images in id order. Images judged by fewer
-    than ``MIN_RAW_ANNOTATORS`` cannot be written and are left out; the counts name how many
-    (``images_left_out``)."""
+    than ``MIN_RAW_ANNOTATORS`` cannot be written and are left out (the counts' ``images`` are
+    those written)."""
 
     release = Path(release)
     regions = pq.read_table(release / "data" / "regions.parquet", columns=["image_id", "annotator", "label"])
@@ -262,8 +262,7 @@ def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
             f"{len(judgments)} ({', '.join(sorted(judgments))})"
         )
     written = [str(i) for i in sorted(images) if len(judges(judgments, str(i))) >= MIN_RAW_ANNOTATORS]
-    counts = write_files(out, judgments, concepts, written)
-    return counts | {"images_left_out": len(images) - len(written)}
+    return write_files(out, judgments, concepts, written)
 
 
 def ingest_judgments(
