@@ -20,6 +20,7 @@ checkpoint subsets:
         code=CODE,
         seed=config["subsets"]["seed"],
         split_unit=config["subsets"]["split_unit"],
+        crowd=config["subsets"]["crowd"],
         reference_annotator=config.get("reference_annotator"),
     script:
         "../scripts/subsets.py"

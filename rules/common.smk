@@ -17,8 +17,9 @@ LOGS = f"logs/{DATASET}"
 RELEASE = f"releases/{DATASET}/v{config['release']['version']}"
 SUBSETS = list(SUBSET_SIZES)
 CODE = code_version()  # passed as a parameter, so library changes rerun the stages
-# The vocabulary folder: the config's, else the library's SAIAPR vocabulary.
-VOCABULARY = config.get("vocabulary_dir") or str(vocabulary.DEFAULT_DIR)
+DERIVED_VOCABULARY = (
+    f"{RESULTS}/categories"  # a COCO tree's vocabulary, from its categories
+)
 RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
 
 
@@ -194,6 +195,13 @@ SYNTH_ANNOTATORS = config["synth"].get(
     "annotators", 3
 )  # of a generated COCO collection
 RAW = raw_tree()
+# The vocabulary folder: the config's; else a COCO tree's own categories (rule categories); else
+# the library's SAIAPR vocabulary, which the generated collections are drawn from.
+VOCABULARY = config.get("vocabulary_dir") or (
+    DERIVED_VOCABULARY
+    if RAW.layout == "coco" and not RAW.generated
+    else str(vocabulary.DEFAULT_DIR)
+)
 
 
 def shards():

@@ -27,6 +27,7 @@ rule features_parity:
     input:
         ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
+        regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
         raw=RAW.official_features,
     output:
         f"{RESULTS}/features_parity.json",

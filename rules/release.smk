@@ -32,6 +32,7 @@ rule release:
         dataset=DATASET,
         root=RAW.root,
         synthetic=RAW.generated,
+        layout=RAW.layout,
         version=config["release"]["version"],
         license=config["release"]["license"],
         date=config["release"]["date"],

@@ -1,6 +1,34 @@
 # Candidate lists + captions + annotations -> the vocabulary with stable ids, and branch statistics.
 
 
+# A COCO tree without vocabulary_dir: the vocabulary folder built from its categories.
+rule categories:
+    input:
+        RAW.inputs,
+    output:
+        multiext(
+            f"{DERIVED_VOCABULARY}/",
+            "hierarchy.yaml",
+            "label_ids.tsv",
+            "h_list.txt",
+            "t_list.txt",
+            "curation.yaml",
+            "category_names.tsv",
+        ),
+    log:
+        f"{LOGS}/categories.log",
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    params:
+        code=CODE,
+        root=RAW.root,
+        state=RAW.state,
+        out=lambda wildcards, output: str(Path(output[0]).parent),
+    script:
+        "../scripts/categories.py"
+
+
 rule vocabulary:
     input:
         ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing

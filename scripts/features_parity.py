@@ -1,4 +1,7 @@
-"""Rule features_parity: computed features against the official features.txt files."""
+"""Rule features_parity: computed features against the official features.txt files, over the
+regions whose features were computed (those with a mask)."""
+
+import pyarrow.compute as pc
 
 from regionbench import tables
 from regionbench.io.saiapr import features_parity, read_official_features
@@ -6,8 +9,17 @@ from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 official = read_official_features(snakemake.input.raw)
-computed = [tables.read_parquet(p) for p in snakemake.input.features]
-report = features_parity(official, tables.concat(computed))
+computed = tables.concat([tables.read_parquet(p) for p in snakemake.input.features])
+regions = tables.concat([tables.read_parquet(p).select([*tables.REGION_KEY, "mask"]) for p in snakemake.input.regions])
+# A region without a mask (a folder released by labels only) carries the official values: no parity.
+masked = regions.filter(pc.is_valid(regions["mask"])).select(tables.REGION_KEY)
+unmasked = regions.filter(pc.is_null(regions["mask"]))
+left_out = set(zip(*(unmasked[c].to_pylist() for c in ("image_id", "region_id")), strict=True))
+ours = computed.join(masked, tables.REGION_KEY, join_type="inner").sort_by(
+    [(k, "ascending") for k in tables.REGION_KEY]
+)
+report = features_parity({k: v for k, v in official.items() if k not in left_out}, ours)
+report["rows_without_mask"] = unmasked.num_rows
 tables.write_json(snakemake.output[0], report)
 excess = {k: v["excess"] for k, v in report["columns"].items() if v["excess"]}
 log.info("%d rows compared; values beyond num2str rounding: %s", report["rows_compared"], excess or "none")

@@ -16,5 +16,7 @@ rejects = (tables.read_parquet(p).select(["reason"]) for p in snakemake.input.re
 if message := nothing_accepted(report, rejects, snakemake.params.rejects):
     fail(message)
 tables.write_json(snakemake.output[0], report)
+if folders := report.get("labels_only_folders"):
+    log.warning("no segmentation_masks/ in %s: those regions are released by label and official features", folders)
 for conflict in report["parent_conflicts"]:
     log.warning("node %s has several parents %s; using %s", conflict["node"], conflict["parents"], conflict["chosen"])

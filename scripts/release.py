@@ -40,6 +40,7 @@ provenance = release.Provenance(
     config_sha256=params.config_sha256,
     inputs_sha256=release.fingerprint_tree(Path(params.root)),
     synthetic=params.synthetic,
+    layout=params.layout,
     date=params.date,
     creator=params.creator,
 )

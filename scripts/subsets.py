@@ -1,15 +1,19 @@
 """Rule subsets: subsets A-H of the reference annotator's regions with a seeded, stratified split
 (none for a label-free collection: the report says why)."""
 
+import pyarrow.compute as pc
+
 from regionbench import subsets, tables
 from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
-columns = [*tables.REGION_KEY, "label"]
-regions = tables.concat([tables.read_parquet(p).select(columns) for p in snakemake.input.regions])
+columns = [*tables.REGION_KEY, "label", "iscrowd"]
+everyone = tables.concat([tables.read_parquet(p).select(columns) for p in snakemake.input.regions])
 try:
-    regions, reference, split_unit = subsets.reference_regions(regions, params.reference_annotator, params.split_unit)
+    regions, reference, split_unit = subsets.reference_regions(
+        everyone, params.reference_annotator, params.split_unit, params.crowd
+    )
 except ValueError as exc:
     fail(f"subsets: {exc}")
 if skipped := subsets.skip_reason(regions, reference):
@@ -18,6 +22,8 @@ if skipped := subsets.skip_reason(regions, reference):
 else:
     table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit)
 report["reference_annotator"] = reference
+crowd = pc.sum(pc.and_(pc.equal(everyone["annotator"], reference), everyone["iscrowd"])).as_py() or 0
+report["crowd_regions"] = {"count": crowd, "in_subsets": params.crowd}
 tables.write_parquet(table, snakemake.output.subsets)
 tables.write_json(snakemake.output.report, report)
 for name, r in report["subsets"].items():

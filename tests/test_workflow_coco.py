@@ -116,7 +116,7 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     assert report["folders"] == ["00", "01", "02"] and report["images"]["accepted"] == 24
     assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "consensus"]
     built = tables.read_parquet(project / "results/exports/ingest/00/regions.parquet").to_pylist()
-    vocabulary_dir = Path(regionbench.vocabulary.DEFAULT_DIR)
+    vocabulary_dir = project / "results/exports/categories"  # no vocabulary_dir: the tree's categories
     words = regionbench.vocabulary.Registry.read(vocabulary_dir / "label_ids.tsv").ids()
     tree = regionbench.hierarchy.Hierarchy.from_yaml(vocabulary_dir / "hierarchy.yaml")
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import build, one_category_tree, workflow_copy, write_config
 
-from regionbench import release
+from regionbench import release, vocabulary
 from regionbench.io.coco.categories import write_vocabulary
 
 pytestmark = pytest.mark.workflow
@@ -60,7 +60,8 @@ def test_a_build_that_accepts_nothing_stops_after_ingest(tmp_path: Path) -> None
     reason, exit 2, and no stage after ingest ran."""
     raw = one_category_tree(tmp_path / "raw")
     project = workflow_copy(tmp_path / "wf")
-    done = build(project, "--configfile", str(write_config(project, f"dataset: none\nraw_dir: {raw}\n")))
+    config = f"dataset: none\nraw_dir: {raw}\nvocabulary_dir: {vocabulary.DEFAULT_DIR}\n"  # no 'segment' there
+    done = build(project, "--configfile", str(write_config(project, config)))
     assert done.returncode == 2, done.stderr[-3000:]
     last = done.stderr.strip().splitlines()[-1]
     n = len(list((raw / "images").iterdir()))

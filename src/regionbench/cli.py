@@ -25,7 +25,7 @@ from regionbench import config as build_config
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
-# Commands of the build install (synth, export-saiapr, hierarchy --saiapr) import their modules
+# Commands of the build install (synth, export-saiapr, export-coco, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
 SYNTH_PROFILES = ("demo", "paper", "tiny", "coco-demo")
 
@@ -212,8 +212,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         with Image.open(io.BytesIO(files[image_id])) as im:
             pixels = np.asarray(im.convert("RGB"))
         mine = regions[regions["image_id"] == image_id]
-        masks = [(r.label, geometry.from_rle(r.mask)) for r in mine.itertuples()]
-        title = f"{image_id}: {captions[image_id]}" if captions[image_id] else str(image_id)
+        masks = [(r.label, geometry.from_rle(r.mask)) for r in mine.itertuples() if isinstance(r.mask, dict)]
+        caption = captions[image_id]  # missing: None or NaN, as pandas gives it; COCO trees have none
+        title = f"{image_id}: {caption}" if isinstance(caption, str) and caption else str(image_id)
         panels.append({"pixels": pixels, "masks": masks, "title": title})
     plots.release_images(panels, args.out)
     print(f"{args.out}: images {', '.join(map(str, ids))}, regions coloured by label")
@@ -272,6 +273,19 @@ def cmd_export_saiapr(args: argparse.Namespace) -> int:
         annotator=args.annotator,
     )
     print(f"{args.out}: {counts['folders']} folders, {counts['images']} images, {counts['regions']} regions written")
+    return 0
+
+
+def cmd_export_coco(args: argparse.Namespace) -> int:
+    from regionbench.io.coco.export import export_release
+
+    loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
+    images = Path(args.images) if args.images else None
+    counts = export_release(Path(args.release), Path(args.out), images=images, annotator=args.annotator)
+    print(
+        f"{args.out}: {counts['annotators']} annotator files, {counts['images']} images, {counts['regions']} regions"
+        + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
+    )
     return 0
 
 
@@ -499,6 +513,12 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
     e.add_argument("--annotator", default="saiapr", help="whose regions to write (the layout holds one annotator)")
     e.set_defaults(func=cmd_export_saiapr)
+    co = sub.add_parser("export-coco", help="write a release as COCO instances files, one per annotator")
+    co.add_argument("release", help="release folder")
+    co.add_argument("out", help="folder to write (must not exist)")
+    co.add_argument("--images", metavar="ROOT", help="raw tree to copy the images from (checked against their sha256)")
+    co.add_argument("--annotator", help="write only this annotator (default: every annotator but the consensus)")
+    co.set_defaults(func=cmd_export_coco)
     ic = sub.add_parser(
         "export-imageclef",
         help="write ImageCLEF 2012 concept and annotation files, clean and raw, and each subset's run file order",

@@ -27,7 +27,7 @@ def statistics(images: pa.Table, regions: pa.Table, vocabulary: pa.Table, annota
     size = {i: w * h for i, w, h in zip(*(images[c].to_pylist() for c in ("image_id", "width", "height")), strict=True)}
     covered: Counter = Counter()
     for n in keep:
-        covered[rows["image_id"][n]] += rows["area_px"][n]
+        covered[rows["image_id"][n]] += rows["area_px"][n] or 0  # a region without a mask covers no known pixel
     shares = [min(1.0, covered[i] / area) if area else 0.0 for i, area in size.items()]
     labels = Counter(rows["label"][n] for n in keep)
     leaf = dict(zip(vocabulary["label"].to_pylist(), vocabulary["is_leaf"].to_pylist(), strict=True))

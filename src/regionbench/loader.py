@@ -111,7 +111,11 @@ class Release:
         hit = r[(r["image_id"] == image_id) & (r["region_id"] == region_id) & (r["annotator"] == annotator)]
         if hit.empty:
             raise release.ReleaseError(f"no region {image_id}/{region_id} by annotator {annotator!r}")
-        return geometry.from_rle(hit["mask"].iloc[0])
+        if not isinstance(rle := hit["mask"].iloc[0], dict):
+            raise release.ReleaseError(
+                f"region {image_id}/{region_id} by {annotator!r} has no mask: it was released with its label only"
+            )
+        return geometry.from_rle(rle)
 
     def verify(self) -> list[str]:
         return release.verify(self.folder)

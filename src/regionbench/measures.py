@@ -53,6 +53,12 @@ class Measures:
             for name in relations.GROUPS:
                 out[name] += getattr(pairs, name).tolist()
 
+    def add_known(self, key: tuple[int, str, int], values: np.ndarray) -> None:
+        """The features of a region without a mask, as a source file gives them (the official
+        ``features.txt``); such a region has no relations."""
+        self._keys.append(key)
+        self._values.append(np.asarray(values, dtype=np.float64).reshape(1, -1))
+
     def features(self) -> pa.Table:
         """The stage table ``features``, sorted by region key."""
         order = sorted(range(len(self._keys)), key=self._keys.__getitem__)

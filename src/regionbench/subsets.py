@@ -130,11 +130,15 @@ def straddling_images(image_ids: list[int], splits: list[str]) -> int:
 CONSENSUS = "consensus"  # the derived annotator of regionbench.consensus
 
 
-def reference_regions(regions: pa.Table, reference: str | None, split_unit: str) -> tuple[pa.Table, str, str]:
+def reference_regions(
+    regions: pa.Table, reference: str | None, split_unit: str, crowd: bool = False
+) -> tuple[pa.Table, str, str]:
     """The regions that subsets, splits and classifiers use, their annotator and the split unit.
 
     ``reference`` names the annotator; without it, the only annotator, else ``consensus``. With
-    several annotators the split unit is the image, so that no image is on both sides.
+    several annotators the split unit is the image, so that no image is on both sides. Crowd
+    regions (``iscrowd``: a group of objects under one mask, which COCO's own evaluation ignores)
+    are left out unless ``crowd``.
     """
     names = sorted(set(regions.column("annotator").to_pylist()))
     humans = [n for n in names if n != CONSENSUS]
@@ -146,6 +150,8 @@ def reference_regions(regions: pa.Table, reference: str | None, split_unit: str)
             "set reference_annotator to one of them"
         )
     chosen = regions.filter(pc.equal(regions.column("annotator"), reference)) if names else regions
+    if not crowd and "iscrowd" in chosen.column_names:
+        chosen = chosen.filter(pc.invert(chosen.column("iscrowd")))
     return chosen, reference, "image" if len(humans) > 1 else split_unit
 
 

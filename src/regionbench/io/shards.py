@@ -127,14 +127,25 @@ def region_row(
     region_id: int,
     label_id: int,
     label: str,
-    mask: np.ndarray,
+    mask: np.ndarray | None,
     ontology_path: str | None = None,
+    *,
+    iscrowd: bool = False,
+    annotation_id: int | None = None,
+    category_id: int | None = None,
 ) -> dict:
-    """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of ``mask``."""
-    x, y, w, h = geometry.bbox(mask)
-    return {
+    """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of
+    ``mask`` (all null for a region known by its label only: ``mask`` None); ``iscrowd``,
+    ``annotation_id`` and ``category_id`` as a COCO file gives them."""
+    row = {
         "image_id": image_id, "annotator": annotator, "region_id": region_id,
         "label_id": label_id, "label": label, "ontology_path": ontology_path,
+        "iscrowd": iscrowd, "annotation_id": annotation_id, "category_id": category_id,
+    }  # fmt: skip
+    if mask is None:
+        return row | dict.fromkeys(("bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask", "geometry"))
+    x, y, w, h = geometry.bbox(mask)
+    return row | {
         "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
         "mask": geometry.rle(mask),
         "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),

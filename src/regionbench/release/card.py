@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -20,6 +21,57 @@ CITATION = (
     "Villase{\\~n}or, Luis and Grubinger, Michael}, journal={Computer Vision and Image Understanding}, "
     "volume={114}, number={4}, pages={419--428}, year={2010}}"
 )
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the card and Croissant say about where a release's images and regions come from."""
+
+    summary: str  # completes "A region-annotated image benchmark ..."
+    source_datasets: list[str]  # Hugging Face's source_datasets
+    tags: list[str]
+    creators: str  # Hugging Face's annotations_creators
+    url: str | None  # the original collection's home
+    based_on: str | None  # schema.org isBasedOn
+    keyword: str
+    citation: str  # BibTeX of what the card asks users to cite
+
+
+def source(manifest: dict) -> Source:
+    """The release's ``Source``, from its manifest's ``layout`` (absent: a SAIAPR tree) and
+    ``synthetic``: SAIAPR TC-12 folders cite and link the original benchmark, whose recipe a
+    synthetic collection follows; COCO exports are their own collection and cite themselves."""
+    synthetic = manifest["synthetic"]
+    generated = ["synthetic"] if synthetic else []
+    if manifest.get("layout", "saiapr") == "saiapr":
+        return Source(
+            summary="in the layout of the segmented and annotated IAPR TC-12 benchmark (SAIAPR TC-12)",
+            source_datasets=["original" if synthetic else "extended|iapr-tc-12"],
+            tags=["region-annotation", "saiapr-tc-12", *generated],
+            creators="machine-generated" if synthetic else "expert-generated",
+            url=None if synthetic else ORIGINAL,  # a synthetic collection only follows the recipe
+            based_on=ORIGINAL,
+            keyword="SAIAPR TC-12",
+            citation=CITATION,
+        )
+    return Source(
+        summary=(
+            "from annotation-tool exports in the COCO layout (`images/` and one COCO instances file per "
+            "annotator); an image's id is the number its file name carries, else the first 63 bits of the "
+            "sha256 of its file name, and the images carry no captions"
+        ),
+        source_datasets=["original"],
+        tags=["region-annotation", "coco", *generated],
+        creators="machine-generated" if synthetic else "found",
+        url=None,
+        based_on=None,
+        keyword="COCO",
+        citation=(
+            f"@misc{{{manifest['dataset']}_{manifest['version'].replace('.', '_')}, "
+            f"title={{regionbench {manifest['dataset']} v{manifest['version']}}}, "
+            f"author={{{manifest['creator']}}}, year={{{manifest['date'][:4]}}}}}"
+        ),
+    )
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -42,18 +94,18 @@ def _front_matter(folder: Path, manifest: dict) -> list[str]:
     """The YAML metadata Hugging Face reads, made by ``huggingface_hub``'s ``DatasetCardData``."""
     from huggingface_hub import DatasetCardData  # the build's: the client never writes cards
 
-    synthetic = manifest["synthetic"]
+    origin = source(manifest)
     data = DatasetCardData(
         pretty_name=f"regionbench {manifest['dataset']} v{manifest['version']}",
         license=manifest["license"].lower(),
         language=["en"],
         task_categories=["image-segmentation", "image-classification"],
-        tags=["region-annotation", "saiapr-tc-12", *(["synthetic"] if synthetic else [])],
+        tags=origin.tags,
         size_categories=[size_category(manifest["tables"]["regions"]["rows"])],
-        annotations_creators=["machine-generated" if synthetic else "expert-generated"],
-        language_creators=["machine-generated" if synthetic else "expert-generated"],
+        annotations_creators=[origin.creators],
+        language_creators=[origin.creators],
         multilinguality=["monolingual"],
-        source_datasets=["original" if synthetic else "extended|iapr-tc-12"],
+        source_datasets=origin.source_datasets,
         configs=huggingface.configs(folder, manifest),
         dataset_info=huggingface.dataset_info(folder, manifest),
     )
@@ -235,16 +287,17 @@ def dataset_card(folder: Path, manifest: dict) -> str:
             "",
         ]
     out += [
-        "A region-annotated image benchmark in the layout of the segmented and annotated IAPR TC-12",
-        "benchmark (SAIAPR TC-12), released by regionbench. Each region carries its label, its place in",
-        "the label hierarchy, the 27 `saiapr27` features, a bounding box, its mask as COCO writes it and its exact",
-        "polygon (WKB, GeoParquet). Spatial relations, the vocabulary and subsets A-H with a 70/30",
-        "train/test split complete it. `croissant.json` describes every field; `manifest.json` holds",
-        "the checksums that `regionbench verify` checks.",
+        f"A region-annotated image benchmark {source(manifest).summary}, released by regionbench.",
+        "Each region carries its label, its place in the label hierarchy, the 27 `saiapr27` features, a",
+        "bounding box, its mask as COCO writes it and its exact polygon (WKB, GeoParquet). Spatial",
+        "relations, the vocabulary and subsets A-H with a 70/30 train/test split complete it.",
+        "`croissant.json` describes every field; `manifest.json` holds the checksums that",
+        "`regionbench verify` checks.",
         "",
         'With Hugging Face `datasets`, `load_dataset(<this folder>, "regions")` gives the regions of',
-        'subsets A-H as `train` and `test` (the region split) and `"images"` the images by the image',
-        "split, from the files under `hf/`; every other table with rows is one split, `full`.",
+        "subsets A-H as `train` and `test` (the region split) and every annotator's regions as `full`;",
+        '`"images"` gives the images by the image split, from the files under `hf/`; every other table',
+        "with rows is one split, `full`.",
         "",
         "## Tables",
         "",
@@ -257,6 +310,15 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         ],
     )
     out += ["", *_fields(schemas), "## Statistics", ""]
+    if (path := _results(folder, "ingest_report.json")) and (
+        folders := json.loads(path.read_text()).get("labels_only_folders")
+    ):
+        out += [
+            f"**Labels only in {', '.join(folders)}.** These folders of the raw tree have no segmentation masks:",
+            "their regions carry their labels and the official `features.txt` values, and no mask, box, polygon",
+            "or spatial relation.",
+            "",
+        ]
     if path := _results(folder, "collection.json"):
         out += _collection(json.loads(path.read_text()))
     if path := _results(folder, "branch_stats.parquet"):
@@ -347,6 +409,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         f"- code version: `{manifest['code_version']}`",
         f"- configuration sha256: `{manifest['config_sha256']}`",
         f"- raw inputs sha256: `{manifest['inputs_sha256']}`",
+        f"- raw tree layout: {manifest.get('layout', 'saiapr')}",
     ]
     if manifest.get("previous"):
         prev = manifest["previous"]
@@ -366,7 +429,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         "## Citation",
         "",
         "```bibtex",
-        CITATION,
+        source(manifest).citation,
         "```",
         "",
     ]

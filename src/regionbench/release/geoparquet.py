@@ -12,7 +12,9 @@ GEOMETRY_TYPES = {3: "Polygon", 6: "MultiPolygon"}  # shapely type ids a mask ou
 
 
 def geo_extent(geometry: pa.ChunkedArray) -> tuple[set[int], list[float]]:
-    """Shapely type ids and total bounds of a WKB column (no bounds when empty)."""
+    """Shapely type ids and total bounds of a WKB column's polygons, nulls (regions without a
+    mask) left out (no bounds when none is left)."""
+    geometry = geometry.drop_null()
     if not len(geometry):
         return set(), []
     shapes = shapely.from_wkb(geometry.to_numpy(zero_copy_only=False))

@@ -5,8 +5,9 @@ card's ``configs`` and ``dataset_info`` that map them (docs/releases.md).
 split named into a single ``train`` split. So the two tables people train and test on get a
 file per side, under ``hf/``: ``regions`` by the region split (the regions of subsets A-H; a
 region keeps its side in every subset) and ``images`` by the image split. Every other table
-is one split named ``full``. The ``data/`` tables stay the release's record; these files are
-views of them.
+is one split named ``full``, and so is every region of every annotator in the ``regions``
+config (the sides hold the reference annotator's regions of subsets A-H). The ``data/``
+tables stay the release's record; these files are views of them.
 """
 
 from __future__ import annotations
@@ -81,8 +82,13 @@ def write_views(folder: Path, embed_from: Path | None = None) -> None:
 
 def _files(folder: Path, manifest: dict, table: str) -> dict[str, str]:
     """Split name -> file of ``table``, the splits without rows left out: ``datasets`` refuses
-    to load an empty split, so an empty table (no rejects, one annotator) has no config."""
-    files = {s: view_path(table, s) for s in SPLITS} if table in VIEWS else {WHOLE: manifest["tables"][table]["path"]}
+    to load an empty split, so an empty table (no rejects, one annotator) has no config. The
+    ``regions`` config has, beside its sides, the split ``full``: every annotator's regions,
+    those outside subsets A-H too."""
+    whole = {WHOLE: manifest["tables"][table]["path"]}
+    files = {s: view_path(table, s) for s in SPLITS} if table in VIEWS else whole
+    if table == "regions":
+        files |= whole
     return {s: p for s, p in files.items() if pq.read_metadata(Path(folder) / p).num_rows}
 
 

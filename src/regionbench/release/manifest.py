@@ -73,6 +73,7 @@ class Provenance:
     date: str  # publication date, YYYY-MM-DD (Croissant's datePublished, which it recommends)
     license: str = "CC-BY-4.0"  # SPDX id
     synthetic: bool = False  # the images and masks were generated (regionbench synth), not collected
+    layout: str = "saiapr"  # the raw tree's layout: saiapr (SAIAPR TC-12 folders) or coco (COCO exports)
     creator: str = "regionbench"  # who made the release
 
 

@@ -39,6 +39,20 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         f"  rows: {rows}",
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
         *skipped,
+        *labels_only(folder),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
+    ]
+
+
+def labels_only(folder: Path) -> list[str]:
+    """A line when folders of the raw tree had no masks (``labels_only_folders`` of the ingest
+    report): their regions are released with labels and official features only."""
+    report = folder / "results" / "ingest_report.json"
+    found = json.loads(report.read_text()).get("labels_only_folders") if report.is_file() else None
+    if not found:
+        return []
+    return [
+        f"  labels only: {', '.join(found)} had no segmentation_masks/: their regions carry labels and the "
+        "official features, no masks, boxes or relations"
     ]

@@ -153,6 +153,7 @@ def write_release(
         "config_sha256": provenance.config_sha256,
         "inputs_sha256": provenance.inputs_sha256,
         "synthetic": provenance.synthetic,
+        "layout": provenance.layout,
         "date": provenance.date,
         "creator": provenance.creator,
         "previous": None

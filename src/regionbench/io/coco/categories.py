@@ -51,9 +51,11 @@ def categories(root: str | Path) -> dict[str, str | None]:
 
 def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     """Write ``hierarchy.yaml``, ``label_ids.tsv`` (append-only: an existing registry in ``out`` is
-    kept and extended), ``h_list.txt``, ``t_list.txt``, ``curation.yaml`` and, when some
-    category names are not labels as they stand, ``category_names.tsv`` (name, label: every
-    such name, ``category_names``) under ``out``."""
+    kept and extended), ``h_list.txt``, ``t_list.txt``, ``curation.yaml`` and
+    ``category_names.tsv`` (name, label: every category name that is not a label as it stands,
+    ``category_names``; only the header when there is none) under ``out``.
+
+    Returns the counts of labels, supercategories, new ids and renamed names."""
     found = categories(root)
     if not found:
         raise IngestError(f"{root}/annotations: no categories in any COCO file")
@@ -77,9 +79,8 @@ def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     new = old.register(labels)
     new.write(registry_path)
     renamed = category_names(root)
-    if renamed:
-        rows = "".join(f"{name}\t{label}\n" for name, label in renamed.items())
-        (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
+    rows = "".join(f"{name}\t{label}\n" for name, label in renamed.items())
+    (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
     return {
         "labels": len(labels),
         "supercategories": len(supers),

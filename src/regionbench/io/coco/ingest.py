@@ -191,6 +191,11 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
     raise ValueError("segmentation is neither polygons nor an RLE with counts and size")
 
 
+def _int_or_none(value: object) -> int | None:
+    """An id as the regions table keeps it: integers only (a tool may write ids as strings)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _decode(segmentation: object, height: int, width: int, quirks: Counter) -> np.ndarray:
     rle = _segmentation_rle(segmentation, height, width, quirks)
     try:
@@ -342,14 +347,23 @@ def ingest_shard(
                         annotator,
                     )  # fmt: skip
                     continue
+                crowd = ann.get("iscrowd", 0)
+                if crowd not in (0, 1) or isinstance(crowd, float):
+                    ledger.reject(source, key, "region", f"iscrowd is {crowd!r}, not 0 or 1", annotator)
+                    continue
                 try:
                     mask = _decode(ann.get("segmentation"), image.height, image.width, quirks)
                 except ValueError as exc:
                     ledger.reject(source, key, "region", str(exc), annotator)
                     continue
-                regions.append(row := region_row(image_id_of(name), annotator, region_id, words[label], label, mask))
-                readings[annotator].append((label, mask))
+                row = region_row(
+                    image_id_of(name), annotator, region_id, words[label], label, mask,
+                    iscrowd=bool(crowd), annotation_id=ann_id, category_id=_int_or_none(ann.get("category_id")),
+                )  # fmt: skip
+                regions.append(row)
                 found.append((row, mask))
+                if not crowd:  # a crowd marks a group of objects, none of which the consensus can match
+                    readings[annotator].append((label, mask))
         if several and image is not None and readings:
             agreed, problems = consensus.consensus(readings, hierarchy, min_iou, consensus_method)
             problems += [

@@ -65,8 +65,8 @@ def export_release(
         rows[image["folder"]].add(
             region["image_id"], region["region_id"], region["label_id"], region["ontology_path"], values
         )
-        mask = geometry.from_rle(region["mask"])
-        writer.mask(image["folder"], region["image_id"], region["region_id"], mask)
+        if region["mask"] is not None:  # a region released without a mask (labels only) has no file
+            writer.mask(image["folder"], region["image_id"], region["region_id"], geometry.from_rle(region["mask"]))
     sizes: dict[int, int] = {}
     for image_id, region_id in zip(*(regions.column(c).to_pylist() for c in ("image_id", "region_id")), strict=True):
         sizes[image_id] = max(sizes.get(image_id, 0), region_id)

@@ -245,11 +245,15 @@ class _Regions:
     words: dict[int, str]
     ontology: dict[tuple[int, int], str]
     ledger: _Ledger
+    official: dict[tuple[int, int], np.ndarray] | None = None  # features.txt rows: a folder without masks
     accepted: list[dict] = field(default_factory=list)
 
-    def accept(self, key: tuple[int, int], image: images_io.DecodedImage | None) -> tuple[dict, np.ndarray] | None:
+    def accept(
+        self, key: tuple[int, int], image: images_io.DecodedImage | None
+    ) -> tuple[dict, np.ndarray | None] | None:
         """The row and mask of region ``key`` of ``image`` (None: the image was rejected or is
-        missing), or None with the key rejected."""
+        missing), or None with the key rejected. In a folder without ``segmentation_masks/``
+        (``official`` set) a region is its label and its official features, and has no mask."""
         image_id, region_id = key
         name = f"{image_id}/{region_id}"
         path = self.mask_files.get(key, self.base / "segmentation_masks" / f"{image_id}_{region_id}.mat")
@@ -258,13 +262,20 @@ class _Regions:
             reason = "mask without a row in labels.txt; add the row or remove the file"
         else:
             label_id, line = self.rows[key]
-            if key not in self.mask_files:
+            if self.official is not None:
+                if len(self.official.get(key, ())) != len(tables.FEATURE_NAMES):
+                    reason = (
+                        f"labels.txt line {line}: no mask (the folder has no segmentation_masks/) and no "
+                        f"features.txt row of {len(tables.FEATURE_NAMES)} values; add either"
+                    )
+            elif key not in self.mask_files:
                 reason = f"labels.txt line {line} has no mask file"
             elif label_id not in self.words:
                 reason = f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt"
             elif image is None:
                 reason = "its image was rejected or is missing"
-        if reason is None:
+        mask = None
+        if reason is None and self.official is None:
             try:
                 mask = _read_mask(path, image.height, image.width)
             except ValueError as exc:
@@ -272,7 +283,7 @@ class _Regions:
         if reason is not None:
             self.ledger.reject(path, name, "region", reason)
             return None
-        if mask.all():
+        if mask is not None and mask.all():
             self.ledger.quirks["whole_image_regions"] += 1
         row = region_row(image_id, ANNOTATOR, region_id, label_id, self.words[label_id], mask, self.ontology.get(key))
         self.accepted.append(row)
@@ -305,6 +316,9 @@ def ingest_folder(
     elsewhere = _elsewhere(root, folder)
     for image_id in sorted(set(files) & set(elsewhere)):
         ledger.reject(files.pop(image_id), str(image_id), "image", f"also in {elsewhere[image_id]}; keep one")
+    # Without segmentation_masks/ the folder is released by its labels and official features.
+    labels_only = bool(rows) and not (base / "segmentation_masks").is_dir()
+    official = text.read_features_txt(base / "features.txt") if (base / "features.txt").is_file() else {}
     mask_entries = sorted((base / "segmentation_masks").glob("*"))
     mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
     # Every key from a label row or a mask file, but those already rejected: rows that disagree,
@@ -312,7 +326,7 @@ def ingest_folder(
     keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for key in sorted((set(rows) | set(mask_files)) - conflicted - (claimed - set(mask_files))):
         keys_of[key[0]].append(key)
-    regions = _Regions(base, rows, mask_files, words, ontology, ledger)
+    regions = _Regions(base, rows, mask_files, words, ontology, ledger, official if labels_only else None)
 
     # One image at a time, read with its masks and measured while they are in memory.
     images: dict[int, dict] = {}
@@ -328,7 +342,10 @@ def ingest_folder(
             ledger.quirks["grayscale_images"] += 1
         images[image_id] = image_row(image_id, folder, path.relative_to(root).as_posix(), image)
         read = [found for key in keys_of.pop(image_id, []) if (found := regions.accept(key, image)) is not None]
-        measures.add(image_id, image.pixels, read)
+        measures.add(image_id, image.pixels, [(row, mask) for row, mask in read if mask is not None])
+        for row, mask in read:
+            if mask is None:
+                measures.add_known((image_id, ANNOTATOR, row["region_id"]), official[(image_id, row["region_id"])])
     for image_id in sorted({k[0] for k in rows} - named):
         ledger.reject(
             base / "images" / f"{image_id}.jpg",
@@ -367,6 +384,7 @@ def ingest_folder(
         "quirks": dict(sorted(ledger.quirks.items())),
         "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parent_counts.items())},
         "internal_node_labels": internal,
+        "labels_only": labels_only,
     }  # fmt: skip
     return Shard(
         images=tables.from_rows(list(images.values()), tables.IMAGES, tables.KEYS["images"]),
@@ -418,6 +436,7 @@ def merge_reports(reports: list[dict]) -> dict:
         for child, seen in r["parents"].items():
             parents.setdefault(child, Counter()).update(seen)
     internal = sorted({label for r in reports for label in r["internal_node_labels"]})
+    totals["labels_only_folders"] = sorted(r["folder"] for r in reports if r.get("labels_only"))
     quirks["internal_node_labels"] = len(internal)
     totals["internal_node_labels"] = internal
     totals["quirks"] = dict(sorted(quirks.items()))

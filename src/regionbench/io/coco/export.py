@@ -1,0 +1,120 @@
+"""A release written as a COCO tree (``images/``, ``annotations/<annotator>.json``), the layout
+annotation tools export and ``pycocotools`` scores with; ingest of the export gives the release's
+regions again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from regionbench import consensus
+from regionbench.errors import InputError
+
+# The derived consensus is exported under a name ingest accepts as an annotator's file.
+CONSENSUS_FILE = "derived-consensus"
+
+
+def _ids_or_none(values: list[int | None], labels: list[str] | None = None) -> list[int] | None:
+    """``values`` when every one is set, unique (per label, one id each when ``labels``), else None."""
+    if any(v is None for v in values):
+        return None
+    if labels is None:
+        return values if len(set(values)) == len(values) else None
+    per_label = dict(zip(labels, values, strict=True))
+    consistent = all(per_label[label] == v for label, v in zip(labels, values, strict=True))
+    return values if consistent and len(set(per_label.values())) == len(per_label) else None
+
+
+def _instances(images: list[dict], regions: dict[str, list], categories: list[dict]) -> dict:
+    """One annotator's COCO instances document. ``regions`` holds the release's columns in
+    (image_id, region_id) order; annotation ids are the source file's when every region has one,
+    else 1, 2, ... in that order, so each image's regions keep their order (their region ids)."""
+    n = len(regions["image_id"])
+    annotation_ids = _ids_or_none(regions["annotation_id"]) or list(range(1, n + 1))
+    known = {c["name"]: c["id"] for c in categories}
+    annotations = [
+        {
+            "id": annotation_ids[k],
+            "image_id": regions["image_id"][k],
+            "category_id": known[regions["label"][k]],
+            "segmentation": {"size": list(regions["mask"][k]["size"]), "counts": regions["mask"][k]["counts"]},
+            "area": regions["area_px"][k],
+            "bbox": [regions[c][k] for c in ("bbox_x", "bbox_y", "bbox_w", "bbox_h")],
+            "iscrowd": int(regions["iscrowd"][k]),
+        }
+        for k in range(n)
+    ]
+    return {"images": images, "annotations": annotations, "categories": categories}
+
+
+def export_release(
+    release: str | Path, out: str | Path, images: str | Path | None = None, annotator: str | None = None
+) -> dict[str, int]:
+    """Write the release folder ``release`` as a COCO tree under ``out`` (a new folder).
+
+    One instances file per annotator, ``annotations/<annotator>.json`` (the derived consensus as
+    ``derived-consensus.json``): every annotator who covered an image, or only ``annotator``.
+    Its ``images`` are the images the annotator covered, by release image id and file name;
+    each region is an annotation with its compressed RLE, box, area and ``iscrowd``.
+    Categories are the vocabulary's labels under their parents (``supercategory``), with the
+    source's category ids when the regions carry one id per label, else the label ids.
+    With ``images`` (the raw tree) the image files are copied into ``images/``, each checked
+    against the sha256 the release records.
+
+    Returns the number of annotators, images and regions written.
+    """
+    release, out = Path(release), Path(out)
+    if out.exists():
+        raise InputError(f"{out}: already exists; export-coco writes a new folder, choose another path")
+    data = release / "data"
+    image_rows = pq.read_table(data / "images.parquet", columns=["image_id", "path", "width", "height", "sha256"])
+    regions = pq.read_table(data / "regions.parquet").sort_by([("image_id", "ascending"), ("region_id", "ascending")])
+    coverage = pq.read_table(data / "coverage.parquet")
+    drawn = set(regions["annotator"].to_pylist())
+    found = sorted(drawn | set(coverage["annotator"].to_pylist()))
+    if annotator is not None and annotator not in found:
+        raise InputError(f"{release}: no annotator {annotator!r}; choose one of {', '.join(found)} with --annotator")
+    chosen = [annotator] if annotator else [a for a in found if a != consensus.ANNOTATOR] or found
+
+    vocabulary = pq.read_table(data / "vocabulary.parquet", columns=["label_id", "label", "parent"]).to_pylist()
+    written = regions.filter(pc.is_in(regions["annotator"], pa.array(chosen, pa.string())))
+    labels, category_ids = written["label"].to_pylist(), written["category_id"].to_pylist()
+    source_ids = _ids_or_none(category_ids, labels)
+    id_of = dict(zip(labels, source_ids, strict=True)) if source_ids else {}
+    categories = [
+        {"id": id_of.get(v["label"], v["label_id"]), "name": v["label"], "supercategory": v["parent"] or ""}
+        for v in vocabulary
+        if not id_of or v["label"] in id_of  # source ids: only the categories the regions use
+    ]
+    categories.sort(key=lambda c: c["id"])
+
+    by_id = {row["image_id"]: row for row in image_rows.to_pylist()}
+    files = {image_id: Path(row["path"]).name for image_id, row in by_id.items()}
+    (out / "annotations").mkdir(parents=True)
+    for who in chosen:
+        covered = coverage.filter(pc.equal(coverage["annotator"], who))["image_id"].to_pylist()
+        mine = regions.filter(pc.equal(regions["annotator"], who))
+        ids = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
+        entries = [
+            {"id": i, "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]} for i in ids
+        ]
+        document = _instances(entries, mine.to_pydict(), categories)
+        name = CONSENSUS_FILE if who == consensus.ANNOTATOR else who
+        text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        (out / "annotations" / f"{name}.json").write_text(text + "\n", encoding="utf-8")
+    (out / "images").mkdir()
+    if images is not None:
+        for image_id, row in sorted(by_id.items()):
+            source = Path(images) / row["path"]
+            content = source.read_bytes() if source.is_file() else b""
+            if hashlib.sha256(content).hexdigest() != row["sha256"]:
+                shutil.rmtree(out)
+                raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+            (out / "images" / files[image_id]).write_bytes(content)
+    return {"annotators": len(chosen), "images": len(by_id), "regions": written.num_rows}

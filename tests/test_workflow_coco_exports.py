@@ -1,0 +1,174 @@
+"""A COCO tree as tools export it, built without a vocabulary: category names with spaces, a crowd
+region with an uncompressed RLE, a self-intersecting polygon; the card speaks of the collection,
+and export-coco writes files whose ingest gives the release's regions again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from conftest import build, workflow_copy, write_config
+
+from regionbench import cli, geometry, release, tables
+from regionbench.hierarchy import Hierarchy
+from regionbench.io.coco import ingest_shard
+from regionbench.io.coco.collection import uncompressed_rle, write_collection
+from regionbench.vocabulary import Registry
+
+pytestmark = pytest.mark.workflow
+
+DATASET = "exports"
+RELEASE = f"releases/{DATASET}/v1.0.0"
+COMPARED = [
+    "image_id", "annotator", "region_id", "label", "iscrowd", "annotation_id", "category_id",
+    "bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask",
+]  # fmt: skip
+
+
+def spelled(label: str) -> str:
+    """A label as a tool's category name: words apart, capitalised ("sky-blue" -> "Sky Blue")."""
+    return label.replace("-", " ").title()
+
+
+def exported_tree(root: Path) -> dict:
+    """A two-annotator COCO tree whose categories are spelled as people name them, with one crowd
+    region (uncompressed RLE) and one bow-tie polygon; returns what was changed."""
+    for _ in write_collection(root, "tiny", annotators=2, disagreement=0.2, workers=1):
+        pass
+    one, two = (root / "annotations" / f"annotator-{k}.json" for k in (1, 2))
+    first, second = json.loads(one.read_text()), json.loads(two.read_text())
+    used = {a["category_id"] for a in first["annotations"]}
+    renamed = {
+        c["name"]: spelled(c["name"])
+        for c in first["categories"]
+        if c["id"] in used and "-" in c["name"] and c["name"].replace("-", "").isalpha()
+    }
+    assert renamed, "the tiny collection has labels of several words"
+    for data in (first, second):
+        for c in data["categories"]:
+            c["name"] = renamed.get(c["name"], c["name"])
+            c["supercategory"] = spelled(c["supercategory"]) if c["supercategory"] else ""
+    crowd = first["annotations"][0]
+    image = next(im for im in first["images"] if im["id"] == crowd["image_id"])
+    mask = geometry.from_rle({"size": crowd["segmentation"]["size"], "counts": crowd["segmentation"]["counts"]})
+    crowd["segmentation"], crowd["iscrowd"] = uncompressed_rle(mask), 1
+    w, h = image["width"], image["height"]
+    bow_tie = {
+        "id": max(a["id"] for a in second["annotations"]) + 1,
+        "image_id": second["annotations"][0]["image_id"],
+        "category_id": second["annotations"][0]["category_id"],
+        "segmentation": [[1, 1, w - 2, h - 2, w - 2, 1, 1, h - 2]],
+        "iscrowd": 0,
+    }
+    second["annotations"].append(bow_tie)
+    one.write_text(json.dumps(first))
+    two.write_text(json.dumps(second))
+    return {"renamed": renamed, "crowd": crowd, "crowd_file": image["file_name"], "bow_tie": bow_tie}
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """(raw tree, built project, what the tree changed) of a build with no vocabulary_dir."""
+    base = tmp_path_factory.mktemp("exports")
+    changed = exported_tree(base / "raw")
+    project = workflow_copy(base / "wf")
+    config = (
+        f"dataset: {DATASET}\nraw_dir: {base / 'raw'}\nreference_annotator: annotator-1\n"
+        "ingest: {strict: false, max_image_pixels: 1000000, shard_size: 12}\n"
+        "classifiers: {names: [naive, majority]}\n"
+    )
+    done = build(project, "--configfile", str(write_config(project, config)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert release.verify(project / RELEASE) == []
+    return base / "raw", project, changed
+
+
+def test_the_vocabulary_comes_from_the_categories(exports: tuple[Path, Path, dict]) -> None:
+    raw, project, changed = exports
+    derived = project / f"results/{DATASET}/categories"
+    listed = (derived / "category_names.tsv").read_text().splitlines()
+    for label, name in changed["renamed"].items():
+        assert f"{name}\t{label}" in listed  # "Sky Blue" maps back to the label sky-blue
+    tree = Hierarchy.from_yaml(derived / "hierarchy.yaml")
+    categories = json.loads((raw / "annotations/annotator-1.json").read_text())["categories"]
+    for c in categories:
+        parent = c["supercategory"].lower().replace(" ", "-") or "entity"
+        assert tree.parent(c["name"].lower().replace(" ", "-")) in {parent, "entity"}
+    vocabulary = pq.read_table(project / RELEASE / "data/vocabulary.parquet").to_pylist()
+    assert {v["label"] for v in vocabulary} == set(tree.nodes) - {"entity"}  # the root is no label
+    report = json.loads((project / f"results/{DATASET}/ingest/report.json").read_text())
+    assert report["quirks"]["self_intersecting_polygons"] == 1
+    assert all(c["rejected"] == 0 for a, c in report["annotators"].items() if a != "consensus")
+
+
+def test_coco_ids_and_crowd_are_columns_and_crowd_stays_out_of_subsets(exports: tuple[Path, Path, dict]) -> None:
+    _, project, changed = exports
+    regions = pq.read_table(project / RELEASE / "data/regions.parquet").to_pylist()
+    crowd = [r for r in regions if r["iscrowd"]]
+    assert [(r["annotator"], r["annotation_id"], r["category_id"]) for r in crowd] == [
+        ("annotator-1", changed["crowd"]["id"], changed["crowd"]["category_id"])
+    ]
+    assert all(
+        r["annotation_id"] is None and r["category_id"] is None for r in regions if r["annotator"] == "consensus"
+    )
+    subsets = pq.read_table(project / RELEASE / "data/subsets.parquet").to_pylist()
+    keys = {(s["image_id"], s["annotator"], s["region_id"]) for s in subsets}
+    assert {s["annotator"] for s in subsets} == {"annotator-1"}
+    assert (crowd[0]["image_id"], "annotator-1", crowd[0]["region_id"]) not in keys
+    report = json.loads((project / RELEASE / "results/subsets.json").read_text())
+    assert report["crowd_regions"] == {"count": 1, "in_subsets": False}
+
+
+def test_the_card_speaks_of_the_collection(exports: tuple[Path, Path, dict]) -> None:
+    _, project, _ = exports
+    folder = project / RELEASE
+    card = (folder / "README.md").read_text()
+    front = yaml.safe_load(card.split("---")[1])
+    assert front["source_datasets"] == ["original"] and "coco" in front["tags"] and "saiapr-tc-12" not in front["tags"]
+    assert "in the layout of the segmented and annotated IAPR TC-12" not in card
+    assert "from annotation-tool exports in the COCO layout" in card and "escalante2010saiapr" not in card
+    assert not re.search(r"\bnan\b", card, re.IGNORECASE)
+    regions_config = next(c for c in front["configs"] if c["config_name"] == "regions")
+    assert {f["split"] for f in regions_config["data_files"]} == {"train", "test", "full"}
+    full = next(f["path"] for f in regions_config["data_files"] if f["split"] == "full")
+    annotators = set(pq.read_table(folder / full, columns=["annotator"])["annotator"].to_pylist())
+    assert annotators == {"annotator-1", "annotator-2", "consensus"}  # every annotator's regions
+    croissant = json.loads((folder / "croissant.json").read_text())
+    assert "isBasedOn" not in croissant and "COCO" in croissant["keywords"] and "IAPR" not in croissant["citeAs"]
+    assert json.loads((folder / "manifest.json").read_text())["layout"] == "coco"
+
+
+def test_export_coco_round_trips(exports: tuple[Path, Path, dict], tmp_path: Path) -> None:
+    raw, project, _ = exports
+    folder, out = project / RELEASE, tmp_path / "coco"
+    assert cli.main(["export-coco", str(folder), str(out), "--images", str(raw)]) == 0
+    assert sorted(p.name for p in (out / "annotations").iterdir()) == ["annotator-1.json", "annotator-2.json"]
+    for image in pq.read_table(folder / "data/images.parquet").to_pylist():
+        data = (out / "images" / Path(image["path"]).name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == image["sha256"]
+    vocab = project / f"results/{DATASET}/categories"
+    words, tree = Registry.read(vocab / "label_ids.tsv").ids(), Hierarchy.from_yaml(vocab / "hierarchy.yaml")
+    again = ingest_shard(out, 0, words, shard_size=1000, hierarchy=tree)
+    assert set(again.rejects["source"].to_pylist()) <= {"consensus"} and again.report["quirks"] == {}
+
+    def rows(table: list[dict]) -> list[tuple]:
+        return sorted(tuple(json.dumps(r[c], sort_keys=True) for c in COMPARED) for r in table)
+
+    released = pq.read_table(folder / "data/regions.parquet").to_pylist()
+    assert rows(again.regions.to_pylist()) == rows(released)
+    key = ["image_id", "annotator", "region_id"]
+    ours = again.features.sort_by([(k, "ascending") for k in key])
+    theirs = pq.read_table(folder / "data/regions.parquet", columns=[*key, *tables.FEATURE_NAMES])
+    theirs = theirs.sort_by([(k, "ascending") for k in key])
+    for name in tables.FEATURE_NAMES:
+        np.testing.assert_array_equal(ours[name].to_numpy(), theirs[name].to_numpy())
+    one = tmp_path / "one"
+    assert cli.main(["export-coco", str(folder), str(one), "--annotator", "consensus"]) == 0
+    assert [p.name for p in (one / "annotations").iterdir()] == ["derived-consensus.json"]
+    assert cli.main(["export-coco", str(folder), str(one)]) == 2  # an existing folder: one line
