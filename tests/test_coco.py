@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import shapely
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -16,6 +17,7 @@ from PIL import Image
 from pycocotools import mask as coco_mask
 
 from regionbench import geometry
+from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import detect_layout, image_id_of, ingest_shard
 from regionbench.io.coco.collection import uncompressed_rle
 from regionbench.io.coco.ingest import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
@@ -288,3 +290,31 @@ def test_default_shards_keep_every_core_busy(images: int) -> None:
     assert shards >= min(images, DEFAULT_SHARDS)
     if images >= DEFAULT_SHARDS * MAX_SHARD_SIZE:
         assert size == MAX_SHARD_SIZE
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.sampled_from([0, 1, True, False]), st.integers(-3, 5), st.floats(0, 1), st.text(max_size=2)))
+def test_iscrowd_is_kept_or_rejected_with_its_reason(tmp_path_factory, crowd) -> None:
+    """Any iscrowd value: 0 or 1 (as a number or a boolean) becomes the column, with the COCO
+    annotation and category ids; anything else is a reject naming the value. A crowd region
+    never enters the consensus."""
+    data = alice_file()
+    data["annotations"][1]["iscrowd"] = crowd
+    root = write_tree(tmp_path_factory.mktemp("coco"), data, bob_file())
+    tree = {"root": "entity", "nodes": [{"name": n, "parent": "entity"} for n in WORDS]}
+    (root / "hierarchy.yaml").write_text(yaml.safe_dump(tree))
+    hierarchy = Hierarchy.from_yaml(root / "hierarchy.yaml")
+    shard = ingest_shard(root, 0, WORDS, hierarchy=hierarchy)
+    reconciles(shard)
+    rows = {(r["image_id"], r["annotator"], r["region_id"]): r for r in shard.regions.to_pylist()}
+    kept = not isinstance(crowd, float | str) and crowd in (0, 1)
+    ring = next((r for r in rows.values() if r["annotation_id"] == 11 and r["annotator"] == "alice"), None)
+    if not kept:
+        assert ring is None
+        assert shard.rejects.column("reason").to_pylist() == [f"iscrowd is {crowd!r}, not 0 or 1"]
+        return
+    assert (ring["iscrowd"], ring["category_id"]) == (bool(crowd), 3)
+    # Alice alone covers 25.jpg: its consensus is her regions, her crowd ring left out.
+    consensus_labels = [r["label"] for r in rows.values() if r["annotator"] == "consensus" and r["image_id"] == 25]
+    assert ("grass" in consensus_labels) == (not crowd)
+    assert all(r["annotation_id"] is None for r in rows.values() if r["annotator"] == "consensus")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import build, workflow_copy, write_config
 
-from regionbench import cli, geometry, release, tables
+from regionbench import cli, geometry, plots, release, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import ingest_shard
 from regionbench.io.coco.collection import uncompressed_rle, write_collection
@@ -172,3 +172,18 @@ def test_export_coco_round_trips(exports: tuple[Path, Path, dict], tmp_path: Pat
     assert cli.main(["export-coco", str(folder), str(one), "--annotator", "consensus"]) == 0
     assert [p.name for p in (one / "annotations").iterdir()] == ["derived-consensus.json"]
     assert cli.main(["export-coco", str(folder), str(one)]) == 2  # an existing folder: one line
+
+
+def test_show_titles_images_without_captions_by_id(
+    exports: tuple[Path, Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw, project, _ = exports
+    drawn: list[dict] = []
+    monkeypatch.setattr(plots, "release_images", lambda panels, out: drawn.extend(panels))
+    out = tmp_path / "show.png"
+    assert cli.main(["show", str(project / RELEASE), "--images", str(raw), "--count", "3", "--out", str(out)]) == 0
+    assert [p["title"] for p in drawn] == [str(i) for i in sorted(image_ids(project / RELEASE))[:3]]
+
+
+def image_ids(folder: Path) -> list[int]:
+    return pq.read_table(folder / "data/images.parquet", columns=["image_id"])["image_id"].to_pylist()
