@@ -75,9 +75,10 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny(tmp_path_factory.mktemp("tiny-build") / "wf")
 
 
-def one_category_tree(root: Path, disagreement: float = 0.3) -> Path:
+def one_category_tree(root: Path, disagreement: float = 0.3, categories: bool = True) -> Path:
     """A generated three-annotator COCO tree (tiny profile) whose every segment is under the one
-    category ``segment``: a label-free collection, as the Berkeley segmentation benchmarks."""
+    category ``segment``: a label-free collection, as the Berkeley segmentation benchmarks.
+    Without ``categories`` the files have no categories and the annotations no category_id."""
     import json
 
     from regionbench.io.coco.collection import write_collection as write_coco
@@ -89,6 +90,10 @@ def one_category_tree(root: Path, disagreement: float = 0.3) -> Path:
         data["categories"] = [{"id": 1, "name": "segment", "supercategory": ""}]
         for ann in data["annotations"]:
             ann["category_id"] = 1
+        if not categories:
+            del data["categories"]
+            for ann in data["annotations"]:
+                del ann["category_id"]
         path.write_text(json.dumps(data))
     return root
 

@@ -28,12 +28,15 @@ def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess
     return done, project, folder
 
 
-def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path) -> None:
-    raw = one_category_tree(tmp_path / "raw")
-    write_vocabulary(raw, tmp_path / "vocabulary")
-    done, project, folder = built_release(
-        tmp_path, "free", f"raw_dir: {raw}\nvocabulary_dir: {tmp_path / 'vocabulary'}\n"
-    )
+@pytest.mark.parametrize("categories", [True, False], ids=["one-category", "no-category"])
+def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path, categories: bool) -> None:
+    """One category for every segment (its vocabulary written by from-coco), or no category at
+    all (annotations without category_id: the vocabulary the build derives has 'segment')."""
+    raw = one_category_tree(tmp_path / "raw", categories=categories)
+    if categories:
+        write_vocabulary(raw, tmp_path / "vocabulary")
+    config = f"raw_dir: {raw}\n" + (f"vocabulary_dir: {tmp_path / 'vocabulary'}\n" if categories else "")
+    done, project, folder = built_release(tmp_path, "free", config)
     why = "subsets A-H and the reference classifiers skipped: every region of consensus carries the one label 'segment'"
     assert [line for line in done.stdout.splitlines() if "skipped" in line] == [
         f"  {why}, so there are no labels to tell apart"

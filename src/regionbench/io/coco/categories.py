@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from regionbench.io.coco.ingest import annotators, category_label, read_instances
+from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, read_instances, uncategorised
 from regionbench.io.shards import IngestError
 from regionbench.vocabulary import Registry
 
@@ -37,10 +37,14 @@ def category_names(root: str | Path) -> dict[str, str]:
 def categories(root: str | Path) -> dict[str, str | None]:
     """Label -> the label of its supercategory (``None`` when empty), the names mapped by
     ``ingest.category_label``, over every annotator's file; a category filed under different
-    supercategories takes the most frequent (ties by name)."""
+    supercategories takes the most frequent (ties by name). Annotations without a category make
+    the label ``ingest.SEGMENT``, under no supercategory."""
     seen: dict[str, Counter] = {}
     for path in annotators(root).values():
-        for category in read_instances(path)["categories"]:
+        data = read_instances(path)
+        if any(isinstance(a, dict) and uncategorised(a) for a in data["annotations"]):
+            seen.setdefault(SEGMENT, Counter())[None] += 1
+        for category in data["categories"]:
             name = str(category.get("name", "")) if isinstance(category, dict) else ""
             if not category_label(name):
                 raise IngestError(f"{path}: category name {name!r} has no letter or digit; rename the category")
@@ -58,7 +62,7 @@ def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     Returns the counts of labels, supercategories, new ids and renamed names."""
     found = categories(root)
     if not found:
-        raise IngestError(f"{root}/annotations: no categories in any COCO file")
+        raise IngestError(f"{root}/annotations: no categories, and no annotation without one, in any COCO file")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     supers = sorted({p for p in found.values() if p} - {ROOT})

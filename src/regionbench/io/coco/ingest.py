@@ -39,6 +39,7 @@ DEFAULT_SHARDS = 8
 MAX_SHARD_SIZE = 1000
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+SEGMENT = "segment"  # the label of an annotation without a category
 
 
 def category_label(name: str) -> str:
@@ -79,17 +80,26 @@ def annotators(root: str | Path) -> dict[str, Path]:
 
 
 def read_instances(path: Path) -> dict:
-    """A COCO instances file as a dict with ``images``, ``annotations`` and ``categories`` lists;
-    raises IngestError with one line when the file is not one."""
+    """A COCO instances file as a dict with ``images``, ``annotations`` and ``categories`` lists
+    (``categories`` may be absent: a segmentation without categories); raises IngestError with
+    one line when the file is not one."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IngestError(f"{path}: not a JSON file ({exc}); export COCO instances from the tool again") from None
+    if isinstance(data, dict):
+        data.setdefault("categories", [])
     if not isinstance(data, dict) or not all(
         isinstance(data.get(k), list) for k in ("images", "annotations", "categories")
     ):
         raise IngestError(f"{path}: a COCO instances file needs the lists images, annotations and categories")
     return data
+
+
+def uncategorised(annotation: dict) -> bool:
+    """Whether an annotation is a segment without a category (no ``category_id``, or null): a
+    segmentation benchmark's region, labelled ``SEGMENT``."""
+    return annotation.get("category_id") is None
 
 
 def _image_files(root: Path) -> list[str]:
@@ -329,7 +339,7 @@ def ingest_shard(
             source = f"annotations/{annotator}.json"
             for region_id, (ann_id, ann) in enumerate(sorted(per_image.get(name, []), key=lambda a: a[0]), start=1):
                 key = f"{name}/{ann_id}"
-                category = categories[annotator].get(ann.get("category_id"))
+                category = SEGMENT if uncategorised(ann) else categories[annotator].get(ann.get("category_id"))
                 label = category_map.get(category, category)
                 if isinstance(label, str) and label not in words:
                     label = category_label(label)
