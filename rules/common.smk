@@ -272,7 +272,7 @@ def all_outputs(wildcards=None):
         *([f"{RESULTS}/features_parity.json"] if RAW.has_official_features() else []),
         *([f"{RESULTS}/relations_parity.json"] if RAW.has_official_relations() else []),
         *([f"{RESULTS}/classifiers.parquet"] if classifying() else []),
-        f"{RELEASE}/manifest.json",
+        f"{RESULTS}/release.json",
     ]
 
 
@@ -283,6 +283,26 @@ CLASSIFIER_RESULTS = (
     "classifiers.svg",
     "soft_confusions.json",
 )
+
+
+def forget_stale_receipt():
+    """Remove the release job's receipt when the folder it stands for is gone or is not the one
+    it records (its manifest's digest differs): the release job then runs again. Checked on
+    every invocation, as Snakemake cannot see a folder that is not an output."""
+    receipt = Path(RESULTS, "release.json")
+    if not receipt.is_file():
+        return
+    manifest = Path(RELEASE, "manifest.json")
+    try:
+        digest = json.loads(manifest.read_text(encoding="utf-8")).get("digest")
+        recorded = json.loads(receipt.read_text(encoding="utf-8")).get("digest")
+    except (OSError, ValueError, AttributeError):
+        digest, recorded = None, False
+    if digest != recorded:
+        receipt.unlink()
+
+
+forget_stale_receipt()
 
 
 def release_results(wildcards=None):

@@ -17,9 +17,10 @@ rule release:
         results=lambda wildcards: list(release_results().values()),
         schemas=expand(f"{RELEASE_SCHEMAS}/{{table}}.schema.json", table=release.TABLES),
     output:
-        # The manifest, written last, stands for the folder: a directory output would leave
-        # Snakemake's .snakemake_timestamp inside the released (and checksummed) folder.
-        f"{RELEASE}/manifest.json",
+        # A receipt stands for the folder: Snakemake removes a job's outputs before it runs, and a
+        # published version must survive a rebuild that is refused. The script stages the
+        # folder and moves it into place only once every check has passed.
+        f"{RESULTS}/release.json",
     log:
         f"{LOGS}/release.log",
     benchmark:
@@ -41,5 +42,6 @@ rule release:
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         results=release_results,
+        folder=RELEASE,
     script:
         "../scripts/release.py"

@@ -46,9 +46,9 @@ provenance = release.Provenance(
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)
-    # Snakemake removes the manifest before the job runs; the data/ tables stay to compare.
-    out = Path(snakemake.output[0]).parent
-    published = out if (out / "data").is_dir() else history.published_release(params.dataset, params.version)
+    out = Path(params.folder)
+    # This version built here before (a folder with its manifest), else as tagged before.
+    published = out if (out / "manifest.json").is_file() else history.published_release(params.dataset, params.version)
     log.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
     manifest = release.write_release(
         out,
@@ -63,3 +63,5 @@ except release.ReleaseError as exc:
     fail(f"release refused: {exc}")
 for name, entry in manifest["tables"].items():
     log.info("%s: %d rows, content %s", name, entry["rows"], entry["content_sha256"][:16])
+receipt = {"dataset": params.dataset, "version": params.version, "folder": params.folder, "digest": manifest["digest"]}
+tables.write_json(snakemake.output[0], receipt)

@@ -177,7 +177,12 @@ def write_release(
     manifest["files"] = file_digests(staging)
     manifest["digest"] = canonical_digest(manifest)
     tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
+    # The version as built before (same tables, checked above) is replaced only once the new
+    # folder is whole: at every moment one complete folder exists under a known name.
+    replaced = out.with_name(out.name + ".replaced")
+    shutil.rmtree(replaced, ignore_errors=True)
     if out.exists():
-        shutil.rmtree(out)
+        out.rename(replaced)
     staging.rename(out)
+    shutil.rmtree(replaced, ignore_errors=True)
     return manifest
