@@ -151,7 +151,7 @@ class RealCoco(RealRaw):
         return self._size
 
     def inputs(self, wildcards):
-        return sorted(str(p) for p in Path(self.root, "annotations").glob("*.json"))
+        return [str(p) for p in coco.annotators(self.root).values()]
 
     def state(self, wildcards):
         return coco.tree_state(self.root)

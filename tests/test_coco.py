@@ -318,3 +318,143 @@ def test_iscrowd_is_kept_or_rejected_with_its_reason(tmp_path_factory, crowd) ->
     consensus_labels = [r["label"] for r in rows.values() if r["annotator"] == "consensus" and r["image_id"] == 25]
     assert ("grass" in consensus_labels) == (not crowd)
     assert all(r["annotation_id"] is None for r in rows.values() if r["annotator"] == "consensus")
+
+
+def _hostile(data: dict, change: str) -> dict:
+    """Content that is wrong but parses: each must be a reject with its reason."""
+    data = copy.deepcopy(data)
+    anns = data["annotations"]
+    if change == "image id twice":
+        data["images"][1]["id"] = data["images"][0]["id"]
+    elif change == "category id twice":
+        data["categories"][1]["id"] = data["categories"][0]["id"]
+    elif change == "file_name not a string":
+        data["images"][1]["file_name"] = 25
+    elif change == "image entry not an object":
+        data["images"].append("25.jpg")
+    elif change == "annotation not an object":
+        anns.append([1, 2, 3])
+    elif change == "RLE counts short":
+        anns[2]["segmentation"]["counts"] = anns[2]["segmentation"]["counts"][:-2]
+    elif change == "RLE counts garbage":
+        anns[2]["segmentation"]["counts"] = "\x7f\x7f"
+    elif change == "RLE area":
+        anns[2]["area"] = int(TWO_PARTS.sum()) + 7
+    elif change == "RLE size not a pair":
+        anns[2]["segmentation"]["size"] = H
+    elif change == "image id a list":
+        anns[0]["image_id"] = [1]
+    elif change == "category id a list":
+        anns[0]["category_id"] = [1]
+    elif change == "annotation id a list":
+        anns[0]["id"] = [10]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("image id twice", "image id 1 is listed for 25.jpg and beach.png; fix the entry"),
+        ("category id twice", "category id 1 names several categories (man, sky); give each its own id"),
+        ("file_name not a string", "file_name 25 is not a file name; fix the entry"),
+        ("image entry not an object", "an images entry that is not a JSON object; fix the entry"),
+        ("annotation not an object", "an annotations entry that is not a JSON object"),
+        ("RLE counts short", "compressed RLE counts cover"),
+        ("RLE counts garbage", "undecodable RLE"),
+        ("RLE area", f"area {int(TWO_PARTS.sum()) + 7} differs from the RLE mask's {int(TWO_PARTS.sum())} pixels"),
+        ("RLE size not a pair", f"RLE size {H} differs from the image's"),
+        ("image id a list", "annotation for unknown image id [1]"),
+        ("category id a list", "category id [1] is not an integer"),
+        ("annotation id a list", "annotation id missing or used twice"),
+    ],
+)
+def test_wrong_content_that_parses_is_rejected_with_its_reason(tmp_path: Path, change: str, reason: str) -> None:
+    root = write_tree(tmp_path / "coco", _hostile(alice_file(), change), bob_file())
+    shard = ingest_shard(root, 0, WORDS)
+    reconciles(shard)
+    reasons = shard.rejects.column("reason").to_pylist()
+    assert any(reason in r for r in reasons), reasons
+    assert set(shard.rejects.column("source").to_pylist()) == {"annotations/alice.json"}
+    assert shard.report["annotators"]["bob"] == {"seen": 2, "accepted": 2, "rejected": 0}
+    entries = shard.report["image_entries"]["alice"]
+    assert entries["seen"] == entries["accepted"] + entries["rejected"]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+FIELDS = [
+    ("images", "id"), ("images", "file_name"), ("images", "width"), ("images", None),
+    ("annotations", "id"), ("annotations", "image_id"), ("annotations", "category_id"),
+    ("annotations", "segmentation"), ("annotations", "iscrowd"), ("annotations", "area"), ("annotations", None),
+    ("categories", "id"), ("categories", "name"), ("categories", None),
+]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(FIELDS), st.integers(0, 4), JSON), min_size=1, max_size=3))
+def test_any_value_anywhere_is_accepted_or_rejected_never_a_traceback(tmp_path_factory, changes) -> None:
+    """Any JSON value in place of any field (or of a whole entry) of a file: ingest ends with
+    every item accepted or rejected, in whichever of two shards owns it, or one IngestError line."""
+    data = alice_file()
+    for (part, field), n, value in changes:
+        entries = data[part]
+        if field is None:
+            entries.append(value)
+        elif isinstance(entries[n % len(entries)], dict):
+            entries[n % len(entries)][field] = value
+    root = write_tree(tmp_path_factory.mktemp("coco"), data, bob_file())
+    try:
+        shards = [ingest_shard(root, k, WORDS, shard_size=2) for k in (0, 1)]
+    except IngestError as exc:
+        assert "\n" not in str(exc)
+        return
+    for shard in shards:
+        reconciles(shard)
+    alice = [s.report["annotators"]["alice"] for s in shards]
+    # Each entry counted once, by the shard that owns it (shard 0 when no image does).
+    assert sum(a["seen"] for a in alice) == len(data["annotations"])
+    assert sum(s.report["image_entries"]["alice"]["seen"] for s in shards) == len(data["images"])
+
+
+def test_instance_files_in_any_case_byte_copies_and_clashes(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    (root / "annotations" / "bob.json").rename(root / "annotations" / "bob.JSON")
+    shard = ingest_shard(root, 0, WORDS)
+    assert sorted(shard.report["annotators"]) == ["alice", "bob"]  # .JSON is an annotator's file
+    (root / "annotations" / "bob.json").write_text(json.dumps(bob_file()) + " ")
+    with pytest.raises(IngestError, match=r"name one annotator 'bob'; keep one"):
+        ingest_shard(root, 0, WORDS)
+    (root / "annotations" / "bob.json").unlink()
+    (root / "annotations" / "carol.json").write_bytes((root / "annotations" / "alice.json").read_bytes())
+    with pytest.raises(IngestError, match=r"carol\.json: a byte copy of alice\.json; an annotator counts once"):
+        ingest_shard(root, 0, WORDS)
+
+
+@pytest.mark.parametrize(
+    ("name", "save", "reason"),
+    [
+        ("rgba.png", lambda p: Image.new("RGBA", (W, H)).save(p), "PNG in mode RGBA"),
+        ("deep.png", lambda p: Image.new("I;16", (W, H)).save(p), "PNG in mode I"),
+        ("cmyk.jpg", lambda p: Image.new("CMYK", (W, H)).save(p, "JPEG"), "JPEG in mode CMYK"),
+        ("gif.jpg", lambda p: Image.new("P", (W, H)).save(p, "GIF"), "a GIF file named .jpg"),
+        ("png.jpg", lambda p: Image.new("RGB", (W, H)).save(p, "PNG"), "a PNG file named .jpg"),
+        ("palette.png", lambda p: Image.new("P", (W, H)).save(p), "PNG in mode P"),
+        ("sub/in-a-folder.jpg", lambda p: Image.new("RGB", (W, H)).save(p), None),
+        ("sub/gray.png", lambda p: Image.new("L", (W, H)).save(p), None),
+    ],
+)
+def test_image_files_follow_one_format_rule(tmp_path: Path, name: str, save, reason: str | None) -> None:
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    (root / "images" / name).parent.mkdir(parents=True, exist_ok=True)
+    save(root / "images" / name)
+    shard = ingest_shard(root, 0, WORDS)
+    reconciles(shard)
+    rejected = {r["key"]: r["reason"] for r in shard.rejects.to_pylist() if r["item"] == "image"}
+    if reason is None:  # a file in a subfolder is an image, named by its path below images/
+        assert name not in rejected and image_id_of(name) in shard.images.column("image_id").to_pylist()
+        assert f"images/{name}" in shard.images.column("path").to_pylist()
+    else:
+        assert reason in rejected[name], rejected

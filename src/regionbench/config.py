@@ -151,7 +151,7 @@ def check_raw_dir(config: dict, source: str = "config") -> None:
         raise ConfigError(f"{source}: raw_dir {raw!r} does not exist; check the path")
     if not path.is_dir():
         raise ConfigError(f"{source}: raw_dir {raw!r} is a file; give the folder of the raw tree")
-    coco = (path / "images").is_dir() and any((path / "annotations").glob("*.json"))
+    coco = (path / "images").is_dir() and any(p.suffix.lower() == ".json" for p in (path / "annotations").glob("*"))
     shards = [p for p in path.iterdir() if p.is_dir() and p.name.isascii() and p.name.isdigit()]
     if not coco and (path / "wlist.txt").is_file() and not shards:
         raise ConfigError(

@@ -76,6 +76,34 @@ def encode_rle(mask: np.ndarray) -> str:
     return rle["counts"].decode("ascii")
 
 
+def rle_runs(counts: str) -> list[int]:
+    """The run lengths of a COCO compressed RLE counts string (pycocotools' ``rleFrString``: each
+    run a little-endian base-32 number of characters '0'+v, 0x20 marking more, 0x10 the sign;
+    from the third run on, a difference to the run two before). Raises ValueError for a string
+    that is not one: pycocotools decodes such strings to masks of arbitrary pixels."""
+    runs: list[int] = []
+    p = 0
+    while p < len(counts):
+        x, k, more = 0, 0, True
+        while more:
+            if p == len(counts):
+                raise ValueError("compressed RLE counts end inside a number")
+            c = ord(counts[p]) - 48
+            if not 0 <= c < 64:
+                raise ValueError(f"compressed RLE counts hold {counts[p]!r}, not a character of the encoding")
+            x |= (c & 0x1F) << (5 * k)
+            more = bool(c & 0x20)
+            p, k = p + 1, k + 1
+            if not more and c & 0x10:
+                x |= -1 << (5 * k)
+        if len(runs) > 2:
+            x += runs[-2]
+        if x < 0:
+            raise ValueError("compressed RLE counts give a negative run")
+        runs.append(x)
+    return runs
+
+
 def decode_rle(counts: str, height: int, width: int) -> np.ndarray:
     """Boolean mask from a COCO compressed RLE counts string."""
     rle = {"size": [height, width], "counts": counts.encode("ascii")}

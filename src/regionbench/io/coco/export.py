@@ -20,6 +20,12 @@ from regionbench.errors import InputError
 CONSENSUS_FILE = "derived-consensus"
 
 
+def _file_name(path: str) -> str:
+    """An image's COCO ``file_name`` from its release path: below ``images/`` in a COCO tree
+    (subfolders kept), the file's name in a SAIAPR tree (``NN/images/<id>.jpg``)."""
+    return path.removeprefix("images/") if path.startswith("images/") else Path(path).name
+
+
 def _ids_or_none(values: list[int | None], labels: list[str] | None = None) -> list[int] | None:
     """``values`` when every one is set, unique (per label, one id each when ``labels``), else None."""
     if any(v is None for v in values):
@@ -95,7 +101,7 @@ def export_release(
     categories.sort(key=lambda c: c["id"])
 
     by_id = {row["image_id"]: row for row in image_rows.to_pylist()}
-    files = {image_id: Path(row["path"]).name for image_id, row in by_id.items()}
+    files = {image_id: _file_name(row["path"]) for image_id, row in by_id.items()}
     (out / "annotations").mkdir(parents=True)
     for who in chosen:
         covered = coverage.filter(pc.equal(coverage["annotator"], who))["image_id"].to_pylist()
@@ -116,5 +122,6 @@ def export_release(
             if hashlib.sha256(content).hexdigest() != row["sha256"]:
                 shutil.rmtree(out)
                 raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+            (out / "images" / files[image_id]).parent.mkdir(parents=True, exist_ok=True)
             (out / "images" / files[image_id]).write_bytes(content)
     return {"annotators": len(chosen), "images": len(by_id), "regions": written.num_rows}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
@@ -26,7 +27,7 @@ import numpy as np
 import shapely
 from pycocotools import mask as coco_mask
 
-from regionbench import consensus, tables
+from regionbench import consensus, geometry, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
 from regionbench.io.shards import IngestError, Shard, check_ledger, image_row, region_row, reject_row, trees_state
@@ -39,6 +40,7 @@ DEFAULT_SHARDS = 8
 MAX_SHARD_SIZE = 1000
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+IMAGE_MODES = ("RGB", "L")  # 8-bit colour and gray
 SEGMENT = "segment"  # the label of an annotation without a category
 
 
@@ -54,7 +56,7 @@ def detect_layout(root: str | Path) -> str:
     """``"coco"`` when ``root`` holds ``images/`` and ``annotations/*.json``, ``"saiapr"`` when it
     holds ``wlist.txt``; raises IngestError naming what is missing otherwise."""
     root = Path(root)
-    if (root / "images").is_dir() and any((root / "annotations").glob("*.json")):
+    if (root / "images").is_dir() and _instance_files(root):
         return "coco"
     if (root / "wlist.txt").is_file():
         return "saiapr"
@@ -73,10 +75,34 @@ def image_id_of(file_name: str) -> int:
     return int.from_bytes(hashlib.sha256(file_name.encode("utf-8")).digest()[:8], "big") >> 1
 
 
+def _instance_files(root: str | Path) -> list[Path]:
+    """The ``annotations/*.json`` files of a tree, the suffix in any case (``.JSON`` too)."""
+    folder = Path(root, "annotations")
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() == ".json" and not p.is_dir())
+
+
 def annotators(root: str | Path) -> dict[str, Path]:
-    """Annotator name -> its instances file, in name order."""
-    files = sorted(Path(root, "annotations").glob("*.json"))
-    return {path.stem: path for path in files}
+    """Annotator name (the file's stem) -> its instances file, in name order; raises IngestError
+    when two files name one annotator (``a.json`` and ``a.JSON``)."""
+    found: dict[str, Path] = {}
+    for path in _instance_files(root):
+        if path.stem in found:
+            raise IngestError(f"{found[path.stem]} and {path.name} name one annotator {path.stem!r}; keep one")
+        found[path.stem] = path
+    return found
+
+
+def check_distinct(files: Mapping[str, Path]) -> None:
+    """Raise IngestError when an annotator's file is a byte copy of another's: the same readings
+    twice would count as two annotators agreeing perfectly."""
+    seen: dict[str, Path] = {}
+    for path in files.values():
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest in seen:
+            raise IngestError(f"{path}: a byte copy of {seen[digest].name}; an annotator counts once, remove the copy")
+        seen[digest] = path
 
 
 def read_instances(path: Path) -> dict:
@@ -103,7 +129,16 @@ def uncategorised(annotation: dict) -> bool:
 
 
 def _image_files(root: Path) -> list[str]:
-    return sorted(p.name for p in (root / "images").iterdir() if p.is_file() or p.is_symlink())
+    """Every file under ``images/``, subfolders included, as its path below ``images/`` (the
+    ``file_name`` an annotator lists it by); linked folders are not followed."""
+    base = root / "images"
+    found = []
+    for folder, dirs, files in os.walk(base):
+        dirs.sort()
+        rel = Path(folder).relative_to(base)
+        found += [(rel / f).as_posix() for f in files]
+        found += [(rel / d).as_posix() for d in dirs if (Path(folder) / d).is_symlink()]  # rejected by name
+    return sorted(found)
 
 
 def _all_names(root: Path, files: Mapping[str, dict]) -> list[str]:
@@ -140,6 +175,9 @@ def tree_state(root: str | Path) -> str:
     return trees_state(root, ("images", "annotations"))
 
 
+COUNTS = ("seen", "accepted", "rejected")
+
+
 def merge_reports(reports: list[dict]) -> dict:
     """Sum shard reports: images, and regions per annotator and in all."""
     totals: dict = {"folders": sorted(r["folder"] for r in reports), "parent_conflicts": []}
@@ -148,6 +186,10 @@ def merge_reports(reports: list[dict]) -> dict:
     totals["annotators"] = {
         a: {k: sum(r["annotators"].get(a, {}).get(k, 0) for r in reports) for k in ("seen", "accepted", "rejected")}
         for a in names
+    }
+    totals["image_entries"] = {
+        a: {k: sum(r.get("image_entries", {}).get(a, {}).get(k, 0) for r in reports) for k in COUNTS}
+        for a in sorted({a for r in reports for a in r.get("image_entries", {})})
     }
     totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
     quirks: Counter = Counter()
@@ -189,24 +231,124 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
         return coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
     if isinstance(segmentation, dict) and "counts" in segmentation and "size" in segmentation:
         size = segmentation["size"]
-        if list(size) != [height, width]:
-            raise ValueError(f"RLE size {size} differs from the image's [{height}, {width}]")
+        if not isinstance(size, list) or size != [height, width]:
+            raise ValueError(f"RLE size {size!r} differs from the image's [{height}, {width}]")
         counts = segmentation["counts"]
         if isinstance(counts, list):  # uncompressed
             if not all(isinstance(c, int) and c >= 0 for c in counts) or sum(counts) != height * width:
                 raise ValueError(f"uncompressed RLE counts must be non-negative and sum to {height * width}")
             return coco_mask.frPyObjects(segmentation, height, width)
         if isinstance(counts, str):
+            try:
+                covered = sum(geometry.rle_runs(counts))
+            except ValueError as exc:
+                raise ValueError(f"undecodable RLE ({exc})") from None
+            if covered != height * width:  # pycocotools would draw arbitrary pixels
+                raise ValueError(f"compressed RLE counts cover {covered} pixels, not the image's {height}x{width}")
             return {"size": [height, width], "counts": counts.encode("ascii")}
     raise ValueError("segmentation is neither polygons nor an RLE with counts and size")
 
 
 def _int_or_none(value: object) -> int | None:
     """An id as the regions table keeps it: integers only (a tool may write ids as strings)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_id(value) else None
 
 
-def _decode(segmentation: object, height: int, width: int, quirks: Counter) -> np.ndarray:
+def is_id(value: object) -> bool:
+    """Whether ``value`` can be a COCO id: an integer (not a boolean, a list or a string)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass
+class _Annotator:
+    """One annotator's file as a shard reads it: the images it lists in the shard, its categories
+    by id (those whose id names one category), and its annotations of the shard's images."""
+
+    listed: set[str]
+    categories: dict[int, str]
+    ambiguous: dict[int, list[str]]  # category id -> the names it is given
+    per_image: dict[str, list[tuple[int, dict]]]
+
+
+def _read_annotator(data: dict, annotator: str, ledger: _Ledger, wanted: set[str], first: bool) -> _Annotator:
+    """The ``images``, ``categories`` and ``annotations`` of one file for the shard of ``wanted``
+    file names. Every images entry and every annotation is counted in the shard of its image
+    (``first``: shard 0 for those no image owns) and ends listed or rejected with its reason."""
+    source = f"annotations/{annotator}.json"
+
+    def count(item: str, key: str, owner: str | None, problem: str | None) -> bool:
+        """Count an item in the shard that owns it; reject it with ``problem``. True: counted, accepted."""
+        if (owner in wanted) if owner is not None else first:
+            ledger.seen[(annotator, item)] += 1
+            if problem is None:
+                return True
+            ledger.reject(source, key, item, problem, annotator)
+        return False
+
+    names_of: dict[int, set[str]] = defaultdict(set)
+    for c in data["categories"]:
+        if isinstance(c, dict) and is_id(c.get("id")):
+            names_of[c["id"]].add(str(c.get("name") or ""))
+    categories = {i: next(iter(n)) for i, n in names_of.items() if len(n) == 1}
+    ambiguous = {i: sorted(n) for i, n in names_of.items() if len(n) > 1}
+
+    entries: dict[int, list[str]] = defaultdict(list)
+    for im in data["images"]:
+        if isinstance(im, dict) and is_id(im.get("id")) and isinstance(im.get("file_name"), str) and im["file_name"]:
+            entries[im["id"]].append(im["file_name"])
+    listed: set[str] = set()
+    for n, im in enumerate(data["images"]):
+        name = im.get("file_name") if isinstance(im, dict) else None
+        owner = name if isinstance(name, str) and name else None
+        if not isinstance(im, dict):
+            problem = "an images entry that is not a JSON object"
+        elif owner is None:
+            problem = f"file_name {name!r} is not a file name"
+        elif not is_id(im.get("id")):
+            problem = f"image id {im.get('id')!r} is not an integer"
+        elif len(entries[im["id"]]) > 1:
+            problem = f"image id {im['id']} is listed for {' and '.join(sorted(set(entries[im['id']])))}"
+        else:
+            problem = None
+        if count(
+            "image-entry", f"images[{n}]" if owner is None else owner, owner, problem and f"{problem}; fix the entry"
+        ):
+            listed.add(owner)
+    by_coco_id = {i: names[0] for i, names in entries.items() if len(names) == 1}
+
+    per_image: dict[str, list[tuple[int, dict]]] = defaultdict(list)
+    seen_ids: set[int] = set()
+    for n, ann in enumerate(data["annotations"]):
+        image_id = ann.get("image_id") if isinstance(ann, dict) else None
+        name = by_coco_id.get(image_id) if is_id(image_id) else None
+        key = f"{name or image_id}/{ann.get('id', n) if isinstance(ann, dict) else n}"
+        if not isinstance(ann, dict):
+            problem = "an annotations entry that is not a JSON object"
+        elif name is None and is_id(image_id) and len(entries.get(image_id, [])) > 1:
+            problem = f"its image id {image_id} is listed for several files in this file"
+        elif name is None:
+            problem = f"annotation for unknown image id {image_id!r}"
+        elif not is_id(ann.get("id")) or ann["id"] in seen_ids:
+            problem = "annotation id missing or used twice in this file"
+        elif not uncategorised(ann) and not is_id(ann.get("category_id")):
+            problem = f"category id {ann.get('category_id')!r} is not an integer"
+        elif ann.get("category_id") in ambiguous:
+            names = ", ".join(ambiguous[ann["category_id"]])
+            problem = f"category id {ann['category_id']} names several categories ({names}); give each its own id"
+        else:
+            problem = None
+        if count("region", key, name, problem):
+            seen_ids.add(ann["id"])
+            per_image[name].append((ann["id"], ann))
+        elif problem is None and name is not None:
+            seen_ids.add(ann["id"])  # another shard's: its id is still taken
+    return _Annotator(listed, categories, ambiguous, per_image)
+
+
+def _decode(segmentation: object, height: int, width: int, quirks: Counter, area: object = None) -> np.ndarray:
+    """The annotation's mask; raises ValueError with a reason. An RLE's ``area``, when given, is
+    its pixel count (COCO's definition), so a different one means the counts are not the mask
+    the tool meant."""
     rle = _segmentation_rle(segmentation, height, width, quirks)
     try:
         mask = coco_mask.decode(rle).astype(bool)
@@ -214,6 +356,8 @@ def _decode(segmentation: object, height: int, width: int, quirks: Counter) -> n
         raise ValueError(f"undecodable RLE ({exc})") from None
     if mask.shape != (height, width) or not mask.any():
         raise ValueError("empty mask")
+    if isinstance(segmentation, dict) and isinstance(area, int | float) and abs(area - mask.sum()) > 0.5:
+        raise ValueError(f"area {area} differs from the RLE mask's {int(mask.sum())} pixels")
     return mask
 
 
@@ -232,8 +376,10 @@ def _read_image(
     elif not images_io.inside(root, path):
         reason = "path escapes the collection root (symlink); copy the file in"
     else:
+        # As in the SAIAPR layout: 8-bit colour or gray, in the format its suffix names.
+        expected = ("PNG",) if Path(name).suffix.lower() == ".png" else ("JPEG",)
         try:
-            return images_io.read_image(path, max_pixels)
+            return images_io.read_image(path, max_pixels, expected, IMAGE_MODES)
         except ValueError as exc:
             reason = str(exc)
     ledger.reject(f"images/{name}", name, "image", reason)
@@ -268,6 +414,7 @@ def ingest_shard(
     category_map = dict(category_map or {})
     ledger = _Ledger(root)
     files = {}
+    check_distinct(annotators(root))
     for annotator, path in annotators(root).items():
         if not ANNOTATOR_NAME.fullmatch(annotator):
             raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
@@ -288,36 +435,15 @@ def ingest_shard(
     folder = f"{shard:02d}"
 
     # Each annotator's annotations of this shard's images, by image; rejects that need no pixels.
+    # Items no image can own (an entry that is not an object, an unknown image id) go to shard 0.
     wanted = set(names)
-    annotations: dict[str, dict[str, list[tuple[int, dict]]]] = {}  # annotator -> image -> (id, annotation)
-    categories: dict[str, dict] = {}
+    read = {a: _read_annotator(data, a, ledger, wanted, shard == 0) for a, data in files.items()}
+    annotations = {a: r.per_image for a, r in read.items()}  # annotator -> image -> (id, annotation)
+    categories = {a: r.categories for a, r in read.items()}
     covered: dict[str, list[str]] = defaultdict(list)  # file name -> annotators who list it, name order
-    for annotator, data in files.items():
-        source = f"annotations/{annotator}.json"
-        categories[annotator] = {c.get("id"): c.get("name") for c in data["categories"] if isinstance(c, dict)}
-        by_coco_id = {im.get("id"): im.get("file_name") for im in data["images"] if isinstance(im, dict)}
-        for name in sorted({n for n in by_coco_id.values() if isinstance(n, str) and n in wanted}):
+    for annotator, r in read.items():
+        for name in sorted(r.listed):
             covered[name].append(annotator)
-        per_image: dict[str, list[tuple[int, dict]]] = defaultdict(list)
-        seen_ids: set = set()
-        for n, ann in enumerate(data["annotations"]):
-            if not isinstance(ann, dict):
-                continue
-            name = by_coco_id.get(ann.get("image_id"))
-            if name is not None and name not in wanted:
-                continue  # another shard's image
-            ledger.seen[(annotator, "region")] += 1
-            key = f"{name or ann.get('image_id')}/{ann.get('id', n)}"
-            if name is None:
-                ledger.reject(
-                    source, key, "region", f"annotation for unknown image id {ann.get('image_id')!r}", annotator
-                )
-            elif not isinstance(ann.get("id"), int) or ann["id"] in seen_ids:
-                ledger.reject(source, key, "region", "annotation id missing or used twice in this file", annotator)
-            else:
-                seen_ids.add(ann["id"])
-                per_image[name].append((ann["id"], ann))
-        annotations[annotator] = per_image
 
     # One image at a time: read, its regions decoded, the consensus derived, all measured.
     images: dict[str, dict] = {}
@@ -362,7 +488,7 @@ def ingest_shard(
                     ledger.reject(source, key, "region", f"iscrowd is {crowd!r}, not 0 or 1", annotator)
                     continue
                 try:
-                    mask = _decode(ann.get("segmentation"), image.height, image.width, quirks)
+                    mask = _decode(ann.get("segmentation"), image.height, image.width, quirks, ann.get("area"))
                 except ValueError as exc:
                     ledger.reject(source, key, "region", str(exc), annotator)
                     continue
@@ -404,6 +530,15 @@ def ingest_shard(
                 "seen": ledger.seen[(a, "region")],
                 "accepted": accepted[a],
                 "rejected": ledger.seen[(a, "region_rejected")],
+            }
+            for a in files
+        },
+        # Each file's images entries: listed (an image it covers) or rejected.
+        "image_entries": {
+            a: {
+                "seen": ledger.seen[(a, "image-entry")],
+                "accepted": ledger.seen[(a, "image-entry")] - ledger.seen[(a, "image-entry_rejected")],
+                "rejected": ledger.seen[(a, "image-entry_rejected")],
             }
             for a in files
         },
