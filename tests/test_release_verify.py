@@ -210,3 +210,62 @@ def test_any_damaged_manifest_gives_lines_not_tracebacks(
         assert all(folder.resolve() in p.resolve().parents for p in opened), opened
     finally:
         (folder / "manifest.json").write_text(original)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda m: {**m, "version": "1.0.1"}, "croissant.json: version '1.0.0', manifest.json says '1.0.1'"),
+        (lambda m: {**m, "version": "1.0.1"}, "manifest.json: version 1.0.1 in folder v1.0.0"),
+        (lambda m: {**m, "version": "1.0.1"}, "README.md: pretty_name 'regionbench small v1.0.0'"),
+        (lambda m: {**m, "dataset": "large"}, "croissant.json: name 'regionbench-small', manifest.json says"),
+        (lambda m: {**m, "license": "CC0-1.0"}, "README.md: license 'cc-by-4.0', manifest.json says 'cc0-1.0'"),
+        (lambda m: {**m, "license": "CC0-1.0"}, "croissant.json: license 'https://spdx.org/licenses/CC-BY-4.0.html'"),
+    ],
+)
+def test_a_resealed_manifest_must_agree_with_folder_croissant_and_card(
+    tmp_path: Path, edit: Callable[[dict], dict], expected: str
+) -> None:
+    folder = small_release(tmp_path / "v1.0.0")
+    croissant = json.loads((folder / "croissant.json").read_text())
+    croissant |= {
+        "name": "regionbench-small",
+        "version": "1.0.0",
+        "license": ["https://spdx.org/licenses/CC-BY-4.0.html"],
+    }
+    tables.write_json(folder / "croissant.json", croissant)
+    (folder / "README.md").write_text("---\nlicense: cc-by-4.0\npretty_name: regionbench small v1.0.0\n---\n# card\n")
+
+    def sealed(manifest: dict) -> dict:
+        manifest = edit({**manifest, "license": "CC-BY-4.0"})  # the licence the files state, then the edit
+        manifest["files"] = {
+            p.relative_to(folder).as_posix(): release.sha256_file(p)
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "manifest.json"
+        }
+        return manifest
+
+    reseal(folder, sealed)
+    problems = release.verify(folder)
+    assert any(expected in line for line in problems), problems
+
+
+def test_a_table_changed_after_verification_is_never_read(tmp_path: Path) -> None:
+    """The verification is remembered by sizes and times: a byte flipped with its time kept is
+    caught when the table is read."""
+    import os
+
+    import regionbench
+
+    folder = small_release(tmp_path / "v1.0.0")
+    data = regionbench.load(folder)
+    assert len(data.rejects) == 2
+    path = folder / "data" / "rejects.parquet"
+    stat = path.stat()
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again = regionbench.load(folder)  # the cached verification still stands
+    with pytest.raises(release.ReleaseError, match=r"changed since the release was verified"):
+        again.table("rejects")

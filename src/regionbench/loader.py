@@ -28,6 +28,9 @@ class Release:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
+        # Set once the folder verified: from then on every table read is checked against the
+        # manifest, so a file changed after the verification is never read (``verified``).
+        self.check_reads = False
         self.manifest = release.read_manifest(self.folder)
         self.version = self.manifest["version"]
         self.dataset = self.manifest["dataset"]
@@ -38,9 +41,18 @@ class Release:
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
         if name not in self.manifest["tables"]:
             raise release.ReleaseError(f"{self.folder}: no table {name!r}; tables: {sorted(self.manifest['tables'])}")
-        path = self.folder / self.manifest["tables"][name]["path"]
+        rel = self.manifest["tables"][name]["path"]
+        path = self.folder / rel
         try:
-            return pq.read_table(path, columns=columns).to_pandas()
+            if not self.check_reads:
+                return pq.read_table(path, columns=columns).to_pandas()
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest() != self.manifest["files"].get(rel):
+                raise release.ReleaseError(
+                    f"{path}: changed since the release was verified (sha256 differs from manifest.json); "
+                    "fetch the release again, or run regionbench verify on it"
+                )
+            return pq.read_table(pa.BufferReader(data), columns=columns).to_pandas()
         except (OSError, pa.ArrowException) as exc:
             raise release.ReleaseError(
                 f"{path}: unreadable ({errors.first_line(exc)}); run regionbench verify on the release"
@@ -156,6 +168,7 @@ def verified(data: Release) -> Release:
     naming the first problems. A sound result is remembered under ``$REGIONBENCH_CACHE/verified``
     by the folder's state (``_state_key``), so loading the same untouched release again costs a
     directory listing, not a pass over every byte."""
+    data.check_reads = True  # the cache key sees sizes and times, not bytes: reads check the bytes
     marker = _cache_root() / "verified" / _state_key(data.folder, data.manifest)
     if marker.is_file():
         return data

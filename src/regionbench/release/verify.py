@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
+import yaml
 
 from regionbench.errors import first_line
 from regionbench.release.manifest import ReleaseError, canonical_digest, inside_path, read_manifest, sha256_file
@@ -75,7 +77,64 @@ def verify(folder: Path) -> list[str]:
         if found.content_sha256 and found.content_sha256 != entry["content_sha256"]:
             problems.append(f"{entry['path']}: content hash differs from manifest.json (records changed)")
     problems += _verify_croissant(folder)
+    problems += _verify_identity(folder, manifest)
     return problems
+
+
+VERSION_FOLDER = re.compile(r"v\d+\.\d+\.\d+\S*")
+
+
+def _verify_identity(folder: Path, manifest: dict) -> list[str]:
+    """The release says the same dataset, version and licence everywhere: its folder name (when
+    it is a ``v<version>`` folder), ``croissant.json`` and the card's front matter. A manifest
+    edited and sealed again otherwise passes for another release."""
+    dataset, version, licence = manifest["dataset"], manifest["version"], manifest.get("license")
+    problems = []
+    if VERSION_FOLDER.fullmatch(folder.name) and folder.name != f"v{version}":
+        problems.append(f"manifest.json: version {version} in folder {folder.name}; a version lives in v{version}/")
+    try:
+        document = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        document = None  # named by _verify_croissant
+    if isinstance(document, dict):
+        said = {
+            "version": document.get("version"),
+            "name": document.get("name"),
+            "license": next(iter(document.get("license") or []), None)
+            if isinstance(document.get("license"), list)
+            else document.get("license"),
+        }
+        expected = {
+            "version": version,
+            "name": f"regionbench-{dataset}",
+            "license": f"https://spdx.org/licenses/{licence}.html",
+        }
+        problems += [
+            f"croissant.json: {key} {said[key]!r}, manifest.json says {expected[key]!r}"
+            for key in expected
+            if key in document and said[key] != expected[key] and (key != "license" or licence)
+        ]
+    card = folder / "README.md"
+    front = _front_matter(card.read_text(encoding="utf-8")) if card.is_file() else None
+    if front is not None:
+        expected = {"pretty_name": f"regionbench {dataset} v{version}", "license": str(licence).lower()}
+        problems += [
+            f"README.md: {key} {front.get(key)!r}, manifest.json says {value!r}"
+            for key, value in expected.items()
+            if key in front and front[key] != value and (key != "license" or licence)
+        ]
+    return problems
+
+
+def _front_matter(text: str) -> dict | None:
+    """The YAML front matter of a card, or None without one (or unreadable)."""
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        return None
+    try:
+        found = yaml.safe_load(text[4 : text.index("\n---", 4)])
+    except yaml.YAMLError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _through_link(folder: Path, rel: str) -> bool:
