@@ -173,6 +173,7 @@ def raw_tree():
     """The one place that decides where the raw tree comes from and in which layout."""
     try:
         build_config.check_raw_dir(config)
+        build_config.check_vocabulary_dir(config)
     except build_config.ConfigError as exc:
         raise WorkflowError(str(exc)) from None
     if not config["raw_dir"]:

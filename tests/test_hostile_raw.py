@@ -19,8 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from regionbench import tables
 from regionbench.io.saiapr import LayoutError, ingest_folder
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
+from regionbench.io.shards import trees_state
 
 WORDS = {1: "n.a.", 2: "sky", 3: "grass", 4: "man"}
 IMAGES = {"00": [5, 17], "01": [1002, 1010]}
@@ -159,7 +161,10 @@ def test_a_text_file_linked_from_outside_is_refused(tree: Path, tmp_path: Path) 
 
 
 NAMES = st.sampled_from(
-    ["5", "05", "17", "0017", "99", "\u0663", "\u00b2", "12345678901234567890", "x", "", "5_1", "17_2", "5_01"]
+    [
+        *("5", "05", "17", "0017", "99", "\u0663", "\u00b2", "12345678901234567890", "x", "", "5_1", "17_2", "5_01"),
+        *(os.fsdecode(b"\xff5"), os.fsdecode(b"5\xe9"), os.fsdecode(b"\xc3")),  # names that are not UTF-8
+    ]
 )
 OPERATIONS = st.lists(
     st.tuples(
@@ -190,7 +195,7 @@ def apply(root: Path, op: str, name: str, folder: str, data: bytes) -> None:
         shutil.copy(root / "00/images/17.jpg", root / ("01" if folder == "00" else "00") / "images/17.jpg")
     elif op == "row":
         with (base / "labels.txt").open("ab") as f:
-            f.write(f"{name}\t1\t2\n".encode() + data.replace(b"\n", b" ") + b"\n")
+            f.write(os.fsencode(f"{name}\t1\t2\n") + data.replace(b"\n", b" ") + b"\n")
     elif op == "caption":
         path = root / "annotations_complete_eng" / folder / f"{name}.eng"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -210,9 +215,11 @@ def test_damaged_trees_lose_nothing(operations: list[tuple[str, str, str, bytes]
             except (FileExistsError, IsADirectoryError, NotADirectoryError, shutil.SameFileError):
                 continue  # the act itself was impossible on this tree
         accepted: list[int] = []
+        trees_state(root, IMAGES)  # the workflow's fingerprint of the tree, whatever its names
         for folder in IMAGES:
             shard = ingest_folder(root, folder)
             balanced(shard)
+            tables.write_parquet(shard.rejects, Path(scratch) / f"{folder}.rejects.parquet")  # text Parquet takes
             for row in shard.rejects.to_pylist():
                 assert row["key"] and row["reason"] and "\n" not in row["reason"], row
                 assert scratch not in row["reason"] and scratch not in row["source"], row

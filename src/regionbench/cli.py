@@ -8,6 +8,7 @@ import fcntl
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,12 +105,33 @@ def _synth_coco(args: argparse.Namespace) -> int:
     return 0
 
 
+OUTPUT_FOLDERS = ("results/", "releases/", "resources/", "logs/")
+
+
+def check_targets(project: Path, targets: list[str]) -> None:
+    """Every build target is a rule of the workflow or a file under one of its output folders;
+    anything else is a typo, named in one line (Snakemake would answer with a paragraph)."""
+    rules = {
+        m.group(2)
+        for path in [project / "Snakefile", *sorted((project / "rules").glob("*.smk"))]
+        for m in re.finditer(r"^(rule|checkpoint)\s+(\w+)\s*:", path.read_text(encoding="utf-8"), re.M)
+    }
+    for target in targets:
+        if target not in rules and not target.startswith(OUTPUT_FOLDERS):
+            raise UserError(
+                f"build target {target!r}: neither a rule ({', '.join(sorted(rules))}) nor a file under "
+                f"{', '.join(OUTPUT_FOLDERS)}; check the spelling"
+            )
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     project = Path(args.project_dir).resolve() if args.project_dir else find_project()
     overrides = [Path(p).resolve() for p in args.configfile]
     cfg, layers = build_config.load_layers(project, overrides)
     build_config.validate(cfg, project / "schemas" / "config.schema.yaml", layers)
     build_config.check_raw_dir(cfg, layers.source_of(("raw_dir",)))
+    build_config.check_vocabulary_dir(cfg, layers.source_of(("vocabulary_dir",)))
+    check_targets(project, args.targets)
     profiles = project / "config" / "profiles"
     if not (profiles / args.profile / "config.yaml").is_file():
         known = ", ".join(sorted(p.name for p in profiles.iterdir() if (p / "config.yaml").is_file()))
@@ -198,6 +220,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     from regionbench import plots
 
+    if Path(args.out).suffix.lower() not in plots.PICTURE_FORMATS:
+        raise UserError(
+            f"show --out {args.out}: its suffix names the picture's format; use one of {', '.join(plots.PICTURE_FORMATS)}"
+        )
     rel = loader.load(args.release)
     known = sorted(rel.images["image_id"])
     ids = args.image or known[: args.count]

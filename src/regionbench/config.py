@@ -93,7 +93,8 @@ def load_layers(project: Path, overrides: list[Path] = ()) -> tuple[dict, Layers
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
         data = read_yaml(path)
-        data = {} if data is None else data
+        if data is None or data == {}:  # Snakemake refuses such a file, with no word of which
+            raise ConfigError(f"{path}: an empty config file; give the settings to change (dataset: ..., raw_dir: ...)")
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: a config file must hold a mapping of settings")
         layers.append((str(path), data))
@@ -138,6 +139,25 @@ def validate(config: dict, schema_path: Path, source: str | Layers = "config") -
         )
 
 
+VOCABULARY_FILES = ("hierarchy.yaml", "label_ids.tsv", "h_list.txt", "t_list.txt", "curation.yaml")
+
+
+def check_vocabulary_dir(config: dict, source: str = "config") -> None:
+    """A configured ``vocabulary_dir`` must be a folder holding the five vocabulary files."""
+    folder = config.get("vocabulary_dir")
+    if folder is None:
+        return
+    path = Path(folder)
+    if not path.is_dir():
+        raise ConfigError(f"{source}: vocabulary_dir {folder!r} is not a folder; check the path")
+    missing = [name for name in VOCABULARY_FILES if not (path / name).is_file()]
+    if missing:
+        raise ConfigError(
+            f"{source}: vocabulary_dir {folder!r} lacks {', '.join(missing)}; "
+            "write the folder with regionbench vocabulary from-coco, or copy the library's"
+        )
+
+
 def check_raw_dir(config: dict, source: str = "config") -> None:
     """A configured ``raw_dir`` must be an absolute path to a folder holding a raw tree: a
     SAIAPR tree (``wlist.txt`` and folder shards ``00``, ``01``, ...) or a COCO tree."""
@@ -153,8 +173,21 @@ def check_raw_dir(config: dict, source: str = "config") -> None:
         raise ConfigError(f"{source}: raw_dir {raw!r} is a file; give the folder of the raw tree")
     coco = (path / "images").is_dir() and any(p.suffix.lower() == ".json" for p in (path / "annotations").glob("*"))
     shards = [p for p in path.iterdir() if p.is_dir() and p.name.isascii() and p.name.isdigit()]
-    if not coco and (path / "wlist.txt").is_file() and not shards:
+    saiapr = (path / "wlist.txt").is_file()
+    if not coco and saiapr and not shards:
         raise ConfigError(
             f"{source}: raw_dir {raw!r} has wlist.txt but no folder shard (00, 01, ...); "
             "give the root of a SAIAPR TC-12 tree"
+        )
+    if not coco and not saiapr:
+        raise ConfigError(
+            f"{source}: raw_dir {raw!r} holds neither a SAIAPR tree (wlist.txt and folders 00, 01, ...) nor a "
+            "COCO tree (images/ and annotations/<annotator>.json); check the path"
+        )
+    layout = config.get("layout")
+    if (layout == "coco" and not coco) or (layout == "saiapr" and not saiapr):
+        holds = "a COCO tree" if coco else "a SAIAPR tree" if saiapr else "neither a SAIAPR nor a COCO tree"
+        raise ConfigError(
+            f"{source}: layout is {layout} but raw_dir {raw!r} holds {holds}; remove layout (it is detected) "
+            "or point raw_dir at a tree of that layout"
         )

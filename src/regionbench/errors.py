@@ -53,3 +53,16 @@ def describe(exc: BaseException) -> str | None:
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}; {_OS_HINTS[exc.errno]}"
     return None
+
+
+def parse_json(text: str) -> object:
+    """The JSON value of ``text``; raises ValueError with one line (where it breaks, or that it
+    nests too deeply for the parser) for text that is not JSON."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError("not usable JSON (nested too deeply)") from None

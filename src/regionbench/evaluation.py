@@ -138,9 +138,11 @@ def _strict(value: object, parse: Callable[[str, str], float], what: str) -> flo
         if not np.isfinite(number):
             raise ValueError(f"{what} {value!r} is not a finite number")
         if parse is numbers.parse_id:
-            if number < 0 or number != int(number):
-                raise ValueError(f"{what} {value!r} is not an id (a whole number >= 0)")
-            return int(number)
+            # Integers as they are (a float would round ids beyond 2**53), in the range ids take.
+            whole = int(value) if isinstance(value, (int, np.integer)) else int(number) if number.is_integer() else -1
+            if not 0 <= whole <= numbers.MAX_ID:
+                raise ValueError(f"{what} {value!r} is not an id (a whole number from 0 to {numbers.MAX_ID})")
+            return whole
         return number
     raise ValueError(f"{what} is empty")
 
@@ -367,7 +369,29 @@ def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], floa
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise RunError(f"similarity {name!r}: cannot load the hook ({exc})") from None
-    return factory(tree)
+
+    def said(what: str, exc: BaseException) -> RunError:
+        return RunError(
+            f"similarity {name!r}: the hook raised {type(exc).__name__} {what}: {errors.first_line(exc)}; fix the hook"
+        )
+
+    try:
+        hook = factory(tree)
+    except Exception as exc:  # the user's code: any failure is theirs to fix, in one line
+        raise said("when made", exc) from None
+
+    def similarity(true: str, predicted: str) -> float:
+        try:
+            value = float(hook(true, predicted))
+        except Exception as exc:  # the user's code, as above
+            raise said(f"on ({true!r}, {predicted!r})", exc) from None
+        if not 0 <= value <= 1:
+            raise RunError(
+                f"similarity {name!r}: the hook gives {value} for ({true!r}, {predicted!r}), not a value in [0, 1]"
+            )
+        return value
+
+    return similarity
 
 
 def region_descriptors(data: Release, images: list[int], annotator: str | None = None) -> np.ndarray:

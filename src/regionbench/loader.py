@@ -158,7 +158,8 @@ def _state_key(folder: Path, manifest: dict) -> str:
     for path in sorted(folder.rglob("*")):
         stat = path.lstat()
         digest.update(
-            f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\n".encode()
+            os.fsencode(path.relative_to(folder).as_posix())
+            + f"\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\n".encode()
         )
     return digest.hexdigest()
 

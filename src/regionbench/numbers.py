@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import re
 
-ID = re.compile(r"[0-9]{1,18}")  # an id fits a signed 64-bit integer
+ID = re.compile(r"[0-9]{1,19}")
+MAX_ID = 2**63 - 1  # an id fits a signed 64-bit integer (a COCO file name's hash id has 19 digits)
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def is_id(text: str) -> bool:
-    """Whether ``text`` is an id: 1 to 18 ASCII digits, nothing else."""
-    return ID.fullmatch(text) is not None
+    """Whether ``text`` is an id: 1 to 19 ASCII digits, nothing else, at most ``MAX_ID``."""
+    return ID.fullmatch(text) is not None and int(text) <= MAX_ID
 
 
 def is_canonical_id(text: str) -> bool:
@@ -29,7 +30,7 @@ def is_canonical_id(text: str) -> bool:
 def parse_id(text: str, what: str = "id") -> int:
     """``text`` as an id (``is_id``); ValueError naming ``what`` and the text otherwise."""
     if not is_id(text):
-        raise ValueError(f"{what} {text[:40]!r} is not an id (1 to 18 ASCII digits)")
+        raise ValueError(f"{what} {text[:40]!r} is not an id (ASCII digits, at most {MAX_ID})")
     return int(text)
 
 

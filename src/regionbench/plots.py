@@ -17,7 +17,14 @@ from regionbench.subsets import SUBSET_SIZES
 
 # No dates or random ids in the files, so reruns give the same bytes.
 plt.rcParams["svg.hashsalt"] = "regionbench"
-_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+_METADATA = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
+    "jpg": None,  # matplotlib writes no metadata of its own in a JPEG
+    "jpeg": None,
+}
+PICTURE_FORMATS = tuple(f".{k}" for k in _METADATA)
 
 
 def _save(fig: plt.Figure, png: str | Path, svg: str | Path) -> None:
@@ -150,8 +157,9 @@ def region_colours(panels: list[dict]) -> list[list[np.ndarray]]:
     return [[np.array(palette(k % 20)[:3]) for k in range(len(p["masks"]))] for p in panels]
 
 
-def release_images(panels: list[dict], png: str | Path) -> None:
-    """A grid of images with their regions coloured (``region_colours``) and their captions.
+def release_images(panels: list[dict], out: str | Path) -> None:
+    """A grid of images with their regions coloured (``region_colours``) and their captions,
+    written to ``out`` in the format its suffix names (``PICTURE_FORMATS``).
 
     Each panel is a dict: ``pixels`` (h, w, 3) uint8, ``masks`` a list of (label, boolean
     mask), ``title`` (the image id and caption).
@@ -174,5 +182,5 @@ def release_images(panels: list[dict], png: str | Path) -> None:
                         bbox={"facecolor": "white", "alpha": 0.7, "pad": 1, "edgecolor": "none"})  # fmt: skip
         ax.set_title(panel["title"], fontsize=8, wrap=True)
     fig.tight_layout()
-    fig.savefig(png, dpi=110, metadata=_METADATA["png"])
+    fig.savefig(out, dpi=110, metadata=_METADATA[Path(out).suffix.lower().lstrip(".")])
     plt.close(fig)

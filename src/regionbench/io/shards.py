@@ -71,8 +71,15 @@ def nothing_accepted(report: dict, rejects: Iterable[pa.Table], where: str) -> s
     )
 
 
+def printable(name: str) -> str:
+    """A name from the file system as valid UTF-8 text: bytes that are not UTF-8 (which Python
+    carries as lone surrogates, and Parquet and JSON refuse) become ``\\xNN`` escapes."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict:
-    """A ``rejects`` row whose ``reason`` names paths relative to ``root``.
+    """A ``rejects`` row whose ``reason`` names paths relative to ``root``; every field
+    ``printable``.
 
     The libraries that read raw files (Pillow, scipy) quote the absolute path in their messages;
     left in, the release would change with the place of the raw tree. Every spelling of the root
@@ -82,7 +89,9 @@ def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage:
     for prefix in sorted({str(root), str(root.absolute()), str(root.resolve())}, key=len, reverse=True):
         if len(prefix) > 1:  # never "." or "/"
             reason = reason.replace(prefix + "/", "").replace(prefix, ".")
-    return {"source": source, "key": key, "item": item, "stage": stage, "reason": reason}
+    return {
+        "source": printable(source), "key": printable(key), "item": item, "stage": stage, "reason": printable(reason)
+    }  # fmt: skip
 
 
 def trees_state(root: str | Path, trees: Iterable[str]) -> str:
@@ -107,7 +116,7 @@ def trees_state(root: str | Path, trees: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for relative in sorted(found):
         stat = os.lstat(os.path.join(root, relative))
-        digest.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        digest.update(os.fsencode(relative) + f"\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from regionbench.errors import InputError
+from regionbench.errors import InputError, parse_json
 
 # 2: regions.mask is COCO's {size, counts} (was mask_rle, the counts alone) and the normalised
 # features are named so (area_norm, width_norm, ...; were area, width, ...).
@@ -44,7 +45,7 @@ def fingerprint_tree(root: Path) -> str:
     root = Path(root)
     digest = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(root).as_posix()}\0{sha256_file(path)}\n".encode())
+        digest.update(os.fsencode(path.relative_to(root).as_posix()) + f"\0{sha256_file(path)}\n".encode())
     return digest.hexdigest()
 
 
@@ -124,9 +125,11 @@ def read_manifest(folder: Path) -> dict:
     if not path.is_file():
         raise ReleaseError(f"{path}: no manifest; is {folder} a regionbench release folder?")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        manifest = parse_json(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
         raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
+    except ValueError as exc:
+        raise ReleaseError(f"{path}: {exc}") from None
     except OSError as exc:
         raise ReleaseError(f"{path}: unreadable ({exc.strerror})") from None
     problem = _shape_problem(manifest)

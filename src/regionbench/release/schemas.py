@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from regionbench import tables
+from regionbench.errors import first_line, parse_json
 from regionbench.release.manifest import ReleaseError
 
 TABLES = (
@@ -79,7 +80,12 @@ def load_schemas(folder: Path = SCHEMA_DIR, names: Iterable[str] = TABLES) -> di
         path = Path(folder) / f"{name}.schema.json"
         if not path.is_file():
             raise ReleaseError(f"{path}: table schema missing; every release table needs one")
-        found[name] = TableSchema(name, json.loads(path.read_text()))
+        try:
+            schema = TableSchema(name, parse_json(path.read_text(encoding="utf-8")))
+            schema.arrow  # noqa: B018 - every column typed, or the schema is unusable
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ReleaseError(f"{path}: not a table schema ({first_line(exc)}); fetch the release again") from None
+        found[name] = schema
     return found
 
 

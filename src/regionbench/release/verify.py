@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pyarrow as pa
 import yaml
 
-from regionbench.errors import first_line
+from regionbench.errors import first_line, parse_json
 from regionbench.release.manifest import ReleaseError, canonical_digest, inside_path, read_manifest, sha256_file
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
@@ -93,7 +92,7 @@ def _verify_identity(folder: Path, manifest: dict) -> list[str]:
     if VERSION_FOLDER.fullmatch(folder.name) and folder.name != f"v{version}":
         problems.append(f"manifest.json: version {version} in folder {folder.name}; a version lives in v{version}/")
     try:
-        document = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
+        document = parse_json((folder / "croissant.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         document = None  # named by _verify_croissant
     if isinstance(document, dict):
@@ -148,9 +147,11 @@ def _verify_croissant(folder: Path) -> list[str]:
     if not path.is_file():
         return ["croissant.json: missing"]
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        document = parse_json(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
         return [f"croissant.json: not valid JSON ({exc})"]
+    except ValueError as exc:
+        return [f"croissant.json: {exc}"]
     problems = []
     items = document.get("distribution", []) if isinstance(document, dict) else None
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):

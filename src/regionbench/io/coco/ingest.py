@@ -15,7 +15,6 @@ sides per annotator (seen = accepted + rejected).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections import Counter, defaultdict
@@ -28,9 +27,19 @@ import shapely
 from pycocotools import mask as coco_mask
 
 from regionbench import consensus, geometry, tables
+from regionbench.errors import parse_json
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import IngestError, Shard, check_ledger, image_row, region_row, reject_row, trees_state
+from regionbench.io.shards import (
+    IngestError,
+    Shard,
+    check_ledger,
+    image_row,
+    printable,
+    region_row,
+    reject_row,
+    trees_state,
+)
 from regionbench.measures import Measures
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
@@ -110,9 +119,11 @@ def read_instances(path: Path) -> dict:
     (``categories`` may be absent: a segmentation without categories); raises IngestError with
     one line when the file is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IngestError(f"{path}: not a JSON file ({exc}); export COCO instances from the tool again") from None
+        data = parse_json(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise IngestError(f"{path}: not UTF-8 text; export COCO instances from the tool again") from None
+    except ValueError as exc:
+        raise IngestError(f"{path}: {exc}; export COCO instances from the tool again") from None
     if isinstance(data, dict):
         data.setdefault("categories", [])
     if not isinstance(data, dict) or not all(
@@ -371,6 +382,8 @@ def _read_image(
         reason = f"{' and '.join(clash)} all give image id {image_id_of(name)}; rename all but one"
     elif name not in on_disk:
         reason = "an annotator lists this image but its file is missing"
+    elif printable(name) != name:
+        reason = "its file name is not UTF-8 text; rename the file"
     elif Path(name).suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
         reason = f"not an image file ({', '.join(IMAGE_SUFFIXES)})"
     elif not images_io.inside(root, path):

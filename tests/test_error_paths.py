@@ -1,0 +1,66 @@
+"""Every error the README documents, run through the command line: its exit status and the
+one line it ends on, never a traceback."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT, workflow_copy
+
+SECTION = re.compile(r"^## Errors\n(.*?)^## ", re.M | re.S)
+ROW = re.compile(r"^\| (?P<case>[^|]+?) \| `(?P<command>[^`]+)` \| (?P<exit>\d+) \| `(?P<line>[^`]+)` \|$", re.M)
+
+
+def documented() -> list[dict]:
+    text = SECTION.search((PROJECT / "README.md").read_text(encoding="utf-8")).group(1)
+    return [m.groupdict() for m in ROW.finditer(text)]
+
+
+def setup(case: str, here: Path) -> None:
+    """The files each documented case needs, in the folder the command runs in."""
+    configs = {
+        "empty config file": ("empty.yaml", ""),
+        "config not YAML": ("broken.yaml", "dataset: [unclosed\n"),
+        "raw_dir relative": ("relative.yaml", "raw_dir: raw\n"),
+        "raw_dir empty": ("empty-raw.yaml", f"raw_dir: {here / 'empty'}\n"),
+        "layout not the tree's": ("layout.yaml", f"raw_dir: {here / 'saiapr'}\nlayout: coco\n"),
+        "vocabulary_dir missing": ("vocabulary.yaml", f"vocabulary_dir: {here / 'no-such-folder'}\n"),
+    }
+    (here / "empty").mkdir()
+    (here / "saiapr" / "00").mkdir(parents=True)
+    (here / "saiapr" / "wlist.txt").write_text("1\tn.a.\n")
+    if case in configs:
+        name, text = configs[case]
+        (here / name).write_text(text)
+    deep = here / "deep"
+    deep.mkdir()
+    (deep / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+
+
+def test_every_documented_case_is_tested() -> None:
+    cases = [row["case"] for row in documented()]
+    assert len(cases) >= 10 and len(cases) == len(set(cases))
+
+
+@pytest.mark.parametrize("row", documented(), ids=lambda row: row["case"])
+def test_a_documented_error_ends_on_its_line(row: dict, tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path)
+    setup(row["case"], project)
+    words = row["command"].split()[1:]
+    words = [w for w in words if w != "…"]
+    if words[0] == "build":
+        words += ["--project-dir", str(project), "--dry-run"]
+    if words[0] == "show":
+        words[1] = str(project / "deep")  # the suffix is refused before the release is read
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", *words], capture_output=True, text=True, cwd=project, timeout=300
+    )
+    assert done.returncode == int(row["exit"]), done.stdout + done.stderr
+    out = (done.stderr or done.stdout).strip().splitlines() if done.returncode != 1 else done.stdout.splitlines()
+    expected = ".*".join(re.escape(part) for part in row["line"].split("…"))
+    assert re.match(expected, out[-1]), out[-1]
+    assert "Traceback" not in done.stderr
