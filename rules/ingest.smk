@@ -43,6 +43,7 @@ rule ingest_report:
     input:
         reports=expand(f"{RESULTS}/ingest/{{shard}}/report.json", shard=shards()),
         rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards()),
+        images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
     output:
         f"{RESULTS}/ingest/report.json",
     log:

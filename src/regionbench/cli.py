@@ -69,6 +69,9 @@ def exclusive_build(project: Path) -> Iterator[int]:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out}: already exists and is not empty; synth writes a new tree, choose another --out")
     if args.layout == "coco":
         return _synth_coco(args)
     from regionbench import synth

@@ -16,6 +16,7 @@ image-level annotation source (``ingest_judgments``) into the release table ``im
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -105,6 +106,15 @@ def write_files(
     return {"concepts": len(concepts), "images": len(images), "annotators": len(annotators)}
 
 
+def _inside(folder: Path) -> None:
+    """Refuse a folder whose files are linked from outside it: what a tree holds is its own."""
+    for top, _, names in os.walk(folder):
+        for name in names:
+            path = Path(top) / name
+            if not path.resolve().is_relative_to(folder.resolve()):
+                raise ImageClefError(f"{path}: links outside {folder}; copy the file in")
+
+
 def _names(path: Path) -> list[str]:
     """The whitespace-separated names of a list file, each once (a byte order mark dropped)."""
     values = _read(path).removeprefix("\ufeff").split()
@@ -155,6 +165,7 @@ def read_files(folder: str | Path) -> tuple[Judgments, list[str], list[str]]:
     must agree with the judgments: one line naming the file on any disagreement.
     """
     folder = Path(folder)
+    _inside(folder)
     concepts = _concepts(folder)
     named, everyone = _judges(folder)
     judgments: Judgments = {}

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+EXIF_ORIENTATION = 0x0112
+
 
 def inside(root: Path, path: Path) -> bool:
     """True when ``path`` (symlinks resolved) lies under ``root``."""
@@ -26,6 +28,7 @@ class DecodedImage:
     mode: str
     sha256: str
     pixels: np.ndarray
+    orientation: int = 1  # the EXIF orientation tag: pixels are as stored, never turned (masks are drawn on them)
 
 
 def read_image(
@@ -53,9 +56,11 @@ def read_image(
                     )
                 im.load()
                 mode = im.mode
+                orientation = im.getexif().get(EXIF_ORIENTATION, 1)
                 pixels = np.asarray(im.convert("RGB"))
     except ValueError:
         raise
     except (OSError, Image.DecompressionBombError, Image.DecompressionBombWarning, SyntaxError) as exc:
         raise ValueError(f"unreadable image: {exc}") from None
-    return DecodedImage(width, height, mode, hashlib.sha256(data).hexdigest(), pixels)
+    turned = orientation if isinstance(orientation, int) and 1 <= orientation <= 8 else 1
+    return DecodedImage(width, height, mode, hashlib.sha256(data).hexdigest(), pixels, turned)

@@ -77,6 +77,30 @@ def printable(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
+def identical_masks(rows: Iterable[dict]) -> int:
+    """How many of one image's ``regions`` rows repeat the mask of an earlier row by the same
+    annotator (a region traced twice, or copied under another label): counted, not rejected."""
+    seen: set[tuple[str, str]] = set()
+    repeats = 0
+    for row in rows:
+        if row["mask"] is not None:
+            key = (row["annotator"], row["mask"]["counts"])
+            repeats += key in seen
+            seen.add(key)
+    return repeats
+
+
+def same_bytes(images: Iterable[pa.Table]) -> list[dict]:
+    """Groups of accepted images whose files hold the same bytes (one ``sha256``) under
+    different ids, over every shard: one photograph released twice. Sorted by their ids."""
+    ids: dict[str, list[int]] = {}
+    for table in images:
+        for image_id, digest in zip(table["image_id"].to_pylist(), table["sha256"].to_pylist(), strict=True):
+            ids.setdefault(digest, []).append(image_id)
+    groups = [{"sha256": d, "image_ids": sorted(i)} for d, i in ids.items() if len(i) > 1]
+    return sorted(groups, key=lambda g: g["image_ids"])
+
+
 def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict:
     """A ``rejects`` row whose ``reason`` names paths relative to ``root``; every field
     ``printable``.

@@ -34,6 +34,7 @@ from regionbench.io.shards import (
     IngestError,
     Shard,
     check_ledger,
+    identical_masks,
     image_row,
     printable,
     region_row,
@@ -97,6 +98,8 @@ def annotators(root: str | Path) -> dict[str, Path]:
     when two files name one annotator (``a.json`` and ``a.JSON``)."""
     found: dict[str, Path] = {}
     for path in _instance_files(root):
+        if not images_io.inside(Path(root), path):
+            raise IngestError(f"{path}: links outside the raw tree; copy the file in")
         if path.stem in found:
             raise IngestError(f"{found[path.stem]} and {path.name} name one annotator {path.stem!r}; keep one")
         found[path.stem] = path
@@ -528,6 +531,10 @@ def ingest_shard(
             derived["seen"] += len(agreed) + len(problems)
         if image is not None:
             measures.add(image_id_of(name), image.pixels, found)
+            if repeats := identical_masks(row for row, _ in found):
+                quirks["identical_masks"] += repeats
+            if image.orientation != 1:
+                quirks["exif_orientation_not_applied"] += 1
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     accepted = Counter(r["annotator"] for r in regions)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -25,7 +26,16 @@ from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Shard, check_ledger, image_row, region_row, reject_row, trees_state
+from regionbench.io.shards import (
+    IngestError,
+    Shard,
+    check_ledger,
+    identical_masks,
+    image_row,
+    region_row,
+    reject_row,
+    trees_state,
+)
 from regionbench.measures import Measures
 
 ANNOTATOR = "saiapr"
@@ -113,7 +123,7 @@ def image_names_state(root: str | Path) -> str:
     may share its id appears or goes in another folder."""
     root = Path(root)
     names = [p.relative_to(root).as_posix() for p in _image_files(root)]
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+    return hashlib.sha256(os.fsencode("\n".join(names))).hexdigest()  # names need not be UTF-8
 
 
 def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
@@ -178,8 +188,11 @@ def _official_lines(path: Path, ledger: _Ledger) -> list[str]:
 
 
 def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
-    """Normalised ontology path per region key (``entity->humans->group-of-persons``)."""
+    """Normalised ontology path per region key (``entity->humans->group-of-persons``). Rows that
+    give one region different paths are all rejected, and the region has no path."""
     paths: dict[tuple[int, int], str] = {}
+    first: dict[tuple[int, int], int] = {}  # key -> line of its first row
+    conflicted: set[tuple[int, int]] = set()
     if not path.is_file():
         return paths
     for n, row in enumerate(text.ontology_rows(lines := _official_lines(path, ledger)), start=1):
@@ -192,13 +205,24 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
             )
             continue
         image_id, region_id, entry = row
+        key, spelled = (image_id, region_id), "->".join(entry.nodes)
+        if key in first and (key in conflicted or paths[key] != spelled):
+            where = f"{path.relative_to(ledger.root).as_posix()}:"
+            if key not in conflicted:
+                reason = f"region {image_id}/{region_id} has rows with other paths (lines {first[key]}, {n}); keep one"
+                ledger.reject(f"{where}{first[key]}", f"line {first[key]}", "ontology-row", reason)
+                conflicted.add(key)
+            reason = f"region {image_id}/{region_id} has rows with other paths (lines {first[key]}, {n}); keep one"
+            ledger.reject(f"{where}{n}", f"line {n}", "ontology-row", reason)
+            continue
+        first.setdefault(key, n)
         for q in entry.quirks:
             ledger.quirks[f"ontology_{q}"] += 1
         for parent, child in itertools.pairwise(entry.nodes):
             ledger.parent_counts[child].update([parent])
         ledger.interior.update(entry.nodes[:-1])
-        paths[(image_id, region_id)] = "->".join(entry.nodes)
-    return paths
+        paths[key] = spelled
+    return {k: v for k, v in paths.items() if k not in conflicted}
 
 
 def _read_mask(path: Path, height: int, width: int) -> np.ndarray:
@@ -342,6 +366,10 @@ def ingest_folder(
             ledger.quirks["grayscale_images"] += 1
         images[image_id] = image_row(image_id, folder, path.relative_to(root).as_posix(), image)
         read = [found for key in keys_of.pop(image_id, []) if (found := regions.accept(key, image)) is not None]
+        if repeats := identical_masks(row for row, _ in read):
+            ledger.quirks["identical_masks"] += repeats
+        if image.orientation != 1:
+            ledger.quirks["exif_orientation_not_applied"] += 1
         measures.add(image_id, image.pixels, [(row, mask) for row, mask in read if mask is not None])
         for row, mask in read:
             if mask is None:
@@ -357,7 +385,7 @@ def ingest_folder(
         for key in keys:
             regions.accept(key, None)
 
-    _attach_captions(root, folder, images, ledger)
+    _attach_captions(root, folder, images, ledger, elsewhere)
 
     internal = sorted({r["label"] for r in regions.accepted} & ledger.interior)
     if internal:
@@ -399,7 +427,11 @@ def ingest_folder(
     )
 
 
-def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _Ledger) -> None:
+def _attach_captions(
+    root: Path, folder: str, images: dict[int, dict], ledger: _Ledger, elsewhere: dict[int, str]
+) -> None:
+    """Each accepted image's caption from ``annotations_complete_eng/<folder>/``; a caption whose
+    image is in another folder (``elsewhere``) or nowhere is rejected, saying which."""
     captions = root / "annotations_complete_eng" / folder
     if not captions.is_dir():
         return
@@ -407,7 +439,13 @@ def _attach_captions(root: Path, folder: str, images: dict[int, dict], ledger: _
     files, _ = _files_by_key(entries, CAPTION_NAME, "caption", "'<image_id>.eng'", ledger)
     for image_id, path in sorted(files.items()):
         if image_id not in images:
-            ledger.reject(path, str(image_id), "caption", "caption of an image that is not in the collection")
+            where = elsewhere.get(image_id)
+            reason = (
+                f"caption of image {image_id}, which is {where}: move the caption to its folder's captions"
+                if where
+                else "caption of an image that is not in the collection"
+            )
+            ledger.reject(path, str(image_id), "caption", reason)
             continue
         try:
             fields, encoding = text.parse_caption(path.read_bytes())
