@@ -119,7 +119,7 @@ def test_release_verifies_and_describes_itself(tiny_build: Path) -> None:
         "label_id",
         "label",
         "ontology_path",
-        "split",
+        "iscrowd",
     ]
     keys = pq.read_metadata(folder / "data/regions.parquet").metadata.keys()
     assert "convexity" in regions.column_names and b"geo" in keys and b"pandas" not in keys
@@ -306,7 +306,8 @@ def test_hugging_face_datasets_loads_real_splits(tiny_build: Path, tmp_path: Pat
         if f"config_name: {config}\n" in card:
             loaded[config] = datasets.load_dataset(str(folder), config, cache_dir=str(tmp_path))
     got = loaded["regions"]
-    assert set(got) == {"train", "test"}
+    assert set(got) == {"train", "test", "full"}
+    assert got["full"].num_rows == len(regions)  # every annotator's regions, in subsets or not
     for split in ("train", "test"):
         assert got[split].num_rows == int((regions["split"] == split).sum()) > 0
     assert sorted(got["test"]["image_id"]) == sorted(regions.loc[regions["split"] == "test", "image_id"])

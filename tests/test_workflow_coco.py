@@ -107,7 +107,8 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(
         project,
-        f"dataset: exports\nraw_dir: {raw}\nagreement: {{consensus: staple}}\n"
+        f"dataset: exports\nraw_dir: {raw}\nvocabulary_dir: {regionbench.vocabulary.DEFAULT_DIR}\n"
+        "agreement: {consensus: staple}\n"
         "ingest: {strict: true, max_image_pixels: 1000000, shard_size: 10}\n",
     )
     done = build(project, "results/exports/ingest/report.json", "--configfile", str(override))
@@ -116,7 +117,7 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     assert report["folders"] == ["00", "01", "02"] and report["images"]["accepted"] == 24
     assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "consensus"]
     built = tables.read_parquet(project / "results/exports/ingest/00/regions.parquet").to_pylist()
-    vocabulary_dir = project / "results/exports/categories"  # no vocabulary_dir: the tree's categories
+    vocabulary_dir = Path(regionbench.vocabulary.DEFAULT_DIR)  # the vocabulary the collection is drawn from
     words = regionbench.vocabulary.Registry.read(vocabulary_dir / "label_ids.tsv").ids()
     tree = regionbench.hierarchy.Hierarchy.from_yaml(vocabulary_dir / "hierarchy.yaml")
 
