@@ -50,3 +50,26 @@ def test_a_job_records_its_reason(
     recorded = jobs.failures(tmp_path)
     assert len(recorded) == 1 and recorded[0].replace(str(tmp_path) + "/", "").startswith(expected), recorded
     assert capsys.readouterr().err.rstrip().endswith(recorded[0])
+
+
+@pytest.mark.parametrize("code", sorted(errors._OS_HINTS))
+@pytest.mark.parametrize("strerror", ["", None, "the system's words"])
+def test_a_machine_error_is_never_an_empty_line(code: int, strerror: str | None) -> None:
+    """However an OSError is raised (with or without the system's text), its line names the
+    problem and what to do."""
+    import os
+
+    exc = OSError(code, strerror) if strerror is not None else OSError(code, os.strerror(code))
+    line = errors.describe(exc)
+    assert line and not line.startswith(";") and errors._OS_HINTS[code] in line
+    assert (strerror or os.strerror(code)) in line
+
+
+def test_a_failure_record_cut_short_is_no_message(tmp_path: Path) -> None:
+    from regionbench import jobs
+
+    folder = tmp_path / jobs.FAILURES
+    folder.mkdir(parents=True)
+    (folder / "0.txt").write_text("")  # what a full disk leaves
+    (folder / "1.txt").write_text("ingest: 00/labels.txt: a folder, not a file\n")
+    assert jobs.failures(tmp_path) == ["ingest: 00/labels.txt: a folder, not a file"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -116,7 +117,10 @@ def test_the_same_image_in_two_folders_is_rejected_in_both(tree: Path) -> None:
         ),
         (lambda t: (t / "00/images/5.jpg").write_bytes(jpeg(5, "CMYK")), "JPEG in mode CMYK"),
         (lambda t: (t / "00/images/5.jpg").write_bytes(jpeg(5, "I;16", "PNG")), "a PNG file named .jpg"),
-        (lambda t: (t / "00/images/9.jpg").symlink_to(t / "00/images/missing.jpg"), "a broken link"),
+        (
+            lambda t: (t / "00/images/9.jpg").symlink_to(t / "00/images/missing.jpg"),
+            "a dangling link (it points to nothing)",
+        ),
     ],
 )
 def test_named_image_damage(tree: Path, damage: Callable[[Path], None], expected: str) -> None:
@@ -269,3 +273,31 @@ def test_the_same_image_id_from_two_coco_file_names_is_rejected(tmp_path: Path) 
     assert set(reasons) == {"984.jpg", "0984.jpg", "984.png"}
     assert all("all give image id 984; rename all but one" in reason for reason in reasons.values())
     assert shard.images.column("image_id").to_pylist() == [7]
+
+
+@pytest.mark.parametrize("name", ["labels.txt", "ontology_path.txt", "features.txt"])
+@pytest.mark.parametrize("kind", ["folder", "dangling link"])
+def test_a_text_file_that_is_no_file_is_named(tree: Path, name: str, kind: str) -> None:
+    path = tree / "00" / name
+    path.unlink()
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(tree / "00" / "gone.txt")
+    expected = "a folder" if kind == "folder" else "a dangling link (it points to nothing)"
+    with pytest.raises(
+        LayoutError, match=rf"^00/{name}: {re.escape(expected)}, not a file; put the file itself there$"
+    ):
+        ingest_folder(tree, "00")
+
+
+def test_a_dangling_image_link_in_a_coco_tree_is_called_so(tmp_path: Path) -> None:
+    from test_coco import WORDS, alice_file, bob_file, write_tree
+
+    from regionbench.io.coco import ingest_shard
+
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    (root / "images" / "25.jpg").unlink()
+    (root / "images" / "25.jpg").symlink_to(root / "images" / "nowhere.jpg")
+    shard = ingest_shard(root, 0, WORDS)
+    assert "a dangling link (it points to nothing); copy the file in" in shard.rejects["reason"].to_pylist()

@@ -120,3 +120,23 @@ def test_a_non_canonical_image_name_is_a_reject_not_a_second_key(tmp_path: Path)
     assert {r["key"] for r in rejects} == {"0984/a", "0984/b", "0984/c"}
     assert all("not written as an image id" in r["reason"] for r in rejects)
     assert report["a"] == {"seen": 2, "accepted": 1, "rejected": 1}
+
+
+@settings(max_examples=30, deadline=None)
+@given(judgment_sets, st.sets(st.sampled_from(["concepts.txt", "annotators.txt", "judges.txt", "raw", "clean"])))
+def test_byte_order_marks_anywhere_read_as_without(
+    tmp_path_factory: pytest.TempPathFactory, judgments: imageclef.Judgments, marked: set[str]
+) -> None:
+    """An editor's byte order mark at the start of any file (a list, a concept's raw or clean
+    file) is removed: the files read as they do without it, never as a concept named '\\ufeffsky'."""
+    images = [i for i in IMAGES if len(imageclef.judges(judgments, i)) >= imageclef.MIN_RAW_ANNOTATORS]
+    if not images:
+        return
+    out = tmp_path_factory.mktemp("clef") / "out"
+    imageclef.write_files(out, judgments, CONCEPTS, images)
+    expected = imageclef.read_files(out)
+    for name in marked:
+        paths = list((out / "concepts" / name).glob("*.txt")) if name in ("raw", "clean") else [out / name]
+        for path in (p for p in paths if p.is_file()):
+            path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert imageclef.read_files(out) == expected

@@ -8,6 +8,7 @@ shown with its traceback and a request to report it. ``describe`` tells the two 
 from __future__ import annotations
 
 import errno
+import os
 
 BUG_HINT = (
     "regionbench: internal error (a bug in regionbench, not in your input); "
@@ -51,7 +52,7 @@ def describe(exc: BaseException) -> str | None:
         return str(exc)
     if isinstance(exc, OSError) and exc.errno in _OS_HINTS:
         where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or exc}; {_OS_HINTS[exc.errno]}"
+        return f"{where}{exc.strerror or os.strerror(exc.errno)}; {_OS_HINTS[exc.errno]}"
     return None
 
 

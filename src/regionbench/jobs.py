@@ -58,18 +58,21 @@ def fail(message: str) -> NoReturn:
 def _record(message: str, bug: bool = False) -> None:
     """Keep ``message`` for ``regionbench build``, marked when it reports a bug (a full disk may
     refuse even this: then the message still reaches Snakemake's log through stderr)."""
+    name = hashlib.sha256(message.encode()).hexdigest()[:16]  # parallel jobs never share a file
+    path = FAILURES / f"{name}{'.bug' if bug else ''}.txt"
     try:
         FAILURES.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(message.encode()).hexdigest()[:16]  # parallel jobs never share a file
-        (FAILURES / f"{name}{'.bug' if bug else ''}.txt").write_text(message + "\n", encoding="utf-8")
+        path.write_text(message + "\n", encoding="utf-8")
     except OSError:
-        pass
+        path.unlink(missing_ok=True)  # a file the full disk cut short would read as an empty reason
 
 
 def failures(project: Path) -> list[str]:
-    """The messages of the jobs that failed through ``fail`` in ``project``, sorted."""
+    """The messages of the jobs that failed through ``fail`` in ``project``, sorted (a file left
+    empty or cut short by a full disk holds no message)."""
     folder = Path(project) / FAILURES
-    return sorted(p.read_text(encoding="utf-8").rstrip("\n") for p in folder.glob("*.txt")) if folder.is_dir() else []
+    found = [p.read_text(encoding="utf-8", errors="replace").strip() for p in folder.glob("*.txt")]
+    return sorted(message for message in found if message)
 
 
 def bug_reported(project: Path) -> bool:

@@ -44,9 +44,10 @@ def _lines(path: Path, lines: Sequence[str]) -> None:
 
 
 def _read(path: Path) -> str:
-    """The text of ``path``, or one line naming it."""
+    """The text of ``path`` (a byte order mark, which editors on Windows write, removed), or
+    one line naming it."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ImageClefError(f"{path}: missing; every concept and image of the export needs its file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -116,8 +117,8 @@ def _inside(folder: Path) -> None:
 
 
 def _names(path: Path) -> list[str]:
-    """The whitespace-separated names of a list file, each once (a byte order mark dropped)."""
-    values = _read(path).removeprefix("\ufeff").split()
+    """The whitespace-separated names of a list file, each once."""
+    values = _read(path).split()
     if len(set(values)) != len(values) or not values:
         raise ImageClefError(f"{path}: empty or lists a name twice")
     return values

@@ -385,6 +385,8 @@ def _read_image(
         reason = f"{' and '.join(clash)} all give image id {image_id_of(name)}; rename all but one"
     elif name not in on_disk:
         reason = "an annotator lists this image but its file is missing"
+    elif path.is_symlink() and not path.exists():
+        reason = "a dangling link (it points to nothing); copy the file in"
     elif printable(name) != name:
         reason = "its file name is not UTF-8 text; rename the file"
     elif Path(name).suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():

@@ -86,7 +86,7 @@ def _files_by_key(
         if path.is_dir():
             reason = f"a folder, not a file named {spelling}; move or rename it"
         elif not path.exists():
-            reason = "a broken link; copy the file in"
+            reason = "a dangling link (it points to nothing); copy the file in"
         elif not images_io.inside(ledger.root, path):
             reason = "path escapes the collection root (symlink); copy the file in"
         else:
@@ -133,7 +133,7 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
     rejected whole."""
     rows: dict[tuple[int, int], tuple[int, int]] = {}
     conflicting: set[tuple[int, int]] = set()
-    if not path.is_file():
+    if not _present(path, ledger):
         return rows, conflicting
     lines = _official_lines(path, ledger)
     order = []
@@ -174,6 +174,18 @@ def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int],
     return rows, conflicting
 
 
+def _present(path: Path, ledger: _Ledger) -> bool:
+    """Whether the official text file ``path`` is there to read (absent: False); a folder or a
+    dangling link in its place is a LayoutError naming it, never a file silently missing."""
+    if path.is_file():
+        return True
+    if not path.exists() and not path.is_symlink():
+        return False
+    rel = path.relative_to(ledger.root).as_posix()
+    kind = "a folder" if path.is_dir() else "a dangling link (it points to nothing)"
+    raise text.LayoutError(f"{rel}: {kind}, not a file; put the file itself there")
+
+
 def _official_lines(path: Path, ledger: _Ledger) -> list[str]:
     """Lines of an official text file; trailing blank lines are dropped and a byte order mark
     removed, each counted as a quirk. A file linked from outside the tree is not read."""
@@ -193,7 +205,7 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
     paths: dict[tuple[int, int], str] = {}
     first: dict[tuple[int, int], int] = {}  # key -> line of its first row
     conflicted: set[tuple[int, int]] = set()
-    if not path.is_file():
+    if not _present(path, ledger):
         return paths
     for n, row in enumerate(text.ontology_rows(lines := _official_lines(path, ledger)), start=1):
         if row is None:
@@ -342,7 +354,7 @@ def ingest_folder(
         ledger.reject(files.pop(image_id), str(image_id), "image", f"also in {elsewhere[image_id]}; keep one")
     # Without segmentation_masks/ the folder is released by its labels and official features.
     labels_only = bool(rows) and not (base / "segmentation_masks").is_dir()
-    official = text.read_features_txt(base / "features.txt") if (base / "features.txt").is_file() else {}
+    official = text.read_features_txt(base / "features.txt") if _present(base / "features.txt", ledger) else {}
     mask_entries = sorted((base / "segmentation_masks").glob("*"))
     mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
     # Every key from a label row or a mask file, but those already rejected: rows that disagree,

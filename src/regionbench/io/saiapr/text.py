@@ -63,6 +63,8 @@ def write_lines(path: Path, lines: Iterable[str], trailer: str = "") -> None:
 def read_wordlist(path: Path) -> dict[int, str]:
     """``wlist.txt``: ``id<TAB>word`` per line; blank lines are skipped."""
     path = Path(path)
+    if path.is_dir():
+        raise LayoutError(f"{path}: a folder, not the word list file; put wlist.txt itself there")
     if not path.is_file():
         raise LayoutError(f"{path}: word list missing; a SAIAPR root needs wlist.txt beside its folders")
     words: dict[int, str] = {}
