@@ -3,6 +3,8 @@ one line it ends on, never a traceback."""
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import subprocess
 import sys
@@ -64,3 +66,20 @@ def test_a_documented_error_ends_on_its_line(row: dict, tmp_path: Path) -> None:
     expected = ".*".join(re.escape(part) for part in row["line"].split("…"))
     assert re.match(expected, out[-1]), out[-1]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES, errno.ENOSPC])
+def test_an_output_folder_the_machine_refuses_is_one_line(
+    code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only or full output folder (root ignores permissions, so the refusal is simulated
+    where the command creates its folder): exit 2, the path, the system's reason, what to do."""
+    from regionbench import cli
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> None:
+        raise OSError(code, os.strerror(code), str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    assert cli.main(["synth", "--profile", "tiny", "--out", str(tmp_path / "raw"), "--workers", "1"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"regionbench: error: {tmp_path / 'raw'}") and os.strerror(code) in line
