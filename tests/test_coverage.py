@@ -63,7 +63,8 @@ def write_partial_tree(root: Path, drawings: dict[str, dict[str, Drawing]], imag
             for name in sorted(drawn)
             for n, (label, mask) in enumerate(drawn[name])
         ]
-        data = {"images": listed, "annotations": annotations, "categories": categories}
+        info = {"contributor": annotator}  # as tools write it: two annotators are two files
+        data = {"info": info, "images": listed, "annotations": annotations, "categories": categories}
         (root / "annotations" / f"{annotator}.json").write_text(json.dumps(data))
     return root
 
