@@ -258,7 +258,7 @@ def test_not_a_coco_file_is_one_line(tmp_path: Path) -> None:
     (root / "annotations" / "bob.json").write_text("{not json")
     with pytest.raises(IngestError) as failed:
         ingest_shard(root, 0, WORDS)
-    assert "bob.json: not a JSON file" in str(failed.value) and "\n" not in str(failed.value)
+    assert "bob.json: not valid JSON" in str(failed.value) and "\n" not in str(failed.value)
 
 
 @settings(max_examples=50, deadline=None)

@@ -93,10 +93,13 @@ def test_an_unknown_profile_is_one_line(profile: str, capsys: pytest.CaptureFixt
 
 
 def test_an_unknown_target_ends_on_one_line_of_ours(capsys: pytest.CaptureFixture, monkeypatch) -> None:
-    """Snakemake's own refusal (here: no rule makes the target) is followed by one line of ours
-    that names no absolute path when run from the project."""
+    """A target that is neither a rule nor an output path is refused before Snakemake starts;
+    one that no rule makes is Snakemake's refusal, followed by one line of ours that names no
+    absolute path when run from the project."""
     monkeypatch.chdir(PROJECT)
-    assert cli.main(["build", "no_such_target", "-n"]) == 1
+    assert cli.main(["build", "no_such_target", "-n"]) == 2
+    assert "build target 'no_such_target': neither a rule (" in capsys.readouterr().err
+    assert cli.main(["build", "results/no_such_file", "-n"]) == 1
     last = capsys.readouterr().err.rstrip().splitlines()[-1]
     assert (
         last
