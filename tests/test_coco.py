@@ -458,3 +458,19 @@ def test_image_files_follow_one_format_rule(tmp_path: Path, name: str, save, rea
         assert f"images/{name}" in shard.images.column("path").to_pylist()
     else:
         assert reason in rejected[name], rejected
+
+
+@pytest.mark.parametrize("name", [["sky"], {"en": "sky"}, 7, None])
+def test_a_category_name_that_is_not_text_is_named(tmp_path: Path, name: object) -> None:
+    """Ingest rejects the category's annotations with the reason; the derived vocabulary stops
+    in one line, never turning ['sky'] into the label sky."""
+    from regionbench.io.coco.categories import categories
+
+    data = alice_file()
+    data["categories"][0]["name"] = name
+    root = write_tree(tmp_path / "coco", data, bob_file())
+    shard = ingest_shard(root, 0, WORDS)
+    reconciles(shard)
+    assert "category 1 has no name (or one that is not text); name the category" in shard.rejects["reason"].to_pylist()
+    with pytest.raises(IngestError, match="has no letter or digit; rename the category"):
+        categories(root)

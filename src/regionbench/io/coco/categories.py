@@ -30,7 +30,7 @@ def category_names(root: str | Path) -> dict[str, str]:
     for path in annotators(root).values():
         for category in read_instances(path)["categories"]:
             if isinstance(category, dict):
-                names |= {str(category.get(k) or "") for k in ("name", "supercategory")} - {""}
+                names |= {v for k in ("name", "supercategory") if isinstance(v := category.get(k), str)} - {""}
     return {name: category_label(name) for name in sorted(names) if category_label(name) != name}
 
 
@@ -45,10 +45,13 @@ def categories(root: str | Path) -> dict[str, str | None]:
         if any(isinstance(a, dict) and uncategorised(a) for a in data["annotations"]):
             seen.setdefault(SEGMENT, Counter())[None] += 1
         for category in data["categories"]:
-            name = str(category.get("name", "")) if isinstance(category, dict) else ""
-            if not category_label(name):
+            if not isinstance(category, dict):
+                continue  # ingest rejects what it cannot read, naming it
+            name = category.get("name")
+            if not isinstance(name, str) or not category_label(name):
                 raise IngestError(f"{path}: category name {name!r} has no letter or digit; rename the category")
-            parent = category_label(str(category.get("supercategory") or "")) or None
+            parent = category.get("supercategory")
+            parent = category_label(parent) if isinstance(parent, str) and parent else None
             seen.setdefault(category_label(name), Counter())[parent] += 1
     return {name: min(c, key=lambda p: (-c[p], p or "")) for name, c in sorted(seen.items())}
 

@@ -302,7 +302,7 @@ def _read_annotator(data: dict, annotator: str, ledger: _Ledger, wanted: set[str
     names_of: dict[int, set[str]] = defaultdict(set)
     for c in data["categories"]:
         if isinstance(c, dict) and is_id(c.get("id")):
-            names_of[c["id"]].add(str(c.get("name") or ""))
+            names_of[c["id"]].add(c["name"] if isinstance(c.get("name"), str) else "")
     categories = {i: next(iter(n)) for i, n in names_of.items() if len(n) == 1}
     ambiguous = {i: sorted(n) for i, n in names_of.items() if len(n) > 1}
 
@@ -346,6 +346,8 @@ def _read_annotator(data: dict, annotator: str, ledger: _Ledger, wanted: set[str
             problem = "annotation id missing or used twice in this file"
         elif not uncategorised(ann) and not is_id(ann.get("category_id")):
             problem = f"category id {ann.get('category_id')!r} is not an integer"
+        elif not uncategorised(ann) and categories.get(ann["category_id"]) == "":
+            problem = f"category {ann['category_id']} has no name (or one that is not text); name the category"
         elif ann.get("category_id") in ambiguous:
             names = ", ".join(ambiguous[ann["category_id"]])
             problem = f"category id {ann['category_id']} names several categories ({names}); give each its own id"
