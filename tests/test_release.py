@@ -604,6 +604,14 @@ def test_diff_refuses_releases_of_two_datasets(tiny_release: Path, tmp_path: Pat
     other = Path(shutil.copytree(tiny_release, tmp_path / "other" / "v1.0.0"))
     manifest = json.loads((other / "manifest.json").read_text())
     manifest["dataset"] = "another"
+    # The release says its dataset in three places; a sound one of another dataset says it in all.
+    croissant = json.loads((other / "croissant.json").read_text())
+    croissant["name"] = "regionbench-another"
+    (other / "croissant.json").write_text(json.dumps(croissant))
+    card = other / "README.md"
+    card.write_text(card.read_text().replace("regionbench tiny v1.0.0", "regionbench another v1.0.0"))
+    for rel in ("croissant.json", "README.md"):
+        manifest["files"][rel] = release.sha256_file(other / rel)
     manifest.pop("digest")
     manifest["digest"] = release.canonical_digest(manifest)
     (other / "manifest.json").write_text(json.dumps(manifest))
