@@ -461,11 +461,8 @@ def _number(kind: type, low: float, high: float | None = None) -> Callable[[str]
     return parse
 
 
-def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks.")
-    p.add_argument("--version", action="version", version=f"regionbench {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
+def _synth_command(sub: argparse._SubParsersAction) -> None:
+    """synth: a synthetic collection."""
     s = sub.add_parser("synth", help="write a synthetic collection (SAIAPR TC-12 or COCO layout)")
     s.add_argument(
         "--profile",
@@ -485,6 +482,9 @@ def parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_synth)
 
+
+def _build_command(sub: argparse._SubParsersAction) -> None:
+    """build: the workflow."""
     b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")
     b.add_argument("targets", nargs="*", help="Snakemake targets (files or rule names)")
     b.add_argument("--cores", type=_number(int, 1), default=None, help="cores to use (default: the profile's)")
@@ -510,6 +510,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[], help="further Snakemake options, verbatim")
     b.set_defaults(func=cmd_build)
 
+
+def _show_command(sub: argparse._SubParsersAction) -> None:
+    """show: pictures of a release."""
     sh = sub.add_parser("show", help="draw images of a release with their regions coloured by label, to a PNG")
     sh.add_argument("release", help="release folder")
     sh.add_argument("--image", type=_number(int, 0), action="append", help="an image id to draw (repeatable)")
@@ -519,15 +522,26 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("--annotator", default=None, help="whose regions to draw (default: the reference annotator)")
     sh.set_defaults(func=cmd_show)
 
+
+def _verify_command(sub: argparse._SubParsersAction) -> None:
+    """verify: a release folder."""
     ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
     ver.add_argument("folder", help="release folder (releases/<dataset>/v<X.Y.Z>)")
     ver.set_defaults(func=cmd_verify)
+
+
+def _diff_command(sub: argparse._SubParsersAction) -> None:
+    """diff: two releases."""
     d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
     d.add_argument("old", help="the earlier release folder")
     d.add_argument("new", help="the later release folder")
     d.add_argument("--examples", type=_number(int, 0), default=3, help="keys to show per table and kind")
     d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
     d.set_defaults(func=cmd_diff)
+
+
+def _reproduce_command(sub: argparse._SubParsersAction) -> None:
+    """reproduce: a tag rebuilt."""
     r = sub.add_parser(
         "reproduce", help="clone the repository at a tag, rebuild its release, compare every file with the tracked one"
     )
@@ -536,18 +550,30 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--workdir", help="where to clone and build (default: a temporary folder, removed after)")
     r.add_argument("--cores", type=_number(int, 1), default=2, help="cores for the rebuild")
     r.set_defaults(func=cmd_reproduce)
+
+
+def _export_saiapr_command(sub: argparse._SubParsersAction) -> None:
+    """export-saiapr: a release as SAIAPR files."""
     e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
     e.add_argument("release", help="release folder")
     e.add_argument("out", help="folder to write (must not exist)")
     e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
     e.add_argument("--annotator", default="saiapr", help="whose regions to write (the layout holds one annotator)")
     e.set_defaults(func=cmd_export_saiapr)
+
+
+def _export_coco_command(sub: argparse._SubParsersAction) -> None:
+    """export-coco: a release as COCO files."""
     co = sub.add_parser("export-coco", help="write a release as COCO instances files, one per annotator")
     co.add_argument("release", help="release folder")
     co.add_argument("out", help="folder to write (must not exist)")
     co.add_argument("--images", metavar="ROOT", help="raw tree to copy the images from (checked against their sha256)")
     co.add_argument("--annotator", help="write only this annotator (default: every annotator but the consensus)")
     co.set_defaults(func=cmd_export_coco)
+
+
+def _export_imageclef_command(sub: argparse._SubParsersAction) -> None:
+    """export-imageclef: ImageCLEF files."""
     ic = sub.add_parser(
         "export-imageclef",
         help="write ImageCLEF 2012 concept and annotation files, clean and raw, and each subset's run file order",
@@ -555,6 +581,10 @@ def parser() -> argparse.ArgumentParser:
     ic.add_argument("release", help="release folder (concept and annotation files need three annotators or more)")
     ic.add_argument("out", help="folder to write (must not exist)")
     ic.set_defaults(func=cmd_export_imageclef)
+
+
+def _evaluate_command(sub: argparse._SubParsersAction) -> None:
+    """evaluate: predictions scored."""
     ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
     ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
@@ -600,6 +630,10 @@ def parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")
     ev.set_defaults(func=cmd_evaluate)
+
+
+def _hierarchy_command(sub: argparse._SubParsersAction) -> None:
+    """hierarchy: the label tree."""
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
     hsub = h.add_subparsers(dest="action", required=True)
     for name, func, text in (
@@ -623,6 +657,9 @@ def parser() -> argparse.ArgumentParser:
             )
             a.add_argument("--threshold", type=_number(float, 0, 1), default=None, help="e above it counts as 1")
 
+
+def _vocabulary_command(sub: argparse._SubParsersAction) -> None:
+    """vocabulary: the vocabulary folder."""
     v = sub.add_parser("vocabulary", help="maintain the vocabulary")
     vsub = v.add_subparsers(dest="action", required=True)
     r = vsub.add_parser("register", help="append new hierarchy labels to the id registry, retire removed ones")
@@ -634,6 +671,27 @@ def parser() -> argparse.ArgumentParser:
     fc.add_argument("root", help="COCO tree (images/ and annotations/<annotator>.json)")
     fc.add_argument("--out", required=True, metavar="DIR", help="vocabulary folder to write (its registry is kept)")
     fc.set_defaults(func=vocabulary_from_coco)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = Parser(prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks.")
+    p.add_argument("--version", action="version", version=f"regionbench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (
+        _synth_command,
+        _build_command,
+        _show_command,
+        _verify_command,
+        _diff_command,
+        _reproduce_command,
+        _export_saiapr_command,
+        _export_coco_command,
+        _export_imageclef_command,
+        _evaluate_command,
+        _hierarchy_command,
+        _vocabulary_command,
+    ):
+        add(sub)
     return p
 
 
