@@ -63,41 +63,21 @@ def read_tables(folder: Path) -> dict[str, pa.Table]:
     return {name: pq.read_table(Path(folder) / "data" / f"{name}.parquet") for name in TABLES}
 
 
-def write_release(
-    out: Path,
-    data: Mapping[str, pa.Table | Sequence[Part]],
-    results: Mapping[str, Path],
-    provenance: Provenance,
-    *,
-    previous: Path | None = None,
-    published: Path | None = None,
-    card: Callable[[Path, dict], str] | None = None,
-    croissant: Callable[[Path, dict], dict] | None = None,
-    schema_dir: Path = SCHEMA_DIR,
-    embed_images_from: Path | None = None,
-) -> dict:
-    """Write the release folder ``out`` and return its manifest.
-
-    ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
-    ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
-    Every table is checked against its schema, and with ``previous`` (an earlier release folder)
-    the version bump against the record diff, before anything is written. A version is
-    immutable: with ``published`` (this version as built or tagged before) every table's content
-    must be the same, else nothing is written and the differing tables are named. The folder is
-    assembled beside ``out`` and moved into place whole. ``card`` and ``croissant`` render
-    README.md and croissant.json from the folder and the manifest so far
-    (``regionbench.release.card`` and ``regionbench.release.croissant`` by default).
-    ``embed_images_from`` (the raw root) puts the image files' bytes into the Hugging Face
-    image files (``huggingface.write_views``).
-    """
-    out = Path(out)
-    schemas = load_schemas(schema_dir)
-    parts = {name: as_parts(data[name]) for name in TABLES}
+def _check(
+    parts: Mapping[str, list[Part]],
+    schemas: dict,
+    version: str,
+    previous: Path | None,
+    published: Path | None,
+) -> tuple[dict, Diff | None, dict | None]:
+    """Every check a release passes before anything is written: each table against its schema,
+    the version against ``published`` (the same tables) and against ``previous`` (the bump the
+    record diff needs). Returns the scans, the diff and the previous manifest (None without)."""
     scans = {name: scan(parts[name], schemas[name], digests=previous is not None, conformed=True) for name in TABLES}
     problems = [p for name in TABLES for p in scans[name].problems]
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
-    parse_version(provenance.version)
+    parse_version(version)
     if published is not None:
         before = release_parts(published)
         differing = [
@@ -108,25 +88,37 @@ def write_release(
         ]
         if differing:
             raise ReleaseError(
-                f"version {provenance.version} exists with other content in {', '.join(differing)}; a version is "
+                f"version {version} exists with other content in {', '.join(differing)}; a version is "
                 "immutable: raise release.version (regionbench diff OLD NEW shows the bump needed)"
             )
-    diff, previous_manifest = None, None
-    if previous is not None:
-        previous_manifest = read_manifest(previous)
-        before = release_parts(previous)
-        diff = Diff(
-            {
-                name: table_diff(
-                    scan(before[name], schemas[name], digests=True, validate=False).digests if name in before else {},
-                    scans[name].digests,
-                )
-                for name in TABLES
-            }
-        )
-        check_bump(previous_manifest["version"], provenance.version, diff)
+    if previous is None:
+        return scans, None, None
+    previous_manifest = read_manifest(previous)
+    before = release_parts(previous)
+    diff = Diff(
+        {
+            name: table_diff(
+                scan(before[name], schemas[name], digests=True, validate=False).digests if name in before else {},
+                scans[name].digests,
+            )
+            for name in TABLES
+        }
+    )
+    check_bump(previous_manifest["version"], version, diff)
+    return scans, diff, previous_manifest
 
-    staging = out.with_name(out.name + ".partial")
+
+def _stage(
+    staging: Path,
+    parts: Mapping[str, list[Part]],
+    scans: dict,
+    schemas: dict,
+    results: Mapping[str, Path],
+    schema_dir: Path,
+    embed_images_from: Path | None,
+) -> None:
+    """Write the tables, their Hugging Face views, the stage results and the schemas into the
+    new folder ``staging``."""
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "data").mkdir(parents=True)
     for name in TABLES:
@@ -144,7 +136,13 @@ def write_release(
         (staging / "schemas").mkdir(exist_ok=True)
         shutil.copyfile(Path(schema_dir) / f"{name}.schema.json", staging / "schemas" / f"{name}.schema.json")
 
-    manifest = {
+
+def _manifest(
+    provenance: Provenance, scans: dict, schemas: dict, diff: Diff | None, previous_manifest: dict | None
+) -> dict:
+    """The manifest before its files are listed and sealed: provenance, the previous release and
+    the bump its records needed, and per table its path, rows, key and content hash."""
+    return {
         "format": FORMAT,
         "dataset": provenance.dataset,
         "version": provenance.version,
@@ -157,7 +155,7 @@ def write_release(
         "date": provenance.date,
         "creator": provenance.creator,
         "previous": None
-        if previous is None
+        if previous_manifest is None
         else {"version": previous_manifest["version"], "required_bump": diff.required},
         "tables": {
             name: {
@@ -169,6 +167,17 @@ def write_release(
             for name in TABLES
         },
     }
+
+
+def _seal(
+    staging: Path,
+    out: Path,
+    manifest: dict,
+    card: Callable[[Path, dict], str] | None,
+    croissant: Callable[[Path, dict], dict] | None,
+) -> dict:
+    """Render Croissant and the card, list every file's sha256, seal the manifest with its
+    digest, and move the folder into place as ``out``."""
     if croissant is None:
         from regionbench.release.croissant import croissant  # the build's: mlcroissant
     document = croissant(staging, manifest)
@@ -186,3 +195,40 @@ def write_release(
     staging.rename(out)
     shutil.rmtree(replaced, ignore_errors=True)
     return manifest
+
+
+def write_release(
+    out: Path,
+    data: Mapping[str, pa.Table | Sequence[Part]],
+    results: Mapping[str, Path],
+    provenance: Provenance,
+    *,
+    previous: Path | None = None,
+    published: Path | None = None,
+    card: Callable[[Path, dict], str] | None = None,
+    croissant: Callable[[Path, dict], dict] | None = None,
+    schema_dir: Path = SCHEMA_DIR,
+    embed_images_from: Path | None = None,
+) -> dict:
+    """Write the release folder ``out`` and return its manifest: check, stage, seal.
+
+    ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
+    ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
+    Every table is checked against its schema, and with ``previous`` (an earlier release folder)
+    the version bump against the record diff, before anything is written. A version is
+    immutable: with ``published`` (this version as built or tagged before) every table's content
+    must be the same, else nothing is written and the differing tables are named. The folder is
+    assembled beside ``out`` and moved into place whole. ``card`` and ``croissant`` render
+    README.md and croissant.json from the folder and the manifest so far
+    (``regionbench.release.card`` and ``regionbench.release.croissant`` by default).
+    ``embed_images_from`` (the raw root) puts the image files' bytes into the Hugging Face
+    image files (``huggingface.write_views``).
+    """
+    out = Path(out)
+    schemas = load_schemas(schema_dir)
+    parts = {name: as_parts(data[name]) for name in TABLES}
+    scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published)
+    staging = out.with_name(out.name + ".partial")
+    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from)
+    manifest = _manifest(provenance, scans, schemas, diff, previous_manifest)
+    return _seal(staging, out, manifest, card, croissant)
