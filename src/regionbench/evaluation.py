@@ -465,6 +465,131 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+@dataclass(frozen=True)
+class Run:
+    """One scoring of ``predictions`` against a release: its settings (``evaluate``)."""
+
+    data: Release
+    tree: Hierarchy
+    predictions: Path
+    subset: str
+    k: int
+    semantic_threshold: float | None
+    annotator: str | None
+    similarity: str
+    categories: Path | None
+    image_features: Path | None
+
+
+def _score_regions(run: Run, spec: Task) -> dict:
+    """Region task: a label per test region, scored with e_hard and e_hierarchy both ways."""
+    _progress(f"reading region predictions for {len(spec.regions)} test regions of subset {run.subset}")
+    joined = read_region_predictions(run.predictions, spec)
+    true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
+    unknown = sorted(set(pred) - set(run.tree.nodes))
+    if unknown:
+        raise RunError(f"{run.predictions}: labels {unknown[:5]} are not in the hierarchy")
+    names, matrix = metrics.confusion(true, pred)
+    return {
+        "regions": len(joined),
+        "measures": {
+            direction: metrics.region_scores(run.tree, true, pred, direction)
+            for direction in ("any", "specific", "general")
+        },
+        "per_label_accuracy": metrics.per_label_accuracy(true, pred),
+        "confusion": {"labels": names, "matrix": matrix.tolist()},
+    }
+
+
+def _image_sides(run: Run, spec: Task) -> tuple[list[int], list[set[str]], list[set[str]], list[str], dict]:
+    """The test images, their truth, the train label sets, the labels scored and the report's
+    sizes and diagnostics, shared by the image-level tasks."""
+    images = sorted(spec.test)
+    truth = [spec.test[i] for i in images]
+    train = [spec.train[i] for i in sorted(spec.train)]
+    # Label averages run over the labels present in the test images: a label no test image shows
+    # has no recall to measure, and counting it as 0 would mark down even a perfect run.
+    present = set().union(*truth) if truth else set()
+    scored = [label for label in spec.labels if label in present]
+    report = {
+        "images": len(images),
+        "concepts": len(spec.labels),
+        "concepts_in_test": len(scored),
+        "concepts_without_test_images": [label for label in spec.labels if label not in present],
+        "k": run.k,
+    }
+    report["diagnostics"] = metrics.label_set_stats(train, truth) | {
+        "baselines": metrics.trivial_baselines(train, truth, run.k, scored)
+    }
+    return images, truth, train, scored, report
+
+
+def _score_images(run: Run, spec: Task) -> dict:
+    """Image task: scores per label per test image, ranked to the top k; the oracle, the
+    train-overlap analysis and, with a threshold, semantic matching."""
+    images, truth, train, scored, report = _image_sides(run, spec)
+    _progress(f"reading image scores for {len(images)} test images of subset {run.subset}")
+    scores = read_image_scores(run.predictions, spec)
+    ranked = [metrics.top_k(s, run.k) for s in scores]
+    report["measures"] = {
+        "top_k": metrics.top_k_metrics(truth, scores, run.k, scored),
+        "ranking": metrics.mean_average_precisions(truth, scores, scored),
+        "example_based": metrics.example_based(truth, ranked),
+        "label_based": metrics.label_based(truth, ranked, scored),
+    }
+    # What the run could score if it knew its wrong labels (JSON report only).
+    report["oracle"] = metrics.oracle_analysis(train, truth, ranked, run.k, scored)
+    if spec.train:
+        everyone = sorted(spec.train) + images
+        if run.image_features is not None:
+            descriptors = read_image_features(run.image_features, everyone)
+        else:
+            descriptors = region_descriptors(run.data, everyone, run.annotator)
+        report["overlap"] = {"descriptors": Path(run.image_features).name if run.image_features else "regions"} | (
+            overlap_analysis(descriptors, len(spec.train), truth, ranked, scored)
+        )
+    if run.semantic_threshold is not None:
+        measure = similarity_function(run.similarity, run.tree)
+        counts = metrics.semantic_counts(truth, ranked, measure, run.semantic_threshold)
+        report["measures"]["semantic"] = {
+            "similarity": run.similarity,
+            "threshold": run.semantic_threshold,
+            "example_based": metrics.example_based_counts(counts),
+            "label_based": metrics.label_based_counts(counts, scored),
+        }
+    return report
+
+
+def _score_imageclef(run: Run, spec: Task) -> dict:
+    """ImageCLEF task: a run file of confidences and decisions, scored overall and per concept
+    category (``run.categories``, else the hierarchy's branches)."""
+    images, truth, _, _, report = _image_sides(run, spec)
+    _progress(f"reading run file: {len(images)} images x {len(spec.labels)} concepts")
+    confidence, binary = read_imageclef_run(run.predictions, images, spec.labels)
+    truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
+    _progress("scoring concepts")
+    report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
+    if run.categories is not None:
+        groups = read_categories(run.categories, spec.labels)
+        report["categories"] = Path(run.categories).name
+    else:
+        groups = branch_categories(run.tree, spec.labels)
+        report["categories"] = "hierarchy branches"
+    report["per_category"] = {
+        name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
+        | {"concepts": len(columns)}
+        for name, columns in groups.items()
+    }
+    return report
+
+
+TASKS: dict[str, Callable[[Run, Task], dict]] = {
+    "region": _score_regions,
+    "image": _score_images,
+    "imageclef": _score_imageclef,
+}
+
+
 def evaluate(
     data: Release,
     tree: Hierarchy,
@@ -478,103 +603,23 @@ def evaluate(
     categories: Path | None = None,
     image_features: Path | None = None,
 ) -> dict:
-    """The report of one run: settings, sizes and every measure of the task (against the
-    reference annotator, or ``annotator``); ``similarity`` names the semantic matching's label
+    """The report of one run: settings, sizes and every measure of the task (``TASKS``), against
+    the reference annotator, or ``annotator``; ``similarity`` names the semantic matching's label
     similarity (``similarity_function``); ``categories``, a concept-category file
     (``read_categories``), groups the per-category ImageCLEF results (default: the hierarchy's
-    branches, ``branch_categories``); ``image_features``
-    (``read_image_features``) replaces the region-feature descriptors of the image task's
-    train-overlap analysis (``overlap_analysis``)."""
+    branches, ``branch_categories``); ``image_features`` (``read_image_features``) replaces the
+    region-feature descriptors of the image task's train-overlap analysis (``overlap_analysis``)."""
+    if task not in TASKS:
+        raise RunError(f"task {task!r}: use region, image or imageclef")
     spec = task_of(data, subset, annotator)
+    run = Run(data, tree, predictions, subset, k, semantic_threshold, annotator, similarity, categories, image_features)
     report: dict = {
         "release": {"dataset": data.dataset, "version": data.version},
         "task": task,
         "subset": subset,
         "predictions": Path(predictions).name,
     }
-    if task == "region":
-        _progress(f"reading region predictions for {len(spec.regions)} test regions of subset {subset}")
-        joined = read_region_predictions(predictions, spec)
-        true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
-        unknown = sorted(set(pred) - set(tree.nodes))
-        if unknown:
-            raise RunError(f"{predictions}: labels {unknown[:5]} are not in the hierarchy")
-        names, matrix = metrics.confusion(true, pred)
-        report["regions"] = len(joined)
-        report["measures"] = {
-            direction: metrics.region_scores(tree, true, pred, direction)
-            for direction in ("any", "specific", "general")
-        }
-        report["per_label_accuracy"] = metrics.per_label_accuracy(true, pred)
-        report["confusion"] = {"labels": names, "matrix": matrix.tolist()}
-        return report
-    images = sorted(spec.test)
-    truth = [spec.test[i] for i in images]
-    train = [spec.train[i] for i in sorted(spec.train)]
-    # Label averages run over the labels present in the test images: a label no test image shows
-    # has no recall to measure, and counting it as 0 would mark down even a perfect run.
-    present = set().union(*truth) if truth else set()
-    scored = [label for label in spec.labels if label in present]
-    report |= {
-        "images": len(images),
-        "concepts": len(spec.labels),
-        "concepts_in_test": len(scored),
-        "concepts_without_test_images": [label for label in spec.labels if label not in present],
-        "k": k,
-    }
-    report["diagnostics"] = metrics.label_set_stats(train, truth) | {
-        "baselines": metrics.trivial_baselines(train, truth, k, scored)
-    }
-    if task == "image":
-        _progress(f"reading image scores for {len(images)} test images of subset {subset}")
-        scores = read_image_scores(predictions, spec)
-        ranked = [metrics.top_k(s, k) for s in scores]
-        report["measures"] = {
-            "top_k": metrics.top_k_metrics(truth, scores, k, scored),
-            "ranking": metrics.mean_average_precisions(truth, scores, scored),
-            "example_based": metrics.example_based(truth, ranked),
-            "label_based": metrics.label_based(truth, ranked, scored),
-        }
-        # What the run could score if it knew its wrong labels (JSON report only).
-        report["oracle"] = metrics.oracle_analysis(train, truth, ranked, k, scored)
-        if spec.train:
-            everyone = sorted(spec.train) + images
-            if image_features is not None:
-                descriptors = read_image_features(image_features, everyone)
-            else:
-                descriptors = region_descriptors(data, everyone, annotator)
-            report["overlap"] = {"descriptors": Path(image_features).name if image_features else "regions"} | (
-                overlap_analysis(descriptors, len(spec.train), truth, ranked, scored)
-            )
-        if semantic_threshold is not None:
-            measure = similarity_function(similarity, tree)
-            counts = metrics.semantic_counts(truth, ranked, measure, semantic_threshold)
-            report["measures"]["semantic"] = {
-                "similarity": similarity,
-                "threshold": semantic_threshold,
-                "example_based": metrics.example_based_counts(counts),
-                "label_based": metrics.label_based_counts(counts, scored),
-            }
-        return report
-    if task == "imageclef":
-        _progress(f"reading run file: {len(images)} images x {len(spec.labels)} concepts")
-        confidence, binary = read_imageclef_run(predictions, images, spec.labels)
-        truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
-        _progress("scoring concepts")
-        report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
-        if categories is not None:
-            groups = read_categories(categories, spec.labels)
-            report["categories"] = Path(categories).name
-        else:
-            groups = branch_categories(tree, spec.labels)
-            report["categories"] = "hierarchy branches"
-        report["per_category"] = {
-            name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
-            | {"concepts": len(columns)}
-            for name, columns in groups.items()
-        }
-        return report
-    raise RunError(f"task {task!r}: use region, image or imageclef")
+    return report | TASKS[task](run, spec)
 
 
 def render(report: dict) -> str:
