@@ -1,13 +1,13 @@
 """Rule synth: write the synthetic collection (SAIAPR TC-12 or COCO layout)."""
 
-from regionbench.io.coco import collection as coco_collection
-from regionbench.io.saiapr import collection as saiapr_collection
+from regionbench.io.coco import synthetic as coco_synthetic
+from regionbench.io.saiapr import synthetic as saiapr_synthetic
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
 if params.layout == "coco":
-    written = coco_collection.write_collection(
+    written = coco_synthetic.write_collection(
         snakemake.output[0],
         params.profile,
         seed=params.seed,
@@ -17,7 +17,7 @@ if params.layout == "coco":
         vocabulary=params.vocabulary,
     )
 else:
-    written = saiapr_collection.write_collection(
+    written = saiapr_synthetic.write_collection(
         snakemake.output[0],
         params.profile,
         seed=params.seed,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from regionbench import synth
-from regionbench.io.saiapr.collection import write_collection
+from regionbench.io.saiapr.synthetic import write_collection
 from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -81,7 +81,7 @@ def one_category_tree(root: Path, disagreement: float = 0.3, categories: bool = 
     Without ``categories`` the files have no categories and the annotations no category_id."""
     import json
 
-    from regionbench.io.coco.collection import write_collection as write_coco
+    from regionbench.io.coco.synthetic import write_collection as write_coco
 
     for _ in write_coco(root, "tiny", annotators=3, disagreement=disagreement, workers=1):
         pass

@@ -18,7 +18,7 @@ from regionbench import agreement
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import ingest_shard
 from regionbench.io.coco.categories import write_vocabulary
-from regionbench.io.coco.collection import write_collection
+from regionbench.io.coco.synthetic import write_collection
 from regionbench.synth import load_hierarchy
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 

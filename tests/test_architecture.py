@@ -80,7 +80,7 @@ def test_the_graph_sees_imports() -> None:
     graph = import_graph()
     assert "regionbench.release.manifest" in graph["regionbench.release.writer"]
     assert "regionbench.io.saiapr.text" in graph["regionbench.io.saiapr.ingest"]
-    assert "regionbench.io.saiapr" in graph["regionbench.cli"]  # io.saiapr.collection: its __init__ runs first
+    assert "regionbench.io.saiapr" in graph["regionbench.cli"]  # io.saiapr.synthetic: its __init__ runs first
     assert "regionbench.io.saiapr" not in graph["regionbench.io.saiapr.ingest"]  # ran before it
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

@@ -19,8 +19,8 @@ from pycocotools import mask as coco_mask
 from regionbench import geometry
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import detect_layout, image_id_of, ingest_shard
-from regionbench.io.coco.collection import uncompressed_rle
 from regionbench.io.coco.ingest import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
+from regionbench.io.coco.synthetic import uncompressed_rle
 from regionbench.io.shards import IngestError, Shard
 
 H, W = 30, 40

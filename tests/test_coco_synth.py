@@ -11,7 +11,7 @@ from conftest import file_digests
 
 from regionbench import cli, geometry
 from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.collection import write_collection
+from regionbench.io.coco.synthetic import write_collection
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 
 WORDS = {label: i for i, label, _ in Registry.read(DEFAULT_DIR / "label_ids.tsv").rows}

@@ -12,7 +12,7 @@ from PIL import Image
 from regionbench import cli
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco.categories import categories, write_vocabulary
-from regionbench.io.coco.collection import write_collection
+from regionbench.io.coco.synthetic import write_collection
 from regionbench.vocabulary import Registry
 
 

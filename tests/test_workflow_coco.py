@@ -17,7 +17,7 @@ import regionbench.vocabulary
 from regionbench import evaluation, features, geometry, release, tables
 from regionbench.io import imageclef
 from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.collection import write_collection
+from regionbench.io.coco.synthetic import write_collection
 from regionbench.io.saiapr import export_release
 
 pytestmark = pytest.mark.workflow

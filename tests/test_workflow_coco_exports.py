@@ -18,7 +18,7 @@ from conftest import build, workflow_copy, write_config
 from regionbench import cli, geometry, plots, release, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.collection import uncompressed_rle, write_collection
+from regionbench.io.coco.synthetic import uncompressed_rle, write_collection
 from regionbench.vocabulary import Registry
 
 pytestmark = pytest.mark.workflow

@@ -75,7 +75,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     if args.layout == "coco":
         return _synth_coco(args)
     from regionbench import synth
-    from regionbench.io.saiapr.collection import write_collection
+    from regionbench.io.saiapr.synthetic import write_collection
 
     start = time.perf_counter()
     total = 0
@@ -91,7 +91,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _synth_coco(args: argparse.Namespace) -> int:
-    from regionbench.io.coco.collection import write_collection
+    from regionbench.io.coco.synthetic import write_collection
 
     start = time.perf_counter()
     print(

@@ -2,7 +2,7 @@
 instances file per annotator, ``<root>/annotations/<annotator>.json``.
 
 - ``ingest``: a shard of images with every annotator's regions, and the rejects;
-- ``collection``: synthetic several-annotator collections (``regionbench synth --layout coco``).
+- ``synthetic``: generated several-annotator collections (``regionbench synth --layout coco``).
 """
 
 from regionbench.io.coco.ingest import (

@@ -41,7 +41,7 @@ from regionbench.io.shards import (
     reject_row,
     trees_state,
 )
-from regionbench.measures import Measures
+from regionbench.shard_measures import Measures
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
 # core; at most 1,000 images each on large ones. The count depends on the collection alone, never

@@ -5,7 +5,7 @@
 - ``ingest``: a folder shard into images, regions and rejects tables;
 - ``ontology``: the label hierarchy rebuilt from ``ontology_path.txt``;
 - ``spatial``: the official spatial relations (``spatial_rels/<image>.mat``), read for parity;
-- ``writer``: the layout writer; ``collection`` (synthetic collections) and ``export``
+- ``writer``: the layout writer; ``synthetic`` (generated collections) and ``export``
   (releases) both write through it.
 """
 

@@ -36,7 +36,7 @@ from regionbench.io.shards import (
     reject_row,
     trees_state,
 )
-from regionbench.measures import Measures
+from regionbench.shard_measures import Measures
 
 ANNOTATOR = "saiapr"
 IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)

@@ -10,8 +10,8 @@ import pytest
 from regionbench import features, geometry, relations, tables
 from regionbench.hierarchy import Hierarchy
 from regionbench.io import coco, saiapr
-from regionbench.io.coco.collection import write_collection
-from regionbench.measures import Measures
+from regionbench.io.coco.synthetic import write_collection
+from regionbench.shard_measures import Measures
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 
 

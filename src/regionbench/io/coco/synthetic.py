@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from regionbench import geometry, synth
 from regionbench.errors import InputError
-from regionbench.io.saiapr.collection import word_ids
+from regionbench.io.saiapr.synthetic import word_ids
 
 CHUNK = 50  # images per rendering job
 
