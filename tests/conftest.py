@@ -135,28 +135,50 @@ def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return out
 
 
-# The README's fenced code blocks: an optional ``<!-- run by: FILE::TEST -->`` line, then the
-# fence with the block's kind (sh, console, python, yaml, text).
+# The user's pages: the README, then the manual in docs/, in reading order. Their fenced code
+# blocks: an optional ``<!-- run by: FILE::TEST -->`` line, then the fence with the block's kind
+# (sh, console, python, yaml, text).
+MANUAL = (
+    "README.md",
+    "docs/cli.md",
+    "docs/configuration.md",
+    "docs/build.md",
+    "docs/publishing.md",
+    "docs/scoring.md",
+    "docs/performance.md",
+    "docs/cluster.md",
+)
 README_BLOCK = re.compile(r"^(?:<!-- run by: (?P<by>\S+) -->\n)?```(?P<kind>\w*)\n(?P<body>.*?)^```$", re.M | re.S)
 
 
 @dataclass(frozen=True)
 class ReadmeBlock:
-    line: int  # of the block's first line in README.md
+    file: str  # the page, relative to the checkout
+    line: int  # of the block's first line in its page
     kind: str
     body: str
     by: str | None  # the test that runs it elsewhere
 
+    @property
+    def where(self) -> str:
+        return f"{self.file} line {self.line}"
+
 
 def readme_blocks(heading: str | None = None) -> list[ReadmeBlock]:
-    """The README's code blocks, or those of the section under ``heading`` (a whole line)."""
-    text = (PROJECT / "README.md").read_text(encoding="utf-8")
-    start, end = 0, len(text)
-    if heading is not None:
-        start = text.index(f"\n{heading}\n") + len(heading) + 2
-        following = text.find("\n#", start)  # the next heading ends the section
-        end = following if following >= 0 else len(text)
-    return [
-        ReadmeBlock(text.count("\n", 0, m.start("body")) + 1, m["kind"], m["body"], m["by"])
-        for m in README_BLOCK.finditer(text, start, end)
-    ]
+    """The code blocks of the user's pages (``MANUAL``), or those of the section under
+    ``heading`` (a whole line) in the page that has it."""
+    found = []
+    for page in MANUAL:
+        text = (PROJECT / page).read_text(encoding="utf-8")
+        start, end = 0, len(text)
+        if heading is not None:
+            if f"\n{heading}\n" not in text:
+                continue
+            start = text.index(f"\n{heading}\n") + len(heading) + 2
+            following = text.find("\n#", start)  # the next heading ends the section
+            end = following if following >= 0 else len(text)
+        found += [
+            ReadmeBlock(page, text.count("\n", 0, m.start("body")) + 1, m["kind"], m["body"], m["by"])
+            for m in README_BLOCK.finditer(text, start, end)
+        ]
+    return found

@@ -27,18 +27,18 @@ KINDS = {"sh", "console", "python", "yaml", "text"}
 def test_every_block_says_what_it_is_and_where_it_runs() -> None:
     found = readme_blocks()
     assert len(found) > 25
-    assert [b.line for b in found if b.kind not in KINDS] == []
+    assert [b.where for b in found if b.kind not in KINDS] == []
     # Commands run elsewhere name their test; the first block is `make release` and `make test`.
     first, *rest = found
-    assert first.body.splitlines()[0].startswith("make release") and first.line == 2
-    assert [b.line for b in rest if b.kind == "sh" and not b.by] == []
-    assert [b.line for b in found if b.kind == "text" and b.by] == []
+    assert first.body.splitlines()[0].startswith("make release") and (first.file, first.line) == ("README.md", 2)
+    assert [b.where for b in rest if b.kind == "sh" and not b.by] == []
+    assert [b.where for b in found if b.kind == "text" and b.by] == []
 
 
 def test_the_tests_the_readme_names_exist() -> None:
     for block in (b for b in readme_blocks() if b.by):
         file, name = block.by.split("::")
-        assert f"def {name}(" in (PROJECT / file).read_text(encoding="utf-8"), f"README line {block.line}: {block.by}"
+        assert f"def {name}(" in (PROJECT / file).read_text(encoding="utf-8"), f"{block.where}: {block.by}"
 
 
 def test_make_release_is_the_build_the_demo_test_runs() -> None:
@@ -48,7 +48,7 @@ def test_make_release_is_the_build_the_demo_test_runs() -> None:
 
 def test_yaml_examples_are_valid_configurations(tmp_path: Path) -> None:
     for block in (b for b in readme_blocks() if b.kind == "yaml"):
-        override = tmp_path / f"line{block.line}.yaml"
+        override = tmp_path / f"{block.file.replace('/', '-')}-{block.line}.yaml"
         override.write_text(block.body)
         cfg, layers = build_config.load_layers(PROJECT, [override])
         build_config.validate(cfg, PROJECT / "schemas" / "config.schema.yaml", layers)
@@ -94,8 +94,8 @@ def run_console(block: ReadmeBlock, cwd: Path, env: dict) -> None:
             command(line), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         got = done.stdout.splitlines()
-        assert done.returncode == 0, f"README line {block.line}: {line}: {done.stdout[-2000:]}"
-        assert matches(expected, got), f"README line {block.line}: {line}\n" + "\n".join(got)
+        assert done.returncode == 0, f"{block.where}: {line}: {done.stdout[-2000:]}"
+        assert matches(expected, got), f"{block.where}: {line}\n" + "\n".join(got)
 
 
 def test_the_readme_examples_run_on_the_demo(demo: tuple[Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_the_readme_examples_run_on_the_demo(demo: tuple[Path, subprocess.Comple
             done = subprocess.run(
                 [sys.executable, "-c", block.body], cwd=project, env=env, capture_output=True, text=True
             )
-            assert done.returncode == 0, f"README line {block.line}: {done.stderr[-3000:]}"
+            assert done.returncode == 0, f"{block.where}: {done.stderr[-3000:]}"
         else:
             run_console(block, project, env)
         ran += 1

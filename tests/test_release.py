@@ -446,7 +446,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     run(["git", "clone", "-q", str(origin), str(maintainer)], tmp_path)
 
     names = {"demo-v1.0.0": "tiny-v1.0.0", "releases/demo/": "releases/tiny/", "demo-1.0.0": "tiny-1.0.0"}
-    flow = readme_blocks("### Maintainers: build, verify, push, tag")[0].body
+    flow = readme_blocks("## Maintainers: build, verify, push, tag")[0].body
     for line in shell_lines(flow, {**names, "/path/or/url": str(tmp_path / "remote"), "Release demo": "Release tiny"}):
         run(line, maintainer)
     released = maintainer / VERSION
@@ -471,7 +471,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     cached.write_bytes(card.read_bytes())
     env["REGIONBENCH_CACHE"] = str(tmp_path / "cache")
 
-    researcher = [b.body for b in readme_blocks("### Researchers: pull a pinned version")]
+    researcher = [b.body for b in readme_blocks("## Researchers: pull a pinned version")]
     places = {**names, "https://github.com/ORG/REPO": str(origin)}
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -504,7 +504,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     refused = run([sys.executable, "-m", "regionbench", "build", "--cores", "2"], following, ok=False)
     last = (refused.stdout + refused.stderr).strip().splitlines()[-1]
     assert refused.returncode != 0 and "need MAJOR" in last and "over 1.0.0" in last, last
-    (experiment,) = shell_lines(readme_blocks("### Maintainers: build, verify, push, tag")[1].body, {})
+    (experiment,) = shell_lines(readme_blocks("## Maintainers: build, verify, push, tag")[1].body, {})
     refused = run(experiment, following, ok=False)
     *_, ours, dvc_error = refused.stderr.strip().splitlines()
     assert refused.returncode != 0 and dvc_error.startswith("ERROR: failed to reproduce 'release'"), dvc_error
