@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: release test lint bench clean
+.PHONY: release test test-units lint bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ release: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -q
+
+# The fast lane: every test but the Snakemake builds and the SLURM cluster (a few minutes).
+test-units: $(STAMP)
+	$(BIN)/pytest -q -m "not workflow and not slurm"
 
 # Paper scale: generate (once) and build the full collection, print the per-stage table.
 bench: $(STAMP)

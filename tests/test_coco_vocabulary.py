@@ -47,6 +47,7 @@ def test_categories_become_the_hierarchy_with_stable_ids(coco_raw: Path, tmp_pat
     assert {k: after[k] for k in ids} == ids and after["unicycle"] > max(ids.values())
 
 
+@pytest.mark.workflow
 def test_a_build_takes_the_coco_vocabulary(coco_raw: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     vocab = tmp_path / "vocab"
     assert cli.main(["vocabulary", "from-coco", str(coco_raw), "--out", str(vocab)]) == 0
