@@ -111,3 +111,25 @@ def test_checkerboards_and_nested_rings_give_the_polygon_of_polygonize() -> None
         assert shapely.to_wkb(geometry.mask_to_polygon(mask)) == shapely.to_wkb(
             reference_geometry.mask_to_polygon(mask)
         )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1), st.floats(0, 1))
+def test_rle_runs_are_the_masks_runs(height: int, width: int, seed: int, density: float) -> None:
+    """Any mask's compressed counts decode to its runs: column-major, zeros first."""
+    mask = np.random.default_rng(seed).random((height, width)) < density
+    flat = mask.flatten(order="F")
+    edges = np.concatenate(([0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]))
+    runs = [0, *np.diff(edges)] if flat[0] else list(np.diff(edges))
+    assert geometry.rle_runs(geometry.encode_rle(mask)).tolist() == runs
+
+
+@given(st.text(max_size=12))
+def test_rle_runs_of_any_text_are_runs_or_a_reason(counts: str) -> None:
+    """Any string: non-negative runs, or a ValueError saying why it is no counts string."""
+    try:
+        runs = geometry.rle_runs(counts)
+    except ValueError as exc:
+        assert str(exc).startswith("compressed RLE counts")
+        return
+    assert (runs >= 0).all()

@@ -254,7 +254,7 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
             return coco_mask.frPyObjects(segmentation, height, width)
         if isinstance(counts, str):
             try:
-                covered = sum(geometry.rle_runs(counts))
+                covered = int(geometry.rle_runs(counts).sum())
             except ValueError as exc:
                 raise ValueError(f"undecodable RLE ({exc})") from None
             if covered != height * width:  # pycocotools would draw arbitrary pixels
