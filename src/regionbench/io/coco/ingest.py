@@ -106,23 +106,35 @@ def annotators(root: str | Path) -> dict[str, Path]:
     return found
 
 
-def check_distinct(files: Mapping[str, Path]) -> None:
-    """Raise IngestError when an annotator's file is a byte copy of another's: the same readings
-    twice would count as two annotators agreeing perfectly."""
-    seen: dict[str, Path] = {}
-    for path in files.values():
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if digest in seen:
-            raise IngestError(f"{path}: a byte copy of {seen[digest].name}; an annotator counts once, remove the copy")
-        seen[digest] = path
+def read_annotators(root: str | Path) -> dict[str, dict]:
+    """Every annotator's instances file (``annotators``), each read once and parsed; raises
+    IngestError for a name that cannot be an annotator's, or a file that is a byte copy of
+    another (the same readings twice would count as two annotators agreeing perfectly)."""
+    files: dict[str, dict] = {}
+    digests: dict[str, Path] = {}
+    for annotator, path in annotators(root).items():
+        if not ANNOTATOR_NAME.fullmatch(annotator):
+            raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
+        if annotator == consensus.ANNOTATOR:
+            raise IngestError(
+                f"{path}: the annotator name {annotator!r} is reserved for the derived consensus; rename the file"
+            )
+        raw = path.read_bytes()
+        if (digest := hashlib.sha256(raw).hexdigest()) in digests:
+            raise IngestError(
+                f"{path}: a byte copy of {digests[digest].name}; an annotator counts once, remove the copy"
+            )
+        digests[digest] = path
+        files[annotator] = read_instances(path, raw)
+    return files
 
 
-def read_instances(path: Path) -> dict:
-    """A COCO instances file as a dict with ``images``, ``annotations`` and ``categories`` lists
-    (``categories`` may be absent: a segmentation without categories); raises IngestError with
-    one line when the file is not one."""
+def read_instances(path: Path, raw: bytes | None = None) -> dict:
+    """A COCO instances file (its bytes ``raw`` when already read) as a dict with ``images``,
+    ``annotations`` and ``categories`` lists (``categories`` may be absent: a segmentation
+    without categories); raises IngestError with one line when the file is not one."""
     try:
-        data = parse_json(path.read_text(encoding="utf-8"))
+        data = parse_json((path.read_bytes() if raw is None else raw).decode("utf-8"))
     except UnicodeDecodeError:
         raise IngestError(f"{path}: not UTF-8 text; export COCO instances from the tool again") from None
     except ValueError as exc:
@@ -433,16 +445,7 @@ def ingest_shard(
     root = Path(root)
     category_map = dict(category_map or {})
     ledger = _Ledger(root)
-    files = {}
-    check_distinct(annotators(root))
-    for annotator, path in annotators(root).items():
-        if not ANNOTATOR_NAME.fullmatch(annotator):
-            raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
-        if annotator == consensus.ANNOTATOR:
-            raise IngestError(
-                f"{path}: the annotator name {annotator!r} is reserved for the derived consensus; rename the file"
-            )
-        files[annotator] = read_instances(path)
+    files = read_annotators(root)
     if not files:
         raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
     everyone = _all_names(root, files)
