@@ -23,25 +23,32 @@ CURATION = {
 }
 
 
-def category_names(root: str | Path) -> dict[str, str]:
-    """Every category and supercategory name of the tree's files that is not a label as it
-    stands -> the label it maps to (``ingest.category_label``, the rule ingest applies too)."""
+Files = dict[Path, dict]  # each annotator's instances file, parsed
+
+
+def _read(root: str | Path) -> Files:
+    return {path: read_instances(path) for path in annotators(root).values()}
+
+
+def category_names(root: str | Path, files: Files | None = None) -> dict[str, str]:
+    """Every category and supercategory name of the tree's files (``files``, when already read)
+    that is not a label as it stands -> the label it maps to (``ingest.category_label``, the rule
+    ingest applies too)."""
     names = set()
-    for path in annotators(root).values():
-        for category in read_instances(path)["categories"]:
+    for data in (files or _read(root)).values():
+        for category in data["categories"]:
             if isinstance(category, dict):
                 names |= {v for k in ("name", "supercategory") if isinstance(v := category.get(k), str)} - {""}
     return {name: category_label(name) for name in sorted(names) if category_label(name) != name}
 
 
-def categories(root: str | Path) -> dict[str, str | None]:
+def categories(root: str | Path, files: Files | None = None) -> dict[str, str | None]:
     """Label -> the label of its supercategory (``None`` when empty), the names mapped by
-    ``ingest.category_label``, over every annotator's file; a category filed under different
-    supercategories takes the most frequent (ties by name). Annotations without a category make
-    the label ``ingest.SEGMENT``, under no supercategory."""
+    ``ingest.category_label``, over every annotator's file (``files``, when already read); a
+    category filed under different supercategories takes the most frequent (ties by name).
+    Annotations without a category make the label ``ingest.SEGMENT``, under no supercategory."""
     seen: dict[str, Counter] = {}
-    for path in annotators(root).values():
-        data = read_instances(path)
+    for path, data in (files or _read(root)).items():
         if any(isinstance(a, dict) and uncategorised(a) for a in data["annotations"]):
             seen.setdefault(SEGMENT, Counter())[None] += 1
         for category in data["categories"]:
@@ -63,7 +70,8 @@ def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     ``category_names``; only the header when there is none) under ``out``.
 
     Returns the counts of labels, supercategories, new ids and renamed names."""
-    found = categories(root)
+    files = _read(root)  # each file once, for the hierarchy and for the renamed names
+    found = categories(root, files)
     if not found:
         raise IngestError(f"{root}/annotations: no categories, and no annotation without one, in any COCO file")
     out = Path(out)
@@ -85,7 +93,7 @@ def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     old = Registry.read(registry_path) if registry_path.is_file() else Registry([])
     new = old.register(labels)
     new.write(registry_path)
-    renamed = category_names(root)
+    renamed = category_names(root, files)
     rows = "".join(f"{name}\t{label}\n" for name, label in renamed.items())
     (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
     return {
