@@ -77,17 +77,20 @@ def printable(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
-def identical_masks(rows: Iterable[dict]) -> int:
-    """How many of one image's ``regions`` rows repeat the mask of an earlier row by the same
-    annotator (a region traced twice, or copied under another label): counted, not rejected."""
+def image_quirks(image: DecodedImage, rows: Iterable[dict]) -> Counter:
+    """The oddities of one accepted image and its ``regions`` rows, counted the same way in
+    every layout, never rejected: ``identical_masks`` (rows repeating the mask of an earlier row
+    by the same annotator: a region traced twice, or copied under another label) and
+    ``exif_orientation_not_applied`` (pixels taken as stored, as the masks are drawn on them)."""
     seen: set[tuple[str, str]] = set()
-    repeats = 0
+    quirks: Counter = Counter()
     for row in rows:
         if row["mask"] is not None:
             key = (row["annotator"], row["mask"]["counts"])
-            repeats += key in seen
+            quirks["identical_masks"] += key in seen
             seen.add(key)
-    return repeats
+    quirks["exif_orientation_not_applied"] += image.orientation != 1
+    return +quirks  # only what was seen
 
 
 def same_bytes(images: Iterable[pa.Table]) -> list[dict]:

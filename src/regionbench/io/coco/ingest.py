@@ -34,7 +34,7 @@ from regionbench.io.shards import (
     IngestError,
     Shard,
     check_ledger,
-    identical_masks,
+    image_quirks,
     image_row,
     printable,
     region_row,
@@ -538,10 +538,7 @@ def ingest_shard(
             derived["seen"] += len(agreed) + len(problems)
         if image is not None:
             measures.add(image_id_of(name), image.pixels, found)
-            if repeats := identical_masks(row for row, _ in found):
-                quirks["identical_masks"] += repeats
-            if image.orientation != 1:
-                quirks["exif_orientation_not_applied"] += 1
+            quirks.update(image_quirks(image, (row for row, _ in found)))
     if strict and ledger.rejects:
         raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
     accepted = Counter(r["annotator"] for r in regions)

@@ -30,7 +30,7 @@ from regionbench.io.shards import (
     IngestError,
     Shard,
     check_ledger,
-    identical_masks,
+    image_quirks,
     image_row,
     region_row,
     reject_row,
@@ -378,10 +378,7 @@ def ingest_folder(
             ledger.quirks["grayscale_images"] += 1
         images[image_id] = image_row(image_id, folder, path.relative_to(root).as_posix(), image)
         read = [found for key in keys_of.pop(image_id, []) if (found := regions.accept(key, image)) is not None]
-        if repeats := identical_masks(row for row, _ in read):
-            ledger.quirks["identical_masks"] += repeats
-        if image.orientation != 1:
-            ledger.quirks["exif_orientation_not_applied"] += 1
+        ledger.quirks.update(image_quirks(image, (row for row, _ in read)))
         measures.add(image_id, image.pixels, [(row, mask) for row, mask in read if mask is not None])
         for row, mask in read:
             if mask is None:
