@@ -207,17 +207,16 @@ COUNTS = ("seen", "accepted", "rejected")
 def merge_reports(reports: list[dict]) -> dict:
     """Sum shard reports: images, and regions per annotator and in all."""
     totals: dict = {"folders": sorted(r["folder"] for r in reports), "parent_conflicts": []}
-    totals["images"] = {k: sum(r["images"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    totals["images"] = {k: sum(r["images"][k] for r in reports) for k in COUNTS}
     names = sorted({a for r in reports for a in r["annotators"]})
     totals["annotators"] = {
-        a: {k: sum(r["annotators"].get(a, {}).get(k, 0) for r in reports) for k in ("seen", "accepted", "rejected")}
-        for a in names
+        a: {k: sum(r["annotators"].get(a, {}).get(k, 0) for r in reports) for k in COUNTS} for a in names
     }
     totals["image_entries"] = {
         a: {k: sum(r.get("image_entries", {}).get(a, {}).get(k, 0) for r in reports) for k in COUNTS}
         for a in sorted({a for r in reports for a in r.get("image_entries", {})})
     }
-    totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in ("seen", "accepted", "rejected")}
+    totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in COUNTS}
     quirks: Counter = Counter()
     for r in reports:
         quirks.update(r.get("quirks", {}))
@@ -273,11 +272,6 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
                 raise ValueError(f"compressed RLE counts cover {covered} pixels, not the image's {height}x{width}")
             return {"size": [height, width], "counts": counts.encode("ascii")}
     raise ValueError("segmentation is neither polygons nor an RLE with counts and size")
-
-
-def _int_or_none(value: object) -> int | None:
-    """An id as the regions table keeps it: integers only (a tool may write ids as strings)."""
-    return value if is_id(value) else None
 
 
 def is_id(value: object) -> bool:
@@ -517,7 +511,7 @@ def ingest_shard(
                     continue
                 row = region_row(
                     image_id_of(name), annotator, region_id, words[label], label, mask,
-                    iscrowd=bool(crowd), annotation_id=ann_id, category_id=_int_or_none(ann.get("category_id")),
+                    iscrowd=bool(crowd), annotation_id=ann_id, category_id=ann.get("category_id"),  # an integer, or None: checked on reading
                 )  # fmt: skip
                 regions.append(row)
                 found.append((row, mask))
@@ -573,7 +567,7 @@ def ingest_shard(
             "accepted": accepted[consensus.ANNOTATOR],
             "rejected": ledger.seen[(consensus.ANNOTATOR, "region_rejected")],
         }
-    report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in ("seen", "accepted", "rejected")}
+    report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in COUNTS}
     report["quirks"] = dict(sorted(quirks.items()))
     check_ledger(f"shard {folder}", {"images": report["images"], **report["annotators"]})
     return Shard(

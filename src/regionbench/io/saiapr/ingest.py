@@ -220,12 +220,10 @@ def _read_ontology(path: Path, ledger: _Ledger) -> dict[tuple[int, int], str]:
         key, spelled = (image_id, region_id), "->".join(entry.nodes)
         if key in first and (key in conflicted or paths[key] != spelled):
             where = f"{path.relative_to(ledger.root).as_posix()}:"
-            if key not in conflicted:
-                reason = f"region {image_id}/{region_id} has rows with other paths (lines {first[key]}, {n}); keep one"
-                ledger.reject(f"{where}{first[key]}", f"line {first[key]}", "ontology-row", reason)
-                conflicted.add(key)
             reason = f"region {image_id}/{region_id} has rows with other paths (lines {first[key]}, {n}); keep one"
-            ledger.reject(f"{where}{n}", f"line {n}", "ontology-row", reason)
+            for line in [n] if key in conflicted else [first[key], n]:
+                ledger.reject(f"{where}{line}", f"line {line}", "ontology-row", reason)
+            conflicted.add(key)
             continue
         first.setdefault(key, n)
         for q in entry.quirks:
