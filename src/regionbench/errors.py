@@ -8,6 +8,7 @@ shown with its traceback and a request to report it. ``describe`` tells the two 
 from __future__ import annotations
 
 import errno
+import json
 import os
 
 BUG_HINT = (
@@ -59,8 +60,6 @@ def describe(exc: BaseException) -> str | None:
 def parse_json(text: str) -> object:
     """The JSON value of ``text``; raises ValueError with one line (where it breaks, or that it
     nests too deeply for the parser) for text that is not JSON."""
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -75,26 +75,24 @@ def verify(folder: Path) -> list[str]:
             problems.append(f"{entry['path']}: {found.rows} rows, manifest.json says {entry['rows']}")
         if found.content_sha256 and found.content_sha256 != entry["content_sha256"]:
             problems.append(f"{entry['path']}: content hash differs from manifest.json (records changed)")
-    problems += _verify_croissant(folder)
-    problems += _verify_identity(folder, manifest)
+    document, unread = _read_croissant(folder)
+    problems += unread + _verify_croissant(folder, document)
+    problems += _verify_identity(folder, manifest, document)
     return problems
 
 
 VERSION_FOLDER = re.compile(r"v\d+\.\d+\.\d+\S*")
 
 
-def _verify_identity(folder: Path, manifest: dict) -> list[str]:
+def _verify_identity(folder: Path, manifest: dict, document: object) -> list[str]:
     """The release says the same dataset, version and licence everywhere: its folder name (when
     it is a ``v<version>`` folder), ``croissant.json`` and the card's front matter. A manifest
-    edited and sealed again otherwise passes for another release."""
+    edited and sealed again otherwise passes for another release. ``document``: croissant.json
+    as read (``_read_croissant``)."""
     dataset, version, licence = manifest["dataset"], manifest["version"], manifest.get("license")
     problems = []
     if VERSION_FOLDER.fullmatch(folder.name) and folder.name != f"v{version}":
         problems.append(f"manifest.json: version {version} in folder {folder.name}; a version lives in v{version}/")
-    try:
-        document = parse_json((folder / "croissant.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        document = None  # named by _verify_croissant
     if isinstance(document, dict):
         said = {
             "version": document.get("version"),
@@ -142,16 +140,23 @@ def _through_link(folder: Path, rel: str) -> bool:
     return any((folder.joinpath(*parts[: n + 1])).is_symlink() for n in range(len(parts)))
 
 
-def _verify_croissant(folder: Path) -> list[str]:
+def _read_croissant(folder: Path) -> tuple[object, list[str]]:
+    """croissant.json parsed (None when it cannot be), and what makes it unreadable."""
     path = folder / "croissant.json"
     if not path.is_file():
-        return ["croissant.json: missing"]
+        return None, ["croissant.json: missing"]
     try:
-        document = parse_json(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8")), []
     except UnicodeDecodeError as exc:
-        return [f"croissant.json: not valid JSON ({exc})"]
+        return None, [f"croissant.json: not valid JSON ({exc})"]
     except ValueError as exc:
-        return [f"croissant.json: {exc}"]
+        return None, [f"croissant.json: {exc}"]
+
+
+def _verify_croissant(folder: Path, document: object) -> list[str]:
+    """The files croissant.json declares lie inside the release and have the sha256 it says."""
+    if document is None:
+        return []  # named by _read_croissant
     problems = []
     items = document.get("distribution", []) if isinstance(document, dict) else None
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
