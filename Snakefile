@@ -1,5 +1,10 @@
 # regionbench: raw SAIAPR-layout images and masks -> a versioned benchmark release.
-from snakemake.utils import min_version, validate
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version
+
+from regionbench import config as build_config
 
 min_version("9.0")
 
@@ -7,7 +12,13 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "schemas/config.schema.yaml")
+# The validation regionbench build runs too: one line per problem, every schema default filled in.
+try:
+    build_config.validate(
+        config, Path(workflow.basedir, "schemas", "config.schema.yaml")
+    )
+except build_config.ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
 
 
 include: "rules/common.smk"

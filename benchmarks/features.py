@@ -26,7 +26,7 @@ from skimage.measure import regionprops
 
 from regionbench import allocator, features, kernels, relations, synth
 from regionbench.io.matlab import read_mat
-from regionbench.io.saiapr.synthetic import write_folder
+from regionbench.synthetic.saiapr import write_folder
 
 
 def sample(cache: Path, n_images: int) -> list[tuple[Path, list[Path]]]:

@@ -42,7 +42,7 @@ import numpy as np
 
 from regionbench import features, synth
 from regionbench.io.matlab import read_mat
-from regionbench.io.saiapr.synthetic import write_collection
+from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")

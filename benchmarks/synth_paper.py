@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from regionbench import synth
-from regionbench.io.saiapr.synthetic import write_collection
+from regionbench.synthetic.saiapr import write_collection
 
 
 def main() -> None:

@@ -3,10 +3,11 @@ import json
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from types import SimpleNamespace as Wildcards
 
 from regionbench import config as build_config
 from regionbench import release, synth, vocabulary
-from regionbench.io import coco, imageclef, saiapr
+from regionbench.io import imageclef, layouts
 from regionbench.io.shards import IngestError, trees_state
 from regionbench.provenance import code_version
 from regionbench.subsets import SUBSET_SIZES
@@ -23,150 +24,53 @@ DERIVED_VOCABULARY = (
 RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
 
 
-class GeneratedRaw:
-    """The synthetic collection that the synth rule writes (no raw_dir configured)."""
+class RawTree:
+    """The raw tree: where it is, its layout (``regionbench.io.layouts``), and whether the synth
+    rule generates it (no raw_dir configured); every question the rules ask of it."""
 
-    generated = True
-    layout = "saiapr"
-
-    def __init__(self, root):
-        self.root = root
+    def __init__(self, root, layout, generated):
+        self.root, self.layout, self.generated = root, layout, generated
 
     def shards(self):
-        return synth.folders(config["synth"]["profile"])
-
-    def shard_size(self):
-        return None  # a SAIAPR shard is a folder
-
-    def inputs(self, wildcards):
-        return [self.root]  # the synth rule's output stands for the whole tree
-
-    def state(self, wildcards):
-        return "generated"
-
-    def official_features(self, wildcards):
-        return [self.root]
-
-    def has_official_features(self):
-        return True
-
-    def official_relations(self, wildcards):
-        return [self.root]
-
-    def has_official_relations(self):
-        return True
-
-    def several_annotators(self):
-        return False
-
-
-class RealRaw:
-    """A SAIAPR TC-12 tree on disk (raw_dir)."""
-
-    generated = False
-    layout = "saiapr"
-
-    def __init__(self, root):
-        self.root = root
-
-    def shard_size(self):
-        return None  # a SAIAPR shard is a folder
-
-    def shards(self):
-        """Folder shards (00, 01, ...), known before anything runs."""
-        return sorted(
-            p.name for p in Path(self.root).iterdir() if p.is_dir() and p.name.isdigit()
-        )
-
-    def inputs(self, wildcards):
-        """The word list; the shard's own files are tracked by ``state``."""
-        return [f"{self.root}/wlist.txt"]
-
-    def state(self, wildcards):
-        """The shard's path, size and mtime fingerprint: any change to its files reruns it, and so
-        does an image added or removed in another folder (it may share an id with this one).
-        """
-        if not hasattr(self, "_names"):
-            self._names = saiapr.image_names_state(self.root)
-        return f"{saiapr.folder_state(self.root, wildcards.shard)}:{self._names}"
-
-    def official_features(self, wildcards):
-        return [str(p) for p in sorted(Path(self.root).glob("*/features.txt"))]
-
-    def has_official_features(self):
-        return any(Path(self.root).glob("*/features.txt"))
-
-    def official_relations(self, wildcards):
-        return [
-            str(p) for p in sorted(Path(self.root).glob(f"*/{saiapr.SPATIAL_FOLDER}"))
-        ]
-
-    def has_official_relations(self):
-        return any(Path(self.root).glob(f"*/{saiapr.SPATIAL_FOLDER}"))
-
-    def several_annotators(self):
-        return False  # one annotation per region in the SAIAPR layout
-
-
-class GeneratedCoco(GeneratedRaw):
-    """The synthetic several-annotator collection in the COCO layout (synth.layout: coco)."""
-
-    layout = "coco"
-
-    def shard_size(self):
-        images = synth.get_profile(config["synth"]["profile"]).n_images
-        return SHARD_SIZE or coco.default_shard_size(images)
-
-    def shards(self):
-        images = synth.get_profile(config["synth"]["profile"]).n_images
-        return [f"{k:02d}" for k in range(-(-images // self.shard_size()))]
-
-    def official_features(self, wildcards):
-        return []
-
-    def has_official_features(self):
-        return False
-
-    def has_official_relations(self):
-        return False
-
-    def several_annotators(self):
-        return SYNTH_ANNOTATORS > 1
-
-
-class RealCoco(RealRaw):
-    """Annotation-tool exports on disk: images/ and annotations/<annotator>.json."""
-
-    layout = "coco"
-
-    def shards(self):
-        # Counting reads every annotation file: once per parse, not once per rule that asks.
+        """The shard names, planned once per invocation (a generated tree's from its profile)."""
         if not hasattr(self, "_shards"):
-            self._size, count = coco.shard_plan(self.root, SHARD_SIZE)
-            self._shards = [f"{k:02d}" for k in range(count)]
+            if self.generated:
+                profile = synth.get_profile(config["synth"]["profile"])
+                self._shards = self.layout.planned_shards(
+                    profile.n_images, profile.folders, SHARD_SIZE
+                )
+            else:
+                self._shards = self.layout.shards(Path(self.root), SHARD_SIZE)
         return self._shards
 
-    def shard_size(self):
-        self.shards()
-        return self._size
-
     def inputs(self, wildcards):
-        return [str(p) for p in coco.annotators(self.root).values()]
+        # A generated tree is the synth rule's output, which stands for all its files.
+        return [self.root] if self.generated else self.layout.inputs(Path(self.root))
 
     def state(self, wildcards):
-        return coco.tree_state(self.root)
+        """The shard's fingerprint: any change to a file it reads reruns it."""
+        if self.generated:
+            return "generated"
+        if not hasattr(self, "_states"):
+            self._states = self.layout.shard_states(Path(self.root), self.shards())
+        return self._states[wildcards.shard]
 
-    def official_features(self, wildcards):
-        return []
+    def tree_state(self):
+        """The fingerprint of the whole tree: every shard's."""
+        return ":".join(self.state(Wildcards(shard)) for shard in self.shards())
 
-    def has_official_features(self):
-        return False
-
-    def has_official_relations(self):
-        return False
+    def official(self, kind):
+        """The tree's files of published ``features`` or ``relations`` (a generated tree: the
+        tree itself, when its layout writes them)."""
+        if self.generated:
+            return [self.root] if kind in self.layout.official_measures else []
+        found = getattr(self.layout, f"official_{kind}")(Path(self.root))
+        return found
 
     def several_annotators(self):
-        return len(coco.annotators(self.root)) > 1
+        if self.generated:
+            return self.layout.synthetic_annotators(SYNTH_ANNOTATORS) > 1
+        return len(self.layout.annotators(Path(self.root))) > 1
 
 
 def raw_tree():
@@ -174,33 +78,37 @@ def raw_tree():
     try:
         build_config.check_raw_dir(config)
         build_config.check_vocabulary_dir(config)
-    except build_config.ConfigError as exc:
+        if not config["raw_dir"]:
+            return RawTree(
+                f"resources/raw/{DATASET}",
+                layouts.get(config["synth"]["layout"]),
+                generated=True,
+            )
+        layout = config["layout"]
+        return RawTree(
+            config["raw_dir"],
+            layouts.get(layout) if layout else layouts.detect(config["raw_dir"]),
+            generated=False,
+        )
+    except (build_config.ConfigError, IngestError) as exc:
         raise WorkflowError(str(exc)) from None
-    if not config["raw_dir"]:
-        root = f"resources/raw/{DATASET}"
-        coco_layout = config["synth"].get("layout", "saiapr") == "coco"
-        return GeneratedCoco(root) if coco_layout else GeneratedRaw(root)
-    try:
-        layout = config.get("layout") or coco.detect_layout(config["raw_dir"])
-    except IngestError as exc:
-        raise WorkflowError(str(exc)) from None
-    return (
-        RealCoco(config["raw_dir"]) if layout == "coco" else RealRaw(config["raw_dir"])
-    )
 
 
-SHARD_SIZE = config["ingest"].get(
-    "shard_size"
-)  # COCO; None: io.coco.default_shard_size
-SYNTH_ANNOTATORS = config["synth"].get(
-    "annotators", 3
-)  # of a generated COCO collection
+SHARD_SIZE = config["ingest"]["shard_size"]  # None: the layout's default
+SYNTH_ANNOTATORS = config["synth"]["annotators"]  # of a generated collection
 RAW = raw_tree()
-# The vocabulary folder: the config's; else a COCO tree's own categories (rule categories); else
-# the library's SAIAPR vocabulary, which the generated collections are drawn from.
-VOCABULARY = config.get("vocabulary_dir") or (
+INGEST_SETTINGS = {
+    "ingest": config["ingest"],
+    "category_map": config["category_map"],
+    "relations": config["relations"],
+    "agreement": config["agreement"],
+}
+# The vocabulary folder: the config's; else a real tree's own categories when its layout
+# names them (rule categories); else the library's SAIAPR vocabulary, which the generated
+# collections are drawn from.
+VOCABULARY = config["vocabulary_dir"] or (
     DERIVED_VOCABULARY
-    if RAW.layout == "coco" and not RAW.generated
+    if RAW.layout.names_categories and not RAW.generated
     else str(vocabulary.DEFAULT_DIR)
 )
 
@@ -270,8 +178,8 @@ def all_outputs(wildcards=None):
         f"{RESULTS}/branch_stats.parquet",
         f"{RESULTS}/relation_stats.parquet",
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
-        *([f"{RESULTS}/features_parity.json"] if RAW.has_official_features() else []),
-        *([f"{RESULTS}/relations_parity.json"] if RAW.has_official_relations() else []),
+        *([f"{RESULTS}/features_parity.json"] if RAW.official("features") else []),
+        *([f"{RESULTS}/relations_parity.json"] if RAW.official("relations") else []),
         *([f"{RESULTS}/classifiers.parquet"] if classifying() else []),
         f"{RESULTS}/release.json",
     ]
@@ -327,9 +235,9 @@ def release_results(wildcards=None):
     }
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
     files["image_labels.json"] = f"{RESULTS}/image_labels.json"
-    if RAW.has_official_features():
+    if RAW.official("features"):
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"
-    if RAW.has_official_relations():
+    if RAW.official("relations"):
         files["relations_parity.json"] = f"{RESULTS}/relations_parity.json"
     if RAW.several_annotators():
         files |= {

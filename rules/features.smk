@@ -28,7 +28,7 @@ rule features_parity:
         ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
-        raw=RAW.official_features,
+        raw=lambda wildcards: RAW.official("features"),
     output:
         f"{RESULTS}/features_parity.json",
     log:
@@ -40,6 +40,7 @@ rule features_parity:
         runtime=10,
     params:
         code=CODE,
+        layout=RAW.layout.name,
     script:
         "../scripts/features_parity.py"
 
@@ -48,7 +49,7 @@ rule relations_parity:
     input:
         ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
-        raw=RAW.official_relations,
+        raw=lambda wildcards: RAW.official("relations"),
     output:
         f"{RESULTS}/relations_parity.json",
     log:
@@ -61,5 +62,6 @@ rule relations_parity:
     params:
         code=CODE,
         root=RAW.root,
+        layout=RAW.layout.name,
     script:
         "../scripts/relations_parity.py"

@@ -26,15 +26,8 @@ rule ingest:
         code=CODE,
         state=RAW.state,
         root=RAW.root,
-        layout=RAW.layout,
-        shard_size=RAW.shard_size(),
-        category_map=config.get("category_map", {}),
-        min_iou=config.get("agreement", {}).get("min_iou", 0.5),
-        consensus=config.get("agreement", {}).get("consensus", "majority"),
-        strict=config["ingest"]["strict"],
-        max_image_pixels=config["ingest"]["max_image_pixels"],
-        tau=config["relations"]["tau"],
-        adjacency_px=config["relations"]["adjacency_px"],
+        layout=RAW.layout.name,
+        settings=INGEST_SETTINGS,
     script:
         "../scripts/ingest.py"
 
@@ -55,7 +48,6 @@ rule ingest_report:
         runtime=5,
     params:
         code=CODE,
-        layout=RAW.layout,
         rejects=f"{RESULTS}/ingest/*/rejects.parquet",
     script:
         "../scripts/ingest_report.py"

@@ -33,7 +33,7 @@ rule release:
         dataset=DATASET,
         root=RAW.root,
         synthetic=RAW.generated,
-        layout=RAW.layout,
+        layout=RAW.layout.name,
         version=config["release"]["version"],
         license=config["release"]["license"],
         date=config["release"]["date"],

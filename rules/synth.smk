@@ -23,9 +23,9 @@ if RAW.generated:
             profile=config["synth"]["profile"],
             seed=config["synth"]["seed"],
             quirks=config["synth"]["quirks"],
-            layout=RAW.layout,
+            layout=RAW.layout.name,
             annotators=SYNTH_ANNOTATORS,
-            disagreement=config["synth"].get("disagreement", 0.3),
+            disagreement=config["synth"]["disagreement"],
             vocabulary=lambda wildcards, input: str(Path(input.hierarchy).parent),
         script:
             "../scripts/synth.py"

@@ -1,7 +1,7 @@
 # Candidate lists + captions + annotations -> the vocabulary with stable ids, and branch statistics.
 
 
-# A COCO tree without vocabulary_dir: the vocabulary folder built from its categories.
+# A real tree whose layout names categories, without vocabulary_dir: the vocabulary from them.
 rule categories:
     input:
         RAW.inputs,
@@ -23,7 +23,8 @@ rule categories:
     params:
         code=CODE,
         root=RAW.root,
-        state=RAW.state,
+        layout=RAW.layout.name,
+        state=lambda wildcards: RAW.tree_state(),
         out=lambda wildcards, output: str(Path(output[0]).parent),
     script:
         "../scripts/categories.py"

@@ -1,12 +1,13 @@
-"""Rule categories: a COCO tree's categories -> a vocabulary folder (hierarchy, ids, lists)."""
+"""Rule categories: the categories a raw tree's files name -> a vocabulary folder (hierarchy, ids, lists)."""
 
-from regionbench.io.coco.categories import write_vocabulary
+from regionbench import vocabulary
 from regionbench.io.shards import IngestError
 from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
+params = snakemake.params
 try:
-    counts = write_vocabulary(snakemake.params.root, snakemake.params.out)
+    counts = vocabulary.derive(params.layout, params.root, params.out)
 except IngestError as exc:
     fail(f"categories: {exc}")
 log.info("%(labels)d labels under %(supercategories)d supercategories, %(renamed)d names renamed", counts)

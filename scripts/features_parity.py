@@ -5,11 +5,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import tables
-from regionbench.io.saiapr import features_parity, read_official_features
+from regionbench.io import layouts
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
-official = read_official_features(snakemake.input.raw)
+layout = layouts.get(snakemake.params.layout)
+official = layout.read_official_features(snakemake.input.raw)
 computed = tables.concat([tables.read_parquet(p) for p in snakemake.input.features])
 # A region without a mask (a folder released by labels only) carries the official values: no
 # parity. Its area is null exactly when its mask is (io.shards.region_row), and far cheaper to read.
@@ -20,7 +21,7 @@ left_out = set(zip(*(unmasked[c].to_pylist() for c in ("image_id", "region_id"))
 ours = computed.join(masked, tables.REGION_KEY, join_type="inner").sort_by(
     [(k, "ascending") for k in tables.REGION_KEY]
 )
-report = features_parity({k: v for k, v in official.items() if k not in left_out}, ours)
+report = layout.features_parity({k: v for k, v in official.items() if k not in left_out}, ours)
 report["rows_without_mask"] = unmasked.num_rows
 tables.write_json(snakemake.output[0], report)
 excess = {k: v["excess"] for k, v in report["columns"].items() if v["excess"]}

@@ -5,13 +5,12 @@ import json
 from pathlib import Path
 
 from regionbench import tables
-from regionbench.io import coco, saiapr
+from regionbench.ingest import merge_reports
 from regionbench.io.shards import nothing_accepted, same_bytes
 from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
-merge = coco.merge_reports if snakemake.params.layout == "coco" else saiapr.merge_reports
-report = merge([json.loads(Path(p).read_text()) for p in snakemake.input.reports])
+report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input.reports])
 rejects = (tables.read_parquet(p).select(["reason"]) for p in snakemake.input.rejects)
 if message := nothing_accepted(report, rejects, snakemake.params.rejects):
     fail(message)

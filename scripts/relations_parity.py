@@ -1,11 +1,11 @@
 """Rule relations_parity: computed spatial relations against the official spatial_rels files."""
 
 from regionbench import relations, tables
-from regionbench.io.saiapr import read_spatial_relations
+from regionbench.io import layouts
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
-official, problems = read_spatial_relations(snakemake.params.root)
+official, problems = layouts.get(snakemake.params.layout).read_official_relations(snakemake.params.root)
 computed = tables.concat([tables.read_parquet(p) for p in snakemake.input.relations])
 report = relations.parity(official, computed) | {"files_not_used": problems}
 tables.write_json(snakemake.output[0], report)

@@ -1,29 +1,12 @@
-"""Rule synth: write the synthetic collection (SAIAPR TC-12 or COCO layout)."""
+"""Rule synth: write the synthetic collection in the configured layout."""
 
-from regionbench.io.coco import synthetic as coco_synthetic
-from regionbench.io.saiapr import synthetic as saiapr_synthetic
+from regionbench import synthetic
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
-if params.layout == "coco":
-    written = coco_synthetic.write_collection(
-        snakemake.output[0],
-        params.profile,
-        seed=params.seed,
-        annotators=params.annotators,
-        disagreement=params.disagreement,
-        workers=snakemake.threads,
-        vocabulary=params.vocabulary,
-    )
-else:
-    written = saiapr_synthetic.write_collection(
-        snakemake.output[0],
-        params.profile,
-        seed=params.seed,
-        quirks=params.quirks,
-        workers=snakemake.threads,
-        vocabulary=params.vocabulary,
-    )
-for part, regions in written:
+options = synthetic.Options(
+    params.seed, params.quirks, params.annotators, params.disagreement, params.vocabulary, snakemake.threads
+)
+for part, regions in synthetic.generate(params.layout, snakemake.output[0], params.profile, options):
     log.info("%s: %d regions written", part, regions)

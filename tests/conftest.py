@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from regionbench import synth
-from regionbench.io.saiapr.synthetic import write_collection
+from regionbench.ingest import ingest_shard
 from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
+from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -81,7 +82,7 @@ def one_category_tree(root: Path, disagreement: float = 0.3, categories: bool = 
     Without ``categories`` the files have no categories and the annotations no category_id."""
     import json
 
-    from regionbench.io.coco.synthetic import write_collection as write_coco
+    from regionbench.synthetic.coco import write_collection as write_coco
 
     for _ in write_coco(root, "tiny", annotators=3, disagreement=disagreement, workers=1):
         pass
@@ -125,11 +126,10 @@ def tiny_copy(tiny_raw: Path, tmp_path: Path) -> Path:
 def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Ingest tables of the demo collection (features and relations included), one folder each."""
     from regionbench import tables
-    from regionbench.io.saiapr import ingest_folder
 
     out = tmp_path_factory.mktemp("ingest")
     for folder in synth.folders("demo"):
-        shard = ingest_folder(demo_quirks, folder)
+        shard = ingest_shard(demo_quirks, folder)
         for name in ("images", "regions", "rejects", "features", "relations", "coverage"):
             tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
     return out

@@ -16,14 +16,15 @@ from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kap
 
 from regionbench import agreement
 from regionbench.hierarchy import Hierarchy
-from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.categories import write_vocabulary
-from regionbench.io.coco.synthetic import write_collection
+from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.synth import load_hierarchy
-from regionbench.vocabulary import DEFAULT_DIR, Registry
+from regionbench.synthetic.coco import write_collection
+from regionbench.vocabulary import DEFAULT_DIR, Registry, derive
 
 HIERARCHY = load_hierarchy()
 CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
+
+WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def brute_force(iou: np.ndarray) -> float:
@@ -159,7 +160,7 @@ def test_identical_annotators_agree_perfectly() -> None:
 
 
 def _measures(root: Path) -> dict[str, float]:
-    shard = ingest_shard(root, 0, CODES)
+    shard = ingest_shard(root, "00", CODES, settings=IngestSettings(shard_size=WHOLE))
     rows, units, _, _ = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, HIERARCHY, CODES)
     per_pair = {
         k: float(np.mean(rows.column(k).to_numpy()))
@@ -234,10 +235,10 @@ def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
     """Every segment under one category, as in the Berkeley benchmarks: the label measures are
     trivial, the label-free ones carry the agreement and rank the worst images."""
     root = one_category_tree(tmp_path / "coco", disagreement=0.4)
-    write_vocabulary(root, tmp_path / "vocabulary")  # the collection's own one-label vocabulary
+    derive("coco", root, tmp_path / "vocabulary")  # the collection's own one-label vocabulary
     codes = Registry.read(tmp_path / "vocabulary/label_ids.tsv").ids()
     tree = Hierarchy.from_yaml(tmp_path / "vocabulary/hierarchy.yaml")
-    shard = ingest_shard(root, 0, codes, hierarchy=tree)
+    shard = ingest_shard(root, "00", codes, hierarchy=tree, settings=IngestSettings(shard_size=WHOLE))
     rows, units, names, labels = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, tree, codes)
     report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
     assert report["labelled"] is False and report["exact_label"] == 1.0

@@ -13,7 +13,7 @@ from regionbench.config import ConfigError, load, merge, validate
 def test_synth_command_writes_a_collection(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert cli.main(["synth", "--profile", "tiny", "--out", str(tmp_path / "raw"), "--workers", "1"]) == 0
     out = capsys.readouterr().out
-    assert "[2/2] folder 01" in out and "done: 110 regions" in out
+    assert "in the saiapr layout" in out and "01: 54 regions" in out and "done: 110 regions" in out
     assert (tmp_path / "raw" / "wlist.txt").is_file()
 
 

@@ -18,13 +18,17 @@ from pycocotools import mask as coco_mask
 
 from regionbench import geometry
 from regionbench.hierarchy import Hierarchy
-from regionbench.io.coco import detect_layout, image_id_of, ingest_shard
+from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.io import layouts
+from regionbench.io.coco import image_id_of
 from regionbench.io.coco.ingest import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
-from regionbench.io.coco.synthetic import uncompressed_rle
 from regionbench.io.shards import IngestError, Shard
+from regionbench.synthetic.coco import uncompressed_rle
 
 H, W = 30, 40
 WORDS = {"sky": 2, "man": 3, "grass": 5}
+
+WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def rect(x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
@@ -102,12 +106,12 @@ def reconciles(shard: Shard) -> None:
 
 def test_layout_is_detected(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
-    assert detect_layout(root) == "coco"
+    assert layouts.detect(root).name == "coco"
     (tmp_path / "saiapr").mkdir()
     (tmp_path / "saiapr" / "wlist.txt").write_text("1\tn.a.\n")
-    assert detect_layout(tmp_path / "saiapr") == "saiapr"
-    with pytest.raises(IngestError, match="neither a COCO tree"):
-        detect_layout(tmp_path / "nothing")
+    assert layouts.detect(tmp_path / "saiapr").name == "saiapr"
+    with pytest.raises(IngestError, match="neither a coco tree"):
+        layouts.detect(tmp_path / "nothing")
 
 
 def test_image_ids_come_from_file_names() -> None:
@@ -117,7 +121,9 @@ def test_image_ids_come_from_file_names() -> None:
 
 
 def test_every_kind_of_segmentation_decodes_exactly(tmp_path: Path) -> None:
-    shard = ingest_shard(write_tree(tmp_path / "coco", alice_file(), bob_file()), 0, WORDS)
+    shard = ingest_shard(
+        write_tree(tmp_path / "coco", alice_file(), bob_file()), "00", WORDS, settings=IngestSettings(shard_size=WHOLE)
+    )
     reconciles(shard)
     assert shard.rejects.num_rows == 0
     assert shard.report["annotators"] == {
@@ -218,7 +224,7 @@ def _damage(data: dict, change: str) -> dict:
 )
 def test_bad_items_are_rejected_with_their_reason(tmp_path: Path, change: str, reason: str) -> None:
     root = write_tree(tmp_path / "coco", _damage(alice_file(), change), bob_file())
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     reconciles(shard)
     reasons = shard.rejects.column("reason").to_pylist()
     assert any(reason in r for r in reasons), reasons
@@ -227,7 +233,7 @@ def test_bad_items_are_rejected_with_their_reason(tmp_path: Path, change: str, r
     entries = shard.report["image_entries"]["alice"]
     assert entries["seen"] == entries["accepted"] + entries["rejected"]
     with pytest.raises(IngestError) as failed:
-        ingest_shard(root, 0, WORDS, strict=True)
+        ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE, strict=True))
     assert reason in str(failed.value) and len(str(failed.value).splitlines()) == shard.rejects.num_rows
 
 
@@ -237,7 +243,9 @@ BOW_TIE = [[2.0, 2.0, 12.0, 12.0, 12.0, 2.0, 2.0, 12.0]]
 def test_a_self_intersecting_polygon_is_taken_as_pycocotools_draws_it(tmp_path: Path) -> None:
     data = alice_file()
     data["annotations"][0]["segmentation"] = BOW_TIE
-    shard = ingest_shard(write_tree(tmp_path / "coco", data, bob_file()), 0, WORDS)
+    shard = ingest_shard(
+        write_tree(tmp_path / "coco", data, bob_file()), "00", WORDS, settings=IngestSettings(shard_size=WHOLE)
+    )
     reconciles(shard)
     assert shard.rejects.num_rows == 0 and shard.report["quirks"] == {"self_intersecting_polygons": 1}
     drawn = coco_mask.decode(coco_mask.merge(coco_mask.frPyObjects(BOW_TIE, H, W))).astype(bool)
@@ -258,7 +266,12 @@ def test_any_polygon_inside_the_image_is_drawn_as_pycocotools_draws_it(tmp_path_
     polygon = [[float(v) for p in points for v in p]]
     data = alice_file()
     data["annotations"][0]["segmentation"] = polygon
-    shard = ingest_shard(write_tree(tmp_path_factory.mktemp("coco"), data, bob_file()), 0, WORDS)
+    shard = ingest_shard(
+        write_tree(tmp_path_factory.mktemp("coco"), data, bob_file()),
+        "00",
+        WORDS,
+        settings=IngestSettings(shard_size=WHOLE),
+    )
     reconciles(shard)
     drawn = coco_mask.decode(coco_mask.merge(coco_mask.frPyObjects(polygon, H, W))).astype(bool)
     found = [r for r in shard.regions.to_pylist() if (r["image_id"], r["annotator"]) == (25, "alice")]
@@ -271,7 +284,7 @@ def test_any_polygon_inside_the_image_is_drawn_as_pycocotools_draws_it(tmp_path_
 def test_missing_image_file_rejects_the_image_and_its_regions(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "images" / "beach.png").unlink()
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     reconciles(shard)
     reasons = shard.rejects.column("reason").to_pylist()
     assert reasons.count("its image was rejected or is missing") == 4  # alice 3, bob 1
@@ -282,11 +295,16 @@ def test_category_map_and_shards(tmp_path: Path) -> None:
     data = alice_file()
     data["categories"][1]["name"] = "person"
     root = write_tree(tmp_path / "coco", data, bob_file())
-    mapped = ingest_shard(root, 0, WORDS, category_map={"person": "man"})
+    mapped = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE, category_map={"person": "man"}))
     assert "man" in mapped.regions.column("label").to_pylist() and mapped.rejects.num_rows == 0
-    unmapped = ingest_shard(root, 0, WORDS).rejects.column("reason").to_pylist()
+    unmapped = (
+        ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE)).rejects.column("reason").to_pylist()
+    )
     assert unmapped == ["category 'person' is not a vocabulary label; map it under category_map"]
-    parts = [ingest_shard(root, k, WORDS, category_map={"person": "man"}, shard_size=2) for k in range(2)]
+    parts = [
+        ingest_shard(root, f"{k:02d}", WORDS, settings=IngestSettings(category_map={"person": "man"}, shard_size=2))
+        for k in range(2)
+    ]
     assert sum(p.images.num_rows for p in parts) == 3
     assert sum(p.regions.num_rows for p in parts) == mapped.regions.num_rows
 
@@ -295,7 +313,7 @@ def test_not_a_coco_file_is_one_line(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "annotations" / "bob.json").write_text("{not json")
     with pytest.raises(IngestError) as failed:
-        ingest_shard(root, 0, WORDS)
+        ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     assert "bob.json: not valid JSON" in str(failed.value) and "\n" not in str(failed.value)
 
 
@@ -312,7 +330,7 @@ def test_any_mask_round_trips_through_both_rle_forms(
         {"id": 2, "image_id": 1, "category_id": 1, "segmentation": uncompressed(mask)},
     ]
     root = write_tree(tmp_path_factory.mktemp("rle") / "coco", data, bob_file())
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     got = [geometry.from_rle(r["mask"]) for r in shard.regions.to_pylist() if r["annotator"] == "alice"]
     assert len(got) == 2 and all((m == mask).all() for m in got)
 
@@ -342,7 +360,7 @@ def test_iscrowd_is_kept_or_rejected_with_its_reason(tmp_path_factory, crowd) ->
     tree = {"root": "entity", "nodes": [{"name": n, "parent": "entity"} for n in WORDS]}
     (root / "hierarchy.yaml").write_text(yaml.safe_dump(tree))
     hierarchy = Hierarchy.from_yaml(root / "hierarchy.yaml")
-    shard = ingest_shard(root, 0, WORDS, hierarchy=hierarchy)
+    shard = ingest_shard(root, "00", WORDS, hierarchy=hierarchy, settings=IngestSettings(shard_size=WHOLE))
     reconciles(shard)
     rows = {(r["image_id"], r["annotator"], r["region_id"]): r for r in shard.regions.to_pylist()}
     kept = not isinstance(crowd, float | str) and crowd in (0, 1)
@@ -385,7 +403,7 @@ def test_any_value_anywhere_is_accepted_or_rejected_never_a_traceback(tmp_path_f
             entries[n % len(entries)][field] = value
     root = write_tree(tmp_path_factory.mktemp("coco"), data, bob_file())
     try:
-        shards = [ingest_shard(root, k, WORDS, shard_size=2) for k in (0, 1)]
+        shards = [ingest_shard(root, f"{k:02d}", WORDS, settings=IngestSettings(shard_size=2)) for k in (0, 1)]
     except IngestError as exc:
         assert "\n" not in str(exc)
         return
@@ -400,15 +418,15 @@ def test_any_value_anywhere_is_accepted_or_rejected_never_a_traceback(tmp_path_f
 def test_instance_files_in_any_case_byte_copies_and_clashes(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "annotations" / "bob.json").rename(root / "annotations" / "bob.JSON")
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     assert sorted(shard.report["annotators"]) == ["alice", "bob"]  # .JSON is an annotator's file
     (root / "annotations" / "bob.json").write_text(json.dumps(bob_file()) + " ")
     with pytest.raises(IngestError, match=r"name one annotator 'bob'; keep one"):
-        ingest_shard(root, 0, WORDS)
+        ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     (root / "annotations" / "bob.json").unlink()
     (root / "annotations" / "carol.json").write_bytes((root / "annotations" / "alice.json").read_bytes())
     with pytest.raises(IngestError, match=r"carol\.json: a byte copy of alice\.json; an annotator counts once"):
-        ingest_shard(root, 0, WORDS)
+        ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
 
 
 @pytest.mark.parametrize(
@@ -428,7 +446,7 @@ def test_image_files_follow_one_format_rule(tmp_path: Path, name: str, save, rea
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "images" / name).parent.mkdir(parents=True, exist_ok=True)
     save(root / "images" / name)
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     reconciles(shard)
     rejected = {r["key"]: r["reason"] for r in shard.rejects.to_pylist() if r["item"] == "image"}
     if reason is None:  # a file in a subfolder is an image, named by its path below images/
@@ -447,7 +465,7 @@ def test_a_category_name_that_is_not_text_is_named(tmp_path: Path, name: object)
     data = alice_file()
     data["categories"][0]["name"] = name
     root = write_tree(tmp_path / "coco", data, bob_file())
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     reconciles(shard)
     assert "category 1 has no name (or one that is not text); name the category" in shard.rejects["reason"].to_pylist()
     with pytest.raises(IngestError, match="has no letter or digit; rename the category"):

@@ -10,11 +10,13 @@ import pytest
 from conftest import file_digests
 
 from regionbench import cli, geometry
-from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.synthetic import write_collection
+from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.synthetic.coco import write_collection
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 
 WORDS = {label: i for i, label, _ in Registry.read(DEFAULT_DIR / "label_ids.tsv").rows}
+
+WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def generate(out: Path, disagreement: float, annotators: int = 3) -> Path:
@@ -85,7 +87,7 @@ def test_labels_drift_along_the_hierarchy(levels: dict[float, Path]) -> None:
 
 
 def test_collections_ingest_whole_and_are_deterministic(levels: dict[float, Path], tmp_path: Path) -> None:
-    shard = ingest_shard(levels[0.3], 0, WORDS)
+    shard = ingest_shard(levels[0.3], "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     assert shard.rejects.num_rows == 0 and shard.images.num_rows == 24
     assert sorted(shard.report["annotators"]) == ["annotator-1", "annotator-2", "annotator-3"]
     assert file_digests(generate(tmp_path / "again", 0.3)) == file_digests(levels[0.3])

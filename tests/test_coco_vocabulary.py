@@ -11,9 +11,12 @@ from PIL import Image
 
 from regionbench import cli
 from regionbench.hierarchy import Hierarchy
-from regionbench.io.coco.categories import categories, write_vocabulary
-from regionbench.io.coco.synthetic import write_collection
-from regionbench.vocabulary import Registry
+from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.io.coco.categories import categories
+from regionbench.synthetic.coco import write_collection
+from regionbench.vocabulary import Registry, derive
+
+WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,7 @@ def coco_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_categories_become_the_hierarchy_with_stable_ids(coco_raw: Path, tmp_path: Path) -> None:
     out = tmp_path / "vocab"
-    counts = write_vocabulary(coco_raw, out)
+    counts = derive("coco", coco_raw, out)
     tree = Hierarchy.from_yaml(out / "hierarchy.yaml")
     for name, parent in categories(coco_raw).items():
         assert tree.parent(name) == (parent or "entity") or name in {
@@ -35,14 +38,14 @@ def test_categories_become_the_hierarchy_with_stable_ids(coco_raw: Path, tmp_pat
     ids = Registry.read(out / "label_ids.tsv").ids()
     assert set(ids) == set(tree.labels) and counts["new_ids"] == len(ids)
     before = (out / "label_ids.tsv").read_bytes()
-    assert write_vocabulary(coco_raw, out)["new_ids"] == 0 and (out / "label_ids.tsv").read_bytes() == before
+    assert derive("coco", coco_raw, out)["new_ids"] == 0 and (out / "label_ids.tsv").read_bytes() == before
     path = coco_raw / "annotations" / "annotator-1.json"
     data = json.loads(path.read_text())
     data["categories"].append({"id": 9999, "name": "unicycle", "supercategory": "vehicle"})
     grown = tmp_path / "grown"
     (grown / "annotations").mkdir(parents=True)
     (grown / "annotations" / "annotator-1.json").write_text(json.dumps(data))
-    assert write_vocabulary(grown, out)["new_ids"] >= 1
+    assert derive("coco", grown, out)["new_ids"] >= 1
     after = Registry.read(out / "label_ids.tsv").ids()
     assert {k: after[k] for k in ids} == ids and after["unicycle"] > max(ids.values())
 
@@ -69,7 +72,6 @@ def test_category_names_map_to_labels_by_one_rule(tmp_path: Path, capsys: pytest
     from test_coco import H, W, rect
 
     from regionbench import geometry
-    from regionbench.io.coco import ingest_shard
     from regionbench.io.coco.ingest import category_label
 
     root = tmp_path / "coco"
@@ -103,6 +105,8 @@ def test_category_names_map_to_labels_by_one_rule(tmp_path: Path, capsys: pytest
     ]  # fmt: skip
     tree = Hierarchy.from_yaml(vocab / "hierarchy.yaml")
     assert tree.parent("traffic-light") == "outdoor-things" and tree.parent("café-table") == "person"
-    shard = ingest_shard(root, 0, Registry.read(vocab / "label_ids.tsv").ids())
+    shard = ingest_shard(
+        root, "00", Registry.read(vocab / "label_ids.tsv").ids(), settings=IngestSettings(shard_size=WHOLE)
+    )
     assert shard.rejects.num_rows == 0
     assert sorted(shard.regions.column("label").to_pylist()) == sorted(category_label(n) for n in names)

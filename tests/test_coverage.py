@@ -19,8 +19,9 @@ from PIL import Image
 from sklearn.metrics import rand_score
 
 from regionbench import agreement, geometry
+from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.io import imageclef
-from regionbench.io.coco import image_id_of, ingest_shard
+from regionbench.io.coco import image_id_of
 from regionbench.synth import load_hierarchy
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 
@@ -29,6 +30,8 @@ CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
 LABELS = ("sky", "man", "grass")
 H, W = 10, 12
 Drawing = list[tuple[str, np.ndarray]]  # (label, mask) regions of one annotator on one image
+
+WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def random_regions(rng: np.random.Generator, most: int = 3) -> Drawing:
@@ -84,7 +87,7 @@ def covered_pairs(drawings: dict[str, dict[str, Drawing]], name: str) -> list[tu
 
 
 def summarise(root: Path) -> tuple[dict, object]:
-    shard = ingest_shard(root, 0, CODES, hierarchy=HIERARCHY)
+    shard = ingest_shard(root, "00", CODES, hierarchy=HIERARCHY, settings=IngestSettings(shard_size=WHOLE))
     rows, units, names, labels = agreement.shard_agreement(
         shard.images, shard.regions, shard.coverage, HIERARCHY, CODES
     )

@@ -9,6 +9,7 @@ import pytest
 
 from regionbench import features, tables
 from regionbench.features import FEATURE_NAMES
+from regionbench.ingest import ingest_shard
 from regionbench.io.saiapr import features_parity, num2str, num2str_tolerance, read_official_features
 
 
@@ -164,9 +165,8 @@ def test_convexity_invariant_on_demo(demo_quirks: Path, demo_ingest: Path) -> No
 
 
 def test_parity_with_generated_features_txt(tiny_raw: Path) -> None:
-    from regionbench.io.saiapr import ingest_folder
 
-    shard = ingest_folder(tiny_raw, "00")
+    shard = ingest_shard(tiny_raw, "00")
     computed = shard.features
     report = features_parity(read_official_features([tiny_raw]), computed)
     assert report["rows_compared"] == computed.num_rows and report["rows_only_computed"] == 0

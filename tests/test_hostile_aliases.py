@@ -19,9 +19,8 @@ from test_coco import WORDS, alice_file, bob_file, write_tree
 from test_hostile_raw import small_tree
 
 from regionbench import cli
+from regionbench.ingest import ingest_shard
 from regionbench.io import imageclef
-from regionbench.io.coco import ingest_shard
-from regionbench.io.saiapr import ingest_folder
 from regionbench.io.saiapr.writer import LayoutWriter
 from regionbench.io.shards import IngestError, same_bytes
 
@@ -50,12 +49,12 @@ def turned_jpeg(size: tuple[int, int]) -> bytes:
 def test_exif_orientation_is_reported_the_same_way_in_both_layouts(tmp_path: Path) -> None:
     saiapr = small_tree(tmp_path / "saiapr")
     (saiapr / "00/images/5.jpg").write_bytes(turned_jpeg((8, 6)))
-    shard = ingest_folder(saiapr, "00")
+    shard = ingest_shard(saiapr, "00")
     assert shard.report["quirks"]["exif_orientation_not_applied"] == 1
     assert shard.images.filter(pa.compute.equal(shard.images["image_id"], 5))["width"].to_pylist() == [8]
     coco = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (coco / "images/25.jpg").write_bytes(turned_jpeg((40, 30)))
-    assert ingest_shard(coco, 0, WORDS).report["quirks"]["exif_orientation_not_applied"] == 1
+    assert ingest_shard(coco, "00", WORDS).report["quirks"]["exif_orientation_not_applied"] == 1
 
 
 def test_a_mask_traced_twice_and_conflicting_ontology_rows(tmp_path: Path) -> None:
@@ -63,7 +62,7 @@ def test_a_mask_traced_twice_and_conflicting_ontology_rows(tmp_path: Path) -> No
     shutil.copy(tree / "00/segmentation_masks/5_1.mat", tree / "00/segmentation_masks/5_2.mat")
     with (tree / "00/ontology_path.txt").open("a", encoding="latin-1") as f:
         f.write("17\t1\tentity->->humans->man  \n")  # region 17/1 again, under another path
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     assert shard.report["quirks"]["identical_masks"] == 1
     reasons = [r["reason"] for r in shard.rejects.to_pylist() if r["item"] == "ontology-row"]
     assert len(reasons) == 2 and all("region 17/1 has rows with other paths" in r for r in reasons)
@@ -74,7 +73,7 @@ def test_a_mask_traced_twice_and_conflicting_ontology_rows(tmp_path: Path) -> No
 def test_a_caption_beside_the_wrong_folder_says_where_its_image_is(tmp_path: Path) -> None:
     tree = small_tree(tmp_path / "raw")
     LayoutWriter(tree).caption("00", 1002, {"title": "a caption filed under 00"})
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     reason = next(r["reason"] for r in shard.rejects.to_pylist() if r["item"] == "caption")
     assert reason == "caption of image 1002, which is 01/images/1002.jpg: move the caption to its folder's captions"
 
@@ -85,7 +84,7 @@ def test_files_linked_from_outside_the_tree_are_refused(tmp_path: Path) -> None:
     outside.write_text((coco / "annotations/bob.json").read_text().replace('"id": 1,', '"id": 5,'))
     os.symlink(outside, coco / "annotations/carol.json")
     with pytest.raises(IngestError, match=r"carol\.json: links outside the raw tree; copy the file in"):
-        ingest_shard(coco, 0, WORDS)
+        ingest_shard(coco, "00", WORDS)
     clef = tmp_path / "imageclef"
     imageclef.write_files(clef, {"a": {"1": {"sky"}}, "b": {"1": set()}, "c": {"1": {"sky"}}}, ["sky"], ["1"])
     moved = tmp_path / "elsewhere.txt"

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from regionbench import tables
-from regionbench.io.saiapr import LayoutError, ingest_folder
+from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.io.saiapr import LayoutError
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 from regionbench.io.shards import trees_state
 
@@ -59,7 +60,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def ingest_all(root: Path) -> dict[str, object]:
-    return {folder: ingest_folder(root, folder) for folder in IMAGES}
+    return {folder: ingest_shard(root, folder) for folder in IMAGES}
 
 
 def balanced(shard) -> None:
@@ -89,7 +90,7 @@ def test_the_small_tree_is_accepted_whole(tree: Path) -> None:
 )
 def test_two_files_of_one_key_are_both_rejected(tree: Path, original: str, alias: str, key: str) -> None:
     shutil.copy(tree / original, tree / alias)
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     balanced(shard)
     rejected = {r["source"]: r["reason"] for r in shard.rejects.to_pylist() if r["key"] == key}
     assert set(rejected) == {original, alias}, shard.rejects.to_pylist()
@@ -125,7 +126,7 @@ def test_the_same_image_in_two_folders_is_rejected_in_both(tree: Path) -> None:
 )
 def test_named_image_damage(tree: Path, damage: Callable[[Path], None], expected: str) -> None:
     damage(tree)
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     balanced(shard)
     assert any(expected in reason for reason in reasons_of(shard)), reasons_of(shard)
 
@@ -133,7 +134,7 @@ def test_named_image_damage(tree: Path, damage: Callable[[Path], None], expected
 def test_a_non_ascii_digit_in_labels_txt_is_a_rejected_row(tree: Path) -> None:
     path = tree / "00" / "labels.txt"
     path.write_bytes(path.read_bytes() + "5\t\u00b3\t2\n".encode("latin-1") + "17\t3\t\u0663\n".encode())
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     balanced(shard)
     rows = [r for r in shard.rejects.to_pylist() if r["item"] == "label-row"]
     assert [r["source"] for r in rows] == ["00/labels.txt:5", "00/labels.txt:6"]
@@ -143,7 +144,7 @@ def test_a_non_ascii_digit_in_labels_txt_is_a_rejected_row(tree: Path) -> None:
 def test_a_byte_order_mark_is_removed_and_reported(tree: Path) -> None:
     path = tree / "00" / "ontology_path.txt"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     assert shard.report["quirks"]["byte_order_marks_removed"] == 1
     assert shard.rejects.num_rows == 0 and shard.regions.column("ontology_path").null_count == 0
 
@@ -151,7 +152,7 @@ def test_a_byte_order_mark_is_removed_and_reported(tree: Path) -> None:
 def test_a_malformed_ontology_row_is_a_reject(tree: Path) -> None:
     path = tree / "00" / "ontology_path.txt"
     path.write_text(path.read_text() + "5\tx\tentity->->sky  \n")
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     assert [r["item"] for r in shard.rejects.to_pylist()] == ["ontology-row"]
     assert shard.report["ontology_rows_rejected"] == 1
 
@@ -161,7 +162,7 @@ def test_a_text_file_linked_from_outside_is_refused(tree: Path, tmp_path: Path) 
     shutil.move(tree / "00" / "labels.txt", outside)
     os.symlink(outside, tree / "00" / "labels.txt")
     with pytest.raises(LayoutError, match=r"^00/labels.txt: links outside the raw tree; copy the file in$"):
-        ingest_folder(tree, "00")
+        ingest_shard(tree, "00")
 
 
 NAMES = st.sampled_from(
@@ -221,7 +222,7 @@ def test_damaged_trees_lose_nothing(operations: list[tuple[str, str, str, bytes]
         accepted: list[int] = []
         trees_state(root, IMAGES)  # the workflow's fingerprint of the tree, whatever its names
         for folder in IMAGES:
-            shard = ingest_folder(root, folder)
+            shard = ingest_shard(root, folder)
             balanced(shard)
             tables.write_parquet(shard.rejects, Path(scratch) / f"{folder}.rejects.parquet")  # text Parquet takes
             for row in shard.rejects.to_pylist():
@@ -249,15 +250,13 @@ def test_named_mask_damage(tree: Path, variables: dict, expected: str) -> None:
     import scipy.io
 
     scipy.io.savemat(tree / "00/segmentation_masks/5_1.mat", variables)
-    shard = ingest_folder(tree, "00")
+    shard = ingest_shard(tree, "00")
     balanced(shard)
     assert any(expected in reason for reason in reasons_of(shard, "5/1")), reasons_of(shard)
 
 
 def test_the_same_image_id_from_two_coco_file_names_is_rejected(tmp_path: Path) -> None:
     import json
-
-    from regionbench.io.coco.ingest import ingest_shard
 
     root = tmp_path / "coco"
     (root / "images").mkdir(parents=True)
@@ -268,7 +267,7 @@ def test_the_same_image_id_from_two_coco_file_names_is_rejected(tmp_path: Path) 
     (root / "annotations" / "ann.json").write_text(
         json.dumps({"images": images, "annotations": [], "categories": [{"id": 1, "name": "sky"}]})
     )
-    shard = ingest_shard(root, 0, {"sky": 2})
+    shard = ingest_shard(root, "00", {"sky": 2}, settings=IngestSettings(shard_size=4))
     reasons = {r["key"]: r["reason"] for r in shard.rejects.to_pylist()}
     assert set(reasons) == {"984.jpg", "0984.jpg", "984.png"}
     assert all("all give image id 984; rename all but one" in reason for reason in reasons.values())
@@ -288,16 +287,14 @@ def test_a_text_file_that_is_no_file_is_named(tree: Path, name: str, kind: str) 
     with pytest.raises(
         LayoutError, match=rf"^00/{name}: {re.escape(expected)}, not a file; put the file itself there$"
     ):
-        ingest_folder(tree, "00")
+        ingest_shard(tree, "00")
 
 
 def test_a_dangling_image_link_in_a_coco_tree_is_called_so(tmp_path: Path) -> None:
     from test_coco import WORDS, alice_file, bob_file, write_tree
 
-    from regionbench.io.coco import ingest_shard
-
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "images" / "25.jpg").unlink()
     (root / "images" / "25.jpg").symlink_to(root / "images" / "nowhere.jpg")
-    shard = ingest_shard(root, 0, WORDS)
+    shard = ingest_shard(root, "00", WORDS)
     assert "a dangling link (it points to nothing); copy the file in" in shard.rejects["reason"].to_pylist()

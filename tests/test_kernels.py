@@ -17,6 +17,7 @@ from hypothesis.extra import numpy as hnp
 from scipy import ndimage
 
 from regionbench import features, kernels, relations
+from regionbench.ingest import ingest_shard
 
 TOLERANCE = 1e-12  # relative to max(|reference|, 1)
 
@@ -109,9 +110,8 @@ def test_features_match_the_numpy_reference(case: tuple[np.ndarray, list[np.ndar
 
 
 def test_features_of_the_demo_collection_match_the_reference(demo_quirks: Path) -> None:
-    from regionbench.io import saiapr
 
-    shard = saiapr.ingest_folder(demo_quirks, "00")
+    shard = ingest_shard(demo_quirks, "00")
     regions = shard.regions.to_pylist()
     worst, compared = 0.0, 0
     for image in shard.images.to_pylist():

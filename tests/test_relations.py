@@ -5,6 +5,7 @@ import pyarrow as pa
 import pytest
 
 from regionbench import relations, tables
+from regionbench.ingest import ingest_shard
 from regionbench.io.matlab import read_mat
 
 
@@ -84,9 +85,8 @@ def test_ingest_relations_and_stats(demo_ingest: Path) -> None:
 
 def test_generated_spatial_rels_match(tiny_raw: Path) -> None:
     from regionbench.geometry import from_rle
-    from regionbench.io.saiapr import ingest_folder
 
-    shard = ingest_folder(tiny_raw, "00")
+    shard = ingest_shard(tiny_raw, "00")
     regions = shard.regions.to_pylist()
     image = shard.images.to_pylist()[0]
     mine = [r for r in regions if r["image_id"] == image["image_id"]]

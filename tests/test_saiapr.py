@@ -14,19 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regionbench import geometry
+from regionbench.ingest import IngestSettings, ingest_shard, merge_reports
 from regionbench.io.matlab import read_mat, write_mat
-from regionbench.io.saiapr import (
-    IngestError,
-    Shard,
-    folder_state,
-    ingest_folder,
-    merge_reports,
-    parse_caption,
-    parse_ontology_path,
-    read_wordlist,
-)
+from regionbench.io.saiapr import folder_state, parse_caption, parse_ontology_path, read_wordlist
 from regionbench.io.saiapr.text import format_ontology_path, write_wordlist
-from regionbench.io.shards import reject_row
+from regionbench.io.shards import IngestError, Shard, reject_row
 
 
 def reconciles(shard: Shard) -> None:
@@ -47,7 +39,7 @@ def reasons(shard: Shard) -> list[str]:
 
 
 def test_clean_collection_is_accepted_whole(tiny_raw: Path) -> None:
-    shard = ingest_folder(tiny_raw, "00")
+    shard = ingest_shard(tiny_raw, "00")
     reconciles(shard)
     assert shard.rejects.num_rows == 0
     rows = (tiny_raw / "00" / "labels.txt").read_text().splitlines()
@@ -60,7 +52,7 @@ def test_clean_collection_is_accepted_whole(tiny_raw: Path) -> None:
 
 
 def test_every_mask_round_trips(tiny_raw: Path) -> None:
-    shard = ingest_folder(tiny_raw, "00")
+    shard = ingest_shard(tiny_raw, "00")
     images = {r["image_id"]: r for r in shard.images.to_pylist()}
     for region in shard.regions.to_pylist():
         img = images[region["image_id"]]
@@ -76,7 +68,7 @@ def test_every_mask_round_trips(tiny_raw: Path) -> None:
 
 
 def test_quirks_lose_nothing_and_are_reported(demo_quirks: Path) -> None:
-    shards = [ingest_folder(demo_quirks, folder) for folder in ("00", "01")]
+    shards = [ingest_shard(demo_quirks, folder) for folder in ("00", "01")]
     for shard in shards:
         reconciles(shard)
         assert shard.rejects.num_rows == 0
@@ -267,12 +259,12 @@ DAMAGES = [v for k, v in sorted(globals().items()) if k.startswith("damage_")]
 def test_bad_input_is_rejected_with_a_reason(tiny_copy: Path, damage) -> None:
     image_id, region_id, _ = first_row(tiny_copy)
     expected = damage(tiny_copy, image_id, region_id)
-    shard = ingest_folder(tiny_copy, "00", max_image_pixels=50_000_000)
+    shard = ingest_shard(tiny_copy, "00", settings=IngestSettings(max_image_pixels=50_000_000))
     reconciles(shard)
     assert any(expected in r for r in reasons(shard)), reasons(shard)
     assert all(r["stage"] == "ingest" and r["source"] and r["key"] for r in shard.rejects.to_pylist())
     with pytest.raises(IngestError) as err:
-        ingest_folder(tiny_copy, "00", strict=True, max_image_pixels=50_000_000)
+        ingest_shard(tiny_copy, "00", settings=IngestSettings(strict=True, max_image_pixels=50_000_000))
     lines = str(err.value).splitlines()
     assert len(lines) == shard.rejects.num_rows and any(expected in line for line in lines)
 
@@ -283,7 +275,7 @@ def test_rejected_image_takes_its_regions_along(tiny_copy: Path) -> None:
         1 for line in (tiny_copy / "00" / "labels.txt").read_text().splitlines() if line.startswith(f"{image_id}\t")
     )
     damage_image_garbage(tiny_copy, image_id, 1)
-    shard = ingest_folder(tiny_copy, "00")
+    shard = ingest_shard(tiny_copy, "00")
     regions = [r for r in shard.rejects.to_pylist() if r["item"] == "region"]
     assert len(regions) == n_regions and all("image was rejected" in r["reason"] for r in regions)
 
@@ -292,7 +284,7 @@ def test_identical_duplicate_rows_keep_the_region(tiny_copy: Path) -> None:
     image_id, region_id, label_id = first_row(tiny_copy)
     path = tiny_copy / "00" / "labels.txt"
     path.write_text(path.read_text() + f"{image_id}\t{region_id}\t{label_id}\n")
-    shard = ingest_folder(tiny_copy, "00")
+    shard = ingest_shard(tiny_copy, "00")
     reconciles(shard)
     assert shard.report["label_rows_rejected"] == 1
     assert (image_id, region_id) in zip(
@@ -302,10 +294,10 @@ def test_identical_duplicate_rows_keep_the_region(tiny_copy: Path) -> None:
 
 def test_missing_shard_or_wordlist_is_one_line(tiny_copy: Path) -> None:
     with pytest.raises(IngestError, match="folder shard missing"):
-        ingest_folder(tiny_copy, "07")
+        ingest_shard(tiny_copy, "07")
     (tiny_copy / "wlist.txt").unlink()
     with pytest.raises(IngestError, match="word list missing"):
-        ingest_folder(tiny_copy, "00")
+        ingest_shard(tiny_copy, "00", layout="saiapr")
 
 
 def test_folder_state_follows_every_file_of_the_shard(tiny_copy: Path) -> None:
@@ -329,7 +321,7 @@ def test_the_same_tree_at_another_path_gives_the_same_rejects(tiny_copy: Path, t
     mask = sorted((tiny_copy / "00" / "segmentation_masks").glob("*.mat"))[-1]
     mask.write_bytes(b"MATLAB 5.0 MAT-file" + bytes(200))
     elsewhere = Path(shutil.copytree(tiny_copy, tmp_path / "another" / "place" / "raw"))
-    here, there = ingest_folder(tiny_copy, "00"), ingest_folder(elsewhere, "00")
+    here, there = ingest_shard(tiny_copy, "00"), ingest_shard(elsewhere, "00")
     assert here.rejects.num_rows >= 2 and here.rejects.equals(there.rejects)
     for reason in here.rejects.column("reason").to_pylist():
         assert str(tiny_copy) not in reason and str(tiny_copy.resolve()) not in reason

@@ -9,9 +9,10 @@ import pytest
 
 from regionbench import features, geometry, relations, tables
 from regionbench.hierarchy import Hierarchy
-from regionbench.io import coco, saiapr
-from regionbench.io.coco.synthetic import write_collection
+from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.relations import RelationSettings
 from regionbench.shard_measures import Measures
+from regionbench.synthetic.coco import write_collection
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 
 
@@ -44,7 +45,7 @@ def _check(root: Path, shard) -> None:
 
 
 def test_saiapr_ingest_measures_what_the_files_hold(demo_quirks: Path) -> None:
-    _check(demo_quirks, saiapr.ingest_folder(demo_quirks, "00"))
+    _check(demo_quirks, ingest_shard(demo_quirks, "00"))
 
 
 def test_coco_ingest_measures_every_annotator_and_the_consensus(tmp_path: Path) -> None:
@@ -53,14 +54,14 @@ def test_coco_ingest_measures_every_annotator_and_the_consensus(tmp_path: Path) 
         pass
     words = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
     hierarchy = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
-    shard = coco.ingest_shard(raw, 0, words, shard_size=10, hierarchy=hierarchy)
+    shard = ingest_shard(raw, "00", words, hierarchy=hierarchy, settings=IngestSettings(shard_size=10))
     assert {"annotator-1", "annotator-2", "consensus"} == set(shard.features.column("annotator").to_pylist())
     _check(raw, shard)
 
 
 @pytest.mark.parametrize(("tau", "adjacency_px"), [(0.0, 0), (0.3, 2)])
 def test_relation_settings_reach_the_measures(demo_quirks: Path, tau: float, adjacency_px: int) -> None:
-    shard = saiapr.ingest_folder(demo_quirks, "01", tau=tau, adjacency_px=adjacency_px)
+    shard = ingest_shard(demo_quirks, "01", relations=RelationSettings(tau=tau, adjacency_px=adjacency_px))
     image = shard.images.to_pylist()[0]
     own = [r for r in shard.regions.to_pylist() if r["image_id"] == image["image_id"]]
     masks = [geometry.from_rle(r["mask"]) for r in own]

@@ -9,7 +9,7 @@ from PIL import Image
 from regionbench import synth
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import parse_caption
-from regionbench.io.saiapr.synthetic import official_path, write_collection
+from regionbench.synthetic.saiapr import official_path, write_collection
 
 
 @pytest.fixture(scope="module")

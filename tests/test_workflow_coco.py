@@ -15,10 +15,11 @@ import regionbench
 import regionbench.hierarchy
 import regionbench.vocabulary
 from regionbench import evaluation, features, geometry, release, tables
+from regionbench.consensus import ConsensusSettings
+from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.io import imageclef
-from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.synthetic import write_collection
 from regionbench.io.saiapr import export_release
+from regionbench.synthetic.coco import write_collection
 
 pytestmark = pytest.mark.workflow
 
@@ -122,7 +123,14 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     tree = regionbench.hierarchy.Hierarchy.from_yaml(vocabulary_dir / "hierarchy.yaml")
 
     def consensus_masks(method: str) -> list[str]:
-        shard = ingest_shard(raw, 0, words, shard_size=10, hierarchy=tree, consensus_method=method)
+        shard = ingest_shard(
+            raw,
+            "00",
+            words,
+            hierarchy=tree,
+            settings=IngestSettings(shard_size=10),
+            agreement=ConsensusSettings(method=method),
+        )
         return [r["mask"] for r in shard.regions.to_pylist() if r["annotator"] == "consensus"]
 
     assert [r["mask"] for r in built if r["annotator"] == "consensus"] == consensus_masks("staple")

@@ -17,8 +17,8 @@ from conftest import build, workflow_copy, write_config
 
 from regionbench import cli, geometry, plots, release, tables
 from regionbench.hierarchy import Hierarchy
-from regionbench.io.coco import ingest_shard
-from regionbench.io.coco.synthetic import uncompressed_rle, write_collection
+from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.synthetic.coco import uncompressed_rle, write_collection
 from regionbench.vocabulary import Registry
 
 pytestmark = pytest.mark.workflow
@@ -154,7 +154,7 @@ def test_export_coco_round_trips(exports: tuple[Path, Path, dict], tmp_path: Pat
         assert hashlib.sha256(data).hexdigest() == image["sha256"]
     vocab = project / f"results/{DATASET}/categories"
     words, tree = Registry.read(vocab / "label_ids.tsv").ids(), Hierarchy.from_yaml(vocab / "hierarchy.yaml")
-    again = ingest_shard(out, 0, words, shard_size=1000, hierarchy=tree)
+    again = ingest_shard(out, "00", words, hierarchy=tree, settings=IngestSettings(shard_size=1000))
     assert set(again.rejects["source"].to_pylist()) <= {"consensus"} and again.report["quirks"] == {}
 
     def rows(table: list[dict]) -> list[tuple]:

@@ -12,7 +12,7 @@ import pytest
 from conftest import build, one_category_tree, workflow_copy, write_config
 
 from regionbench import release, vocabulary
-from regionbench.io.coco.categories import write_vocabulary
+from regionbench.vocabulary import derive
 
 pytestmark = pytest.mark.workflow
 
@@ -34,7 +34,7 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path, c
     all (annotations without category_id: the vocabulary the build derives has 'segment')."""
     raw = one_category_tree(tmp_path / "raw", categories=categories)
     if categories:
-        write_vocabulary(raw, tmp_path / "vocabulary")
+        derive("coco", raw, tmp_path / "vocabulary")
     config = f"raw_dir: {raw}\n" + (f"vocabulary_dir: {tmp_path / 'vocabulary'}\n" if categories else "")
     done, project, folder = built_release(tmp_path, "free", config)
     why = "subsets A-H and the reference classifiers skipped: every region of consensus carries the one label 'segment'"

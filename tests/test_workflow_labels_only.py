@@ -15,7 +15,8 @@ import pytest
 from conftest import build, workflow_copy, write_config
 
 from regionbench import release, tables
-from regionbench.io.saiapr import export_release, ingest_folder, read_official_features
+from regionbench.ingest import ingest_shard
+from regionbench.io.saiapr import export_release, read_official_features
 
 
 @pytest.mark.workflow
@@ -67,8 +68,8 @@ def test_a_tree_without_any_masks_is_labels_only(tiny_copy: Path) -> None:
     lines = features.read_text(encoding="latin-1").splitlines(keepends=True)
     features.write_text("".join(lines[1:]), encoding="latin-1")  # one region loses its features row
     for folder in ("00", "01"):
-        shard = ingest_folder(tiny_copy, folder)
-        assert shard.report["labels_only"] is True
+        shard = ingest_shard(tiny_copy, folder)
+        assert shard.report["labels_only_folders"] == [folder]
         assert shard.regions.num_rows == shard.features.num_rows > 0
         assert shard.relations.num_rows == 0
         assert all(m is None for m in shard.regions["mask"].to_pylist())

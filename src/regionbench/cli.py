@@ -69,42 +69,24 @@ def exclusive_build(project: Path) -> Iterator[int]:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    from regionbench import synthetic
+
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out}: already exists and is not empty; synth writes a new tree, choose another --out")
-    if args.layout == "coco":
-        return _synth_coco(args)
-    from regionbench import synth
-    from regionbench.io.saiapr.synthetic import write_collection
-
-    start = time.perf_counter()
-    total = 0
-    folders = synth.folders(args.profile)
-    print(f"generating profile {args.profile!r} into {args.out} ({len(folders)} folders, seed {args.seed})", flush=True)
-    for done, (folder, regions) in enumerate(
-        write_collection(args.out, args.profile, args.seed, args.quirks, args.workers, args.vocabulary), start=1
-    ):
-        total += regions
-        print(f"[{done}/{len(folders)}] folder {folder}: {regions} regions", flush=True)
-    print(f"done: {total} regions in {time.perf_counter() - start:.1f} s", flush=True)
-    return 0
-
-
-def _synth_coco(args: argparse.Namespace) -> int:
-    from regionbench.io.coco.synthetic import write_collection
-
+    options = synthetic.Options(
+        args.seed, args.quirks, args.annotators, args.disagreement, args.vocabulary, args.workers
+    )
     start = time.perf_counter()
     print(
-        f"generating profile {args.profile!r} into {args.out} in the COCO layout: {args.annotators} annotators, "
-        f"disagreement {args.disagreement}, seed {args.seed}",
+        f"generating profile {args.profile!r} into {args.out} in the {args.layout} layout (seed {args.seed})",
         flush=True,
     )
-    files = write_collection(
-        args.out, args.profile, args.seed, args.annotators, args.disagreement, args.workers, args.vocabulary
-    )
-    for name, regions in files:
-        print(f"{name}: {regions} regions", flush=True)
-    print(f"done in {time.perf_counter() - start:.1f} s", flush=True)
+    total = 0
+    for part, regions in synthetic.generate(args.layout, args.out, args.profile, options):
+        total += regions
+        print(f"{part}: {regions} regions", flush=True)
+    print(f"done: {total} regions in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
 
 
@@ -420,9 +402,7 @@ def vocabulary_register(args: argparse.Namespace) -> int:
 
 
 def vocabulary_from_coco(args: argparse.Namespace) -> int:
-    from regionbench.io.coco.categories import write_vocabulary
-
-    counts = write_vocabulary(Path(args.root), Path(args.out))
+    counts = vocabulary.derive("coco", Path(args.root), Path(args.out))
     print(
         f"{args.out}: {counts['labels']} labels under {counts['supercategories']} supercategories, "
         f"{counts['new_ids']} new ids; set vocabulary_dir: {args.out} in the config"
@@ -475,7 +455,7 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
     s.add_argument("--workers", type=_number(int, 1), default=None, help="parallel folders (default: all cores)")
     s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
-    s.add_argument("--layout", choices=["saiapr", "coco"], default="saiapr", help="raw layout to write")
+    s.add_argument("--layout", default="saiapr", help="raw layout to write: saiapr or coco")
     s.add_argument("--annotators", type=_number(int, 1), default=3, help="coco: annotators tracing every scene")
     s.add_argument(
         "--disagreement", type=_number(float, 0, 1), default=0.3, help="coco: how much they differ, 0 (none) to 1"

@@ -7,6 +7,7 @@ of a Snakemake traceback. YAML is read strictly: UTF-8, no key given twice, fini
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 
@@ -118,10 +119,29 @@ def _non_finite(value: object, path: tuple = ()) -> tuple | None:
     return None
 
 
+def _with_defaults(validator_class: type) -> type:
+    """A validator class that also fills every absent property that has a ``default`` in the
+    schema, nested ones too (the pattern of the jsonschema FAQ, as Snakemake's ``validate``)."""
+    check_properties = validator_class.VALIDATORS["properties"]
+
+    def properties(validator, wanted, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in wanted.items():
+                if "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from check_properties(validator, wanted, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": properties})
+
+
+DefaultsValidator = _with_defaults(jsonschema.Draft202012Validator)
+
+
 def validate(config: dict, schema_path: Path, source: str | Layers = "config") -> None:
     """Raise ConfigError with one line (file, key, what, how to fix) if ``config`` breaks the
     schema or holds a NaN or infinite number; ``source`` names the file, or the ``Layers`` to
-    find the one that set the faulty value."""
+    find the one that set the faulty value. Every setting the schema gives a ``default`` and
+    ``config`` lacks is filled in, in place: the one place defaults are applied."""
 
     def where(path: tuple) -> str:
         name = source.source_of(path) if isinstance(source, Layers) else source
@@ -130,9 +150,7 @@ def validate(config: dict, schema_path: Path, source: str | Layers = "config") -
     if (bad := _non_finite(config)) is not None:
         raise ConfigError(f"{where(bad)}: not a finite number; give a number such as 0.5")
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(schema, format_checker=FORMATS).iter_errors(config)
-    )
+    error = jsonschema.exceptions.best_match(DefaultsValidator(schema, format_checker=FORMATS).iter_errors(config))
     if error is not None:
         raise ConfigError(
             f"{where(tuple(error.absolute_path))}: {error.message}; see {schema_path.name} for allowed values"
@@ -159,8 +177,11 @@ def check_vocabulary_dir(config: dict, source: str = "config") -> None:
 
 
 def check_raw_dir(config: dict, source: str = "config") -> None:
-    """A configured ``raw_dir`` must be an absolute path to a folder holding a raw tree: a
-    SAIAPR tree (``wlist.txt`` and folder shards ``00``, ``01``, ...) or a COCO tree."""
+    """A configured ``raw_dir`` must be an absolute path to a folder holding a raw tree of a
+    layout of ``regionbench.io.layouts`` (the configured ``layout``, or else the one detected)."""
+    from regionbench.io import layouts  # a build's concern: readers of releases need no image library
+    from regionbench.io.shards import IngestError
+
     raw = config.get("raw_dir")
     if raw is None:
         return
@@ -171,23 +192,21 @@ def check_raw_dir(config: dict, source: str = "config") -> None:
         raise ConfigError(f"{source}: raw_dir {raw!r} does not exist; check the path")
     if not path.is_dir():
         raise ConfigError(f"{source}: raw_dir {raw!r} is a file; give the folder of the raw tree")
-    coco = (path / "images").is_dir() and any(p.suffix.lower() == ".json" for p in (path / "annotations").glob("*"))
-    shards = [p for p in path.iterdir() if p.is_dir() and p.name.isascii() and p.name.isdigit()]
-    saiapr = (path / "wlist.txt").is_file()
-    if not coco and saiapr and not shards:
+    try:
+        named = layouts.get(config["layout"]) if config.get("layout") else None
+    except IngestError as exc:
+        raise ConfigError(f"{source}: layout: {exc}") from None
+    found = [layout for layout in layouts.registry().values() if layout.detect(path)]
+    if named is not None and named not in found:
+        holds = f"a {found[0].name} tree" if found else "no tree of any layout"
         raise ConfigError(
-            f"{source}: raw_dir {raw!r} has wlist.txt but no folder shard (00, 01, ...); "
-            "give the root of a SAIAPR TC-12 tree"
-        )
-    if not coco and not saiapr:
-        raise ConfigError(
-            f"{source}: raw_dir {raw!r} holds neither a SAIAPR tree (wlist.txt and folders 00, 01, ...) nor a "
-            "COCO tree (images/ and annotations/<annotator>.json); check the path"
-        )
-    layout = config.get("layout")
-    if (layout == "coco" and not coco) or (layout == "saiapr" and not saiapr):
-        holds = "a COCO tree" if coco else "a SAIAPR tree" if saiapr else "neither a SAIAPR nor a COCO tree"
-        raise ConfigError(
-            f"{source}: layout is {layout} but raw_dir {raw!r} holds {holds}; remove layout (it is detected) "
+            f"{source}: layout is {named.name} but raw_dir {raw!r} holds {holds}; remove layout (it is detected) "
             "or point raw_dir at a tree of that layout"
         )
+    if not found:
+        expected = " nor ".join(f"a {layout.name} tree ({layout.expects})" for layout in layouts.registry().values())
+        raise ConfigError(f"{source}: raw_dir {raw!r} holds neither {expected}; check the path")
+    try:
+        (named or found[0]).check(path)
+    except IngestError as exc:
+        raise ConfigError(f"{source}: raw_dir {raw!r} {exc}") from None

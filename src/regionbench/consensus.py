@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from regionbench import agreement
+from regionbench import agreement, tables
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
-ANNOTATOR = "consensus"
+ANNOTATOR = tables.CONSENSUS
 METHODS = ("majority", "staple")
 Region = tuple[str, np.ndarray]
 
@@ -63,11 +64,25 @@ def deepest_common_ancestor(labels: Sequence[str], hierarchy: Hierarchy) -> str:
     return max(shared, key=lambda node: (hierarchy.depth(node), node))
 
 
+@dataclass(frozen=True)
+class ConsensusSettings:
+    """The ``agreement`` settings that make the consensus: regions of two annotators match at
+    IoU >= ``min_iou``; ``method`` (one of ``METHODS``) combines a cluster's masks."""
+
+    min_iou: float = 0.5
+    method: str = "majority"
+
+    @classmethod
+    def from_config(cls, agreement: Mapping) -> ConsensusSettings:
+        """From the ``agreement`` settings of a validated build configuration."""
+        return cls(agreement["min_iou"], agreement["consensus"])
+
+
 def consensus(
     readings: Mapping[str, Sequence[Region]],
     hierarchy: Hierarchy,
-    min_iou: float = 0.5,
-    method: str = "majority",
+    min_iou: float = ConsensusSettings.min_iou,
+    method: str = ConsensusSettings.method,
 ) -> tuple[list[Region], list[str]]:
     """Consensus regions of one image from each annotator's regions, and one reason per cluster
     drawn by a majority that could not become a region (label tie at the root, empty mask).

@@ -7,7 +7,7 @@ Depth counts edges from the root, so ``entity`` has depth 0 and a first-level br
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,3 +241,9 @@ def _parents_first(nodes: dict[str, Node], root: str) -> dict[str, Node]:
             f"nodes not connected to {root!r}: {', '.join(missing[:10])}; a chain of parents forms a cycle"
         )
     return out
+
+
+def majority_parent(seen: Mapping[str, int]) -> str:
+    """The parent a node was seen under most often in ``seen`` (parent -> count; ties: first by
+    name): the parent a node seen under several takes."""
+    return min(seen, key=lambda p: (-seen[p], p))

@@ -97,11 +97,21 @@ def centroids(masks: list[np.ndarray]) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class RelationSettings:
+    """The ``relations`` settings of a build: centroids closer than ``tau`` times the image's
+    width (height) are x- (y-) aligned; regions within ``adjacency_px`` pixels (Chebyshev) are
+    adjacent."""
+
+    tau: float = 0.1
+    adjacency_px: int = 1
+
+
 def pairwise(
     masks: list[np.ndarray],
     image_shape: tuple[int, int],
-    tau: float = 0.1,
-    adjacency_px: int = 1,
+    tau: float = RelationSettings.tau,
+    adjacency_px: int = RelationSettings.adjacency_px,
     boxes: np.ndarray | None = None,
     centres: np.ndarray | None = None,
 ) -> Pairs:

@@ -21,8 +21,7 @@ class Measures:
     """Features (``features.image_features``) of every region and relations
     (``relations.pairwise``, within each annotator) of every ordered pair of one shard."""
 
-    tau: float = 0.1
-    adjacency_px: int = 1
+    settings: relations.RelationSettings = field(default_factory=relations.RelationSettings)
     _keys: list[tuple[int, str, int]] = field(default_factory=list)
     _values: list[np.ndarray] = field(default_factory=list)
     _relations: dict[str, list] = field(default_factory=lambda: {name: [] for name in tables.RELATIONS.names})
@@ -44,7 +43,9 @@ class Measures:
             own = slice(at, at + len(group))
             at += len(group)
             masks = [m for _, m in group]
-            pairs = relations.pairwise(masks, pixels.shape[:2], self.tau, self.adjacency_px, boxes[own], centres[own])
+            pairs = relations.pairwise(
+                masks, pixels.shape[:2], self.settings.tau, self.settings.adjacency_px, boxes[own], centres[own]
+            )
             ids = np.array([row["region_id"] for row, _ in group])
             out["image_id"] += [image_id] * len(pairs.i)
             out["annotator"] += [annotator] * len(pairs.i)

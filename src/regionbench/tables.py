@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 # Every region is keyed by (image, annotator, region): one image can carry the regions of
 # several annotators.
 REGION_KEY = ["image_id", "annotator", "region_id"]
+CONSENSUS = "consensus"  # the annotator name of the consensus derived from several annotators
 _REGION_KEY_FIELDS = [("image_id", pa.int64()), ("annotator", pa.string()), ("region_id", pa.int32())]
 
 _MOMENTS = ("mean", "std", "skew")

@@ -476,3 +476,18 @@ def annotations_from_shards(
             used.setdefault(label, []).append(f"{shard}: image {image_id} region {region_id}")
             shown.setdefault(label, set()).add(image_id)
     return captions, used, Counter({label: len(ids) for label, ids in shown.items()})
+
+
+def derive(layout: str, root: str | Path, out: str | Path) -> dict[str, int]:
+    """The vocabulary folder ``out`` of a raw tree whose ``layout`` names its categories
+    (``io.layouts.Layout.write_vocabulary``), ids registered append-only: an existing
+    ``label_ids.tsv`` in ``out`` is kept and extended. Returns the layout's counts and
+    ``new_ids``."""
+    from regionbench.io import layouts  # a build's concern: readers of releases need no image library
+
+    labels, counts = layouts.get(layout).write_vocabulary(Path(root), Path(out))
+    path = Path(out) / "label_ids.tsv"
+    old = Registry.read(path) if path.is_file() else Registry([])
+    new = old.register(labels)
+    new.write(path)
+    return counts | {"new_ids": len(set(new.ids()) - set(old.ids()))}

@@ -6,8 +6,9 @@ import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -15,7 +16,9 @@ import shapely
 
 from regionbench import geometry, tables
 from regionbench.errors import InputError
-from regionbench.io.images import DecodedImage
+
+if TYPE_CHECKING:  # a type only: reading images needs Pillow, a build dependency
+    from regionbench.io.images import DecodedImage
 
 
 class IngestError(InputError):
@@ -35,6 +38,33 @@ class Shard:
     features: pa.Table
     relations: pa.Table
     coverage: pa.Table
+
+
+@dataclass
+class Ledger:
+    """What happened to the raw items of a shard: the rejects with their reasons, how many items
+    of each kind were seen and rejected (per annotator; "" for items of no annotator), and the
+    oddities accepted as they are (``quirks``)."""
+
+    root: Path
+    rejects: list[dict] = field(default_factory=list)
+    seen: Counter = field(default_factory=Counter)  # (annotator, item) and (annotator, item_rejected)
+    quirks: Counter = field(default_factory=Counter)
+
+    def reject(self, source: Path | str, key: str, item: str, reason: str, annotator: str = "") -> None:
+        """Reject one ``item`` (image, region, label-row ...) named ``key`` in ``source`` (a path
+        under the root, or text) with a ``reason`` that says what to fix."""
+        src = source.relative_to(self.root).as_posix() if isinstance(source, Path) else source
+        self.rejects.append(reject_row(self.root, src, key, item, reason))
+        self.seen[(annotator, f"{item}_rejected")] += 1
+
+    def rejected(self, item: str, annotator: str = "") -> int:
+        return self.seen[(annotator, f"{item}_rejected")]
+
+    def fail_if_strict(self, strict: bool) -> None:
+        """In strict mode any reject stops the shard: an IngestError with one line per reject."""
+        if strict and self.rejects:
+            raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in self.rejects))
 
 
 def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:

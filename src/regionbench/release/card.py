@@ -13,15 +13,6 @@ import pyarrow.parquet as pq
 from regionbench.release import huggingface
 from regionbench.release.schemas import TABLES, load_schemas
 
-ORIGINAL = "https://www.imageclef.org/SIAPRdata"  # the home of SAIAPR TC-12, whose recipe is followed
-CITATION = (
-    "@article{escalante2010saiapr, title={The segmented and annotated {IAPR} {TC-12} benchmark}, "
-    "author={Escalante, Hugo Jair and Hern{\\'a}ndez, Carlos A. and Gonzalez, Jesus A. and "
-    "L{\\'o}pez-L{\\'o}pez, A. and Montes, Manuel and Morales, Eduardo F. and Sucar, L. Enrique and "
-    "Villase{\\~n}or, Luis and Grubinger, Michael}, journal={Computer Vision and Image Understanding}, "
-    "volume={114}, number={4}, pages={419--428}, year={2010}}"
-)
-
 
 @dataclass(frozen=True)
 class Source:
@@ -38,35 +29,23 @@ class Source:
 
 
 def source(manifest: dict) -> Source:
-    """The release's ``Source``, from its manifest's ``layout`` (absent: a SAIAPR tree) and
-    ``synthetic``: SAIAPR TC-12 folders cite and link the original benchmark, whose recipe a
-    synthetic collection follows; COCO exports are their own collection and cite themselves."""
+    """The release's ``Source``: what its manifest's ``layout`` (absent: saiapr) says of its
+    collections (``io.layouts.About``), and ``synthetic``: a generated collection follows the
+    recipe of the benchmark its layout comes from, and cites it, but is not derived from it."""
+    from regionbench.io import layouts  # the layouts read images: a build's concern, not a reader's
+
     synthetic = manifest["synthetic"]
-    generated = ["synthetic"] if synthetic else []
-    if manifest.get("layout", "saiapr") == "saiapr":
-        return Source(
-            summary="in the layout of the segmented and annotated IAPR TC-12 benchmark (SAIAPR TC-12)",
-            source_datasets=["original" if synthetic else "extended|iapr-tc-12"],
-            tags=["region-annotation", "saiapr-tc-12", *generated],
-            creators="machine-generated" if synthetic else "expert-generated",
-            url=None if synthetic else ORIGINAL,  # a synthetic collection only follows the recipe
-            based_on=ORIGINAL,
-            keyword="SAIAPR TC-12",
-            citation=CITATION,
-        )
+    about = layouts.get(manifest.get("layout", "saiapr")).about
     return Source(
-        summary=(
-            "from annotation-tool exports in the COCO layout (`images/` and one COCO instances file per "
-            "annotator); an image's id is the number its file name carries, else the first 63 bits of the "
-            "sha256 of its file name, and the images carry no captions"
-        ),
-        source_datasets=["original"],
-        tags=["region-annotation", "coco", *generated],
-        creators="machine-generated" if synthetic else "found",
-        url=None,
-        based_on=None,
-        keyword="COCO",
-        citation=(
+        summary=about.summary,
+        source_datasets=["original" if synthetic else about.source_dataset],
+        tags=["region-annotation", about.tag, *(["synthetic"] if synthetic else [])],
+        creators="machine-generated" if synthetic else about.creators,
+        url=None if synthetic else about.original,
+        based_on=about.original,
+        keyword=about.keyword,
+        citation=about.citation
+        or (
             f"@misc{{{manifest['dataset']}_{manifest['version'].replace('.', '_')}, "
             f"title={{regionbench {manifest['dataset']} v{manifest['version']}}}, "
             f"author={{{manifest['creator']}}}, year={{{manifest['date'][:4]}}}}}"

@@ -11,7 +11,6 @@ import yaml
 
 from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, read_instances, uncategorised
 from regionbench.io.shards import IngestError
-from regionbench.vocabulary import Registry
 
 ROOT = "entity"
 CURATION = {
@@ -63,13 +62,13 @@ def categories(root: str | Path, files: Files | None = None) -> dict[str, str | 
     return {name: min(c, key=lambda p: (-c[p], p or "")) for name, c in sorted(seen.items())}
 
 
-def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
-    """Write ``hierarchy.yaml``, ``label_ids.tsv`` (append-only: an existing registry in ``out`` is
-    kept and extended), ``h_list.txt``, ``t_list.txt``, ``curation.yaml`` and
+def write_vocabulary(root: str | Path, out: str | Path) -> tuple[list[str], dict[str, int]]:
+    """Write ``hierarchy.yaml``, ``h_list.txt``, ``t_list.txt``, ``curation.yaml`` and
     ``category_names.tsv`` (name, label: every category name that is not a label as it stands,
-    ``category_names``; only the header when there is none) under ``out``.
+    ``category_names``; only the header when there is none) under ``out``; the ids are the
+    caller's (``vocabulary.derive``).
 
-    Returns the counts of labels, supercategories, new ids and renamed names."""
+    Returns the labels, and the counts of labels, supercategories and renamed names."""
     files = _read(root)  # each file once, for the hierarchy and for the renamed names
     found = categories(root, files)
     if not found:
@@ -89,16 +88,7 @@ def write_vocabulary(root: str | Path, out: str | Path) -> dict[str, int]:
     (out / "h_list.txt").write_text(words, encoding="utf-8")
     (out / "t_list.txt").write_text(words, encoding="utf-8")
     (out / "curation.yaml").write_text(yaml.safe_dump(CURATION, sort_keys=True), encoding="utf-8")
-    registry_path = out / "label_ids.tsv"
-    old = Registry.read(registry_path) if registry_path.is_file() else Registry([])
-    new = old.register(labels)
-    new.write(registry_path)
     renamed = category_names(root, files)
     rows = "".join(f"{name}\t{label}\n" for name, label in renamed.items())
     (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
-    return {
-        "labels": len(labels),
-        "supercategories": len(supers),
-        "new_ids": len(set(new.ids()) - set(old.ids())),
-        "renamed": len(renamed),
-    }
+    return labels, {"labels": len(labels), "supercategories": len(supers), "renamed": len(renamed)}

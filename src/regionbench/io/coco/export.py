@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import consensus
+from regionbench import tables
 from regionbench.errors import InputError
 
 # The derived consensus is exported under a name ingest accepts as an annotator's file.
@@ -86,7 +86,7 @@ def export_release(
     found = sorted(drawn | set(coverage["annotator"].to_pylist()))
     if annotator is not None and annotator not in found:
         raise InputError(f"{release}: no annotator {annotator!r}; choose one of {', '.join(found)} with --annotator")
-    chosen = [annotator] if annotator else [a for a in found if a != consensus.ANNOTATOR] or found
+    chosen = [annotator] if annotator else [a for a in found if a != tables.CONSENSUS] or found
 
     vocabulary = pq.read_table(data / "vocabulary.parquet", columns=["label_id", "label", "parent"]).to_pylist()
     written = regions.filter(pc.is_in(regions["annotator"], pa.array(chosen, pa.string())))
@@ -111,7 +111,7 @@ def export_release(
             {"id": i, "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]} for i in ids
         ]
         document = _instances(entries, mine.to_pydict(), categories)
-        name = CONSENSUS_FILE if who == consensus.ANNOTATOR else who
+        name = CONSENSUS_FILE if who == tables.CONSENSUS else who
         text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         (out / "annotations" / f"{name}.json").write_text(text + "\n", encoding="utf-8")
     (out / "images").mkdir()

@@ -18,30 +18,19 @@ import hashlib
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import shapely
 from pycocotools import mask as coco_mask
 
-from regionbench import consensus, geometry, tables
+from regionbench import geometry, tables
 from regionbench.errors import parse_json
-from regionbench.hierarchy import Hierarchy
 from regionbench.io import images as images_io
-from regionbench.io.shards import (
-    IngestError,
-    Shard,
-    check_ledger,
-    image_quirks,
-    image_row,
-    printable,
-    region_row,
-    reject_row,
-    trees_state,
-)
-from regionbench.shard_measures import Measures
+from regionbench.io.layouts import ImageRecord, Reading
+from regionbench.io.shards import IngestError, Ledger, image_row, printable, region_row, trees_state
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
 # core; at most 1,000 images each on large ones. The count depends on the collection alone, never
@@ -60,20 +49,6 @@ def category_label(name: str) -> str:
     from both ends ("traffic light" -> "traffic-light", "Hair Drier" -> "hair-drier"). A name
     that is already a label keeps it; "" when nothing is left."""
     return re.sub(r"[^\w.]+", "-", name.casefold()).strip("-")
-
-
-def detect_layout(root: str | Path) -> str:
-    """``"coco"`` when ``root`` holds ``images/`` and ``annotations/*.json``, ``"saiapr"`` when it
-    holds ``wlist.txt``; raises IngestError naming what is missing otherwise."""
-    root = Path(root)
-    if (root / "images").is_dir() and _instance_files(root):
-        return "coco"
-    if (root / "wlist.txt").is_file():
-        return "saiapr"
-    raise IngestError(
-        f"{root}: neither a COCO tree (images/ and annotations/<annotator>.json) nor a SAIAPR tree "
-        "(wlist.txt); check raw_dir or set layout in the config"
-    )
 
 
 def image_id_of(file_name: str) -> int:
@@ -115,7 +90,7 @@ def read_annotators(root: str | Path) -> dict[str, dict]:
     for annotator, path in annotators(root).items():
         if not ANNOTATOR_NAME.fullmatch(annotator):
             raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
-        if annotator == consensus.ANNOTATOR:
+        if annotator == tables.CONSENSUS:
             raise IngestError(
                 f"{path}: the annotator name {annotator!r} is reserved for the derived consensus; rename the file"
             )
@@ -186,15 +161,6 @@ def default_shard_size(images: int) -> int:
     return max(1, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
 
 
-def shard_plan(root: str | Path, shard_size: int | None = None) -> tuple[int, int]:
-    """(shard size, shard count) of the tree: ``shard_size`` file names per shard, or
-    ``default_shard_size`` when None; at least one shard."""
-    root = Path(root)
-    names = _all_names(root, {name: read_instances(path) for name, path in annotators(root).items()})
-    size = shard_size or default_shard_size(len(names))
-    return size, max(1, -(-len(names) // size))
-
-
 def tree_state(root: str | Path) -> str:
     """sha256 over the relative path, size and modification time of every image and annotation
     file: the workflow passes it to the ingest jobs, so any change reruns them."""
@@ -202,37 +168,6 @@ def tree_state(root: str | Path) -> str:
 
 
 COUNTS = ("seen", "accepted", "rejected")
-
-
-def merge_reports(reports: list[dict]) -> dict:
-    """Sum shard reports: images, and regions per annotator and in all."""
-    totals: dict = {"folders": sorted(r["folder"] for r in reports), "parent_conflicts": []}
-    totals["images"] = {k: sum(r["images"][k] for r in reports) for k in COUNTS}
-    names = sorted({a for r in reports for a in r["annotators"]})
-    totals["annotators"] = {
-        a: {k: sum(r["annotators"].get(a, {}).get(k, 0) for r in reports) for k in COUNTS} for a in names
-    }
-    totals["image_entries"] = {
-        a: {k: sum(r.get("image_entries", {}).get(a, {}).get(k, 0) for r in reports) for k in COUNTS}
-        for a in sorted({a for r in reports for a in r.get("image_entries", {})})
-    }
-    totals["regions"] = {k: sum(r["regions"][k] for r in reports) for k in COUNTS}
-    quirks: Counter = Counter()
-    for r in reports:
-        quirks.update(r.get("quirks", {}))
-    totals["quirks"] = dict(sorted(quirks.items()))
-    return totals
-
-
-@dataclass
-class _Ledger:
-    root: Path
-    rejects: list[dict] = field(default_factory=list)
-    seen: Counter = field(default_factory=Counter)  # (annotator or "", item) -> count
-
-    def reject(self, source: str, key: str, item: str, reason: str, annotator: str = "") -> None:
-        self.rejects.append(reject_row(self.root, source, key, item, reason))
-        self.seen[(annotator, f"{item}_rejected")] += 1
 
 
 def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Counter) -> dict:
@@ -290,7 +225,7 @@ class _Annotator:
     per_image: dict[str, list[tuple[int, dict]]]
 
 
-def _read_annotator(data: dict, annotator: str, ledger: _Ledger, wanted: set[str], first: bool) -> _Annotator:
+def _read_annotator(data: dict, annotator: str, ledger: Ledger, wanted: set[str], first: bool) -> _Annotator:
     """The ``images``, ``categories`` and ``annotations`` of one file for the shard of ``wanted``
     file names. Every images entry and every annotation is counted in the shard of its image
     (``first``: shard 0 for those no image owns) and ends listed or rejected with its reason."""
@@ -384,7 +319,7 @@ def _decode(segmentation: object, height: int, width: int, quirks: Counter, area
 
 
 def _read_image(
-    root: Path, name: str, same_id: dict[int, list[str]], on_disk: set[str], max_pixels: int, ledger: _Ledger
+    root: Path, name: str, same_id: dict[int, list[str]], on_disk: set[str], max_pixels: int, ledger: Ledger
 ) -> images_io.DecodedImage | None:
     """The decoded image file ``images/<name>``, or None with the file rejected and its reason."""
     path = root / "images" / name
@@ -412,172 +347,118 @@ def _read_image(
     return None
 
 
-def ingest_shard(
-    root: str | Path,
-    shard: int,
-    words: Mapping[str, int],
-    *,
-    category_map: Mapping[str, str] | None = None,
-    shard_size: int = MAX_SHARD_SIZE,
-    max_image_pixels: int = 40_000_000,
-    strict: bool = False,
-    hierarchy: Hierarchy | None = None,
-    min_iou: float = 0.5,
-    consensus_method: str = "majority",
-    tau: float = 0.1,
-    adjacency_px: int = 1,
-) -> Shard:
-    """Images and every annotator's regions of shard ``shard`` of the COCO tree at ``root``.
+class ShardReader:
+    """One shard of a COCO tree being read (``io.layouts.ShardReader``): shard ``shard`` of the
+    runs of ``reading.shard_size`` file names in sorted order.
 
-    ``words`` maps vocabulary labels to label ids; a category maps to the label of its name, or
-    to ``category_map[name]``. With ``hierarchy`` and several annotators, the derived annotator
-    ``consensus`` (``regionbench.consensus``, clusters at ``min_iou``, masks combined by
-    ``consensus_method``) joins the regions. Returns the stage tables, a report with
-    per-annotator counts, and the features and relations (``tau``, ``adjacency_px``:
-    ``relations.pairwise``) of every region, each image decoded once.
+    Each annotation's category maps to the vocabulary label of its name (``category_label``),
+    or to ``reading.category_map[name]``, and needs an id in ``reading.words``. Every annotator
+    file is read on construction, each image with its regions by ``records``.
     """
-    root = Path(root)
-    category_map = dict(category_map or {})
-    ledger = _Ledger(root)
-    files = read_annotators(root)
-    if not files:
-        raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
-    everyone = _all_names(root, files)
-    names = everyone[shard * shard_size : (shard + 1) * shard_size]
-    # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
-    same_id: dict[int, list[str]] = {}
-    for name in everyone:
-        same_id.setdefault(image_id_of(name), []).append(name)
-    on_disk = set(_image_files(root))
-    folder = f"{shard:02d}"
 
-    # Each annotator's annotations of this shard's images, by image; rejects that need no pixels.
-    # Items no image can own (an entry that is not an object, an unknown image id) go to shard 0.
-    wanted = set(names)
-    read = {a: _read_annotator(data, a, ledger, wanted, shard == 0) for a, data in files.items()}
-    annotations = {a: r.per_image for a, r in read.items()}  # annotator -> image -> (id, annotation)
-    categories = {a: r.categories for a, r in read.items()}
-    covered: dict[str, list[str]] = defaultdict(list)  # file name -> annotators who list it, name order
-    for annotator, r in read.items():
-        for name in sorted(r.listed):
-            covered[name].append(annotator)
+    def __init__(self, root: str | Path, shard: int, reading: Reading) -> None:
+        self.root = root = Path(root)
+        self.shard, self.folder = shard, f"{shard:02d}"
+        self.reading = reading
+        self.ledger = Ledger(root)
+        files = read_annotators(root)
+        if not files:
+            raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
+        self.annotators = tuple(files)
+        everyone = _all_names(root, files)
+        size = reading.shard_size or default_shard_size(len(everyone))
+        self.names = everyone[shard * size : (shard + 1) * size]
+        # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
+        self.same_id: dict[int, list[str]] = {}
+        for name in everyone:
+            self.same_id.setdefault(image_id_of(name), []).append(name)
+        self.on_disk = set(_image_files(root))
+        # Each annotator's annotations of this shard's images, by image; rejects that need no
+        # pixels. Items no image can own (an entry that is not an object, an unknown image id)
+        # go to shard 0.
+        wanted = set(self.names)
+        self.read = {a: _read_annotator(data, a, self.ledger, wanted, shard == 0) for a, data in files.items()}
+        self.covered: dict[str, list[str]] = defaultdict(list)  # file name -> annotators who list it
+        for annotator, r in self.read.items():
+            for name in sorted(r.listed):
+                self.covered[name].append(annotator)
+        self.accepted: Counter = Counter()  # annotator -> regions accepted
+        self.images = 0
 
-    # One image at a time: read, its regions decoded, the consensus derived, all measured.
-    images: dict[str, dict] = {}
-    coverage: list[dict] = []
-    regions: list[dict] = []
-    measures = Measures(tau, adjacency_px)
-    quirks: Counter = Counter()  # accepted oddities of the exports, counted
-    derived: Counter = Counter()
-    several = hierarchy is not None and len(files) > 1
-    for name in names:
-        image = _read_image(root, name, same_id, on_disk, max_image_pixels, ledger)
-        if image is not None:
-            images[name] = image_row(image_id_of(name), folder, f"images/{name}", image)
-            coverage += [{"image_id": image_id_of(name), "annotator": a} for a in covered[name]]
-        # Every annotator who covered the image votes, one who drew nothing too; the others are absent.
-        readings: dict[str, list] = {annotator: [] for annotator in covered[name]}  # annotator -> (label, mask)
-        found: list[tuple[dict, np.ndarray]] = []  # regions rows and masks
-        for annotator, per_image in annotations.items():
-            source = f"annotations/{annotator}.json"
-            for region_id, (ann_id, ann) in enumerate(sorted(per_image.get(name, []), key=lambda a: a[0]), start=1):
-                key = f"{name}/{ann_id}"
-                category = SEGMENT if uncategorised(ann) else categories[annotator].get(ann.get("category_id"))
-                label = category_map.get(category, category)
-                if isinstance(label, str) and label not in words:
-                    label = category_label(label)
-                if image is None:
-                    ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
-                    continue
-                if category is None:
-                    ledger.reject(source, key, "region", f"unknown category id {ann.get('category_id')!r}", annotator)
-                    continue
-                if label not in words:
-                    ledger.reject(
-                        source, key, "region",
-                        f"category {category!r}" + (f" (label {label!r})" if label != category else "")
-                        + " is not a vocabulary label; map it under category_map",
-                        annotator,
-                    )  # fmt: skip
-                    continue
-                crowd = ann.get("iscrowd", 0)
-                if crowd not in (0, 1) or isinstance(crowd, float):
-                    ledger.reject(source, key, "region", f"iscrowd is {crowd!r}, not 0 or 1", annotator)
-                    continue
-                try:
-                    mask = _decode(ann.get("segmentation"), image.height, image.width, quirks, ann.get("area"))
-                except ValueError as exc:
-                    ledger.reject(source, key, "region", str(exc), annotator)
-                    continue
-                row = region_row(
-                    image_id_of(name), annotator, region_id, words[label], label, mask,
-                    iscrowd=bool(crowd), annotation_id=ann_id, category_id=ann.get("category_id"),  # an integer, or None: checked on reading
+    def records(self) -> Iterator[ImageRecord]:
+        """Each accepted image with every annotator's decoded regions, in file name order."""
+        for name in self.names:
+            image = _read_image(self.root, name, self.same_id, self.on_disk, self.reading.max_image_pixels, self.ledger)
+            found = [found for annotator in self.read for found in self._regions(annotator, name, image)]
+            if image is not None:
+                self.images += 1
+                row = image_row(image_id_of(name), self.folder, f"images/{name}", image)
+                yield ImageRecord(name, image, row, found, tuple(self.covered[name]))
+
+    def _regions(
+        self, annotator: str, name: str, image: images_io.DecodedImage | None
+    ) -> Iterator[tuple[dict, np.ndarray]]:
+        """The accepted regions of one annotator's annotations of image ``name`` (None: the image
+        was rejected), region ids by annotation id; each other annotation rejected."""
+        words, category_map, ledger = self.reading.words, self.reading.category_map, self.ledger
+        source = f"annotations/{annotator}.json"
+        categories = self.read[annotator].categories
+        annotations = sorted(self.read[annotator].per_image.get(name, []), key=lambda a: a[0])
+        for region_id, (ann_id, ann) in enumerate(annotations, start=1):
+            key = f"{name}/{ann_id}"
+            category = SEGMENT if uncategorised(ann) else categories.get(ann.get("category_id"))
+            label = category_map.get(category, category)
+            if isinstance(label, str) and label not in words:
+                label = category_label(label)
+            if image is None:
+                ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
+                continue
+            if category is None:
+                ledger.reject(source, key, "region", f"unknown category id {ann.get('category_id')!r}", annotator)
+                continue
+            if label not in words:
+                ledger.reject(
+                    source, key, "region",
+                    f"category {category!r}" + (f" (label {label!r})" if label != category else "")
+                    + " is not a vocabulary label; map it under category_map",
+                    annotator,
                 )  # fmt: skip
-                regions.append(row)
-                found.append((row, mask))
-                if not crowd:  # a crowd marks a group of objects, none of which the consensus can match
-                    readings[annotator].append((label, mask))
-        if several and image is not None and readings:
-            agreed, problems = consensus.consensus(readings, hierarchy, min_iou, consensus_method)
-            problems += [
-                f"consensus label {label!r} has no id in the vocabulary" for label, _ in agreed if label not in words
-            ]
-            agreed = [(label, mask) for label, mask in agreed if label in words]
-            for region_id, (label, mask) in enumerate(agreed, start=1):
-                row = region_row(image_id_of(name), consensus.ANNOTATOR, region_id, words[label], label, mask)
-                regions.append(row)
-                found.append((row, mask))
-            for k, reason in enumerate(problems, start=1):
-                ledger.reject("consensus", f"{name}/{k}", "region", reason, consensus.ANNOTATOR)
-            derived["seen"] += len(agreed) + len(problems)
-        if image is not None:
-            measures.add(image_id_of(name), image.pixels, found)
-            quirks.update(image_quirks(image, (row for row, _ in found)))
-    if strict and ledger.rejects:
-        raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
-    accepted = Counter(r["annotator"] for r in regions)
-    report = {
-        "folder": folder,
-        "images": {
-            "seen": ledger.seen[("", "image")],
-            "accepted": len(images),
-            "rejected": ledger.seen[("", "image_rejected")],
-        },
-        "annotators": {
-            a: {
-                "seen": ledger.seen[(a, "region")],
-                "accepted": accepted[a],
-                "rejected": ledger.seen[(a, "region_rejected")],
-            }
-            for a in files
-        },
-        # Each file's images entries: listed (an image it covers) or rejected.
-        "image_entries": {
-            a: {
-                "seen": ledger.seen[(a, "image-entry")],
-                "accepted": ledger.seen[(a, "image-entry")] - ledger.seen[(a, "image-entry_rejected")],
-                "rejected": ledger.seen[(a, "image-entry_rejected")],
-            }
-            for a in files
-        },
-    }
-    if derived:
-        report["annotators"][consensus.ANNOTATOR] = {
-            "seen": derived["seen"],
-            "accepted": accepted[consensus.ANNOTATOR],
-            "rejected": ledger.seen[(consensus.ANNOTATOR, "region_rejected")],
+                continue
+            crowd = ann.get("iscrowd", 0)
+            if crowd not in (0, 1) or isinstance(crowd, float):
+                ledger.reject(source, key, "region", f"iscrowd is {crowd!r}, not 0 or 1", annotator)
+                continue
+            try:
+                mask = _decode(ann.get("segmentation"), image.height, image.width, ledger.quirks, ann.get("area"))
+            except ValueError as exc:
+                ledger.reject(source, key, "region", str(exc), annotator)
+                continue
+            self.accepted[annotator] += 1
+            yield region_row(
+                image_id_of(name), annotator, region_id, words[label], label, mask,
+                iscrowd=bool(crowd), annotation_id=ann_id, category_id=ann.get("category_id"),  # an integer, or None: checked on reading
+            ), mask  # fmt: skip
+
+    def report(self) -> dict:
+        """Images, regions per annotator and each file's images entries: seen, accepted, rejected."""
+        seen, ledger = self.ledger.seen, self.ledger
+        report = {
+            "folder": self.folder,
+            "images": {"seen": seen[("", "image")], "accepted": self.images, "rejected": ledger.rejected("image")},
+            "annotators": {
+                a: {"seen": seen[(a, "region")], "accepted": self.accepted[a], "rejected": ledger.rejected("region", a)}
+                for a in self.annotators
+            },
+            # Each file's images entries: listed (an image it covers) or rejected.
+            "image_entries": {
+                a: {
+                    "seen": seen[(a, "image-entry")],
+                    "accepted": seen[(a, "image-entry")] - ledger.rejected("image-entry", a),
+                    "rejected": ledger.rejected("image-entry", a),
+                }
+                for a in self.annotators
+            },
+            "quirks": dict(sorted(ledger.quirks.items())),
         }
-    report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in COUNTS}
-    report["quirks"] = dict(sorted(quirks.items()))
-    check_ledger(f"shard {folder}", {"images": report["images"], **report["annotators"]})
-    return Shard(
-        images=tables.from_rows(
-            sorted(images.values(), key=lambda r: r["image_id"]), tables.IMAGES, tables.KEYS["images"]
-        ),
-        regions=tables.from_rows(regions, tables.REGIONS, tables.KEYS["regions"]),
-        rejects=tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"]),
-        report=report,
-        features=measures.features(),
-        relations=measures.relations(),
-        coverage=tables.from_rows(coverage, tables.COVERAGE, tables.KEYS["coverage"]),
-    )
+        report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in COUNTS}
+        return report

@@ -2,7 +2,8 @@
 
 - ``text``: the text files (word list, label rows, ontology paths, ``features.txt`` and its
   parity with computed features, captions), one parser and one formatter each, one encoding rule;
-- ``ingest``: a folder shard into images, regions and rejects tables;
+- ``ingest``: a folder shard read into images with their regions, and rejects;
+- ``layout``: the layout (``LAYOUT``) that ``regionbench.io.layouts`` finds;
 - ``ontology``: the label hierarchy rebuilt from ``ontology_path.txt``;
 - ``spatial``: the official spatial relations (``spatial_rels/<image>.mat``), read for parity;
 - ``writer``: the layout writer; ``synthetic`` (generated collections) and ``export``
@@ -10,15 +11,8 @@
 """
 
 from regionbench.io.saiapr.export import export_release
-from regionbench.io.saiapr.ingest import (
-    ANNOTATOR,
-    IngestError,
-    Shard,
-    folder_state,
-    image_names_state,
-    ingest_folder,
-    merge_reports,
-)
+from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
+from regionbench.io.saiapr.layout import SaiaprLayout
 from regionbench.io.saiapr.ontology import hierarchy_from_saiapr, majority_parent
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import read_spatial_relations
@@ -33,20 +27,20 @@ from regionbench.io.saiapr.text import (
     read_wordlist,
 )
 
+LAYOUT = SaiaprLayout()
+
 __all__ = [
     "ANNOTATOR",
+    "LAYOUT",
     "SPATIAL_FOLDER",
-    "IngestError",
+    "FolderReader",
     "LayoutError",
-    "Shard",
     "export_release",
     "features_parity",
     "folder_state",
     "hierarchy_from_saiapr",
     "image_names_state",
-    "ingest_folder",
     "majority_parent",
-    "merge_reports",
     "num2str",
     "num2str_tolerance",
     "parse_caption",

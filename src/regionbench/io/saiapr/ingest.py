@@ -1,7 +1,6 @@
 """Ingest of the SAIAPR TC-12 layout (docs/inputs.md), one folder shard at a time.
 
-``ingest_folder`` turns ``<root>/NN`` into three tables: accepted images, accepted regions and
-rejects. Nothing is dropped silently: every image file, every image a label row names, every
+``FolderReader`` reads ``<root>/NN`` into accepted images with their regions, and rejects. Nothing is dropped silently: every image file, every image a label row names, every
 region key (from label rows or mask files), every malformed row and every caption ends either
 accepted or in the rejects table with a reason, and the shard report counts both sides.
 Quirks of the official files that are not errors (string-ordered rows, trailing blank lines,
@@ -15,6 +14,7 @@ import itertools
 import os
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,21 +22,11 @@ import numpy as np
 
 from regionbench import numbers, tables
 from regionbench.io import images as images_io
+from regionbench.io.layouts import ImageRecord
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
-from regionbench.io.saiapr.ontology import majority_parent
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import (
-    IngestError,
-    Shard,
-    check_ledger,
-    image_quirks,
-    image_row,
-    region_row,
-    reject_row,
-    trees_state,
-)
-from regionbench.shard_measures import Measures
+from regionbench.io.shards import IngestError, Ledger, image_row, region_row, trees_state
 
 ANNOTATOR = "saiapr"
 IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)
@@ -46,21 +36,11 @@ IMAGE_FORMATS, IMAGE_MODES = ("JPEG",), ("RGB", "L")  # the collection's 8-bit c
 
 
 @dataclass
-class _Ledger:
-    """What happened to every raw item of a shard."""
+class _Ledger(Ledger):
+    """A shard's ledger and what its ontology rows say of the hierarchy."""
 
-    root: Path
-    rejects: list[dict] = field(default_factory=list)
-    quirks: Counter = field(default_factory=Counter)
     parent_counts: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     interior: set[str] = field(default_factory=set)  # nodes seen above another node in a path
-
-    def reject(self, source: Path | str, key: str, item: str, reason: str) -> None:
-        src = source.relative_to(self.root).as_posix() if isinstance(source, Path) else source
-        self.rejects.append(reject_row(self.root, src, key, item, reason))
-
-    def rejected(self, item: str) -> int:
-        return sum(1 for r in self.rejects if r["item"] == item)
 
 
 def _key_name(key: int | tuple[int, ...]) -> str:
@@ -324,114 +304,111 @@ class _Regions:
         return row, mask
 
 
-def ingest_folder(
-    root: str | Path,
-    folder: str,
-    *,
-    max_image_pixels: int = 40_000_000,
-    strict: bool = False,
-    tau: float = 0.1,
-    adjacency_px: int = 1,
-) -> Shard:
-    """Read one folder shard ``<root>/<folder>`` of a SAIAPR tree into stage tables, with the
-    features and relations (``tau``, ``adjacency_px``: ``relations.pairwise``) of its regions."""
-    root = Path(root)
-    base = root / folder
-    if not base.is_dir():
-        raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
-    words = text.read_wordlist(root / "wlist.txt")
-    ledger = _Ledger(root)
-    rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
-    ontology = _read_ontology(base / "ontology_path.txt", ledger)
+class FolderReader:
+    """One folder shard ``<root>/<folder>`` of a SAIAPR tree being read
+    (``io.layouts.ShardReader``): its text files are read on construction, its images one at a
+    time by ``records``, its captions after them."""
 
-    # Images: every file in images/ and every image a label row names, by canonical id.
-    image_entries = sorted((base / "images").glob("*"))
-    files, named = _files_by_key(image_entries, IMAGE_NAME, "image", "'<image_id>.jpg'", ledger)
-    elsewhere = _elsewhere(root, folder)
-    for image_id in sorted(set(files) & set(elsewhere)):
-        ledger.reject(files.pop(image_id), str(image_id), "image", f"also in {elsewhere[image_id]}; keep one")
-    # Without segmentation_masks/ the folder is released by its labels and official features.
-    labels_only = bool(rows) and not (base / "segmentation_masks").is_dir()
-    official = text.read_features_txt(base / "features.txt") if _present(base / "features.txt", ledger) else {}
-    mask_entries = sorted((base / "segmentation_masks").glob("*"))
-    mask_files, claimed = _files_by_key(mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger)
-    # Every key from a label row or a mask file, but those already rejected: rows that disagree,
-    # mask files unusable.
-    keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for key in sorted((set(rows) | set(mask_files)) - conflicted - (claimed - set(mask_files))):
-        keys_of[key[0]].append(key)
-    regions = _Regions(base, rows, mask_files, words, ontology, ledger, official if labels_only else None)
+    annotators = (ANNOTATOR,)
 
-    # One image at a time, read with its masks and measured while they are in memory.
-    images: dict[int, dict] = {}
-    measures = Measures(tau, adjacency_px)
-    for image_id in sorted(files):
-        path = files[image_id]
-        try:
-            image = images_io.read_image(path, max_image_pixels, IMAGE_FORMATS, IMAGE_MODES)
-        except ValueError as exc:
-            ledger.reject(path, str(image_id), "image", str(exc))
-            continue
-        if image.mode == "L":
-            ledger.quirks["grayscale_images"] += 1
-        images[image_id] = image_row(image_id, folder, path.relative_to(root).as_posix(), image)
-        read = [found for key in keys_of.pop(image_id, []) if (found := regions.accept(key, image)) is not None]
-        ledger.quirks.update(image_quirks(image, (row for row, _ in read)))
-        measures.add(image_id, image.pixels, [(row, mask) for row, mask in read if mask is not None])
-        for row, mask in read:
-            if mask is None:
-                measures.add_known((image_id, ANNOTATOR, row["region_id"]), official[(image_id, row["region_id"])])
-    for image_id in sorted({k[0] for k in rows} - named):
-        ledger.reject(
-            base / "images" / f"{image_id}.jpg",
-            str(image_id),
-            "image",
-            "labels.txt names this image but its file is missing",
+    def __init__(self, root: str | Path, folder: str, max_image_pixels: int = 40_000_000) -> None:
+        self.root, self.folder = Path(root), folder
+        self.base = base = self.root / folder
+        if not base.is_dir():
+            raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
+        self.max_image_pixels = max_image_pixels
+        words = text.read_wordlist(self.root / "wlist.txt")
+        self.ledger = ledger = _Ledger(self.root)
+        self.rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
+        ontology = _read_ontology(base / "ontology_path.txt", ledger)
+
+        # Images: every file in images/ and every image a label row names, by canonical id.
+        self.image_entries = sorted((base / "images").glob("*"))
+        self.files, self.named = _files_by_key(self.image_entries, IMAGE_NAME, "image", "'<image_id>.jpg'", ledger)
+        self.elsewhere = _elsewhere(self.root, folder)
+        for image_id in sorted(set(self.files) & set(self.elsewhere)):
+            path = self.files.pop(image_id)
+            ledger.reject(path, str(image_id), "image", f"also in {self.elsewhere[image_id]}; keep one")
+        # Without segmentation_masks/ the folder is released by its labels and official features.
+        self.labels_only = bool(self.rows) and not (base / "segmentation_masks").is_dir()
+        present = _present(base / "features.txt", ledger)
+        self.official = text.read_features_txt(base / "features.txt") if present else {}
+        self.mask_entries = sorted((base / "segmentation_masks").glob("*"))
+        mask_files, self.claimed = _files_by_key(
+            self.mask_entries, MASK_NAME, "region", "'<image_id>_<region_id>.mat'", ledger
         )
-    for keys in keys_of.values():  # regions of images rejected or missing
-        for key in keys:
-            regions.accept(key, None)
+        # Every key from a label row or a mask file, but those already rejected: rows that
+        # disagree, mask files unusable.
+        self.conflicted = conflicted
+        self.keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for key in sorted((set(self.rows) | set(mask_files)) - conflicted - (self.claimed - set(mask_files))):
+            self.keys_of[key[0]].append(key)
+        official = self.official if self.labels_only else None
+        self.regions = _Regions(base, self.rows, mask_files, words, ontology, ledger, official)
+        self.images: dict[int, dict] = {}
 
-    _attach_captions(root, folder, images, ledger, elsewhere)
+    def records(self) -> Iterator[ImageRecord]:
+        """Each accepted image with its regions, read with its masks; then the rejects of what
+        no image took (images named but missing, regions of rejected images) and the captions."""
+        ledger = self.ledger
+        for image_id in sorted(self.files):
+            path = self.files[image_id]
+            try:
+                image = images_io.read_image(path, self.max_image_pixels, IMAGE_FORMATS, IMAGE_MODES)
+            except ValueError as exc:
+                ledger.reject(path, str(image_id), "image", str(exc))
+                continue
+            if image.mode == "L":
+                ledger.quirks["grayscale_images"] += 1
+            row = image_row(image_id, self.folder, path.relative_to(self.root).as_posix(), image)
+            self.images[image_id] = row
+            read = [found for key in self.keys_of.pop(image_id, []) if (found := self.regions.accept(key, image))]
+            known = {
+                (ANNOTATOR, r["region_id"]): self.official[(image_id, r["region_id"])]
+                for r, mask in read
+                if mask is None
+            }
+            yield ImageRecord(row["path"], image, row, read, self.annotators, known)
+        for image_id in sorted({k[0] for k in self.rows} - self.named):
+            ledger.reject(
+                self.base / "images" / f"{image_id}.jpg",
+                str(image_id),
+                "image",
+                "labels.txt names this image but its file is missing",
+            )
+        for keys in self.keys_of.values():  # regions of images rejected or missing
+            for key in keys:
+                self.regions.accept(key, None)
+        self.keys_of.clear()
+        _attach_captions(self.root, self.folder, self.images, ledger, self.elsewhere)
 
-    internal = sorted({r["label"] for r in regions.accepted} & ledger.interior)
-    if internal:
-        ledger.quirks["internal_node_labels"] = len(internal)
-    rejects = tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"])
-    seen = {
-        "image": len(image_entries) + len({k[0] for k in rows} - named),
-        "region": len(mask_entries) + len((set(rows) | conflicted) - claimed),
-    }
-    accepted = {"image": len(images), "region": len(regions.accepted)}
-    counts = {
-        item: {"seen": seen[item], "accepted": accepted[item], "rejected": ledger.rejected(item)} for item in seen
-    }
-    check_ledger(f"folder {folder}", counts)
-    if strict and ledger.rejects:
-        raise IngestError("\n".join(f"{r['source']}: {r['key']}: {r['reason']}" for r in ledger.rejects))
-    report = {
-        "folder": folder,
-        "images": counts["image"],
-        "regions": counts["region"],
-        "label_rows_rejected": ledger.rejected("label-row"),
-        "ontology_rows_rejected": ledger.rejected("ontology-row"),
-        "captions_rejected": ledger.rejected("caption"),
-        "quirks": dict(sorted(ledger.quirks.items())),
-        "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parent_counts.items())},
-        "internal_node_labels": internal,
-        "labels_only": labels_only,
-    }  # fmt: skip
-    return Shard(
-        images=tables.from_rows(list(images.values()), tables.IMAGES, tables.KEYS["images"]),
-        regions=tables.from_rows(regions.accepted, tables.REGIONS, tables.KEYS["regions"]),
-        rejects=rejects,
-        report=report,
-        features=measures.features(),
-        relations=measures.relations(),
-        coverage=tables.from_rows(
-            [{"image_id": i, "annotator": ANNOTATOR} for i in images], tables.COVERAGE, tables.KEYS["coverage"]
-        ),
-    )
+    def report(self) -> dict:
+        """The shard's counts (images, regions: seen = accepted + rejected), its rejected text
+        rows, quirks and ontology findings; once ``records`` is exhausted."""
+        ledger = self.ledger
+        internal = sorted({r["label"] for r in self.regions.accepted} & ledger.interior)
+        if internal:
+            ledger.quirks["internal_node_labels"] = len(internal)
+        seen = {
+            "image": len(self.image_entries) + len({k[0] for k in self.rows} - self.named),
+            "region": len(self.mask_entries) + len((set(self.rows) | self.conflicted) - self.claimed),
+        }
+        accepted = {"image": len(self.images), "region": len(self.regions.accepted)}
+        counts = {
+            item: {"seen": seen[item], "accepted": accepted[item], "rejected": ledger.rejected(item)} for item in seen
+        }
+        return {
+            "folder": self.folder,
+            "images": counts["image"],
+            "regions": counts["region"],
+            "label_rows_rejected": ledger.rejected("label-row"),
+            "ontology_rows_rejected": ledger.rejected("ontology-row"),
+            "captions_rejected": ledger.rejected("caption"),
+            "quirks": dict(sorted(ledger.quirks.items())),
+            "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parent_counts.items())},
+            "internal_node_labels": internal,
+            "labels_only_folders": [self.folder] if self.labels_only else [],
+        }  # fmt: skip
 
 
 def _attach_captions(
@@ -465,29 +442,3 @@ def _attach_captions(
         for name, value in fields.items():
             record[f"caption_{name}"] = value
         record["caption_encoding"] = encoding
-
-
-def merge_reports(reports: list[dict]) -> dict:
-    """Sum shard reports; a node seen under several parents becomes a reported conflict."""
-    totals: dict = {"folders": sorted(r["folder"] for r in reports)}
-    for part in ("images", "regions"):
-        totals[part] = {k: sum(r[part][k] for r in reports) for k in ("seen", "accepted", "rejected")}
-    for k in ("label_rows_rejected", "ontology_rows_rejected", "captions_rejected"):
-        totals[k] = sum(r[k] for r in reports)
-    quirks: Counter = Counter()
-    parents: dict[str, Counter] = defaultdict(Counter)
-    for r in reports:
-        quirks.update(r["quirks"])
-        for child, seen in r["parents"].items():
-            parents.setdefault(child, Counter()).update(seen)
-    internal = sorted({label for r in reports for label in r["internal_node_labels"]})
-    totals["labels_only_folders"] = sorted(r["folder"] for r in reports if r.get("labels_only"))
-    quirks["internal_node_labels"] = len(internal)
-    totals["internal_node_labels"] = internal
-    totals["quirks"] = dict(sorted(quirks.items()))
-    totals["parent_conflicts"] = [
-        {"node": child, "parents": dict(sorted(p.items())), "chosen": majority_parent(p)}
-        for child, p in sorted(parents.items())
-        if len(p) > 1
-    ]
-    return totals

@@ -8,16 +8,10 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Mapping
 from pathlib import Path
 
-from regionbench.hierarchy import Conflict, Hierarchy, HierarchyError, Node
+from regionbench.hierarchy import Conflict, Hierarchy, HierarchyError, Node, majority_parent
 from regionbench.io.saiapr import text
-
-
-def majority_parent(seen: Mapping[str, int]) -> str:
-    """The parent seen most often in ``seen`` (parent -> count; ties: first by name)."""
-    return min(seen, key=lambda p: (-seen[p], p))
 
 
 def hierarchy_from_saiapr(root: str | Path) -> Hierarchy:

@@ -19,8 +19,10 @@ from regionbench import features, relations, synth
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
+from regionbench.synthetic import Options
 from regionbench.vocabulary import Registry
 
+LAYOUT = "saiapr"
 CHUNK = 100  # images per rendering job, so both cores stay busy to the last folder
 
 
@@ -150,3 +152,8 @@ def write_collection(
     finally:
         if pool:
             pool.shutdown()
+
+
+def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
+    """``write_collection`` with the options that apply here (yields folder, regions)."""
+    return write_collection(out, profile, options.seed, options.quirks, options.workers, options.vocabulary)

@@ -21,8 +21,10 @@ from threadpoolctl import threadpool_limits
 
 from regionbench import geometry, synth
 from regionbench.errors import InputError
-from regionbench.io.saiapr.synthetic import word_ids
+from regionbench.synthetic import Options
+from regionbench.synthetic.saiapr import word_ids
 
+LAYOUT = "coco"
 CHUNK = 50  # images per rendering job
 
 
@@ -128,3 +130,10 @@ def write_collection(
         document = _instances(scenes, who, ids, who == annotator_name(2), parents)
         path.write_text(json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
         yield path.relative_to(root).as_posix(), len(document["annotations"])
+
+
+def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
+    """``write_collection`` with the options that apply here (yields file, regions)."""
+    return write_collection(
+        out, profile, options.seed, options.annotators, options.disagreement, options.workers, options.vocabulary
+    )

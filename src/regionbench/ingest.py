@@ -1,0 +1,186 @@
+"""Ingest of one shard of a raw tree, whatever its layout.
+
+A layout (``regionbench.io.layouts``) reads the shard's files into accepted images with every
+annotator's regions, and rejects what it cannot use. Ingest adds what no format knows: the
+consensus of several annotators (``regionbench.consensus``), the features and relations of every
+region measured while its image's pixels and masks are in memory (``shard_measures``), the
+image quirks, one ledger check that every raw item was accepted or rejected, and one merge of
+the shard reports.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from regionbench import consensus, tables
+from regionbench.hierarchy import Hierarchy, majority_parent
+from regionbench.io import layouts
+from regionbench.io.shards import Ledger, Shard, check_ledger, image_quirks, region_row
+from regionbench.relations import RelationSettings
+from regionbench.shard_measures import Measures
+
+COUNTS = ("seen", "accepted", "rejected")
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    """The ``ingest`` settings of a build: ``strict`` (any reject fails the shard),
+    ``max_image_pixels``, ``shard_size`` (images per shard where a layout shards by runs of
+    images; None: its default) and ``category_map`` (a source's category name -> label)."""
+
+    strict: bool = False
+    max_image_pixels: int = 40_000_000
+    shard_size: int | None = None
+    category_map: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: Mapping) -> IngestSettings:
+        """From a validated build configuration (every default applied)."""
+        ingest = config["ingest"]
+        return cls(ingest["strict"], ingest["max_image_pixels"], ingest["shard_size"], config["category_map"])
+
+
+DEFAULT_SETTINGS, DEFAULT_RELATIONS, DEFAULT_CONSENSUS = (
+    IngestSettings(),
+    RelationSettings(),
+    consensus.ConsensusSettings(),
+)
+
+
+def ingest_shard(
+    root: str | Path,
+    shard: str,
+    words: Mapping[str, int] | None = None,
+    hierarchy: Hierarchy | None = None,
+    *,
+    layout: layouts.Layout | str | None = None,
+    settings: IngestSettings = DEFAULT_SETTINGS,
+    relations: RelationSettings = DEFAULT_RELATIONS,
+    agreement: consensus.ConsensusSettings = DEFAULT_CONSENSUS,
+) -> Shard:
+    """The stage tables of shard ``shard`` of the raw tree at ``root``.
+
+    ``layout`` is a layout or its name (None: detected, ``layouts.detect``); ``words`` maps
+    vocabulary labels to ids for layouts that name categories. With ``hierarchy`` and several
+    annotators, the derived annotator ``consensus`` joins every covered image's regions
+    (clusters and masks by ``agreement``). Returns accepted images, regions, rejects, a report
+    that counts both sides, the features and relations (``relations``: ``relations.pairwise``)
+    of every region, and which annotators covered each image; each image decoded once.
+    Raises IngestError in ``settings.strict`` mode on any reject.
+    """
+    root = Path(root)
+    layout = layouts.detect(root) if layout is None else layouts.get(layout) if isinstance(layout, str) else layout
+    words = dict(words or {})
+    reading = layouts.Reading(words, settings.max_image_pixels, settings.category_map, settings.shard_size)
+    reader = layout.read_shard(root, shard, reading, hierarchy)
+    ledger = reader.ledger
+    several = hierarchy is not None and len(reader.annotators) > 1
+    measures = Measures(relations)
+    rows: list[dict] = []  # images rows: the reader may complete them (captions) until its report
+    regions: list[dict] = []
+    coverage: list[dict] = []
+    derived: Counter | None = Counter() if several else None  # consensus regions: seen, accepted
+    for record in reader.records():
+        image_id = record.row["image_id"]
+        found = list(record.regions)
+        if derived is not None and record.covered_by:
+            found += _consensus(record, words, hierarchy, agreement, ledger, derived)
+        rows.append(record.row)
+        regions += [row for row, _ in found]
+        coverage += [{"image_id": image_id, "annotator": a} for a in record.covered_by]
+        measures.add(image_id, record.image.pixels, [(row, mask) for row, mask in found if mask is not None])
+        for row, mask in found:
+            if mask is None:
+                measures.add_known(
+                    (image_id, row["annotator"], row["region_id"]), record.known[(row["annotator"], row["region_id"])]
+                )
+        ledger.quirks.update(image_quirks(record.image, (row for row, _ in found)))
+    report = reader.report()
+    report["quirks"] = dict(sorted(ledger.quirks.items()))
+    if derived is not None and derived["tried"]:
+        counts = {
+            "seen": derived["seen"],
+            "accepted": derived["accepted"],
+            "rejected": ledger.rejected("region", tables.CONSENSUS),
+        }
+        report["annotators"][tables.CONSENSUS] = counts
+        report["regions"] = {k: report["regions"][k] + counts[k] for k in COUNTS}
+    check_ledger(
+        f"shard {report['folder']}",
+        {"images": report["images"], "regions": report["regions"], **report.get("annotators", {})},
+    )
+    ledger.fail_if_strict(settings.strict)
+    return Shard(
+        images=tables.from_rows(rows, tables.IMAGES, tables.KEYS["images"]),
+        regions=tables.from_rows(regions, tables.REGIONS, tables.KEYS["regions"]),
+        rejects=tables.from_rows(ledger.rejects, tables.REJECTS, tables.KEYS["rejects"]),
+        report=report,
+        features=measures.features(),
+        relations=measures.relations(),
+        coverage=tables.from_rows(coverage, tables.COVERAGE, tables.KEYS["coverage"]),
+    )
+
+
+def _consensus(
+    record: layouts.ImageRecord,
+    words: Mapping[str, int],
+    hierarchy: Hierarchy,
+    agreement: consensus.ConsensusSettings,
+    ledger: Ledger,
+    derived: Counter,
+) -> list[tuple[dict, np.ndarray]]:
+    """The consensus regions of one image, numbered from 1; each cluster without one rejected.
+
+    Every annotator who covered the image votes, one who drew nothing too. A crowd region marks
+    a group of objects, none of which the consensus can match: it does not vote."""
+    readings: dict[str, list] = {annotator: [] for annotator in record.covered_by}
+    for row, mask in record.regions:
+        if mask is not None and not row["iscrowd"]:
+            readings.setdefault(row["annotator"], []).append((row["label"], mask))
+    agreed, problems = consensus.consensus(readings, hierarchy, agreement.min_iou, agreement.method)
+    problems += [f"consensus label {label!r} has no id in the vocabulary" for label, _ in agreed if label not in words]
+    agreed = [(label, mask) for label, mask in agreed if label in words]
+    image_id = record.row["image_id"]
+    for k, reason in enumerate(problems, start=1):
+        ledger.reject("consensus", f"{record.key}/{k}", "region", reason, tables.CONSENSUS)
+    derived.update(tried=1, seen=len(agreed) + len(problems), accepted=len(agreed))
+    return [
+        (region_row(image_id, tables.CONSENSUS, region_id, words[label], label, mask), mask)
+        for region_id, (label, mask) in enumerate(agreed, start=1)
+    ]
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """The ingest report of a build: its shard reports summed, whatever the layout.
+
+    Counts add up (nested ones key by key), lists join (sorted, once each), ``folder`` becomes
+    ``folders``. Two entries are collection-wide: the ontology ``parents`` each node was seen
+    under become ``parent_conflicts`` (the nodes seen under several, with the majority parent
+    chosen), and the quirk ``internal_node_labels`` counts the distinct labels, not the shards'."""
+    totals = {"folders": sorted(r["folder"] for r in reports)}
+    for key in sorted({k for r in reports for k in r} - {"folder"}):
+        totals[key] = _merge([r[key] for r in reports if key in r])
+    parents = totals.pop("parents", {})
+    totals["parent_conflicts"] = [
+        {"node": child, "parents": dict(sorted(p.items())), "chosen": majority_parent(p)}
+        for child, p in sorted(parents.items())
+        if len(p) > 1
+    ]
+    if "internal_node_labels" in totals:
+        totals.setdefault("quirks", {})["internal_node_labels"] = len(totals["internal_node_labels"])
+    return totals
+
+
+def _merge(values: list) -> object:
+    """Numbers summed, mappings merged key by key, lists joined into one sorted list of distinct items."""
+    if isinstance(values[0], dict):
+        keys = sorted({k for v in values for k in v})
+        return {k: _merge([v[k] for v in values if k in v]) for k in keys}
+    if isinstance(values[0], list):
+        return sorted({item for v in values for item in v})
+    return sum(values)

@@ -1,0 +1,95 @@
+"""The SAIAPR TC-12 layout as a ``regionbench.io.layouts.Layout``: a shard is a numbered folder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from regionbench.hierarchy import Hierarchy
+from regionbench.io.layouts import About, Reading
+from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
+from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
+from regionbench.io.saiapr.spatial import read_spatial_relations
+from regionbench.io.saiapr.text import features_parity, read_official_features
+from regionbench.io.shards import IngestError
+
+ORIGINAL = "https://www.imageclef.org/SIAPRdata"  # the home of SAIAPR TC-12, whose recipe is followed
+CITATION = (
+    "@article{escalante2010saiapr, title={The segmented and annotated {IAPR} {TC-12} benchmark}, "
+    "author={Escalante, Hugo Jair and Hern{\\'a}ndez, Carlos A. and Gonzalez, Jesus A. and "
+    "L{\\'o}pez-L{\\'o}pez, A. and Montes, Manuel and Morales, Eduardo F. and Sucar, L. Enrique and "
+    "Villase{\\~n}or, Luis and Grubinger, Michael}, journal={Computer Vision and Image Understanding}, "
+    "volume={114}, number={4}, pages={419--428}, year={2010}}"
+)
+
+
+class SaiaprLayout:
+    """``wlist.txt`` and folder shards ``NN/`` (images, segmentation_masks, labels.txt ...)."""
+
+    name = "saiapr"
+    expects = "wlist.txt and folders 00, 01, ..."
+    about = About(
+        summary="in the layout of the segmented and annotated IAPR TC-12 benchmark (SAIAPR TC-12)",
+        tag="saiapr-tc-12",
+        keyword="SAIAPR TC-12",
+        creators="expert-generated",
+        original=ORIGINAL,
+        source_dataset="extended|iapr-tc-12",
+        citation=CITATION,
+    )
+    official_measures = ("features", "relations")
+    names_categories = False
+
+    def detect(self, root: Path) -> bool:
+        return (Path(root) / "wlist.txt").is_file()
+
+    def check(self, root: Path) -> None:
+        """A word list needs folder shards beside it."""
+        if not self.shards(root):
+            raise IngestError("has wlist.txt but no folder shard (00, 01, ...); give the root of a SAIAPR TC-12 tree")
+
+    def shards(self, root: Path, shard_size: int | None = None) -> list[str]:
+        """The folder shards (00, 01, ...); ``shard_size`` does not apply."""
+        return sorted(p.name for p in Path(root).iterdir() if p.is_dir() and p.name.isdigit())
+
+    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None = None) -> list[str]:
+        return sorted(set(folders))
+
+    def shard_states(self, root: Path, shards: Sequence[str]) -> dict[str, str]:
+        """Each folder's files and captions (``folder_state``), and the names of every folder's
+        images: an image added or removed in another folder may share an id with this one."""
+        names = image_names_state(root)
+        return {shard: f"{folder_state(root, shard)}:{names}" for shard in shards}
+
+    def inputs(self, root: Path) -> list[str]:
+        """The word list; each shard's own files are tracked by its state."""
+        return [str(Path(root) / "wlist.txt")]
+
+    def annotators(self, root: Path) -> list[str]:
+        return [ANNOTATOR]  # one annotation per region in this layout
+
+    def official_features(self, root: Path) -> list[str]:
+        return [str(p) for p in sorted(Path(root).glob("*/features.txt"))]
+
+    def official_relations(self, root: Path) -> list[str]:
+        return [str(p) for p in sorted(Path(root).glob(f"*/{SPATIAL_FOLDER}"))]
+
+    def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> FolderReader:
+        return FolderReader(root, shard, reading.max_image_pixels)
+
+    def read_official_features(self, paths: Sequence[str]) -> dict:
+        """The published features by (image id, region id) (``text.read_official_features``)."""
+        return read_official_features(paths)
+
+    def features_parity(self, official: dict, computed: pa.Table) -> dict:
+        """Computed features against the published ones, to their printed precision."""
+        return features_parity(official, computed)
+
+    def read_official_relations(self, root: Path) -> tuple[pa.Table, list[dict]]:
+        """The published relations, and the files that could not be used (``spatial``)."""
+        return read_spatial_relations(root)
+
+    def synthetic_annotators(self, requested: int) -> int:
+        return 1

@@ -1,0 +1,48 @@
+"""Synthetic collections: ``regionbench.synth`` draws the scenes and one module here per raw
+layout writes them as that layout's files (``saiapr``, ``coco``). A module names its layout in
+``LAYOUT`` and writes through ``generate``; a layout without a module has no generated trees."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from regionbench.errors import InputError
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a collection is generated: ``seed``; ``quirks`` of the real files to inject (the
+    layouts that have them); ``annotators`` tracing every scene with ``disagreement`` in [0, 1]
+    (the layouts of several annotators); ``vocabulary`` (folder of hierarchy.yaml and
+    label_ids.tsv; None: the library's); ``workers`` rendering processes (None: every core)."""
+
+    seed: int = 0
+    quirks: bool = False
+    annotators: int = 3
+    disagreement: float = 0.3
+    vocabulary: str | Path | None = None
+    workers: int | None = None
+
+
+@cache
+def writers() -> dict[str, ModuleType]:
+    """Layout name -> the module that generates collections in it."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found[module.LAYOUT] = module
+    return found
+
+
+def generate(layout: str, out: str | Path, profile: str, options: Options = Options()) -> Iterator[tuple[str, int]]:
+    """Write the collection of ``profile`` under ``out`` in ``layout``; yields (part written,
+    regions in it) as parts finish. Raises InputError for a layout without generated trees."""
+    if layout not in writers():
+        raise InputError(f"no synthetic collections in the {layout} layout; choose one of {', '.join(writers())}")
+    return writers()[layout].generate(out, profile, options)
