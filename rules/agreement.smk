@@ -22,7 +22,7 @@ rule agreement:
         runtime=30,
     params:
         code=CODE,
-        min_iou=config.get("agreement", {}).get("min_iou", 0.5),
+        min_iou=config["agreement"]["min_iou"],
     script:
         "../scripts/agreement.py"
 
@@ -44,7 +44,7 @@ rule agreement_summary:
         runtime=10,
     params:
         code=CODE,
-        min_iou=config.get("agreement", {}).get("min_iou", 0.5),
+        min_iou=config["agreement"]["min_iou"],
     script:
         "../scripts/agreement_summary.py"
 

@@ -21,7 +21,7 @@ checkpoint subsets:
         seed=config["subsets"]["seed"],
         split_unit=config["subsets"]["split_unit"],
         crowd=config["subsets"]["crowd"],
-        reference_annotator=config.get("reference_annotator"),
+        reference_annotator=config["reference_annotator"],
     script:
         "../scripts/subsets.py"
 

@@ -31,6 +31,8 @@ PIXEL_STRIDE = 4
 NOT_COVERED = -1  # the code of a sampled pixel in the units of an annotator who did not cover its image
 Region = tuple[str, np.ndarray]  # (label, boolean mask)
 
+MIN_IOU = 0.5  # regions of two annotators match at this IoU or more (the config's agreement.min_iou)
+
 
 def iou_matrix(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> np.ndarray:
     """IoU = |A and B| / |A or B| (pixel counts) of every mask of ``a`` against every mask of ``b``."""
@@ -43,7 +45,7 @@ def iou_matrix(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> np.ndarray:
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
-def match(a: Sequence[np.ndarray], b: Sequence[np.ndarray], min_iou: float = 0.5) -> list[tuple[int, int, float]]:
+def match(a: Sequence[np.ndarray], b: Sequence[np.ndarray], min_iou: float = MIN_IOU) -> list[tuple[int, int, float]]:
     """(i, j, IoU) of the one-to-one assignment maximising the total IoU, kept when IoU >= min_iou."""
     iou = iou_matrix(a, b)
     if iou.size == 0:
@@ -65,7 +67,7 @@ def pair_agreement(
     b: Sequence[Region],
     hierarchy: Hierarchy,
     codes: Mapping[str, int],
-    min_iou: float = 0.5,
+    min_iou: float = MIN_IOU,
     pairs: list[tuple[int, int, float]] | None = None,
 ) -> dict[str, float | int]:
     """The agreement of two annotators' regions of one image (see the module docstring).
@@ -246,7 +248,7 @@ def shard_agreement(
     coverage: pa.Table,
     hierarchy: Hierarchy,
     codes: Mapping[str, int],
-    min_iou: float = 0.5,
+    min_iou: float = MIN_IOU,
     derived: frozenset[str] = frozenset({"consensus"}),
 ) -> tuple[pa.Table, np.ndarray, list[str], pa.Table]:
     """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
@@ -366,7 +368,7 @@ def summary(
     pairs: Sequence[pa.Table],
     pixels: Sequence[pa.Table],
     labels: Sequence[pa.Table] = (),
-    min_iou: float = 0.5,
+    min_iou: float = MIN_IOU,
     coverage: Sequence[pa.Table] = (),
 ) -> dict:
     """The collection's agreement: the mean of every pair measure over (image, pair) rows, the

@@ -69,7 +69,7 @@ class ConsensusSettings:
     """The ``agreement`` settings that make the consensus: regions of two annotators match at
     IoU >= ``min_iou``; ``method`` (one of ``METHODS``) combines a cluster's masks."""
 
-    min_iou: float = 0.5
+    min_iou: float = agreement.MIN_IOU
     method: str = "majority"
 
     @classmethod

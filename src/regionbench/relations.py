@@ -65,7 +65,17 @@ class Pairs:
         return code_matrices(self.i, self.j, values, n)
 
 
-def adjacency(masks: list[np.ndarray], adjacency_px: int = 1, boxes: np.ndarray | None = None) -> np.ndarray:
+@dataclass(frozen=True)
+class RelationSettings:
+    """The ``relations`` settings of a build: centroids closer than ``tau`` times the image's
+    width (height) are x- (y-) aligned; regions within ``adjacency_px`` pixels (Chebyshev) are
+    adjacent."""
+
+    tau: float = 0.1
+    adjacency_px: int = 1
+
+
+def adjacency(masks: list[np.ndarray], adjacency_px: int = RelationSettings.adjacency_px, boxes: np.ndarray | None = None) -> np.ndarray:
     """Symmetric boolean n x n matrix: masks overlap or come within ``adjacency_px`` (Chebyshev).
 
     A pair is looked at only where the box of one, grown by r, meets the box of the other
@@ -95,16 +105,6 @@ def centroids(masks: list[np.ndarray]) -> np.ndarray:
         rows, cols = np.nonzero(m)
         out[k] = cols.mean(), rows.mean()
     return out
-
-
-@dataclass(frozen=True)
-class RelationSettings:
-    """The ``relations`` settings of a build: centroids closer than ``tau`` times the image's
-    width (height) are x- (y-) aligned; regions within ``adjacency_px`` pixels (Chebyshev) are
-    adjacent."""
-
-    tau: float = 0.1
-    adjacency_px: int = 1
 
 
 def pairwise(

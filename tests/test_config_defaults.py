@@ -1,0 +1,49 @@
+"""Defaults live in the config schema: the validation fills them, and the library's settings
+objects start from the same values, so a build and a library call agree."""
+
+from pathlib import Path
+
+import yaml
+
+from regionbench import config as build_config
+from regionbench.consensus import ConsensusSettings
+from regionbench.ingest import IngestSettings
+from regionbench.relations import RelationSettings
+
+PROJECT = Path(__file__).resolve().parents[1]
+SCHEMA = PROJECT / "schemas" / "config.schema.yaml"
+
+
+def _minimal() -> dict:
+    """The demo config without every setting the schema gives a default."""
+    cfg = yaml.safe_load((PROJECT / "config" / "config.yaml").read_text())
+    del cfg["relations"]
+    cfg["ingest"] = {k: cfg["ingest"][k] for k in ("strict", "max_image_pixels")}
+    return cfg
+
+
+def test_validation_fills_every_default_nested_ones_too() -> None:
+    cfg = _minimal()
+    build_config.validate(cfg, SCHEMA)
+    assert cfg["relations"] == {"tau": 0.1, "adjacency_px": 1}
+    assert cfg["agreement"] == {"min_iou": 0.5, "consensus": "majority"}
+    assert cfg["ingest"]["shard_size"] is None and cfg["category_map"] == {}
+    assert cfg["layout"] is None and cfg["vocabulary_dir"] is None and cfg["reference_annotator"] is None
+    assert cfg["synth"]["layout"] == "saiapr" and cfg["synth"]["annotators"] == 3
+
+
+def test_a_given_setting_is_kept() -> None:
+    cfg = _minimal() | {"agreement": {"min_iou": 0.7}}
+    build_config.validate(cfg, SCHEMA)
+    assert cfg["agreement"] == {"min_iou": 0.7, "consensus": "majority"}
+
+
+def test_the_library_settings_start_from_the_schema_defaults() -> None:
+    cfg = _minimal()
+    build_config.validate(cfg, SCHEMA)
+    assert RelationSettings() == RelationSettings(**cfg["relations"])
+    assert ConsensusSettings() == ConsensusSettings.from_config(cfg["agreement"])
+    defaults = IngestSettings.from_config(
+        cfg | {"ingest": cfg["ingest"] | {"strict": False, "max_image_pixels": 40_000_000}}
+    )
+    assert IngestSettings() == defaults
