@@ -7,6 +7,7 @@ import pytest
 from regionbench import relations, tables
 from regionbench.ingest import ingest_shard
 from regionbench.io.matlab import read_mat
+from regionbench.io.saiapr import spatial
 
 
 def box(shape: tuple[int, int], r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
@@ -139,7 +140,7 @@ def test_code_matrices_round_trip_through_parity(demo_ingest: Path) -> None:
     sizes: dict[int, int] = {}
     for image_id, region_id in zip(regions["image_id"].to_pylist(), regions["region_id"].to_pylist(), strict=True):
         sizes[image_id] = max(sizes.get(image_id, 0), region_id)
-    report = relations.parity(relations.image_matrices(table, sizes), table)
+    report = relations.parity(spatial.image_matrices(table, sizes), table)
     assert report["pairs_compared"] == table.num_rows > 0
     assert report["pairs_only_computed"] == report["pairs_only_official"] == 0
     assert all(g["agreement"] == 1.0 for g in report["groups"].values())

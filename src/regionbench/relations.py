@@ -26,27 +26,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from regionbench import geometry, kernels, tables
+from regionbench.io.saiapr.spatial import CODES, MATRICES, code_matrices
 
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
 VERTICAL = ("above", "below", "y_aligned")
 GROUPS = ("topological", "horizontal", "vertical")
-# Codes of the official spatial_rels/<id>.mat files (docs/relations.md), and which matrix
-# holds which group.
-CODES = {"adjacent": 1, "disjoint": 2, "beside": 3, "x_aligned": 4, "above": 5, "below": 6, "y_aligned": 7}
-MATRICES = {"topo": "topological", "x_rels": "horizontal", "y_rels": "vertical"}
-
-
-def code_matrices(i: np.ndarray, j: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """The official n x n code matrices ``topo``, ``x_rels``, ``y_rels``: entry [i, j] holds the
-    code of the relation of region i + 1 to region j + 1 (``values``: group -> relation names,
-    aligned with the 0-based ``i`` and ``j``); 0 on the diagonal and for absent pairs."""
-    out = {}
-    for name, group in MATRICES.items():
-        m = np.zeros((n, n))
-        m[np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)] = [CODES[v] for v in values[group]]
-        out[name] = m
-    return out
 
 
 @dataclass(frozen=True)
@@ -75,7 +60,9 @@ class RelationSettings:
     adjacency_px: int = 1
 
 
-def adjacency(masks: list[np.ndarray], adjacency_px: int = RelationSettings.adjacency_px, boxes: np.ndarray | None = None) -> np.ndarray:
+def adjacency(
+    masks: list[np.ndarray], adjacency_px: int = RelationSettings.adjacency_px, boxes: np.ndarray | None = None
+) -> np.ndarray:
     """Symmetric boolean n x n matrix: masks overlap or come within ``adjacency_px`` (Chebyshev).
 
     A pair is looked at only where the box of one, grown by r, meets the box of the other
@@ -151,23 +138,6 @@ def relation_stats(shards: list[pa.Table]) -> pa.Table:
         for v in values
     ]
     return pa.Table.from_pylist(rows, schema=tables.RELATION_STATS)
-
-
-def image_matrices(relations: pa.Table, sizes: dict[int, int]) -> dict[int, dict[str, np.ndarray]]:
-    """The official code matrices (``code_matrices``) of every image of ``sizes`` (image id ->
-    its highest region id) from a relations table of one annotator; an image without pairs gets
-    zero matrices."""
-    rows = relations.select(["image_id", "region_id", "other_region_id", *GROUPS]).to_pydict()
-    by_image: dict[int, list[int]] = {image_id: [] for image_id in sizes}
-    for n, image_id in enumerate(rows["image_id"]):
-        by_image[image_id].append(n)
-    out = {}
-    for image_id, members in sorted(by_image.items()):
-        i = np.array([rows["region_id"][n] - 1 for n in members], dtype=np.int64)
-        j = np.array([rows["other_region_id"][n] - 1 for n in members], dtype=np.int64)
-        values = {group: [rows[group][n] for n in members] for group in GROUPS}
-        out[image_id] = code_matrices(i, j, values, sizes[image_id])
-    return out
 
 
 def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst: int = 5) -> dict:

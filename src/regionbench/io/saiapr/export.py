@@ -10,9 +10,9 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import geometry, relations, tables
+from regionbench import geometry, tables
 from regionbench.errors import InputError
-from regionbench.io.saiapr import text
+from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 
@@ -72,7 +72,7 @@ def export_release(
         sizes[image_id] = max(sizes.get(image_id, 0), region_id)
     pairs = pq.read_table(release / "data" / "relations.parquet")
     pairs = pairs.filter(pc.equal(pairs["annotator"], annotator))
-    for image_id, matrices in relations.image_matrices(pairs, sizes).items():
+    for image_id, matrices in spatial.image_matrices(pairs, sizes).items():
         writer.spatial_relations(by_id[image_id]["folder"], image_id, matrices)
     folders = sorted({image["folder"] for image in image_rows})
     for folder in folders:

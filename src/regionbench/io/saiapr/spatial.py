@@ -10,13 +10,47 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from regionbench import numbers
 from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
-from regionbench.relations import MATRICES
 
 FOLDER = "spatial_rels"
+
+# Codes of the official spatial_rels/<id>.mat files (docs/relations.md), and which matrix
+# holds which group.
+CODES = {"adjacent": 1, "disjoint": 2, "beside": 3, "x_aligned": 4, "above": 5, "below": 6, "y_aligned": 7}
+MATRICES = {"topo": "topological", "x_rels": "horizontal", "y_rels": "vertical"}
+
+
+def code_matrices(i: np.ndarray, j: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """The official n x n code matrices ``topo``, ``x_rels``, ``y_rels``: entry [i, j] holds the
+    code of the relation of region i + 1 to region j + 1 (``values``: group -> relation names,
+    aligned with the 0-based ``i`` and ``j``); 0 on the diagonal and for absent pairs."""
+    out = {}
+    for name, group in MATRICES.items():
+        m = np.zeros((n, n))
+        m[np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)] = [CODES[v] for v in values[group]]
+        out[name] = m
+    return out
+
+
+def image_matrices(relations: pa.Table, sizes: dict[int, int]) -> dict[int, dict[str, np.ndarray]]:
+    """The official code matrices (``code_matrices``) of every image of ``sizes`` (image id ->
+    its highest region id) from a relations table of one annotator; an image without pairs gets
+    zero matrices."""
+    rows = relations.select(["image_id", "region_id", "other_region_id", *MATRICES.values()]).to_pydict()
+    by_image: dict[int, list[int]] = {image_id: [] for image_id in sizes}
+    for n, image_id in enumerate(rows["image_id"]):
+        by_image[image_id].append(n)
+    out = {}
+    for image_id, members in sorted(by_image.items()):
+        i = np.array([rows["region_id"][n] - 1 for n in members], dtype=np.int64)
+        j = np.array([rows["other_region_id"][n] - 1 for n in members], dtype=np.int64)
+        values = {group: [rows[group][n] for n in members] for group in MATRICES.values()}
+        out[image_id] = code_matrices(i, j, values, sizes[image_id])
+    return out
 
 
 def _matrices(path: Path) -> dict[str, np.ndarray]:
