@@ -32,7 +32,7 @@ def _builds(function: ast.FunctionDef, fixtures: set[str]) -> bool:
 
 def test_every_build_test_is_marked() -> None:
     unmarked = []
-    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+    for path in sorted(Path(__file__).parent.rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         module_marked = any(
             isinstance(n, ast.Assign)
