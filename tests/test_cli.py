@@ -22,6 +22,26 @@ def test_unknown_profile_is_refused(capsys: pytest.CaptureFixture) -> None:
         cli.main(["synth", "--profile", "galaxy", "--out", "x"])
 
 
+def test_a_layout_without_generated_trees_is_one_line_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert cli.main(["synth", "--layout", "voc", "--profile", "tiny", "--out", str(tmp_path / "raw")]) == 2
+    captured = capsys.readouterr()
+    assert (
+        captured.out == "" and "no synthetic collections in the voc layout; choose one of coco, saiapr" in captured.err
+    )
+    assert not (tmp_path / "raw").exists()
+
+
+def test_an_unknown_layout_in_the_config_is_one_line(tmp_path: Path) -> None:
+    from regionbench.config import check_raw_dir
+
+    (tmp_path / "00").mkdir()
+    (tmp_path / "wlist.txt").write_text("1\tsky\n")
+    with pytest.raises(ConfigError, match="layout: unknown layout 'voc'; the layouts are coco, saiapr"):
+        check_raw_dir({"raw_dir": str(tmp_path), "layout": "voc"}, "o.yaml")
+
+
 def test_project_is_found_from_a_subfolder() -> None:
     assert cli.find_project(PROJECT / "src" / "regionbench") == PROJECT
 

@@ -78,12 +78,13 @@ def cmd_synth(args: argparse.Namespace) -> int:
         args.seed, args.quirks, args.annotators, args.disagreement, args.vocabulary, args.workers
     )
     start = time.perf_counter()
+    parts = synthetic.generate(args.layout, args.out, args.profile, options)  # refuses an unknown layout first
     print(
         f"generating profile {args.profile!r} into {args.out} in the {args.layout} layout (seed {args.seed})",
         flush=True,
     )
     total = 0
-    for part, regions in synthetic.generate(args.layout, args.out, args.profile, options):
+    for part, regions in parts:
         total += regions
         print(f"{part}: {regions} regions", flush=True)
     print(f"done: {total} regions in {time.perf_counter() - start:.1f} s", flush=True)
