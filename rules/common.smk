@@ -64,8 +64,7 @@ class RawTree:
         tree itself, when its layout writes them)."""
         if self.generated:
             return [self.root] if kind in self.layout.official_measures else []
-        found = getattr(self.layout, f"official_{kind}")(Path(self.root))
-        return found
+        return getattr(self.layout, f"official_{kind}")(Path(self.root))
 
     def several_annotators(self):
         if self.generated:
