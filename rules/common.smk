@@ -3,7 +3,6 @@ import json
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from types import SimpleNamespace as Wildcards
 
 from regionbench import config as build_config
 from regionbench import release, synth, vocabulary
@@ -47,17 +46,19 @@ class RawTree:
         # A generated tree is the synth rule's output, which stands for all its files.
         return [self.root] if self.generated else self.layout.inputs(Path(self.root))
 
-    def state(self, wildcards):
-        """The shard's fingerprint: any change to a file it reads reruns it."""
-        if self.generated:
-            return "generated"
+    def states(self):
+        """Each shard's fingerprint (``Layout.shard_states``), taken once per invocation."""
         if not hasattr(self, "_states"):
             self._states = self.layout.shard_states(Path(self.root), self.shards())
-        return self._states[wildcards.shard]
+        return self._states
+
+    def state(self, wildcards):
+        """The shard's fingerprint: any change to a file it reads reruns it."""
+        return "generated" if self.generated else self.states()[wildcards.shard]
 
     def tree_state(self):
         """The fingerprint of the whole tree: every shard's."""
-        return ":".join(self.state(Wildcards(shard)) for shard in self.shards())
+        return "generated" if self.generated else ":".join(self.states().values())
 
     def official(self, kind):
         """The tree's files of published ``features`` or ``relations`` (a generated tree: the
