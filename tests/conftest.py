@@ -46,6 +46,7 @@ def write_config(project: Path, text: str) -> Path:
     return path
 
 
+WHOLE = 1000  # COCO images per shard that puts every image of a small test tree in shard 00
 TINY_RELEASE = "releases/tiny/v1.0.0"
 TINY = "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\nclassifiers: {names: [zarbi, naive, majority]}\n"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
-from conftest import one_category_tree
+from conftest import WHOLE, one_category_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
@@ -23,8 +23,6 @@ from regionbench.vocabulary import DEFAULT_DIR, Registry, derive
 
 HIERARCHY = load_hierarchy()
 CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
-
-WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def brute_force(iou: np.ndarray) -> float:

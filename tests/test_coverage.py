@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import WHOLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -30,8 +31,6 @@ CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
 LABELS = ("sky", "man", "grass")
 H, W = 10, 12
 Drawing = list[tuple[str, np.ndarray]]  # (label, mask) regions of one annotator on one image
-
-WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def random_regions(rng: np.random.Generator, most: int = 3) -> Drawing:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import shapely
 import yaml
+from conftest import WHOLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -27,8 +28,6 @@ from regionbench.synthetic.coco import uncompressed_rle
 
 H, W = 30, 40
 WORDS = {"sky": 2, "man": 3, "grass": 5}
-
-WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def rect(x0: int, y0: int, x1: int, y1: int) -> np.ndarray:

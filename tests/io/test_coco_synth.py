@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import file_digests
+from conftest import WHOLE, file_digests
 
 from regionbench import cli, geometry
 from regionbench.ingest import IngestSettings, ingest_shard
@@ -15,8 +15,6 @@ from regionbench.synthetic.coco import write_collection
 from regionbench.vocabulary import DEFAULT_DIR, Registry
 
 WORDS = {label: i for i, label, _ in Registry.read(DEFAULT_DIR / "label_ids.tsv").rows}
-
-WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 def generate(out: Path, disagreement: float, annotators: int = 3) -> Path:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import build, workflow_copy, write_config
+from conftest import WHOLE, build, workflow_copy, write_config
 from PIL import Image
 
 from regionbench import cli
@@ -15,8 +15,6 @@ from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.io.coco.categories import categories
 from regionbench.synthetic.coco import write_collection
 from regionbench.vocabulary import Registry, derive
-
-WHOLE = 1000  # images per shard: every image of a test tree in shard 00
 
 
 @pytest.fixture(scope="module")
