@@ -204,8 +204,7 @@ def check_raw_dir(config: dict, source: str = "config") -> None:
             "or point raw_dir at a tree of that layout"
         )
     if not found:
-        expected = " nor ".join(f"a {layout.name} tree ({layout.expects})" for layout in layouts.registry().values())
-        raise ConfigError(f"{source}: raw_dir {raw!r} holds neither {expected}; check the path")
+        raise ConfigError(f"{source}: raw_dir {raw!r} holds {layouts.expected()}; check the path")
     try:
         (named or found[0]).check(path)
     except IngestError as exc:

@@ -168,5 +168,9 @@ def detect(root: str | Path) -> Layout:
     for layout in registry().values():
         if layout.detect(root):
             return layout
-    expected = " nor ".join(f"a {name} tree ({layout.expects})" for name, layout in sorted(registry().items()))
-    raise IngestError(f"{root}: neither {expected}; check raw_dir or set layout in the config")
+    raise IngestError(f"{root}: {expected()}; check raw_dir or set layout in the config")
+
+
+def expected() -> str:
+    """What a raw tree holds, layout by layout: "neither a coco tree (...) nor a saiapr tree (...)"."""
+    return "neither " + " nor ".join(f"a {name} tree ({layout.expects})" for name, layout in sorted(registry().items()))
