@@ -61,7 +61,7 @@ class Reader:
 
     def report(self) -> dict:
         counts = {k: {"seen": s, "accepted": a, "rejected": s - a} for k, (s, a) in self.counts.items()}
-        return {"folder": "00", **counts, "quirks": {}}
+        return {"folder": "00", **counts}
 
 
 class LabelMapLayout:

@@ -83,7 +83,8 @@ class Reading:
 class ShardReader(Protocol):
     """One shard being read: ``records`` yields its accepted images one at a time, and after
     them ``report`` counts every item seen (``images``, ``regions``, per annotator when the
-    layout has several) and the layout's own findings."""
+    layout has several) and the layout's own findings; the ledger's quirks are added by ingest,
+    which counts more of them."""
 
     ledger: Ledger
     annotators: tuple[str, ...]

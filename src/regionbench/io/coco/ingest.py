@@ -458,7 +458,6 @@ class ShardReader:
                 }
                 for a in self.annotators
             },
-            "quirks": dict(sorted(ledger.quirks.items())),
         }
         report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in COUNTS}
         return report

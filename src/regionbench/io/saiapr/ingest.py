@@ -384,7 +384,7 @@ class FolderReader:
 
     def report(self) -> dict:
         """The shard's counts (images, regions: seen = accepted + rejected), its rejected text
-        rows, quirks and ontology findings; once ``records`` is exhausted."""
+        rows and ontology findings; once ``records`` is exhausted."""
         ledger = self.ledger
         internal = sorted({r["label"] for r in self.regions.accepted} & ledger.interior)
         if internal:
@@ -404,7 +404,6 @@ class FolderReader:
             "label_rows_rejected": ledger.rejected("label-row"),
             "ontology_rows_rejected": ledger.rejected("ontology-row"),
             "captions_rejected": ledger.rejected("caption"),
-            "quirks": dict(sorted(ledger.quirks.items())),
             "parents": {child: dict(sorted(p.items())) for child, p in sorted(ledger.parent_counts.items())},
             "internal_node_labels": internal,
             "labels_only_folders": [self.folder] if self.labels_only else [],
