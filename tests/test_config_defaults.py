@@ -9,6 +9,7 @@ from regionbench import config as build_config
 from regionbench.consensus import ConsensusSettings
 from regionbench.ingest import IngestSettings
 from regionbench.relations import RelationSettings
+from regionbench.synthetic import Options
 
 PROJECT = Path(__file__).resolve().parents[1]
 SCHEMA = PROJECT / "schemas" / "config.schema.yaml"
@@ -47,3 +48,5 @@ def test_the_library_settings_start_from_the_schema_defaults() -> None:
         cfg | {"ingest": cfg["ingest"] | {"strict": False, "max_image_pixels": 40_000_000}}
     )
     assert IngestSettings() == defaults
+    synth = cfg["synth"]
+    assert (Options().annotators, Options().disagreement) == (synth["annotators"], synth["disagreement"])

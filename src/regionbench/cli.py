@@ -74,8 +74,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out}: already exists and is not empty; synth writes a new tree, choose another --out")
+    given = {k: getattr(args, k) for k in ("annotators", "disagreement") if getattr(args, k) is not None}
     options = synthetic.Options(
-        args.seed, args.quirks, args.annotators, args.disagreement, args.vocabulary, args.workers
+        seed=args.seed, quirks=args.quirks, vocabulary=args.vocabulary, workers=args.workers, **given
     )
     start = time.perf_counter()
     parts = synthetic.generate(args.layout, args.out, args.profile, options)  # refuses an unknown layout first
@@ -457,9 +458,9 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--workers", type=_number(int, 1), default=None, help="parallel folders (default: all cores)")
     s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
     s.add_argument("--layout", default="saiapr", help="raw layout to write: saiapr or coco")
-    s.add_argument("--annotators", type=_number(int, 1), default=3, help="coco: annotators tracing every scene")
+    s.add_argument("--annotators", type=_number(int, 1), help="coco: annotators tracing every scene (default 3)")
     s.add_argument(
-        "--disagreement", type=_number(float, 0, 1), default=0.3, help="coco: how much they differ, 0 (none) to 1"
+        "--disagreement", type=_number(float, 0, 1), help="coco: how much they differ, 0 (none) to 1 (default 0.3)"
     )
     s.set_defaults(func=cmd_synth)
 
