@@ -15,12 +15,13 @@ $(STAMP): pyproject.toml constraints.txt
 release: $(STAMP)
 	$(BIN)/regionbench build --cores 2
 
+# On every core (pytest-xdist); a test module stays on one worker, so its fixtures are made once.
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 # The fast lane: every test but the Snakemake builds and the SLURM cluster (a few minutes).
 test-units: $(STAMP)
-	$(BIN)/pytest -q -m "not workflow and not slurm"
+	$(BIN)/pytest -q -n auto --dist loadfile -m "not workflow and not slurm"
 
 # Paper scale: generate (once) and build the full collection, print the per-stage table.
 bench: $(STAMP)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from regionbench import synth
 from regionbench.ingest import ingest_shard
@@ -51,17 +54,38 @@ TINY_RELEASE = "releases/tiny/v1.0.0"
 TINY = "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\nclassifiers: {names: [zarbi, naive, majority]}\n"
 
 
-# What each build_tiny printed, by project folder: the build's output is tested too.
-BUILD_OUTPUT: dict[Path, subprocess.CompletedProcess] = {}
-
-
 def build_tiny(folder: Path) -> Path:
-    """A workflow copy in ``folder`` that has built the tiny release (three classifiers, to stay short)."""
+    """A workflow copy in ``folder`` that has built the tiny release (three classifiers, to stay
+    short); what the build printed is kept beside it (``build_output``): it is tested too."""
     project = workflow_copy(folder)
     done = build(project, "--configfile", str(write_config(project, TINY)))
     assert done.returncode == 0, done.stderr[-3000:]
-    BUILD_OUTPUT[project] = done
+    (folder.parent / f"{folder.name}.output.json").write_text(json.dumps([done.stdout, done.stderr]))
     return project
+
+
+def build_output(project: Path) -> tuple[str, str]:
+    """The standard output and error of the ``build_tiny`` that built ``project``."""
+    stdout, stderr = json.loads((project.parent / f"{project.name}.output.json").read_text())
+    return stdout, stderr
+
+
+def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
+    """The folder ``name`` that ``make`` fills, once per test run: under pytest-xdist the first
+    worker to ask makes it and the others wait for it, so a shared build is built once."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        folder = factory.mktemp(name)
+        make(folder)
+        return folder
+    root = factory.getbasetemp().parent  # the run's folder, above every worker's own
+    folder, done = root / name, root / f"{name}.done"
+    with FileLock(root / f"{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # left by a worker whose make failed
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -74,7 +98,7 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.fixture(scope="session")
 def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project folder with the tiny release built end to end (shared: do not modify)."""
-    return build_tiny(tmp_path_factory.mktemp("tiny-build") / "wf")
+    return shared(tmp_path_factory, "tiny-build", lambda folder: build_tiny(folder / "wf")) / "wf"
 
 
 def one_category_tree(root: Path, disagreement: float = 0.3, categories: bool = True) -> Path:
@@ -101,6 +125,7 @@ def one_category_tree(root: Path, disagreement: float = 0.3, categories: bool = 
 
 
 def generate(out: Path, profile: str, quirks: bool, seed: int = 0) -> Path:
+    """The SAIAPR collection of ``profile`` written to ``out``."""
     for _ in write_collection(out, profile, seed=seed, quirks=quirks, workers=2):
         pass
     return out
@@ -109,12 +134,12 @@ def generate(out: Path, profile: str, quirks: bool, seed: int = 0) -> Path:
 @pytest.fixture(scope="session")
 def demo_quirks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo profile with every real-file quirk."""
-    return generate(tmp_path_factory.mktemp("demo") / "raw", "demo", quirks=True)
+    return shared(tmp_path_factory, "demo", lambda folder: generate(folder / "raw", "demo", quirks=True)) / "raw"
 
 
 @pytest.fixture(scope="session")
 def tiny_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("tiny") / "raw", "tiny", quirks=False)
+    return shared(tmp_path_factory, "tiny", lambda folder: generate(folder / "raw", "tiny", quirks=False)) / "raw"
 
 
 @pytest.fixture()
@@ -128,12 +153,13 @@ def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """Ingest tables of the demo collection (features and relations included), one folder each."""
     from regionbench import tables
 
-    out = tmp_path_factory.mktemp("ingest")
-    for folder in synth.folders("demo"):
-        shard = ingest_shard(demo_quirks, folder)
-        for name in ("images", "regions", "rejects", "features", "relations", "coverage"):
-            tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
-    return out
+    def make(out: Path) -> None:
+        for folder in synth.folders("demo"):
+            shard = ingest_shard(demo_quirks, folder)
+            for name in ("images", "regions", "rejects", "features", "relations", "coverage"):
+                tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")
+
+    return shared(tmp_path_factory, "ingest", make)
 
 
 # The user's pages: the README, then the manual in docs/, in reading order. Their fenced code

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import WHOLE, build, workflow_copy, write_config
+from conftest import WHOLE
 from PIL import Image
 
 from regionbench import cli
@@ -46,22 +46,6 @@ def test_categories_become_the_hierarchy_with_stable_ids(coco_raw: Path, tmp_pat
     assert derive("coco", grown, out)["new_ids"] >= 1
     after = Registry.read(out / "label_ids.tsv").ids()
     assert {k: after[k] for k in ids} == ids and after["unicycle"] > max(ids.values())
-
-
-@pytest.mark.workflow
-def test_a_build_takes_the_coco_vocabulary(coco_raw: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    vocab = tmp_path / "vocab"
-    assert cli.main(["vocabulary", "from-coco", str(coco_raw), "--out", str(vocab)]) == 0
-    assert "set vocabulary_dir" in capsys.readouterr().out
-    project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, f"dataset: own\nraw_dir: {coco_raw}\nvocabulary_dir: {vocab}\n")
-    done = build(project, "results/own/vocabulary.parquet", "--configfile", str(override))
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads((project / "results/own/ingest/00/report.json").read_text())
-    assert all(
-        report["annotators"][a]["rejected"] == 0 for a in ("annotator-1", "annotator-2")
-    )  # every category mapped
-    assert (project / "results/own/vocabulary.parquet").is_file()
 
 
 def test_category_names_map_to_labels_by_one_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

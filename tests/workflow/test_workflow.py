@@ -6,21 +6,19 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from conftest import (
-    BUILD_OUTPUT,
     PROJECT,
     TINY,
     TINY_RELEASE,
     build,
     build_command,
+    build_output,
     file_digests,
     workflow_copy,
     write_config,
@@ -65,17 +63,17 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
 
 def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_build: Path) -> None:
     """Not a terminal: a line a stage, plain text, then what was built and what to run next."""
-    done = BUILD_OUTPUT[tiny_build]
-    lines = (done.stderr + done.stdout).splitlines()
-    assert len(lines) <= 30, done.stderr + done.stdout
+    stdout, stderr = build_output(tiny_build)
+    lines = (stderr + stdout).splitlines()
+    assert len(lines) <= 30, stderr + stdout
     assert all(line.isprintable() for line in lines)  # no control characters: CI logs stay readable
     assert lines[0] == "Using profile config/profiles/default for setting default command line arguments."
     assert re.fullmatch(r"running \d+ jobs in \d+ stages", lines[1])
-    assert str(tiny_build) not in done.stderr + done.stdout  # paths as the user types them, never absolute
+    assert str(tiny_build) not in stderr + stdout  # paths as the user types them, never absolute
     assert any(re.fullmatch(r"\[\s*\d+/\d+\] \d+:\d\d elapsed(, ETA \d+:\d\d)?  ingest \(2 jobs\)", x) for x in lines)
-    summary = done.stdout.strip().splitlines()
+    summary = stdout.strip().splitlines()
     assert summary[0] == f"release tiny: {TINY_RELEASE}"
-    assert re.search(r"^  rows: .*regions [\d,]+", done.stdout, re.M)
+    assert re.search(r"^  rows: .*regions [\d,]+", stdout, re.M)
     assert summary[-1] == f"next: regionbench verify {TINY_RELEASE}"
     verified = subprocess.run(
         [sys.executable, "-m", "regionbench", *summary[-1].removeprefix("next: regionbench ").split()],
@@ -175,25 +173,6 @@ def test_an_edited_vocabulary_regenerates_the_collection(tiny_build: Path, tmp_p
     assert re.search(r"^\s*synth\s+1$", planned.stdout + planned.stderr, re.M), planned.stderr[-3000:]
 
 
-def test_real_raw_dir(tmp_path: Path, tiny_raw: Path) -> None:
-    project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, f"dataset: ext\nraw_dir: {tiny_raw}\n")
-    done = build(project, "results/ext/ingest/report.json", "--configfile", str(override))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert not (project / "resources").exists()  # nothing generated
-    shards = sorted(p.name for p in (project / "results/ext/ingest").iterdir() if p.is_dir())
-    assert shards == ["00", "01"]
-    target = ("results/ext/ingest/report.json", "--configfile", str(override), "--dry-run")
-    unchanged = build(project, *target)
-    assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
-    # Touching one mask reruns its shard and what gathers the shards, nothing else.
-    mask = sorted((tiny_raw / "01" / "segmentation_masks").glob("*.mat"))[0]
-    os.utime(mask)
-    planned = build(project, *target, "--verbose").stdout  # Snakemake's report names every job's files
-    assert re.search(r"^ingest\s+1$", planned, re.M) and re.search(r"^ingest_report\s+1$", planned, re.M), planned
-    assert "ingest/01/" in planned and "ingest/00/" not in planned.split("rule ingest_report")[0]
-
-
 def test_strict_build_fails_on_a_reject(tmp_path: Path, tiny_copy: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     masks = sorted((tiny_copy / "01" / "segmentation_masks").glob("*.mat"))
@@ -207,27 +186,29 @@ def test_strict_build_fails_on_a_reject(tmp_path: Path, tiny_copy: Path) -> None
     assert "has no mask file" in done.stderr.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize(
-    ("body", "last"),
-    [
-        (
-            "raise OSError(errno.ENOSPC, 'No space left on device', 'results/tiny/relation_stats.parquet')",
-            "regionbench: results/tiny/relation_stats.parquet: No space left on device; free some disk space",
-        ),
-        ("[][1]", "regionbench: IndexError: list index out of range (log: logs/tiny/relation_stats.log)."),
-    ],
-)
-def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path, body: str, last: str) -> None:
-    """A job that fails on the machine (a full disk) or on a bug: the build's last line is the
-    reason, after Snakemake's report; a bug's traceback is in the output."""
+FAILURES = [
+    (
+        "raise OSError(errno.ENOSPC, 'No space left on device', 'results/tiny/relation_stats.parquet')",
+        "regionbench: results/tiny/relation_stats.parquet: No space left on device; free some disk space",
+    ),
+    ("[][1]", "regionbench: IndexError: list index out of range (log: logs/tiny/relation_stats.log)."),
+]
+
+
+def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path) -> None:
+    """A job that fails on the machine (a full disk), then on a bug, in one project: the build's
+    last line is the reason, after Snakemake's report; a bug's traceback is in the output."""
     project = workflow_copy(tmp_path / "wf")
-    script = project / "scripts" / "relation_stats.py"
-    script.write_text("import errno\nfrom regionbench.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n")
     override = write_config(project, TINY)
-    done = build(project, "results/tiny/relation_stats.parquet", "--configfile", str(override))
-    assert done.returncode == (3 if "IndexError" in last else 2)
-    assert done.stderr.strip().splitlines()[-1].startswith(last), done.stderr[-2000:]
-    assert ("Traceback" in done.stderr) == ("IndexError" in last)
+    for body, last in FAILURES:
+        script = project / "scripts" / "relation_stats.py"
+        script.write_text(
+            "import errno\nfrom regionbench.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n"
+        )
+        done = build(project, "results/tiny/relation_stats.parquet", "--configfile", str(override))
+        assert done.returncode == (3 if "IndexError" in last else 2)
+        assert done.stderr.strip().splitlines()[-1].startswith(last), done.stderr[-2000:]
+        assert ("Traceback" in done.stderr) == ("IndexError" in last)
 
 
 def test_bad_config_is_one_line(tmp_path: Path) -> None:
@@ -237,37 +218,6 @@ def test_bad_config_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "synth.profile" in lines[0] and "override.yaml" in lines[0]
-
-
-def test_interrupted_build_resumes_to_the_same_bytes(tiny_build: Path, tmp_path: Path) -> None:
-    project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, TINY)
-    # SIGKILL the whole build (regionbench, Snakemake and the running jobs) once a job downstream
-    # of the first shard's ingest has written its output (so that ingest job has finished):
-    # nothing gets to clean up, as when a machine or a session is lost.
-    running = subprocess.Popen(
-        build_command(project, "--configfile", str(override)),
-        cwd=project,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    first_shard = project / "results/tiny/agreement/00.parquet"
-    deadline = time.monotonic() + 600
-    while not first_shard.exists() and running.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert running.poll() is None, "the build ended before it could be interrupted"
-    os.killpg(running.pid, signal.SIGKILL)
-    running.wait()
-    assert not (project / TINY_RELEASE / "manifest.json").exists()
-    ingested = (project / "results/tiny/ingest/00/regions.parquet").stat().st_mtime_ns
-
-    resumed = build(project, "--configfile", str(override))
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    # Resumed, not restarted: finished stages are kept ...
-    assert (project / "results/tiny/ingest/00/regions.parquet").stat().st_mtime_ns == ingested
-    # ... and the release is the uninterrupted build's, byte for byte.
-    assert file_digests(project / TINY_RELEASE) == file_digests(tiny_build / TINY_RELEASE)
 
 
 def test_a_second_build_in_the_same_folder_is_refused(tmp_path: Path) -> None:
@@ -282,16 +232,18 @@ def test_a_second_build_in_the_same_folder_is_refused(tmp_path: Path) -> None:
     assert "another regionbench build is running" in done.stderr
 
 
-def test_the_raw_tree_at_another_path_gives_the_same_release(tmp_path: Path, tiny_copy: Path) -> None:
-    """No workspace fact in a release: the same raw tree (with a damaged image, whose reject
-    reason comes from Pillow) at two paths of different lengths builds to the same bytes."""
+def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
+    """A raw tree on disk, not generated: built with the classifiers switched off, at two paths
+    of different lengths, to the same bytes; no workspace fact in a release (the damaged image's
+    reject reason comes from Pillow); a no-op rerun does nothing, and touching one mask reruns
+    its shard and what gathers the shards."""
     image = sorted((tiny_copy / "00" / "images").glob("*.jpg"))[0]
     image.write_bytes(b"not a JPEG")
     trees = [tiny_copy, Path(shutil.copytree(tiny_copy, tmp_path / "a" / "much" / "longer" / "path" / "raw"))]
     releases = []
     for k, raw in enumerate(trees):
         project = workflow_copy(tmp_path / f"wf{k}")
-        override = write_config(project, f"dataset: ext\nraw_dir: {raw}\nclassifiers: {{names: [majority]}}\n")
+        override = write_config(project, f"dataset: ext\nraw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
         done = build(project, "--configfile", str(override))
         assert done.returncode == 0, done.stderr[-3000:]
         releases.append(project / "releases/ext/v1.0.0")
@@ -300,3 +252,17 @@ def test_the_raw_tree_at_another_path_gives_the_same_release(tmp_path: Path, tin
         if path.is_file():
             text = path.read_bytes()
             assert str(tmp_path).encode() not in text and str(tiny_copy).encode() not in text, path
+
+    assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
+    assert pq.read_table(releases[1] / "data/subsets.parquet").num_rows > 0  # subsets are still made
+    assert not (project / "results/ext/classifiers").exists()
+    assert not (project / "resources").exists()  # nothing generated
+    shards = sorted(p.name for p in (project / "results/ext/ingest").iterdir() if p.is_dir())
+    assert shards == ["00", "01"]
+    unchanged = build(project, "--configfile", str(override), "--dry-run")
+    assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
+    os.utime(sorted((trees[1] / "01" / "segmentation_masks").glob("*.mat"))[0])
+    target = ("results/ext/ingest/report.json", "--configfile", str(override), "--dry-run")
+    planned = build(project, *target, "--verbose").stdout  # Snakemake's report names every job's files
+    assert re.search(r"^ingest\s+1$", planned, re.M) and re.search(r"^ingest_report\s+1$", planned, re.M), planned
+    assert "ingest/01/" in planned and "ingest/00/" not in planned.split("rule ingest_report")[0]

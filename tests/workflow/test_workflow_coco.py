@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, file_digests, workflow_copy, write_config
+from conftest import build, build_command, file_digests, workflow_copy, write_config
 
 import regionbench
 import regionbench.hierarchy
@@ -94,11 +98,36 @@ def test_consensus_features_are_those_of_its_masks(coco_build: Path) -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
 
 
-def test_coco_builds_are_byte_identical(coco_build: Path, tmp_path: Path) -> None:
-    again = workflow_copy(tmp_path / "wf")
-    done = build(again, "--configfile", str(write_config(again, COCO_TINY)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert file_digests(again / RELEASE) == file_digests(coco_build / RELEASE)
+def test_interrupted_build_resumes_to_the_same_bytes(coco_build: Path, tmp_path: Path) -> None:
+    """Killed midway and run again, a COCO build ends on the bytes of one never interrupted."""
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, COCO_TINY)
+    # SIGKILL the whole build (regionbench, Snakemake and the running jobs) once a job downstream
+    # of the first shard's ingest has written its output (so that ingest job has finished):
+    # nothing gets to clean up, as when a machine or a session is lost.
+    running = subprocess.Popen(
+        build_command(project, "--configfile", str(override)),
+        cwd=project,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    first_shard = project / "results/coco-tiny/agreement/00.parquet"
+    deadline = time.monotonic() + 600
+    while not first_shard.exists() and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert running.poll() is None, "the build ended before it could be interrupted"
+    os.killpg(running.pid, signal.SIGKILL)
+    running.wait()
+    assert not (project / RELEASE / "manifest.json").exists()
+    ingested = (project / "results/coco-tiny/ingest/00/regions.parquet").stat().st_mtime_ns
+
+    resumed = build(project, "--configfile", str(override))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    # Resumed, not restarted: finished stages are kept ...
+    assert (project / "results/coco-tiny/ingest/00/regions.parquet").stat().st_mtime_ns == ingested
+    # ... and the release is the uninterrupted build's, byte for byte.
+    assert file_digests(project / RELEASE) == file_digests(coco_build / RELEASE)
 
 
 def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:

@@ -11,8 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import build, one_category_tree, workflow_copy, write_config
 
-from regionbench import release, vocabulary
-from regionbench.vocabulary import derive
+from regionbench import cli, release, vocabulary
 
 pytestmark = pytest.mark.workflow
 
@@ -29,14 +28,20 @@ def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess
 
 
 @pytest.mark.parametrize("categories", [True, False], ids=["one-category", "no-category"])
-def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path, categories: bool) -> None:
-    """One category for every segment (its vocabulary written by from-coco), or no category at
-    all (annotations without category_id: the vocabulary the build derives has 'segment')."""
+def test_a_label_free_collection_skips_subsets_and_classifiers(
+    tmp_path: Path, categories: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One category for every segment (its vocabulary written by `vocabulary from-coco`, which
+    the build takes), or no category at all (annotations without category_id: the vocabulary
+    the build derives has 'segment')."""
     raw = one_category_tree(tmp_path / "raw", categories=categories)
     if categories:
-        derive("coco", raw, tmp_path / "vocabulary")
+        assert cli.main(["vocabulary", "from-coco", str(raw), "--out", str(tmp_path / "vocabulary")]) == 0
+        assert "set vocabulary_dir" in capsys.readouterr().out
     config = f"raw_dir: {raw}\n" + (f"vocabulary_dir: {tmp_path / 'vocabulary'}\n" if categories else "")
     done, project, folder = built_release(tmp_path, "free", config)
+    report = json.loads((project / "results/free/ingest/report.json").read_text())
+    assert all(c["rejected"] == 0 for a, c in report["annotators"].items() if a != "consensus")  # all labelled
     why = "subsets A-H and the reference classifiers skipped: every region of consensus carries the one label 'segment'"
     assert [line for line in done.stdout.splitlines() if "skipped" in line] == [
         f"  {why}, so there are no labels to tell apart"
@@ -48,14 +53,6 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(tmp_path: Path, c
     assert why[0].upper() + why[1:] in card and "Reference classifiers" not in card
     summary = json.loads((folder / "results/agreement.json").read_text())
     assert summary["labelled"] is False and 0 < summary["label_free"]["pri"] < 1
-
-
-def test_classifiers_switched_off(tiny_raw: Path, tmp_path: Path) -> None:
-    config = f"raw_dir: {tiny_raw}\nclassifiers: {{enabled: false}}\n"
-    done, project, folder = built_release(tmp_path, "unclassified", config)
-    assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
-    assert pq.read_table(folder / "data/subsets.parquet").num_rows > 0  # subsets are still made
-    assert not (project / "results/unclassified/classifiers").exists()
 
 
 def test_a_build_that_accepts_nothing_stops_after_ingest(tmp_path: Path) -> None:
