@@ -21,6 +21,7 @@ DERIVED_VOCABULARY = (
     f"{RESULTS}/categories"  # a COCO tree's vocabulary, from its categories
 )
 RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
+PIECES = f"{RESULTS}/pieces"  # a prepared tree's shard pieces (rule prepare)
 
 
 class RawTree:
@@ -49,16 +50,38 @@ class RawTree:
     def states(self):
         """Each shard's fingerprint (``Layout.shard_states``), taken once per invocation."""
         if not hasattr(self, "_states"):
-            self._states = self.layout.shard_states(Path(self.root), self.shards())
+            self._states = self.layout.shard_states(
+                Path(self.root), self.shards(), SHARD_SIZE
+            )
         return self._states
 
     def state(self, wildcards):
         """The shard's fingerprint: any change to a file it reads reruns it."""
         return "generated" if self.generated else self.states()[wildcards.shard]
 
-    def tree_state(self):
-        """The fingerprint of the whole tree: every shard's."""
-        return "generated" if self.generated else ":".join(self.states().values())
+    def prepares(self):
+        """Whether the layout reads its files into shard pieces first (rule prepare)."""
+        return layouts.prepares(self.layout)
+
+    def listing_state(self):
+        """What the prepare job's shards depend on besides the annotator files: the image
+        names (the runs of a shard), taken once per invocation."""
+        if self.generated:
+            return "generated"
+        if not hasattr(self, "_listing"):
+            self._listing = self.layout.listing_state(Path(self.root), SHARD_SIZE)
+        return self._listing
+
+    def pieces(self, wildcards):
+        """A prepared tree's pieces of the shard, once rule prepare (a checkpoint) has run. Its
+        index is an ancient input, for the order alone: a shard reruns when its own pieces
+        change, and prepare rewrites only those."""
+        if not self.prepares():
+            return []
+        index = checkpoints.prepare.get().output.index
+        return [ancient(index)] + [
+            f"{PIECES}/{wildcards.shard}/{name}" for name in self.layout.pieces
+        ]
 
     def official(self, kind):
         """The tree's files of published ``features`` or ``relations`` (a generated tree: the

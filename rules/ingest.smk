@@ -2,9 +2,34 @@
 # the same job measures the features and relations while the pixels and masks are decoded.
 
 
+# A layout whose files each hold every shard's items (COCO) is read once into shard pieces; the
+# shards are known before (runs of the image files), the pieces only once this job has run.
+checkpoint prepare:
+    input:
+        RAW.inputs,
+    output:
+        index=f"{PIECES}/index.json",
+    log:
+        f"{LOGS}/prepare.log",
+    benchmark:
+        f"{LOGS}/benchmarks/prepare.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    params:
+        code=CODE,
+        names=lambda wildcards: RAW.listing_state(),
+        root=RAW.root,
+        layout=RAW.layout.name,
+        shard_size=SHARD_SIZE,
+    script:
+        "../scripts/prepare.py"
+
+
 rule ingest:
     input:
-        raw=RAW.inputs,
+        raw=lambda wildcards: [] if RAW.prepares() else RAW.inputs(wildcards),
+        pieces=RAW.pieces,
         registry=f"{VOCABULARY}/label_ids.tsv",
         hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
@@ -28,6 +53,7 @@ rule ingest:
         root=RAW.root,
         layout=RAW.layout.name,
         settings=INGEST_SETTINGS,
+        pieces=PIECES if RAW.prepares() else "",
     script:
         "../scripts/ingest.py"
 

@@ -18,13 +18,12 @@ rule categories:
     log:
         f"{LOGS}/categories.log",
     resources:
-        mem_mb=4000,
+        mem_mb=1000,  # the annotations are streamed
         runtime=10,
     params:
         code=CODE,
         root=RAW.root,
         layout=RAW.layout.name,
-        state=lambda wildcards: RAW.tree_state(),
         out=lambda wildcards, output: str(Path(output[0]).parent),
     script:
         "../scripts/categories.py"

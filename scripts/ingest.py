@@ -22,6 +22,7 @@ try:
         settings=ingest.IngestSettings.from_config(params.settings),
         relations=RelationSettings(**params.settings["relations"]),
         agreement=ConsensusSettings.from_config(params.settings["agreement"]),
+        pieces=params.pieces or None,
     )
 except IngestError as exc:
     fail(f"ingest failed (strict mode or unusable input):\n{exc}")

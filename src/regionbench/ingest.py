@@ -62,6 +62,7 @@ def ingest_shard(
     settings: IngestSettings = DEFAULT_SETTINGS,
     relations: RelationSettings = DEFAULT_RELATIONS,
     agreement: consensus.ConsensusSettings = DEFAULT_CONSENSUS,
+    pieces: str | Path | None = None,
 ) -> Shard:
     """The stage tables of shard ``shard`` of the raw tree at ``root``.
 
@@ -71,12 +72,16 @@ def ingest_shard(
     (clusters and masks by ``agreement``). Returns accepted images, regions, rejects, a report
     that counts both sides, the features and relations (``relations``: ``relations.pairwise``)
     of every region, and which annotators covered each image; each image decoded once.
-    Raises IngestError in ``settings.strict`` mode on any reject.
+    ``pieces`` is the folder the layout's ``prepare`` wrote the tree's shard pieces to (None:
+    the reader prepares its shard itself). Raises IngestError in ``settings.strict`` mode on
+    any reject.
     """
     root = Path(root)
     layout = layouts.detect(root) if layout is None else layouts.get(layout) if isinstance(layout, str) else layout
     words = dict(words or {})
-    reading = layouts.Reading(words, settings.max_image_pixels, settings.category_map, settings.shard_size)
+    reading = layouts.Reading(
+        words, settings.max_image_pixels, settings.category_map, settings.shard_size, pieces and str(pieces)
+    )
     reader = layout.read_shard(root, shard, reading, hierarchy)
     ledger = reader.ledger
     several = hierarchy is not None and len(reader.annotators) > 1

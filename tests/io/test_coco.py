@@ -22,7 +22,7 @@ from regionbench.hierarchy import Hierarchy
 from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.io import layouts
 from regionbench.io.coco import image_id_of
-from regionbench.io.coco.ingest import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
+from regionbench.io.coco.split import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
 from regionbench.io.shards import IngestError, Shard
 from regionbench.synthetic.coco import uncompressed_rle
 

@@ -83,7 +83,7 @@ class LabelMapLayout:
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
         return ["00"]
 
-    def shard_states(self, root: Path, shards: Sequence[str]) -> dict[str, str]:
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         return {"00": trees_state(root, ("images", "maps"))}
 
     def inputs(self, root: Path) -> list[str]:

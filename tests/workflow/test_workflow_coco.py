@@ -164,6 +164,22 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
 
     assert [r["mask"] for r in built if r["annotator"] == "consensus"] == consensus_masks("staple")
     assert consensus_masks("staple") != consensus_masks("majority")  # the option reaches the masks
+
+    # Each file is read once, by prepare; an edit to one annotation reruns prepare and the one
+    # shard whose pieces changed; a no-op rerun plans nothing.
+    target = ("results/exports/ingest/report.json", "--configfile", str(override))
+    planned = build(project, *target, "--dry-run")
+    assert "Nothing to be done" in planned.stdout + planned.stderr
+    shards = {s: project / f"results/exports/ingest/{s}/regions.parquet" for s in ("00", "01", "02")}
+    before = {s: path.stat().st_mtime_ns for s, path in shards.items()}
+    path = raw / "annotations" / "annotator-2.json"
+    data = json.loads(path.read_text())
+    last = max(data["images"], key=lambda im: im["file_name"])  # in shard 02
+    next(a for a in data["annotations"] if a["image_id"] == last["id"])["iscrowd"] = 1
+    path.write_text(json.dumps(data))
+    again = build(project, *target)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert [s for s, path in shards.items() if path.stat().st_mtime_ns != before[s]] == ["02"], again.stderr
     shutil.rmtree(raw / "images")
     (raw / "images").mkdir()
     failed = build(project, "results/exports/ingest/report.json", "--configfile", str(override))

@@ -72,12 +72,14 @@ class Reading:
     ``category_map`` (a source's category name -> label) for formats that name categories,
     ``max_image_pixels`` (larger images are rejected as decompression bombs) and
     ``shard_size`` (images per shard, for formats sharded by runs of images; None: the
-    layout's default)."""
+    layout's default) and ``pieces`` (the folder a layout that prepares its tree, ``prepare``,
+    wrote its shard pieces to; None: the reader prepares what it needs itself)."""
 
     words: Mapping[str, int] = field(default_factory=dict)
     max_image_pixels: int = 40_000_000
     category_map: Mapping[str, str] = field(default_factory=dict)
     shard_size: int | None = None
+    pieces: str | None = None
 
 
 class ShardReader(Protocol):
@@ -98,7 +100,12 @@ class Layout(Protocol):
     """A raw format. ``expects`` says what a tree of it holds (for the error when none fits);
     ``official_measures`` which of "features" and "relations" its trees may publish (their parity
     with the computed ones is then checked); ``names_categories`` whether its files name the
-    categories, so that a vocabulary can be derived from a tree (``write_vocabulary``)."""
+    categories, so that a vocabulary can be derived from a tree (``write_vocabulary``).
+
+    A layout whose files each hold every shard's items (COCO: one file per annotator) also has
+    ``prepare(root, out, shard_size)``, which reads them once into per-shard pieces under
+    ``out`` (``pieces``: the files each shard has there); the workflow runs it as one job
+    before the shards, and each shard reads only its pieces (``Reading.pieces``)."""
 
     name: str
     expects: str
@@ -116,8 +123,9 @@ class Layout(Protocol):
         """The shard names of a tree about to be generated: ``folders`` has one entry per image,
         the folder it will be written to."""
 
-    def shard_states(self, root: Path, shards: Sequence[str]) -> dict[str, str]:
-        """Per shard, a fingerprint of every file reading it depends on: it changes when one does."""
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+        """Per shard, a fingerprint of every raw file reading it depends on (its pieces aside,
+        which the workflow tracks as files): it changes when one does."""
 
     def inputs(self, root: Path) -> list[str]:
         """Files every shard reads, for the workflow to track."""
@@ -140,6 +148,11 @@ class Layout(Protocol):
 
     def synthetic_annotators(self, requested: int) -> int:
         """How many annotators a generated tree of this layout has when ``requested``."""
+
+
+def prepares(layout: Layout) -> bool:
+    """Whether ``layout`` prepares its trees into shard pieces (``Layout``'s ``prepare``)."""
+    return callable(getattr(layout, "prepare", None))
 
 
 @cache

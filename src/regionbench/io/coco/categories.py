@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, read_instances, uncategorised
+from regionbench.io.coco.ingest import SEGMENT, annotators, category_label
+from regionbench.io.coco.split import check_file, streamed_annotations, uncategorised
 from regionbench.io.shards import IngestError
 
 ROOT = "entity"
@@ -22,11 +23,18 @@ CURATION = {
 }
 
 
-Files = dict[Path, dict]  # each annotator's instances file, parsed
+Files = dict[Path, dict]  # each annotator's file: its categories, and whether an annotation has none
 
 
 def _read(root: str | Path) -> Files:
-    return {path: read_instances(path) for path in annotators(root).values()}
+    """Each annotator file's ``categories`` list and whether any annotation is ``uncategorised``,
+    the annotations streamed (a file is never held whole)."""
+    files = {}
+    for path in annotators(root).values():
+        _, listed = check_file(path)
+        unlabelled = any(isinstance(a, dict) and uncategorised(a) for a in streamed_annotations(path))
+        files[path] = {"categories": listed, "uncategorised": unlabelled}
+    return files
 
 
 def category_names(root: str | Path, files: Files | None = None) -> dict[str, str]:
@@ -48,7 +56,7 @@ def categories(root: str | Path, files: Files | None = None) -> dict[str, str | 
     Annotations without a category make the label ``ingest.SEGMENT``, under no supercategory."""
     seen: dict[str, Counter] = {}
     for path, data in (files or _read(root)).items():
-        if any(isinstance(a, dict) and uncategorised(a) for a in data["annotations"]):
+        if data["uncategorised"]:
             seen.setdefault(SEGMENT, Counter())[None] += 1
         for category in data["categories"]:
             if not isinstance(category, dict):

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
 from regionbench.hierarchy import Hierarchy
-from regionbench.io.coco.ingest import (
-    ShardReader,
-    _all_names,
-    _instance_files,
-    annotators,
-    default_shard_size,
-    read_instances,
-    tree_state,
-)
+from regionbench.io.coco import split
+from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators, shard_state
+from regionbench.io.coco.split import default_shard_size
 from regionbench.io.layouts import About, Reading
 
 
@@ -47,21 +42,32 @@ class CocoLayout:
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are ingest's to report."""
 
+    pieces = split.PIECES
+
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        """Runs of ``shard_size`` file names over every image file and every image an annotator
-        lists (reading every annotation file)."""
-        files = {name: read_instances(path) for name, path in annotators(root).items()}
-        return _shard_names(len(_all_names(Path(root), files)), shard_size)
+        """Runs of ``shard_size`` image files, from the listing of ``images/`` alone."""
+        return split.plan(root, shard_size).names()
 
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
         return _shard_names(images, shard_size)
 
-    def shard_states(self, root: Path, shards: Sequence[str]) -> dict[str, str]:
-        """Any image or annotation file changed reruns every shard: a file lists images of all."""
-        return dict.fromkeys(shards, tree_state(root))
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+        """The files of each shard's run of images (``shard_state``); what the annotator files
+        say of a shard is in its pieces, which ``prepare`` rewrites only when they change."""
+        the_plan = split.plan(root, shard_size)
+        return {shard: shard_state(root, the_plan.run(int(shard))) for shard in shards}
 
     def inputs(self, root: Path) -> list[str]:
         return [str(p) for p in annotators(root).values()]
+
+    def listing_state(self, root: Path, shard_size: int | None) -> str:
+        """A fingerprint of the names under ``images/`` and the shard size: the shards' runs."""
+        the_plan = split.plan(root, shard_size)
+        return hashlib.sha256("\n".join([str(the_plan.size), *the_plan.on_disk]).encode()).hexdigest()
+
+    def prepare(self, root: Path, out: Path, shard_size: int | None) -> dict:
+        """Every annotator file read once into the shards' pieces under ``out`` (``split.split``)."""
+        return split.split(root, check_annotators(root), out, shard_size)
 
     def annotators(self, root: Path) -> list[str]:
         return list(annotators(root))

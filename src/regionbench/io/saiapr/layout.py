@@ -57,7 +57,7 @@ class SaiaprLayout:
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None = None) -> list[str]:
         return sorted(set(folders))
 
-    def shard_states(self, root: Path, shards: Sequence[str]) -> dict[str, str]:
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each folder's files and captions (``folder_state``), and the names of every folder's
         images: an image added or removed in another folder may share an id with this one."""
         names = image_names_state(root)

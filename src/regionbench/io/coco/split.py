@@ -1,0 +1,384 @@
+"""A COCO tree split into shard pieces: each annotator's instances file is read once, streamed,
+and every shard's ingest reads only its own piece.
+
+Shards are runs of ``size`` image files under ``images/`` in sorted order, so planning needs the
+listing alone (``Plan``); a name an annotator lists without a file belongs to the shard whose run
+its sort position falls in. ``split`` reads each file with ijson's C parser, one list at a time
+(``images`` and ``categories`` whole, ``annotations`` an item at a time): memory follows the
+images and the annotations of the pieces being buffered, not the file (a parsed 448 MB file
+holds about 3 GB of Python objects). It applies every check that needs the whole file (an image
+id listed twice, an annotation id used twice, a category id naming two categories), counting each
+item in the shard that owns it, and writes per shard:
+
+- ``<shard>/annotations.parquet``: the annotations that passed them, each as its JSON text;
+- ``<shard>/shard.json``: the shard's names, whether each is on disk and which other names give
+  the same image id, which annotators list each, every file's categories, and the ledger of what
+  the file-wide checks rejected.
+
+A piece whose bytes are unchanged is not written again, so a build reruns only the shards whose
+pieces changed. Strict JSON only: a file with ``NaN`` or ``Infinity`` (Python's ``json.dump``
+writes them by default) is refused with one line that says so.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ijson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from regionbench.io.shards import IngestError
+
+# Default shards: eight on small collections, so a machine of up to eight cores ingests on every
+# core; at most 1,000 images each on large ones. The count depends on the collection alone, never
+# on the machine, so the release (its ingest report names the shards) is the same everywhere.
+DEFAULT_SHARDS = 8
+MAX_SHARD_SIZE = 1000
+INDEX = "index.json"
+ANNOTATIONS = "annotations.parquet"
+SHARD = "shard.json"
+PIECES = (ANNOTATIONS, SHARD)
+ANNOTATION_ROWS = pa.schema(
+    [("annotator", pa.string()), ("name", pa.string()), ("annotation_id", pa.int64()), ("annotation", pa.string())]
+)
+BUFFER_CHARS = 32_000_000  # annotation text held before it is written to the pieces
+CHUNK = 1 << 20
+
+
+def default_shard_size(images: int) -> int:
+    """Images per shard when the config sets none: floor(images / ``DEFAULT_SHARDS``), between 1
+    and ``MAX_SHARD_SIZE``, so a collection of n images has at least min(n, ``DEFAULT_SHARDS``)
+    shards up to ``DEFAULT_SHARDS`` x ``MAX_SHARD_SIZE`` images."""
+    return max(1, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
+
+
+def image_files(root: Path) -> list[str]:
+    """Every file under ``images/``, subfolders included, as its path below ``images/`` (the
+    ``file_name`` an annotator lists it by), sorted; linked folders are listed, not followed."""
+    base = os.path.join(os.fspath(root), "images")
+    found = []
+    for folder, dirs, files in os.walk(base):
+        dirs.sort()
+        rel = os.path.relpath(folder, base).replace(os.sep, "/")
+        prefix = "" if rel == "." else f"{rel}/"
+        found += [prefix + f for f in files]
+        found += [prefix + d for d in dirs if os.path.islink(os.path.join(folder, d))]  # rejected by name
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The shards of a tree: runs of ``size`` names of ``on_disk`` (sorted image files)."""
+
+    on_disk: list[str]
+    size: int
+
+    @property
+    def count(self) -> int:
+        return max(1, -(-len(self.on_disk) // self.size))
+
+    def names(self) -> list[str]:
+        return [f"{k:02d}" for k in range(self.count)]
+
+    def shard_of(self, name: str) -> int:
+        """The shard of a file name, on disk or not: its rank among the files on disk, by runs."""
+        return min(self.count - 1, bisect.bisect_left(self.on_disk, name) // self.size)
+
+    def run(self, shard: int) -> list[str]:
+        """The names on disk of shard ``shard``."""
+        return self.on_disk[shard * self.size : (shard + 1) * self.size]
+
+
+def plan(root: str | Path, shard_size: int | None) -> Plan:
+    """The shards of the tree at ``root`` with ``shard_size`` images each (None: the default)."""
+    on_disk = image_files(Path(root))
+    return Plan(on_disk, shard_size or default_shard_size(len(on_disk)))
+
+
+def image_id_of(file_name: str) -> int:
+    """The image id of a file name: its stem when all ASCII digits, else the first 63 bits of
+    sha256(file name)."""
+    stem = Path(file_name).stem
+    if stem.isascii() and stem.isdigit() and len(stem) <= 18:
+        return int(stem)
+    return int.from_bytes(hashlib.sha256(file_name.encode("utf-8")).digest()[:8], "big") >> 1
+
+
+def is_id(value: object) -> bool:
+    """Whether ``value`` can be a COCO id: an integer (not a boolean, a list or a string)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass
+class _Piece:
+    """What a shard gets from the files: ledger entries, listings and annotation rows."""
+
+    rejects: list[dict] = field(default_factory=list)
+    seen: Counter = field(default_factory=Counter)
+    listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
+    rows: list[tuple[str, str, int, str]] = field(default_factory=list)
+
+
+def _items(path: Path, prefix: str) -> Iterator[object]:
+    """The values at ``prefix`` of the JSON file ``path``, streamed; one-line IngestErrors."""
+    try:
+        with path.open("rb") as f:
+            yield from ijson.items(f, prefix, use_float=True)
+    except ijson.JSONError as exc:
+        text = " ".join(str(exc).split())
+        if "UTF8" in text or "UTF-8" in text:
+            raise IngestError(f"{path}: not UTF-8 text; export COCO instances from the tool again") from None
+        if "NaN" in text or "Infinity" in text or "invalid char" in text:
+            text += " (NaN and Infinity are not JSON: write the file with allow_nan=False, or null)"
+        raise IngestError(f"{path}: not valid JSON ({text[:300]}); export COCO instances from the tool again") from None
+
+
+def _last(path: Path, key: str) -> object:
+    """The value of the top-level ``key`` (the last, when given twice, as ``json`` reads it), or None."""
+    values = deque(_items(path, key), maxlen=1)
+    return values[0] if values else None
+
+
+def streamed_annotations(path: Path) -> Iterator[object]:
+    """The items of a file's ``annotations`` list, one at a time."""
+    return _items(path, "annotations.item")
+
+
+def _annotations_are_a_list(path: Path) -> bool:
+    """Whether the top-level object has an ``annotations`` list: events are read up to its start."""
+    try:
+        with path.open("rb") as f:
+            for n, (prefix, event, _) in enumerate(ijson.parse(f)):
+                if n == 0 and event != "start_map":
+                    return False
+                if prefix == "annotations":
+                    return event == "start_array"
+    except ijson.JSONError:
+        list(_items(path, "annotations"))  # the same error, in one line
+    return False
+
+
+def check_file(path: Path) -> tuple[list, list]:
+    """The ``images`` and ``categories`` lists of a COCO instances file (``categories`` may be
+    absent: a segmentation without categories); raises IngestError with one line when the file
+    is not one."""
+    images, categories = _last(path, "images"), _last(path, "categories")
+    categories = [] if categories is None else categories
+    if not isinstance(images, list) or not isinstance(categories, list) or not _annotations_are_a_list(path):
+        raise IngestError(f"{path}: a COCO instances file needs the lists images, annotations and categories")
+    return images, categories
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _categories(listed: list) -> tuple[dict[int, str], dict[int, list[str]]]:
+    """Category id -> name for ids naming one category, and id -> names for those naming several."""
+    names_of: dict[int, set[str]] = defaultdict(set)
+    for c in listed:
+        if isinstance(c, dict) and is_id(c.get("id")):
+            names_of[c["id"]].add(c["name"] if isinstance(c.get("name"), str) else "")
+    return (
+        {i: next(iter(n)) for i, n in names_of.items() if len(n) == 1},
+        {i: sorted(n) for i, n in names_of.items() if len(n) > 1},
+    )
+
+
+def uncategorised(annotation: dict) -> bool:
+    """Whether an annotation is a segment without a category (no ``category_id``, or null)."""
+    return annotation.get("category_id") is None
+
+
+class _Splitter:
+    """The pieces being made: one ledger and listing per shard, annotation rows buffered and
+    written in parts to each shard's Parquet file under ``staging``."""
+
+    def __init__(self, the_plan: Plan, staging: Path) -> None:
+        self.plan, self.staging = the_plan, staging
+        self.pieces = [_Piece() for _ in range(the_plan.count)]
+        self.writers: dict[int, pq.ParquetWriter] = {}
+        self.buffered = 0
+        self.categories: dict[str, dict] = {}
+
+    def count(self, annotator: str, item: str, key: str, owner: str | None, problem: str | None) -> int:
+        """Count an item in the shard that owns it (shard 0 for one no image owns) and reject it
+        with ``problem``; returns the shard."""
+        shard = self.plan.shard_of(owner) if owner is not None else 0
+        piece = self.pieces[shard]
+        piece.seen[(annotator, item)] += 1
+        if problem is not None:
+            source = f"annotations/{annotator}.json"
+            piece.rejects.append({"source": source, "key": key, "item": item, "reason": problem})
+            piece.seen[(annotator, f"{item}_rejected")] += 1
+        return shard
+
+    def read(self, annotator: str, path: Path) -> None:
+        """One annotator's file: its images entries, categories and annotations, in that order."""
+        images, listed_categories = check_file(path)
+        categories, ambiguous = _categories(listed_categories)
+        self.categories[annotator] = {
+            "names": {str(i): n for i, n in sorted(categories.items())},
+            "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
+        }
+        entries: dict[int, list[str]] = defaultdict(list)
+        for im in images:
+            if (
+                isinstance(im, dict)
+                and is_id(im.get("id"))
+                and isinstance(im.get("file_name"), str)
+                and im["file_name"]
+            ):
+                entries[im["id"]].append(im["file_name"])
+        for n, im in enumerate(images):
+            name = im.get("file_name") if isinstance(im, dict) else None
+            owner = name if isinstance(name, str) and name else None
+            if not isinstance(im, dict):
+                problem = "an images entry that is not a JSON object"
+            elif owner is None:
+                problem = f"file_name {name!r} is not a file name"
+            elif not is_id(im.get("id")):
+                problem = f"image id {im.get('id')!r} is not an integer"
+            elif len(entries[im["id"]]) > 1:
+                problem = f"image id {im['id']} is listed for {' and '.join(sorted(set(entries[im['id']])))}"
+            else:
+                problem = None
+            key = f"images[{n}]" if owner is None else owner
+            shard = self.count(annotator, "image-entry", key, owner, problem and f"{problem}; fix the entry")
+            if problem is None:
+                self.pieces[shard].listed[owner].append(annotator)
+        by_coco_id = {i: names[0] for i, names in entries.items() if len(names) == 1}
+        several = {i for i, names in entries.items() if len(names) > 1}
+        del images, entries
+
+        seen_ids: set[int] = set()
+        for n, ann in enumerate(streamed_annotations(path)):
+            image_id = ann.get("image_id") if isinstance(ann, dict) else None
+            name = by_coco_id.get(image_id) if is_id(image_id) else None
+            key = f"{name or image_id}/{ann.get('id', n) if isinstance(ann, dict) else n}"
+            if not isinstance(ann, dict):
+                problem = "an annotations entry that is not a JSON object"
+            elif name is None and is_id(image_id) and image_id in several:
+                problem = f"its image id {image_id} is listed for several files in this file"
+            elif name is None:
+                problem = f"annotation for unknown image id {image_id!r}"
+            elif not is_id(ann.get("id")) or ann["id"] in seen_ids:
+                problem = "annotation id missing or used twice in this file"
+            elif not uncategorised(ann) and not is_id(ann.get("category_id")):
+                problem = f"category id {ann.get('category_id')!r} is not an integer"
+            elif not uncategorised(ann) and categories.get(ann["category_id"]) == "":
+                problem = f"category {ann['category_id']} has no name (or one that is not text); name the category"
+            elif ann.get("category_id") in ambiguous:
+                names = ", ".join(ambiguous[ann["category_id"]])
+                problem = f"category id {ann['category_id']} names several categories ({names}); give each its own id"
+            else:
+                problem = None
+            shard = self.count(annotator, "region", key, name, problem)
+            if problem is None:
+                seen_ids.add(ann["id"])
+                text = json.dumps(ann, separators=(",", ":"))
+                self.pieces[shard].rows.append((annotator, name, ann["id"], text))
+                self.buffered += len(text)
+                if self.buffered > BUFFER_CHARS:
+                    self.flush()
+
+    def flush(self) -> None:
+        """Write every shard's buffered annotation rows as a part of its Parquet file."""
+        for shard, piece in enumerate(self.pieces):
+            if piece.rows or shard not in self.writers:
+                columns = list(zip(*piece.rows, strict=True)) if piece.rows else [[], [], [], []]
+                batch = pa.table(dict(zip(ANNOTATION_ROWS.names, columns, strict=True)), schema=ANNOTATION_ROWS)
+                if shard not in self.writers:
+                    folder = self.staging / self.plan.names()[shard]
+                    folder.mkdir(parents=True, exist_ok=True)
+                    self.writers[shard] = pq.ParquetWriter(folder / ANNOTATIONS, ANNOTATION_ROWS, compression="zstd")
+                if piece.rows:
+                    self.writers[shard].write_table(batch)
+                piece.rows = []
+        self.buffered = 0
+
+    def finish(self, annotators: list[str], same_id: dict[str, list[str]]) -> None:
+        """Close the Parquet files and write each shard's ``shard.json``."""
+        self.flush()
+        for writer in self.writers.values():
+            writer.close()
+        on_disk = set(self.plan.on_disk)
+        for shard, piece in enumerate(self.pieces):
+            names = sorted(set(self.plan.run(shard)) | set(piece.listed))
+            record = {
+                "annotators": annotators,
+                "categories": self.categories,
+                "names": [
+                    {
+                        "name": name,
+                        "on_disk": name in on_disk,
+                        "listed_by": sorted(piece.listed.get(name, [])),
+                        "same_id": same_id.get(name, []),
+                    }
+                    for name in names
+                ],
+                "rejects": piece.rejects,
+                "seen": sorted([*key, n] for key, n in piece.seen.items()),
+            }
+            text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")
+
+
+def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_size: int | None) -> dict:
+    """Write the pieces of every shard of the tree at ``root`` to ``out/<shard>/`` (unchanged
+    ones left as they are, those of shards that no longer exist removed) from the instances
+    files ``annotators`` (name -> path, checked by the caller); returns the index also written
+    to ``out/index.json``: the shards, the annotators and each piece's sha256."""
+    root, out = Path(root), Path(out)
+    the_plan = plan(root, shard_size)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
+    try:
+        splitter = _Splitter(the_plan, staging)
+        for annotator, path in annotators.items():
+            splitter.read(annotator, path)
+        # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
+        everyone = set(the_plan.on_disk).union(*(p.listed for p in splitter.pieces))
+        by_id: dict[int, list[str]] = defaultdict(list)
+        for name in sorted(everyone):
+            by_id[image_id_of(name)].append(name)
+        same_id = {name: names for names in by_id.values() if len(names) > 1 for name in names}
+        splitter.finish(list(annotators), same_id)
+        digests = {}
+        for shard in the_plan.names():
+            digests[shard] = {}
+            for piece in PIECES:
+                new, old = staging / shard / piece, out / shard / piece
+                digests[shard][piece] = file_digest(new)
+                if not old.is_file() or file_digest(old) != digests[shard][piece]:
+                    old.parent.mkdir(exist_ok=True)
+                    os.replace(new, old)
+        for stale in out.iterdir():
+            if stale.is_dir() and stale.name not in digests and not stale.name.startswith(".staging-"):
+                shutil.rmtree(stale)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    index = {"annotators": list(annotators), "shard_size": the_plan.size, "pieces": digests}
+    (out / INDEX).write_text(json.dumps(index, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return index
+
+
+def read_piece(folder: str | Path) -> tuple[dict, pa.Table]:
+    """A shard's piece: its ``shard.json`` record and its annotation rows."""
+    folder = Path(folder)
+    record = json.loads((folder / SHARD).read_text(encoding="utf-8"))
+    return record, pq.read_table(folder / ANNOTATIONS, schema=ANNOTATION_ROWS)
