@@ -34,7 +34,7 @@ from io import BytesIO
 from pathlib import Path
 
 import numpy as np
-from paper_scale import PROJECT, WORKFLOW_FILES, build, jobs, print_stages, stage_table
+from paper_scale import PROJECT, build, fresh_project, jobs, print_stages, stage_table
 from PIL import Image
 
 WIDTH, HEIGHT, REGIONS, CATEGORIES = 96, 72, 7, 80
@@ -138,16 +138,7 @@ def measure(root: Path, label: str, work: Path, cores: int) -> dict:
     print(f"\n== {label}", flush=True)
     low = floor(root, cores)
     print(f"  floor: {low['images']:,} images decoded, {low['annotations']:,} annotations parsed: {low['wall_s']} s")
-    project = work / label
-    shutil.rmtree(project, ignore_errors=True)
-    project.mkdir(parents=True)
-    for name in WORKFLOW_FILES:
-        src = PROJECT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, project / name)
-    override = project / "bench.yaml"
-    override.write_text(
-        json.dumps({"dataset": "bench", "raw_dir": str(root.resolve()), "classifiers": {"enabled": False}})
-    )
+    project, override = fresh_project(work / label, root, {"classifiers": {"enabled": False}})
     planning = timed(project, override, cores, "--dry-run")
     wall, _ = build(project, override, cores, project / "build.log")
     noop = timed(project, override, cores)

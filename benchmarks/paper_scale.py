@@ -205,20 +205,24 @@ def print_stages(title: str, stages: dict[str, dict]) -> None:
         print(f"  {name:<22}{s['jobs']:>5}{s['wall_s']:>9.1f}{s['cpu_s']:>9.1f}{s['peak_rss_mib']:>14}")
 
 
+def fresh_project(folder: Path, raw: Path, settings: dict) -> tuple[Path, Path]:
+    """A fresh copy of the workflow in ``folder`` and its override file (dataset ``bench``, raw
+    tree ``raw``, and ``settings``)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name in WORKFLOW_FILES:
+        src = PROJECT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, folder / name)
+    override = folder / "bench.yaml"
+    override.write_text(json.dumps({"dataset": "bench", "raw_dir": str(raw.resolve()), **settings}))
+    return folder, override
+
+
 def measure(raw: Path, folders: list[str], label: str, work: Path, args: argparse.Namespace) -> dict:
     print(f"\n== {label}: {len(folders)} folders ({folders[0]}-{folders[-1]})", flush=True)
     floor = decode_floor(raw, folders, args.cores)
     print(f"  decode floor: {floor['images']} JPEGs, {floor['masks']} masks in {floor['wall_s']} s", flush=True)
-    project = work / label
-    shutil.rmtree(project, ignore_errors=True)
-    project.mkdir(parents=True)
-    for name in WORKFLOW_FILES:
-        src = PROJECT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, project / name)
-    override = project / "bench.yaml"
-    override.write_text(
-        json.dumps({"dataset": "bench", "raw_dir": str(raw.resolve()), "classifiers": {"names": args.classifiers}})
-    )
+    project, override = fresh_project(work / label, raw, {"classifiers": {"names": args.classifiers}})
     wall, _ = build(project, override, args.cores, project / "build.log")
     records = jobs(project, "bench")
     stages = stage_table(records)

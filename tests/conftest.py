@@ -101,6 +101,18 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return shared(tmp_path_factory, "tiny-build", lambda folder: build_tiny(folder / "wf")) / "wf"
 
 
+@pytest.fixture(scope="session")
+def coco_pair(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated two-annotator COCO tree (tiny profile, disagreement 0.2); do not modify."""
+    from regionbench.synthetic.coco import write_collection as write_coco
+
+    def make(folder: Path) -> None:
+        for _ in write_coco(folder / "raw", "tiny", annotators=2, disagreement=0.2, workers=1):
+            pass
+
+    return shared(tmp_path_factory, "coco-pair", make) / "raw"
+
+
 def one_category_tree(root: Path, disagreement: float = 0.3, categories: bool = True) -> Path:
     """A generated three-annotator COCO tree (tiny profile) whose every segment is under the one
     category ``segment``: a label-free collection, as the Berkeley segmentation benchmarks.

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.io.coco import split
 from regionbench.io.coco.ingest import check_annotators
-from regionbench.synthetic.coco import write_collection
 
 NAMES = st.text(alphabet="abc0123456789._/", min_size=1, max_size=6)
 
@@ -33,14 +32,6 @@ def test_every_name_falls_in_one_shard_by_its_rank(on_disk: list[str], listed: l
     assert shards == sorted(shards) and all(0 <= s < plan.count for s in shards)
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("coco") / "raw"
-    for _ in write_collection(root, "tiny", annotators=2, disagreement=0.2, workers=1):
-        pass
-    return root
-
-
 def tables_of(root: Path, shards: int, **where: object) -> list[dict]:
     """Every shard's tables (as Python rows) and report."""
     found = []
@@ -51,23 +42,23 @@ def tables_of(root: Path, shards: int, **where: object) -> list[dict]:
 
 
 def test_the_shards_read_from_pieces_are_those_read_alone(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    coco_pair: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Read from the pieces of one split, written in parts of any size (here one annotation a
     part), every shard has the tables it has when it splits the tree itself."""
     from regionbench.vocabulary import DEFAULT_DIR, Registry
 
     words = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
-    alone = tables_of(tree, 3, words=words)
+    alone = tables_of(coco_pair, 3, words=words)
     monkeypatch.setattr(split, "BUFFER_CHARS", 1)
-    index = split.split(tree, check_annotators(tree), tmp_path / "pieces", 10)
+    index = split.split(coco_pair, check_annotators(coco_pair), tmp_path / "pieces", 10)
     assert sorted(index["pieces"]) == ["00", "01", "02"] and index["annotators"] == ["annotator-1", "annotator-2"]
-    assert tables_of(tree, 3, words=words, pieces=tmp_path / "pieces") == alone
+    assert tables_of(coco_pair, 3, words=words, pieces=tmp_path / "pieces") == alone
     assert sum(r["images"]["accepted"] for r in alone) == 24
 
 
-def test_a_changed_annotation_rewrites_only_its_shard_s_pieces(tree: Path, tmp_path: Path) -> None:
-    root = Path(shutil.copytree(tree, tmp_path / "raw"))
+def test_a_changed_annotation_rewrites_only_its_shard_s_pieces(coco_pair: Path, tmp_path: Path) -> None:
+    root = Path(shutil.copytree(coco_pair, tmp_path / "raw"))
     out = tmp_path / "pieces"
     split.split(root, check_annotators(root), out, 10)
     before = {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in out.rglob("*.*") if p.name != "index.json"}

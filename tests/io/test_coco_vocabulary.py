@@ -13,31 +13,22 @@ from regionbench import cli
 from regionbench.hierarchy import Hierarchy
 from regionbench.ingest import IngestSettings, ingest_shard
 from regionbench.io.coco.categories import categories
-from regionbench.synthetic.coco import write_collection
 from regionbench.vocabulary import Registry, derive
 
 
-@pytest.fixture(scope="module")
-def coco_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    raw = tmp_path_factory.mktemp("coco") / "raw"
-    for _ in write_collection(raw, "tiny", annotators=2, disagreement=0.2, workers=1):
-        pass
-    return raw
-
-
-def test_categories_become_the_hierarchy_with_stable_ids(coco_raw: Path, tmp_path: Path) -> None:
+def test_categories_become_the_hierarchy_with_stable_ids(coco_pair: Path, tmp_path: Path) -> None:
     out = tmp_path / "vocab"
-    counts = derive("coco", coco_raw, out)
+    counts = derive("coco", coco_pair, out)
     tree = Hierarchy.from_yaml(out / "hierarchy.yaml")
-    for name, parent in categories(coco_raw).items():
+    for name, parent in categories(coco_pair).items():
         assert tree.parent(name) == (parent or "entity") or name in {
             n for n in tree.nodes if tree.parent(n) == "entity"
         }
     ids = Registry.read(out / "label_ids.tsv").ids()
     assert set(ids) == set(tree.labels) and counts["new_ids"] == len(ids)
     before = (out / "label_ids.tsv").read_bytes()
-    assert derive("coco", coco_raw, out)["new_ids"] == 0 and (out / "label_ids.tsv").read_bytes() == before
-    path = coco_raw / "annotations" / "annotator-1.json"
+    assert derive("coco", coco_pair, out)["new_ids"] == 0 and (out / "label_ids.tsv").read_bytes() == before
+    path = coco_pair / "annotations" / "annotator-1.json"
     data = json.loads(path.read_text())
     data["categories"].append({"id": 9999, "name": "unicycle", "supercategory": "vehicle"})
     grown = tmp_path / "grown"
