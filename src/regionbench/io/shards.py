@@ -170,8 +170,16 @@ def trees_state(root: str | Path, trees: Iterable[str]) -> str:
             links = [name for name in folders if os.path.islink(os.path.join(top, name))]
             at = os.path.relpath(top, root).replace(os.sep, "/")
             found += [name if at == "." else f"{at}/{name}" for name in (*names, *links)]
+    return files_state(root, sorted(found))
+
+
+def files_state(root: str | Path, relatives: Iterable[str]) -> str:
+    """sha256 over each path of ``relatives`` (relative to ``root``, in the order given), its
+    size and its modification time: the files' fingerprint (``trees_state``; a COCO shard's
+    images)."""
+    root = os.fspath(root)
     digest = hashlib.sha256()
-    for relative in sorted(found):
+    for relative in relatives:
         stat = os.lstat(os.path.join(root, relative))
         digest.update(os.fsencode(relative) + f"\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()

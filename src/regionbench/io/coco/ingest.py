@@ -16,9 +16,7 @@ sides per annotator (seen = accepted + rejected).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import tempfile
 from collections import Counter, defaultdict
@@ -93,16 +91,6 @@ def check_annotators(root: str | Path) -> dict[str, Path]:
             )
         digests[digest] = path
     return files
-
-
-def shard_state(root: str | Path, names: list[str]) -> str:
-    """sha256 over the name, size and modification time of the image files ``names``: a
-    shard's fingerprint beside its pieces, so a changed image reruns its shard alone."""
-    digest = hashlib.sha256()
-    for name in names:
-        stat = os.lstat(os.path.join(os.fspath(root), "images", name))
-        digest.update(os.fsencode(name) + f"\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
 
 
 COUNTS = ("seen", "accepted", "rejected")

@@ -8,15 +8,10 @@ from pathlib import Path
 
 from regionbench.hierarchy import Hierarchy
 from regionbench.io.coco import split
-from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators, shard_state
+from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators
 from regionbench.io.coco.split import default_shard_size
 from regionbench.io.layouts import About, Reading
-
-
-def _shard_names(images: int, shard_size: int | None) -> list[str]:
-    """Shards 00, 01, ... of ``shard_size`` images (``default_shard_size`` when None); at least one."""
-    size = shard_size or default_shard_size(images)
-    return [f"{k:02d}" for k in range(max(1, -(-images // size)))]
+from regionbench.io.shards import files_state
 
 
 class CocoLayout:
@@ -49,13 +44,13 @@ class CocoLayout:
         return split.plan(root, shard_size).names()
 
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return _shard_names(images, shard_size)
+        return split.shard_names(split.shard_count(images, shard_size or default_shard_size(images)))
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """The files of each shard's run of images (``shard_state``); what the annotator files
+        """The files of each shard's run of images (``io.shards.files_state``); what the annotator files
         say of a shard is in its pieces, which ``prepare`` rewrites only when they change."""
         the_plan = split.plan(root, shard_size)
-        return {shard: shard_state(root, the_plan.run(int(shard))) for shard in shards}
+        return {shard: files_state(root, [f"images/{name}" for name in the_plan.run(int(shard))]) for shard in shards}
 
     def inputs(self, root: Path) -> list[str]:
         return [str(p) for p in annotators(root).values()]

@@ -76,6 +76,16 @@ def image_files(root: Path) -> list[str]:
     return sorted(found)
 
 
+def shard_count(images: int, size: int) -> int:
+    """Runs of ``size`` over ``images`` images: at least one."""
+    return max(1, -(-images // size))
+
+
+def shard_names(count: int) -> list[str]:
+    """The names of ``count`` shards: 00, 01, ..."""
+    return [f"{k:02d}" for k in range(count)]
+
+
 @dataclass(frozen=True)
 class Plan:
     """The shards of a tree: runs of ``size`` names of ``on_disk`` (sorted image files)."""
@@ -85,10 +95,10 @@ class Plan:
 
     @property
     def count(self) -> int:
-        return max(1, -(-len(self.on_disk) // self.size))
+        return shard_count(len(self.on_disk), self.size)
 
     def names(self) -> list[str]:
-        return [f"{k:02d}" for k in range(self.count)]
+        return shard_names(self.count)
 
     def shard_of(self, name: str) -> int:
         """The shard of a file name, on disk or not: its rank among the files on disk, by runs."""
@@ -156,15 +166,12 @@ def streamed_annotations(path: Path) -> Iterator[object]:
 
 def _annotations_are_a_list(path: Path) -> bool:
     """Whether the top-level object has an ``annotations`` list: events are read up to its start."""
-    try:
-        with path.open("rb") as f:
-            for n, (prefix, event, _) in enumerate(ijson.parse(f)):
-                if n == 0 and event != "start_map":
-                    return False
-                if prefix == "annotations":
-                    return event == "start_array"
-    except ijson.JSONError:
-        list(_items(path, "annotations"))  # the same error, in one line
+    with path.open("rb") as f:  # read whole already (check_file): it parses
+        for n, (prefix, event, _) in enumerate(ijson.parse(f)):
+            if n == 0 and event != "start_map":
+                return False
+            if prefix == "annotations":
+                return event == "start_array"
     return False
 
 
