@@ -33,7 +33,7 @@ from regionbench.io import images as images_io
 from regionbench.io.coco import split
 from regionbench.io.coco.split import image_id_of, uncategorised
 from regionbench.io.layouts import ImageRecord, Reading
-from regionbench.io.shards import IngestError, Ledger, image_row, printable, region_row, reject_row
+from regionbench.io.shards import IngestError, Ledger, image_row, printable, region_row
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
@@ -213,8 +213,7 @@ class ShardReader:
                 record, rows = split.read_piece(Path(scratch) / self.folder)
         self.annotators = tuple(record["annotators"])
         # What the file-wide checks of the split rejected, and every item they counted here.
-        for r in record["rejects"]:
-            self.ledger.rejects.append(reject_row(root, r["source"], r["key"], r["item"], r["reason"]))
+        self.ledger.rejects += record["rejects"]
         for annotator, item, n in record["seen"]:
             self.ledger.seen[(annotator, item)] += n
         names = record["names"]

@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,7 @@ import ijson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench.io.shards import IngestError
+from regionbench.io.shards import IngestError, Ledger
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
 # core; at most 1,000 images each on large ones. The count depends on the collection alone, never
@@ -131,10 +131,10 @@ def is_id(value: object) -> bool:
 
 @dataclass
 class _Piece:
-    """What a shard gets from the files: ledger entries, listings and annotation rows."""
+    """What a shard gets from the files: its ledger (what the file-wide checks counted and
+    rejected), listings and annotation rows."""
 
-    rejects: list[dict] = field(default_factory=list)
-    seen: Counter = field(default_factory=Counter)
+    ledger: Ledger
     listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
     rows: list[tuple[str, str, int, str]] = field(default_factory=list)
 
@@ -215,9 +215,9 @@ class _Splitter:
     """The pieces being made: one ledger and listing per shard, annotation rows buffered and
     written in parts to each shard's Parquet file under ``staging``."""
 
-    def __init__(self, the_plan: Plan, staging: Path) -> None:
+    def __init__(self, root: Path, the_plan: Plan, staging: Path) -> None:
         self.plan, self.staging = the_plan, staging
-        self.pieces = [_Piece() for _ in range(the_plan.count)]
+        self.pieces = [_Piece(Ledger(root)) for _ in range(the_plan.count)]
         self.writers: dict[int, pq.ParquetWriter] = {}
         self.buffered = 0
         self.categories: dict[str, dict] = {}
@@ -226,12 +226,10 @@ class _Splitter:
         """Count an item in the shard that owns it (shard 0 for one no image owns) and reject it
         with ``problem``; returns the shard."""
         shard = self.plan.shard_of(owner) if owner is not None else 0
-        piece = self.pieces[shard]
-        piece.seen[(annotator, item)] += 1
+        ledger = self.pieces[shard].ledger
+        ledger.seen[(annotator, item)] += 1
         if problem is not None:
-            source = f"annotations/{annotator}.json"
-            piece.rejects.append({"source": source, "key": key, "item": item, "reason": problem})
-            piece.seen[(annotator, f"{item}_rejected")] += 1
+            ledger.reject(f"annotations/{annotator}.json", key, item, problem, annotator)
         return shard
 
     def read(self, annotator: str, path: Path) -> None:
@@ -338,8 +336,8 @@ class _Splitter:
                     }
                     for name in names
                 ],
-                "rejects": piece.rejects,
-                "seen": sorted([*key, n] for key, n in piece.seen.items()),
+                "rejects": piece.ledger.rejects,
+                "seen": sorted([*key, n] for key, n in piece.ledger.seen.items()),
             }
             text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
             (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")
@@ -355,7 +353,7 @@ def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
     try:
-        splitter = _Splitter(the_plan, staging)
+        splitter = _Splitter(root, the_plan, staging)
         for annotator, path in annotators.items():
             splitter.read(annotator, path)
         # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
