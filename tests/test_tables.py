@@ -46,3 +46,25 @@ def test_no_row_group_is_empty(tmp_path: Path, rows: int, cuts: list[float]) -> 
     meta = pq.ParquetFile(path).metadata
     assert all(meta.row_group(i).num_rows > 0 for i in range(meta.num_row_groups))
     assert meta.num_row_groups == -(-rows // tables.ROW_GROUP) and tables.read_parquet(path).equals(table)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.integers(0, 300), row_group=st.integers(1, 64), cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_any_row_group_size_depends_on_the_rows_alone(
+    tmp_path: Path, rows: int, row_group: int, cuts: list[float]
+) -> None:
+    """However the parts are cut, the file is that of the whole table in groups of ``row_group``
+    rows, every one full but the last; and it reads back part by part as the same rows."""
+    table = pa.table({"key": np.arange(rows, dtype=np.int64), "label": [f"l{i % 7}" for i in range(rows)]})
+    bounds = sorted({0, rows, *(int(c * rows) for c in cuts)})
+    whole, cut = tmp_path / f"w{rows}-{row_group}.parquet", tmp_path / f"c{rows}-{row_group}.parquet"
+    tables.write_parquet_parts([table], table.schema, whole, row_group=row_group)
+    parts = [table.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
+    tables.write_parquet_parts(parts, table.schema, cut, row_group=row_group)
+    assert digest(cut) == digest(whole)
+    meta = pq.ParquetFile(cut).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert sizes == [row_group] * (rows // row_group) + ([rows % row_group] if rows % row_group else [])
+    read = list(tables.read_parquet_parts(cut))
+    assert all(0 < p.num_rows <= tables.ROW_GROUP for p in read)
+    assert (pa.concat_tables(read) if read else table.slice(0, 0)).equals(table)

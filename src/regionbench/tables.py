@@ -8,7 +8,7 @@ rerun on the same inputs gives the same bytes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -211,11 +211,15 @@ def write_parquet(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes
 
 
 def write_parquet_parts(
-    parts: Iterable[pa.Table], schema: pa.Schema, path: str | Path, metadata: dict[bytes, bytes] | None = None
+    parts: Iterable[pa.Table],
+    schema: pa.Schema,
+    path: str | Path,
+    metadata: dict[bytes, bytes] | None = None,
+    row_group: int = ROW_GROUP,
 ) -> None:
     """``write_parquet`` for a table given as consecutive parts, holding about one row group at a time.
 
-    Rows are regrouped into row groups of exactly ``ROW_GROUP`` (the last one shorter), each
+    Rows are regrouped into row groups of exactly ``row_group`` rows (the last one shorter), each
     written from contiguous arrays: the bytes depend on the rows alone, not on how they were cut.
     """
     path = Path(path)
@@ -227,13 +231,21 @@ def write_parquet_parts(
         for part in parts:
             pending.append(part.replace_schema_metadata(metadata))
             rows += part.num_rows
-            if rows >= ROW_GROUP:
+            if rows >= row_group:
                 buffered = pa.concat_tables(pending)
-                full = rows - rows % ROW_GROUP
-                writer.write_table(buffered.slice(0, full).combine_chunks(), row_group_size=ROW_GROUP)
+                full = rows - rows % row_group
+                for start in range(0, full, row_group):  # one group's arrays in memory at a time
+                    writer.write_table(buffered.slice(start, row_group).combine_chunks(), row_group_size=row_group)
                 pending, rows = [buffered.slice(full)], rows - full
         if rows:  # the rest; an empty table has no row group (readers size batches by the first one)
-            writer.write_table(pa.concat_tables(pending).cast(schema).combine_chunks(), row_group_size=ROW_GROUP)
+            writer.write_table(pa.concat_tables(pending).cast(schema).combine_chunks(), row_group_size=row_group)
+
+
+def read_parquet_parts(path: str | Path, columns: list[str] | None = None) -> Iterator[pa.Table]:
+    """A Parquet file's rows in order, as consecutive tables of at most ``ROW_GROUP`` rows read
+    one at a time: a pass over the file holds one part, not the file."""
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP, columns=columns):
+        yield pa.Table.from_batches([batch])
 
 
 def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True) -> None:

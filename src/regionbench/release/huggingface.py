@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -31,6 +32,9 @@ FEATURE_TYPES = {"int32": "int32", "int64": "int64", "double": "float64", "strin
 # The column ``datasets`` decodes as its ``Image`` feature, and the schema metadata that says so.
 IMAGE = "image"
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+# Images per row group of an embedded file, as ``datasets`` writes image datasets: a reader (and
+# the writer) holds a hundred images at a time, not a split's.
+EMBED_ROWS = 100
 IMAGE_FEATURE = {b"huggingface": json.dumps({"info": {"features": {IMAGE: {"_type": "Image"}}}}).encode()}
 
 
@@ -56,28 +60,45 @@ def embed_images(images: pa.Table, raw_root: Path) -> pa.Table:
     return images.append_column(pa.field(IMAGE, IMAGE_TYPE), pa.array(cells, type=IMAGE_TYPE))
 
 
+def _image_sides(regions: Path) -> dict[str, pa.Array]:
+    """Split -> the ids of its images: an image's side is the ``image_split`` of its regions."""
+    ids: dict[str, list[pa.Array]] = {s: [pa.array([], pa.int64())] for s in SPLITS}
+    for part in tables.read_parquet_parts(regions, ["image_id", "image_split"]):
+        for split in SPLITS:
+            ids[split].append(pc.unique(part.filter(pc.equal(part["image_split"], split))["image_id"]))
+    return {split: pc.unique(pa.concat_arrays(arrays)) for split, arrays in ids.items()}
+
+
+def _embedded(parts: Iterable[pa.Table], raw_root: Path) -> Iterator[pa.Table]:
+    """``parts`` with their image bytes, ``EMBED_ROWS`` images at a time."""
+    for part in parts:
+        for start in range(0, part.num_rows, EMBED_ROWS):
+            yield embed_images(part.slice(start, EMBED_ROWS), raw_root)
+
+
 def write_views(folder: Path, embed_from: Path | None = None) -> None:
     """Write the split files of ``VIEWS`` from the release's ``data/`` tables in ``folder``.
 
     A region's side is its ``split``; an image's is the ``image_split`` of its regions (the
     same for all of them; images none of whose regions is in a subset are in neither file).
     With ``embed_from`` (the raw root; ``release.images: embed``) the image files carry their
-    bytes (``embed_images``); otherwise only their paths.
+    bytes (``embed_images``) in row groups of ``EMBED_ROWS`` images; otherwise only their paths.
+    Each file is written part by part: memory holds one row group, whatever the collection's size.
     """
     folder = Path(folder)
     (folder / "hf").mkdir(exist_ok=True)
-    regions = pq.read_table(folder / "data" / "regions.parquet")
-    sides = regions.select(["image_id", "image_split"]).filter(pc.is_valid(regions["image_split"]))
-    images = pq.read_table(folder / "data" / "images.parquet")
-    for split in SPLITS:
-        side = regions.filter(pc.equal(regions["split"], split))
-        tables.write_parquet(side, folder / view_path("regions", split), metadata=regions.schema.metadata)
-        ids = pc.unique(sides.filter(pc.equal(sides["image_split"], split))["image_id"])
-        chosen = images.filter(pc.is_in(images["image_id"], ids))
+    regions, images = folder / "data" / "regions.parquet", folder / "data" / "images.parquet"
+    region_schema, image_schema = pq.read_schema(regions), pq.read_schema(images)
+    for split, ids in _image_sides(regions).items():
+        side = (part.filter(pc.equal(part["split"], split)) for part in tables.read_parquet_parts(regions))
+        tables.write_parquet_parts(side, region_schema, folder / view_path("regions", split), region_schema.metadata)
+        chosen = (part.filter(pc.is_in(part["image_id"], ids)) for part in tables.read_parquet_parts(images))
         if embed_from is None:
-            tables.write_parquet(chosen, folder / view_path("images", split))
+            tables.write_parquet_parts(chosen, image_schema, folder / view_path("images", split))
         else:
-            tables.write_parquet(embed_images(chosen, embed_from), folder / view_path("images", split), IMAGE_FEATURE)
+            schema = image_schema.append(pa.field(IMAGE, IMAGE_TYPE))
+            embedded = _embedded(chosen, embed_from)
+            tables.write_parquet_parts(embedded, schema, folder / view_path("images", split), IMAGE_FEATURE, EMBED_ROWS)
 
 
 def _files(folder: Path, manifest: dict, table: str) -> dict[str, str]:
