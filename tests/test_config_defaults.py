@@ -26,7 +26,7 @@ def _minimal() -> dict:
 def test_validation_fills_every_default_nested_ones_too() -> None:
     cfg = _minimal()
     build_config.validate(cfg, SCHEMA)
-    assert cfg["relations"] == {"tau": 0.1, "adjacency_px": 1}
+    assert cfg["relations"] == {"tau": 0.1, "adjacency_px": 1, "max_regions": 100}
     assert cfg["agreement"] == {"min_iou": 0.5, "consensus": "majority"}
     assert cfg["ingest"]["shard_size"] is None and cfg["category_map"] == {}
     assert cfg["layout"] is None and cfg["vocabulary_dir"] is None and cfg["reference_annotator"] is None

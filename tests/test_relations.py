@@ -3,8 +3,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from regionbench import relations, tables
+from regionbench import geometry, relations, tables
 from regionbench.ingest import ingest_shard
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import spatial
@@ -173,3 +175,62 @@ def test_reading_official_relations_names_every_unusable_file(tiny_copy: Path) -
         f"01/spatial_rels/{files[4].name}": f"image {files[4].stem} has relations in several folders",
     }
     assert len(official) == len(everything) - 4
+
+
+def _instances(draw_seed: int, n: int, shape: tuple[int, int]) -> list[np.ndarray]:
+    """``n`` small rectangles and speckles at random places in ``shape``: a crowded image."""
+    rng = np.random.default_rng(draw_seed)
+    masks = []
+    for _ in range(n):
+        h, w = (int(v) for v in rng.integers(1, 6, 2))
+        y, x = int(rng.integers(0, shape[0] - h + 1)), int(rng.integers(0, shape[1] - w + 1))
+        m = box(shape, y, y + h, x, x + w)
+        m &= rng.random(shape) < 0.9  # holes and split parts, as traced instances have
+        m[y, x] = True
+        masks.append(m)
+    return masks
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40), r=st.integers(0, 3), cap=st.integers(2, 12))
+def test_a_crowded_image_keeps_its_near_pairs_and_every_adjacency(seed: int, n: int, r: int, cap: int) -> None:
+    """Above ``max_regions`` an image relates exactly the pairs whose boxes come within r, with
+    the values every-pair relating gives them; no adjacent pair is left out; at or below the cap
+    nothing changes."""
+    shape = (24, 32)
+    masks = _instances(seed, n, shape)
+    full = relations.pairwise(masks, shape, adjacency_px=r, max_regions=None)
+    capped = relations.pairwise(masks, shape, adjacency_px=r, max_regions=cap)
+    rows = lambda p: {  # noqa: E731
+        (int(i), int(j)): (t, h, v)
+        for i, j, t, h, v in zip(p.i, p.j, p.topological, p.horizontal, p.vertical, strict=True)
+    }
+    every, kept = rows(full), rows(capped)
+    if n <= cap:
+        assert kept == every and capped.i.tolist() == full.i.tolist() and capped.j.tolist() == full.j.tolist()
+        return
+    boxes = geometry.bboxes(masks)
+    near = {
+        (a, b)
+        for a in range(n)
+        for b in range(n)
+        if a != b
+        and max(boxes[a, 1] - r, boxes[b, 1]) < min(boxes[a, 1] + boxes[a, 3] + r, boxes[b, 1] + boxes[b, 3])
+        and max(boxes[a, 0] - r, boxes[b, 0]) < min(boxes[a, 0] + boxes[a, 2] + r, boxes[b, 0] + boxes[b, 2])
+    }
+    assert set(kept) == near and kept == {k: every[k] for k in near}
+    assert {k for k, v in every.items() if v[0] == "adjacent"} <= set(kept)
+    assert sorted(kept) == list(zip(capped.i.tolist(), capped.j.tolist(), strict=True))  # ordered by i, then j
+
+
+def test_the_cap_reaches_ingest_and_its_report(demo_quirks: Path) -> None:
+    every = ingest_shard(demo_quirks, "01", relations=relations.RelationSettings(max_regions=None))
+    capped = ingest_shard(demo_quirks, "01", relations=relations.RelationSettings(max_regions=2))
+    per_image = np.bincount(every.regions.column("image_id").to_numpy())
+    crowded = int((per_image > 2).sum())
+    assert crowded and capped.report["relations_near_pairs_only"] == crowded
+    assert "relations_near_pairs_only" not in every.report
+    assert 0 < capped.relations.num_rows < every.relations.num_rows
+    key = ["image_id", "annotator", "region_id", "other_region_id"]
+    kept = capped.relations.join(every.relations.select(key), key, join_type="left semi")
+    assert kept.num_rows == capped.relations.num_rows  # every row kept is a row of every-pair relating

@@ -107,6 +107,8 @@ def ingest_shard(
         ledger.quirks.update(image_quirks(record.image, (row for row, _ in found)))
     report = reader.report()
     report["quirks"] = dict(sorted(ledger.quirks.items()))
+    if measures.crowded:  # said only when it happened: the report of an uncrowded build is unchanged
+        report["relations_near_pairs_only"] = measures.crowded
     if derived is not None and derived["tried"]:
         counts = {
             "seen": derived["seen"],

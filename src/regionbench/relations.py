@@ -54,10 +54,38 @@ class Pairs:
 class RelationSettings:
     """The ``relations`` settings of a build: centroids closer than ``tau`` times the image's
     width (height) are x- (y-) aligned; regions within ``adjacency_px`` pixels (Chebyshev) are
-    adjacent."""
+    adjacent; an image (one annotator's regions) with more than ``max_regions`` regions relates
+    only its near pairs (``near_pairs``; None: every pair, however many regions)."""
 
     tau: float = 0.1
     adjacency_px: int = 1
+    max_regions: int | None = 100
+
+
+def _box_edges(boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Top, bottom (exclusive), left and right (exclusive) of (n, 4: x, y, width, height) boxes."""
+    top, left = boxes[:, 1], boxes[:, 0]
+    return top, top + boxes[:, 3], left, left + boxes[:, 2]
+
+
+def near_pairs(boxes: np.ndarray, adjacency_px: int) -> tuple[np.ndarray, np.ndarray]:
+    """The unordered pairs a < b whose boxes come within ``adjacency_px`` (Chebyshev) of each
+    other, in order: the only pairs that can be adjacent. Distant pairs are ruled out a box row
+    at a time in numpy (n steps of O(n) each, no n x n matrix), so an image of many small
+    regions costs the masks of its near pairs only."""
+    n, r = len(boxes), adjacency_px
+    top, bottom, left, right = _box_edges(np.asarray(boxes, dtype=np.int64))
+    firsts, seconds = [], []
+    for a in range(n - 1):
+        rest = slice(a + 1, n)
+        rows = np.maximum(top[a] - r, top[rest]) < np.minimum(bottom[a] + r, bottom[rest])
+        cols = np.maximum(left[a] - r, left[rest]) < np.minimum(right[a] + r, right[rest])
+        others = np.flatnonzero(rows & cols) + a + 1
+        firsts.append(np.full(len(others), a))
+        seconds.append(others)
+    if not firsts:
+        return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+    return np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64)
 
 
 def adjacency(
@@ -65,23 +93,21 @@ def adjacency(
 ) -> np.ndarray:
     """Symmetric boolean n x n matrix: masks overlap or come within ``adjacency_px`` (Chebyshev).
 
-    A pair is looked at only where the box of one, grown by r, meets the box of the other
-    (``kernels.near``); ``boxes`` (``geometry.bboxes``), when known, save finding them."""
+    Only the near pairs (``near_pairs``) are looked at, and only where the box of one, grown by
+    r, meets the box of the other (``kernels.near``); ``boxes`` (``geometry.bboxes``), when
+    known, save finding them."""
     n = len(masks)
     adj = np.zeros((n, n), dtype=bool)
     if n < 2:
         return adj
     boxes = geometry.bboxes(masks, boxes)
-    top, left = boxes[:, 1], boxes[:, 0]
-    bottom, right = top + boxes[:, 3], left + boxes[:, 2]  # exclusive
+    top, bottom, left, right = _box_edges(boxes)
     r = adjacency_px
-    for a in range(n):
-        for b in range(a + 1, n):
-            window = np.array(
-                [max(top[a] - r, top[b]), min(bottom[a] + r, bottom[b]), max(left[a] - r, left[b]), min(right[a] + r, right[b])]
-            )  # fmt: skip
-            if window[0] < window[1] and window[2] < window[3]:
-                adj[a, b] = adj[b, a] = kernels.near(masks[a], masks[b], window, r)
+    for a, b in zip(*near_pairs(boxes, r), strict=True):
+        window = np.array(
+            [max(top[a] - r, top[b]), min(bottom[a] + r, bottom[b]), max(left[a] - r, left[b]), min(right[a] + r, right[b])]
+        )  # fmt: skip
+        adj[a, b] = adj[b, a] = kernels.near(masks[a], masks[b], window, r)
     return adj
 
 
@@ -101,19 +127,28 @@ def pairwise(
     adjacency_px: int = RelationSettings.adjacency_px,
     boxes: np.ndarray | None = None,
     centres: np.ndarray | None = None,
+    max_regions: int | None = RelationSettings.max_regions,
 ) -> Pairs:
     """Relations of every ordered pair of regions of one image (rows ordered by i, then j).
 
-    ``boxes`` (n, 4: x, y, width, height) and ``centres`` (``centroids``), when the caller has
-    them (``features.measure``), are not computed again."""
+    With more than ``max_regions`` regions, only the ordered near pairs (``near_pairs``, both
+    ways): a crowded image's n(n - 1) pairs would outweigh the rest of its shard, and its
+    distant pairs are all ``disjoint``. ``boxes`` (n, 4: x, y, width, height) and ``centres``
+    (``centroids``), when the caller has them (``features.measure``), are not computed again."""
     n = len(masks)
     height, width = image_shape[:2]
-    i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
-    keep = i != j
-    i, j = i[keep], j[keep]
     if n < 2:
         empty = np.array([], dtype=object)
-        return Pairs(i, j, empty, empty, empty)
+        return Pairs(np.array([], dtype=np.int64), np.array([], dtype=np.int64), empty, empty, empty)
+    boxes = geometry.bboxes(masks, boxes)
+    if max_regions is not None and n > max_regions:
+        a, b = near_pairs(boxes, adjacency_px)
+        order = np.lexsort((np.concatenate([b, a]), np.concatenate([a, b])))
+        i, j = np.concatenate([a, b])[order], np.concatenate([b, a])[order]
+    else:
+        i, j = (x.ravel() for x in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+        keep = i != j
+        i, j = i[keep], j[keep]
     adj = adjacency(masks, adjacency_px, boxes)
     c = centroids(masks) if centres is None else centres
     dx = np.abs(c[i, 0] - c[j, 0])

@@ -19,12 +19,14 @@ from regionbench import features, relations, tables
 @dataclass
 class Measures:
     """Features (``features.image_features``) of every region and relations
-    (``relations.pairwise``, within each annotator) of every ordered pair of one shard."""
+    (``relations.pairwise``, within each annotator) of every ordered pair of one shard (of its
+    near pairs only in an image of more than ``settings.max_regions`` regions)."""
 
     settings: relations.RelationSettings = field(default_factory=relations.RelationSettings)
     _keys: list[tuple[int, str, int]] = field(default_factory=list)
     _values: list[np.ndarray] = field(default_factory=list)
     _relations: dict[str, list] = field(default_factory=lambda: {name: [] for name in tables.RELATIONS.names})
+    crowded: int = 0  # images (one annotator's regions) related by their near pairs only
 
     def add(self, image_id: int, pixels: np.ndarray, regions: list[tuple[dict, np.ndarray]]) -> None:
         """Measure one image: ``pixels`` H x W x 3 uint8, ``regions`` its ``regions`` rows
@@ -43,9 +45,17 @@ class Measures:
             own = slice(at, at + len(group))
             at += len(group)
             masks = [m for _, m in group]
+            settings = self.settings
             pairs = relations.pairwise(
-                masks, pixels.shape[:2], self.settings.tau, self.settings.adjacency_px, boxes[own], centres[own]
+                masks,
+                pixels.shape[:2],
+                settings.tau,
+                settings.adjacency_px,
+                boxes[own],
+                centres[own],
+                settings.max_regions,
             )
+            self.crowded += settings.max_regions is not None and len(masks) > settings.max_regions
             ids = np.array([row["region_id"] for row, _ in group])
             out["image_id"] += [image_id] * len(pairs.i)
             out["annotator"] += [annotator] * len(pairs.i)
