@@ -50,6 +50,7 @@ rule classify:
     params:
         code=CODE,
         seed=config["classifiers"]["seed"],
+        max_train=config["classifiers"]["max_train"],
         subsets=SUBSETS,
         params=lambda wildcards: config["classifiers"]["params"].get(
             wildcards.classifier, {}
@@ -81,5 +82,6 @@ rule evaluate_classifiers:
         runtime=10,
     params:
         code=CODE,
+        max_train=config["classifiers"]["max_train"],
     script:
         "../scripts/evaluate_classifiers.py"

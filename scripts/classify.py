@@ -9,7 +9,13 @@ features = tables.concat([tables.read_parquet(p) for p in snakemake.input.featur
 subsets = tables.read_parquet(snakemake.input.subsets)
 for subset, predictions_path, timing_path in zip(params.subsets, out.predictions, out.timings, strict=True):
     predictions, seconds = classifiers.run(
-        snakemake.wildcards.classifier, subsets, features, subset, dict(params.params), seed=params.seed
+        snakemake.wildcards.classifier,
+        subsets,
+        features,
+        subset,
+        dict(params.params),
+        seed=params.seed,
+        max_train=params.max_train,
     )
     tables.write_parquet(predictions, predictions_path)
     # Timing varies run to run, so it stays out of the deterministic tables.

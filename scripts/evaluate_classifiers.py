@@ -11,7 +11,7 @@ log = log_to(snakemake.log[0])
 tree = Hierarchy.from_yaml(snakemake.input.hierarchy)
 sizes = json.loads(Path(snakemake.input.subsets).read_text())["subsets"]
 predictions = {(Path(p).parent.name, Path(p).stem): tables.read_parquet(p) for p in snakemake.input.predictions}
-summary = classifiers.summary(tree, predictions, sizes)
+summary = classifiers.summary(tree, predictions, sizes, snakemake.params.max_train)
 tables.write_parquet(summary, snakemake.output.table)
 for name, values in classifiers.metrics(summary).items():
     tables.write_json(Path(snakemake.output.metrics[0]).parent / name, values)

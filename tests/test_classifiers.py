@@ -3,6 +3,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regionbench import classifiers, subsets, tables
 from regionbench.hierarchy import Hierarchy
@@ -116,3 +118,41 @@ def test_soft_confusions_by_hand() -> None:
         {"label": "tree", "predicted": "trees", "e_hierarchy": 0.25, "regions": 3, "classifiers": ["rf", "zarbi"]},
         {"label": "food", "predicted": "dish", "e_hierarchy": 0.5, "regions": 1, "classifiers": ["zarbi"]},
     ]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    counts=st.lists(st.integers(1, 400), min_size=1, max_size=12),
+    cap=st.integers(100, 1500),
+    seed=st.integers(0, 2**16),
+)
+def test_the_training_sample_is_exact_stratified_and_seeded(counts: list[int], cap: int, seed: int) -> None:
+    """Exactly min(n, cap) distinct rows; every label kept; each label's share of the sample
+    within one row of its share of the split; the same rows for the same seed."""
+    labels = np.array([f"label {k:02d}" for k, c in enumerate(counts) for _ in range(c)], dtype=object)
+    np.random.default_rng(seed).shuffle(labels)
+    n = len(labels)
+    chosen = classifiers.training_sample(labels, cap, seed)
+    assert len(chosen) == min(n, cap) and len(set(chosen.tolist())) == len(chosen)
+    assert chosen.tolist() == sorted(chosen.tolist()) and (chosen < n).all()
+    assert classifiers.training_sample(labels, cap, seed).tolist() == chosen.tolist()
+    if n <= cap:
+        return
+    kept = dict(zip(*np.unique(labels[chosen], return_counts=True), strict=True))
+    assert set(kept) == set(labels)
+    for k, count in enumerate(counts):
+        share = 1 + (cap - len(counts)) * (count - 1) / (n - len(counts))
+        assert abs(kept[f"label {k:02d}"] - share) < 1
+
+
+def test_the_cap_bounds_the_fit_and_the_reported_train_size(demo_runs: tuple, demo_ingest: Path) -> None:
+    _, sizes, table = demo_runs
+    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_ingest.glob("*/features.parquet"))])
+    cap = sizes["E"]["train"] // 2
+    capped, _ = classifiers.run("majority", table, feats, "E", {}, seed=0, max_train=cap)
+    assert capped.num_rows == sizes["E"]["test"]  # the whole test split is still scored
+    tree = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
+    rows = classifiers.summary(tree, {("E", "majority"): capped}, sizes, max_train=cap).to_pylist()
+    assert rows[0]["n_train"] == cap and rows[0]["n_test"] == sizes["E"]["test"]
+    with pytest.raises(ValueError, match="below the 10 labels to learn"):
+        classifiers.run("zarbi", table, feats, "E", {}, max_train=5)

@@ -172,11 +172,44 @@ def matrix(table: pa.Table) -> np.ndarray:
     return np.column_stack([table.column(name).to_numpy() for name in FEATURE_NAMES])
 
 
+def training_sample(labels: np.ndarray, max_train: int | None, seed: int = 0) -> np.ndarray:
+    """The rows (sorted indices into ``labels``) a classifier is fitted on: all of them, or with
+    more than ``max_train`` a seeded sample of exactly ``max_train`` stratified by label.
+
+    Each label keeps one row, and the other ``max_train - labels`` seats go to the labels in
+    proportion to their remaining rows, by largest remainder (ties to the first label by name);
+    within a label the rows are a seeded draw. One-versus-all costs labels x rows x epochs, so
+    the cap bounds a reference classifier's fit whatever the collection (docs/build.md).
+    """
+    n = len(labels)
+    if max_train is None or n <= max_train:
+        return np.arange(n)
+    classes, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    if max_train < len(classes):
+        raise InputError(f"classifiers.max_train {max_train} is below the {len(classes)} labels to learn; raise it")
+    counts = np.bincount(y, minlength=len(classes))
+    share = (max_train - len(classes)) * (counts - 1) / (n - len(classes))
+    quota = 1 + np.floor(share).astype(np.int64)
+    rest = max_train - int(quota.sum())
+    quota[np.argsort(-(share - np.floor(share)), kind="stable")[:rest]] += 1
+    rng = np.random.default_rng(seed)
+    chosen = [rng.choice(np.flatnonzero(y == k), size=int(q), replace=False) for k, q in enumerate(quota)]
+    return np.sort(np.concatenate(chosen))
+
+
 def run(
-    name: str, subsets: pa.Table, features: pa.Table, subset: str, params: dict, seed: int = 0
+    name: str,
+    subsets: pa.Table,
+    features: pa.Table,
+    subset: str,
+    params: dict,
+    seed: int = 0,
+    max_train: int | None = None,
 ) -> tuple[pa.Table, float]:
-    """Fit ``name`` on a subset's train split; test-split predictions and the fit time in seconds."""
+    """Fit ``name`` on a subset's train split (at most ``max_train`` regions of it,
+    ``training_sample``); test-split predictions and the fit time in seconds."""
     train, test = subset_data(subsets, features, subset)
+    train = train.take(training_sample(np.array(train.column("label").to_pylist(), dtype=object), max_train, seed))
     start = time.perf_counter()
     model = fit(name, matrix(train), np.array(train.column("label").to_pylist(), dtype=object), params, seed)
     seconds = time.perf_counter() - start
@@ -185,8 +218,14 @@ def run(
     return out.cast(tables.PREDICTIONS), seconds
 
 
-def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes: dict[str, dict]) -> pa.Table:
-    """One row per (subset, classifier): sizes and the region-level measures on the test split."""
+def summary(
+    tree: Hierarchy,
+    predictions: dict[tuple[str, str], pa.Table],
+    sizes: dict[str, dict],
+    max_train: int | None = None,
+) -> pa.Table:
+    """One row per (subset, classifier): sizes (``n_train``: the regions fitted on, at most
+    ``max_train``) and the region-level measures on the test split."""
     rows = []
     for (subset, name), table in sorted(predictions.items()):
         scores = region_scores(tree, table.column("label").to_pylist(), table.column("predicted").to_pylist())
@@ -195,7 +234,7 @@ def summary(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table], sizes
                 "subset": subset,
                 "classifier": name,
                 "n_labels": len(sizes[subset]["labels"]),
-                "n_train": sizes[subset]["train"],
+                "n_train": min(sizes[subset]["train"], max_train or sizes[subset]["train"]),
                 "n_test": table.num_rows,
                 **scores,
             }
