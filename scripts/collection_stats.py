@@ -8,10 +8,10 @@ from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
 inputs = snakemake.input
-images = tables.concat([tables.read_parquet(p).select(["image_id", "width", "height"]) for p in inputs.images])
+images = tables.concat([tables.read_parquet(p, ["image_id", "width", "height"]) for p in inputs.images])
 columns = ["image_id", "annotator", "label", "area_px"]
-regions = tables.concat([tables.read_parquet(p).select(columns) for p in inputs.regions])
-vocabulary = tables.read_parquet(inputs.vocabulary).select(["label", "is_leaf"])
+regions = tables.concat([tables.read_parquet(p, columns) for p in inputs.regions])
+vocabulary = tables.read_parquet(inputs.vocabulary, ["label", "is_leaf"])
 annotator = json.loads(Path(inputs.report).read_text())["reference_annotator"]
 stats = collection.statistics(images, regions, vocabulary, annotator)
 train = collection.train_label_frequency(tables.read_parquet(inputs.subsets))

@@ -11,11 +11,11 @@ from regionbench.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input.reports])
-rejects = (tables.read_parquet(p).select(["reason"]) for p in snakemake.input.rejects)
+rejects = (tables.read_parquet(p, ["reason"]) for p in snakemake.input.rejects)
 if message := nothing_accepted(report, rejects, snakemake.params.rejects):
     fail(message)
 # One photograph under several ids: kept (each id is the collection's), and reported.
-report["same_bytes"] = same_bytes(tables.read_parquet(p).select(["image_id", "sha256"]) for p in snakemake.input.images)
+report["same_bytes"] = same_bytes(tables.read_parquet(p, ["image_id", "sha256"]) for p in snakemake.input.images)
 if report["same_bytes"]:
     report["quirks"]["images_with_same_bytes"] = sum(len(g["image_ids"]) for g in report["same_bytes"])
     log.warning("%d groups of images hold the same bytes under different ids", len(report["same_bytes"]))

@@ -4,7 +4,7 @@ from regionbench import plots, relations, tables
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
-stats = relations.relation_stats([tables.read_parquet(p) for p in snakemake.input.relations])
+stats = relations.relation_stats(tables.read_parquet(p, list(relations.GROUPS)) for p in snakemake.input.relations)
 tables.write_parquet(stats, snakemake.output.table)
 plots.relation_figure(stats, snakemake.output.png, snakemake.output.svg)
 for row in stats.to_pylist():

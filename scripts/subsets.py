@@ -9,7 +9,7 @@ from regionbench.jobs import fail, log_to
 log = log_to(snakemake.log[0])
 params = snakemake.params
 columns = [*tables.REGION_KEY, "label", "iscrowd"]
-everyone = tables.concat([tables.read_parquet(p).select(columns) for p in snakemake.input.regions])
+everyone = tables.concat([tables.read_parquet(p, columns) for p in snakemake.input.regions])
 try:
     regions, reference, split_unit = subsets.reference_regions(
         everyone, params.reference_annotator, params.split_unit, params.crowd

@@ -19,6 +19,7 @@ unordered pair is tested once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,8 +160,9 @@ def pairwise(
     return Pairs(i, j, topological, horizontal, vertical)
 
 
-def relation_stats(shards: list[pa.Table]) -> pa.Table:
-    """Paper Table 3: count of ordered pairs per relation and its share of all relation values."""
+def relation_stats(shards: Iterable[pa.Table]) -> pa.Table:
+    """Paper Table 3: count of ordered pairs per relation and its share of all relation values
+    (``shards`` need only the ``GROUPS`` columns, and are counted one at a time)."""
     counts = {v: 0 for v in (*TOPOLOGICAL, *HORIZONTAL, *VERTICAL)}
     for table in shards:
         for group in GROUPS:

@@ -260,8 +260,10 @@ def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True
     path.write_text(text + "\n", encoding="utf-8")
 
 
-def read_parquet(path: str | Path) -> pa.Table:
-    return pq.read_table(path)
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file's table, or only its ``columns`` (the others are never decoded: a stage
+    that needs a region's label does not pay for its mask)."""
+    return pq.read_table(path, columns=columns)
 
 
 def concat(parts: list[pa.Table]) -> pa.Table:
