@@ -6,7 +6,7 @@ from regionbench.jobs import log_to
 log = log_to(snakemake.log[0])
 report = agreement.summary(
     [tables.read_parquet(p) for p in snakemake.input.pairs],
-    [tables.read_parquet(p) for p in snakemake.input.pixels],
+    tables.ParquetParts(snakemake.input.pixels),  # the largest: one shard's sample in memory at a time
     [tables.read_parquet(p) for p in snakemake.input.labels],
     min_iou=snakemake.params.min_iou,
     coverage=[tables.read_parquet(p) for p in snakemake.input.coverage],

@@ -268,3 +268,30 @@ def test_one_annotator_decodes_nothing_and_reports_as_before(demo_ingest: Path, 
     assert report == {
         "annotators": ["saiapr"], "image_pairs": 0, "min_iou": 0.5, "note": "fewer than two annotators: nothing to compare"
     }  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shards=st.lists(
+        st.tuples(st.integers(0, 40), st.sets(st.sampled_from("abc"), min_size=1), st.integers(0, 2**32 - 1)),
+        min_size=1,
+        max_size=6,
+    ),
+    max_units=st.integers(1, 50),
+)
+def test_the_summary_samples_shard_by_shard_as_the_whole_collection(shards, max_units) -> None:
+    """Taken one shard at a time, the collection's units, their stride and both statistics equal
+    those of every shard's sample stacked into one matrix, whatever the shards' sizes, the
+    annotators each shard lacks and the cap on units."""
+    names = sorted({a for _, present, _ in shards for a in present})
+    parts, whole = [], []
+    for size, present, seed in shards:
+        rng = np.random.default_rng(seed)
+        codes = rng.integers(agreement.NOT_COVERED, 3, (len(present), size)).astype(np.int32)
+        parts.append(agreement.units_table(codes, sorted(present)))
+        rows = {a: codes[k] for k, a in enumerate(sorted(present))}
+        whole.append(np.stack([rows.get(a, np.full(size, agreement.NOT_COVERED, np.int32)) for a in names]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(agreement, "MAX_UNITS", max_units)
+        expected = agreement.collection_agreement(np.concatenate(whole, axis=1))
+        assert agreement.measure_units(*agreement.sampled_units(parts, names)) == expected

@@ -68,3 +68,16 @@ def test_any_row_group_size_depends_on_the_rows_alone(
     read = list(tables.read_parquet_parts(cut))
     assert all(0 < p.num_rows <= tables.ROW_GROUP for p in read)
     assert (pa.concat_tables(read) if read else table.slice(0, 0)).equals(table)
+
+
+def test_parquet_parts_read_each_file_when_used(tmp_path: Path) -> None:
+    """A sequence of the files' tables (columns as asked), read anew at each use, sliceable."""
+    paths = []
+    for k in range(3):
+        paths.append(tmp_path / f"{k}.parquet")
+        tables.write_parquet(pa.table({"a": [k, k + 1], "b": ["x", "y"]}), paths[-1])
+    parts = tables.ParquetParts(paths, ["a"])
+    assert len(parts) == 3 and [t.column("a").to_pylist() for t in parts] == [[0, 1], [1, 2], [2, 3]]
+    assert [t.column_names for t in parts[1:]] == [["a"], ["a"]]
+    tables.write_parquet(pa.table({"a": [9]}), paths[0])
+    assert parts[0].column("a").to_pylist() == [9]  # nothing kept: the file as it is now

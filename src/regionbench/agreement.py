@@ -188,9 +188,52 @@ def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
     """Fleiss' kappa (``fleiss_kappa``) and Krippendorff's alpha (nominal) of an annotators x
     units code matrix, over the units that two or more annotators covered (``NOT_COVERED``
     marks the others' absence), evenly subsampled to at most ``MAX_UNITS`` units."""
-    units = units[:, (units != NOT_COVERED).sum(axis=0) >= 2]
-    step = max(1, -(-units.shape[1] // MAX_UNITS))
-    units = units[:, ::step]
+    units = units[:, _rated(units)]
+    step = _stride(units.shape[1])
+    return measure_units(units[:, ::step], step)
+
+
+def _rated(units: np.ndarray) -> np.ndarray:
+    """Which units two or more annotators covered."""
+    return (units != NOT_COVERED).sum(axis=0) >= 2
+
+
+def _stride(rated: int) -> int:
+    """Every how-many-th rated unit is measured, so that at most ``MAX_UNITS`` are."""
+    return max(1, -(-rated // MAX_UNITS))
+
+
+def sampled_units(pixels: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.ndarray, int]:
+    """The rated units of every shard's sample (``units_table`` tables, rows in ``names`` order; a
+    shard without an annotator's column has ``NOT_COVERED`` there), every ``step``-th of them, and
+    ``step``: what ``collection_agreement`` measures of the whole collection, taken one shard at a
+    time, so memory holds one shard and the sample (``pixels`` is iterated twice: a
+    ``tables.ParquetParts`` reads each file as it comes)."""
+
+    def matrix(table: pa.Table) -> np.ndarray:
+        return np.stack(
+            [
+                table.column(n).to_numpy()
+                if n in table.column_names
+                else np.full(table.num_rows, NOT_COVERED, np.int32)
+                for n in names
+            ]
+        ).reshape(len(names), table.num_rows)
+
+    rated = [int(_rated(matrix(table)).sum()) for table in pixels]
+    step = _stride(sum(rated))
+    parts, seen = [], 0
+    for table, count in zip(pixels, rated, strict=True):
+        if count:
+            units = matrix(table)
+            parts.append(units[:, _rated(units)][:, (-seen) % step :: step])  # the whole's every step-th
+        seen += count
+    return (np.concatenate(parts, axis=1) if parts else np.zeros((len(names), 0), dtype=np.int32)), step
+
+
+def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | int]:
+    """Fleiss' kappa and Krippendorff's alpha of rated units already subsampled 1 in ``step``,
+    with the method named."""
     method = (
         f"pixels on a grid of every {PIXEL_STRIDE}th row and column"
         + (f", 1 in {step} of them" if step > 1 else "")
@@ -392,16 +435,7 @@ def summary(
     out["unmatched_regions"] = unmatched
     out["matched_share"] = 2 * matched / (2 * matched + unmatched) if matched or unmatched else 1.0
     out |= {name: float(np.mean(rows.column(name).to_numpy())) for name in PAIR_MEASURES}
-    columns = [
-        np.concatenate(
-            [
-                t.column(n).to_numpy() if n in t.column_names else np.full(t.num_rows, NOT_COVERED, dtype=np.int32)
-                for t in pixels
-            ]
-        )
-        for n in names
-    ]
-    out |= collection_agreement(np.stack(columns))
+    out |= measure_units(*sampled_units(pixels, names))
     out["per_label"] = _per_label(labels)
     out["labelled"] = len(out["per_label"]) > 1
     out["label_free"] = _label_free(rows, names)

@@ -8,7 +8,7 @@ rerun on the same inputs gives the same bytes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -264,6 +264,22 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pa.Table
     """A Parquet file's table, or only its ``columns`` (the others are never decoded: a stage
     that needs a region's label does not pay for its mask)."""
     return pq.read_table(path, columns=columns)
+
+
+class ParquetParts(Sequence[pa.Table]):
+    """Parquet files as a sequence of tables, each read when it is used and not kept: a job that
+    walks every shard's table (even twice) holds one at a time."""
+
+    def __init__(self, paths: Iterable[str | Path], columns: list[str] | None = None) -> None:
+        self.paths, self.columns = list(paths), columns
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int | slice) -> pa.Table | ParquetParts:  # type: ignore[override]
+        if isinstance(index, slice):
+            return ParquetParts(self.paths[index], self.columns)
+        return read_parquet(self.paths[index], self.columns)
 
 
 def concat(parts: list[pa.Table]) -> pa.Table:
