@@ -14,7 +14,9 @@ regions = tables.concat([tables.read_parquet(p, columns) for p in inputs.regions
 vocabulary = tables.read_parquet(inputs.vocabulary, ["label", "is_leaf"])
 annotator = json.loads(Path(inputs.report).read_text())["reference_annotator"]
 stats = collection.statistics(images, regions, vocabulary, annotator)
-train = collection.train_label_frequency(tables.read_parquet(inputs.subsets))
+train = collection.train_label_frequency(
+    tables.read_parquet(inputs.subsets, ["subset", "image_id", "label", "image_split"])
+)
 tables.write_json(snakemake.output.stats, {"annotator": annotator, **stats, "train_label_frequency": train})
 plots.label_frequency_figure(stats["label_histogram"], train, snakemake.output.png, snakemake.output.svg)
 log.info(

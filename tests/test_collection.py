@@ -1,8 +1,12 @@
 """Collection statistics (paper 001, section 3.4) on hand-made tables."""
 
+from collections import Counter
+
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regionbench import collection
 
@@ -67,3 +71,35 @@ def test_show_colours_segments_apart_when_labels_do_not() -> None:
     labelled = [{"masks": [("sky", mask), ("man", mask), ("sky", mask)]}, {"masks": [("man", mask)]}]
     colours = plots.region_colours(labelled)
     assert tuple(colours[0][0]) == tuple(colours[0][2]) != tuple(colours[0][1]) == tuple(colours[1][0])
+
+
+REGION = st.tuples(
+    st.integers(1, 6), st.sampled_from("ab"), st.sampled_from(["sky", "man", "tree"]), st.none() | st.integers(0, 80)
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=st.lists(REGION, max_size=40), annotator=st.none() | st.sampled_from("abc"))
+def test_statistics_equal_a_region_by_region_count(rows, annotator) -> None:
+    """Whatever the regions (images without any, regions without a mask, annotators absent), the
+    figures equal a plain count over the regions one at a time."""
+    images = pa.table({"image_id": [1, 2, 3, 4, 5], "width": [10, 8, 0, 4, 9], "height": [10, 5, 5, 4, 3]})
+    columns = ("image_id", "annotator", "label", "area_px")
+    schema = pa.schema(
+        [("image_id", pa.int64()), ("annotator", pa.string()), ("label", pa.string()), ("area_px", pa.int64())]
+    )
+    regions = pa.Table.from_pylist([dict(zip(columns, r, strict=True)) for r in rows], schema=schema)
+    vocabulary = pa.table({"label": ["sky", "man", "tree"], "is_leaf": [False, True, True]})
+    kept = [r for r in rows if annotator is None or r[1] == annotator]
+    covered: Counter = Counter()
+    for image_id, _, _, area in kept:
+        covered[image_id] += area or 0
+    sizes = {1: 100, 2: 40, 3: 0, 4: 16, 5: 27}
+    labels = Counter(r[2] for r in kept)
+    got = collection.statistics(images, regions, vocabulary, annotator)
+    assert got["regions"] == len(kept) and got["images"] == 5
+    assert got["coverage"] == pytest.approx(np.mean([min(1.0, covered[i] / a) if a else 0.0 for i, a in sizes.items()]))
+    assert got["label_histogram"] == [
+        {"label": x, "regions": n} for x, n in sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    assert got["leaves_used"] == len(set(labels) - {"sky"})

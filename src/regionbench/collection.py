@@ -5,10 +5,9 @@ and the label histogram; and the label frequencies of the training images, as Du
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def statistics(images: pa.Table, regions: pa.Table, vocabulary: pa.Table, annotator: str | None = None) -> dict:
@@ -22,19 +21,22 @@ def statistics(images: pa.Table, regions: pa.Table, vocabulary: pa.Table, annota
     ``labels_used``, ``leaves_used`` and ``label_histogram`` (``{label, regions}`` rows, most
     used first, ties by name: a list, so the order survives a JSON file with sorted keys).
     """
-    rows = regions.select(["image_id", "annotator", "label", "area_px"]).to_pydict()
-    keep = [i for i, a in enumerate(rows["annotator"]) if annotator is None or a == annotator]
+    # Arrow does the per-region work: millions of regions never become Python objects.
+    rows = regions.select(["image_id", "annotator", "label", "area_px"])
+    if annotator is not None:
+        rows = rows.filter(pc.equal(rows.column("annotator"), annotator))
+    areas = pa.table({"image_id": rows.column("image_id"), "area": pc.fill_null(rows.column("area_px"), 0)})
+    per_image = areas.group_by("image_id").aggregate([("area", "sum")])  # no mask: no known pixel
+    covered = dict(zip(per_image.column("image_id").to_pylist(), per_image.column("area_sum").to_pylist(), strict=True))
     size = {i: w * h for i, w, h in zip(*(images[c].to_pylist() for c in ("image_id", "width", "height")), strict=True)}
-    covered: Counter = Counter()
-    for n in keep:
-        covered[rows["image_id"][n]] += rows["area_px"][n] or 0  # a region without a mask covers no known pixel
-    shares = [min(1.0, covered[i] / area) if area else 0.0 for i, area in size.items()]
-    labels = Counter(rows["label"][n] for n in keep)
+    shares = [min(1.0, covered.get(i, 0) / area) if area else 0.0 for i, area in size.items()]
+    counted = rows.column("label").value_counts()
+    labels = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True))
     leaf = dict(zip(vocabulary["label"].to_pylist(), vocabulary["is_leaf"].to_pylist(), strict=True))
     return {
         "images": len(size),
-        "regions": len(keep),
-        "regions_per_image": len(keep) / len(size) if size else 0.0,
+        "regions": rows.num_rows,
+        "regions_per_image": rows.num_rows / len(size) if size else 0.0,
         "coverage": float(np.mean(shares)) if shares else 0.0,
         "labels_used": len(labels),
         "leaves_used": sum(1 for label in labels if leaf.get(label)),
@@ -51,16 +53,17 @@ def train_label_frequency(subsets: pa.Table, subset: str = "H") -> dict:
     Parameters: the ``subsets`` table (subset, image_id, label, image_split).
     Returns: ``subset``, ``train_images`` and ``labels`` (``{label, images}`` rows).
     """
-    rows = subsets.select(["subset", "image_id", "label", "image_split"]).to_pydict()
-    pairs = {
-        (image_id, label)
-        for name, image_id, label, side in zip(*rows.values(), strict=True)
-        if name == subset and side == "train"
-    }
-    counts = Counter(label for _, label in pairs)
+    rows = subsets.select(["image_id", "label"]).filter(
+        pc.and_(pc.equal(subsets.column("subset"), subset), pc.equal(subsets.column("image_split"), "train"))
+    )
+    pairs = rows.group_by(["image_id", "label"]).aggregate([])  # an image counts once per label
+    per_label = pairs.group_by("label").aggregate([("image_id", "count")])
+    counts = dict(
+        zip(per_label.column("label").to_pylist(), per_label.column("image_id_count").to_pylist(), strict=True)
+    )
     return {
         "subset": subset,
-        "train_images": len({image_id for image_id, _ in pairs}),
+        "train_images": len(pc.unique(pairs.column("image_id"))),
         "labels": [
             {"label": label, "images": n} for label, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         ],
