@@ -16,13 +16,14 @@ try:
     )
 except ValueError as exc:
     fail(f"subsets: {exc}")
+crowd = pc.sum(pc.and_(pc.equal(everyone["annotator"], reference), everyone["iscrowd"])).as_py() or 0
+del everyone  # every annotator's regions: only the reference annotator's are needed from here
 if skipped := subsets.skip_reason(regions, reference):
     table, report = tables.SUBSETS.empty_table(), {"skipped": skipped, "split_unit": split_unit, "subsets": {}}
     log.warning("%s", skipped)
 else:
     table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit)
 report["reference_annotator"] = reference
-crowd = pc.sum(pc.and_(pc.equal(everyone["annotator"], reference), everyone["iscrowd"])).as_py() or 0
 report["crowd_regions"] = {"count": crowd, "in_subsets": params.crowd}
 tables.write_parquet(table, snakemake.output.subsets)
 tables.write_json(snakemake.output.report, report)

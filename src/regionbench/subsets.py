@@ -140,7 +140,7 @@ def reference_regions(
     regions (``iscrowd``: a group of objects under one mask, which COCO's own evaluation ignores)
     are left out unless ``crowd``.
     """
-    names = sorted(set(regions.column("annotator").to_pylist()))
+    names = sorted(pc.unique(regions.column("annotator")).to_pylist())  # not a Python string per region
     humans = [n for n in names if n != CONSENSUS]
     if reference is None:
         reference = names[0] if len(names) == 1 else CONSENSUS
