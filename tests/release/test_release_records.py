@@ -6,7 +6,7 @@ from functools import partial
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench import release
@@ -143,3 +143,39 @@ def test_diff_names_the_columns_that_changed(n: int, data: st.DataObject) -> Non
     for key, columns in expected.items():
         assert f"  changed image_id={key[0]}, region_id={key[1]}: {', '.join(columns)}" in lines
     assert lines[-1] == f"required bump: {'MAJOR' if expected else 'PATCH'}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    regions=st.lists(st.tuples(st.integers(1, 8), st.sampled_from("ab"), st.integers(1, 4)), unique=True, max_size=30),
+    split_of=st.dictionaries(
+        st.tuples(st.integers(1, 8), st.sampled_from("ab"), st.integers(1, 4)), st.sampled_from(["train", "test"])
+    ),
+    images=st.sets(st.integers(1, 8)),
+)
+def test_a_part_of_the_regions_gets_each_region_s_own_split(regions, split_of, images) -> None:
+    """A shard's regions (those of ``images``) joined with the splits of the whole collection: each
+    region its own split or none, its features, its mask, in key order, whatever else the splits hold."""
+    part = sorted(r for r in regions if r[0] in images)[::-1]  # a shard's rows, in no particular order
+    key = {"image_id": pa.int64(), "annotator": pa.string(), "region_id": pa.int32()}
+
+    def table(rows: list[tuple], **extra: tuple[pa.DataType, list]) -> pa.Table:
+        columns = {name: pa.array([r[k] for r in rows], t) for k, (name, t) in enumerate(key.items())}
+        return pa.table(columns | {name: pa.array(values, t) for name, (t, values) in extra.items()})
+
+    splits = sorted(split_of.items())
+    got = release.regions_table(
+        table(part, mask=(pa.string(), [f"mask {r}" for r in part])),
+        table(part, area=(pa.float64(), [float(r[2]) for r in part])),
+        table(
+            [k for k, _ in splits],
+            split=(pa.string(), [s for _, s in splits]),
+            image_split=(pa.string(), [s for _, s in splits]),
+        ),
+    ).to_pylist()
+    assert [(r["image_id"], r["annotator"], r["region_id"]) for r in got] == sorted(part)
+    assert all(r["split"] == split_of.get((r["image_id"], r["annotator"], r["region_id"])) for r in got)
+    assert all(
+        r["mask"] == f"mask {(r['image_id'], r['annotator'], r['region_id'])}" and r["area"] == r["region_id"]
+        for r in got
+    )

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import tables
@@ -51,6 +52,9 @@ def regions_table(regions: pa.Table, features: pa.Table, splits: pa.Table) -> pa
         )
     # Arrow joins carry no struct column (the mask): join the rest, then take the masks by row.
     rest = regions.drop_columns(["mask"]).append_column("_row", pa.array(range(regions.num_rows), pa.int64()))
+    # Only this part's images' splits: a join builds its hash table over the right side, and the
+    # whole collection's splits for every shard made the release grow as shards x regions.
+    splits = splits.filter(pc.is_in(splits["image_id"], value_set=pc.unique(regions["image_id"])))
     joined = rest.join(features, tables.REGION_KEY, join_type="left outer").join(
         splits, tables.REGION_KEY, join_type="left outer"
     )
