@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-from scipy.optimize import linear_sum_assignment
 
 from regionbench import geometry, tables
 from regionbench.hierarchy import Hierarchy
@@ -50,6 +49,10 @@ def match(a: Sequence[np.ndarray], b: Sequence[np.ndarray], min_iou: float = MIN
     iou = iou_matrix(a, b)
     if iou.size == 0:
         return []
+    # Imported here: scipy.optimize takes 0.6 s to import, which every ingest and agreement job
+    # of a one-annotator build (nothing to match) would otherwise pay.
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(iou, maximize=True)
     return [(int(i), int(j), float(iou[i, j])) for i, j in zip(rows, cols, strict=True) if iou[i, j] >= min_iou]
 
