@@ -19,8 +19,8 @@ def region_part(regions: str, features: str):
     return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits)
 
 
-subsets = tables.read_parquet(inp.subsets)
-splits = release.region_splits(subsets)
+# The subsets hold a row per region and subset, more than the regions: handed over by row group.
+splits = release.region_splits(tables.read_parquet(inp.subsets, [*tables.REGION_KEY, "split", "image_split"]))
 data = {
     "images": shards(inp.images),
     "rejects": shards(inp.rejects),
@@ -29,7 +29,7 @@ data = {
     "coverage": shards(inp.coverage),
     "image_labels": tables.read_parquet(inp.image_labels),
     "vocabulary": tables.read_parquet(inp.vocabulary),
-    "subsets": subsets,
+    "subsets": release.file_parts(Path(inp.subsets)),
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
 }
 provenance = release.Provenance(
