@@ -193,7 +193,8 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
 
     ``regions`` needs the columns image_id, annotator, region_id and label.
     """
-    cols = {c: regions.column(c).to_pylist() for c in (*tables.REGION_KEY, "label")}
+    cols = {c: regions.column(c).to_pylist() for c in ("image_id", "region_id")}
+    cols |= {c: _shared_strings(regions.column(c)) for c in ("annotator", "label")}
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
     label_sets = label_sets_of(cols["image_id"], cols["label"])
     image_side = image_splits(label_sets, seed)
@@ -203,20 +204,26 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
     else:
         splits = assign_splits(keys, cols["label"], seed, split_unit)
     members = subset_labels(cols["label"])
-    out: dict[str, list] = {name: [] for name in tables.SUBSETS.names}
+    parts: list[pa.Table] = []
     report: dict = {"seed": seed, "split_unit": split_unit, "subsets": {}}
     order = np.lexsort((cols["region_id"], cols["annotator"], cols["image_id"]))
+    # Every region once, in key order, with its sides: a subset is a filter of it, so the table
+    # of a subset H of a million regions never becomes a million Python rows.
+    ordered = pa.table(
+        {
+            "image_id": regions.column("image_id"),
+            "annotator": regions.column("annotator"),
+            "region_id": regions.column("region_id"),
+            "label": regions.column("label"),
+            "split": pa.array(splits, pa.string()),
+            "image_split": pa.array([image_side[k[0]] for k in keys], pa.string()),
+        }
+    ).take(order)
     for name, labels in members.items():
         wanted = set(labels)
         chosen = [int(n) for n in order if cols["label"][n] in wanted]
-        for n in chosen:
-            out["subset"].append(name)
-            out["image_id"].append(keys[n][0])
-            out["annotator"].append(keys[n][1])
-            out["region_id"].append(keys[n][2])
-            out["label"].append(cols["label"][n])
-            out["split"].append(splits[n])
-            out["image_split"].append(image_side[keys[n][0]])
+        part = ordered.filter(pc.is_in(ordered.column("label"), pa.array(labels, pa.string())))
+        parts.append(part.add_column(0, "subset", pa.array([name] * part.num_rows, pa.string())))
         sides = [splits[n] for n in chosen]
         report["subsets"][name] = {
             "labels": labels,
@@ -230,4 +237,12 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
         }
     report["straddling_images"] = straddling_images(cols["image_id"], splits)
     report["image_split"] = image_split_report(label_sets, image_side)
-    return pa.table(out, schema=tables.SUBSETS), report
+    return tables.concat(parts).cast(tables.SUBSETS), report
+
+
+def _shared_strings(column: pa.ChunkedArray) -> list[str | None]:
+    """A string column's values as Python strings, one object per distinct value: a million
+    regions carry a few hundred labels and one annotator, not a million strings."""
+    encoded = column.combine_chunks().dictionary_encode()
+    words = encoded.dictionary.to_pylist()
+    return [None if i is None else words[i] for i in encoded.indices.to_pylist()]
