@@ -206,14 +206,14 @@ def _stride(rated: int) -> int:
     return max(1, -(-rated // MAX_UNITS))
 
 
-def sampled_units(pixels: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.ndarray, int]:
-    """The rated units of every shard's sample (``units_table`` tables, rows in ``names`` order; a
-    shard without an annotator's column has ``NOT_COVERED`` there), every ``step``-th of them, and
-    ``step``: what ``collection_agreement`` measures of the whole collection, taken one shard at a
-    time, so memory holds one shard and the sample (``pixels`` is iterated twice: a
-    ``tables.ParquetParts`` reads each file as it comes)."""
+def sampled_units(pixels: Sequence[pa.Table]) -> tuple[np.ndarray, list[str], int]:
+    """What ``collection_agreement`` measures of the whole collection, taken one shard at a time
+    from the shards' samples (``units_table`` tables; a shard without an annotator's column has
+    ``NOT_COVERED`` there): the rated units, every ``step``-th of them, with rows in the order of
+    ``names`` (every annotator of any shard, sorted), and ``step``. Memory holds one shard and the
+    sample; ``pixels`` is iterated twice (a ``tables.ParquetParts`` reads each file as it comes)."""
 
-    def matrix(table: pa.Table) -> np.ndarray:
+    def matrix(table: pa.Table, names: Sequence[str]) -> np.ndarray:
         return np.stack(
             [
                 table.column(n).to_numpy()
@@ -221,17 +221,24 @@ def sampled_units(pixels: Sequence[pa.Table], names: Sequence[str]) -> tuple[np.
                 else np.full(table.num_rows, NOT_COVERED, np.int32)
                 for n in names
             ]
-        ).reshape(len(names), table.num_rows)
+        )
 
-    rated = [int(_rated(matrix(table)).sum()) for table in pixels]
+    # A shard's rated units do not depend on the annotators it lacks (absent is NOT_COVERED).
+    found: set[str] = set()
+    rated = []
+    for table in pixels:
+        found.update(table.column_names)
+        rated.append(int(_rated(matrix(table, table.column_names)).sum()) if table.num_columns else 0)
+    names = sorted(found)
     step = _stride(sum(rated))
     parts, seen = [], 0
     for table, count in zip(pixels, rated, strict=True):
         if count:
-            units = matrix(table)
+            units = matrix(table, names)
             parts.append(units[:, _rated(units)][:, (-seen) % step :: step])  # the whole's every step-th
         seen += count
-    return (np.concatenate(parts, axis=1) if parts else np.zeros((len(names), 0), dtype=np.int32)), step
+    units = np.concatenate(parts, axis=1) if parts else np.zeros((len(names), 0), dtype=np.int32)
+    return units, names, step
 
 
 def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | int]:
@@ -425,7 +432,7 @@ def summary(
     what (``coverage_summary``). Every figure is over the annotators who covered each image: the
     pair rows exist only for them, and an annotator absent from a shard or image is no rater of
     its pixels."""
-    names = sorted({name for table in pixels for name in table.column_names})
+    units, names, step = sampled_units(pixels)
     rows = pa.concat_tables(pairs) if pairs else tables.AGREEMENT.empty_table()
     out: dict = {"annotators": names, "image_pairs": rows.num_rows, "min_iou": min_iou}
     if coverage:
@@ -438,7 +445,7 @@ def summary(
     out["unmatched_regions"] = unmatched
     out["matched_share"] = 2 * matched / (2 * matched + unmatched) if matched or unmatched else 1.0
     out |= {name: float(np.mean(rows.column(name).to_numpy())) for name in PAIR_MEASURES}
-    out |= measure_units(*sampled_units(pixels, names))
+    out |= measure_units(units, step)
     out["per_label"] = _per_label(labels)
     out["labelled"] = len(out["per_label"]) > 1
     out["label_free"] = _label_free(rows, names)
