@@ -198,27 +198,21 @@ def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
     label_sets = label_sets_of(cols["image_id"], cols["label"])
     image_side = image_splits(label_sets, seed)
+    image_sides = [image_side[image_id] for image_id in cols["image_id"]]
     # With the image as split unit the region split is the image split: stratify once.
-    if split_unit == "image":
-        splits = [image_side[k[0]] for k in keys]
-    else:
-        splits = assign_splits(keys, cols["label"], seed, split_unit)
+    splits = image_sides if split_unit == "image" else assign_splits(keys, cols["label"], seed, split_unit)
     members = subset_labels(cols["label"])
     parts: list[pa.Table] = []
     report: dict = {"seed": seed, "split_unit": split_unit, "subsets": {}}
     order = np.lexsort((cols["region_id"], cols["annotator"], cols["image_id"]))
     # Every region once, in key order, with its sides: a subset is a filter of it, so the table
     # of a subset H of a million regions never becomes a million Python rows.
-    ordered = pa.table(
-        {
-            "image_id": regions.column("image_id"),
-            "annotator": regions.column("annotator"),
-            "region_id": regions.column("region_id"),
-            "label": regions.column("label"),
-            "split": pa.array(splits, pa.string()),
-            "image_split": pa.array([image_side[k[0]] for k in keys], pa.string()),
-        }
-    ).take(order)
+    ordered = (
+        regions.select([*tables.REGION_KEY, "label"])
+        .append_column("split", pa.array(splits, pa.string()))
+        .append_column("image_split", pa.array(image_sides, pa.string()))
+        .take(order)
+    )
     for name, labels in members.items():
         wanted = set(labels)
         chosen = [int(n) for n in order if cols["label"][n] in wanted]
