@@ -134,22 +134,32 @@ def build(project: Path, override: Path, cores: int, log: Path) -> tuple[float, 
     return wall, done.stdout + done.stderr
 
 
+def kernel_peak(log: Path) -> float | None:
+    """The peak RSS (MiB) a job's log ends with, as the kernel counted it (regionbench.jobs)."""
+    found = re.findall(r"^peak memory (\d+) MiB, CPU [\d.]+ s$", log.read_text() if log.is_file() else "", re.M)
+    return float(found[-1]) if found else None
+
+
 def jobs(project: Path, dataset: str) -> list[dict]:
-    """One record per job from its Snakemake benchmark file: stage, start, end, CPU seconds, peak RSS."""
+    """One record per job from its Snakemake benchmark file: stage, start, end, CPU seconds, peak
+    RSS. The peak is the kernel's from the job's log where it has one: the benchmark file samples
+    memory every 30 s once a job has run 30 s, and misses shorter peaks."""
     out = []
-    root = project / "logs" / dataset / "benchmarks"
+    logs = project / "logs" / dataset
+    root = logs / "benchmarks"
     for path in sorted(root.rglob("*.tsv")):
         header, values = path.read_text().splitlines()[:2]
         row = dict(zip(header.split("\t"), values.split("\t"), strict=True))
         stage = path.relative_to(root).parts[0].removesuffix(".tsv")
         end = path.stat().st_mtime
+        peak = kernel_peak(logs / path.relative_to(root).with_suffix(".log"))
         out.append(
             {
                 "stage": stage,
                 "start": end - float(row["s"]),
                 "end": end,
                 "cpu_s": float(row["cpu_time"]),
-                "rss_mib": float(row["max_rss"]),
+                "rss_mib": max(float(row["max_rss"]), peak or 0.0),
             }
         )
     return out

@@ -66,7 +66,7 @@ rule ingest_report:
     output:
         f"{RESULTS}/ingest/report.json",
     log:
-        f"{LOGS}/ingest/report.log",
+        f"{LOGS}/ingest_report.log",
     benchmark:
         f"{LOGS}/benchmarks/ingest_report.tsv"
     resources:

@@ -7,9 +7,11 @@ traceback and reported last as such."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import logging
+import resource
 import sys
 import traceback
 from pathlib import Path
@@ -20,16 +22,30 @@ from regionbench import allocator, errors
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"
+# A job log's last line (``_log_resources``).
+RESOURCES = "peak memory {peak_mib:.0f} MiB, CPU {cpu_s:.1f} s"
 
 
 def log_to(path: str) -> logging.Logger:
     """Send this job's log records (INFO and above, message only) to ``path``, install the job's
-    error path (``_job_error``) and keep freed memory for reuse (``allocator``); return the logger."""
+    error path (``_job_error``), keep freed memory for reuse (``allocator``) and end the log with
+    the job's peak memory and CPU (``_log_resources``); return the logger."""
     logging.basicConfig(filename=path, level=logging.INFO, format="%(message)s", force=True)
     logging.captureWarnings(True)  # a library's warnings belong to the job's log, not the build's screen
     sys.excepthook = functools.partial(_job_error, path)
     allocator.keep_freed_memory()  # per-image NumPy temporaries reuse memory instead of remapping it
+    atexit.register(_log_resources)
     return logging.getLogger("regionbench")
+
+
+def _log_resources() -> None:
+    """Log the job's peak resident memory and CPU time (with its child processes'), as the kernel
+    counts them: Snakemake's benchmark files sample memory every 30 s after a job's first 30 s
+    and miss a later, shorter peak. A line of the form ``RESOURCES`` (read by benchmarks/)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_mib = max(own.ru_maxrss, children.ru_maxrss) / 1024  # Linux counts ru_maxrss in KiB
+    cpu_s = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    logging.getLogger("regionbench").info(RESOURCES.format(peak_mib=peak_mib, cpu_s=cpu_s))
 
 
 def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:

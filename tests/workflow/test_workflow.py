@@ -61,6 +61,21 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_every_job_log_ends_with_its_peak_memory_and_cpu(tiny_build: Path) -> None:
+    """The kernel's figures, which benchmarks/ read beside each job's Snakemake benchmark file
+    (logs/<dataset>/benchmarks/<job>.tsv beside logs/<dataset>/<job>.log)."""
+    logs = tiny_build / "logs/tiny"
+    benchmarks = sorted((logs / "benchmarks").rglob("*.tsv"))
+    assert len(benchmarks) > 10
+    for benchmark in benchmarks:
+        assert (logs / benchmark.relative_to(logs / "benchmarks").with_suffix(".log")).is_file(), benchmark
+    for log in sorted(logs.rglob("*.log")):
+        last = log.read_text().splitlines()[-1]
+        match = re.fullmatch(r"peak memory (\d+) MiB, CPU (\d+\.\d) s", last)
+        assert match, f"{log}: {last}"
+        assert 30 < int(match[1]) < 2048 and float(match[2]) > 0
+
+
 def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_build: Path) -> None:
     """Not a terminal: a line a stage, plain text, then what was built and what to run next."""
     stdout, stderr = build_output(tiny_build)
