@@ -19,8 +19,8 @@ def region_part(regions: str, features: str):
     return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits)
 
 
-# The subsets hold a row per region and subset, more than the regions: handed over by row group.
-splits = release.region_splits(tables.read_parquet(inp.subsets, [*tables.REGION_KEY, "split", "image_split"]))
+# The subsets hold a row per region and subset, more than the regions: read and handed over by row group.
+splits = release.region_splits(Path(inp.subsets))
 data = {
     "images": shards(inp.images),
     "rejects": shards(inp.rejects),

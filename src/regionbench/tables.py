@@ -202,6 +202,7 @@ def from_rows(rows: list[dict], schema: pa.Schema, key: list[str]) -> pa.Table:
 
 
 ROW_GROUP = 65_536
+READ_ROWS = 8_192  # rows per part when a file is read part by part (read_parquet_parts)
 
 
 def write_parquet(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
@@ -242,9 +243,13 @@ def write_parquet_parts(
 
 
 def read_parquet_parts(path: str | Path, columns: list[str] | None = None) -> Iterator[pa.Table]:
-    """A Parquet file's rows in order, as consecutive tables of at most ``ROW_GROUP`` rows read
-    one at a time: a pass over the file holds one part, not the file."""
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP, columns=columns):
+    """A Parquet file's rows in order, as consecutive tables of at most ``READ_ROWS`` rows read
+    one at a time: a pass over the file holds about one part, not the file.
+
+    Without pre-buffering and threads the reader decodes a part, not its whole row group ahead:
+    a release's 118k-image regions view peaked at 896 MiB with them, 434 MiB without."""
+    reader = pq.ParquetFile(path, pre_buffer=False)
+    for batch in reader.iter_batches(batch_size=READ_ROWS, columns=columns, use_threads=False):
         yield pa.Table.from_batches([batch])
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from functools import partial
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import release
+from regionbench import release, tables
 from regionbench.release.schemas import TableSchema
 
 DOCUMENT = {
@@ -179,3 +180,72 @@ def test_a_part_of_the_regions_gets_each_region_s_own_split(regions, split_of, i
         r["mask"] == f"mask {(r['image_id'], r['annotator'], r['region_id'])}" and r["area"] == r["region_id"]
         for r in got
     )
+
+
+SUBSETS = pa.schema(
+    [
+        ("subset", pa.string()),
+        ("image_id", pa.int64()),
+        ("annotator", pa.string()),
+        ("region_id", pa.int32()),
+        ("split", pa.string()),
+        ("image_split", pa.string()),
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    split_of=st.dictionaries(
+        st.tuples(st.integers(1, 6), st.sampled_from(["a", "b", "c"]), st.integers(1, 3)),
+        st.tuples(st.sampled_from(["train", "test"]), st.sampled_from(["train", "test", None])),
+        max_size=40,
+    ),
+    subsets=st.lists(st.sets(st.integers(0, 39)), min_size=1, max_size=4),
+    row_group=st.integers(1, 7),
+    data=st.data(),
+)
+def test_region_splits_are_each_region_s_split_whatever_the_row_groups(
+    tmp_path_factory: pytest.TempPathFactory, split_of: dict, subsets: list, row_group: int, data: st.DataObject
+) -> None:
+    """The subsets file read row group by row group, strings coded per part: each region in any
+    subset once, with its split and image split; a region on two sides is refused."""
+    regions = sorted(split_of)
+    rows = [(f"S{k}", regions[i]) for k, members in enumerate(subsets) for i in sorted(members) if i < len(regions)]
+    conflict = bool(rows) and data.draw(st.booleans(), label="conflict")
+    flipped = rows[-1][1] if conflict else None
+    table = pa.table(
+        {
+            "subset": [s for s, _ in rows],
+            "image_id": [r[0] for _, r in rows],
+            "annotator": [r[1] for _, r in rows],
+            "region_id": [r[2] for _, r in rows],
+            "split": [
+                {"train": "test", "test": "train"}[split_of[r][0]]
+                if r == flipped and k == len(rows) - 1
+                else split_of[r][0]
+                for k, (_, r) in enumerate(rows)
+            ],
+            "image_split": [split_of[r][1] for _, r in rows],
+        },
+        schema=SUBSETS,
+    )
+    path = tmp_path_factory.mktemp("subsets") / "subsets.parquet"
+    pq.write_table(table, path, row_group_size=row_group)
+    member = {r for _, r in rows}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tables, "READ_ROWS", row_group)  # parts of a few rows, as row groups are at scale
+        if conflict and sum(r == flipped for _, r in rows) > 1:
+            with pytest.raises(release.ReleaseError, match="must nest"):
+                release.region_splits(path)
+            return
+        got = release.region_splits(path)
+    assert got.column_names == ["image_id", "annotator", "region_id", "split", "image_split"]
+    assert got.schema.field("annotator").type == pa.string() and got.schema.field("region_id").type == pa.int32()
+    expected = {r: split_of[r] for r in member}
+    if conflict:
+        expected[flipped] = ({"train": "test", "test": "train"}[split_of[flipped][0]], split_of[flipped][1])
+    assert {
+        (r["image_id"], r["annotator"], r["region_id"]): (r["split"], r["image_split"]) for r in got.to_pylist()
+    } == expected
+    assert got.num_rows == len(expected)
