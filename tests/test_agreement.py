@@ -103,7 +103,8 @@ def test_fleiss_kappa_is_statsmodels_with_equal_raters(raters: int, n_units: int
     counts = agreement.value_counts(units)
     if counts.shape[1] < 2:
         return
-    assert agreement.fleiss_kappa(counts) == pytest.approx(statsmodels_fleiss_kappa(counts, method="fleiss"), abs=1e-9)
+    reference = statsmodels_fleiss_kappa(counts.dense(), method="fleiss")
+    assert agreement.fleiss_kappa(counts) == pytest.approx(reference, abs=1e-9)
 
 
 @settings(max_examples=100, deadline=None)
@@ -125,11 +126,55 @@ def test_units_of_annotators_who_did_not_cover_them_are_missing(
     expected = krippendorff.alpha(reliability_data=missing, level_of_measurement="nominal")
     assert figures["units"] == kept.shape[1]
     assert figures["krippendorff_alpha"] == pytest.approx(expected, abs=1e-9)
-    counts = agreement.value_counts(kept)
+    counts = agreement.value_counts(kept).dense()
     n = counts.sum(axis=1)
     p_i = ((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean()
     p_e = ((counts.sum(axis=0) / n.sum()) ** 2).sum()
     assert figures["fleiss_kappa"] == pytest.approx((p_i - p_e) / (1 - p_e), abs=1e-9)
+
+
+def _dense_figures(units: np.ndarray) -> tuple[float, float]:
+    """Fleiss' kappa and Krippendorff's alpha by the textbook matrix formulas over the dense
+    units x values counts (floats summed in numpy's and BLAS's order)."""
+    present = units != agreement.NOT_COVERED
+    codes = np.unique(units[present])
+    counts = np.stack([(units == c).sum(axis=0) for c in codes], axis=1).astype(np.float64)
+    n = counts.sum(axis=1)
+    shares = counts.sum(axis=0) / n.sum()
+    p_e = float((shares**2).sum())
+    kappa = float(((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean() - p_e) / (1 - p_e)
+    weighted = counts * (1.0 / (n - 1))[:, None]
+    o = weighted.T @ counts - np.diag(weighted.sum(axis=0))
+    n_c = o.sum(axis=0)
+    alpha = 1.0 - (n_c.sum() - 1) * (o.sum() - np.trace(o)) / (n_c.sum() ** 2 - (n_c**2).sum())
+    return kappa, float(alpha)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 7), st.integers(1, 60), st.integers(2, 9), st.floats(0, 0.6), st.integers(0, 2**32 - 1))
+def test_the_sparse_counts_give_the_dense_matrix_s_figures(
+    raters: int, n_units: int, values: int, absent: float, seed: int
+) -> None:
+    """Counts held per unit give the figures of the dense matrix: the same bits up to three
+    raters (each unit's weight 1/(m - 1) is then 1 or 1/2, exact, so every order sums the same),
+    and within rounding beyond; and the entries are exactly the matrix's."""
+    rng = np.random.default_rng(seed)
+    units = rng.integers(0, values, size=(raters, n_units)) * 7 - 3  # codes need not be dense
+    units[rng.random(units.shape) < absent] = agreement.NOT_COVERED
+    units = units[:, (units != agreement.NOT_COVERED).sum(axis=0) >= 2]
+    counts = agreement.value_counts(units)
+    codes = np.unique(units[units != agreement.NOT_COVERED])
+    assert counts.shape == (units.shape[1], len(codes))
+    expected = np.array([[(column == c).sum() for c in codes] for column in units.T]).reshape(counts.shape)
+    assert np.array_equal(counts.dense(), expected)
+    if counts.shape[1] < 2:
+        return
+    kappa, alpha = _dense_figures(units)
+    ours = agreement.fleiss_kappa(counts), agreement.krippendorff_alpha_nominal(counts)
+    if raters <= 3:
+        assert ours == (kappa, alpha)
+    else:
+        assert ours == pytest.approx((kappa, alpha), abs=1e-12)
 
 
 @settings(max_examples=100, deadline=None)

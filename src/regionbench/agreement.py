@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -142,49 +143,86 @@ def sampled_labels(maps: Mapping[str, np.ndarray], annotators: Sequence[str]) ->
 MAX_UNITS = 200_000  # pixel units in the collection measures, evenly subsampled beyond this
 
 
-def value_counts(units: np.ndarray) -> np.ndarray:
-    """Units x values: how many annotators gave each (densely renumbered) value to each unit;
-    ``NOT_COVERED`` entries (an annotator absent from the unit's image) are no value."""
+@dataclass(frozen=True)
+class ValueCounts:
+    """Units x values counts, held as each unit's distinct values: entry k says that
+    ``count[k]`` annotators gave value ``value[k]`` to unit ``unit[k]`` (entries in unit, then
+    value, order). A unit has at most as many entries as annotators, so memory grows with the
+    units and the annotators, not with the values: the dense matrix of 200,000 sampled pixels
+    over LVIS's 1,203 categories alone would be 1.9 GB."""
+
+    unit: np.ndarray
+    value: np.ndarray
+    count: np.ndarray
+    shape: tuple[int, int]  # (units, values)
+
+    def dense(self) -> np.ndarray:
+        """The units x values matrix (as statsmodels' ``fleiss_kappa`` takes it)."""
+        matrix = np.zeros(self.shape, dtype=np.int64)
+        matrix[self.unit, self.value] = self.count
+        return matrix
+
+    def per_unit(self, weights: np.ndarray) -> np.ndarray:
+        """Per unit, the sum of ``weights`` over its entries (exact for integer-valued weights)."""
+        return np.bincount(self.unit, weights=weights, minlength=self.shape[0])
+
+    def per_value(self, entries: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Per value, the annotators' count summed over the ``entries`` chosen."""
+        return np.bincount(self.value[entries], weights=self.count[entries], minlength=self.shape[1])
+
+
+def value_counts(units: np.ndarray) -> ValueCounts:
+    """How many annotators gave each (densely renumbered) value to each unit of an annotators x
+    units code matrix; ``NOT_COVERED`` entries (an annotator absent from the unit's image) are no
+    value. Each unit's codes are sorted, so that equal values are neighbours and a run is one entry."""
     present = units != NOT_COVERED
     values, dense = np.unique(units[present], return_inverse=True)
-    counts = np.zeros((units.shape[1], len(values)), dtype=np.int64)
-    np.add.at(counts, (np.nonzero(present)[1], dense), 1)
-    return counts
+    codes = np.full(units.shape, -1, dtype=np.int64)
+    codes[present] = dense
+    codes = np.sort(codes.T, axis=1)  # units x annotators, absences (-1) first
+    runs = codes >= 0
+    runs[:, 1:] &= codes[:, 1:] != codes[:, :-1]  # where a value's run starts
+    unit, position = np.nonzero(runs)
+    count = (codes[unit] == codes[unit, position][:, None]).sum(axis=1)
+    return ValueCounts(unit, codes[unit, position], count.astype(np.int64), (units.shape[1], len(values)))
 
 
-def fleiss_kappa(counts: np.ndarray) -> float:
+def fleiss_kappa(counts: ValueCounts) -> float:
     """Fleiss' kappa (Fleiss 1971) from units x values counts, each unit rated by n_i >= 2
     annotators, n_i free to vary (Fleiss, Levin and Paik 2003, section 18.1):
     P_i = sum_j n_ij (n_ij - 1) / (n_i (n_i - 1)), P = mean P_i, p_j = sum_i n_ij / sum_i n_i,
     P_e = sum_j p_j^2, kappa = (P - P_e) / (1 - P_e). With one n for every unit it is Fleiss'
-    statistic itself (the tests check it against statsmodels' ``fleiss_kappa``)."""
-    counts = counts.astype(np.float64)
-    n = counts.sum(axis=1)
-    agreement = ((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean()
-    shares = counts.sum(axis=0) / n.sum()
+    statistic itself (the tests check it against statsmodels' ``fleiss_kappa``). Every sum
+    before the mean is of integers, so exact in any order."""
+    c = counts.count.astype(np.float64)
+    n = counts.per_unit(c)
+    agreement = (counts.per_unit(c * (c - 1)) / (n * (n - 1))).mean()
+    shares = counts.per_value() / n.sum()
     expected = float((shares**2).sum())
     return 1.0 if expected == 1 else float((agreement - expected) / (1 - expected))
 
 
-def krippendorff_alpha_nominal(counts: np.ndarray) -> float:
+def krippendorff_alpha_nominal(counts: ValueCounts) -> float:
     """Krippendorff's alpha, nominal, from units x values counts (Krippendorff 2011).
 
     Coincidences o = sum over units of (c c^T - diag c) / (m_u - 1), for units with m_u >= 2
     values; alpha = 1 - (n - 1) sum_{c != k} o_ck / (n^2 - sum_c n_c^2), n_c = sum_k o_ck.
-    Written as one matrix product, so memory stays at values x values; the ``krippendorff``
-    package (the reference in the tests) holds units x values x values, too much for pixels.
+    Only sums of o enter: a unit's row of o sums to its counts, so n_c = sum_u c_uc, n = sum_c n_c
+    = sum of o, and sum_{c != k} o_ck = n - trace o, trace o = sum_u sum_c c_uc (c_uc - 1) / (m_u - 1).
+    The trace is summed in integers per m_u and divided once per m_u: memory grows with the
+    counts, not with values x values, and the result does not depend on a summation order. The
+    ``krippendorff`` package (the reference in the tests) holds units x values x values.
     """
-    m = counts.sum(axis=1)
-    kept = counts[m >= 2].astype(np.float64)
-    weights = 1.0 / (kept.sum(axis=1) - 1)
-    weighted = kept * weights[:, None]
-    o = weighted.T @ kept - np.diag(weighted.sum(axis=0))
-    n_c = o.sum(axis=0)
+    c = counts.count.astype(np.float64)
+    m = counts.per_unit(c)
+    n_c = counts.per_value(m[counts.unit] >= 2)
     n = n_c.sum()
+    same = counts.per_unit(c * (c - 1))  # per unit: sum_c c_uc (c_uc - 1), an integer
+    trace = sum(same[m == pairable].sum() / (pairable - 1) for pairable in np.unique(m[m >= 2]))
     expected = n**2 - (n_c**2).sum()
     if expected == 0:
         return 1.0
-    return float(1.0 - (n - 1) * (o.sum() - np.trace(o)) / expected)
+    return float(1.0 - (n - 1) * (n - trace) / expected)
 
 
 def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
@@ -249,7 +287,7 @@ def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | i
         + (f", 1 in {step} of them" if step > 1 else "")
         + ", each rated by the annotators who covered its image"
     )
-    counts = value_counts(units) if units.size else np.zeros((0, 0), dtype=np.int64)
+    counts = value_counts(units)
     if units.shape[0] < 2 or units.shape[1] == 0 or counts.shape[1] == 1:
         return {"method": method, "units": int(units.shape[1]), "fleiss_kappa": 1.0, "krippendorff_alpha": 1.0}
     return {
