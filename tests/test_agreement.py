@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 from pathlib import Path
 
 import krippendorff
 import numpy as np
+import pyarrow as pa
 import pytest
 from conftest import WHOLE, one_category_tree
 from hypothesis import given, settings
@@ -341,3 +343,33 @@ def test_the_summary_samples_shard_by_shard_as_the_whole_collection(shards, max_
         expected = agreement.collection_agreement(np.concatenate(whole, axis=1))
         units, _, step = agreement.sampled_units(parts)
         assert agreement.measure_units(units, step) == expected
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(8, 16), st.integers(50_000, 100_000), st.integers(1, 400), st.integers(0, 2**32 - 1))
+def test_the_sample_holds_about_one_shard_whatever_the_shards(shards: int, per_shard: int, cap: int, seed: int) -> None:
+    """The summary's pass over the shards' pixel samples keeps, from each shard, only its share of
+    the sample (not a view that holds the shard): the memory it allocates is a few shards' worth
+    and the sample's, however many shards there are (numpy's allocations, as tracemalloc counts:
+    about five shards' worth, against four plus one per shard when each kept its rated units)."""
+    names = ["a", "b", "c"]
+
+    class Shards(list):  # read when used, as tables.ParquetParts: nothing held between reads
+        def __getitem__(self, index: int) -> pa.Table:
+            local = np.random.default_rng([seed, index])
+            return agreement.units_table(local.integers(0, 5, (3, per_shard)).astype(np.int32), names)
+
+        def __iter__(self):
+            return (self[k] for k in range(len(self)))
+
+    pixels = Shards(range(shards))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(agreement, "MAX_UNITS", cap)
+        agreement.sampled_units([pixels[0]])  # the first call's one-off allocations are not the pass's
+        tracemalloc.start()
+        units, found, step = agreement.sampled_units(pixels)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    one_shard = 3 * per_shard * 4
+    assert found == names and units.shape[1] <= cap and step == -(-shards * per_shard // cap)
+    assert peak < 7 * one_shard + units.nbytes, (peak / one_shard, shards)

@@ -273,7 +273,8 @@ def sampled_units(pixels: Sequence[pa.Table]) -> tuple[np.ndarray, list[str], in
     for table, count in zip(pixels, rated, strict=True):
         if count:
             units = matrix(table, names)
-            parts.append(units[:, _rated(units)][:, (-seen) % step :: step])  # the whole's every step-th
+            # The whole's every step-th, copied: a strided view would keep the shard's rated units.
+            parts.append(units[:, _rated(units)][:, (-seen) % step :: step].copy())
         seen += count
     units = np.concatenate(parts, axis=1) if parts else np.zeros((len(names), 0), dtype=np.int32)
     return units, names, step
