@@ -668,3 +668,27 @@ def test_show_draws_the_release_s_own_pixels(tiny_build: Path, tmp_path: Path) -
     )
     assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
     assert "no image 999999999" in missing.stderr
+
+
+def test_the_regions_files_use_their_own_row_groups(tiny_release: Path, tmp_path: Path) -> None:
+    """The regions table and its Hugging Face views are written in groups of REGION_ROW_GROUP
+    rows (a region carries a mask and a polygon), every other table in groups of ROW_GROUP, and
+    the folder verifies: a small group size gives the same records in more row groups."""
+    data = release.read_tables(tiny_release)
+    results = {p.relative_to(tiny_release / "results").as_posix(): p for p in (tiny_release / "results").rglob("*")}
+    out = tmp_path / "v1.0.0"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tables, "REGION_ROW_GROUP", 16)
+        patch.setattr(tables, "ROW_GROUP", 64)
+        release.write_release(
+            out, data, {k: v for k, v in results.items() if v.is_file()}, provenance_of(tiny_release, "1.0.0")
+        )
+    assert release.verify(out) == []
+    for path, rows in [("data/regions.parquet", 16), ("hf/regions-train.parquet", 16), ("data/relations.parquet", 64)]:
+        meta = pq.read_metadata(out / path)
+        sizes = [meta.row_group(k).num_rows for k in range(meta.num_row_groups)]
+        assert sizes[:-1] == [rows] * (len(sizes) - 1) and 0 < sizes[-1] <= rows and meta.num_rows > rows, path
+    manifest, before = release.read_manifest(out), release.read_manifest(tiny_release)
+    assert {n: t["content_sha256"] for n, t in manifest["tables"].items()} == {
+        n: t["content_sha256"] for n, t in before["tables"].items()
+    }
