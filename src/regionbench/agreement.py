@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -162,8 +163,19 @@ class ValueCounts:
         matrix[self.unit, self.value] = self.count
         return matrix
 
-    def per_unit(self, weights: np.ndarray) -> np.ndarray:
-        """Per unit, the sum of ``weights`` over its entries (exact for integer-valued weights)."""
+    @cached_property
+    def raters(self) -> np.ndarray:
+        """Per unit, how many annotators rated it (n_i, m_u), as floats."""
+        return self._per_unit(self.count.astype(np.float64))
+
+    @cached_property
+    def same_value_pairs(self) -> np.ndarray:
+        """Per unit, sum over its values of c (c - 1): the ordered pairs of annotators who gave
+        it the same value, as floats (an integer, so exact)."""
+        c = self.count.astype(np.float64)
+        return self._per_unit(c * (c - 1))
+
+    def _per_unit(self, weights: np.ndarray) -> np.ndarray:
         return np.bincount(self.unit, weights=weights, minlength=self.shape[0])
 
     def per_value(self, entries: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -194,9 +206,8 @@ def fleiss_kappa(counts: ValueCounts) -> float:
     P_e = sum_j p_j^2, kappa = (P - P_e) / (1 - P_e). With one n for every unit it is Fleiss'
     statistic itself (the tests check it against statsmodels' ``fleiss_kappa``). Every sum
     before the mean is of integers, so exact in any order."""
-    c = counts.count.astype(np.float64)
-    n = counts.per_unit(c)
-    agreement = (counts.per_unit(c * (c - 1)) / (n * (n - 1))).mean()
+    n = counts.raters
+    agreement = (counts.same_value_pairs / (n * (n - 1))).mean()
     shares = counts.per_value() / n.sum()
     expected = float((shares**2).sum())
     return 1.0 if expected == 1 else float((agreement - expected) / (1 - expected))
@@ -213,11 +224,9 @@ def krippendorff_alpha_nominal(counts: ValueCounts) -> float:
     counts, not with values x values, and the result does not depend on a summation order. The
     ``krippendorff`` package (the reference in the tests) holds units x values x values.
     """
-    c = counts.count.astype(np.float64)
-    m = counts.per_unit(c)
+    m, same = counts.raters, counts.same_value_pairs
     n_c = counts.per_value(m[counts.unit] >= 2)
     n = n_c.sum()
-    same = counts.per_unit(c * (c - 1))  # per unit: sum_c c_uc (c_uc - 1), an integer
     trace = sum(same[m == pairable].sum() / (pairable - 1) for pairable in np.unique(m[m >= 2]))
     expected = n**2 - (n_c**2).sum()
     if expected == 0:
