@@ -42,6 +42,7 @@ import numpy as np
 
 from regionbench import features, synth
 from regionbench.io.matlab import read_mat
+from regionbench.jobs import logged_peak
 from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -134,12 +135,6 @@ def build(project: Path, override: Path, cores: int, log: Path) -> tuple[float, 
     return wall, done.stdout + done.stderr
 
 
-def kernel_peak(log: Path) -> float | None:
-    """The peak RSS (MiB) a job's log ends with, as the kernel counted it (regionbench.jobs)."""
-    found = re.findall(r"^peak memory (\d+) MiB, CPU [\d.]+ s$", log.read_text() if log.is_file() else "", re.M)
-    return float(found[-1]) if found else None
-
-
 def jobs(project: Path, dataset: str) -> list[dict]:
     """One record per job from its Snakemake benchmark file: stage, start, end, CPU seconds, peak
     RSS. The peak is the kernel's from the job's log where it has one: the benchmark file samples
@@ -152,7 +147,7 @@ def jobs(project: Path, dataset: str) -> list[dict]:
         row = dict(zip(header.split("\t"), values.split("\t"), strict=True))
         stage = path.relative_to(root).parts[0].removesuffix(".tsv")
         end = path.stat().st_mtime
-        peak = kernel_peak(logs / path.relative_to(root).with_suffix(".log"))
+        peak = logged_peak(logs / path.relative_to(root).with_suffix(".log"))
         out.append(
             {
                 "stage": stage,

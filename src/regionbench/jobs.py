@@ -11,6 +11,7 @@ import atexit
 import functools
 import hashlib
 import logging
+import re
 import resource
 import sys
 import traceback
@@ -22,8 +23,9 @@ from regionbench import allocator, errors
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"
-# A job log's last line (``_log_resources``).
+# A job log's last line (``_log_resources``), and the same line read back (``logged_peak``).
 RESOURCES = "peak memory {peak_mib:.0f} MiB, CPU {cpu_s:.1f} s"
+_RESOURCES_LINE = re.compile(r"^peak memory (\d+) MiB, CPU [\d.]+ s$", re.M)
 
 
 def log_to(path: str) -> logging.Logger:
@@ -46,6 +48,12 @@ def _log_resources() -> None:
     peak_mib = max(own.ru_maxrss, children.ru_maxrss) / 1024  # Linux counts ru_maxrss in KiB
     cpu_s = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
     logging.getLogger("regionbench").info(RESOURCES.format(peak_mib=peak_mib, cpu_s=cpu_s))
+
+
+def logged_peak(log: Path) -> float | None:
+    """The peak memory (MiB) a job's log ends with (``RESOURCES``), or None without that line."""
+    found = _RESOURCES_LINE.findall(log.read_text() if log.is_file() else "")
+    return float(found[-1]) if found else None
 
 
 def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
