@@ -208,6 +208,12 @@ REGION_ROW_GROUP = 8_192
 READ_ROWS = 8_192  # rows per part when a file is read part by part (read_parquet_parts)
 
 
+def rows_per_group(table: str) -> int:
+    """Rows per Parquet row group of a release table's files (its ``data/`` file and its views):
+    ``REGION_ROW_GROUP`` for ``regions``, ``ROW_GROUP`` for every other."""
+    return REGION_ROW_GROUP if table == "regions" else ROW_GROUP
+
+
 def write_parquet(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
     """Write a table deterministically: zstd, fixed row groups, and no metadata but ``metadata``
     (no pandas schema, no timestamps)."""

@@ -91,8 +91,8 @@ def write_views(folder: Path, embed_from: Path | None = None) -> None:
     region_schema, image_schema = pq.read_schema(regions), pq.read_schema(images)
     for split, ids in _image_sides(regions).items():
         side = (part.filter(pc.equal(part["split"], split)) for part in tables.read_parquet_parts(regions))
-        regions_view = folder / view_path("regions", split)
-        tables.write_parquet_parts(side, region_schema, regions_view, region_schema.metadata, tables.REGION_ROW_GROUP)
+        regions_view, rows = folder / view_path("regions", split), tables.rows_per_group("regions")
+        tables.write_parquet_parts(side, region_schema, regions_view, region_schema.metadata, rows)
         chosen = (part.filter(pc.is_in(part["image_id"], ids)) for part in tables.read_parquet_parts(images))
         if embed_from is None:
             tables.write_parquet_parts(chosen, image_schema, folder / view_path("images", split))

@@ -149,8 +149,8 @@ def _stage(
         if not scans[name].in_order:
             conformed = iter([conform(tables.concat([part() for part in parts[name]]), schema)])
         meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
-        rows = tables.REGION_ROW_GROUP if name == "regions" else tables.ROW_GROUP
-        tables.write_parquet_parts(conformed, schema.arrow, staging / "data" / f"{name}.parquet", meta, rows)
+        path, rows = staging / "data" / f"{name}.parquet", tables.rows_per_group(name)
+        tables.write_parquet_parts(conformed, schema.arrow, path, meta, rows)
     huggingface.write_views(staging, embed_images_from)
     for rel, src in sorted(results.items()):
         (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
