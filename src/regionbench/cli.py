@@ -251,8 +251,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     for folder in (args.old, args.new):
         loader.load(folder)  # verified: one clear line if a folder is not a sound release
-    diff = release.diff_releases(Path(args.old), Path(args.new))
-    for line in diff.lines(examples=args.examples):
+    diff = release.diff_releases(Path(args.old), Path(args.new), examples=args.examples)
+    for line in diff.lines():
         print(line)
     if args.check:
         old, new = (release.read_manifest(Path(folder))["version"] for folder in (args.old, args.new))

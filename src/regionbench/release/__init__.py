@@ -9,7 +9,7 @@ Modules, each importing only those above it:
 - ``manifest``: ``ReleaseError``, file digests, provenance and the manifest's seal;
 - ``schemas``: the table schemas and the checks against them;
 - ``geoparquet``: metadata of the regions' geometry column;
-- ``records``: record digests and content hashes, over tables given whole or in parts;
+- ``records``: records, row digests and content hashes, over tables given whole or in parts;
 - ``versions``: semantic versions, record diffs, the bump rule;
 - ``huggingface``, ``card`` and ``croissant``: the split files, the dataset card (and the
   original benchmark's citation), the Croissant document (mlcroissant, imported when written);
@@ -34,7 +34,7 @@ from regionbench.release.records import (
     as_parts,
     content_hash,
     file_parts,
-    record_digests,
+    records,
     release_parts,
     scan,
 )
@@ -83,7 +83,7 @@ __all__ = [
     "parse_version",
     "read_manifest",
     "read_tables",
-    "record_digests",
+    "records",
     "region_splits",
     "regions_table",
     "release_folders",

@@ -1,12 +1,13 @@
-"""Record identity: row digests, record digests and content hashes, read in parts.
+"""Record identity: records, row digests and content hashes, read in parts.
 
-Each row has a *record digest* over its columns, except the columns a schema marks as
-statistics (``x-statistics``, e.g. the vocabulary's region counts, which grow with any
-addition). The logical content hash of a table covers every column (statistics too) in key
-order, independently of the Parquet encoding.
+A row's *record* is its values in every column except those a schema marks as statistics
+(``x-statistics``, e.g. the vocabulary's region counts, which grow with any addition); two
+records are the same when their values' ``repr`` are (exact for floats, NaN equal to NaN). The
+logical content hash of a table covers every column (statistics too) in key order,
+independently of the Parquet encoding.
 
 Memory. A table may be handed over in *parts* (one per shard, or a file's row groups), each
-loaded when needed. Parts whose keys follow each other are checked, hashed and digested one at
+loaded when needed. Parts whose keys follow each other are checked, hashed and streamed one at
 a time, so a pass holds one shard, not the whole collection; parts whose keys interleave are
 combined and sorted first.
 """
@@ -14,10 +15,11 @@ combined and sorted first.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,12 +41,6 @@ def _row_digests(table: pa.Table, columns: list[str]) -> Iterable[bytes]:
         yield hashlib.blake2b(repr(row).encode(), digest_size=16).digest()
 
 
-def record_digests(table: pa.Table, schema: TableSchema) -> dict[tuple, bytes]:
-    """Primary key -> digest of the record's non-statistics columns."""
-    record = [c for c in schema.columns if c not in schema.statistics]
-    return dict(zip(_rows(table, schema.key), _row_digests(table, record), strict=True))
-
-
 def content_hash(table: pa.Table, schema: TableSchema) -> str:
     """sha256 over every record (all columns) in key order: equal records, equal hash."""
     digest = hashlib.sha256(schema.name.encode())
@@ -63,6 +59,11 @@ def _whole(table: pa.Table) -> Part:
 def as_parts(value: pa.Table | Sequence[Part]) -> list[Part]:
     """A table, or a sequence of parts, as a list of parts."""
     return [_whole(value)] if isinstance(value, pa.Table) else list(value)
+
+
+def conformed_parts(parts: Sequence[Part], schema: TableSchema) -> list[Part]:
+    """``parts``, each conformed to ``schema`` when it is loaded."""
+    return [partial(lambda part: conform(part(), schema), part) for part in parts]
 
 
 def file_parts(path: Path) -> list[Part]:
@@ -104,7 +105,6 @@ class TableScan:
     rows: int = 0
     content_sha256: str = ""
     problems: list[str] = field(default_factory=list)
-    digests: dict[tuple, bytes] = field(default_factory=dict)
     geo_extents: list[tuple[set[int], list[float]]] = field(default_factory=list)  # regions: per part
     in_order: bool = True
 
@@ -113,13 +113,11 @@ def scan(
     parts: Sequence[Part],
     schema: TableSchema,
     *,
-    digests: bool = False,
     conformed: bool = False,
     validate: bool = True,
 ) -> TableScan:
     """One pass over ``parts``: each is loaded, sorted by the key (and conformed to ``schema`` with
-    ``conformed``), validated (unless ``validate`` is false), hashed in key order and, with
-    ``digests``, digested record by record.
+    ``conformed``), validated (unless ``validate`` is false) and hashed in key order.
 
     When the parts' keys interleave (a part starts at or before the previous part's end), the
     parts are combined into one sorted table and scanned again: the result is always that of
@@ -144,14 +142,48 @@ def scan(
             last = _key_at(table, schema.key, len(table) - 1)
         for row_digest in _row_digests(table, schema.columns):
             digest.update(row_digest)
-        if digests:
-            result.digests.update(record_digests(table, schema))
         if schema.name == "regions" and "geometry" in table.column_names:
             result.geo_extents.append(geo_extent(table["geometry"]))
     if not result.in_order:
         whole = tables.concat([part() for part in parts])
-        merged = scan([_whole(whole)], schema, digests=digests, conformed=conformed, validate=validate)
+        merged = scan([_whole(whole)], schema, conformed=conformed, validate=validate)
         merged.in_order = False  # the writer must combine the parts too
         return merged
     result.content_sha256 = digest.hexdigest()
     return result
+
+
+class PartsInterleave(Exception):
+    """Raised by ``records`` when a part starts at or before the previous part's last key."""
+
+
+class Record(NamedTuple):
+    key: tuple
+    values: tuple  # in ``record_columns`` order
+    text: str  # ``repr(values)``: what two records are compared by
+
+
+def record_columns(schema: TableSchema) -> list[str]:
+    """The columns that make a record: every column but the statistics."""
+    return [c for c in schema.columns if c not in schema.statistics]
+
+
+def records(parts: Sequence[Part], schema: TableSchema) -> Iterator[Record]:
+    """Every record of ``parts`` in key order, one part in memory at a time (each part sorted,
+    columns it lacks, from an older layout, as nulls). Raises ``PartsInterleave`` when the parts'
+    keys interleave: ``combined(parts)`` is then the sorted whole."""
+    columns = record_columns(schema)
+    last = None
+    for part in parts:
+        table = _with_missing_columns(_sorted(part(), schema.key), schema)
+        if len(table):
+            if last is not None and _key_at(table, schema.key, 0) <= last:
+                raise PartsInterleave(schema.name)
+            last = _key_at(table, schema.key, len(table) - 1)
+        for key, values in zip(_rows(table, schema.key), _rows(table, columns), strict=True):
+            yield Record(key, values, repr(values))
+
+
+def combined(parts: Sequence[Part]) -> list[Part]:
+    """``parts`` as one part, the whole table (none for no parts)."""
+    return [lambda: tables.concat([part() for part in parts])] if parts else []

@@ -1,7 +1,8 @@
 """Versions and diffs: semantic versions, the record diff between releases and the bump it needs.
 
 ``diff`` compares two releases key by key: a key only in the new release is added, only in the
-old one removed, in both with another record digest changed. Croissant's rules give the bump:
+old one removed, in both with another record changed. Both releases are read in key order, part
+by part, and merged as two sorted streams. Croissant's rules give the bump:
 removed or changed records (a region moving between splits is a changed record) need MAJOR,
 additions alone MINOR, identical records PATCH (docs/releases.md).
 """
@@ -16,7 +17,16 @@ from pathlib import Path
 import pyarrow as pa
 
 from regionbench.release.manifest import ReleaseError, read_manifest
-from regionbench.release.records import Part, as_parts, release_parts, scan
+from regionbench.release.records import (
+    Part,
+    PartsInterleave,
+    Record,
+    as_parts,
+    combined,
+    record_columns,
+    records,
+    release_parts,
+)
 from regionbench.release.schemas import TABLES, TableSchema, load_schemas
 
 BUMPS = ("patch", "minor", "major")
@@ -53,21 +63,38 @@ def bump_of(old: str, new: str) -> str | None:
     return "minor" if b[1] > a[1] else "patch"
 
 
+KINDS = ("added", "removed", "changed")
+EXAMPLES = 3  # keys kept per table and kind
+
+
 @dataclass
 class TableDiff:
-    added: list[tuple] = field(default_factory=list)
-    removed: list[tuple] = field(default_factory=list)
-    changed: list[tuple] = field(default_factory=list)
+    """How many records were added, removed and changed, the first keys of each kind (in key
+    order) and, per column, how many changed records differ in it. Counts, not key lists: a
+    diff of millions of records holds a few keys."""
+
     key: list[str] = field(default_factory=list)  # the key's column names
-    columns: dict[tuple, list[str]] = field(default_factory=dict)  # changed key -> columns that differ
+    added: int = 0
+    removed: int = 0
+    changed: int = 0
+    examples: dict[str, list[tuple]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
+    columns: dict[tuple, list[str]] = field(default_factory=dict)  # changed example key -> columns that differ
+    differing: dict[str, int] = field(default_factory=dict)  # column -> changed records that differ in it
+
+    def note(self, kind: str, key: tuple, keep: int, columns: Sequence[str] = ()) -> None:
+        """Count one record of ``kind`` (and, if changed, the ``columns`` it differs in); keep its
+        key if fewer than ``keep`` of its kind are kept."""
+        setattr(self, kind, getattr(self, kind) + 1)
+        for column in columns:
+            self.differing[column] = self.differing.get(column, 0) + 1
+        if len(self.examples[kind]) < keep:
+            self.examples[kind].append(key)
+            if kind == "changed":
+                self.columns[key] = list(columns)
 
     def column_counts(self) -> dict[str, int]:
         """Per column, how many changed records differ in it (most first, then by name)."""
-        counts: dict[str, int] = {}
-        for names in self.columns.values():
-            for name in names:
-                counts[name] = counts.get(name, 0) + 1
-        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+        return dict(sorted(self.differing.items(), key=lambda item: (-item[1], item[0])))
 
     def name(self, key: tuple) -> str:
         """``key`` with its column names: ``image_id=25, region_id=1``."""
@@ -88,71 +115,66 @@ class Diff:
     def required(self) -> str:
         return max((d.required for d in self.tables.values()), key=BUMPS.index, default="patch")
 
-    def lines(self, examples: int = 3) -> list[str]:
-        """Per table a count line, the columns that changed, then up to ``examples`` keys of each
-        kind (changed ones with their columns); last, the bump required."""
+    def lines(self) -> list[str]:
+        """Per table a count line, the columns that changed, then the keys kept of each kind
+        (changed ones with their columns); last, the bump required."""
         out = []
         for name, d in self.tables.items():
-            line = f"{name}: {len(d.added)} added, {len(d.removed)} removed, {len(d.changed)} changed"
+            line = f"{name}: {d.added} added, {d.removed} removed, {d.changed} changed"
             if counts := d.column_counts():
                 line += "; columns changed: " + ", ".join(f"{c} ({n})" for c, n in counts.items())
             out.append(line)
-            for kind, keys in (("added", d.added), ("removed", d.removed), ("changed", d.changed)):
-                for key in keys[:examples]:
-                    detail = f": {', '.join(d.columns[key])}" if kind == "changed" and key in d.columns else ""
+            for kind in KINDS:
+                for key in d.examples[kind]:
+                    detail = f": {', '.join(d.columns[key])}" if kind == "changed" else ""
                     out.append(f"  {kind} {d.name(key)}{detail}")
         out.append(f"required bump: {self.required.upper()}")
         return out
 
 
-def table_diff(before: Mapping[tuple, bytes], after: Mapping[tuple, bytes]) -> TableDiff:
-    """Records added, removed and changed between two key -> record digest maps."""
-    return TableDiff(
-        added=sorted(after.keys() - before.keys()),
-        removed=sorted(before.keys() - after.keys()),
-        changed=sorted(k for k in after.keys() & before.keys() if after[k] != before[k]),
-    )
+def table_diff(
+    before: Iterable[Record], after: Iterable[Record], schema: TableSchema, examples: int = EXAMPLES
+) -> TableDiff:
+    """Records added, removed and changed between two streams of records in key order (see
+    ``records``), merged as two sorted lists: memory holds two records and the kept keys."""
+    compared = [(i, c) for i, c in enumerate(record_columns(schema)) if c not in schema.key]
+    d = TableDiff(key=list(schema.key))
+    old, new = iter(before), iter(after)
+    a, b = next(old, None), next(new, None)
+    while a is not None or b is not None:
+        if b is None or (a is not None and a.key < b.key):
+            d.note("removed", a.key, examples)
+            a = next(old, None)
+        elif a is None or b.key < a.key:
+            d.note("added", b.key, examples)
+            b = next(new, None)
+        else:
+            if a.text != b.text:  # NaN equal to NaN, 0.0 not -0.0: values compared by repr
+                differ = [c for i, c in compared if repr(a.values[i]) != repr(b.values[i])]
+                d.note("changed", b.key, examples, differ)
+            a, b = next(old, None), next(new, None)
+    return d
 
 
 def diff_tables(
     old: Mapping[str, pa.Table | Sequence[Part]],
     new: Mapping[str, pa.Table | Sequence[Part]],
     schemas: Mapping[str, TableSchema],
+    examples: int = EXAMPLES,
 ) -> Diff:
-    """Records added, removed and changed per table, by primary key (tables or their parts)."""
-
-    def digests(tables_: Mapping, name: str) -> dict[tuple, bytes]:
-        if name not in tables_:
-            return {}
-        return scan(as_parts(tables_[name]), schemas[name], digests=True, validate=False).digests
-
+    """Records added, removed and changed per table, by primary key (tables or their parts, a
+    table missing from one side as empty), keeping ``examples`` keys per table and kind."""
     out = {}
     for name in (n for n in TABLES if n in schemas):
         schema = schemas[name]
-        d = table_diff(digests(old, name), digests(new, name))
-        d.key = list(schema.key)
-        if d.changed:
-            record = [c for c in schema.columns if c not in schema.statistics and c not in schema.key]
-            before, after = (_records(tables_[name], schema.key, set(d.changed)) for tables_ in (old, new))
-            d.columns = {k: [c for c in record if not _same(before[k].get(c), after[k].get(c))] for k in d.changed}
-        out[name] = d
+        before, after = (as_parts(side[name]) if name in side else [] for side in (old, new))
+        try:
+            out[name] = table_diff(records(before, schema), records(after, schema), schema, examples)
+        except PartsInterleave:  # parts not in key order: each side as its sorted whole
+            out[name] = table_diff(
+                records(combined(before), schema), records(combined(after), schema), schema, examples
+            )
     return Diff(out)
-
-
-def _records(parts: pa.Table | Sequence[Part], key: Sequence[str], wanted: set[tuple]) -> dict[tuple, dict]:
-    """The rows of ``parts`` whose key is in ``wanted``, as dictionaries."""
-    found = {}
-    for part in as_parts(parts):
-        for row in part().to_pylist():
-            k = tuple(row[c] for c in key)
-            if k in wanted:
-                found[k] = row
-    return found
-
-
-def _same(a: object, b: object) -> bool:
-    """Equal values, NaN equal to NaN (as in the record digests, which compare ``repr``)."""
-    return repr(a) == repr(b)
 
 
 def check_bump(previous: str, version: str, diff: Diff) -> None:
@@ -162,7 +184,7 @@ def check_bump(previous: str, version: str, diff: Diff) -> None:
         raise ReleaseError(f"version {version} is not above the previous release {previous}; raise release.version")
     if BUMPS.index(bump) < BUMPS.index(diff.required):
         counts = ", ".join(
-            f"{name}: {len(d.removed)} removed, {len(d.changed)} changed, {len(d.added)} added"
+            f"{name}: {d.removed} removed, {d.changed} changed, {d.added} added"
             for name, d in diff.tables.items()
             if d.required != "patch"
         )
@@ -172,9 +194,9 @@ def check_bump(previous: str, version: str, diff: Diff) -> None:
         )
 
 
-def diff_releases(old: Path, new: Path) -> Diff:
+def diff_releases(old: Path, new: Path, examples: int = EXAMPLES) -> Diff:
     """Record diff between two release folders of one dataset (the new one's schemas give the
-    keys); releases of two datasets are a ``ReleaseError``: their records share no meaning."""
+    keys), keeping ``examples`` keys per table and kind; releases of two datasets are a ``ReleaseError``: their records share no meaning."""
     datasets = [read_manifest(Path(folder))["dataset"] for folder in (old, new)]
     if datasets[0] != datasets[1]:
         raise ReleaseError(
@@ -183,4 +205,4 @@ def diff_releases(old: Path, new: Path) -> Diff:
         )
     before, after = release_parts(old), release_parts(new)
     names = [name for name in TABLES if name in before or name in after]
-    return diff_tables(before, after, load_schemas(Path(new) / "schemas", names))
+    return diff_tables(before, after, load_schemas(Path(new) / "schemas", names), examples)

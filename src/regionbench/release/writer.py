@@ -28,9 +28,9 @@ from regionbench.release.manifest import (
     file_digests,
     read_manifest,
 )
-from regionbench.release.records import Part, as_parts, release_parts, scan
+from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
-from regionbench.release.versions import Diff, check_bump, parse_version, table_diff
+from regionbench.release.versions import Diff, check_bump, diff_tables, parse_version
 
 
 def region_splits(subsets: Path) -> pa.Table:
@@ -95,7 +95,7 @@ def _check(
     """Every check a release passes before anything is written: each table against its schema,
     the version against ``published`` (the same tables) and against ``previous`` (the bump the
     record diff needs). Returns the scans, the diff and the previous manifest (None without)."""
-    scans = {name: scan(parts[name], schemas[name], digests=previous is not None, conformed=True) for name in TABLES}
+    scans = {name: scan(parts[name], schemas[name], conformed=True) for name in TABLES}
     problems = [p for name in TABLES for p in scans[name].problems]
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
@@ -116,16 +116,8 @@ def _check(
     if previous is None:
         return scans, None, None
     previous_manifest = read_manifest(previous)
-    before = release_parts(previous)
-    diff = Diff(
-        {
-            name: table_diff(
-                scan(before[name], schemas[name], digests=True, validate=False).digests if name in before else {},
-                scans[name].digests,
-            )
-            for name in TABLES
-        }
-    )
+    conformed = {name: conformed_parts(parts[name], schemas[name]) for name in TABLES}
+    diff = diff_tables(release_parts(previous), conformed, schemas)
     check_bump(previous_manifest["version"], version, diff)
     return scans, diff, previous_manifest
 
