@@ -27,8 +27,9 @@ def bboxes(masks: list[np.ndarray], known: np.ndarray | None = None) -> np.ndarr
     return np.array([bbox(m) for m in masks] if known is None else known, dtype=np.int64).reshape(-1, 4)
 
 
-def mask_to_polygon(mask: np.ndarray) -> shapely.Geometry:
-    """Exact polygon (or multipolygon) of the pixel squares of a non-empty boolean mask.
+def mask_to_polygon(mask: np.ndarray, box: tuple[int, int, int, int] | None = None) -> shapely.Geometry:
+    """Exact polygon (or multipolygon) of the pixel squares of a non-empty boolean mask (``box``:
+    its ``bbox``, when the caller has it).
 
     The boundary is walked ring by ring (``kernels.boundary_rings``); each 4-connected
     component of the mask is one polygon, its outer ring the shell and its other rings the
@@ -38,10 +39,13 @@ def mask_to_polygon(mask: np.ndarray) -> shapely.Geometry:
     # Imported here: the compiled kernels belong to the build, the client reads geometry too.
     from regionbench import kernels
 
-    x0, y0, w, h = bbox(mask)
+    x0, y0, w, h = bbox(mask) if box is None else box
     corners, ends, component, outer = kernels.boundary_rings(mask[y0 : y0 + h, x0 : x0 + w])
+    corners = corners + np.array([x0, y0])
+    if len(ends) == 1:  # one ring, the shell: most regions, built without the ring arrays
+        return shapely.normalize(shapely.polygons(corners))
     ring = np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0))
-    rings = shapely.linearrings(corners + np.array([x0, y0]), indices=ring)
+    rings = shapely.linearrings(corners, indices=ring)
     order = np.lexsort((~outer, component))  # per component, its shell first
     parts = shapely.polygons(rings[order], indices=component[order])
     geom = parts[0] if len(parts) == 1 else shapely.multipolygons(parts)

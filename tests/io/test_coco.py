@@ -280,6 +280,31 @@ def test_any_polygon_inside_the_image_is_drawn_as_pycocotools_draws_it(tmp_path_
         assert shard.rejects.column("reason").to_pylist() == ["empty mask"]
 
 
+def _near_a_line(draw: st.DrawFn) -> np.ndarray:
+    """Points on a line through the image, each pushed off it by at most ``off`` (zero, the
+    rounding of a float, or a visible amount), some repeated, at any scale."""
+    n = draw(st.integers(2, 9))
+    origin = np.array([draw(st.floats(0, 1000)), draw(st.floats(0, 1000))])
+    direction = np.array([draw(st.floats(-1, 1)), draw(st.floats(-1, 1))])
+    along = np.array(draw(st.lists(st.floats(-1e3, 1e3), min_size=n, max_size=n)))
+    off = draw(st.sampled_from([0.0, 1e-300, 1e-12, 1e-9, 1e-6, 1e-3, 1.0]))
+    normal = np.array([-direction[1], direction[0]])
+    shifts = np.array(draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n))) * off
+    xy = origin + along[:, None] * direction + shifts[:, None] * normal
+    return xy[draw(st.lists(st.integers(0, n - 1), min_size=3, max_size=12))]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.composite(_near_a_line)())
+def test_the_plane_fast_path_gives_matrix_rank_s_answer(xy: np.ndarray) -> None:
+    """Whenever the fast check says the points span a plane, the exact check (three distinct
+    points, rank two) agrees: a polygon is refused as flat exactly when it was before."""
+    from regionbench.io.coco.ingest import _spans_a_plane
+
+    if _spans_a_plane(xy):
+        assert len(np.unique(xy, axis=0)) >= 3 and np.linalg.matrix_rank(xy - xy[0]) == 2
+
+
 def test_missing_image_file_rejects_the_image_and_its_regions(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "images" / "beach.png").unlink()

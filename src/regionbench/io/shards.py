@@ -218,9 +218,9 @@ def region_row(
     }  # fmt: skip
     if mask is None:
         return row | dict.fromkeys(("bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask", "geometry"))
-    x, y, w, h = geometry.bbox(mask)
+    x, y, w, h = box = geometry.bbox(mask)
     return row | {
         "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
         "mask": geometry.rle(mask),
-        "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask)),
+        "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask, box)),
     }  # fmt: skip

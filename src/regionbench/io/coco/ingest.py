@@ -96,6 +96,17 @@ def check_annotators(root: str | Path) -> dict[str, Path]:
 COUNTS = ("seen", "accepted", "rejected")
 
 
+def _spans_a_plane(xy: np.ndarray) -> bool:
+    """True when the points ``xy`` (n x 2) surely span a plane: the determinant of the Gram
+    matrix of ``xy - xy[0]`` is above 1e-8 of its squared trace, so its smaller singular value
+    is above 1e-4 of the larger, far above both ``matrix_rank``'s tolerance and the rounding of
+    this sum. False means "look closer" (``matrix_rank``), not "degenerate": a fast path taken
+    by all but nearly flat polygons, which gives matrix_rank's answer."""
+    d = xy - xy[0]
+    xx, yy, xy_ = float(d[:, 0] @ d[:, 0]), float(d[:, 1] @ d[:, 1]), float(d[:, 0] @ d[:, 1])
+    return xx * yy - xy_ * xy_ > 1e-8 * (xx + yy) ** 2
+
+
 def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Counter) -> dict:
     """The annotation's segmentation as one compressed RLE; raises ValueError with a reason.
 
@@ -110,7 +121,7 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
             xy = np.asarray(part, dtype=np.float64).reshape(-1, 2)
             if (xy < 0).any() or (xy[:, 0] > width).any() or (xy[:, 1] > height).any():
                 raise ValueError(f"polygon outside the image ({width}x{height})")
-            if len(np.unique(xy, axis=0)) < 3 or np.linalg.matrix_rank(xy - xy[0]) < 2:
+            if not _spans_a_plane(xy) and (len(np.unique(xy, axis=0)) < 3 or np.linalg.matrix_rank(xy - xy[0]) < 2):
                 raise ValueError("degenerate polygon: its points lie on one line")
             if not shapely.Polygon(xy).is_valid:
                 quirks["self_intersecting_polygons"] += 1
