@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,7 @@ def uncompressed(mask: np.ndarray) -> dict:
 
 
 RING = rect(5, 5, 25, 25) & ~rect(10, 10, 20, 20)  # a region with a hole
+HUGE = st.sampled_from([10**400, -(10**400), 2**64, -(2**63) - 1])  # JSON integers beyond 64 bits
 TWO_PARTS = rect(0, 0, 5, 5) | rect(30, 20, 38, 28)  # a multi-part region
 SQUARE = [[2.0, 2.0, 12.0, 2.0, 12.0, 12.0, 2.0, 12.0]]
 GROUP = rect(0, 15, 40, 30)
@@ -305,6 +307,33 @@ def test_the_plane_fast_path_gives_matrix_rank_s_answer(xy: np.ndarray) -> None:
         assert len(np.unique(xy, axis=0)) >= 3 and np.linalg.matrix_rank(xy - xy[0]) == 2
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 7), st.integers() | HUGE | st.floats() | st.booleans() | st.text(max_size=2) | st.none()
+        ),
+        max_size=3,
+    ),
+    st.integers() | HUGE | st.floats() | st.booleans() | st.none(),
+)
+def test_any_number_in_a_polygon_or_an_area_gives_a_mask_or_a_reason(values: list, area: object) -> None:
+    """Any JSON value at any coordinate of a polygon, and any area of an RLE: a mask or a
+    ValueError (a reject's reason), never another exception."""
+    from regionbench.io.coco.ingest import _decode
+
+    part: list = [2.0, 2.0, 12.0, 2.0, 12.0, 12.0, 2.0, 12.0]
+    for at, value in values:
+        part[at] = value
+    for segmentation, given_area in (([part], None), (geometry.rle(RING), area)):
+        try:
+            mask = _decode(segmentation, H, W, Counter(), given_area)
+        except ValueError as exc:
+            assert str(exc) and "\n" not in str(exc)
+        else:
+            assert mask.shape == (H, W) and mask.any()
+
+
 def test_missing_image_file_rejects_the_image_and_its_regions(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "coco", alice_file(), bob_file())
     (root / "images" / "beach.png").unlink()
@@ -401,7 +430,7 @@ def test_iscrowd_is_kept_or_rejected_with_its_reason(tmp_path_factory, crowd) ->
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=4),
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | HUGE | st.floats() | st.text(max_size=4),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
     max_leaves=6,
 )

@@ -96,6 +96,21 @@ def check_annotators(root: str | Path) -> dict[str, Path]:
 COUNTS = ("seen", "accepted", "rejected")
 
 
+def _coordinates(part: object) -> np.ndarray | None:
+    """A polygon part ``[x1, y1, x2, y2, ...]`` as (n, 2) float64 points, or None unless it is a
+    list of at least six numbers (JSON's: ints and floats), even in count, each finite as a
+    float64 (a JSON integer of 400 digits is not)."""
+    if not isinstance(part, list) or len(part) < 6 or len(part) % 2:
+        return None
+    if not all(isinstance(v, int | float) for v in part):
+        return None
+    try:
+        xy = np.asarray(part, dtype=np.float64)
+    except OverflowError:
+        return None
+    return xy.reshape(-1, 2) if np.isfinite(xy).all() else None
+
+
 def _spans_a_plane(xy: np.ndarray) -> bool:
     """True when the points ``xy`` (n x 2) surely span a plane: the determinant of the Gram
     matrix of ``xy - xy[0]`` is above 1e-8 of its squared trace, so its smaller singular value
@@ -116,14 +131,14 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
         if not segmentation or not all(isinstance(p, list) for p in segmentation):
             raise ValueError("polygon segmentation must be a list of [x1, y1, x2, y2, ...] lists")
         for part in segmentation:
-            if len(part) < 6 or len(part) % 2 or not all(isinstance(v, int | float) and np.isfinite(v) for v in part):
+            xy = _coordinates(part)
+            if xy is None:
                 raise ValueError("degenerate polygon: a part needs at least three finite (x, y) points")
-            xy = np.asarray(part, dtype=np.float64).reshape(-1, 2)
             if (xy < 0).any() or (xy[:, 0] > width).any() or (xy[:, 1] > height).any():
                 raise ValueError(f"polygon outside the image ({width}x{height})")
             if not _spans_a_plane(xy) and (len(np.unique(xy, axis=0)) < 3 or np.linalg.matrix_rank(xy - xy[0]) < 2):
                 raise ValueError("degenerate polygon: its points lie on one line")
-            if not shapely.Polygon(xy).is_valid:
+            if not shapely.is_valid(shapely.polygons(xy)):
                 quirks["self_intersecting_polygons"] += 1
         return coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
     if isinstance(segmentation, dict) and "counts" in segmentation and "size" in segmentation:
@@ -166,8 +181,9 @@ def _decode(segmentation: object, height: int, width: int, quirks: Counter, area
         raise ValueError(f"undecodable RLE ({exc})") from None
     if mask.shape != (height, width) or not mask.any():
         raise ValueError("empty mask")
-    if isinstance(segmentation, dict) and isinstance(area, int | float) and abs(area - mask.sum()) > 0.5:
-        raise ValueError(f"area {area} differs from the RLE mask's {int(mask.sum())} pixels")
+    pixels = int(mask.sum())  # a Python int: a JSON integer beyond 64 bits still compares
+    if isinstance(segmentation, dict) and isinstance(area, int | float) and abs(area - pixels) > 0.5:
+        raise ValueError(f"area {area} differs from the RLE mask's {pixels} pixels")
     return mask
 
 
