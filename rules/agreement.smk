@@ -29,9 +29,9 @@ rule agreement:
 
 rule agreement_summary:
     input:
-        pairs=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
-        pixels=expand(f"{RESULTS}/agreement/{{shard}}.pixels.parquet", shard=shards()),
-        labels=expand(f"{RESULTS}/agreement/{{shard}}.labels.parquet", shard=shards()),
+        pairs=agreement_tables(),
+        pixels=agreement_tables(".pixels"),
+        labels=agreement_tables(".labels"),
         coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
     output:
         f"{RESULTS}/agreement.json",

@@ -140,6 +140,14 @@ def shards():
     return RAW.shards()
 
 
+def agreement_tables(suffix=""):
+    """Every shard's agreement table (``.pixels``, ``.labels``: its other two); none with one
+    annotator, where no agreement job runs: there is nothing to compare."""
+    if not RAW.several_annotators():
+        return []
+    return expand(f"{RESULTS}/agreement/{{shard}}{suffix}.parquet", shard=shards())
+
+
 def image_label_source():
     """The raw tree's ImageCLEF folder, an image-level annotation source, or "" without one."""
     folder = Path(RAW.root, imageclef.FOLDER)

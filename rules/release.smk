@@ -10,7 +10,7 @@ rule release:
         image_labels=f"{RESULTS}/image_labels.parquet",
         features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         relations=expand(f"{RESULTS}/relations/{{shard}}.parquet", shard=shards()),
-        agreement=expand(f"{RESULTS}/agreement/{{shard}}.parquet", shard=shards()),
+        agreement=agreement_tables(),
         coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         subsets=f"{RESULTS}/subsets.parquet",

@@ -4,12 +4,17 @@ from regionbench import agreement, tables
 from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
+inp = snakemake.input
+coverage = [tables.read_parquet(p) for p in inp.coverage]
+# Several annotators: the agreement jobs' samples, the largest input, one shard's in memory at a
+# time. One annotator: no agreement job ran, and each shard's empty sample comes from its coverage.
+pixels = tables.ParquetParts(inp.pixels) if inp.pairs else agreement.uncompared(coverage)
 report = agreement.summary(
-    [tables.read_parquet(p) for p in snakemake.input.pairs],
-    tables.ParquetParts(snakemake.input.pixels),  # the largest: one shard's sample in memory at a time
-    [tables.read_parquet(p) for p in snakemake.input.labels],
+    [tables.read_parquet(p) for p in inp.pairs],
+    pixels,
+    [tables.read_parquet(p) for p in inp.labels],
     min_iou=snakemake.params.min_iou,
-    coverage=[tables.read_parquet(p) for p in snakemake.input.coverage],
+    coverage=coverage,
 )
 tables.write_json(snakemake.output[0], report)
 log.info("%s", {k: v for k, v in report.items() if not isinstance(v, list | dict)})

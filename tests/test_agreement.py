@@ -319,6 +319,38 @@ def test_one_annotator_decodes_nothing_and_reports_as_before(demo_ingest: Path, 
 
 @settings(max_examples=60, deadline=None)
 @given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["solo", "consensus"])), unique=True, max_size=8),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_one_annotator_s_summary_from_coverage_is_the_agreement_jobs(shards: list) -> None:
+    """A collection with one annotator (its consensus aside), any shards, any of them covering
+    nothing: the summary from the coverage alone, as when no agreement job runs, is the summary
+    of what each shard's agreement job would have written."""
+    from regionbench import tables
+
+    coverage = [
+        pa.Table.from_pylist([{"image_id": i, "annotator": a} for i, a in s], schema=tables.COVERAGE) for s in shards
+    ]
+    jobs = []
+    for table in coverage:
+        images = pa.table({"image_id": pa.array(sorted(set(table["image_id"].to_pylist())), pa.int64())})
+        images = images.append_column("height", pa.array([4] * images.num_rows, pa.int64()))
+        images = images.append_column("width", pa.array([4] * images.num_rows, pa.int64()))
+        jobs.append(agreement.shard_agreement(images, tables.REGIONS.empty_table(), table, load_hierarchy(), {}))
+    expected = agreement.summary(
+        [rows for rows, *_ in jobs],
+        [agreement.units_table(units, names) for _, units, names, _ in jobs],
+        [labels for *_, labels in jobs],
+        coverage=coverage,
+    )
+    assert agreement.summary([], agreement.uncompared(coverage), coverage=coverage) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
     shards=st.lists(
         st.tuples(st.integers(0, 40), st.sets(st.sampled_from("abc"), min_size=1), st.integers(0, 2**32 - 1)),
         min_size=1,

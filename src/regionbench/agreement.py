@@ -370,8 +370,12 @@ def shard_agreement(
     covering = covering_annotators(coverage, derived)
     names = sorted({a for present in covering.values() for a in present})
     if len(names) < 2:
-        empty = np.zeros((len(names), 0), dtype=np.int32)
-        return tables.AGREEMENT.empty_table(), empty, names, tables.AGREEMENT_LABELS.empty_table()
+        return (
+            tables.AGREEMENT.empty_table(),
+            np.zeros((len(names), 0), np.int32),
+            names,
+            tables.AGREEMENT_LABELS.empty_table(),
+        )
     by_image: dict[int, dict[str, list[tuple[str, str]]]] = {}
     for image_id, annotator, label, rle in zip(
         *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask")), strict=True
@@ -403,6 +407,20 @@ def shard_agreement(
         names,
         pa.Table.from_pylist(label_rows, schema=tables.AGREEMENT_LABELS),
     )
+
+
+def uncompared(coverage: Sequence[pa.Table], derived: frozenset[str] = frozenset({"consensus"})) -> list[pa.Table]:
+    """The shards' sampled pixel tables of a collection with one annotator, from its shards'
+    ``coverage`` alone: what ``shard_agreement`` gives each shard then (``units_table`` of no
+    units, a column for the annotator where it covered an image), without reading a region. For
+    ``summary``, whose pair rows and label tallies are then empty."""
+    tables_ = []
+    for table in coverage:
+        names = sorted({a for present in covering_annotators(table, derived).values() for a in present})
+        if len(names) > 1:
+            raise ValueError(f"a shard has annotators {', '.join(names)}: their agreement needs the agreement jobs")
+        tables_.append(units_table(np.zeros((len(names), 0), np.int32), names))
+    return tables_
 
 
 def units_table(units: np.ndarray, names: Sequence[str]) -> pa.Table:

@@ -38,6 +38,10 @@ def test_generated_tiny_build(tiny_build: Path) -> None:
     assert regions == 110
     assert (project / "logs/tiny/ingest/00.log").is_file()
     results = project / "results/tiny"
+    # One annotator: no agreement job ran; the summary says who covered what, from the coverage.
+    assert not (results / "agreement").exists() and not (project / "logs/tiny/agreement").exists()
+    agreed = json.loads((results / "agreement.json").read_text())
+    assert agreed["annotators"] == ["saiapr"] and agreed["coverage"]["images"] == 24, agreed
     assert sum(pq.read_metadata(p).num_rows for p in (results / "features").glob("*.parquet")) == 110
     parity = json.loads((results / "features_parity.json").read_text())
     assert parity["rows_compared"] == 110 and all(c["excess"] == 0 for c in parity["columns"].values())
