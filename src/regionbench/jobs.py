@@ -23,9 +23,9 @@ from regionbench import allocator, errors
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"
-# A job log's last line (``_log_resources``), and the same line read back (``logged_peak``).
+# A job log's last line (``_log_resources``), and the same line read back (``logged_resources``).
 RESOURCES = "peak memory {peak_mib:.0f} MiB, CPU {cpu_s:.1f} s"
-_RESOURCES_LINE = re.compile(r"^peak memory (\d+) MiB, CPU [\d.]+ s$", re.M)
+_RESOURCES_LINE = re.compile(r"^peak memory (\d+) MiB, CPU ([\d.]+) s$", re.M)
 
 
 def log_to(path: str) -> logging.Logger:
@@ -50,10 +50,11 @@ def _log_resources() -> None:
     logging.getLogger("regionbench").info(RESOURCES.format(peak_mib=peak_mib, cpu_s=cpu_s))
 
 
-def logged_peak(log: Path) -> float | None:
-    """The peak memory (MiB) a job's log ends with (``RESOURCES``), or None without that line."""
+def logged_resources(log: Path) -> tuple[float, float] | None:
+    """The peak memory (MiB) and CPU time (s) a job's log ends with (``RESOURCES``), or None
+    without that line."""
     found = _RESOURCES_LINE.findall(log.read_text() if log.is_file() else "")
-    return float(found[-1]) if found else None
+    return (float(found[-1][0]), float(found[-1][1])) if found else None
 
 
 def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:

@@ -24,6 +24,7 @@ from conftest import (
     write_config,
 )
 
+from regionbench import jobs
 from regionbench.vocabulary import DEFAULT_DIR
 
 pytestmark = pytest.mark.workflow
@@ -78,6 +79,7 @@ def test_every_job_log_ends_with_its_peak_memory_and_cpu(tiny_build: Path) -> No
         match = re.fullmatch(r"peak memory (\d+) MiB, CPU (\d+\.\d) s", last)
         assert match, f"{log}: {last}"
         assert 30 < int(match[1]) < 2048 and float(match[2]) > 0
+        assert jobs.logged_resources(log) == (float(match[1]), float(match[2]))  # as benchmarks/ read it
 
 
 def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_build: Path) -> None:
