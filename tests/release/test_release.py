@@ -234,6 +234,22 @@ def test_reserialised_tables_are_a_patch(tiny_release: Path, tmp_path: Path) -> 
     assert file_digests(tiny_release)["data/regions.parquet"] != file_digests(other)["data/regions.parquet"]
 
 
+def test_a_diff_trusts_only_sealed_content_hashes(tiny_release: Path, tmp_path: Path) -> None:
+    """Tables whose sealed content hashes agree are not read; a data file edited after sealing
+    (its sha256 no longer the manifest's) is diffed record by record, whatever its manifest says."""
+    copy = Path(shutil.copytree(tiny_release, tmp_path / "copy"))
+    assert release.versions.same_contents(tiny_release, copy) == set(release.TABLES)
+    edited = Path(shutil.copytree(tiny_release, tmp_path / "edited"))
+    path = edited / "data/images.parquet"
+    images = pq.read_table(path)
+    index = images.schema.get_field_index("caption_title")
+    images = images.set_column(index, "caption_title", pa.array(["edited"] * images.num_rows, pa.string()))
+    pq.write_table(images, path)
+    assert release.versions.same_contents(tiny_release, edited) == set(release.TABLES) - {"images"}
+    d = release.diff_releases(tiny_release, edited).tables["images"]
+    assert (d.changed, d.differing) == (images.num_rows, {"caption_title": images.num_rows})
+
+
 def test_a_table_breaking_its_schema_is_refused(tiny_release: Path, tmp_path: Path) -> None:
     def bad_split(data: dict) -> None:
         subsets = data["subsets"]

@@ -201,6 +201,14 @@ def test_the_streamed_diff_is_the_diff_of_the_whole_tables(
     assert d.differing == {c: n for c in ("label", "area") if (n := sum(c in differ[k] for k in changed))}
 
 
+def test_tables_known_the_same_are_not_read() -> None:
+    def unread() -> pa.Table:
+        raise AssertionError("a table known the same was read")
+
+    diff = release.diff_tables({"regions": [unread]}, {"regions": [unread]}, {"regions": SCHEMA}, same={"regions"})
+    assert diff.required == "patch" and diff.tables["regions"].key == ["id"]
+
+
 def test_a_diff_holds_a_part_not_the_table() -> None:
     """Python memory of a diff of two tables of every size, cut in parts of 500 rows, whose
     records all change: flat, where a map of every key grew with the table."""

@@ -136,3 +136,20 @@ def read_manifest(folder: Path) -> dict:
     if problem:
         raise ReleaseError(f"{path}: malformed: {problem}")
     return manifest
+
+
+def sealed_contents(folder: Path) -> dict[str, str]:
+    """Per table of the release in ``folder``, the logical content hash its manifest records, for
+    the tables whose data file still has the sha256 the sealed manifest lists; none when the
+    manifest is of another format or its seal is broken. What a diff may trust without reading
+    the table: equal content hashes mean equal records."""
+    manifest = read_manifest(folder)
+    if manifest["format"] != FORMAT or manifest.get("digest") != canonical_digest(
+        {k: v for k, v in manifest.items() if k != "digest"}
+    ):
+        return {}
+    return {
+        name: table["content_sha256"]
+        for name, table in manifest["tables"].items()
+        if manifest["files"].get(table["path"]) == sha256_file(Path(folder) / table["path"])
+    }

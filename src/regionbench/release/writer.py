@@ -27,6 +27,7 @@ from regionbench.release.manifest import (
     canonical_digest,
     file_digests,
     read_manifest,
+    sealed_contents,
 )
 from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
@@ -117,7 +118,9 @@ def _check(
         return scans, None, None
     previous_manifest = read_manifest(previous)
     conformed = {name: conformed_parts(parts[name], schemas[name]) for name in TABLES}
-    diff = diff_tables(release_parts(previous), conformed, schemas)
+    known = sealed_contents(previous)  # a table whose content hash is unchanged is not diffed
+    same = {name for name in TABLES if known.get(name) == scans[name].content_sha256}
+    diff = diff_tables(release_parts(previous), conformed, schemas, same=same)
     check_bump(previous_manifest["version"], version, diff)
     return scans, diff, previous_manifest
 
