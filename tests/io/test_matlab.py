@@ -1,4 +1,6 @@
 import io
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -81,3 +83,20 @@ def test_the_direct_path_equals_scipy_on_any_matrix(
             read_mat(damaged)
     else:
         assert same(read_mat(damaged), expected)
+
+
+def test_a_reader_that_crashes_is_one_error_and_no_dump() -> None:
+    """scipy's reader can die on a damaged file: the parent says so in one line, and the child,
+    even with Python's fault handler on, writes no crash dump around it."""
+    code = (
+        "import ctypes\n"
+        "from regionbench.io import matlab\n"
+        "matlab._loadmat = lambda data: ctypes.string_at(0)\n"  # the child dies as scipy's reader can
+        "try:\n"
+        "    matlab._loadmat_apart(b'')\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "the MAT reader crashed on this file (damaged?)", done
+    assert "Fatal Python error" not in done.stderr, done.stderr

@@ -20,6 +20,7 @@ both ways).
 
 from __future__ import annotations
 
+import faulthandler
 import io
 import multiprocessing
 import struct
@@ -177,6 +178,7 @@ def _loadmat_apart(data: bytes) -> dict[str, np.ndarray]:
     receive, send = context.Pipe(duplex=False)
 
     def read() -> None:
+        faulthandler.disable()  # a crash here is expected and told by the parent in one line, not dumped
         try:
             send.send(("arrays", _loadmat(data)))
         except Exception as exc:  # whatever scipy raises: the caller names the file
