@@ -29,6 +29,7 @@ rule agreement:
 
 rule agreement_summary:
     input:
+        ingested=f"{RESULTS}/ingest/report.json",  # with one annotator no agreement job stops it
         pairs=agreement_tables(),
         pixels=agreement_tables(".pixels"),
         labels=agreement_tables(".labels"),

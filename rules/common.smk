@@ -211,9 +211,15 @@ def all_outputs(wildcards=None):
         *expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
         *([f"{RESULTS}/features_parity.json"] if RAW.official("features") else []),
         *([f"{RESULTS}/relations_parity.json"] if RAW.official("relations") else []),
-        *([f"{RESULTS}/classifiers.parquet"] if classifying() else []),
         f"{RESULTS}/release.json",
     ]
+
+
+def classifier_summary(wildcards=None):
+    """The classifiers' summary, when they run: apart from ``all_outputs`` because it waits for
+    the subsets checkpoint, and an input function that waits keeps all of its files out of the
+    first plan (the build's progress then knows most jobs from the start)."""
+    return [f"{RESULTS}/classifiers.parquet"] if classifying() else []
 
 
 CLASSIFIER_RESULTS = (
@@ -245,9 +251,20 @@ def forget_stale_receipt():
 forget_stale_receipt()
 
 
-def release_results(wildcards=None):
+def classifier_results(wildcards=None):
+    """The classifiers' reports in the release, when they run (``classifying``): the only
+    release results that wait for the subsets checkpoint."""
+    return (
+        {name: f"{RESULTS}/{name}" for name in CLASSIFIER_RESULTS}
+        if classifying()
+        else {}
+    )
+
+
+def release_results(wildcards=None, classifiers=True):
     """Stage reports and figures copied into the release's results/ folder (no timings); the
-    classifiers' only when they run (``classifying``)."""
+    classifiers' only when they run. Without ``classifiers``, those the first plan knows.
+    """
     files = {
         name: f"{RESULTS}/{name}"
         for name in (
@@ -257,7 +274,12 @@ def release_results(wildcards=None):
             "relation_stats.svg",
             "subsets.json",
             "vocabulary_procedure.json",
-            *(CLASSIFIER_RESULTS if classifying() else ()),
+        )
+    }
+    files |= classifier_results() if classifiers else {}
+    files |= {
+        name: f"{RESULTS}/{name}"
+        for name in (
             "collection.json",
             "collection.png",
             "collection.svg",
