@@ -138,15 +138,18 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
+def seal_holds(manifest: dict) -> bool:
+    """Whether ``manifest``'s ``digest`` is that of the rest of it (it was not edited after sealing)."""
+    return manifest.get("digest") == canonical_digest({k: v for k, v in manifest.items() if k != "digest"})
+
+
 def sealed_contents(folder: Path) -> dict[str, str]:
     """Per table of the release in ``folder``, the logical content hash its manifest records, for
     the tables whose data file still has the sha256 the sealed manifest lists; none when the
     manifest is of another format or its seal is broken. What a diff may trust without reading
     the table: equal content hashes mean equal records."""
     manifest = read_manifest(folder)
-    if manifest["format"] != FORMAT or manifest.get("digest") != canonical_digest(
-        {k: v for k, v in manifest.items() if k != "digest"}
-    ):
+    if manifest["format"] != FORMAT or not seal_holds(manifest):
         return {}
     return {
         name: table["content_sha256"]

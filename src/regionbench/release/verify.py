@@ -9,7 +9,7 @@ import pyarrow as pa
 import yaml
 
 from regionbench.errors import first_line, parse_json
-from regionbench.release.manifest import ReleaseError, canonical_digest, inside_path, read_manifest, sha256_file
+from regionbench.release.manifest import ReleaseError, inside_path, read_manifest, seal_holds, sha256_file
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
 
@@ -28,8 +28,7 @@ def verify(folder: Path) -> list[str]:
     except ReleaseError as exc:
         return [str(exc)]
     problems = []
-    sealed = {k: v for k, v in manifest.items() if k != "digest"}
-    if manifest.get("digest") != canonical_digest(sealed):
+    if not seal_holds(manifest):
         problems.append("manifest.json: digest does not match its content (the manifest was edited)")
     listed = manifest["files"]
     entries = sorted(folder.rglob("*"))
