@@ -343,6 +343,11 @@ def covering_annotators(coverage: pa.Table, derived: frozenset[str] = frozenset(
     return {image_id: sorted(names) for image_id, names in out.items()}
 
 
+def _annotators(covering: Mapping[int, list[str]]) -> list[str]:
+    """Every annotator of ``covering_annotators``' answer, sorted."""
+    return sorted({a for present in covering.values() for a in present})
+
+
 def shard_agreement(
     images: pa.Table,
     regions: pa.Table,
@@ -368,7 +373,7 @@ def shard_agreement(
         for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
     }
     covering = covering_annotators(coverage, derived)
-    names = sorted({a for present in covering.values() for a in present})
+    names = _annotators(covering)
     if len(names) < 2:
         return (
             tables.AGREEMENT.empty_table(),
@@ -416,7 +421,7 @@ def uncompared(coverage: Sequence[pa.Table], derived: frozenset[str] = frozenset
     ``summary``, whose pair rows and label tallies are then empty."""
     tables_ = []
     for table in coverage:
-        names = sorted({a for present in covering_annotators(table, derived).values() for a in present})
+        names = _annotators(covering_annotators(table, derived))
         if len(names) > 1:
             raise ValueError(f"a shard has annotators {', '.join(names)}: their agreement needs the agreement jobs")
         tables_.append(units_table(np.zeros((len(names), 0), np.int32), names))
