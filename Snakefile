@@ -44,4 +44,4 @@ rule all:
     default_target: True
     input:
         all_outputs,
-        classifier_summary,
+        lambda wildcards: list(classifier_results().values()),

@@ -215,13 +215,6 @@ def all_outputs(wildcards=None):
     ]
 
 
-def classifier_summary(wildcards=None):
-    """The classifiers' summary, when they run: apart from ``all_outputs`` because it waits for
-    the subsets checkpoint, and an input function that waits keeps all of its files out of the
-    first plan (the build's progress then knows most jobs from the start)."""
-    return [f"{RESULTS}/classifiers.parquet"] if classifying() else []
-
-
 CLASSIFIER_RESULTS = (
     "classifiers.parquet",
     "classifiers.csv",
@@ -253,7 +246,9 @@ forget_stale_receipt()
 
 def classifier_results(wildcards=None):
     """The classifiers' reports in the release, when they run (``classifying``): the only
-    release results that wait for the subsets checkpoint."""
+    results that wait for the subsets checkpoint. Asked for by input functions of their own,
+    since one that waits keeps all of its files out of the first plan (the build's progress then
+    knows most jobs from the start)."""
     return (
         {name: f"{RESULTS}/{name}" for name in CLASSIFIER_RESULTS}
         if classifying()

@@ -14,7 +14,7 @@ rule release:
         coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         subsets=f"{RESULTS}/subsets.parquet",
-        # Apart (see classifier_summary): the fixed results' jobs belong in the first plan.
+        # Apart (see classifier_results): the fixed results' jobs belong in the first plan.
         results=lambda wildcards: list(release_results(classifiers=False).values()),
         classifier_results=lambda wildcards: list(classifier_results().values()),
         schemas=expand(f"{RELEASE_SCHEMAS}/{{table}}.schema.json", table=release.TABLES),
