@@ -73,6 +73,19 @@ def test_lab_of_every_8_bit_colour_matches_the_reference() -> None:
     assert worst <= TOLERANCE
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 80), st.integers(0, 2**32 - 1))
+def test_lab_of_an_image_is_each_pixels_alone_bit_for_bit(height: int, width: int, seed: int) -> None:
+    """Pixels are converted in blocks (``kernels.LAB_BLOCK``); where an image's blocks end,
+    whole or cut short, changes no bit of any pixel."""
+    rgb = np.random.default_rng(seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    whole = kernels.lab_planes(rgb, kernels.XYZ)
+    alone = np.stack(
+        [kernels.lab_planes(np.ascontiguousarray(p.reshape(1, 1, 3)), kernels.XYZ) for p in rgb.reshape(-1, 3)]
+    )
+    np.testing.assert_array_equal(whole.reshape(3, -1).view(np.uint64), alone.reshape(-1, 3).T.view(np.uint64))
+
+
 def test_lab_refuses_values_that_are_not_8_bit() -> None:
     for bad in (np.array([0.5, 1.0, 2.0]), np.array([300, 0, 0]), np.array([1, 2])):
         try:

@@ -220,7 +220,7 @@ def region_row(
         return row | dict.fromkeys(("bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask", "geometry"))
     x, y, w, h = box = geometry.bbox(mask)
     return row | {
-        "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(mask.sum()),
+        "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "area_px": int(np.count_nonzero(mask)),
         "mask": geometry.rle(mask),
         "geometry": shapely.to_wkb(geometry.mask_to_polygon(mask, box)),
     }  # fmt: skip
