@@ -27,6 +27,8 @@ rule release:
         f"{LOGS}/release.log",
     benchmark:
         f"{LOGS}/benchmarks/release.tsv"
+    # It checks its tables and writes its Hugging Face files on every core it is given.
+    threads: local_cores()
     resources:
         mem_mb=4000,
         runtime=30,

@@ -58,6 +58,7 @@ try:
         previous=previous,
         published=published,
         embed_images_from=Path(params.root) if params.images == "embed" else None,
+        workers=snakemake.threads,
     )
 except release.ReleaseError as exc:
     fail(f"release refused: {exc}")

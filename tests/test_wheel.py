@@ -4,6 +4,7 @@ client dependencies only, loads, verifies and scores a release."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,8 +31,12 @@ def build_only() -> set[str]:
     return {normalised(name) for name in names} - {"regionbench"}
 
 
+# A PYTHONPATH of the caller's (a checkout's src/) would let the venv import the checkout.
+CLEAN_ENV = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONHOME")}
+
+
 def run(*cmd: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd)
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, env=CLEAN_ENV)
     assert done.returncode == 0, (cmd, done.stdout[-2000:], done.stderr[-2000:])
     return done
 

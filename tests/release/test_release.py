@@ -558,9 +558,13 @@ def _interleaved(table: pa.Table) -> list:
     return [partial(table.take, rows[rows % 2 == 0]), partial(table.take, rows[rows % 2 == 1])]
 
 
+@pytest.mark.parametrize("workers", [1, 3])
 @pytest.mark.parametrize("cut", ["consecutive", "interleaved"])
-def test_a_release_from_parts_is_the_release_from_whole_tables(tiny_release: Path, tmp_path: Path, cut: str) -> None:
-    # The workflow hands the writer one part per shard; any cut must give the same folder.
+def test_a_release_from_parts_is_the_release_from_whole_tables(
+    tiny_release: Path, tmp_path: Path, cut: str, workers: int
+) -> None:
+    # The workflow hands the writer one part per shard; any cut must give the same folder, and
+    # so must any number of worker processes (the tiny build's release ran on two).
     data = release.read_tables(tiny_release)
     if cut == "consecutive":
         parts = {name: _slices(table, [1, 7, table.num_rows // 2]) for name, table in data.items()}
@@ -569,7 +573,7 @@ def test_a_release_from_parts_is_the_release_from_whole_tables(tiny_release: Pat
     provenance = provenance_of(tiny_release, "1.0.0")
     results = {p.relative_to(tiny_release / "results").as_posix(): p for p in (tiny_release / "results").rglob("*")}
     out = tmp_path / "v1.0.0"
-    release.write_release(out, parts, {k: v for k, v in results.items() if v.is_file()}, provenance)
+    release.write_release(out, parts, {k: v for k, v in results.items() if v.is_file()}, provenance, workers=workers)
     assert file_digests(out) == file_digests(tiny_release)
     assert not (tmp_path / "v1.0.0.partial").exists()
 

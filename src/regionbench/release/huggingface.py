@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import tables
+from regionbench.forked import forked_map
 from regionbench.release.manifest import ReleaseError
 from regionbench.release.schemas import TABLES
 
@@ -76,7 +78,7 @@ def _embedded(parts: Iterable[pa.Table], raw_root: Path) -> Iterator[pa.Table]:
             yield embed_images(part.slice(start, EMBED_ROWS), raw_root)
 
 
-def write_views(folder: Path, embed_from: Path | None = None) -> None:
+def write_views(folder: Path, embed_from: Path | None = None, workers: int = 1) -> None:
     """Write the split files of ``VIEWS`` from the release's ``data/`` tables in ``folder``.
 
     A region's side is its ``split``; an image's is the ``image_split`` of its regions (the
@@ -84,22 +86,32 @@ def write_views(folder: Path, embed_from: Path | None = None) -> None:
     With ``embed_from`` (the raw root; ``release.images: embed``) the image files carry their
     bytes (``embed_images``) in row groups of ``EMBED_ROWS`` images; otherwise only their paths.
     Each file is written part by part: memory holds one row group, whatever the collection's size.
+    The files are independent: up to ``workers`` processes write them (``forked.forked_map``).
     """
     folder = Path(folder)
     (folder / "hf").mkdir(exist_ok=True)
-    regions, images = folder / "data" / "regions.parquet", folder / "data" / "images.parquet"
-    region_schema, image_schema = pq.read_schema(regions), pq.read_schema(images)
-    for split, ids in _image_sides(regions).items():
-        side = (part.filter(pc.equal(part["split"], split)) for part in tables.read_parquet_parts(regions))
-        regions_view, rows = folder / view_path("regions", split), tables.rows_per_group("regions")
-        tables.write_parquet_parts(side, region_schema, regions_view, region_schema.metadata, rows)
-        chosen = (part.filter(pc.is_in(part["image_id"], ids)) for part in tables.read_parquet_parts(images))
-        if embed_from is None:
-            tables.write_parquet_parts(chosen, image_schema, folder / view_path("images", split))
-        else:
-            schema = image_schema.append(pa.field(IMAGE, IMAGE_TYPE))
-            embedded = _embedded(chosen, embed_from)
-            tables.write_parquet_parts(embedded, schema, folder / view_path("images", split), IMAGE_FEATURE, EMBED_ROWS)
+    sides = _image_sides(folder / "data" / "regions.parquet")
+    files = [(table, split) for split in sides for table in VIEWS]
+    forked_map(partial(_write_view, folder, sides, embed_from), files, workers)
+
+
+def _write_view(folder: Path, sides: dict[str, pa.Array], embed_from: Path | None, file: tuple[str, str]) -> None:
+    """The file of one of ``VIEWS`` on one side (``write_views``)."""
+    table, split = file
+    source, path = folder / "data" / f"{table}.parquet", folder / view_path(table, split)
+    schema = pq.read_schema(source)
+    if table == "regions":
+        side = (part.filter(pc.equal(part["split"], split)) for part in tables.read_parquet_parts(source))
+        tables.write_parquet_parts(side, schema, path, schema.metadata, tables.rows_per_group("regions"))
+        return
+    chosen = (part.filter(pc.is_in(part["image_id"], sides[split])) for part in tables.read_parquet_parts(source))
+    if embed_from is None:
+        tables.write_parquet_parts(chosen, schema, path)
+    else:
+        embedded = _embedded(chosen, embed_from)
+        tables.write_parquet_parts(
+            embedded, schema.append(pa.field(IMAGE, IMAGE_TYPE)), path, IMAGE_FEATURE, EMBED_ROWS
+        )
 
 
 def _files(folder: Path, manifest: dict, table: str) -> dict[str, str]:

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import tables
+from regionbench.forked import forked_map
 from regionbench.release import card as card_module
 from regionbench.release import huggingface
 from regionbench.release.geoparquet import geo_metadata
@@ -32,6 +33,8 @@ from regionbench.release.manifest import (
 from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
 from regionbench.release.versions import Diff, check_bump, diff_tables, parse_version
+
+LARGEST = ("relations", "regions", "subsets")  # the tables with a row per region or pair of regions
 
 
 def region_splits(subsets: Path) -> pa.Table:
@@ -86,17 +89,26 @@ def read_tables(folder: Path) -> dict[str, pa.Table]:
     return {name: pq.read_table(Path(folder) / "data" / f"{name}.parquet") for name in TABLES}
 
 
+def _largest_first() -> list[str]:
+    """``TABLES`` in the order workers take them: the largest first, so none is left last."""
+    return sorted(TABLES, key=lambda name: name not in LARGEST)
+
+
 def _check(
     parts: Mapping[str, list[Part]],
     schemas: dict,
     version: str,
     previous: Path | None,
     published: Path | None,
+    workers: int = 1,
 ) -> tuple[dict, Diff | None, dict | None]:
-    """Every check a release passes before anything is written: each table against its schema,
-    the version against ``published`` (the same tables) and against ``previous`` (the bump the
-    record diff needs). Returns the scans, the diff and the previous manifest (None without)."""
-    scans = {name: scan(parts[name], schemas[name], conformed=True) for name in TABLES}
+    """Every check a release passes before anything is written: each table against its schema
+    (``workers`` tables at a time), the version against ``published`` (the same tables) and
+    against ``previous`` (the bump the record diff needs). Returns the scans, the diff and the
+    previous manifest (None without)."""
+    order = _largest_first()
+    scanned = forked_map(lambda name: scan(parts[name], schemas[name], conformed=True), order, workers)
+    scans = {name: scanned[order.index(name)] for name in TABLES}
     problems = [p for name in TABLES for p in scans[name].problems]
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
@@ -132,12 +144,14 @@ def _stage(
     results: Mapping[str, Path],
     schema_dir: Path,
     embed_images_from: Path | None,
+    workers: int = 1,
 ) -> None:
     """Write the tables, their Hugging Face views, the stage results and the schemas into the
-    new folder ``staging``."""
+    new folder ``staging``; ``workers`` processes write the Parquet files."""
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "data").mkdir(parents=True)
-    for name in TABLES:
+
+    def write(name: str) -> None:
         schema = schemas[name]
         conformed = (conform(part(), schema) for part in parts[name])
         if not scans[name].in_order:
@@ -145,7 +159,9 @@ def _stage(
         meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
         path, rows = staging / "data" / f"{name}.parquet", tables.rows_per_group(name)
         tables.write_parquet_parts(conformed, schema.arrow, path, meta, rows)
-    huggingface.write_views(staging, embed_images_from)
+
+    forked_map(write, _largest_first(), workers)
+    huggingface.write_views(staging, embed_images_from, workers)
     for rel, src in sorted(results.items()):
         (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, staging / "results" / rel)
@@ -226,6 +242,7 @@ def write_release(
     croissant: Callable[[Path, dict], dict] | None = None,
     schema_dir: Path = SCHEMA_DIR,
     embed_images_from: Path | None = None,
+    workers: int = 1,
 ) -> dict:
     """Write the release folder ``out`` and return its manifest: check, stage, seal.
 
@@ -239,13 +256,14 @@ def write_release(
     README.md and croissant.json from the folder and the manifest so far
     (``regionbench.release.card`` and ``regionbench.release.croissant`` by default).
     ``embed_images_from`` (the raw root) puts the image files' bytes into the Hugging Face
-    image files (``huggingface.write_views``).
+    image files (``huggingface.write_views``). Up to ``workers`` processes check the tables and
+    write the Hugging Face files; the folder is the same for any number.
     """
     out = Path(out)
     schemas = load_schemas(schema_dir)
     parts = {name: as_parts(data[name]) for name in TABLES}
-    scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published)
+    scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published, workers)
     staging = out.with_name(out.name + ".partial")
-    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from)
+    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers)
     manifest = _manifest(provenance, scans, schemas, diff, previous_manifest)
     return _seal(staging, out, manifest, card, croissant)

@@ -1,0 +1,35 @@
+"""Pieces of a job in forked workers: the results of the pieces in their order, for any number
+of workers, from functions that do not pickle."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regionbench.forked import forked_map
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(-1000, 1000), max_size=12), st.integers(0, 4), st.integers(-5, 5))
+def test_the_results_are_the_pieces_in_order(items: list[int], workers: int, offset: int) -> None:
+    shifted = {item: item + offset for item in items}  # state the workers inherit, not pickled
+    assert forked_map(lambda item: (item, shifted[item] * 2), items, workers) == [(i, (i + offset) * 2) for i in items]
+
+
+def test_a_failing_piece_raises_its_error_here() -> None:
+    def piece(item: int) -> int:
+        if item == 3:
+            raise ValueError(f"piece {item} is bad")
+        return item
+
+    with pytest.raises(ValueError, match="piece 3 is bad"):
+        forked_map(piece, [1, 2, 3, 4], workers=2)
+
+
+def test_the_workers_run_in_other_processes() -> None:
+    import os
+
+    pids = forked_map(lambda _: os.getpid(), range(6), workers=2)
+    assert os.getpid() not in pids
+    assert forked_map(lambda _: os.getpid(), range(6), workers=1) == [os.getpid()] * 6
