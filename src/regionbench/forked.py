@@ -8,35 +8,48 @@ back in the order of the pieces, so the job's output does not depend on the numb
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-_WORK: list[Callable[[int], object]] = []  # the running map's piece function, inherited by its workers
+# Each running map's piece function by its number, inherited by the workers it forks.
+_WORK: dict[int, Callable[[int], object]] = {}
+_NUMBERS = itertools.count()
 
 
-def _piece(index: int) -> object:
-    return _WORK[-1](index)
+def _piece(number: int, index: int) -> object:
+    return _WORK[number](index)
 
 
-def forked_map(function: Callable[[T], R], items: Sequence[T], workers: int = 1) -> list[R]:
-    """``[function(item) for item in items]``, computed by up to ``workers`` forked processes.
+def forked_iter(function: Callable[[T], R], items: Sequence[T], workers: int = 1) -> Iterator[R]:
+    """``function(item)`` for each of ``items``, in order, computed by up to ``workers`` forked
+    processes as the caller reads the results (so a result is held only until it is read).
 
     Parameters: ``function`` and ``items`` need not pickle (the workers inherit them); each
     result must. With ``workers`` <= 1 or fewer than two items, everything runs here. Pieces are
     handed out in ``items`` order as workers free up, so the largest pieces should come first.
-    Returns the results in ``items`` order. An exception raised by a piece is raised here.
+    An exception raised by a piece is raised here; a caller that stops reading cancels the
+    pieces not yet started.
     """
     if workers <= 1 or len(items) < 2:
-        return [function(item) for item in items]
-    _WORK.append(lambda index: function(items[index]))
+        yield from (function(item) for item in items)
+        return
+    number = next(_NUMBERS)
+    _WORK[number] = lambda index: function(items[index])
+    pool = ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork"))
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(workers, len(items)), mp_context=context) as pool:
-            return list(pool.map(_piece, range(len(items))))
+        yield from pool.map(_piece, [number] * len(items), range(len(items)))
     finally:
-        _WORK.pop()
+        pool.shutdown(cancel_futures=True)
+        del _WORK[number]
+
+
+def forked_map(function: Callable[[T], R], items: Sequence[T], workers: int = 1) -> list[R]:
+    """``forked_iter`` as a list: ``[function(item) for item in items]`` on up to ``workers``
+    processes."""
+    return list(forked_iter(function, items, workers))

@@ -46,15 +46,63 @@ def test_content_hash_ignores_row_order() -> None:
     assert release.content_hash(table(ROWS), SCHEMA) == release.content_hash(table(ROWS[::-1]), SCHEMA)
 
 
-@given(st.lists(st.integers(0, 50), unique=True, max_size=30), st.integers(1, 5))
-def test_a_scan_of_any_cut_is_the_scan_of_the_whole(ids: list[int], pieces: int) -> None:
-    whole = table([(i, "x" * (1 + i % 3), i) for i in sorted(ids)])
+def _in_pieces(whole: pa.Table, pieces: int) -> list:
     step = max(1, -(-whole.num_rows // pieces))
-    parts = [partial(whole.slice, start, step) for start in range(0, whole.num_rows, step)]
-    scanned = release.scan(parts, SCHEMA)
+    return [partial(whole.slice, start, step) for start in range(0, whole.num_rows, step)]
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 50), unique=True, max_size=30), st.integers(1, 5), st.integers(1, 3))
+def test_a_scan_of_any_cut_is_the_scan_of_the_whole(ids: list[int], pieces: int, workers: int) -> None:
+    whole = table([(i, "x" * (1 + i % 3), i) for i in sorted(ids)])
+    parts = _in_pieces(whole, pieces)
+    scanned = release.scan(parts, SCHEMA, workers=workers)
     assert scanned.rows == whole.num_rows and scanned.problems == []
     assert scanned.content_sha256 == release.content_hash(whole, SCHEMA)
     assert list(release.records(parts, SCHEMA)) == list(release.records([lambda: whole], SCHEMA))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["sky", "man", "Sky"])), max_size=30),
+    st.integers(1, 5),
+    st.sampled_from(["in key order", "reversed", "as drawn"]),
+    st.integers(2, 4),
+)
+def test_a_scan_on_several_workers_is_the_scan_on_one(
+    rows: list[tuple[int, str]], pieces: int, order: str, workers: int
+) -> None:
+    """Parts in or out of key order, keys repeated, values that break the schema: the parts read
+    by several processes give what one process reads."""
+    if order != "as drawn":  # one row a key, sorted: the parts follow each other
+        rows = sorted(dict(rows).items())
+    parts = _in_pieces(table([(i, name, i) for i, name in rows]), pieces)
+    parts = parts[::-1] if order == "reversed" else parts
+    assert release.scan(parts, SCHEMA, workers=workers) == release.scan(parts, SCHEMA)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 20), max_size=12), st.integers(1, 4), st.booleans()),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(1, 3),
+)
+def test_tables_scanned_together_are_each_scanned_alone(drawn: list, workers: int) -> None:
+    """The parts of several tables share one set of workers; a table whose scan stops early (a
+    part without a column) leaves the next table's parts to it."""
+    schemas, parts = {}, {}
+    for k, (ids, pieces, broken) in enumerate(drawn):
+        name = f"toy{k}"
+        schemas[name] = TableSchema(name, DOCUMENT)
+        parts[name] = _in_pieces(table([(i, "sky", i) for i in sorted(set(ids))]), pieces)
+        if broken:  # a first part without the column ``name``: the scan stops there
+            parts[name] = [partial(lambda: table(ROWS).drop_columns(["name"])), *parts[name]]
+    together = release.scan_tables(parts, schemas, workers=workers)
+    assert together == {name: release.scan(parts[name], schemas[name]) for name in parts}
+    assert all(bool(together[f"toy{k}"].problems) == broken for k, (_, _, broken) in enumerate(drawn))
 
 
 def test_scan_reports_duplicates_and_bad_values() -> None:

@@ -37,6 +37,7 @@ from regionbench.release.records import (
     records,
     release_parts,
     scan,
+    scan_tables,
 )
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, TableSchema, conform, load_schemas, validate_table
 from regionbench.release.summary import summary
@@ -89,6 +90,7 @@ __all__ = [
     "release_folders",
     "release_parts",
     "scan",
+    "scan_tables",
     "sha256_file",
     "summary",
     "table_diff",

@@ -15,7 +15,8 @@ combined and sorted first.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from regionbench import tables
+from regionbench.forked import forked_iter
 from regionbench.release.geoparquet import geo_extent
 from regionbench.release.schemas import TABLES, TableSchema, conform, validate_table
 
@@ -109,41 +111,100 @@ class TableScan:
     in_order: bool = True
 
 
+@dataclass
+class PartScan:
+    """What ``scan`` learns of one part on its own: its rows, problems, first and last keys, row
+    digests (concatenated, in key order) and geometry extent; ``columns_differ`` when its columns
+    are not the schema's (a scan with problems stops there)."""
+
+    rows: int
+    problems: list[str]
+    columns_differ: bool
+    first: tuple | None = None
+    last: tuple | None = None
+    digests: bytes = b""
+    geo_extent: tuple[set[int], list[float]] | None = None
+
+
+def _scan_part(part: Part, schema: TableSchema, conformed: bool, validate: bool) -> PartScan:
+    table = conform(part(), schema) if conformed else _sorted(part(), schema.key)
+    if not validate:
+        table = _with_missing_columns(table, schema)
+    problems = validate_table(table, schema) if validate else []
+    found = PartScan(table.num_rows, problems, table.column_names != schema.columns)
+    if (problems and found.columns_differ) or not set(schema.columns) <= set(table.column_names):
+        return found
+    if len(table):
+        found.first, found.last = _key_at(table, schema.key, 0), _key_at(table, schema.key, len(table) - 1)
+    found.digests = b"".join(_row_digests(table, schema.columns))
+    if schema.name == "regions" and "geometry" in table.column_names:
+        found.geo_extent = geo_extent(table["geometry"])
+    return found
+
+
 def scan(
     parts: Sequence[Part],
     schema: TableSchema,
     *,
     conformed: bool = False,
     validate: bool = True,
+    workers: int = 1,
 ) -> TableScan:
     """One pass over ``parts``: each is loaded, sorted by the key (and conformed to ``schema`` with
-    ``conformed``), validated (unless ``validate`` is false) and hashed in key order.
+    ``conformed``), validated (unless ``validate`` is false) and hashed in key order. Up to
+    ``workers`` processes read and digest the parts (``forked.forked_iter``); the result is the
+    same for any number.
 
     When the parts' keys interleave (a part starts at or before the previous part's end), the
     parts are combined into one sorted table and scanned again: the result is always that of
     the whole table.
     """
+    return scan_tables(
+        {schema.name: parts}, {schema.name: schema}, conformed=conformed, validate=validate, workers=workers
+    )[schema.name]
+
+
+def scan_tables(
+    parts: Mapping[str, Sequence[Part]],
+    schemas: Mapping[str, TableSchema],
+    *,
+    conformed: bool = False,
+    validate: bool = True,
+    workers: int = 1,
+) -> dict[str, TableScan]:
+    """``scan`` of each table of ``parts`` (name -> its parts), the parts of all of them shared
+    by one set of ``workers`` processes."""
+    pieces = [(name, part) for name in parts for part in parts[name]]
+    found = forked_iter(lambda piece: _scan_part(piece[1], schemas[piece[0]], conformed, validate), pieces, workers)
+    scans = {}
+    for name in parts:
+        own = itertools.islice(found, len(parts[name]))
+        scans[name] = _fold(own, parts[name], schemas[name], conformed, validate)
+        for _ in own:  # what a scan that stopped early left of its table's parts
+            pass
+    return scans
+
+
+def _fold(
+    found: Iterable[PartScan], parts: Sequence[Part], schema: TableSchema, conformed: bool, validate: bool
+) -> TableScan:
+    """A table's scan from its parts' scans, in order."""
     result = TableScan()
     digest = hashlib.sha256(schema.name.encode())
     last = None
-    for part in parts:
-        table = conform(part(), schema) if conformed else _sorted(part(), schema.key)
-        if not validate:
-            table = _with_missing_columns(table, schema)
-        result.rows += table.num_rows
-        if validate:
-            result.problems += validate_table(table, schema)
-        if result.problems and table.column_names != schema.columns:
+    for piece in found:
+        result.rows += piece.rows
+        result.problems += piece.problems
+        if result.problems and piece.columns_differ:
             return result
-        if len(table):
-            if last is not None and _key_at(table, schema.key, 0) <= last:
+        if piece.first is not None:  # a part with rows
+            if last is not None and piece.first <= last:
                 result.in_order = False
                 break
-            last = _key_at(table, schema.key, len(table) - 1)
-        for row_digest in _row_digests(table, schema.columns):
-            digest.update(row_digest)
-        if schema.name == "regions" and "geometry" in table.column_names:
-            result.geo_extents.append(geo_extent(table["geometry"]))
+            last = piece.last
+        digest.update(piece.digests)
+        if piece.geo_extent is not None:
+            result.geo_extents.append(piece.geo_extent)
     if not result.in_order:
         whole = tables.concat([part() for part in parts])
         merged = scan([_whole(whole)], schema, conformed=conformed, validate=validate)

@@ -30,7 +30,7 @@ from regionbench.release.manifest import (
     read_manifest,
     sealed_contents,
 )
-from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan
+from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan, scan_tables
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
 from regionbench.release.versions import Diff, check_bump, diff_tables, parse_version
 
@@ -103,12 +103,10 @@ def _check(
     workers: int = 1,
 ) -> tuple[dict, Diff | None, dict | None]:
     """Every check a release passes before anything is written: each table against its schema
-    (``workers`` tables at a time), the version against ``published`` (the same tables) and
+    (its parts read by ``workers`` processes), the version against ``published`` (the same tables) and
     against ``previous`` (the bump the record diff needs). Returns the scans, the diff and the
     previous manifest (None without)."""
-    order = _largest_first()
-    scanned = forked_map(lambda name: scan(parts[name], schemas[name], conformed=True), order, workers)
-    scans = {name: scanned[order.index(name)] for name in TABLES}
+    scans = scan_tables({name: parts[name] for name in TABLES}, schemas, conformed=True, workers=workers)
     problems = [p for name in TABLES for p in scans[name].problems]
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
@@ -117,7 +115,7 @@ def _check(
         before, sealed = release_parts(published), sealed_contents(published)
 
         def content(name: str) -> str:  # the sealed hash where the file is as sealed, else read
-            return sealed.get(name) or scan(before[name], schemas[name], validate=False).content_sha256
+            return sealed.get(name) or scan(before[name], schemas[name], validate=False, workers=workers).content_sha256
 
         differing = [name for name in TABLES if name not in before or content(name) != scans[name].content_sha256]
         if differing:
