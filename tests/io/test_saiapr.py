@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import shapely
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench import geometry
@@ -334,3 +334,55 @@ def test_reject_reasons_name_paths_relative_to_the_root(parts: list[str]) -> Non
     for spelling in (str(root), f"{root}/00/images/1.jpg", f"'{root}/x' and {root}"):
         row = reject_row(root, "00/images/1.jpg", "1", "image", f"cannot identify image file {spelling}")
         assert str(root) not in row["reason"] and row["reason"].startswith("cannot identify image file ")
+
+
+def _globbed_names(root: Path) -> list[str]:
+    """The tree's image names as a path glob lists them (what the listing replaced)."""
+    from regionbench import numbers
+
+    paths = sorted(p for p in root.glob("*/images/*") if numbers.is_id(p.relative_to(root).parts[0]))
+    return [p.relative_to(root).as_posix() for p in paths]
+
+
+NAMES = st.text(string.ascii_letters + string.digits + "._- é", min_size=1, max_size=8).filter(
+    lambda n: n not in (".", "..")
+)
+
+IMAGE_NAMES = st.from_regex(r"[0-9]{1,3}\.(jpg|JPG)", fullmatch=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.dictionaries(
+        st.one_of(st.from_regex(r"[0-9]{1,3}", fullmatch=True), NAMES),
+        st.one_of(st.none(), st.just("file"), st.lists(st.one_of(NAMES, IMAGE_NAMES), max_size=5, unique=True)),
+        max_size=5,
+    )
+)
+def test_the_tree_s_image_names_are_those_a_glob_lists(tree: dict) -> None:
+    """Folder shards or not, with images/ or without, a file where a folder belongs, any names:
+    the names every shard checks its ids against, and their fingerprint, are the glob's."""
+    import hashlib
+    import tempfile
+
+    from regionbench.io.saiapr.ingest import IMAGE_NAME, _elsewhere, image_names_state
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for folder, content in tree.items():
+            if content == "file":
+                (root / folder).write_text("not a folder")
+                continue
+            (root / folder).mkdir(exist_ok=True)
+            for name in content or []:
+                (root / folder / "images").mkdir(exist_ok=True)
+                (root / folder / "images" / name).write_bytes(b"")
+        names = _globbed_names(root)
+        assert image_names_state(root) == hashlib.sha256(os.fsencode("\n".join(names))).hexdigest()
+        for folder in [*tree, "00"]:
+            expected: dict[int, str] = {}
+            for name in names:
+                other, _, file = name.split("/")
+                if other != folder and (m := IMAGE_NAME.fullmatch(file)):
+                    expected.setdefault(int(m.group(1)), name)
+            assert _elsewhere(root, folder) == expected

@@ -84,25 +84,36 @@ def _files_by_key(
     return out, set(claims)
 
 
-def _image_files(root: Path) -> list[Path]:
-    """Every entry of every folder shard's ``images/`` (folders named by ASCII digits), sorted."""
-    return sorted(p for p in root.glob("*/images/*") if numbers.is_id(p.relative_to(root).parts[0]))
+def _image_files(root: Path) -> list[tuple[str, str]]:
+    """(folder, name) of every entry of every folder shard's ``images/`` (folders named by ASCII
+    digits), sorted. Listed as strings: each shard asks for the whole tree's names, and path
+    objects cost several times the listing."""
+    found = []
+    try:
+        folders = [entry.name for entry in os.scandir(root) if numbers.is_id(entry.name) and entry.is_dir()]
+    except OSError:
+        return []
+    for folder in folders:
+        try:
+            found += [(folder, name) for name in os.listdir(os.path.join(root, folder, "images"))]
+        except OSError:  # no images/ folder (or unreadable): nothing listed, as a glob lists nothing
+            continue
+    return sorted(found)
 
 
 def _elsewhere(root: Path, folder: str) -> dict[int, str]:
     """Image id -> the first file naming it in another folder shard of the tree (names only)."""
     found: dict[int, str] = {}
-    for path in _image_files(root):
-        if path.relative_to(root).parts[0] != folder and (m := IMAGE_NAME.fullmatch(path.name)):
-            found.setdefault(int(m.group(1)), path.relative_to(root).as_posix())
+    for other, name in _image_files(root):
+        if other != folder and (m := IMAGE_NAME.fullmatch(name)):
+            found.setdefault(int(m.group(1)), f"{other}/images/{name}")
     return found
 
 
 def image_names_state(root: str | Path) -> str:
     """sha256 of the names of every folder shard's images: a shard reruns when an image that
     may share its id appears or goes in another folder."""
-    root = Path(root)
-    names = [p.relative_to(root).as_posix() for p in _image_files(root)]
+    names = [f"{folder}/images/{name}" for folder, name in _image_files(Path(root))]
     return hashlib.sha256(os.fsencode("\n".join(names))).hexdigest()  # names need not be UTF-8
 
 
