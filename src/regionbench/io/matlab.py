@@ -27,7 +27,6 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import scipy.io
 from isal import isal_zlib
 from zlib_ng import zlib_ng
 
@@ -166,6 +165,8 @@ def read_mat(source: str | Path | bytes) -> dict[str, np.ndarray]:
 
 
 def _loadmat(data: bytes) -> dict[str, np.ndarray]:
+    import scipy.io  # here: only files off the direct path need it, and every ingest job would pay its import
+
     raw = scipy.io.loadmat(io.BytesIO(data))
     return {k: v for k, v in raw.items() if not k.startswith("__")}
 
