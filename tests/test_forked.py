@@ -3,6 +3,8 @@ of workers, from functions that do not pickle."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,8 +30,24 @@ def test_a_failing_piece_raises_its_error_here() -> None:
 
 
 def test_the_workers_run_in_other_processes() -> None:
-    import os
-
     pids = forked_map(lambda _: os.getpid(), range(6), workers=2)
     assert os.getpid() not in pids
     assert forked_map(lambda _: os.getpid(), range(6), workers=1) == [os.getpid()] * 6
+
+
+def test_a_worker_killed_by_the_system_is_one_line_of_what_to_do() -> None:
+    import signal
+
+    from regionbench.errors import describe
+    from regionbench.forked import WorkerDied
+
+    def piece(item: int) -> int:
+        if item == 2:
+            os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer ends a process
+        return item
+
+    with pytest.raises(WorkerDied) as raised:
+        forked_map(piece, [1, 2, 3], workers=2)
+    message = describe(raised.value)
+    assert message is not None and message.count("\n") == 0
+    assert "out of memory?" in message and "--cores" in message

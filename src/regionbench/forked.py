@@ -12,7 +12,10 @@ import itertools
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
+
+from regionbench.errors import InputError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -20,6 +23,10 @@ R = TypeVar("R")
 # Each running map's piece function by its number, inherited by the workers it forks.
 _WORK: dict[int, Callable[[int], object]] = {}
 _NUMBERS = itertools.count()
+
+
+class WorkerDied(InputError):
+    """A worker process ended without a result: the system killed it (out of memory, most often)."""
 
 
 def _piece(number: int, index: int) -> object:
@@ -33,8 +40,8 @@ def forked_iter(function: Callable[[T], R], items: Sequence[T], workers: int = 1
     Parameters: ``function`` and ``items`` need not pickle (the workers inherit them); each
     result must. With ``workers`` <= 1 or fewer than two items, everything runs here. Pieces are
     handed out in ``items`` order as workers free up, so the largest pieces should come first.
-    An exception raised by a piece is raised here; a caller that stops reading cancels the
-    pieces not yet started.
+    An exception raised by a piece is raised here, and ``WorkerDied`` when a worker ends without
+    a result; a caller that stops reading cancels the pieces not yet started.
     """
     if workers <= 1 or len(items) < 2:
         yield from (function(item) for item in items)
@@ -44,6 +51,11 @@ def forked_iter(function: Callable[[T], R], items: Sequence[T], workers: int = 1
     pool = ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork"))
     try:
         yield from pool.map(_piece, [number] * len(items), range(len(items)))
+    except BrokenProcessPool:
+        raise WorkerDied(
+            "a worker process of this job died without a result (killed by the system: out of memory?); "
+            "give the job more memory, or fewer cores (--cores) so that fewer workers run at once"
+        ) from None
     finally:
         pool.shutdown(cancel_futures=True)
         del _WORK[number]
