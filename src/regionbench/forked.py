@@ -44,7 +44,7 @@ def forked_iter(function: Callable[[T], R], items: Sequence[T], workers: int = 1
     a result; a caller that stops reading cancels the pieces not yet started.
     """
     if workers <= 1 or len(items) < 2:
-        yield from (function(item) for item in items)
+        yield from map(function, items)
         return
     number = next(_NUMBERS)
     _WORK[number] = lambda index: function(items[index])

@@ -106,7 +106,7 @@ def _check(
     (its parts read by ``workers`` processes), the version against ``published`` (the same tables) and
     against ``previous`` (the bump the record diff needs). Returns the scans, the diff and the
     previous manifest (None without)."""
-    scans = scan_tables({name: parts[name] for name in TABLES}, schemas, conformed=True, workers=workers)
+    scans = scan_tables(parts, schemas, conformed=True, workers=workers)
     problems = [p for name in TABLES for p in scans[name].problems]
     if problems:
         raise ReleaseError("tables break their schemas:\n" + "\n".join(problems))
