@@ -47,8 +47,9 @@ def test_content_hash_ignores_row_order() -> None:
 
 
 def _in_pieces(whole: pa.Table, pieces: int) -> list:
+    """``whole`` cut (``_cut``) into ``pieces`` parts of equal rows, the last one shorter."""
     step = max(1, -(-whole.num_rows // pieces))
-    return [partial(whole.slice, start, step) for start in range(0, whole.num_rows, step)]
+    return _cut(whole, list(range(step, whole.num_rows, step)), shuffled=False)
 
 
 @settings(deadline=None)
