@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 
 import jsonschema
-import yaml
 
+from regionbench import yamlfile
 from regionbench.errors import InputError
 
 # The schema's formats are checked too (a release date must be a day of the calendar).
@@ -24,41 +24,9 @@ class ConfigError(InputError):
     """A configuration that violates its schema; the message names the file, the key and the fix."""
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise ConfigError(
-                    f"line {key_node.start_mark.line + 1}: key {key!r} given twice in one mapping; keep one"
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def read_yaml(path: Path) -> object:
     """The settings of one YAML file, or a ConfigError naming the file, the line and the fix."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8") from None
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}{where}: invalid YAML ({problem}); fix the syntax") from None
+    return yamlfile.read(path, ConfigError, "config file")
 
 
 def merge(base: dict, override: dict) -> dict:
@@ -149,7 +117,7 @@ def validate(config: dict, schema_path: Path, source: str | Layers = "config") -
 
     if (bad := _non_finite(config)) is not None:
         raise ConfigError(f"{where(bad)}: not a finite number; give a number such as 0.5")
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = yamlfile.read(schema_path)
     error = jsonschema.exceptions.best_match(DefaultsValidator(schema, format_checker=FORMATS).iter_errors(config))
     if error is not None:
         raise ConfigError(

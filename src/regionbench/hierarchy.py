@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
+from regionbench import yamlfile
 from regionbench.errors import InputError
 
 RELATIONS = ("is-a", "part-of", "kind-of")
@@ -68,7 +68,7 @@ class Hierarchy:
     def from_yaml(cls, path: str | Path) -> Hierarchy:
         """Read ``hierarchy.yaml``: ``root`` and a list of ``{name, parent, relation?, group?}``."""
         path = Path(path)
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlfile.read(path, HierarchyError, "hierarchy")
         if not isinstance(data, dict) or "root" not in data or "nodes" not in data:
             raise HierarchyError(f"{path}: expected keys 'root' and 'nodes'")
         root = str(data["root"])

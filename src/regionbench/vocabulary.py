@@ -34,9 +34,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import yaml
 
-from regionbench import numbers, tables
+from regionbench import numbers, tables, yamlfile
 from regionbench.errors import InputError
 from regionbench.hierarchy import Hierarchy
 
@@ -222,7 +221,7 @@ class Curation:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Curation:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yamlfile.read(path, VocabularyError, "curation file")
         try:
             return cls(
                 min_lists=int(data["min_lists"]),
