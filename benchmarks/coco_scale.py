@@ -37,7 +37,7 @@ from io import BytesIO
 from pathlib import Path
 
 import numpy as np
-from paper_scale import PROJECT, build, fresh_project, jobs, print_stages, stage_table
+from paper_scale import PROJECT, build, fresh_project, jobs, print_stages, stage_table, warm_up
 from PIL import Image
 
 WIDTH, HEIGHT, REGIONS, CATEGORIES = 96, 72, 7, 80
@@ -171,15 +171,6 @@ def measure(root: Path, label: str, work: Path, cores: int) -> dict:
     }
 
 
-def warm_up(cache: Path, work: Path, cores: int) -> None:
-    """Build a 200-image tree, untimed: the first build after a checkout compiles the numba
-    kernels into their on-disk cache (several seconds in each of the first jobs), which would
-    be charged to the first size measured."""
-    root = generate(cache / "coco-200", 200, 1)
-    project, override = fresh_project(work / "warm-up", root, {"classifiers": {"enabled": False}})
-    build(project, override, cores, project / "build.log")
-
-
 def exponent(sizes: list[int], costs: list[float]) -> float:
     """b of the least-squares fit of log(cost) = a + b log(size)."""
     return round(float(np.polyfit(np.log(sizes), np.log(costs), 1)[0]), 3) if len(sizes) > 1 else math.nan
@@ -193,7 +184,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=PROJECT / "resources" / "bench" / "coco")
     args = parser.parse_args()
     work = args.cache / "work"
-    warm_up(args.cache, work, args.cores)
+    warm_up(generate(args.cache / "coco-200", 200, 1), work, args.cores)
     results = {}
     for n in args.sizes:
         root = generate(args.cache / f"coco-{n}", n, 1)

@@ -10,7 +10,9 @@ view; 100 % = the cache itself) the script:
 1. times the decode floor: every JPEG decoded and every mask loaded once, over ``--cores``
    processes, nothing else;
 2. copies the workflow into a fresh folder and runs ``regionbench build`` with ``raw_dir`` set to
-   the collection, through the release;
+   the collection, through the release (after an untimed build of the first folder, which fills
+   numba's cache: the first build after a checkout compiles the kernels, about 9 s of CPU in
+   each of its first jobs);
 3. reads every job's Snakemake benchmark file and prints, per stage: jobs, wall time (from the first
    job's start to the last job's end), CPU time, and the peak RSS of its largest job;
 4. reports the build's wall time with the classifier stages' own time taken out, and its ratio to
@@ -110,6 +112,15 @@ def decode_floor(root: Path, folders: list[str], cores: int) -> dict:
         "wall_s": round(wall, 1),
         "cpu_s": round(cpu, 1),
     }
+
+
+def warm_up(raw: Path, work: Path, cores: int) -> None:
+    """Build the collection ``raw`` untimed, classifiers off: the first build after a checkout
+    compiles the numba kernels into their on-disk cache, in each of its first jobs at once, which
+    would be charged to the first build measured. Prints how long it took."""
+    project, override = fresh_project(work / "warm-up", raw, {"classifiers": {"enabled": False}})
+    wall, _ = build(project, override, cores, project / "build.log")
+    print(f"warm-up build of {raw.name} (fills numba's cache): {wall:.1f} s, untimed", flush=True)
 
 
 def build(project: Path, override: Path, cores: int, log: Path) -> tuple[float, str]:
@@ -237,7 +248,7 @@ def measure(raw: Path, folders: list[str], label: str, work: Path, args: argpars
     cpu = sum(s["cpu_s"] for name, s in stages.items() if name not in CLASSIFIER_STAGES)
     print(
         f"  without classifiers: {core:.1f} s wall, {cpu:.1f} s CPU; "
-        f"{core / floor['wall_s']:.2f}x the floor's wall, {cpu / floor['cpu_s']:.2f}x its CPU (target <= 2x)",
+        f"{core / floor['wall_s']:.2f}x the floor's wall, {cpu / floor['cpu_s']:.2f}x its CPU (target <= 1.5x the wall)",
         flush=True,
     )
     result = {
@@ -282,6 +293,7 @@ def main() -> None:
 
     raw = collection(args.cache)
     every = synth.folders("paper")
+    warm_up(view(raw, every[:1], args.cache / "paper-raw-1-folders"), args.cache / "work", args.cores)
     figures = {"cores": args.cores, "classifiers": args.classifiers, "runs": {}}
     for fraction in sorted(args.fractions):
         count = max(1, round(fraction * len(every)))
