@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +14,26 @@ from PIL import Image
 EXIF_ORIENTATION = 0x0112
 
 
-def inside(root: Path, path: Path) -> bool:
-    """True when ``path`` (symlinks resolved) lies under ``root``."""
-    return path.resolve().is_relative_to(root.resolve())
+def inside(root: str | Path, path: str | Path) -> bool:
+    """True when ``path`` (symlinks resolved) lies under ``root`` (symlinks resolved).
+
+    A path written under ``root`` with no link among its parts below ``root`` is inside it,
+    whatever links lead to ``root``: those parts are checked one ``lstat`` each. Only a path
+    with such a link, a ``..`` or written elsewhere is resolved whole (a resolve walks every
+    part of both paths from ``/``: 0.4 s of a 488-image folder's ingest)."""
+    root, path = os.fspath(root), os.fspath(path)
+    prefix = root.rstrip("/") + "/"
+    if path.startswith(prefix):
+        parts = path[len(prefix) :].split("/")
+        if ".." not in parts:
+            walked = prefix[:-1]
+            for part in parts:
+                walked = f"{walked}/{part}"
+                if part and os.path.islink(walked):
+                    break
+            else:
+                return True
+    return Path(path).resolve().is_relative_to(Path(root).resolve())
 
 
 @dataclass(frozen=True)
