@@ -98,6 +98,18 @@ def test_two_runs_give_identical_bytes(demo_runs: tuple, demo_ingest: Path, tmp_
     assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "two.parquet").read_bytes()
 
 
+@pytest.mark.parametrize("name", ["rf", "neural", "zarbi"])
+def test_subsets_on_several_workers_predict_what_one_process_predicts(
+    demo_runs: tuple, demo_ingest: Path, name: str
+) -> None:
+    runs, _, table = demo_runs
+    feats = tables.concat([tables.read_parquet(p) for p in sorted(demo_ingest.glob("*/features.parquet"))])
+    names = ["A", "C", "E", "B"]  # not in size order: the results come back in this order
+    done = classifiers.run_subsets(name, table, feats, names, PARAMS.get(name, {}), seed=0, workers=3)
+    for subset, (predictions, seconds) in zip(names, done, strict=True):
+        assert predictions.equals(runs[(subset, name)]) and seconds >= 0, subset
+
+
 def test_soft_confusions_by_hand() -> None:
     tree = Hierarchy.from_yaml(DEFAULT_DIR / "hierarchy.yaml")
 

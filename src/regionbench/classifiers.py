@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,7 @@ from sklearn.svm import LinearSVC
 
 from regionbench import tables
 from regionbench.errors import InputError
+from regionbench.forked import forked_map
 from regionbench.hierarchy import Hierarchy
 from regionbench.metrics import region_scores
 from regionbench.subsets import SUBSET_SIZES
@@ -216,6 +218,27 @@ def run(
     predicted = model.predict(matrix(test)) if test.num_rows else np.array([], dtype=object)
     out = test.select([*tables.REGION_KEY, "label"]).append_column("predicted", pa.array(list(predicted), pa.string()))
     return out.cast(tables.PREDICTIONS), seconds
+
+
+def run_subsets(
+    name: str,
+    subsets: pa.Table,
+    features: pa.Table,
+    names: Sequence[str],
+    params: dict,
+    seed: int = 0,
+    max_train: int | None = None,
+    workers: int = 1,
+) -> list[tuple[pa.Table, float]]:
+    """``run`` of classifier ``name`` on each subset of ``names``, in that order, fitted by up to
+    ``workers`` forked processes. Each fit is independent of the others, so the predictions are
+    the same for any number of workers; the largest subset (the last of A-H) starts first, since
+    a fit's cost grows with its training regions and the largest is most of the job."""
+    order = sorted(range(len(names)), key=lambda i: -SUBSET_SIZES.get(names[i], 0))
+    done = forked_map(
+        lambda i: run(name, subsets, features, names[i], params, seed=seed, max_train=max_train), order, workers
+    )
+    return [result for _, result in sorted(zip(order, done, strict=True))]
 
 
 def summary(
