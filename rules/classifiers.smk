@@ -44,9 +44,7 @@ rule classify:
         f"{LOGS}/classifiers/{{classifier}}.log",
     benchmark:
         f"{LOGS}/benchmarks/classifiers/{{classifier}}.tsv"
-    # The subsets are fitted on every core, the largest first: one classifier's H subset can
-    # be most of the classifiers' time, and would otherwise end the build on one core.
-    threads: local_cores()
+    threads: classify_threads
     resources:
         mem_mb=3000,
         runtime=120,

@@ -169,6 +169,16 @@ def local_cores():
         return 1
 
 
+# The classifiers whose fits are most of the classifiers' time (a forest and a network per
+# label): their subsets are fitted on every core, the largest first, so that their H subset
+# does not end the build on one core. The others take one core each, two at a time.
+PARALLEL_CLASSIFIERS = ("neural", "rf")
+
+
+def classify_threads(wildcards):
+    return local_cores() if wildcards.classifier in PARALLEL_CLASSIFIERS else 1
+
+
 def classifying():
     """Whether the reference classifiers run: switched on in the config, and subsets A-H exist
     (a label-free collection has none: the subsets checkpoint's report says why). For input

@@ -45,6 +45,7 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
+from threadpoolctl import threadpool_limits
 
 from regionbench import tables
 from regionbench.errors import InputError
@@ -233,11 +234,15 @@ def run_subsets(
     """``run`` of classifier ``name`` on each subset of ``names``, in that order, fitted by up to
     ``workers`` forked processes. Each fit is independent of the others, so the predictions are
     the same for any number of workers; the largest subset (the last of A-H) starts first, since
-    a fit's cost grows with its training regions and the largest is most of the job."""
+    a fit's cost grows with its training regions and the largest is most of the job.
+
+    BLAS runs on one thread: the workers are the parallelism, and BLAS threads beside them spin
+    for work (a kernel logistic fit took nine times the CPU), whatever the machine's cores."""
     order = sorted(range(len(names)), key=lambda i: -SUBSET_SIZES.get(names[i], 0))
-    done = forked_map(
-        lambda i: run(name, subsets, features, names[i], params, seed=seed, max_train=max_train), order, workers
-    )
+    with threadpool_limits(limits=1):
+        done = forked_map(
+            lambda i: run(name, subsets, features, names[i], params, seed=seed, max_train=max_train), order, workers
+        )
     return [result for _, result in sorted(zip(order, done, strict=True))]
 
 
