@@ -38,7 +38,7 @@ provenance = release.Provenance(
     license=params.license,
     code_version=params.code,
     config_sha256=params.config_sha256,
-    inputs_sha256=release.fingerprint_tree(Path(params.root)),
+    inputs_sha256=release.fingerprint_tree(Path(params.root), workers=snakemake.threads),
     synthetic=params.synthetic,
     layout=params.layout,
     date=params.date,

@@ -393,3 +393,34 @@ def test_region_splits_are_each_region_s_split_whatever_the_row_groups(
         (r["image_id"], r["annotator"], r["region_id"]): (r["split"], r["image_split"]) for r in got.to_pylist()
     } == expected
     assert got.num_rows == len(expected)
+
+
+FILE_TREES = st.dictionaries(
+    st.lists(st.sampled_from(["a", "b", "a-b", "a.b", "B"]), min_size=1, max_size=3).map("/".join),
+    st.binary(max_size=3000),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(FILE_TREES, st.integers(2, 4))
+def test_files_hashed_by_several_workers_give_the_same_digests(tree: dict[str, bytes], workers: int) -> None:
+    """The inputs fingerprint and the file list of a release do not depend on the workers that
+    hash them: each file's digest keeps its place in path order."""
+    import hashlib
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for rel, data in tree.items():
+            path = root / rel
+            if any(p.is_file() for p in [*path.parents, path]) or path.is_dir():
+                continue  # a file where a folder is (or the reverse): not a tree
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        one = release.file_digests(root)
+        assert release.file_digests(root, workers) == one
+        assert list(one) == [p.relative_to(root).as_posix() for p in sorted(q for q in root.rglob("*") if q.is_file())]
+        assert all(hashlib.sha256((root / rel).read_bytes()).hexdigest() == d for rel, d in one.items())
+        assert release.fingerprint_tree(root, workers) == release.fingerprint_tree(root)

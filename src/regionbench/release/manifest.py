@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from regionbench.errors import InputError, parse_json
+from regionbench.forked import forked_map
 
 # 2: regions.mask is COCO's {size, counts} (was mask_rle, the counts alone) and the normalised
 # features are named so (area_norm, width_norm, ...; were area, width, ...).
@@ -34,18 +35,37 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def file_digests(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder``, by path relative to it, in path order."""
+HASH_CHUNK = 2_000  # files per piece of a forked hash: a piece is a few MB to some hundred
+
+
+def sha256_files(paths: list[Path], workers: int = 1) -> list[str]:
+    """``sha256_file`` of each of ``paths``, in their order, by up to ``workers`` forked
+    processes in pieces of ``HASH_CHUNK`` files. (Threads are slower than one: a raw tree's
+    files are small, and the threads spend their time waiting for the interpreter's lock.)"""
+    pieces = [paths[i : i + HASH_CHUNK] for i in range(0, len(paths), HASH_CHUNK)]
+    return [d for piece in forked_map(lambda chunk: [sha256_file(p) for p in chunk], pieces, workers) for d in piece]
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def file_digests(folder: Path, workers: int = 1) -> dict[str, str]:
+    """sha256 of every file under ``folder``, by path relative to it, in path order, hashed by up
+    to ``workers`` processes."""
     folder = Path(folder)
-    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+    paths = _files(folder)
+    return {p.relative_to(folder).as_posix(): d for p, d in zip(paths, sha256_files(paths, workers), strict=True)}
 
 
-def fingerprint_tree(root: Path) -> str:
-    """sha256 over the relative path and sha256 of every file under ``root``, in path order."""
+def fingerprint_tree(root: Path, workers: int = 1) -> str:
+    """sha256 over the relative path and sha256 of every file under ``root``, in path order; the
+    files are hashed by up to ``workers`` processes (a paper-scale tree: 120,000 files, 2.3 GB)."""
     root = Path(root)
+    paths = _files(root)
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(os.fsencode(path.relative_to(root).as_posix()) + f"\0{sha256_file(path)}\n".encode())
+    for path, file_digest in zip(paths, sha256_files(paths, workers), strict=True):
+        digest.update(os.fsencode(path.relative_to(root).as_posix()) + f"\0{file_digest}\n".encode())
     return digest.hexdigest()
 
 
