@@ -38,6 +38,7 @@ provenance = release.Provenance(
     license=params.license,
     code_version=params.code,
     config_sha256=params.config_sha256,
+    # Hashed first, by forked workers while this process is small (2.3 GB at paper scale).
     inputs_sha256=release.fingerprint_tree(Path(params.root), workers=snakemake.threads),
     synthetic=params.synthetic,
     layout=params.layout,

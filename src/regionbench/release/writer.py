@@ -206,16 +206,16 @@ def _seal(
     manifest: dict,
     card: Callable[[Path, dict], str] | None,
     croissant: Callable[[Path, dict], dict] | None,
-    workers: int = 1,
 ) -> dict:
-    """Render Croissant and the card, list every file's sha256 (by ``workers`` processes), seal
-    the manifest with its digest, and move the folder into place as ``out``."""
+    """Render Croissant and the card, list every file's sha256, seal the manifest with its
+    digest, and move the folder into place as ``out``. (In this process: workers forked from
+    it now, holding the release's tables, would count its pages again in the job's memory.)"""
     if croissant is None:
         from regionbench.release.croissant import croissant  # the build's: mlcroissant
     document = croissant(staging, manifest)
     tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
     (staging / "README.md").write_text((card or card_module.dataset_card)(staging, manifest), encoding="utf-8")
-    manifest["files"] = file_digests(staging, workers)
+    manifest["files"] = file_digests(staging)
     manifest["digest"] = canonical_digest(manifest)
     tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
     # The version as built before (same tables, checked above) is replaced only once the new
@@ -265,4 +265,4 @@ def write_release(
     staging = out.with_name(out.name + ".partial")
     _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers)
     manifest = _manifest(provenance, scans, schemas, diff, previous_manifest)
-    return _seal(staging, out, manifest, card, croissant, workers)
+    return _seal(staging, out, manifest, card, croissant)
