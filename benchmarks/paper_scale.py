@@ -148,9 +148,13 @@ def build(project: Path, override: Path, cores: int, log: Path) -> tuple[float, 
 
 def jobs(project: Path, dataset: str) -> list[dict]:
     """One record per job from its Snakemake benchmark file: stage, start, end, CPU seconds, peak
-    RSS. CPU and peak are the kernel's from the job's log where it has its last line: the
+    memory. CPU and peak are the kernel's from the job's log where it has its last line: the
     benchmark file samples every 30 s once a job has run 30 s, and misses a shorter peak and the
-    CPU of the last interval (a paper-scale release: 13.6 s sampled, 40.4 s counted)."""
+    CPU of the last interval (a paper-scale release: 13.6 s sampled, 40.4 s counted). The log
+    counts the job's largest process; for a job with forked workers the peak is the larger of
+    that and the sampled PSS of the job's processes, which counts a page they share once, as
+    the kernel's memory accounting of a cluster job does. (Their summed RSS counts it once per
+    process: 1,193 MiB for a release whose PSS was 623 MiB and largest process 446 MiB.)"""
     out = []
     logs = project / "logs" / dataset
     root = logs / "benchmarks"
@@ -166,7 +170,7 @@ def jobs(project: Path, dataset: str) -> list[dict]:
                 "start": end - float(row["s"]),
                 "end": end,
                 "cpu_s": cpu,
-                "rss_mib": max(float(row["max_rss"]), peak),
+                "rss_mib": max(float(row["max_pss"]), peak),
             }
         )
     return out
