@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import tempfile
 import tracemalloc
 from functools import partial
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -407,10 +410,6 @@ FILE_TREES = st.dictionaries(
 def test_files_hashed_by_several_workers_give_the_same_digests(tree: dict[str, bytes], workers: int) -> None:
     """The inputs fingerprint and the file list of a release do not depend on the workers that
     hash them: each file's digest keeps its place in path order."""
-    import hashlib
-    import tempfile
-    from pathlib import Path
-
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for rel, data in tree.items():
