@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from regionbench import classifiers, subsets, tables
+from regionbench.build import classifiers, subsets
+from regionbench.core import tables
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 

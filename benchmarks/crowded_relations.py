@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from regionbench import geometry, relations
+from regionbench.core import geometry, relations
 
 HEIGHT, WIDTH = 480, 640
 

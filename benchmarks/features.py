@@ -5,11 +5,11 @@
 On a sample of the paper profile (every k-th planned image, written once and cached), one run
 times, over the same files:
   (a) floor: decode every JPEG and load every mask (.mat) - nothing else;
-  (b) ours:  the same loading, then what each ingest job runs on them: regionbench.features.measure
+  (b) ours:  the same loading, then what each ingest job runs on them: regionbench.core.features.measure
              (the compiled kernel) and relations.pairwise given the regions' centroids;
   (c) peer:  the same loading, then per region skimage.measure.regionprops with scipy.stats.skew
              (Lab by the same formula in NumPy), and per ordered pair a Python loop with a dilation.
-All three run with the allocator setting of the workflow's jobs (``regionbench.allocator``).
+All three run with the allocator setting of the workflow's jobs (``regionbench.core.allocator``).
 Prints the three times and the ratios b/a and c/b, then one JSON object on the last line.
 """
 
@@ -24,8 +24,9 @@ import numpy as np
 from scipy import ndimage, stats
 from skimage.measure import regionprops
 
-from regionbench import allocator, features, kernels, relations, synth
+from regionbench.core import allocator, features, kernels, relations
 from regionbench.io.matlab import read_mat
+from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import write_folder
 
 
@@ -55,7 +56,7 @@ def load(image: Path, masks: list[Path]) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 def numpy_lab(rgb: np.ndarray) -> np.ndarray:
-    """The Lab formula of regionbench.features.lab, written in NumPy as a peer would."""
+    """The Lab formula of regionbench.core.features.lab, written in NumPy as a peer would."""
     xyz = rgb @ (kernels.RGB_TO_XYZ / (255.0 * kernels.WHITE[:, None])).T
     f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
     light = np.where(xyz[:, 1] > 0.008856, 116.0 * f[:, 1] - 16.0, 903.3 * xyz[:, 1])

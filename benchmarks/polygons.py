@@ -20,7 +20,7 @@ from pathlib import Path
 import shapely
 from features import load, sample
 
-from regionbench import geometry
+from regionbench.core import geometry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import reference_geometry

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from regionbench import synth
+from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import write_collection
 
 

@@ -1,7 +1,8 @@
 """Rule agreement_summary: the collection's agreement, for the release and its card."""
 
-from regionbench import agreement, tables
-from regionbench.jobs import log_to
+from regionbench.build import agreement
+from regionbench.build.jobs import log_to
+from regionbench.core import tables
 
 log = log_to(snakemake.log[0])
 inp = snakemake.input

@@ -1,7 +1,8 @@
 """Rule classify: one classifier on every subset; test-split predictions and fit times."""
 
-from regionbench import classifiers, tables
-from regionbench.jobs import log_to
+from regionbench.build import classifiers
+from regionbench.build.jobs import log_to
+from regionbench.core import tables
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output

@@ -3,8 +3,9 @@
 import json
 from pathlib import Path
 
-from regionbench import collection, plots, tables
-from regionbench.jobs import log_to
+from regionbench.build import collection, plots
+from regionbench.build.jobs import log_to
+from regionbench.core import tables
 
 log = log_to(snakemake.log[0])
 inputs = snakemake.input

@@ -3,9 +3,10 @@
 import json
 from pathlib import Path
 
-from regionbench import classifiers, plots, tables
-from regionbench.hierarchy import Hierarchy
-from regionbench.jobs import log_to
+from regionbench.build import classifiers, plots
+from regionbench.build.jobs import log_to
+from regionbench.core import tables
+from regionbench.core.hierarchy import Hierarchy
 
 log = log_to(snakemake.log[0])
 tree = Hierarchy.from_yaml(snakemake.input.hierarchy)

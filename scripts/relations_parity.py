@@ -1,13 +1,14 @@
 """Rule relations_parity: computed spatial relations against the official spatial_rels files."""
 
-from regionbench import relations, tables
+from regionbench.build.jobs import log_to
+from regionbench.core import tables
 from regionbench.io import layouts
-from regionbench.jobs import log_to
 
 log = log_to(snakemake.log[0])
-official, problems = layouts.get(snakemake.params.layout).read_official_relations(snakemake.params.root)
+layout = layouts.get(snakemake.params.layout)
+official, problems = layout.read_official_relations(snakemake.params.root)
 computed = tables.concat([tables.read_parquet(p) for p in snakemake.input.relations])
-report = relations.parity(official, computed) | {"files_not_used": problems}
+report = layout.relations_parity(official, computed) | {"files_not_used": problems}
 tables.write_json(snakemake.output[0], report)
 log.info(
     "%d pairs of %d images compared; agreement %s; %d files not used",

@@ -3,8 +3,10 @@
 from functools import partial
 from pathlib import Path
 
-from regionbench import history, release, tables
-from regionbench.jobs import fail, log_to
+from regionbench import release
+from regionbench.build.jobs import fail, log_to
+from regionbench.client import history
+from regionbench.core import tables
 
 log = log_to(snakemake.log[0])
 inp, params = snakemake.input, snakemake.params

@@ -3,8 +3,9 @@
 
 import pyarrow.compute as pc
 
-from regionbench import subsets, tables
-from regionbench.jobs import fail, log_to
+from regionbench.build import subsets
+from regionbench.build.jobs import fail, log_to
+from regionbench.core import tables
 
 log = log_to(snakemake.log[0])
 params = snakemake.params

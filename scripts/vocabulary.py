@@ -1,7 +1,8 @@
 """Rule vocabulary: candidate lists and annotations -> vocabulary.parquet and branch statistics."""
 
-from regionbench import tables, vocabulary
-from regionbench.jobs import fail, log_to
+from regionbench.build import vocabulary
+from regionbench.build.jobs import fail, log_to
+from regionbench.core import tables
 
 log = log_to(snakemake.log[0])
 captions, used, images_per_label = vocabulary.annotations_from_shards(snakemake.input.images, snakemake.input.regions)

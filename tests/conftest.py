@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from regionbench import synth
-from regionbench.ingest import ingest_shard
+from regionbench.build.ingest import ingest_shard
 from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
+from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -163,7 +163,7 @@ def tiny_copy(tiny_raw: Path, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Ingest tables of the demo collection (features and relations included), one folder each."""
-    from regionbench import tables
+    from regionbench.core import tables
 
     def make(out: Path) -> None:
         for folder in synth.folders("demo"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from regionbench import geometry
-from regionbench.features import FEATURE_NAMES, as_rgb
+from regionbench.core import geometry
+from regionbench.core.features import FEATURE_NAMES, as_rgb
 
 # RGB -> XYZ (rows X, Y, Z) and the white point that normalises X and Z.
 _RGB_TO_XYZ = np.array([[0.412453, 0.357580, 0.180423], [0.212671, 0.715160, 0.072169], [0.019334, 0.119193, 0.950227]])

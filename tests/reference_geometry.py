@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
-from regionbench import geometry
+from regionbench.core import geometry
 
 
 def _runs(code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

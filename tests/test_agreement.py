@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from regionbench import agreement
-from regionbench.hierarchy import Hierarchy
-from regionbench.ingest import IngestSettings, ingest_shard
-from regionbench.synth import load_hierarchy
+from regionbench.build import agreement
+from regionbench.build.ingest import IngestSettings, ingest_shard
+from regionbench.build.vocabulary import DEFAULT_DIR, Registry, derive
+from regionbench.core.hierarchy import Hierarchy
 from regionbench.synthetic.coco import write_collection
-from regionbench.vocabulary import DEFAULT_DIR, Registry, derive
+from regionbench.synthetic.scenes import load_hierarchy
 
 HIERARCHY = load_hierarchy()
 CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
@@ -302,7 +302,7 @@ def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
 
 
 def test_one_annotator_decodes_nothing_and_reports_as_before(demo_ingest: Path, monkeypatch) -> None:
-    from regionbench import geometry, tables
+    from regionbench.core import geometry, tables
 
     images = tables.read_parquet(demo_ingest / "00" / "images.parquet")
     regions = tables.read_parquet(demo_ingest / "00" / "regions.parquet")
@@ -329,7 +329,7 @@ def test_one_annotator_s_summary_from_coverage_is_the_agreement_jobs(shards: lis
     """A collection with one annotator (its consensus aside), any shards, any of them covering
     nothing: the summary from the coverage alone, as when no agreement job runs, is the summary
     of what each shard's agreement job would have written."""
-    from regionbench import tables
+    from regionbench.core import tables
 
     coverage = [
         pa.Table.from_pylist([{"image_id": i, "annotator": a} for i, a in s], schema=tables.COVERAGE) for s in shards

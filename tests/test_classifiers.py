@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import classifiers, subsets, tables
-from regionbench.hierarchy import Hierarchy
-from regionbench.vocabulary import DEFAULT_DIR
+from regionbench.build import classifiers, subsets
+from regionbench.build.vocabulary import DEFAULT_DIR
+from regionbench.core import tables
+from regionbench.core.hierarchy import Hierarchy
 
 PARAMS = {
     "klogistic": {"n_components": 50, "gamma": None, "C": 1.0, "max_iter": 200},

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import yaml
 
-from regionbench import config as build_config
-from regionbench.consensus import ConsensusSettings
-from regionbench.ingest import IngestSettings
-from regionbench.relations import RelationSettings
+from regionbench.build import config as build_config
+from regionbench.build.consensus import ConsensusSettings
+from regionbench.build.ingest import IngestSettings
+from regionbench.core.relations import RelationSettings
 from regionbench.synthetic import Options
 
 PROJECT = Path(__file__).resolve().parents[1]

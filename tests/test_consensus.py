@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import consensus, subsets, tables
-from regionbench.synth import load_hierarchy
+from regionbench.build import consensus, subsets
+from regionbench.core import tables
+from regionbench.synthetic.scenes import load_hierarchy
 
 HIERARCHY = load_hierarchy()
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import regionbench
-from regionbench import evaluation
+from regionbench.client import evaluation
 
 pytestmark = pytest.mark.workflow
 VERSION = "releases/tiny/v1.0.0"

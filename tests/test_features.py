@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from regionbench import features, tables
-from regionbench.features import FEATURE_NAMES
-from regionbench.ingest import ingest_shard
+from regionbench.build.ingest import ingest_shard
+from regionbench.core import features, tables
+from regionbench.core.features import FEATURE_NAMES
 from regionbench.io.saiapr import features_parity, num2str, num2str_tolerance, read_official_features
 
 
@@ -186,7 +186,7 @@ def test_keeping_freed_memory_changes_no_bit() -> None:
 
     code = (
         "import sys, numpy as np\n"
-        "from regionbench import allocator, features\n"
+        "from regionbench.core import allocator, features\n"
         "kept = allocator.keep_freed_memory() if sys.argv[1] == 'on' else None\n"
         "rng = np.random.default_rng(3)\n"
         "image = rng.integers(0, 256, size=(360, 480, 3), dtype=np.uint8)\n"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.forked import forked_map
+from regionbench.core.forked import forked_map
 
 
 @settings(max_examples=25, deadline=None)
@@ -38,8 +38,8 @@ def test_the_workers_run_in_other_processes() -> None:
 def test_a_worker_killed_by_the_system_is_one_line_of_what_to_do() -> None:
     import signal
 
-    from regionbench.errors import describe
-    from regionbench.forked import WorkerDied
+    from regionbench.core.errors import describe
+    from regionbench.core.forked import WorkerDied
 
     def piece(item: int) -> int:
         if item == 2:

@@ -5,7 +5,7 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import geometry
+from regionbench.core import geometry
 
 
 def assert_exact(mask: np.ndarray) -> None:

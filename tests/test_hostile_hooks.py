@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench import evaluation, numbers, vocabulary
-from regionbench.hierarchy import Hierarchy
+from regionbench.build import vocabulary
+from regionbench.client import evaluation
+from regionbench.core import numbers
+from regionbench.core.hierarchy import Hierarchy
 
 TREE = Hierarchy.from_yaml(vocabulary.DEFAULT_DIR / "hierarchy.yaml")
 

@@ -1,4 +1,4 @@
-"""Spatial questions over a release (regionbench.query), against loops over every pair."""
+"""Spatial questions over a release (regionbench.client.query), against loops over every pair."""
 
 import pandas as pd
 import pytest
@@ -6,7 +6,7 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import query
+from regionbench.client import query
 
 LABELS = ["sky-blue", "man", "horse"]
 

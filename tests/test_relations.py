@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import geometry, relations, tables
-from regionbench.ingest import ingest_shard
+from regionbench.build.ingest import ingest_shard
+from regionbench.core import geometry, relations, tables
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import spatial
 
@@ -87,7 +87,7 @@ def test_ingest_relations_and_stats(demo_ingest: Path) -> None:
 
 
 def test_generated_spatial_rels_match(tiny_raw: Path) -> None:
-    from regionbench.geometry import from_rle
+    from regionbench.core.geometry import from_rle
 
     shard = ingest_shard(tiny_raw, "00")
     regions = shard.regions.to_pylist()
@@ -95,7 +95,7 @@ def test_generated_spatial_rels_match(tiny_raw: Path) -> None:
     mine = [r for r in regions if r["image_id"] == image["image_id"]]
     masks = [from_rle(r["mask"]) for r in mine]
     official = read_mat(tiny_raw / "00" / "spatial_rels" / f"{image['image_id']}.mat")
-    computed = relations.pairwise(masks, (image["height"], image["width"])).matrices(len(masks))
+    computed = spatial.pair_matrices(relations.pairwise(masks, (image["height"], image["width"])), len(masks))
     assert sorted(official) == ["topo", "x_rels", "y_rels"]
     for name in official:
         np.testing.assert_array_equal(official[name], computed[name])
@@ -120,7 +120,7 @@ def test_parity_by_hand() -> None:
         7: {"topo": np.array([[0, 1], [1, 0]]), "x_rels": np.array([[0, 3], [3, 0]]), "y_rels": np.array([[0, 5], [7, 0]])},
         8: {name: np.zeros((3, 3)) for name in ("topo", "x_rels", "y_rels")},
     }  # fmt: skip
-    report = relations.parity(official, computed)
+    report = spatial.parity(official, computed)
     assert (report["pairs_compared"], report["pairs_only_computed"], report["pairs_only_official"]) == (2, 2, 6)
     assert report["groups"]["topological"]["agreement"] == report["groups"]["horizontal"]["agreement"] == 1.0
     assert report["groups"]["vertical"]["agreement"] == 0.5
@@ -131,7 +131,7 @@ def test_parity_by_hand() -> None:
     assert report["worst_images"] == [{"image_id": 7, "disagreements": 1}]
     # A code outside the official ones is named as such, not dropped.
     official[7]["topo"] = np.array([[0, 9], [1, 0]])
-    confusion = relations.parity(official, computed)["groups"]["topological"]["confusion"]
+    confusion = spatial.parity(official, computed)["groups"]["topological"]["confusion"]
     assert {"official": "code 9", "computed": "adjacent", "pairs": 1} in confusion
 
 
@@ -142,7 +142,7 @@ def test_code_matrices_round_trip_through_parity(demo_ingest: Path) -> None:
     sizes: dict[int, int] = {}
     for image_id, region_id in zip(regions["image_id"].to_pylist(), regions["region_id"].to_pylist(), strict=True):
         sizes[image_id] = max(sizes.get(image_id, 0), region_id)
-    report = relations.parity(spatial.image_matrices(table, sizes), table)
+    report = spatial.parity(spatial.image_matrices(table, sizes), table)
     assert report["pairs_compared"] == table.num_rows > 0
     assert report["pairs_only_computed"] == report["pairs_only_official"] == 0
     assert all(g["agreement"] == 1.0 for g in report["groups"].values())

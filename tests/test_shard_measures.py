@@ -7,13 +7,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from regionbench import features, geometry, relations, tables
-from regionbench.hierarchy import Hierarchy
-from regionbench.ingest import IngestSettings, ingest_shard
-from regionbench.relations import RelationSettings
-from regionbench.shard_measures import Measures
+from regionbench.build.ingest import IngestSettings, ingest_shard
+from regionbench.build.shard_measures import Measures
+from regionbench.build.vocabulary import DEFAULT_DIR, Registry
+from regionbench.core import features, geometry, relations, tables
+from regionbench.core.hierarchy import Hierarchy
+from regionbench.core.relations import RelationSettings
 from regionbench.synthetic.coco import write_collection
-from regionbench.vocabulary import DEFAULT_DIR, Registry
 
 
 def _measured_again(root: Path, images: pa.Table, regions: pa.Table) -> tuple[np.ndarray, list[tuple]]:

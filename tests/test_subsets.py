@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import subsets, synth
+from regionbench.build import subsets
+from regionbench.synthetic import scenes as synth
 
 
 def regions_from_counts(counts: dict[str, int], per_image: int = 5) -> pa.Table:

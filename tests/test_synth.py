@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from regionbench import synth
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import parse_caption
+from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import official_path, write_collection
 
 

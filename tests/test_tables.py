@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regionbench import tables
+from regionbench.core import tables
 
 
 def digest(path: Path) -> str:

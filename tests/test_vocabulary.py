@@ -4,8 +4,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from regionbench import vocabulary as voc
-from regionbench.hierarchy import Hierarchy
+from regionbench.build import vocabulary as voc
+from regionbench.core.hierarchy import Hierarchy
 
 CONFIG = voc.DEFAULT_DIR
 
@@ -164,7 +164,7 @@ def test_branch_statistics_add_up(demo_build: voc.VocabularyBuild) -> None:
 
 def test_table_2_counts_the_nodes_the_paper_profile_uses() -> None:
     """Paper 001, section 3.4 and Table 2: the leaves used add up to 200 of the 255 labels."""
-    from regionbench import synth
+    from regionbench.synthetic import scenes as synth
 
     tree = Hierarchy.from_yaml(CONFIG / "hierarchy.yaml")
     rows = voc.branch_stats(tree, Counter(synth.label_counts("paper"))).to_pylist()

@@ -10,11 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import yamlfile
-from regionbench.config import ConfigError, read_yaml
-from regionbench.errors import InputError
-from regionbench.hierarchy import Hierarchy, HierarchyError
-from regionbench.vocabulary import DEFAULT_DIR, Curation, VocabularyError
+from regionbench.build.config import ConfigError, read_yaml
+from regionbench.build.vocabulary import DEFAULT_DIR, Curation, VocabularyError
+from regionbench.core import yamlfile
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy, HierarchyError
 
 SCALARS = (
     st.none()

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from regionbench.loader import Release
+    from regionbench.client.loader import Release
 
 __version__ = "0.1.0"
 
 
 def load(source: str | Path, rev: str | None = None, **kwargs: str) -> Release:
-    """A release from a folder or a git+DVC repository at ``rev``; see ``regionbench.loader.load``."""
-    from regionbench.loader import load as _load
+    """A release from a folder or a git+DVC repository at ``rev``; see ``regionbench.client.loader.load``."""
+    from regionbench.client.loader import load as _load
 
     return _load(source, rev, **kwargs)

@@ -21,10 +21,13 @@ from typing import NoReturn
 import numpy as np
 import pyarrow.parquet as pq
 
-from regionbench import __version__, errors, evaluation, geometry, jobs, loader, numbers, release, tables, vocabulary
-from regionbench import config as build_config
-from regionbench.errors import InputError
-from regionbench.hierarchy import Hierarchy
+from regionbench import __version__, release
+from regionbench.build import config as build_config
+from regionbench.build import jobs, vocabulary
+from regionbench.client import evaluation, loader
+from regionbench.core import errors, geometry, numbers, tables
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy
 
 # Commands of the build install (synth, export-saiapr, export-coco, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
@@ -205,7 +208,7 @@ def _image_bytes(rel: loader.Release, ids: list[int], root: str | None) -> dict[
 def cmd_show(args: argparse.Namespace) -> int:
     from PIL import Image  # the build extra: figures are made where the release is built
 
-    from regionbench import plots
+    from regionbench.build import plots
 
     if Path(args.out).suffix.lower() not in plots.PICTURE_FORMATS:
         raise UserError(
@@ -266,7 +269,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from regionbench.reproduce import reproduce  # clones and builds: the build install
+    from regionbench.build.reproduce import reproduce  # clones and builds: the build install
 
     workdir = Path(args.workdir).resolve() if args.workdir else None
     outcome = reproduce(args.repo, args.tag, workdir=workdir, cores=args.cores)
@@ -426,7 +429,7 @@ class Parser(argparse.ArgumentParser):
 
 def _number(kind: type, low: float, high: float | None = None) -> Callable[[str], float]:
     """An argparse type: ``kind`` (int: ASCII digits; float: a finite number) in [low, high],
-    strictly parsed (``regionbench.numbers``); the message names the range."""
+    strictly parsed (``regionbench.core.numbers``); the message names the range."""
     bounds = f" >= {low:g}" if high is None else f" in [{low:g}, {high:g}]"
     wanted = f"{'an integer' if kind is int else 'a number'}{bounds}"
 

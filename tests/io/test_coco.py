@@ -18,9 +18,9 @@ from hypothesis.extra.numpy import arrays
 from PIL import Image
 from pycocotools import mask as coco_mask
 
-from regionbench import geometry
-from regionbench.hierarchy import Hierarchy
-from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.build.ingest import IngestSettings, ingest_shard
+from regionbench.core import geometry
+from regionbench.core.hierarchy import Hierarchy
 from regionbench.io import layouts
 from regionbench.io.coco import image_id_of
 from regionbench.io.coco.split import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size

@@ -10,10 +10,10 @@ from conftest import WHOLE
 from PIL import Image
 
 from regionbench import cli
-from regionbench.hierarchy import Hierarchy
-from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.build.ingest import IngestSettings, ingest_shard
+from regionbench.build.vocabulary import Registry, derive
+from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco.categories import categories
-from regionbench.vocabulary import Registry, derive
 
 
 def test_categories_become_the_hierarchy_with_stable_ids(coco_pair: Path, tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_category_names_map_to_labels_by_one_rule(tmp_path: Path, capsys: pytest
     maps the annotations by the same rule."""
     from test_coco import H, W, rect
 
-    from regionbench import geometry
+    from regionbench.core import geometry
     from regionbench.io.coco.ingest import category_label
 
     root = tmp_path / "coco"

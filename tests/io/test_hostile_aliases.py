@@ -19,7 +19,7 @@ from test_coco import WORDS, alice_file, bob_file, write_tree
 from test_hostile_raw import small_tree
 
 from regionbench import cli
-from regionbench.ingest import ingest_shard
+from regionbench.build.ingest import ingest_shard
 from regionbench.io import imageclef
 from regionbench.io.saiapr.writer import LayoutWriter
 from regionbench.io.shards import IngestError, same_bytes

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from regionbench import tables
-from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench.build.ingest import IngestSettings, ingest_shard
+from regionbench.core import tables
 from regionbench.io.saiapr import LayoutError
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 from regionbench.io.shards import trees_state

@@ -13,8 +13,8 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import geometry
-from regionbench.ingest import IngestSettings, ingest_shard, merge_reports
+from regionbench.build.ingest import IngestSettings, ingest_shard, merge_reports
+from regionbench.core import geometry
 from regionbench.io.matlab import read_mat, write_mat
 from regionbench.io.saiapr import folder_state, parse_caption, parse_ontology_path, read_wordlist
 from regionbench.io.saiapr.text import format_ontology_path, write_wordlist
@@ -338,7 +338,7 @@ def test_reject_reasons_name_paths_relative_to_the_root(parts: list[str]) -> Non
 
 def _globbed_names(root: Path) -> list[str]:
     """The tree's image names as a path glob lists them (what the listing replaced)."""
-    from regionbench import numbers
+    from regionbench.core import numbers
 
     paths = sorted(p for p in root.glob("*/images/*") if numbers.is_id(p.relative_to(root).parts[0]))
     return [p.relative_to(root).as_posix() for p in paths]

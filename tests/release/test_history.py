@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from regionbench import history, release
+from regionbench import release
+from regionbench.client import history
 
 GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid", "GIT_COMMITTER_NAME": "t",
        "GIT_COMMITTER_EMAIL": "t@t.invalid"}  # fmt: skip

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from pycocotools import mask as coco_mask
 
 import regionbench
-from regionbench import geometry, release, tables
+from regionbench import release
+from regionbench.core import geometry, tables
 
 pytestmark = pytest.mark.workflow
 VERSION = TINY_RELEASE

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import release, tables
+from regionbench import release
+from regionbench.core import tables
 from regionbench.release.schemas import TableSchema
 
 DOCUMENT = {

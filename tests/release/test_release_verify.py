@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regionbench import release, tables
+from regionbench import release
+from regionbench.core import tables
 
 REJECTS = [
     {"source": "00/images/7.jpg", "key": "7", "item": "image", "stage": "ingest", "reason": "unreadable image"},

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench import evaluation, numbers
+from regionbench.client import evaluation
+from regionbench.core import numbers
 
 CONCEPTS = ["sky", "grass", "man"]
 IMAGES = [3, 8, 21]

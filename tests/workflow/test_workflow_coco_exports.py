@@ -15,11 +15,13 @@ import pytest
 import yaml
 from conftest import build, workflow_copy, write_config
 
-from regionbench import cli, geometry, plots, release, tables
-from regionbench.hierarchy import Hierarchy
-from regionbench.ingest import IngestSettings, ingest_shard
+from regionbench import cli, release
+from regionbench.build import plots
+from regionbench.build.ingest import IngestSettings, ingest_shard
+from regionbench.build.vocabulary import Registry
+from regionbench.core import geometry, tables
+from regionbench.core.hierarchy import Hierarchy
 from regionbench.synthetic.coco import uncompressed_rle, write_collection
-from regionbench.vocabulary import Registry
 
 pytestmark = pytest.mark.workflow
 

@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import build, one_category_tree, workflow_copy, write_config
 
-from regionbench import cli, release, vocabulary
+from regionbench import cli, release
+from regionbench.build import vocabulary
 
 pytestmark = pytest.mark.workflow
 

@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import build, workflow_copy, write_config
 
-from regionbench import release, tables
-from regionbench.ingest import ingest_shard
+from regionbench import release
+from regionbench.build.ingest import ingest_shard
+from regionbench.core import tables
 from regionbench.io.saiapr import export_release, read_official_features
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from regionbench import numbers
-from regionbench.errors import InputError
+from regionbench.core import numbers
+from regionbench.core.errors import InputError
 from regionbench.io.shards import check_ledger
 
 Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen; absent: did not judge it

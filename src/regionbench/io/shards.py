@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import shapely
 
-from regionbench import geometry, tables
-from regionbench.errors import InputError
+from regionbench.core import geometry, tables
+from regionbench.core.errors import InputError
 
 if TYPE_CHECKING:  # a type only: reading images needs Pillow, a build dependency
     from regionbench.io.images import DecodedImage
@@ -28,7 +28,7 @@ class IngestError(InputError):
 @dataclass
 class Shard:
     """One shard's accepted images and regions, its rejects, a report that counts both sides,
-    the features and relations measured on the decoded pixels (``regionbench.shard_measures``), and
+    the features and relations measured on the decoded pixels (``regionbench.build.shard_measures``), and
     which annotators covered each accepted image (``tables.COVERAGE``)."""
 
     images: pa.Table

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import tables
-from regionbench.forked import forked_map
+from regionbench.core import tables
+from regionbench.core.forked import forked_map
 from regionbench.release.manifest import ReleaseError
 from regionbench.release.schemas import TABLES
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from regionbench.errors import InputError, parse_json
-from regionbench.forked import forked_map
+from regionbench.core.errors import InputError, parse_json
+from regionbench.core.forked import forked_map
 
 # 2: regions.mask is COCO's {size, counts} (was mask_rle, the counts alone) and the normalised
 # features are named so (area_norm, width_norm, ...; were area, width, ...).

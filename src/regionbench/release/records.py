@@ -25,8 +25,8 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench import tables
-from regionbench.forked import forked_iter
+from regionbench.core import tables
+from regionbench.core.forked import forked_iter
 from regionbench.release.geoparquet import geo_extent
 from regionbench.release.schemas import TABLES, TableSchema, conform, validate_table
 

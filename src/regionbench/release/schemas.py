@@ -19,8 +19,8 @@ import jsonschema
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from regionbench import tables
-from regionbench.errors import first_line, parse_json
+from regionbench.core import tables
+from regionbench.core.errors import first_line, parse_json
 from regionbench.release.manifest import ReleaseError
 
 TABLES = (

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
-from regionbench.errors import first_line, parse_json
+from regionbench.core.errors import first_line, parse_json
 from regionbench.release.manifest import ReleaseError, inside_path, read_manifest, seal_holds, sha256_file
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas

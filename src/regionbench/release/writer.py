@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import tables
-from regionbench.forked import forked_map
+from regionbench.core import tables
+from regionbench.core.forked import forked_map
 from regionbench.release import card as card_module
 from regionbench.release import huggingface
 from regionbench.release.geoparquet import geo_metadata

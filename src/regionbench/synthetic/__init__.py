@@ -1,4 +1,4 @@
-"""Synthetic collections: ``regionbench.synth`` draws the scenes and one module here per raw
+"""Synthetic collections: ``regionbench.synthetic.scenes`` draws the scenes and one module here per raw
 layout writes them as that layout's files (``saiapr``, ``coco``). A module names its layout in
 ``LAYOUT`` and writes through ``generate``; a layout without a module has no generated trees."""
 
@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from regionbench.errors import InputError
+from regionbench.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,13 @@ class Options:
 
 @cache
 def writers() -> dict[str, ModuleType]:
-    """Layout name -> the module that generates collections in it."""
+    """Layout name -> the module that generates collections in it (each module with a
+    ``LAYOUT``; ``scenes``, which draws the scenes, has none)."""
     found = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
-        found[module.LAYOUT] = module
+        if hasattr(module, "LAYOUT"):
+            found[module.LAYOUT] = module
     return found
 
 

@@ -1,4 +1,4 @@
-"""Synthetic several-annotator collections in the COCO layout: ``regionbench.synth`` draws each
+"""Synthetic several-annotator collections in the COCO layout: ``regionbench.synthetic.scenes`` draws each
 scene once and ``synth.trace`` gives every annotator's reading of it; this module writes the
 images, one COCO instances file per annotator and the scenes' ground truth.
 
@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from regionbench import geometry, synth
-from regionbench.errors import InputError
+from regionbench.core import geometry
+from regionbench.core.errors import InputError
 from regionbench.synthetic import Options
+from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import word_ids
 
 LAYOUT = "coco"

@@ -1,4 +1,4 @@
-"""Synthetic collections in the SAIAPR TC-12 layout: ``regionbench.synth`` draws the scenes,
+"""Synthetic collections in the SAIAPR TC-12 layout: ``regionbench.synthetic.scenes`` draws the scenes,
 this module measures them as the official files do and writes them through ``LayoutWriter``.
 
 Output is a function of (profile, seed, quirks, vocabulary) only.
@@ -15,12 +15,13 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from regionbench import features, relations, synth
-from regionbench.hierarchy import Hierarchy
-from regionbench.io.saiapr import text
+from regionbench.build.vocabulary import Registry
+from regionbench.core import features, relations
+from regionbench.core.hierarchy import Hierarchy
+from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 from regionbench.synthetic import Options
-from regionbench.vocabulary import Registry
+from regionbench.synthetic import scenes as synth
 
 LAYOUT = "saiapr"
 CHUNK = 100  # images per rendering job, so both cores stay busy to the last folder
@@ -81,7 +82,7 @@ def write_images(
         # The official features describe the stored JPEG, so measure the decoded file.
         measured = features.image_features(features.decode_image(io.BytesIO(jpeg)), masks)
         pairs = relations.pairwise(masks, (plan.height, plan.width))
-        writer.spatial_relations(folder, plan.image_id, pairs.matrices(len(masks)))
+        writer.spatial_relations(folder, plan.image_id, spatial.pair_matrices(pairs, len(masks)))
         for region_id, (label, mask) in enumerate(zip(plan.labels, masks, strict=True), start=1):
             writer.mask(folder, plan.image_id, region_id, mask)
             path = quirks.ontology_path(label, plan.image_id, region_id, hierarchy)

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import tables
-from regionbench.errors import InputError
+from regionbench.core import tables
+from regionbench.core.errors import InputError
 
 # The derived consensus is exported under a name ingest accepts as an annotator's file.
 CONSENSUS_FILE = "derived-consensus"

@@ -28,7 +28,7 @@ import numpy as np
 import shapely
 from pycocotools import mask as coco_mask
 
-from regionbench import geometry, tables
+from regionbench.core import geometry, tables
 from regionbench.io import images as images_io
 from regionbench.io.coco import split
 from regionbench.io.coco.split import image_id_of, uncategorised

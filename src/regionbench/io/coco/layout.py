@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from regionbench.hierarchy import Hierarchy
+from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco import split
 from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators
 from regionbench.io.coco.split import default_shard_size

@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench import geometry, tables
-from regionbench.errors import InputError
+from regionbench.core import geometry, tables
+from regionbench.core.errors import InputError
 from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter

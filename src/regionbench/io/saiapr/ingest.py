@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from regionbench import numbers, tables
+from regionbench.core import numbers, tables
 from regionbench.io import images as images_io
 from regionbench.io.layouts import ImageRecord
 from regionbench.io.matlab import read_mat

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from regionbench.hierarchy import Hierarchy
+from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.layouts import About, Reading
 from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
+from regionbench.io.saiapr.spatial import parity as relations_parity
 from regionbench.io.saiapr.spatial import read_spatial_relations
 from regionbench.io.saiapr.text import features_parity, read_official_features
 from regionbench.io.shards import IngestError
@@ -90,6 +91,10 @@ class SaiaprLayout:
     def read_official_relations(self, root: Path) -> tuple[pa.Table, list[dict]]:
         """The published relations, and the files that could not be used (``spatial``)."""
         return read_spatial_relations(root)
+
+    def relations_parity(self, official: dict, computed: pa.Table) -> dict:
+        """Computed relations against the published code matrices, per relation group."""
+        return relations_parity(official, computed)
 
     def synthetic_annotators(self, requested: int) -> int:
         return 1

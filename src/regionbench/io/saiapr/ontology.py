@@ -10,7 +10,7 @@ import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from regionbench.hierarchy import Conflict, Hierarchy, HierarchyError, Node, majority_parent
+from regionbench.core.hierarchy import Conflict, Hierarchy, HierarchyError, Node, majority_parent
 from regionbench.io.saiapr import text
 
 

@@ -2,7 +2,7 @@
 with the n x n code matrices ``topo``, ``x_rels`` and ``y_rels`` (docs/relations.md).
 
 They are not ingested: the build computes its own relations from the masks. They are read to
-compare with them (``regionbench.relations.parity``), and written by ``export-saiapr``.
+compare with them (``parity``), and written by ``export-saiapr``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from regionbench import numbers
+from regionbench.core import numbers
+from regionbench.core.relations import GROUPS, Pairs
 from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 
@@ -34,6 +35,12 @@ def code_matrices(i: np.ndarray, j: np.ndarray, values: dict[str, np.ndarray], n
         m[np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)] = [CODES[v] for v in values[group]]
         out[name] = m
     return out
+
+
+def pair_matrices(pairs: Pairs, n: int) -> dict[str, np.ndarray]:
+    """The official n x n code matrices of one image's computed relations (``code_matrices``)."""
+    values = {"topological": pairs.topological, "horizontal": pairs.horizontal, "vertical": pairs.vertical}
+    return code_matrices(pairs.i, pairs.j, values, n)
 
 
 def image_matrices(relations: pa.Table, sizes: dict[int, int]) -> dict[int, dict[str, np.ndarray]]:
@@ -102,3 +109,57 @@ def read_spatial_relations(root: str | Path) -> tuple[dict[int, dict[str, np.nda
         else:
             out[image_id] = files[0][1]
     return out, sorted(problems, key=lambda p: p["file"])
+
+
+def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst: int = 5) -> dict:
+    """Computed relations against the official ``spatial_rels`` matrices, per relation group.
+
+    ``official``: image id -> ``{"topo", "x_rels", "y_rels"}`` n x n code matrices (entry
+    [i - 1, j - 1] for the pair (i, j)); ``computed``: a relations table of one annotator.
+    Returns the pairs compared, found on one side only, and per group the share of compared
+    pairs with the same relation (``agreement``) and the (official, computed) confusion counts;
+    codes outside the official ones read as ``code <v>``. ``worst_images`` lists the images with
+    the most disagreeing values (ties by id).
+    """
+    names = {code: name for name, code in CODES.items()}
+    rows = computed.select(["image_id", "region_id", "other_region_id", *GROUPS]).to_pydict()
+    confusion: dict[str, dict[tuple[str, str], int]] = {group: {} for group in GROUPS}
+    wrong: dict[int, int] = {}
+    compared = only_computed = 0
+    images = set()
+    for n, image_id in enumerate(rows["image_id"]):
+        i, j = rows["region_id"][n] - 1, rows["other_region_id"][n] - 1
+        matrices = official.get(image_id)
+        size = len(matrices["topo"]) if matrices else 0
+        if i >= size or j >= size:
+            only_computed += 1
+            continue
+        compared += 1
+        images.add(image_id)
+        for matrix, group in MATRICES.items():
+            code = float(matrices[matrix][i, j])
+            theirs = names.get(int(code), f"code {code:g}") if code.is_integer() else f"code {code:g}"
+            pair = (theirs, rows[group][n])
+            confusion[group][pair] = confusion[group].get(pair, 0) + 1
+            if pair[0] != pair[1]:
+                wrong[image_id] = wrong.get(image_id, 0) + 1
+    official_pairs = sum(len(m["topo"]) * (len(m["topo"]) - 1) for m in official.values())
+    return {
+        "images_compared": len(images),
+        "pairs_compared": compared,
+        "pairs_only_computed": only_computed,
+        "pairs_only_official": official_pairs - compared,
+        "groups": {
+            group: {
+                "agreement": sum(c for (a, b), c in confusion[group].items() if a == b) / compared if compared else 0.0,
+                "confusion": [
+                    {"official": a, "computed": b, "pairs": c} for (a, b), c in sorted(confusion[group].items())
+                ],
+            }
+            for group in GROUPS
+        },
+        "worst_images": [
+            {"image_id": image_id, "disagreements": count}
+            for image_id, count in sorted(wrong.items(), key=lambda kv: (-kv[1], kv[0]))[:worst]
+        ],
+    }

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from regionbench import numbers, tables
+from regionbench.core import numbers, tables
 from regionbench.io.shards import IngestError
 
 ENCODING = "latin-1"  # decodes any byte, and the official files are 8-bit text

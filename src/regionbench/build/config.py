@@ -13,8 +13,8 @@ from pathlib import Path
 
 import jsonschema
 
-from regionbench import yamlfile
-from regionbench.errors import InputError
+from regionbench.core import yamlfile
+from regionbench.core.errors import InputError
 
 # The schema's formats are checked too (a release date must be a day of the calendar).
 FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from regionbench.errors import InputError
+from regionbench.core.errors import InputError
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regionbench import agreement, tables
-from regionbench.errors import InputError
-from regionbench.hierarchy import Hierarchy
+from regionbench.build import agreement
+from regionbench.core import tables
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy
 
 ANNOTATOR = tables.CONSENSUS
 METHODS = ("majority", "staple")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from regionbench import tables
+from regionbench.core import tables
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import NoReturn
 
-from regionbench import allocator, errors
+from regionbench.core import allocator, errors
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"

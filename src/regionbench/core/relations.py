@@ -26,8 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from regionbench import geometry, kernels, tables
-from regionbench.io.saiapr.spatial import CODES, MATRICES, code_matrices
+from regionbench.core import geometry, kernels, tables
 
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
@@ -44,11 +43,6 @@ class Pairs:
     topological: np.ndarray  # values from TOPOLOGICAL
     horizontal: np.ndarray
     vertical: np.ndarray
-
-    def matrices(self, n: int) -> dict[str, np.ndarray]:
-        """The official n x n code matrices (``code_matrices``)."""
-        values = {"topological": self.topological, "horizontal": self.horizontal, "vertical": self.vertical}
-        return code_matrices(self.i, self.j, values, n)
 
 
 @dataclass(frozen=True)
@@ -175,57 +169,3 @@ def relation_stats(shards: Iterable[pa.Table]) -> pa.Table:
         for v in values
     ]
     return pa.Table.from_pylist(rows, schema=tables.RELATION_STATS)
-
-
-def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst: int = 5) -> dict:
-    """Computed relations against the official ``spatial_rels`` matrices, per relation group.
-
-    ``official``: image id -> ``{"topo", "x_rels", "y_rels"}`` n x n code matrices (entry
-    [i - 1, j - 1] for the pair (i, j)); ``computed``: a relations table of one annotator.
-    Returns the pairs compared, found on one side only, and per group the share of compared
-    pairs with the same relation (``agreement``) and the (official, computed) confusion counts;
-    codes outside the official ones read as ``code <v>``. ``worst_images`` lists the images with
-    the most disagreeing values (ties by id).
-    """
-    names = {code: name for name, code in CODES.items()}
-    rows = computed.select(["image_id", "region_id", "other_region_id", *GROUPS]).to_pydict()
-    confusion: dict[str, dict[tuple[str, str], int]] = {group: {} for group in GROUPS}
-    wrong: dict[int, int] = {}
-    compared = only_computed = 0
-    images = set()
-    for n, image_id in enumerate(rows["image_id"]):
-        i, j = rows["region_id"][n] - 1, rows["other_region_id"][n] - 1
-        matrices = official.get(image_id)
-        size = len(matrices["topo"]) if matrices else 0
-        if i >= size or j >= size:
-            only_computed += 1
-            continue
-        compared += 1
-        images.add(image_id)
-        for matrix, group in MATRICES.items():
-            code = float(matrices[matrix][i, j])
-            theirs = names.get(int(code), f"code {code:g}") if code.is_integer() else f"code {code:g}"
-            pair = (theirs, rows[group][n])
-            confusion[group][pair] = confusion[group].get(pair, 0) + 1
-            if pair[0] != pair[1]:
-                wrong[image_id] = wrong.get(image_id, 0) + 1
-    official_pairs = sum(len(m["topo"]) * (len(m["topo"]) - 1) for m in official.values())
-    return {
-        "images_compared": len(images),
-        "pairs_compared": compared,
-        "pairs_only_computed": only_computed,
-        "pairs_only_official": official_pairs - compared,
-        "groups": {
-            group: {
-                "agreement": sum(c for (a, b), c in confusion[group].items() if a == b) / compared if compared else 0.0,
-                "confusion": [
-                    {"official": a, "computed": b, "pairs": c} for (a, b), c in sorted(confusion[group].items())
-                ],
-            }
-            for group in GROUPS
-        },
-        "worst_images": [
-            {"image_id": image_id, "disagreements": count}
-            for image_id, count in sorted(wrong.items(), key=lambda kv: (-kv[1], kv[0]))[:worst]
-        ],
-    }

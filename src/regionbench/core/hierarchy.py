@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from regionbench import yamlfile
-from regionbench.errors import InputError
+from regionbench.core import yamlfile
+from regionbench.core.errors import InputError
 
 RELATIONS = ("is-a", "part-of", "kind-of")
 DIRECTIONS = ("any", "specific", "general")

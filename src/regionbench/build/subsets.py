@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from regionbench import tables
-from regionbench.errors import InputError
+from regionbench.core import tables
+from regionbench.core.errors import InputError
 
 SUBSET_SIZES = {"A": 2, "B": 3, "C": 4, "D": 5, "E": 10, "F": 25, "G": 50, "H": 100}
 TEST_SHARE = 0.3
@@ -127,7 +127,7 @@ def straddling_images(image_ids: list[int], splits: list[str]) -> int:
     return sum(1 for s in sides.values() if len(s) == 2)
 
 
-CONSENSUS = "consensus"  # the derived annotator of regionbench.consensus
+CONSENSUS = "consensus"  # the derived annotator of regionbench.build.consensus
 
 
 def reference_regions(

@@ -25,8 +25,8 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from regionbench import geometry, tables
-from regionbench.hierarchy import Hierarchy
+from regionbench.core import geometry, tables
+from regionbench.core.hierarchy import Hierarchy
 
 PIXEL_STRIDE = 4
 NOT_COVERED = -1  # the code of a sampled pixel in the units of an annotator who did not cover its image
@@ -310,7 +310,7 @@ def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | i
 
 def quorum(covering: int) -> int:
     """Votes a consensus region needs when ``covering`` annotators covered the image: more than
-    half of them (``regionbench.consensus``)."""
+    half of them (``regionbench.build.consensus``)."""
     return covering // 2 + 1
 
 

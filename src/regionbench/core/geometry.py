@@ -37,7 +37,7 @@ def mask_to_polygon(mask: np.ndarray, box: tuple[int, int, int, int] | None = No
     multipolygon. The result is normalised so equal masks give equal WKB.
     """
     # Imported here: the compiled kernels belong to the build, the client reads geometry too.
-    from regionbench import kernels
+    from regionbench.core import kernels
 
     x0, y0, w, h = bbox(mask) if box is None else box
     corners, ends, component, outer = kernels.boundary_rings(mask[y0 : y0 + h, x0 : x0 + w])

@@ -17,8 +17,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from regionbench import history, release
-from regionbench.loader import load
+from regionbench import release
+from regionbench.client import history
+from regionbench.client.loader import load
 
 
 @dataclass

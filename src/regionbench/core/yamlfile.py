@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from regionbench.errors import InputError
+from regionbench.core.errors import InputError
 
 _SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -13,7 +13,7 @@ from itertools import groupby
 import numpy as np
 import pyarrow as pa
 
-from regionbench import features, relations, tables
+from regionbench.core import features, relations, tables
 
 
 @dataclass

@@ -35,9 +35,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench import numbers, tables, yamlfile
-from regionbench.errors import InputError
-from regionbench.hierarchy import Hierarchy
+from regionbench.core import numbers, tables, yamlfile
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy
 
 # The SAIAPR TC-12 vocabulary that ships with the library: hierarchy.yaml, label_ids.tsv, the
 # candidate lists and curation.yaml (docs/vocabulary.md).

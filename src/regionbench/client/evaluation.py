@@ -30,10 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regionbench import errors, metrics, numbers, tables
-from regionbench.errors import InputError
-from regionbench.hierarchy import Hierarchy, Node
-from regionbench.loader import Release
+from regionbench.client import metrics
+from regionbench.client.loader import Release
+from regionbench.core import errors, numbers, tables
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy, Node
 
 KEY = tables.REGION_KEY
 KEY_IDS = ("image_id", "region_id")
@@ -129,7 +130,7 @@ def write_run_orders(data: Release, out: Path) -> dict[str, dict[str, int]]:
 
 
 def _strict(value: object, parse: Callable[[str, str], float], what: str) -> float:
-    """One cell as ``parse`` reads it: strings strictly (``regionbench.numbers``); numbers from
+    """One cell as ``parse`` reads it: strings strictly (``regionbench.core.numbers``); numbers from
     Parquet as they are, if finite (and whole and not negative for an id)."""
     if isinstance(value, str):
         return parse(value, what)

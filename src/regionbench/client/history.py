@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from regionbench import release
-from regionbench.loader import load
+from regionbench.client.loader import load
 
 NONE = "none"
 

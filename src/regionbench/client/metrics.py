@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regionbench.hierarchy import Hierarchy
+from regionbench.core.hierarchy import Hierarchy
 
 GMAP_EPSILON = 1e-8
 

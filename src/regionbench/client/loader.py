@@ -19,7 +19,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench import errors, geometry, query, release, tables
+from regionbench import release
+from regionbench.client import query
+from regionbench.core import errors, geometry, tables
 
 
 class Release:
@@ -135,7 +137,7 @@ class Release:
     def query(self, question: str, annotator: str | None = None) -> pd.DataFrame:
         """Which images have ``"X relation Y"`` (e.g. ``"person above horse"``): the ordered
         region pairs of one annotator (default: the reference annotator) where it holds, as
-        image_id, region_id, other_region_id (``regionbench.query.related``)."""
+        image_id, region_id, other_region_id (``regionbench.client.query.related``)."""
         subject, relation, other = query.parse(question)
         name = annotator or self.reference_annotator
         relations = self.relations[self.relations["annotator"] == name]
@@ -143,7 +145,7 @@ class Release:
 
     def within(self, label: str, other: str, pixels: float, annotator: str | None = None) -> pd.DataFrame:
         """Regions labelled ``label`` within ``pixels`` of a region labelled ``other`` in the
-        same image, with their distance (``regionbench.query.within``)."""
+        same image, with their distance (``regionbench.client.query.within``)."""
         return query.within(self.regions_of(annotator), label, other, pixels)
 
 

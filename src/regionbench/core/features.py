@@ -30,7 +30,7 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from regionbench import geometry, kernels, tables
+from regionbench.core import geometry, kernels, tables
 
 FEATURE_NAMES = tables.FEATURE_NAMES
 
@@ -84,7 +84,7 @@ def measure(
     image: np.ndarray, masks: list[np.ndarray], boxes: list[tuple[int, int, int, int]] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features (n, 27) and pixel centroids (n, 2: x, y counted from 0) of every region of one
-    image, by the compiled kernel (``regionbench.kernels``).
+    image, by the compiled kernel (``regionbench.core.kernels``).
 
     Lab is converted once for the pixels that any region covers (the union of the boxes' rows
     and columns); each region is then one pass over its bounding box. ``boxes`` (x, y, width,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import shapely
 
-from regionbench.errors import InputError
+from regionbench.core.errors import InputError
 
 # Each relation word and the relations column (group) that holds it.
 RELATIONS = {

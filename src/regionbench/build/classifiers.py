@@ -47,13 +47,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-from regionbench import tables
-from regionbench.errors import InputError
-from regionbench.forked import forked_map
-from regionbench.hierarchy import Hierarchy
-from regionbench.metrics import region_scores
-from regionbench.subsets import SUBSET_SIZES
-from regionbench.tables import FEATURE_NAMES
+from regionbench.build.subsets import SUBSET_SIZES
+from regionbench.client.metrics import region_scores
+from regionbench.core import tables
+from regionbench.core.errors import InputError
+from regionbench.core.forked import forked_map
+from regionbench.core.hierarchy import Hierarchy
+from regionbench.core.tables import FEATURE_NAMES
 
 NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
 BASELINES = ("random", "majority")
