@@ -31,6 +31,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src scripts tests benchmarks
 	$(BIN)/ruff format --check src scripts tests benchmarks
 	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/mypy
 
 clean:
 	rm -rf results resources logs .snakemake

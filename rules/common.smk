@@ -133,7 +133,7 @@ INGEST_SETTINGS = {
 # collections are drawn from.
 VOCABULARY = config["vocabulary_dir"] or (
     DERIVED_VOCABULARY
-    if RAW.layout.names_categories and not RAW.generated
+    if layouts.names_categories(RAW.layout) and not RAW.generated
     else str(vocabulary.DEFAULT_DIR)
 )
 

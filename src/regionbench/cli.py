@@ -278,64 +278,23 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0 if outcome.identical else 1
 
 
-def cmd_export_saiapr(args: argparse.Namespace) -> int:
-    from regionbench.io import saiapr
+def cmd_export(args: argparse.Namespace) -> int:
+    from regionbench.io import layouts
 
-    loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
-    counts = saiapr.export_release(
-        Path(args.release),
-        Path(args.out),
-        images=Path(args.images) if args.images else None,
-        annotator=args.annotator,
-    )
-    print(f"{args.out}: {counts['folders']} folders, {counts['images']} images, {counts['regions']} regions written")
-    return 0
-
-
-def cmd_export_coco(args: argparse.Namespace) -> int:
-    from regionbench.io.coco.export import export_release
-
-    loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
-    images = Path(args.images) if args.images else None
-    counts = export_release(Path(args.release), Path(args.out), images=images, annotator=args.annotator)
-    print(
-        f"{args.out}: {counts['annotators']} annotator files, {counts['images']} images, {counts['regions']} regions"
-        + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
-    )
-    return 0
-
-
-def cmd_export_imageclef(args: argparse.Namespace) -> int:
-    from regionbench.io import imageclef
-
+    formats = layouts.exports()
+    if args.format not in formats:
+        raise UserError(f"no export format {args.format!r}; choose one of {', '.join(formats)}")
+    data = loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
     out = Path(args.out)
-    if out.exists():
-        raise UserError(f"{out}: already exists; export-imageclef writes a new folder, choose another path")
-    data = loader.load(args.release)
-    judges = [a for a in data.annotators() if a != "consensus"]
-    if len(judges) >= imageclef.MIN_RAW_ANNOTATORS:
-        counts = imageclef.export_release(Path(args.release), out)
-        left_out = len(data.images) - counts["images"]
+    images = Path(args.images) if args.images else None
+    for line in formats[args.format].export(data, out, images, args.annotator):
+        print(line)
+    if args.format == "imageclef":  # the run files' order, for evaluate --task imageclef
+        orders = evaluation.write_run_orders(data, out / "runs")
         print(
-            f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
-            f"{counts['images']} images by {counts['annotators']} annotators"
-            + (
-                f"; {left_out} images judged by fewer than {imageclef.MIN_RAW_ANNOTATORS} "
-                "annotators left out (the raw files need three judgments per image)"
-                if left_out
-                else ""
-            )
+            f"{out / 'runs'}: for each of subsets {', '.join(orders)}, the concept order (concepts.txt) and the "
+            "test images (images.txt) of a run file for evaluate --task imageclef"
         )
-    else:
-        print(
-            f"{out}: no concept or annotation files: they need the judgments of at least "
-            f"{imageclef.MIN_RAW_ANNOTATORS} annotators, and this release has {len(judges)}"
-        )
-    orders = evaluation.write_run_orders(data, out / "runs")
-    print(
-        f"{out / 'runs'}: for each of subsets {', '.join(orders)}, the concept order (concepts.txt) and the test "
-        "images (images.txt) of a run file for evaluate --task imageclef"
-    )
     return 0
 
 
@@ -406,8 +365,11 @@ def vocabulary_register(args: argparse.Namespace) -> int:
     return 0
 
 
-def vocabulary_from_coco(args: argparse.Namespace) -> int:
-    counts = vocabulary.derive("coco", Path(args.root), Path(args.out))
+def vocabulary_from_source(args: argparse.Namespace) -> int:
+    from regionbench.io import layouts
+
+    layout = args.layout or layouts.detect(args.root).name
+    counts = vocabulary.derive(layout, Path(args.root), Path(args.out))
     print(
         f"{args.out}: {counts['labels']} labels under {counts['supercategories']} supercategories, "
         f"{counts['new_ids']} new ids; set vocabulary_dir: {args.out} in the config"
@@ -537,35 +499,33 @@ def _reproduce_command(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_reproduce)
 
 
-def _export_saiapr_command(sub: argparse._SubParsersAction) -> None:
-    """export-saiapr: a release as SAIAPR files."""
-    e = sub.add_parser("export-saiapr", help="write a release back in the SAIAPR TC-12 text layout")
-    e.add_argument("release", help="release folder")
-    e.add_argument("out", help="folder to write (must not exist)")
-    e.add_argument("--images", metavar="ROOT", help="raw tree to copy the JPEGs from (checked against their sha256)")
-    e.add_argument("--annotator", default="saiapr", help="whose regions to write (the layout holds one annotator)")
-    e.set_defaults(func=cmd_export_saiapr)
+# The commands of one format each, kept as aliases of ``export --format`` for one version.
+EXPORT_ALIASES = {"export-saiapr": "saiapr", "export-coco": "coco", "export-imageclef": "imageclef"}
 
 
-def _export_coco_command(sub: argparse._SubParsersAction) -> None:
-    """export-coco: a release as COCO files."""
-    co = sub.add_parser("export-coco", help="write a release as COCO instances files, one per annotator")
-    co.add_argument("release", help="release folder")
-    co.add_argument("out", help="folder to write (must not exist)")
-    co.add_argument("--images", metavar="ROOT", help="raw tree to copy the images from (checked against their sha256)")
-    co.add_argument("--annotator", help="write only this annotator (default: every annotator but the consensus)")
-    co.set_defaults(func=cmd_export_coco)
-
-
-def _export_imageclef_command(sub: argparse._SubParsersAction) -> None:
-    """export-imageclef: ImageCLEF files."""
-    ic = sub.add_parser(
-        "export-imageclef",
-        help="write ImageCLEF 2012 concept and annotation files, clean and raw, and each subset's run file order",
-    )
-    ic.add_argument("release", help="release folder (concept and annotation files need three annotators or more)")
-    ic.add_argument("out", help="folder to write (must not exist)")
-    ic.set_defaults(func=cmd_export_imageclef)
+def _export_command(sub: argparse._SubParsersAction) -> None:
+    """export: a release in another format's files."""
+    for command in ("export", *EXPORT_ALIASES):
+        alias = EXPORT_ALIASES.get(command)
+        e = sub.add_parser(
+            command,
+            help="write a release in another format's files (saiapr, coco, imageclef)"
+            if alias is None
+            else f"the same as export --format {alias} (kept for one version)",
+        )
+        e.add_argument("release", help="release folder")
+        e.add_argument("out", help="folder to write (must not exist)")
+        if alias is None:
+            e.add_argument("--format", required=True, help="saiapr, coco or imageclef (any layout that exports)")
+        else:
+            e.set_defaults(format=alias)
+        e.add_argument(
+            "--images", metavar="ROOT", help="raw tree to copy the images from (checked against their sha256)"
+        )
+        e.add_argument(
+            "--annotator", help="whose regions (default: saiapr the one annotator; coco every human annotator)"
+        )
+        e.set_defaults(func=cmd_export)
 
 
 def _evaluate_command(sub: argparse._SubParsersAction) -> None:
@@ -652,10 +612,20 @@ def _vocabulary_command(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--yaml", metavar="PATH", help="hierarchy.yaml (default: DIR/hierarchy.yaml)")
     r.add_argument("--registry", metavar="PATH", help="label_ids.tsv (default: DIR/label_ids.tsv)")
     r.set_defaults(func=vocabulary_register)
-    fc = vsub.add_parser("from-coco", help="a vocabulary and hierarchy from a COCO tree's categories")
-    fc.add_argument("root", help="COCO tree (images/ and annotations/<annotator>.json)")
-    fc.add_argument("--out", required=True, metavar="DIR", help="vocabulary folder to write (its registry is kept)")
-    fc.set_defaults(func=vocabulary_from_coco)
+    for command in ("from-source", "from-coco"):
+        fc = vsub.add_parser(
+            command,
+            help="a vocabulary and hierarchy from a raw tree's own categories (any layout that names them)"
+            if command == "from-source"
+            else "the same as from-source --layout coco (kept for one version)",
+        )
+        fc.add_argument("root", help="raw tree (COCO: images/ and annotations/<annotator>.json)")
+        fc.add_argument("--out", required=True, metavar="DIR", help="vocabulary folder to write (its registry is kept)")
+        if command == "from-source":
+            fc.add_argument("--layout", default=None, help="the tree's layout (default: detected)")
+        else:
+            fc.set_defaults(layout="coco")
+        fc.set_defaults(func=vocabulary_from_source)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -669,9 +639,7 @@ def parser() -> argparse.ArgumentParser:
         _verify_command,
         _diff_command,
         _reproduce_command,
-        _export_saiapr_command,
-        _export_coco_command,
-        _export_imageclef_command,
+        _export_command,
         _evaluate_command,
         _hierarchy_command,
         _vocabulary_command,

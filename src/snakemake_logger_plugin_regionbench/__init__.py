@@ -30,17 +30,18 @@ class LogHandler(LogHandlerBase):
 
     def emit(self, record: LogRecord) -> None:
         event = getattr(record, "event", None)
+        fields = vars(record)  # Snakemake sets each event's fields as attributes of the record
         p = self.progress
         if event == LogEvent.RUN_INFO:
-            p.plan(record.stats, dry_run=bool(self.common_settings.dryrun))
+            p.plan(fields["stats"], dry_run=bool(self.common_settings.dryrun))
         elif event == LogEvent.JOB_INFO:
-            p.job_info(record.jobid, record.rule_name)
+            p.job_info(fields["jobid"], fields["rule_name"])
         elif event == LogEvent.JOB_STARTED:
-            p.started(list(record.jobs))
+            p.started(list(fields["jobs"]))
         elif event == LogEvent.JOB_FINISHED:
-            p.finished(record.job_id)
+            p.finished(fields["job_id"])
         elif event == LogEvent.JOB_ERROR:
-            p.failed(record.rule_name, [str(f) for f in record.log or []])
+            p.failed(fields["rule_name"], [str(f) for f in fields["log"] or []])
         elif record.levelno >= WARNING and event in (None, LogEvent.ERROR):
             p.message(self.format(record))
         elif record.msg == NOTHING_TO_BE_DONE_MSG:

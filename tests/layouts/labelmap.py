@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from regionbench.io import images as images_io
-from regionbench.io.layouts import About, ImageRecord, Reading
+from regionbench.io.layouts import About, ImageRecord, Layout, Reading
 from regionbench.io.shards import Ledger, image_row, region_row, trees_state
 
 ANNOTATOR = "labelmap"
@@ -38,11 +39,11 @@ class Reader:
             self.counts["images"][1] += 1
             labels = np.asarray(Image.open(self.root / "maps" / path.name))
             row = image_row(int(path.stem), "00", f"images/{path.name}", image)
-            regions = []
+            regions: list[tuple[dict[str, Any], np.ndarray | None]] = []
             for value in sorted(set(np.unique(labels).tolist()) - {0}):
                 self.counts["regions"][0] += 1
                 label = self.labels.get(value)
-                if label not in self.reading.words:
+                if label is None or label not in self.reading.words:
                     self.ledger.reject(
                         f"maps/{path.name}", f"{path.stem}/{value}", "region", f"value {value} has no label"
                     )
@@ -64,12 +65,11 @@ class Reader:
         return {"folder": "00", **counts}
 
 
-class LabelMapLayout:
+class LabelMapLayout(Layout):
     name = "labelmap"
     expects = "labelmap.txt, images/ and maps/"
     about = About(summary="from label-map PNGs", tag="label-map", keyword="label maps")
     official_measures = ()
-    names_categories = False
 
     def detect(self, root: Path) -> bool:
         return (Path(root) / "labelmap.txt").is_file() and (Path(root) / "maps").is_dir()

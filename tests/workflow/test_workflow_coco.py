@@ -21,7 +21,7 @@ import regionbench.core.hierarchy
 from regionbench import release
 from regionbench.build.consensus import ConsensusSettings
 from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.client import evaluation
+from regionbench.client import evaluation, loader
 from regionbench.core import features, geometry, tables
 from regionbench.io import imageclef
 from regionbench.io.saiapr import export_release
@@ -207,15 +207,15 @@ def test_clients_choose_the_annotator(coco_build: Path, tmp_path: Path) -> None:
     theirs[["image_id", "annotator", "region_id", "label"]].to_csv(tmp_path / "a1.csv", index=False)
     report = evaluation.evaluate(data, tree, tmp_path / "a1.csv", "region", annotator="annotator-1")
     assert report["measures"]["any"]["e_hard"] == 1.0 and report["regions"] == len(theirs)
-    counts = export_release(folder, tmp_path / "saiapr", annotator="consensus")
+    counts = export_release(loader.load(folder), tmp_path / "saiapr", annotator="consensus")
     assert counts["regions"] == len(data.regions_of("consensus"))
     with pytest.raises(ValueError, match="no regions by 'saiapr'"):
-        export_release(folder, tmp_path / "other")
+        export_release(loader.load(folder), tmp_path / "other")
 
 
 def test_imageclef_files_of_a_release_round_trip(coco_build: Path, tmp_path: Path) -> None:
     folder = coco_build / RELEASE
-    counts = imageclef.export_release(folder, tmp_path / "clef")
+    counts = imageclef.export_release(loader.load(folder), tmp_path / "clef")
     judgments, concepts, images = imageclef.read_files(tmp_path / "clef")
     regions = pq.read_table(folder / "data/regions.parquet", columns=["image_id", "annotator", "label"]).to_pylist()
     expected: dict = {}
@@ -233,7 +233,7 @@ def test_imageclef_files_are_an_image_level_source_of_a_build(coco_build: Path, 
     first = coco_build / RELEASE
     raw = tmp_path / "raw"
     shutil.copytree(coco_build / "resources/raw/coco-tiny", raw)
-    imageclef.export_release(first, raw / "imageclef")
+    imageclef.export_release(loader.load(first), raw / "imageclef")
     clef = raw / "imageclef"
     (clef / "concepts.txt").write_text((clef / "concepts.txt").read_text() + "unicorn\n")
     images = (clef / "concepts/raw/sky.txt").read_text().splitlines()

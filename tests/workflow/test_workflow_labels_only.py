@@ -16,6 +16,7 @@ from conftest import build, workflow_copy, write_config
 
 from regionbench import release
 from regionbench.build.ingest import ingest_shard
+from regionbench.client import loader
 from regionbench.core import tables
 from regionbench.io.saiapr import export_release, read_official_features
 
@@ -52,7 +53,7 @@ def test_a_folder_without_masks_is_released_by_labels_and_official_features(tiny
     assert pq.read_table(folder / "data/subsets.parquet").num_rows > 0  # the labels still make subsets
     # Written back, the folder has its labels and features but no mask files, as it came.
     out = tmp_path / "saiapr"
-    export_release(folder, out)
+    export_release(loader.load(folder), out)
     assert len((out / "00" / "labels.txt").read_text().splitlines()) == len(bare)
     assert len((out / "00" / "features.txt").read_text(encoding="latin-1").splitlines()) == len(bare)
     assert not list((out / "00").glob("segmentation_masks/*.mat")) and list(

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -86,7 +87,9 @@ def pair_agreement(
         pairs = match([m for _, m in a], [m for _, m in b], min_iou)
     ious = np.array([iou for _, _, iou in pairs])
     same = [a[i][0] == b[j][0] for i, j, _ in pairs]
-    soft = hierarchy.e_hierarchy([a[i][0] for i, _, _ in pairs], [b[j][0] for _, j, _ in pairs]) if pairs else []
+    soft: np.ndarray | list[float] = (
+        hierarchy.e_hierarchy([a[i][0] for i, _, _ in pairs], [b[j][0] for _, j, _ in pairs]) if pairs else []
+    )
     shape = (a or b)[0][1].shape
     map_a, map_b = label_map(a, codes, shape).ravel(), label_map(b, codes, shape).ravel()
     kappa = cohen_kappa(map_a, map_b)
@@ -381,13 +384,15 @@ def shard_agreement(
             names,
             tables.AGREEMENT_LABELS.empty_table(),
         )
-    by_image: dict[int, dict[str, list[tuple[str, str]]]] = {}
+    by_image: dict[int, dict[str, list[tuple[str, dict[str, Any]]]]] = {}
     for image_id, annotator, label, rle in zip(
         *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask")), strict=True
     ):
         if annotator not in derived:
             by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, rle))
-    rows, samples, tally = [], [], Counter()
+    rows: list[dict[str, Any]] = []
+    samples: list[Any] = []
+    tally: Counter[Any] = Counter()
     for image_id in sorted(sizes):
         shape, present = sizes[image_id], covering.get(image_id, [])
         drawn = by_image.get(image_id, {})
@@ -401,7 +406,8 @@ def shard_agreement(
                     tally += label_tally(a, b, pairs)
                     rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
         absent = None if len(present) == len(names) else np.full(shape, NOT_COVERED, dtype=np.int32)
-        maps = {a: label_map(readings[a], codes, shape) if a in readings else absent for a in names}
+        # absent is None only when every annotator covered the image, and so is never used then
+        maps = {a: label_map(readings[a], codes, shape) if a in readings else cast(np.ndarray, absent) for a in names}
         samples.append(sampled_labels(maps, names))
     units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
     labels = sorted({label for label, _ in tally})
@@ -443,7 +449,7 @@ def _label_free(rows: pa.Table, names: Sequence[str]) -> dict:
     and per annotator; an annotator's covering is that of the others' segmentations by its own."""
     cols = {c: rows.column(c).to_numpy() for c in (*LABEL_FREE_MEASURES, "covering_of_a", "covering_of_b")}
     first, second = (np.array(rows.column(c).to_pylist()) for c in ("annotator_a", "annotator_b"))
-    out = {
+    out: dict[str, Any] = {
         "pri": float(cols["rand_index"].mean()),
         "vi_bits": float(cols["vi_bits"].mean()),
         "covering": float(np.concatenate([cols["covering_of_a"], cols["covering_of_b"]]).mean()),

@@ -31,6 +31,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -86,7 +87,7 @@ class Model:
     labels: np.ndarray
     mean: np.ndarray
     scale: np.ndarray
-    estimator: object = None
+    estimator: Any = None
     constant: str | None = None
     seed: int = 0
     extra: dict = field(default_factory=dict)
@@ -281,7 +282,7 @@ def soft_confusions(tree: Hierarchy, predictions: dict[tuple[str, str], pa.Table
     makers: dict[tuple[str, str], set[str]] = {}
     names = sorted(n for s, n in predictions if s == subset and n not in BASELINES)
     for name in names:
-        table = predictions[(subset, name)]
+        table = predictions[(str(subset), name)]  # a name is found only under a subset
         true, pred = table.column("label").to_pylist(), table.column("predicted").to_pylist()
         e = tree.e_hierarchy(true, pred) if true else np.array([])
         for t, p, value in zip(true, pred, e, strict=True):

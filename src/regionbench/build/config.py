@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 
@@ -54,7 +56,7 @@ class Layers(list):
         return best
 
 
-def load_layers(project: Path, overrides: list[Path] = ()) -> tuple[dict, Layers]:
+def load_layers(project: Path, overrides: Sequence[Path] = ()) -> tuple[dict, Layers]:
     """The effective configuration (defaults, then each override in order) and its layers."""
     layers = Layers()
     config: dict = {}
@@ -71,7 +73,7 @@ def load_layers(project: Path, overrides: list[Path] = ()) -> tuple[dict, Layers
     return config, layers
 
 
-def load(project: Path, overrides: list[Path] = ()) -> dict:
+def load(project: Path, overrides: Sequence[Path] = ()) -> dict:
     """The effective configuration of a build: defaults, then each override in order."""
     return load_layers(project, overrides)[0]
 
@@ -87,7 +89,7 @@ def _non_finite(value: object, path: tuple = ()) -> tuple | None:
     return None
 
 
-def _with_defaults(validator_class: type) -> type:
+def _with_defaults(validator_class: Any) -> Any:
     """A validator class that also fills every absent property that has a ``default`` in the
     schema, nested ones too (the pattern of the jsonschema FAQ, as Snakemake's ``validate``)."""
     check_properties = validator_class.VALIDATORS["properties"]

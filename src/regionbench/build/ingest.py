@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def ingest_shard(
     layout = layouts.detect(root) if layout is None else layouts.get(layout) if isinstance(layout, str) else layout
     words = dict(words or {})
     reading = layouts.Reading(
-        words, settings.max_image_pixels, settings.category_map, settings.shard_size, pieces and str(pieces)
+        words, settings.max_image_pixels, settings.category_map, settings.shard_size, str(pieces) if pieces else None
     )
     reader = layout.read_shard(root, shard, reading, hierarchy)
     ledger = reader.ledger
@@ -94,7 +95,7 @@ def ingest_shard(
     for record in reader.records():
         image_id = record.row["image_id"]
         found = list(record.regions)
-        if derived is not None and record.covered_by:
+        if derived is not None and hierarchy is not None and record.covered_by:
             found += _consensus(record, words, hierarchy, agreement, ledger, derived)
         rows.append(record.row)
         regions += [row for row, _ in found]
@@ -170,7 +171,7 @@ def merge_reports(reports: list[dict]) -> dict:
     ``folders``. Two entries are collection-wide: the ontology ``parents`` each node was seen
     under become ``parent_conflicts`` (the nodes seen under several, with the majority parent
     chosen), and the quirk ``internal_node_labels`` counts the distinct labels, not the shards'."""
-    totals = {"folders": sorted(r["folder"] for r in reports)}
+    totals: dict[str, Any] = {"folders": sorted(r["folder"] for r in reports)}
     for key in sorted({k for r in reports for k in r} - {"folder"}):
         totals[key] = _merge([r[key] for r in reports if key in r])
     parents = totals.pop("parents", {})

@@ -63,7 +63,7 @@ def reproduce(repo: str, tag: str, workdir: Path | None = None, cores: int = 2) 
     if Path(repo).exists():
         repo = str(Path(repo).resolve())  # the clone runs elsewhere
     owned = workdir is None
-    root = Path(tempfile.mkdtemp(prefix="regionbench-reproduce-")) if owned else Path(workdir)
+    root = Path(tempfile.mkdtemp(prefix="regionbench-reproduce-")) if workdir is None else Path(workdir)
     clone = root / "repo"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(clone / "src"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import groupby
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,10 +42,10 @@ class Measures:
         out = self._relations
         at = 0
         for annotator, group in groupby(regions, key=lambda r: r[0]["annotator"]):
-            group = list(group)
-            own = slice(at, at + len(group))
-            at += len(group)
-            masks = [m for _, m in group]
+            members = list(group)
+            own = slice(at, at + len(members))
+            at += len(members)
+            masks = [m for _, m in members]
             settings = self.settings
             pairs = relations.pairwise(
                 masks,
@@ -56,7 +57,7 @@ class Measures:
                 settings.max_regions,
             )
             self.crowded += settings.max_regions is not None and len(masks) > settings.max_regions
-            ids = np.array([row["region_id"] for row, _ in group])
+            ids = np.array([row["region_id"] for row, _ in members])
             out["image_id"] += [image_id] * len(pairs.i)
             out["annotator"] += [annotator] * len(pairs.i)
             out["region_id"] += ids[pairs.i].tolist()
@@ -75,7 +76,7 @@ class Measures:
         order = sorted(range(len(self._keys)), key=self._keys.__getitem__)
         matrix = np.concatenate(self._values)[order] if self._values else np.empty((0, len(features.FEATURE_NAMES)))
         keys = [self._keys[n] for n in order]
-        columns = {name: [k[n] for k in keys] for n, name in enumerate(tables.REGION_KEY)}
+        columns: dict[str, Any] = {name: [k[n] for k in keys] for n, name in enumerate(tables.REGION_KEY)}
         columns.update({name: matrix[:, k] for k, name in enumerate(features.FEATURE_NAMES)})
         return pa.table(columns, schema=tables.FEATURES)
 

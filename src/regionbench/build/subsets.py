@@ -158,7 +158,8 @@ def reference_regions(
 def image_split_report(label_sets: dict[int, set[str]], side: dict[int, str]) -> dict:
     """Images per side, and the share of each label's images in test: lowest, highest, and the
     labels with no test image (a label on a single image can only be on one side)."""
-    images_of, in_test = Counter(), Counter()  # one pass: per label, its images and test images
+    images_of: Counter[str] = Counter()  # one pass: per label, its images and test images
+    in_test: Counter[str] = Counter()  #: per label, its images and test images
     for image, labels in label_sets.items():
         images_of.update(labels)
         if side[image] == "test":

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -221,7 +222,7 @@ class Curation:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Curation:
-        data = yamlfile.read(path, VocabularyError, "curation file")
+        data: Any = yamlfile.read(path, VocabularyError, "curation file")
         try:
             return cls(
                 min_lists=int(data["min_lists"]),
@@ -484,7 +485,10 @@ def derive(layout: str, root: str | Path, out: str | Path) -> dict[str, int]:
     ``new_ids``."""
     from regionbench.io import layouts  # a build's concern: readers of releases need no image library
 
-    labels, counts = layouts.get(layout).write_vocabulary(Path(root), Path(out))
+    found = layouts.get(layout)
+    if not isinstance(found, layouts.NamesCategories):
+        raise VocabularyError(f"{layout} trees do not name their categories; write the vocabulary folder yourself")
+    labels, counts = found.write_vocabulary(Path(root), Path(out))
     path = Path(out) / "label_ids.tsv"
     old = Registry.read(path) if path.is_file() else Registry([])
     new = old.register(labels)

@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,6 +71,7 @@ def release_hierarchy(data: Release) -> Hierarchy:
     if len(roots) != 1:
         raise RunError(f"the release's vocabulary has roots {roots}; expected exactly one")
     nodes = {roots[0]: Node(roots[0], None)}
+    row: Any  # a row of the vocabulary table (pandas types its fields loosely)
     for row in vocabulary.itertuples(index=False):
         nodes[row.label] = Node(row.label, row.parent, row.relation or "is-a", bool(row.group))
     return Hierarchy(roots[0], nodes)

@@ -13,6 +13,7 @@ import importlib.util
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,20 +42,26 @@ class Release:
         return f"Release({self.dataset!r}, v{self.version}, {str(self.folder)!r})"
 
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        """The table ``name`` as a DataFrame (only ``columns``, when given)."""
+        return self.arrow(name, columns).to_pandas()
+
+    def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """The table ``name`` as Arrow, its types as released (only ``columns``, when given);
+        once the release verified, its bytes are checked against the manifest first."""
         if name not in self.manifest["tables"]:
             raise release.ReleaseError(f"{self.folder}: no table {name!r}; tables: {sorted(self.manifest['tables'])}")
         rel = self.manifest["tables"][name]["path"]
         path = self.folder / rel
         try:
             if not self.check_reads:
-                return pq.read_table(path, columns=columns).to_pandas()
+                return pq.read_table(path, columns=columns)
             data = path.read_bytes()
             if hashlib.sha256(data).hexdigest() != self.manifest["files"].get(rel):
                 raise release.ReleaseError(
                     f"{path}: changed since the release was verified (sha256 differs from manifest.json); "
                     "fetch the release again, or run regionbench verify on it"
                 )
-            return pq.read_table(pa.BufferReader(data), columns=columns).to_pandas()
+            return pq.read_table(pa.BufferReader(data), columns=columns)
         except (OSError, pa.ArrowException) as exc:
             raise release.ReleaseError(
                 f"{path}: unreadable ({errors.first_line(exc)}); run regionbench verify on the release"
@@ -108,7 +115,10 @@ class Release:
     def reference_annotator(self) -> str | None:
         """Whose regions the subsets hold (the only annotator, or the consensus)."""
         names = sorted(self.subsets["annotator"].unique())
-        return names[0] if names else (self.annotators() or [None])[0]
+        if names:
+            return str(names[0])
+        annotators = self.annotators()
+        return annotators[0] if annotators else None
 
     def regions_of(self, annotator: str | None = None) -> pd.DataFrame:
         """The regions of one annotator (default: the reference annotator)."""
@@ -153,7 +163,7 @@ def _cache_root() -> Path:
     return Path(os.environ.get("REGIONBENCH_CACHE", Path.home() / ".cache" / "regionbench"))
 
 
-def _state_key(folder: Path, manifest: dict) -> str:
+def _state_key(folder: Path, manifest: dict[Any, Any]) -> str:
     """The manifest's digest with the size, modification time and inode of every file in the
     folder: a change to any file (or a file added) makes a new key."""
     digest = hashlib.sha256(manifest["digest"].encode())
@@ -188,7 +198,7 @@ def verified(data: Release) -> Release:
     return data
 
 
-def _find_release(fs, dataset: str | None, version: str | None) -> str:
+def _find_release(fs: Any, dataset: str | None, version: str | None) -> str:
     """Path of the release inside the repository: the given one, else the highest version."""
     folders = [m.rsplit("/", 1)[0].lstrip("/") for m in fs.glob("releases/*/v*/manifest.json")]
     wanted = None if version is None else release.parse_version(version)

@@ -113,9 +113,9 @@ def semantic_counts(
 
     out = []
     for t, p in zip(truth, ranked, strict=True):
-        t, p = set(t), set(p)
-        tp = sorted(t & p)
-        open_truths, open_preds = sorted(t - p), sorted(p - t)
+        true_set, pred_set = set(t), set(p)
+        tp = sorted(true_set & pred_set)
+        open_truths, open_preds = sorted(true_set - pred_set), sorted(pred_set - true_set)
         fp = []
         if open_truths and open_preds:
             score = np.array([[similarity(x, y) for x in open_truths] for y in open_preds], dtype=float)
@@ -168,7 +168,9 @@ def example_based(truth: Iterable[Iterable[str]], pred: Iterable[Iterable[str]])
 
 
 def _label_tallies(counts: Sequence[ImageCounts]) -> tuple[Counter, Counter, Counter]:
-    tp, fp, fn = Counter(), Counter(), Counter()
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
     for c in counts:
         tp.update(c.tp)
         fp.update(c.fp)
@@ -361,13 +363,13 @@ def train_distances(train: np.ndarray, test: np.ndarray, neighbours: int = OVERL
     return out
 
 
-def overlap_subsets(distance: Sequence[float], share: float = OVERLAP_SHARE) -> dict[str, list[int]]:
+def overlap_subsets(distance: Sequence[float] | np.ndarray, share: float = OVERLAP_SHARE) -> dict[str, list[int]]:
     """Positions of the ``share`` most and least train-overlapping test images (Dutta et al.
     2018, Tables 9-12): the smallest and the largest ``train_distances``, round(share * n) of
     each (at least one), ties by position; each list in ascending position order."""
-    distance = np.asarray(distance, dtype=float)
-    size = max(1, round(share * len(distance))) if len(distance) else 0
-    order = np.lexsort((np.arange(len(distance)), distance))
+    values = np.asarray(distance, dtype=float)
+    size = max(1, round(share * len(values))) if len(values) else 0
+    order = np.lexsort((np.arange(len(values)), values))
     return {"most": sorted(order[:size].tolist()), "least": sorted(order[len(order) - size :].tolist())}
 
 

@@ -73,15 +73,13 @@ def saiapr27(image: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return image_features(image, [mask])[0]
 
 
-def image_features(
-    image: np.ndarray, masks: list[np.ndarray], boxes: list[tuple[int, int, int, int]] | None = None
-) -> np.ndarray:
+def image_features(image: np.ndarray, masks: list[np.ndarray], boxes: np.ndarray | None = None) -> np.ndarray:
     """Features of every region of one image, (n, 27) (``measure``)."""
     return measure(image, masks, boxes)[0]
 
 
 def measure(
-    image: np.ndarray, masks: list[np.ndarray], boxes: list[tuple[int, int, int, int]] | None = None
+    image: np.ndarray, masks: list[np.ndarray], boxes: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features (n, 27) and pixel centroids (n, 2: x, y counted from 0) of every region of one
     image, by the compiled kernel (``regionbench.core.kernels``).

@@ -13,7 +13,7 @@ import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from regionbench.core.errors import InputError
 
@@ -50,7 +50,7 @@ def forked_iter(function: Callable[[T], R], items: Sequence[T], workers: int = 1
     _WORK[number] = lambda index: function(items[index])
     pool = ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork"))
     try:
-        yield from pool.map(_piece, [number] * len(items), range(len(items)))
+        yield from cast(Iterator[R], pool.map(_piece, [number] * len(items), range(len(items))))
     except BrokenProcessPool:
         raise WorkerDied(
             "a worker process of this job died without a result (killed by the system: out of memory?); "

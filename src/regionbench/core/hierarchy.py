@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 
@@ -156,6 +157,16 @@ class Hierarchy:
                 f"labels not in the hierarchy: {', '.join(map(repr, unknown[:10]))}; check spelling or the vocabulary"
             ) from None
 
+    @overload
+    def e_hierarchy(  # type: ignore[overload-overlap]  # a str is an Iterable[str] too
+        self, true: str, pred: str, direction: str = "any", threshold: float | None = None
+    ) -> float: ...
+
+    @overload
+    def e_hierarchy(
+        self, true: Iterable[str], pred: Iterable[str], direction: str = "any", threshold: float | None = None
+    ) -> np.ndarray: ...
+
     def e_hierarchy(
         self,
         true: str | Iterable[str],
@@ -191,7 +202,7 @@ class Hierarchy:
         return float(e[0]) if scalar else e
 
     @classmethod
-    def from_nodes(cls, root: str, nodes: dict[str, Node], **extra: object) -> Hierarchy:
+    def from_nodes(cls, root: str, nodes: dict[str, Node], **extra: Any) -> Hierarchy:
         """A hierarchy from nodes in any order (they are put parents first); ``extra`` are the
         optional fields (``conflicts``, ``notes``, ``counts``)."""
         return cls(root, _parents_first(nodes, root), **extra)

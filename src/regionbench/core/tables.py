@@ -290,7 +290,7 @@ class ParquetParts(Sequence[pa.Table]):
     def __len__(self) -> int:
         return len(self.paths)
 
-    def __getitem__(self, index: int | slice) -> pa.Table | ParquetParts:  # type: ignore[override]
+    def __getitem__(self, index: int | slice) -> pa.Table | ParquetParts:
         if isinstance(index, slice):
             return ParquetParts(self.paths[index], self.columns)
         return read_parquet(self.paths[index], self.columns)

@@ -20,11 +20,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-
-import pyarrow.parquet as pq
+from typing import Any
 
 from regionbench.core import numbers
 from regionbench.core.errors import InputError
+from regionbench.io.layouts import ReleaseTables
 from regionbench.io.shards import check_ledger
 
 Judgments = dict[str, dict[str, set[str]]]  # annotator -> image -> concepts seen; absent: did not judge it
@@ -247,22 +247,21 @@ def judgments_of(
     return out
 
 
-def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
+def export_release(release: ReleaseTables, out: str | Path) -> dict[str, int]:
     """The ImageCLEF files of a release folder: every human annotator's image-level labels (the
     derived ``consensus`` is left out), each image judged by the annotators who covered it (the
     table ``coverage``), concepts in label id order, images in id order. Images judged by fewer
     than ``MIN_RAW_ANNOTATORS`` cannot be written and are left out (the counts' ``images`` are
     those written)."""
 
-    release = Path(release)
-    regions = pq.read_table(release / "data" / "regions.parquet", columns=["image_id", "annotator", "label"])
-    images = pq.read_table(release / "data" / "images.parquet", columns=["image_id"]).column("image_id").to_pylist()
-    vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"]).to_pylist()
+    regions = release.arrow("regions", ["image_id", "annotator", "label"])
+    images = release.arrow("images", ["image_id"]).column("image_id").to_pylist()
+    vocabulary = release.arrow("vocabulary", ["label_id", "label"]).to_pylist()
     pairs: dict[str, list[tuple[int, str]]] = {}
     for image_id, annotator, label in zip(*(regions.column(c).to_pylist() for c in regions.column_names), strict=True):
         if annotator != "consensus":
             pairs.setdefault(annotator, []).append((image_id, label))
-    covered = pq.read_table(release / "data" / "coverage.parquet", columns=["image_id", "annotator"])
+    covered = release.arrow("coverage", ["image_id", "annotator"])
     judgments = judgments_of(
         pairs, zip(*(covered.column(c).to_pylist() for c in ("image_id", "annotator")), strict=True)
     )
@@ -279,7 +278,7 @@ def export_release(release: str | Path, out: str | Path) -> dict[str, int]:
 
 def ingest_judgments(
     folder: str | Path, words: Mapping[str, int], image_ids: Iterable[int], source: str = FOLDER
-) -> tuple[list[dict], list[dict], dict]:
+) -> tuple[list[dict[Any, Any]], list[dict[Any, Any]], dict[Any, Any]]:
     """Image-level labels from the ImageCLEF files in ``folder`` (``read_files``).
 
     Every judgment "present" (a 1 in a raw concept file) is an item: it becomes a row
@@ -320,3 +319,40 @@ def ingest_judgments(
     rows.sort(key=lambda r: (r["image_id"], r["annotator"], r["label"]))
     check_ledger(f"{source} (ImageCLEF judgments)", report)
     return rows, rejects, report
+
+
+class ImageClefExport:
+    """``regionbench export --format imageclef``: the concept and annotation files, clean and raw
+    (``export_release``), when the release has the judgments of ``MIN_RAW_ANNOTATORS``."""
+
+    name = "imageclef"
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        if images is not None or annotator is not None:
+            raise InputError(
+                "--format imageclef takes neither --images nor --annotator: the files hold every annotator's labels"
+            )
+        if out.exists():
+            raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
+        judges = sorted(set(release.arrow("coverage", ["annotator"]).column("annotator").to_pylist()) - {"consensus"})
+        if len(judges) < MIN_RAW_ANNOTATORS:
+            out.mkdir(parents=True)
+            return [
+                f"{out}: no concept or annotation files: they need the judgments of at least "
+                f"{MIN_RAW_ANNOTATORS} annotators, and this release has {len(judges)}"
+            ]
+        counts = export_release(release, out)
+        left_out = release.arrow("images", ["image_id"]).num_rows - counts["images"]
+        return [
+            f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
+            f"{counts['images']} images by {counts['annotators']} annotators"
+            + (
+                f"; {left_out} images judged by fewer than {MIN_RAW_ANNOTATORS} "
+                "annotators left out (the raw files need three judgments per image)"
+                if left_out
+                else ""
+            )
+        ]
+
+
+EXPORT = ImageClefExport()

@@ -12,14 +12,16 @@ are not a layout's business: ``regionbench.build.ingest`` derives them from the 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+import pyarrow as pa
 
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.shards import IngestError, Ledger
@@ -42,10 +44,10 @@ class ImageRecord:
 
     key: str
     image: DecodedImage
-    row: dict
-    regions: list[tuple[dict, np.ndarray | None]]
+    row: dict[Any, Any]
+    regions: Sequence[tuple[dict[Any, Any], np.ndarray | None]]
     covered_by: tuple[str, ...]
-    known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict[Any, Any])
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,9 @@ class Reading:
     layout's default) and ``pieces`` (the folder a layout that prepares its tree, ``prepare``,
     wrote its shard pieces to; None: the reader prepares what it needs itself)."""
 
-    words: Mapping[str, int] = field(default_factory=dict)
+    words: Mapping[str, int] = field(default_factory=dict[Any, Any])
     max_image_pixels: int = 40_000_000
-    category_map: Mapping[str, str] = field(default_factory=dict)
+    category_map: Mapping[str, str] = field(default_factory=dict[Any, Any])
     shard_size: int | None = None
     pieces: str | None = None
 
@@ -88,40 +90,46 @@ class ShardReader(Protocol):
     layout has several) and the layout's own findings; the ledger's quirks are added by ingest,
     which counts more of them."""
 
-    ledger: Ledger
-    annotators: tuple[str, ...]
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def annotators(self) -> tuple[str, ...]: ...
 
     def records(self) -> Iterator[ImageRecord]: ...
 
-    def report(self) -> dict: ...
+    def report(self) -> dict[Any, Any]: ...
 
 
+@runtime_checkable
 class Layout(Protocol):
-    """A raw format. ``expects`` says what a tree of it holds (for the error when none fits);
-    ``official_measures`` which of "features" and "relations" its trees may publish (their parity
-    with the computed ones is then checked); ``names_categories`` whether its files name the
-    categories, so that a vocabulary can be derived from a tree (``write_vocabulary``).
+    """A raw format: what the workflow and ingest ask of every layout. ``expects`` says what a
+    tree of it holds (for the error when none fits); ``official_measures`` which of "features"
+    and "relations" its trees may publish (their parity with the computed ones is then checked,
+    through ``PublishesMeasures``).
 
-    A layout whose files each hold every shard's items (COCO: one file per annotator) also has
-    ``prepare(root, out, shard_size)``, which reads them once into per-shard pieces under
-    ``out`` (``pieces``: the files each shard has there); the workflow runs it as one job
-    before the shards, and each shard reads only its pieces (``Reading.pieces``)."""
+    Optional capabilities are their own protocols below: ``PreparesPieces`` (a layout whose files
+    each hold every shard's items), ``NamesCategories`` (a vocabulary can be derived from a tree),
+    ``PublishesMeasures`` and ``Exports`` (a release written back in the layout)."""
 
     name: str
     expects: str
     about: About
     official_measures: tuple[str, ...]
-    names_categories: bool
 
     def detect(self, root: Path) -> bool:
         """Whether ``root`` is a tree of this layout."""
 
+    def check(self, root: Path) -> None:
+        """Raise IngestError when ``root``, detected as this layout, cannot be read as one: the
+        message completes "raw_dir <root> ..." (what it has, how to fix)."""
+
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         """The shard names of the tree, in order."""
 
-    def planned_shards(self, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        """The shard names of a tree about to be generated: ``folders`` has one entry per image,
-        the folder it will be written to."""
+    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
+        """The shard names of a tree about to be generated: ``images`` images, and ``folders``
+        the folders they will be written to."""
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Per shard, a fingerprint of every raw file reading it depends on (its pieces aside,
@@ -139,10 +147,6 @@ class Layout(Protocol):
     def official_relations(self, root: Path) -> list[str]:
         """The tree's files of published spatial relations."""
 
-    def check(self, root: Path) -> None:
-        """Raise IngestError when ``root``, detected as this layout, cannot be read as one: the
-        message completes "raw_dir <root> ..." (what it has, how to fix)."""
-
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> ShardReader:
         """A reader of one shard."""
 
@@ -150,9 +154,121 @@ class Layout(Protocol):
         """How many annotators a generated tree of this layout has when ``requested``."""
 
 
+@runtime_checkable
+class PreparesPieces(Layout, Protocol):
+    """A layout whose files each hold every shard's items (COCO: one file per annotator).
+    ``prepare`` reads them once into per-shard pieces under ``out`` (``pieces``: the files each
+    shard has there); the workflow runs it as one job before the shards, and each shard reads
+    only its pieces (``Reading.pieces``). ``listing_state`` fingerprints what the shards' runs
+    depend on besides the annotator files."""
+
+    pieces: tuple[str, ...]
+
+    def prepare(self, root: Path, out: Path, shard_size: int | None) -> dict[str, Any]:
+        """Write the shards' pieces under ``out``; returns the preparation's report."""
+
+    def listing_state(self, root: Path, shard_size: int | None) -> str:
+        """A fingerprint of the listing the shards are cut from."""
+
+
+@runtime_checkable
+class NamesCategories(Layout, Protocol):
+    """A layout whose files name their categories: a build without a vocabulary folder derives
+    its vocabulary from the tree (``build.vocabulary.derive``)."""
+
+    def write_vocabulary(self, root: Path, out: Path) -> tuple[list[str], dict[str, int]]:
+        """Write ``hierarchy.yaml`` (and the name map) of the tree's categories under ``out``;
+        returns the labels and counts."""
+
+
+@runtime_checkable
+class PublishesMeasures(Layout, Protocol):
+    """A layout whose trees may publish region features and spatial relations of their own,
+    which the build compares with the ones it computes."""
+
+    def read_official_features(self, paths: Sequence[str]) -> dict[tuple[int, int], np.ndarray]:
+        """The published features by (image id, region id)."""
+
+    def features_parity(self, official: dict[tuple[int, int], np.ndarray], computed: pa.Table) -> dict[str, Any]:
+        """Computed features against the published ones."""
+
+    def read_official_relations(self, root: Path) -> tuple[dict[int, dict[str, np.ndarray]], list[dict[str, str]]]:
+        """The published relations by image, and the files that could not be used."""
+
+    def relations_parity(self, official: dict[int, dict[str, np.ndarray]], computed: pa.Table) -> dict[str, Any]:
+        """Computed relations against the published ones."""
+
+
+class ReleaseTables(Protocol):
+    """What an export reads of a release (``regionbench.client.loader.Release`` is one): its
+    folder, and its tables as Arrow, verified as the release was."""
+
+    folder: Path
+
+    def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """The table ``name`` (only ``columns``, when given)."""
+
+
+@runtime_checkable
+class Exports(Protocol):
+    """A format a release can be written in (``regionbench export --format NAME``): a layout's
+    own files, so tools of that format read the release, or another format's (ImageCLEF)."""
+
+    name: str
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """Write ``release`` under ``out`` (a new folder); with ``images`` (the raw tree) the image
+        files too, each checked against its sha256; ``annotator``: whose regions (None: the
+        format's default). Returns what was written, a line each."""
+
+
 def prepares(layout: Layout) -> bool:
-    """Whether ``layout`` prepares its trees into shard pieces (``Layout``'s ``prepare``)."""
-    return callable(getattr(layout, "prepare", None))
+    """Whether ``layout`` prepares its trees into shard pieces (``PreparesPieces``)."""
+    return isinstance(layout, PreparesPieces)
+
+
+def names_categories(layout: Layout) -> bool:
+    """Whether a vocabulary can be derived from a tree of ``layout`` (``NamesCategories``)."""
+    return isinstance(layout, NamesCategories)
+
+
+CAPABILITIES = (PreparesPieces, NamesCategories, PublishesMeasures, Exports)
+
+
+def _members(protocol: type) -> dict[str, inspect.Signature | None]:
+    """A protocol's own members: methods with their signatures, attributes with None."""
+    members: dict[str, inspect.Signature | None] = {}
+    for klass in reversed(protocol.__mro__):
+        if not getattr(klass, "_is_protocol", False) or klass.__module__ == "typing":
+            continue
+        members.update(dict.fromkeys(getattr(klass, "__annotations__", {})))
+        for name, value in vars(klass).items():
+            if inspect.isfunction(value) and not name.startswith("_"):
+                members[name] = inspect.signature(value)
+    return members
+
+
+def contract_problems(layout: object) -> list[str]:
+    """What ``layout`` lacks of ``Layout`` and of each capability it claims (any of
+    ``CAPABILITIES`` whose members it has one of): a missing member, or a method whose
+    parameters are not the protocol's, by name and order. Empty: it keeps the contract."""
+    problems = []
+    claimed = [Layout] + [c for c in CAPABILITIES if any(hasattr(layout, m) for m in _own(c))]
+    for protocol in claimed:
+        for name, signature in _members(protocol).items():
+            if not hasattr(layout, name):
+                problems.append(f"{protocol.__name__}.{name} missing")
+            elif signature is not None:
+                found = list(inspect.signature(getattr(layout, name)).parameters)
+                wanted = [p for p in signature.parameters if p != "self"]
+                if found != wanted:
+                    problems.append(f"{name}({', '.join(found)}) should be {name}({', '.join(wanted)})")
+    return sorted(set(problems))
+
+
+def _own(protocol: type) -> list[str]:
+    """The members a capability adds to ``Layout``."""
+    return [m for m in _members(protocol) if m not in _members(Layout)]
 
 
 @cache
@@ -163,9 +279,28 @@ def registry() -> dict[str, Layout]:
     found: dict[str, Layout] = {}
     for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         layout = getattr(importlib.import_module(f"{package.__name__}.{module.name}"), "LAYOUT", None)
-        if layout is not None:
-            found[layout.name] = layout
+        if layout is None:
+            continue
+        if problems := contract_problems(layout):
+            raise IngestError(
+                f"regionbench.io.{module.name}: its LAYOUT breaks the Layout contract ({'; '.join(problems)}); "
+                "see regionbench.io.layouts"
+            )
+        found[layout.name] = layout
     return found
+
+
+def exports() -> dict[str, Exports]:
+    """Format name -> how a release is written in it: every layout that ``Exports``, and the
+    other formats of ``regionbench.io`` (a module's ``EXPORT``: ImageCLEF)."""
+    import regionbench.io as package
+
+    found: dict[str, Exports] = {name: layout for name, layout in registry().items() if isinstance(layout, Exports)}
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        export = getattr(importlib.import_module(f"{package.__name__}.{module.name}"), "EXPORT", None)
+        if export is not None:
+            found[export.name] = export
+    return dict(sorted(found.items()))
 
 
 def get(name: str) -> Layout:

@@ -25,10 +25,13 @@ import io
 import multiprocessing
 import struct
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from isal import isal_zlib
 from zlib_ng import zlib_ng
+
+_INFLATE_ERROR = cast(type[Exception], isal_zlib.error)  # isal's stubs do not type it as one
 
 _MI_INT8, _MI_INT32, _MI_UINT32, _MI_DOUBLE, _MI_MATRIX, _MI_COMPRESSED = 1, 5, 6, 9, 14, 15
 _MX_DOUBLE_CLASS = 6
@@ -137,7 +140,7 @@ def _read_direct(data: bytes) -> dict[str, np.ndarray]:
         if kind == _MI_COMPRESSED:
             try:
                 payload = isal_zlib.decompress(payload)
-            except isal_zlib.error:
+            except _INFLATE_ERROR:
                 raise _Unsupported from None
             if len(payload) < 8:
                 raise _Unsupported

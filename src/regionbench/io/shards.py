@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +34,7 @@ class Shard:
     images: pa.Table
     regions: pa.Table
     rejects: pa.Table
-    report: dict
+    report: dict[Any, Any]
     features: pa.Table
     relations: pa.Table
     coverage: pa.Table
@@ -47,9 +47,9 @@ class Ledger:
     oddities accepted as they are (``quirks``)."""
 
     root: Path
-    rejects: list[dict] = field(default_factory=list)
-    seen: Counter = field(default_factory=Counter)  # (annotator, item) and (annotator, item_rejected)
-    quirks: Counter = field(default_factory=Counter)
+    rejects: list[dict[Any, Any]] = field(default_factory=list[Any])
+    seen: Counter[Any] = field(default_factory=Counter[Any])  # (annotator, item) and (annotator, item_rejected)
+    quirks: Counter[Any] = field(default_factory=Counter[Any])
 
     def reject(self, source: Path | str, key: str, item: str, reason: str, annotator: str = "") -> None:
         """Reject one ``item`` (image, region, label-row ...) named ``key`` in ``source`` (a path
@@ -82,13 +82,13 @@ def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:
 COMMON_REASONS = 3  # named when a build accepts nothing
 
 
-def nothing_accepted(report: dict, rejects: Iterable[pa.Table], where: str) -> str | None:
+def nothing_accepted(report: dict[Any, Any], rejects: Iterable[pa.Table], where: str) -> str | None:
     """One line when a merged ingest ``report`` accepted no region: the counts, the commonest
     reject reasons (their text says what to fix) and ``where`` the rejects are; None otherwise.
     Nothing after ingest can run on an empty collection, so the build stops here."""
     if report["regions"]["accepted"]:
         return None
-    reasons: Counter = Counter()
+    reasons: Counter[Any] = Counter()
     for table in rejects:
         reasons.update(table.column("reason").to_pylist())
     common = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common(COMMON_REASONS))
@@ -107,13 +107,13 @@ def printable(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
-def image_quirks(image: DecodedImage, rows: Iterable[dict]) -> Counter:
+def image_quirks(image: DecodedImage, rows: Iterable[dict[Any, Any]]) -> Counter[Any]:
     """The oddities of one accepted image and its ``regions`` rows, counted the same way in
     every layout, never rejected: ``identical_masks`` (rows repeating the mask of an earlier row
     by the same annotator: a region traced twice, or copied under another label) and
     ``exif_orientation_not_applied`` (pixels taken as stored, as the masks are drawn on them)."""
     seen: set[tuple[str, str]] = set()
-    quirks: Counter = Counter()
+    quirks: Counter[Any] = Counter()
     for row in rows:
         if row["mask"] is not None:
             key = (row["annotator"], row["mask"]["counts"])
@@ -123,7 +123,7 @@ def image_quirks(image: DecodedImage, rows: Iterable[dict]) -> Counter:
     return +quirks  # only what was seen
 
 
-def same_bytes(images: Iterable[pa.Table]) -> list[dict]:
+def same_bytes(images: Iterable[pa.Table]) -> list[dict[Any, Any]]:
     """Groups of accepted images whose files hold the same bytes (one ``sha256``) under
     different ids, over every shard: one photograph released twice. Sorted by their ids."""
     ids: dict[str, list[int]] = {}
@@ -134,7 +134,7 @@ def same_bytes(images: Iterable[pa.Table]) -> list[dict]:
     return sorted(groups, key=lambda g: g["image_ids"])
 
 
-def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict:
+def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict[str, Any]:
     """A ``rejects`` row whose ``reason`` names paths relative to ``root``; every field
     ``printable``.
 
@@ -185,7 +185,7 @@ def files_state(root: str | Path, relatives: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def image_row(image_id: int, folder: str, path: str, image: DecodedImage) -> dict:
+def image_row(image_id: int, folder: str, path: str, image: DecodedImage) -> dict[Any, Any]:
     """A row of the stage table ``images`` for a decoded image file at ``path`` (relative to the
     raw root); its caption columns empty."""
     captions = {name: None for name in tables.IMAGES.names if name.startswith("caption_")}
@@ -207,7 +207,7 @@ def region_row(
     iscrowd: bool = False,
     annotation_id: int | None = None,
     category_id: int | None = None,
-) -> dict:
+) -> dict[Any, Any]:
     """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of
     ``mask`` (all null for a region known by its label only: ``mask`` None); ``iscrowd``,
     ``annotation_id`` and ``category_id`` as a COCO file gives them."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 import shapely
@@ -38,7 +39,7 @@ def geo_metadata(extents: Iterable[tuple[set[int], list[float]]]) -> dict[bytes,
             max(b[2] for b in boxes),
             max(b[3] for b in boxes),
         ]
-    column = {
+    column: dict[str, Any] = {
         "encoding": "WKB",
         "geometry_types": sorted(GEOMETRY_TYPES[t] for t in type_ids),
         "crs": None,  # image pixel coordinates: x to the right, y down

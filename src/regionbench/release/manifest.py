@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from regionbench.core.errors import InputError, parse_json
 from regionbench.core.forked import forked_map
@@ -145,7 +146,7 @@ def read_manifest(folder: Path) -> dict:
     if not path.is_file():
         raise ReleaseError(f"{path}: no manifest; is {folder} a regionbench release folder?")
     try:
-        manifest = parse_json(path.read_text(encoding="utf-8"))
+        manifest: Any = parse_json(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
     except ValueError as exc:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any, cast
 
 import jsonschema
 import pyarrow as pa
@@ -81,7 +82,7 @@ def load_schemas(folder: Path = SCHEMA_DIR, names: Iterable[str] = TABLES) -> di
         if not path.is_file():
             raise ReleaseError(f"{path}: table schema missing; every release table needs one")
         try:
-            schema = TableSchema(name, parse_json(path.read_text(encoding="utf-8")))
+            schema = TableSchema(name, cast(dict[str, Any], parse_json(path.read_text(encoding="utf-8"))))
             schema.arrow  # noqa: B018 - every column typed, or the schema is unusable
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ReleaseError(f"{path}: not a table schema ({first_line(exc)}); fetch the release again") from None

@@ -21,7 +21,7 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
     else:
         bump = bump_of(previous["version"], manifest["version"])
         version = (
-            f"version {manifest['version']}: a {bump.upper()} bump over {previous['version']} "
+            f"version {manifest['version']}: a {str(bump).upper()} bump over {previous['version']} "
             f"(the records need {previous['required_bump'].upper()})"
         )
     rows = ", ".join(f"{name} {entry['rows']:,}" for name, entry in sorted(tables.items()) if name != "rejects")

@@ -142,13 +142,13 @@ def table_diff(
     old, new = iter(before), iter(after)
     a, b = next(old, None), next(new, None)
     while a is not None or b is not None:
-        if b is None or (a is not None and a.key < b.key):
+        if a is not None and (b is None or a.key < b.key):
             d.note("removed", a.key, examples)
             a = next(old, None)
-        elif a is None or b.key < a.key:
+        elif b is not None and (a is None or b.key < a.key):
             d.note("added", b.key, examples)
             b = next(new, None)
-        else:
+        elif a is not None and b is not None:  # the same key on both sides
             if a.text != b.text:  # NaN equal to NaN, 0.0 not -0.0: values compared by repr
                 differ = [c for i, c in compared if repr(a.values[i]) != repr(b.values[i])]
                 d.note("changed", b.key, examples, differ)

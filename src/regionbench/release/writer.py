@@ -9,7 +9,7 @@ Determinism is owned here: rows are sorted by each table's primary key, Parquet 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -151,7 +151,7 @@ def _stage(
 
     def write(name: str) -> None:
         schema = schemas[name]
-        conformed = (conform(part(), schema) for part in parts[name])
+        conformed: Iterator[pa.Table] = (conform(part(), schema) for part in parts[name])
         if not scans[name].in_order:
             conformed = iter([conform(tables.concat([part() for part in parts[name]]), schema)])
         meta = geo_metadata(scans[name].geo_extents) if name == "regions" else None
@@ -186,7 +186,7 @@ def _manifest(
         "date": provenance.date,
         "creator": provenance.creator,
         "previous": None
-        if previous_manifest is None
+        if previous_manifest is None or diff is None
         else {"version": previous_manifest["version"], "required_bump": diff.required},
         "tables": {
             name: {
@@ -211,7 +211,9 @@ def _seal(
     digest, and move the folder into place as ``out``. (In this process: workers forked from
     it now, holding the release's tables, would count its pages again in the job's memory.)"""
     if croissant is None:
-        from regionbench.release.croissant import croissant  # the build's: mlcroissant
+        from regionbench.release.croissant import croissant as render  # the build's: mlcroissant
+
+        croissant = render
     document = croissant(staging, manifest)
     tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
     (staging / "README.md").write_text((card or card_module.dataset_card)(staging, manifest), encoding="utf-8")

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -65,9 +66,10 @@ def _render_chunk(args: tuple[Path, list[synth.ImagePlan], int, int, float, str]
 
 
 def _instances(
-    scenes: list[dict], who: str, ids: dict[str, int], uncompressed: bool, supercategory: dict[str, str]
+    scenes: list[dict], who: str, ids: dict[str, int], uncompressed: bool, supercategory: dict[str, str | None]
 ) -> dict:
-    images, annotations = [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     for n, scene in enumerate(scenes, start=1):
         plan = scene["plan"]
         images.append({"id": n, "file_name": f"{plan.image_id}.jpg", "width": plan.width, "height": plan.height})

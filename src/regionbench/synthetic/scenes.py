@@ -345,7 +345,8 @@ def look(label: str, vocabulary: str = DEFAULT_VOCABULARY) -> Look:
         colour = _COLOURS[label]
     else:
         jitter = [int(90 * (_hash_unit(label, c) - 0.5)) for c in "rgb"]
-        colour = tuple(int(np.clip(b + j, 10, 245)) for b, j in zip(base[branch], jitter, strict=True))
+        red, green, blue = (int(np.clip(b + j, 10, 245)) for b, j in zip(base[branch], jitter, strict=True))
+        colour = (red, green, blue)
     texture = {"sky": 6.0, "ground": 16.0, "backdrop": 20.0}.get(kind, 12.0) * (0.6 + _hash_unit(label, "t"))
     grain = 3.0 + 5.0 * _hash_unit(label, "g")
     size = {"backdrop": 0.32, "container": 0.3, "person": 0.16, "object": 0.09, "part": 0.05}.get(kind, 0.12)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -23,7 +24,7 @@ CURATION = {
 }
 
 
-Files = dict[Path, dict]  # each annotator's file: its categories, and whether an annotation has none
+Files = dict[Path, dict[str, Any]]  # each annotator's file: its categories, and whether an annotation has none
 
 
 def _read(root: str | Path) -> Files:
@@ -54,7 +55,7 @@ def categories(root: str | Path, files: Files | None = None) -> dict[str, str | 
     ``ingest.category_label``, over every annotator's file (``files``, when already read); a
     category filed under different supercategories takes the most frequent (ties by name).
     Annotations without a category make the label ``ingest.SEGMENT``, under no supercategory."""
-    seen: dict[str, Counter] = {}
+    seen: dict[str, Counter[Any]] = {}
     for path, data in (files or _read(root)).items():
         if data["uncategorised"]:
             seen.setdefault(SEGMENT, Counter())[None] += 1

@@ -8,13 +8,14 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from regionbench.core import tables
 from regionbench.core.errors import InputError
+from regionbench.io.layouts import ReleaseTables
 
 # The derived consensus is exported under a name ingest accepts as an annotator's file.
 CONSENSUS_FILE = "derived-consensus"
@@ -28,16 +29,19 @@ def _file_name(path: str) -> str:
 
 def _ids_or_none(values: list[int | None], labels: list[str] | None = None) -> list[int] | None:
     """``values`` when every one is set, unique (per label, one id each when ``labels``), else None."""
-    if any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
         return None
     if labels is None:
-        return values if len(set(values)) == len(values) else None
-    per_label = dict(zip(labels, values, strict=True))
-    consistent = all(per_label[label] == v for label, v in zip(labels, values, strict=True))
-    return values if consistent and len(set(per_label.values())) == len(per_label) else None
+        return known if len(set(known)) == len(known) else None
+    per_label = dict(zip(labels, known, strict=True))
+    consistent = all(per_label[label] == v for label, v in zip(labels, known, strict=True))
+    return known if consistent and len(set(per_label.values())) == len(per_label) else None
 
 
-def _instances(images: list[dict], regions: dict[str, list], categories: list[dict]) -> dict:
+def _instances(
+    images: list[dict[Any, Any]], regions: dict[str, list[Any]], categories: list[dict[Any, Any]]
+) -> dict[Any, Any]:
     """One annotator's COCO instances document. ``regions`` holds the release's columns in
     (image_id, region_id) order; annotation ids are the source file's when every region has one,
     else 1, 2, ... in that order, so each image's regions keep their order (their region ids)."""
@@ -60,9 +64,9 @@ def _instances(images: list[dict], regions: dict[str, list], categories: list[di
 
 
 def export_release(
-    release: str | Path, out: str | Path, images: str | Path | None = None, annotator: str | None = None
+    release: ReleaseTables, out: str | Path, images: str | Path | None = None, annotator: str | None = None
 ) -> dict[str, int]:
-    """Write the release folder ``release`` as a COCO tree under ``out`` (a new folder).
+    """Write ``release`` (a loaded release, ``ReleaseTables``) as a COCO tree under ``out`` (a new folder).
 
     One instances file per annotator, ``annotations/<annotator>.json`` (the derived consensus as
     ``derived-consensus.json``): every annotator who covered an image, or only ``annotator``.
@@ -75,20 +79,21 @@ def export_release(
 
     Returns the number of annotators, images and regions written.
     """
-    release, out = Path(release), Path(out)
+    out = Path(out)
     if out.exists():
         raise InputError(f"{out}: already exists; export-coco writes a new folder, choose another path")
-    data = release / "data"
-    image_rows = pq.read_table(data / "images.parquet", columns=["image_id", "path", "width", "height", "sha256"])
-    regions = pq.read_table(data / "regions.parquet").sort_by([("image_id", "ascending"), ("region_id", "ascending")])
-    coverage = pq.read_table(data / "coverage.parquet")
+    image_rows = release.arrow("images", ["image_id", "path", "width", "height", "sha256"])
+    regions = release.arrow("regions").sort_by([("image_id", "ascending"), ("region_id", "ascending")])
+    coverage = release.arrow("coverage")
     drawn = set(regions["annotator"].to_pylist())
     found = sorted(drawn | set(coverage["annotator"].to_pylist()))
     if annotator is not None and annotator not in found:
-        raise InputError(f"{release}: no annotator {annotator!r}; choose one of {', '.join(found)} with --annotator")
+        raise InputError(
+            f"{release.folder}: no annotator {annotator!r}; choose one of {', '.join(found)} with --annotator"
+        )
     chosen = [annotator] if annotator else [a for a in found if a != tables.CONSENSUS] or found
 
-    vocabulary = pq.read_table(data / "vocabulary.parquet", columns=["label_id", "label", "parent"]).to_pylist()
+    vocabulary = release.arrow("vocabulary", ["label_id", "label", "parent"]).to_pylist()
     written = regions.filter(pc.is_in(regions["annotator"], pa.array(chosen, pa.string())))
     labels, category_ids = written["label"].to_pylist(), written["category_id"].to_pylist()
     source_ids = _ids_or_none(category_ids, labels)

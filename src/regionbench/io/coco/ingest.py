@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import shapely
@@ -122,7 +123,7 @@ def _spans_a_plane(xy: np.ndarray) -> bool:
     return xx * yy - xy_ * xy_ > 1e-8 * (xx + yy) ** 2
 
 
-def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Counter) -> dict:
+def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Counter[Any]) -> dict[Any, Any]:
     """The annotation's segmentation as one compressed RLE; raises ValueError with a reason.
 
     A self-intersecting polygon part (a bow tie, a tool's doubled-back vertex) is taken as
@@ -166,11 +167,11 @@ class _Annotator:
     """One annotator's file as a shard reads it (``split``'s piece): its categories by id (those
     whose id names one category), and its annotations of the shard's images, by image."""
 
-    categories: dict[int, str]
-    per_image: dict[str, list[tuple[int, dict]]]
+    categories: dict[Any, str]  # by id: an annotation's category_id may be any JSON value
+    per_image: dict[str, list[tuple[int, dict[Any, Any]]]]
 
 
-def _decode(segmentation: object, height: int, width: int, quirks: Counter, area: object = None) -> np.ndarray:
+def _decode(segmentation: object, height: int, width: int, quirks: Counter[Any], area: object = None) -> np.ndarray:
     """The annotation's mask; raises ValueError with a reason. An RLE's ``area``, when given, is
     its pixel count (COCO's definition), so a different one means the counts are not the mask
     the tool meant."""
@@ -248,14 +249,16 @@ class ShardReader:
         self.on_disk = {n["name"] for n in names if n["on_disk"]}
         self.same_id = {n["name"]: n["same_id"] for n in names if n["same_id"]}
         self.covered = {n["name"]: n["listed_by"] for n in names}  # file name -> annotators who list it
-        per_image: dict[str, dict[str, list[tuple[int, dict]]]] = {a: defaultdict(list) for a in self.annotators}
+        per_image: dict[str, dict[str, list[tuple[int, dict[Any, Any]]]]] = {
+            a: defaultdict(list[Any]) for a in self.annotators
+        }
         for annotator, name, annotation_id, text in zip(*rows.to_pydict().values(), strict=True):
             per_image[annotator][name].append((annotation_id, json.loads(text)))
         self.read = {
             a: _Annotator({int(i): n for i, n in record["categories"][a]["names"].items()}, per_image[a])
             for a in self.annotators
         }
-        self.accepted: Counter = Counter()  # annotator -> regions accepted
+        self.accepted: Counter[Any] = Counter()  # annotator -> regions accepted
         self.images = 0
 
     def records(self) -> Iterator[ImageRecord]:
@@ -270,7 +273,7 @@ class ShardReader:
 
     def _regions(
         self, annotator: str, name: str, image: images_io.DecodedImage | None
-    ) -> Iterator[tuple[dict, np.ndarray]]:
+    ) -> Iterator[tuple[dict[Any, Any], np.ndarray]]:
         """The accepted regions of one annotator's annotations of image ``name`` (None: the image
         was rejected), region ids by annotation id; each other annotation rejected."""
         words, category_map, ledger = self.reading.words, self.reading.category_map, self.ledger
@@ -280,15 +283,15 @@ class ShardReader:
         for region_id, (ann_id, ann) in enumerate(annotations, start=1):
             key = f"{name}/{ann_id}"
             category = SEGMENT if uncategorised(ann) else categories.get(ann.get("category_id"))
-            label = category_map.get(category, category)
-            if isinstance(label, str) and label not in words:
-                label = category_label(label)
             if image is None:
                 ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
                 continue
             if category is None:
                 ledger.reject(source, key, "region", f"unknown category id {ann.get('category_id')!r}", annotator)
                 continue
+            label = category_map.get(category, category)
+            if label not in words:
+                label = category_label(label)
             if label not in words:
                 ledger.reject(
                     source, key, "region",
@@ -312,10 +315,10 @@ class ShardReader:
                 iscrowd=bool(crowd), annotation_id=ann_id, category_id=ann.get("category_id"),  # an integer, or None: checked on reading
             ), mask  # fmt: skip
 
-    def report(self) -> dict:
+    def report(self) -> dict[Any, Any]:
         """Images, regions per annotator and each file's images entries: seen, accepted, rejected."""
         seen, ledger = self.ledger.seen, self.ledger
-        report = {
+        report: dict[str, Any] = {
             "folder": self.folder,
             "images": {"seen": seen[("", "image")], "accepted": self.images, "rejected": ledger.rejected("image")},
             "annotators": {

@@ -5,16 +5,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco import split
 from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators
 from regionbench.io.coco.split import default_shard_size
-from regionbench.io.layouts import About, Reading
+from regionbench.io.layouts import About, Exports, NamesCategories, PreparesPieces, Reading, ReleaseTables
 from regionbench.io.shards import files_state
 
 
-class CocoLayout:
+class CocoLayout(PreparesPieces, NamesCategories, Exports):
     """``images/`` and one COCO instances file per annotator, ``annotations/<annotator>.json``."""
 
     name = "coco"
@@ -29,7 +30,6 @@ class CocoLayout:
         keyword="COCO",
     )
     official_measures = ()
-    names_categories = True
 
     def detect(self, root: Path) -> bool:
         return (Path(root) / "images").is_dir() and bool(_instance_files(root))
@@ -60,7 +60,7 @@ class CocoLayout:
         the_plan = split.plan(root, shard_size)
         return hashlib.sha256("\n".join([str(the_plan.size), *the_plan.on_disk]).encode()).hexdigest()
 
-    def prepare(self, root: Path, out: Path, shard_size: int | None) -> dict:
+    def prepare(self, root: Path, out: Path, shard_size: int | None) -> dict[Any, Any]:
         """Every annotator file read once into the shards' pieces under ``out`` (``split.split``)."""
         return split.split(root, check_annotators(root), out, shard_size)
 
@@ -81,6 +81,16 @@ class CocoLayout:
         from regionbench.io.coco.categories import write_vocabulary
 
         return write_vocabulary(root, out)
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The release as a COCO tree (``export.export_release``): one instances file per annotator."""
+        from regionbench.io.coco.export import export_release
+
+        counts = export_release(release, out, images=images, annotator=annotator)
+        return [
+            f"{out}: {counts['annotators']} annotator files, {counts['images']} images, {counts['regions']} regions"
+            + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
+        ]
 
     def synthetic_annotators(self, requested: int) -> int:
         return requested

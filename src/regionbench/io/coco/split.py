@@ -29,9 +29,10 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeGuard
 
 import ijson
 import pyarrow as pa
@@ -124,7 +125,7 @@ def image_id_of(file_name: str) -> int:
     return int.from_bytes(hashlib.sha256(file_name.encode("utf-8")).digest()[:8], "big") >> 1
 
 
-def is_id(value: object) -> bool:
+def is_id(value: object) -> TypeGuard[int]:
     """Whether ``value`` can be a COCO id: an integer (not a boolean, a list or a string)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -135,8 +136,8 @@ class _Piece:
     rejected), listings and annotation rows."""
 
     ledger: Ledger
-    listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
-    rows: list[tuple[str, str, int, str]] = field(default_factory=list)
+    listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list[Any]))  # name -> annotators
+    rows: list[tuple[str, str, int, str]] = field(default_factory=list[Any])
 
 
 def _items(path: Path, prefix: str) -> Iterator[object]:
@@ -175,7 +176,7 @@ def _annotations_are_a_list(path: Path) -> bool:
     return False
 
 
-def check_file(path: Path) -> tuple[list, list]:
+def check_file(path: Path) -> tuple[list[Any], list[Any]]:
     """The ``images`` and ``categories`` lists of a COCO instances file (``categories`` may be
     absent: a segmentation without categories); raises IngestError with one line when the file
     is not one."""
@@ -194,9 +195,9 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _categories(listed: list) -> tuple[dict[int, str], dict[int, list[str]]]:
+def _categories(listed: list[Any]) -> tuple[dict[int, str], dict[int, list[str]]]:
     """Category id -> name for ids naming one category, and id -> names for those naming several."""
-    names_of: dict[int, set[str]] = defaultdict(set)
+    names_of: dict[int, set[str]] = defaultdict(set[Any])
     for c in listed:
         if isinstance(c, dict) and is_id(c.get("id")):
             names_of[c["id"]].add(c["name"] if isinstance(c.get("name"), str) else "")
@@ -206,7 +207,7 @@ def _categories(listed: list) -> tuple[dict[int, str], dict[int, list[str]]]:
     )
 
 
-def uncategorised(annotation: dict) -> bool:
+def uncategorised(annotation: dict[Any, Any]) -> bool:
     """Whether an annotation is a segment without a category (no ``category_id``, or null)."""
     return annotation.get("category_id") is None
 
@@ -220,7 +221,7 @@ class _Splitter:
         self.pieces = [_Piece(Ledger(root)) for _ in range(the_plan.count)]
         self.writers: dict[int, pq.ParquetWriter] = {}
         self.buffered = 0
-        self.categories: dict[str, dict] = {}
+        self.categories: dict[str, dict[Any, Any]] = {}
 
     def count(self, annotator: str, item: str, key: str, owner: str | None, problem: str | None) -> int:
         """Count an item in the shard that owns it (shard 0 for one no image owns) and reject it
@@ -240,7 +241,7 @@ class _Splitter:
             "names": {str(i): n for i, n in sorted(categories.items())},
             "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
         }
-        entries: dict[int, list[str]] = defaultdict(list)
+        entries: dict[int, list[str]] = defaultdict(list[Any])
         for im in images:
             if (
                 isinstance(im, dict)
@@ -264,7 +265,7 @@ class _Splitter:
                 problem = None
             key = f"images[{n}]" if owner is None else owner
             shard = self.count(annotator, "image-entry", key, owner, problem and f"{problem}; fix the entry")
-            if problem is None:
+            if problem is None and owner is not None:
                 self.pieces[shard].listed[owner].append(annotator)
         by_coco_id = {i: names[0] for i, names in entries.items() if len(names) == 1}
         several = {i for i, names in entries.items() if len(names) > 1}
@@ -305,7 +306,7 @@ class _Splitter:
         """Write every shard's buffered annotation rows as a part of its Parquet file."""
         for shard, piece in enumerate(self.pieces):
             if piece.rows or shard not in self.writers:
-                columns = list(zip(*piece.rows, strict=True)) if piece.rows else [[], [], [], []]
+                columns: list[Sequence[Any]] = list(zip(*piece.rows, strict=True)) if piece.rows else [[], [], [], []]
                 batch = pa.table(dict(zip(ANNOTATION_ROWS.names, columns, strict=True)), schema=ANNOTATION_ROWS)
                 if shard not in self.writers:
                     folder = self.staging / self.plan.names()[shard]
@@ -343,7 +344,7 @@ class _Splitter:
             (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")
 
 
-def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_size: int | None) -> dict:
+def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_size: int | None) -> dict[Any, Any]:
     """Write the pieces of every shard of the tree at ``root`` to ``out/<shard>/`` (unchanged
     ones left as they are, those of shards that no longer exist removed) from the instances
     files ``annotators`` (name -> path, checked by the caller); returns the index also written
@@ -358,12 +359,12 @@ def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_
             splitter.read(annotator, path)
         # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
         everyone = set(the_plan.on_disk).union(*(p.listed for p in splitter.pieces))
-        by_id: dict[int, list[str]] = defaultdict(list)
+        by_id: dict[int, list[str]] = defaultdict(list[Any])
         for name in sorted(everyone):
             by_id[image_id_of(name)].append(name)
         same_id = {name: names for names in by_id.values() if len(names) > 1 for name in names}
         splitter.finish(list(annotators), same_id)
-        digests = {}
+        digests: dict[str, dict[str, str]] = {}
         for shard in the_plan.names():
             digests[shard] = {}
             for piece in PIECES:
@@ -382,7 +383,7 @@ def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_
     return index
 
 
-def read_piece(folder: str | Path) -> tuple[dict, pa.Table]:
+def read_piece(folder: str | Path) -> tuple[dict[Any, Any], pa.Table]:
     """A shard's piece: its ``shard.json`` record and its annotation rows."""
     folder = Path(folder)
     record = json.loads((folder / SHARD).read_text(encoding="utf-8"))

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from regionbench.core import geometry, tables
 from regionbench.core.errors import InputError
+from regionbench.io.layouts import ReleaseTables
 from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 
 
 def export_release(
-    release: str | Path, out: str | Path, images: str | Path | None = None, annotator: str = ANNOTATOR
+    release: ReleaseTables, out: str | Path, images: str | Path | None = None, annotator: str = ANNOTATOR
 ) -> dict[str, int]:
-    """Write the release folder ``release`` in the SAIAPR TC-12 layout under ``out`` (a new folder).
+    """Write ``release`` (a loaded release, ``ReleaseTables``) in the SAIAPR TC-12 layout under ``out`` (a new folder).
 
     Writes ``wlist.txt`` (the vocabulary), per folder ``labels.txt``, ``ontology_path.txt``,
     ``features.txt``, ``segmentation_masks/<image>_<region>.mat`` and
@@ -31,16 +31,18 @@ def export_release(
 
     Returns the number of folders, images and regions written.
     """
-    release, out = Path(release), Path(out)
+    out = Path(out)
     if out.exists():
         raise InputError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
-    image_rows = pq.read_table(release / "data" / "images.parquet").to_pylist()
-    regions = pq.read_table(release / "data" / "regions.parquet")
+    image_rows = release.arrow("images").to_pylist()
+    regions = release.arrow("regions")
     found = sorted(set(regions["annotator"].to_pylist()))
     if found and annotator not in found:
-        raise InputError(f"{release}: no regions by {annotator!r}; choose one of {', '.join(found)} with --annotator")
+        raise InputError(
+            f"{release.folder}: no regions by {annotator!r}; choose one of {', '.join(found)} with --annotator"
+        )
     regions = regions.filter(pc.equal(regions["annotator"], annotator))
-    vocabulary = pq.read_table(release / "data" / "vocabulary.parquet", columns=["label_id", "label"])
+    vocabulary = release.arrow("vocabulary", ["label_id", "label"])
     writer = LayoutWriter(out)
     writer.wordlist(dict(zip(vocabulary["label_id"].to_pylist(), vocabulary["label"].to_pylist(), strict=True)))
 
@@ -70,7 +72,7 @@ def export_release(
     sizes: dict[int, int] = {}
     for image_id, region_id in zip(*(regions.column(c).to_pylist() for c in ("image_id", "region_id")), strict=True):
         sizes[image_id] = max(sizes.get(image_id, 0), region_id)
-    pairs = pq.read_table(release / "data" / "relations.parquet")
+    pairs = release.arrow("relations")
     pairs = pairs.filter(pc.equal(pairs["annotator"], annotator))
     for image_id, matrices in spatial.image_matrices(pairs, sizes).items():
         writer.spatial_relations(by_id[image_id]["folder"], image_id, matrices)

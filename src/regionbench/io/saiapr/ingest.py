@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,8 +40,8 @@ IMAGE_FORMATS, IMAGE_MODES = ("JPEG",), ("RGB", "L")  # the collection's 8-bit c
 class _Ledger(Ledger):
     """A shard's ledger and what its ontology rows say of the hierarchy."""
 
-    parent_counts: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
-    interior: set[str] = field(default_factory=set)  # nodes seen above another node in a path
+    parent_counts: dict[str, Counter[Any]] = field(default_factory=lambda: defaultdict(Counter[Any]))
+    interior: set[str] = field(default_factory=set[Any])  # nodes seen above another node in a path
 
 
 def _key_name(key: int | tuple[int, ...]) -> str:
@@ -48,13 +49,13 @@ def _key_name(key: int | tuple[int, ...]) -> str:
 
 
 def _files_by_key(
-    entries: list[Path], pattern: re.Pattern, item: str, spelling: str, ledger: _Ledger
-) -> tuple[dict, set]:
+    entries: list[Path], pattern: re.Pattern[str], item: str, spelling: str, ledger: _Ledger
+) -> tuple[dict[Any, Any], set[Any]]:
     """The files of ``entries`` by their canonical key (the integers of ``pattern``'s groups),
     and every key a file claims. A file whose name does not match, a folder, a link out of the
     tree, and every file of a key that several files claim (``0984.jpg`` beside ``984.jpg``) is
     a reject of ``item`` with its reason; ``spelling`` shows the expected name."""
-    claims: dict = {}
+    claims: dict[Any, Any] = {}
     usable: set[Path] = set()
     for path in entries:
         m = pattern.fullmatch(path.name)
@@ -117,7 +118,7 @@ def image_names_state(root: str | Path) -> str:
     return hashlib.sha256(os.fsencode("\n".join(names))).hexdigest()  # names need not be UTF-8
 
 
-def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set]:
+def _read_label_rows(path: Path, ledger: _Ledger) -> tuple[dict[tuple[int, int], tuple[int, int]], set[Any]]:
     """Label rows as key -> (label id, line number), and the keys whose rows disagree.
 
     Malformed and duplicate rows go to rejects; a region whose rows disagree on the label is
@@ -272,11 +273,11 @@ class _Regions:
     ontology: dict[tuple[int, int], str]
     ledger: _Ledger
     official: dict[tuple[int, int], np.ndarray] | None = None  # features.txt rows: a folder without masks
-    accepted: list[dict] = field(default_factory=list)
+    accepted: list[dict[Any, Any]] = field(default_factory=list[Any])
 
     def accept(
         self, key: tuple[int, int], image: images_io.DecodedImage | None
-    ) -> tuple[dict, np.ndarray | None] | None:
+    ) -> tuple[dict[Any, Any], np.ndarray | None] | None:
         """The row and mask of region ``key`` of ``image`` (None: the image was rejected or is
         missing), or None with the key rejected. In a folder without ``segmentation_masks/``
         (``official`` set) a region is its label and its official features, and has no mask."""
@@ -301,7 +302,7 @@ class _Regions:
             elif image is None:
                 reason = "its image was rejected or is missing"
         mask = None
-        if reason is None and self.official is None:
+        if reason is None and self.official is None and image is not None:
             try:
                 mask = _read_mask(path, image.height, image.width)
             except ValueError as exc:
@@ -352,12 +353,12 @@ class FolderReader:
         # Every key from a label row or a mask file, but those already rejected: rows that
         # disagree, mask files unusable.
         self.conflicted = conflicted
-        self.keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        self.keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list[Any])
         for key in sorted((set(self.rows) | set(mask_files)) - conflicted - (self.claimed - set(mask_files))):
             self.keys_of[key[0]].append(key)
         official = self.official if self.labels_only else None
         self.regions = _Regions(base, self.rows, mask_files, words, ontology, ledger, official)
-        self.images: dict[int, dict] = {}
+        self.images: dict[int, dict[Any, Any]] = {}
 
     def records(self) -> Iterator[ImageRecord]:
         """Each accepted image with its regions, read with its masks; then the rejects of what
@@ -394,7 +395,7 @@ class FolderReader:
         self.keys_of.clear()
         _attach_captions(self.root, self.folder, self.images, ledger, self.elsewhere)
 
-    def report(self) -> dict:
+    def report(self) -> dict[Any, Any]:
         """The shard's counts (images, regions: seen = accepted + rejected), its rejected text
         rows and ontology findings; once ``records`` is exhausted."""
         ledger = self.ledger
@@ -423,7 +424,7 @@ class FolderReader:
 
 
 def _attach_captions(
-    root: Path, folder: str, images: dict[int, dict], ledger: _Ledger, elsewhere: dict[int, str]
+    root: Path, folder: str, images: dict[int, dict[Any, Any]], ledger: _Ledger, elsewhere: dict[int, str]
 ) -> None:
     """Each accepted image's caption from ``annotations_complete_eng/<folder>/``; a caption whose
     image is in another folder (``elsewhere``) or nowhere is rejected, saying which."""

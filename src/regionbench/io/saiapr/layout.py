@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from regionbench.core.hierarchy import Hierarchy
-from regionbench.io.layouts import About, Reading
+from regionbench.io.layouts import About, Exports, PublishesMeasures, Reading, ReleaseTables
 from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import parity as relations_parity
@@ -26,7 +28,7 @@ CITATION = (
 )
 
 
-class SaiaprLayout:
+class SaiaprLayout(PublishesMeasures, Exports):
     """``wlist.txt`` and folder shards ``NN/`` (images, segmentation_masks, labels.txt ...)."""
 
     name = "saiapr"
@@ -41,7 +43,6 @@ class SaiaprLayout:
         citation=CITATION,
     )
     official_measures = ("features", "relations")
-    names_categories = False
 
     def detect(self, root: Path) -> bool:
         return (Path(root) / "wlist.txt").is_file()
@@ -80,21 +81,28 @@ class SaiaprLayout:
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> FolderReader:
         return FolderReader(root, shard, reading.max_image_pixels)
 
-    def read_official_features(self, paths: Sequence[str]) -> dict:
+    def read_official_features(self, paths: Sequence[str]) -> dict[Any, Any]:
         """The published features by (image id, region id) (``text.read_official_features``)."""
         return read_official_features(paths)
 
-    def features_parity(self, official: dict, computed: pa.Table) -> dict:
+    def features_parity(self, official: dict[Any, Any], computed: pa.Table) -> dict[Any, Any]:
         """Computed features against the published ones, to their printed precision."""
         return features_parity(official, computed)
 
-    def read_official_relations(self, root: Path) -> tuple[pa.Table, list[dict]]:
+    def read_official_relations(self, root: Path) -> tuple[dict[int, dict[str, np.ndarray]], list[dict[str, str]]]:
         """The published relations, and the files that could not be used (``spatial``)."""
         return read_spatial_relations(root)
 
-    def relations_parity(self, official: dict, computed: pa.Table) -> dict:
+    def relations_parity(self, official: dict[Any, Any], computed: pa.Table) -> dict[Any, Any]:
         """Computed relations against the published code matrices, per relation group."""
         return relations_parity(official, computed)
 
     def synthetic_annotators(self, requested: int) -> int:
         return 1
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The release as SAIAPR TC-12 files (``export.export_release``): one annotator's regions."""
+        from regionbench.io.saiapr.export import export_release
+
+        counts = export_release(release, out, images=images, annotator=annotator or ANNOTATOR)
+        return [f"{out}: {counts['folders']} folders, {counts['images']} images, {counts['regions']} regions written"]

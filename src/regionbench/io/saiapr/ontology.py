@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from regionbench.core.hierarchy import Conflict, Hierarchy, HierarchyError, Node, majority_parent
 from regionbench.io.saiapr import text
@@ -24,10 +25,10 @@ def hierarchy_from_saiapr(root: str | Path) -> Hierarchy:
     """
     root = Path(root)
     words = set(text.read_wordlist(root / "wlist.txt").values())
-    seen: dict[str, Counter] = defaultdict(Counter)  # child -> parent -> rows
+    seen: dict[str, Counter[Any]] = defaultdict(Counter[Any])  # child -> parent -> rows
     group: set[str] = set()
-    notes: Counter = Counter()
-    counts: Counter = Counter()
+    notes: Counter[Any] = Counter()
+    counts: Counter[Any] = Counter()
     top = "entity"
     for path in sorted(root.glob("*/ontology_path.txt")):
         lines, trailing, _ = text.official_lines(path)

@@ -7,7 +7,9 @@ compare with them (``parity``), and written by ``export-saiapr``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +27,9 @@ CODES = {"adjacent": 1, "disjoint": 2, "beside": 3, "x_aligned": 4, "above": 5, 
 MATRICES = {"topo": "topological", "x_rels": "horizontal", "y_rels": "vertical"}
 
 
-def code_matrices(i: np.ndarray, j: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+def code_matrices(
+    i: np.ndarray, j: np.ndarray, values: Mapping[str, Sequence[str] | np.ndarray], n: int
+) -> dict[str, np.ndarray]:
     """The official n x n code matrices ``topo``, ``x_rels``, ``y_rels``: entry [i, j] holds the
     code of the relation of region i + 1 to region j + 1 (``values``: group -> relation names,
     aligned with the 0-based ``i`` and ``j``); 0 on the diagonal and for absent pairs."""
@@ -111,7 +115,7 @@ def read_spatial_relations(root: str | Path) -> tuple[dict[int, dict[str, np.nda
     return out, sorted(problems, key=lambda p: p["file"])
 
 
-def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst: int = 5) -> dict:
+def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst: int = 5) -> dict[Any, Any]:
     """Computed relations against the official ``spatial_rels`` matrices, per relation group.
 
     ``official``: image id -> ``{"topo", "x_rels", "y_rels"}`` n x n code matrices (entry
@@ -130,8 +134,7 @@ def parity(official: dict[int, dict[str, np.ndarray]], computed: pa.Table, worst
     for n, image_id in enumerate(rows["image_id"]):
         i, j = rows["region_id"][n] - 1, rows["other_region_id"][n] - 1
         matrices = official.get(image_id)
-        size = len(matrices["topo"]) if matrices else 0
-        if i >= size or j >= size:
+        if matrices is None or i >= len(matrices["topo"]) or j >= len(matrices["topo"]):
             only_computed += 1
             continue
         compared += 1

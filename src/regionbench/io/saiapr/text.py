@@ -8,9 +8,10 @@ docs/inputs.md for the layout and its quirks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -189,7 +190,7 @@ def read_features_txt(path: str | Path) -> dict[tuple[int, int], np.ndarray]:
     return out
 
 
-def read_official_features(paths: list[str | Path]) -> dict[tuple[int, int], np.ndarray]:
+def read_official_features(paths: Sequence[str | Path]) -> dict[tuple[int, int], np.ndarray]:
     """Rows of every ``features.txt`` given, or found in ``<root>/NN/`` for a root folder."""
     rows: dict[tuple[int, int], np.ndarray] = {}
     for path in map(Path, paths):
@@ -239,7 +240,7 @@ def format_caption(folder: str, image_id: int, fields: dict[str, str | None]) ->
     return "\n".join(lines)
 
 
-def features_parity(official: dict[tuple[int, int], np.ndarray], computed: pa.Table, worst: int = 5) -> dict:
+def features_parity(official: dict[tuple[int, int], np.ndarray], computed: pa.Table, worst: int = 5) -> dict[Any, Any]:
     """Compare computed features (the stage table ``features``) with official ``features.txt`` rows.
 
     Per column: the largest |difference| and the largest that ``num2str`` rounding allows for

@@ -4,9 +4,10 @@ it owns the file names, the formats and the encodings (docs/inputs.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,9 +22,9 @@ TEXT_FILES = ("labels.txt", "ontology_path.txt", "features.txt")
 class FolderRows:
     """The rows of a folder's text files, in the order they will be written."""
 
-    labels: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    features: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list[Any])
+    paths: list[str] = field(default_factory=list[Any])
+    features: list[str] = field(default_factory=list[Any])
 
     def add(self, image_id: int, region_id: int, label_id: int, path: str | None, features: np.ndarray | None) -> None:
         """One region's rows; ``path`` (as written) or ``features`` may be absent."""
@@ -38,7 +39,7 @@ class FolderRows:
         self.paths += other.paths
         self.features += other.features
 
-    def sorted(self, key) -> FolderRows:
+    def sorted(self, key: Callable[[Any], Any]) -> FolderRows:
         return FolderRows(sorted(self.labels, key=key), sorted(self.paths, key=key), sorted(self.features, key=key))
 
 

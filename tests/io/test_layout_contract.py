@@ -1,0 +1,93 @@
+"""The Layout contract is the code: every registered layout keeps it, and a layout that breaks
+it is caught, by the registry at run time and by the type checker before."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT
+
+import regionbench.io
+from regionbench.io import layouts
+from regionbench.io.shards import IngestError
+
+LAYOUT_FILE = Path(__file__).resolve().parents[1] / "layouts" / "labelmap.py"
+WRONG = ("def shards(self, root: Path, shard_size: int | None)", "def shards(self, root: Path)")
+
+
+def _module(path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wrong_copy(tmp_path: Path) -> Path:
+    text = LAYOUT_FILE.read_text()
+    assert WRONG[0] in text
+    path = tmp_path / "labelmap.py"
+    path.write_text(text.replace(*WRONG))
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(layouts.registry()))
+def test_every_registered_layout_keeps_the_contract(name: str) -> None:
+    layout = layouts.get(name)
+    assert isinstance(layout, layouts.Layout)
+    assert layouts.contract_problems(layout) == []
+
+
+def test_capabilities_are_what_the_layouts_claim() -> None:
+    claimed = {
+        name: sorted(c.__name__ for c in layouts.CAPABILITIES if isinstance(layout, c))
+        for name, layout in layouts.registry().items()
+    }
+    assert claimed["coco"] == ["Exports", "NamesCategories", "PreparesPieces"]
+    assert claimed["saiapr"] == ["Exports", "PublishesMeasures"]
+    assert layouts.prepares(layouts.get("coco")) and not layouts.prepares(layouts.get("saiapr"))
+
+
+def test_the_test_layout_keeps_the_contract() -> None:
+    assert layouts.contract_problems(_module(LAYOUT_FILE).LAYOUT) == []
+
+
+def test_a_wrong_signature_is_found_at_run_time(tmp_path: Path) -> None:
+    layout = _module(_wrong_copy(tmp_path)).LAYOUT
+    assert layouts.contract_problems(layout) == ["shards(root) should be shards(root, shard_size)"]
+
+
+def test_the_registry_refuses_a_layout_that_breaks_the_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = tmp_path / "io-extra"
+    extra.mkdir()
+    shutil.copy(_wrong_copy(tmp_path), extra / "labelmap.py")
+    monkeypatch.setattr(regionbench.io, "__path__", [*regionbench.io.__path__, str(extra)])
+    layouts.registry.cache_clear()
+    try:
+        with pytest.raises(IngestError, match=r"regionbench.io.labelmap: its LAYOUT breaks the Layout contract"):
+            layouts.registry()
+    finally:
+        layouts.registry.cache_clear()
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_the_type_checker_holds_a_layout_to_the_contract(tmp_path: Path, wrong: bool) -> None:
+    path = _wrong_copy(tmp_path) if wrong else shutil.copy(LAYOUT_FILE, tmp_path / "labelmap.py")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(PROJECT / "pyproject.toml"), str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    if wrong:
+        assert done.returncode == 1, done.stdout
+        assert 'Signature of "shards" incompatible with supertype "Layout"' in done.stdout
+    else:
+        assert done.returncode == 0, done.stdout
