@@ -20,8 +20,8 @@ try:
         vocabulary.Registry.read(snakemake.input.registry).ids(),
         Hierarchy.from_yaml(snakemake.input.hierarchy),
         layout=params.layout,
-        settings=ingest.IngestSettings.from_config(params.settings),
-        relations=RelationSettings(**params.settings["relations"]),
+        settings=ingest.IngestSettings.from_config(params.settings["ingest"], params.settings["category_map"]),
+        relations=RelationSettings.from_config(params.settings["relations"]),
         agreement=ConsensusSettings.from_config(params.settings["agreement"]),
         pieces=params.pieces or None,
     )

@@ -19,7 +19,7 @@ def _minimal() -> dict:
     """The demo config without every setting the schema gives a default."""
     cfg = yaml.safe_load((PROJECT / "config" / "config.yaml").read_text())
     del cfg["relations"]
-    cfg["ingest"] = {k: cfg["ingest"][k] for k in ("strict", "max_image_pixels")}
+    cfg["ingest"] = {"strict": cfg["ingest"]["strict"]}
     return cfg
 
 
@@ -42,11 +42,9 @@ def test_a_given_setting_is_kept() -> None:
 def test_the_library_settings_start_from_the_schema_defaults() -> None:
     cfg = _minimal()
     build_config.validate(cfg, SCHEMA)
-    assert RelationSettings() == RelationSettings(**cfg["relations"])
+    assert RelationSettings() == RelationSettings.from_config(cfg["relations"])
     assert ConsensusSettings() == ConsensusSettings.from_config(cfg["agreement"])
-    defaults = IngestSettings.from_config(
-        cfg | {"ingest": cfg["ingest"] | {"strict": False, "max_image_pixels": 40_000_000}}
-    )
+    defaults = IngestSettings.from_config(cfg["ingest"] | {"strict": False}, cfg["category_map"])
     assert IngestSettings() == defaults
     synth = cfg["synth"]
     assert (Options().annotators, Options().disagreement) == (synth["annotators"], synth["disagreement"])

@@ -24,7 +24,7 @@ from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy, majority_parent
 from regionbench.core.relations import RelationSettings
 from regionbench.io import layouts
-from regionbench.io.shards import Ledger, Shard, check_ledger, image_quirks, region_row
+from regionbench.io.shards import MAX_IMAGE_PIXELS, Ledger, Shard, check_ledger, image_quirks, region_row
 
 COUNTS = ("seen", "accepted", "rejected")
 
@@ -36,15 +36,14 @@ class IngestSettings:
     images; None: its default) and ``category_map`` (a source's category name -> label)."""
 
     strict: bool = False
-    max_image_pixels: int = 40_000_000
+    max_image_pixels: int = MAX_IMAGE_PIXELS
     shard_size: int | None = None
     category_map: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, config: Mapping) -> IngestSettings:
-        """From a validated build configuration (every default applied)."""
-        ingest = config["ingest"]
-        return cls(ingest["strict"], ingest["max_image_pixels"], ingest["shard_size"], config["category_map"])
+    def from_config(cls, ingest: Mapping[str, Any], category_map: Mapping[str, str]) -> IngestSettings:
+        """From the ``ingest`` settings and ``category_map`` of a validated build configuration."""
+        return cls(ingest["strict"], ingest["max_image_pixels"], ingest["shard_size"], category_map)
 
 
 DEFAULT_SETTINGS, DEFAULT_RELATIONS, DEFAULT_CONSENSUS = (

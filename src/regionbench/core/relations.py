@@ -19,8 +19,9 @@ unordered pair is tested once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -55,6 +56,11 @@ class RelationSettings:
     tau: float = 0.1
     adjacency_px: int = 1
     max_regions: int | None = 100
+
+    @classmethod
+    def from_config(cls, relations: Mapping[str, Any]) -> RelationSettings:
+        """From the ``relations`` settings of a validated build configuration."""
+        return cls(relations["tau"], relations["adjacency_px"], relations["max_regions"])
 
 
 def _box_edges(boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

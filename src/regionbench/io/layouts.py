@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from regionbench.core.hierarchy import Hierarchy
-from regionbench.io.shards import IngestError, Ledger
+from regionbench.io.shards import MAX_IMAGE_PIXELS, IngestError, Ledger
 
 if TYPE_CHECKING:  # a type only: reading images needs Pillow, a build dependency
     from regionbench.io.images import DecodedImage
@@ -78,7 +78,7 @@ class Reading:
     wrote its shard pieces to; None: the reader prepares what it needs itself)."""
 
     words: Mapping[str, int] = field(default_factory=dict[Any, Any])
-    max_image_pixels: int = 40_000_000
+    max_image_pixels: int = MAX_IMAGE_PIXELS
     category_map: Mapping[str, str] = field(default_factory=dict[Any, Any])
     shard_size: int | None = None
     pieces: str | None = None

@@ -20,6 +20,9 @@ from regionbench.core.errors import InputError
 if TYPE_CHECKING:  # a type only: reading images needs Pillow, a build dependency
     from regionbench.io.images import DecodedImage
 
+# Larger images are rejected as decompression bombs (the config's ingest.max_image_pixels default).
+MAX_IMAGE_PIXELS = 40_000_000
+
 
 class IngestError(InputError):
     """Input that stops a strict (or impossible) ingest; one line per problem."""

@@ -27,7 +27,7 @@ from regionbench.io.layouts import ImageRecord
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import IngestError, Ledger, image_row, region_row, trees_state
+from regionbench.io.shards import MAX_IMAGE_PIXELS, IngestError, Ledger, image_row, region_row, trees_state
 
 ANNOTATOR = "saiapr"
 IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)
@@ -324,7 +324,7 @@ class FolderReader:
 
     annotators = (ANNOTATOR,)
 
-    def __init__(self, root: str | Path, folder: str, max_image_pixels: int = 40_000_000) -> None:
+    def __init__(self, root: str | Path, folder: str, max_image_pixels: int = MAX_IMAGE_PIXELS) -> None:
         self.root, self.folder = Path(root), folder
         self.base = base = self.root / folder
         if not base.is_dir():
