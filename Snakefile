@@ -4,7 +4,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
-from regionbench.build import config as build_config
+from regionbench.pipeline import config as build_config
 
 min_version("9.0")
 

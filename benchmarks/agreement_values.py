@@ -24,7 +24,7 @@ import numpy as np
 CHILD = """
 import resource, sys, time
 import numpy as np
-from regionbench.build import agreement
+from regionbench.pipeline import agreement
 values, annotators = int(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(0)
 first = rng.integers(0, values, agreement.MAX_UNITS)

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from regionbench.build import classifiers, subsets
 from regionbench.core import tables
+from regionbench.pipeline import classifiers, subsets
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from regionbench.build import classifiers
+from regionbench.pipeline import classifiers
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 LABELS, FEATURES = 80, 27

@@ -42,9 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
-from regionbench.build.jobs import logged_resources
 from regionbench.core import features
 from regionbench.io.matlab import read_mat
+from regionbench.pipeline.jobs import logged_resources
 from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import write_collection
 

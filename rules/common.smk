@@ -4,14 +4,14 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from regionbench.build import config as build_config
+from regionbench.pipeline import config as build_config
 from regionbench import release
-from regionbench.build import vocabulary
+from regionbench.pipeline import vocabulary
 from regionbench.synthetic import scenes as synth
 from regionbench.io import imageclef, layouts
 from regionbench.io.shards import IngestError, trees_state
-from regionbench.build.provenance import code_version
-from regionbench.build.subsets import SUBSET_SIZES
+from regionbench.pipeline.provenance import code_version
+from regionbench.pipeline.subsets import SUBSET_SIZES
 
 DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"

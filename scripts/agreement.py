@@ -1,11 +1,11 @@
 """Rule agreement: per image and pair of annotators, how far their regions agree; sampled pixels;
 per-label tallies."""
 
-from regionbench.build import agreement
-from regionbench.build.jobs import log_to
-from regionbench.build.vocabulary import Registry
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import agreement
+from regionbench.pipeline.jobs import log_to
+from regionbench.pipeline.vocabulary import Registry
 
 log = log_to(snakemake.log[0])
 inp = snakemake.input

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from regionbench.build import plots
-from regionbench.build.jobs import log_to
+from regionbench.pipeline import plots
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 report = json.loads(Path(snakemake.input[0]).read_text())

@@ -1,8 +1,8 @@
 """Rule agreement_summary: the collection's agreement, for the release and its card."""
 
-from regionbench.build import agreement
-from regionbench.build.jobs import log_to
 from regionbench.core import tables
+from regionbench.pipeline import agreement
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 inp = snakemake.input

@@ -1,8 +1,8 @@
 """Rule categories: the categories a raw tree's files name -> a vocabulary folder (hierarchy, ids, lists)."""
 
-from regionbench.build import vocabulary
-from regionbench.build.jobs import fail, log_to
 from regionbench.io.shards import IngestError
+from regionbench.pipeline import vocabulary
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params

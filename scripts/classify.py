@@ -1,8 +1,8 @@
 """Rule classify: one classifier on every subset; test-split predictions and fit times."""
 
-from regionbench.build import classifiers
-from regionbench.build.jobs import log_to
 from regionbench.core import tables
+from regionbench.pipeline import classifiers
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output

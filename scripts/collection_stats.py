@@ -3,9 +3,9 @@
 import json
 from pathlib import Path
 
-from regionbench.build import collection, plots
-from regionbench.build.jobs import log_to
 from regionbench.core import tables
+from regionbench.pipeline import collection, plots
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 inputs = snakemake.input

@@ -3,10 +3,10 @@
 import json
 from pathlib import Path
 
-from regionbench.build import classifiers, plots
-from regionbench.build.jobs import log_to
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import classifiers, plots
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 tree = Hierarchy.from_yaml(snakemake.input.hierarchy)

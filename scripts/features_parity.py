@@ -4,9 +4,9 @@ regions whose features were computed (those with a mask)."""
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from regionbench.build.jobs import log_to
 from regionbench.core import tables
 from regionbench.io import layouts
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 layout = layouts.get(snakemake.params.layout)

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from regionbench.build import vocabulary
-from regionbench.build.jobs import fail, log_to
 from regionbench.core import tables
 from regionbench.io import imageclef
+from regionbench.pipeline import vocabulary
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output

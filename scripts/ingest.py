@@ -3,13 +3,13 @@ features and relations measured on the decoded pixels and masks."""
 
 import json
 
-from regionbench.build import ingest, vocabulary
-from regionbench.build.consensus import ConsensusSettings
-from regionbench.build.jobs import fail, log_to
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.core.relations import RelationSettings
 from regionbench.io.shards import IngestError
+from regionbench.pipeline import ingest, vocabulary
+from regionbench.pipeline.consensus import ConsensusSettings
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params, out = snakemake.params, snakemake.output

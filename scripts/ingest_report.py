@@ -4,10 +4,10 @@ accepted no region (every later stage waits for this report)."""
 import json
 from pathlib import Path
 
-from regionbench.build.ingest import merge_reports
-from regionbench.build.jobs import fail, log_to
 from regionbench.core import tables
 from regionbench.io.shards import nothing_accepted, same_bytes
+from regionbench.pipeline.ingest import merge_reports
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input.reports])

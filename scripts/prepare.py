@@ -3,9 +3,9 @@ streamed), so each ingest job reads only its shard's."""
 
 from pathlib import Path
 
-from regionbench.build.jobs import fail, log_to
 from regionbench.io import layouts
 from regionbench.io.shards import IngestError
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params

@@ -1,8 +1,8 @@
 """Rule relation_stats: count and share of each spatial relation (paper Table 3), and their figure."""
 
-from regionbench.build import plots
-from regionbench.build.jobs import log_to
 from regionbench.core import relations, tables
+from regionbench.pipeline import plots
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 stats = relations.relation_stats(tables.read_parquet(p, list(relations.GROUPS)) for p in snakemake.input.relations)

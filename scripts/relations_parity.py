@@ -1,8 +1,8 @@
 """Rule relations_parity: computed spatial relations against the official spatial_rels files."""
 
-from regionbench.build.jobs import log_to
 from regionbench.core import tables
 from regionbench.io import layouts
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 layout = layouts.get(snakemake.params.layout)

@@ -4,9 +4,9 @@ from functools import partial
 from pathlib import Path
 
 from regionbench import release
-from regionbench.build.jobs import fail, log_to
 from regionbench.client import history
 from regionbench.core import tables
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 inp, params = snakemake.input, snakemake.params

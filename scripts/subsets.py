@@ -3,9 +3,9 @@
 
 import pyarrow.compute as pc
 
-from regionbench.build import subsets
-from regionbench.build.jobs import fail, log_to
 from regionbench.core import tables
+from regionbench.pipeline import subsets
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params

@@ -1,7 +1,7 @@
 """Rule synth: write the synthetic collection in the configured layout."""
 
 from regionbench import synthetic
-from regionbench.build.jobs import log_to
+from regionbench.pipeline.jobs import log_to
 
 log = log_to(snakemake.log[0])
 params = snakemake.params

@@ -1,8 +1,8 @@
 """Rule vocabulary: candidate lists and annotations -> vocabulary.parquet and branch statistics."""
 
-from regionbench.build import vocabulary
-from regionbench.build.jobs import fail, log_to
 from regionbench.core import tables
+from regionbench.pipeline import vocabulary
+from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
 captions, used, images_per_label = vocabulary.annotations_from_shards(snakemake.input.images, snakemake.input.regions)

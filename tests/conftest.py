@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from regionbench.build.ingest import ingest_shard
+from regionbench.pipeline.ingest import ingest_shard
 from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
 from regionbench.synthetic import scenes as synth
 from regionbench.synthetic.saiapr import write_collection

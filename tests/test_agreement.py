@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from regionbench.build import agreement
-from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.build.vocabulary import DEFAULT_DIR, Registry, derive
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import agreement
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry, derive
 from regionbench.synthetic.coco import write_collection
 from regionbench.synthetic.scenes import load_hierarchy
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build import classifiers, subsets
-from regionbench.build.vocabulary import DEFAULT_DIR
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import classifiers, subsets
+from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
 PARAMS = {
     "klogistic": {"n_components": 50, "gamma": None, "C": 1.0, "max_iter": 200},

@@ -7,7 +7,7 @@ from conftest import PROJECT
 
 import regionbench
 from regionbench import cli
-from regionbench.build.config import ConfigError, load, merge, validate
+from regionbench.pipeline.config import ConfigError, load, merge, validate
 
 
 def test_synth_command_writes_a_collection(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -34,7 +34,7 @@ def test_a_layout_without_generated_trees_is_one_line_before_anything_is_written
 
 
 def test_an_unknown_layout_in_the_config_is_one_line(tmp_path: Path) -> None:
-    from regionbench.build.config import check_raw_dir
+    from regionbench.pipeline.config import check_raw_dir
 
     (tmp_path / "00").mkdir()
     (tmp_path / "wlist.txt").write_text("1\tsky\n")

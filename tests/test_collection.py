@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build import collection
+from regionbench.pipeline import collection
 
 
 def test_statistics_by_hand() -> None:
@@ -50,7 +50,7 @@ def test_train_label_frequency_by_hand() -> None:
 
 
 def test_the_label_frequency_figure_is_deterministic(tmp_path) -> None:
-    from regionbench.build import plots
+    from regionbench.pipeline import plots
 
     histogram = [{"label": f"l{n}", "regions": 100 - n} for n in range(60)]
     train = {"subset": "H", "train_images": 7, "labels": [{"label": "l0", "images": 5}, {"label": "l1", "images": 1}]}
@@ -62,7 +62,7 @@ def test_the_label_frequency_figure_is_deterministic(tmp_path) -> None:
 
 
 def test_show_colours_segments_apart_when_labels_do_not() -> None:
-    from regionbench.build import plots
+    from regionbench.pipeline import plots
 
     mask = np.zeros((4, 4), dtype=bool)
     free = [{"masks": [("segment", mask)] * 3}, {"masks": [("segment", mask)] * 2}]

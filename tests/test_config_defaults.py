@@ -5,10 +5,10 @@ from pathlib import Path
 
 import yaml
 
-from regionbench.build import config as build_config
-from regionbench.build.consensus import ConsensusSettings
-from regionbench.build.ingest import IngestSettings
 from regionbench.core.relations import RelationSettings
+from regionbench.pipeline import config as build_config
+from regionbench.pipeline.consensus import ConsensusSettings
+from regionbench.pipeline.ingest import IngestSettings
 from regionbench.synthetic import Options
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build import consensus, subsets
 from regionbench.core import tables
+from regionbench.pipeline import consensus, subsets
 from regionbench.synthetic.scenes import load_hierarchy
 
 HIERARCHY = load_hierarchy()

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from PIL import Image
 from sklearn.metrics import rand_score
 
-from regionbench.build import agreement
-from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.build.vocabulary import DEFAULT_DIR, Registry
 from regionbench.core import geometry
 from regionbench.io import imageclef
 from regionbench.io.coco import image_id_of
+from regionbench.pipeline import agreement
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry
 from regionbench.synthetic.scenes import load_hierarchy
 
 HIERARCHY = load_hierarchy()

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench.build import jobs
 from regionbench.core import errors
 from regionbench.io.shards import IngestError
+from regionbench.pipeline import jobs
 from regionbench.release import ReleaseError
 
 
@@ -67,7 +67,7 @@ def test_a_machine_error_is_never_an_empty_line(code: int, strerror: str | None)
 
 
 def test_a_failure_record_cut_short_is_no_message(tmp_path: Path) -> None:
-    from regionbench.build import jobs
+    from regionbench.pipeline import jobs
 
     folder = tmp_path / jobs.FAILURES
     folder.mkdir(parents=True)

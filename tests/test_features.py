@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from regionbench.build.ingest import ingest_shard
 from regionbench.core import features, tables
 from regionbench.core.features import FEATURE_NAMES
 from regionbench.io.saiapr import features_parity, num2str, num2str_tolerance, read_official_features
+from regionbench.pipeline.ingest import ingest_shard
 
 
 def reference_lab(r: float, g: float, b: float) -> tuple[float, float, float]:

@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from regionbench.build.vocabulary import DEFAULT_DIR
 from regionbench.core.hierarchy import Hierarchy, HierarchyError
 from regionbench.io.saiapr import hierarchy_from_saiapr
+from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
 PROJECT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regionbench import cli
-from regionbench.build.config import ConfigError, check_raw_dir, load_layers, validate
+from regionbench.pipeline.config import ConfigError, check_raw_dir, load_layers, validate
 
 SCHEMA = PROJECT / "schemas" / "config.schema.yaml"
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench.build import vocabulary
 from regionbench.client import evaluation
 from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import vocabulary
 
 TREE = Hierarchy.from_yaml(vocabulary.DEFAULT_DIR / "hierarchy.yaml")
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import ndimage
 
-from regionbench.build.ingest import ingest_shard
 from regionbench.core import features, kernels, relations
+from regionbench.pipeline.ingest import ingest_shard
 
 # Relative to max(|reference|, 1). The skewness of a near-constant channel divides by a tiny
 # spread, which magnifies the rounding of two summation orders past 1e-12 (seen at 1.06e-12).

@@ -1,11 +1,11 @@
-"""The compact account of a build (regionbench.build.progress), fed events as the Snakemake plugin feeds them."""
+"""The compact account of a build (regionbench.pipeline.progress), fed events as the Snakemake plugin feeds them."""
 
 import io
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build.progress import BuildProgress, clock
+from regionbench.pipeline.progress import BuildProgress, clock
 
 
 class Clock:

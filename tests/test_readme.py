@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT, ReadmeBlock, build, readme_blocks, workflow_copy
 
-from regionbench.build import config as build_config
+from regionbench.pipeline import config as build_config
 
 pytestmark = pytest.mark.workflow
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build.ingest import ingest_shard
 from regionbench.core import geometry, relations, tables
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import spatial
+from regionbench.pipeline.ingest import ingest_shard
 
 
 def box(shape: tuple[int, int], r0: int, r1: int, c0: int, c1: int) -> np.ndarray:

@@ -7,12 +7,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.build.shard_measures import Measures
-from regionbench.build.vocabulary import DEFAULT_DIR, Registry
 from regionbench.core import features, geometry, relations, tables
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.core.relations import RelationSettings
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.pipeline.shard_measures import Measures
+from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry
 from regionbench.synthetic.coco import write_collection
 
 

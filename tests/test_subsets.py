@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build import subsets
+from regionbench.pipeline import subsets
 from regionbench.synthetic import scenes as synth
 
 

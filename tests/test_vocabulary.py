@@ -4,8 +4,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from regionbench.build import vocabulary as voc
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import vocabulary as voc
 
 CONFIG = voc.DEFAULT_DIR
 

@@ -10,11 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build.config import ConfigError, read_yaml
-from regionbench.build.vocabulary import DEFAULT_DIR, Curation, VocabularyError
 from regionbench.core import yamlfile
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy, HierarchyError
+from regionbench.pipeline.config import ConfigError, read_yaml
+from regionbench.pipeline.vocabulary import DEFAULT_DIR, Curation, VocabularyError
 
 SCALARS = (
     st.none()

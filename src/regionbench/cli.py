@@ -22,12 +22,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from regionbench import __version__, release
-from regionbench.build import config as build_config
-from regionbench.build import jobs, vocabulary
 from regionbench.client import evaluation, loader
 from regionbench.core import errors, geometry, numbers, tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import config as build_config
+from regionbench.pipeline import jobs, vocabulary
 
 # Commands of the build install (synth, export-saiapr, export-coco, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
@@ -208,7 +208,7 @@ def _image_bytes(rel: loader.Release, ids: list[int], root: str | None) -> dict[
 def cmd_show(args: argparse.Namespace) -> int:
     from PIL import Image  # the build extra: figures are made where the release is built
 
-    from regionbench.build import plots
+    from regionbench.pipeline import plots
 
     if Path(args.out).suffix.lower() not in plots.PICTURE_FORMATS:
         raise UserError(
@@ -269,7 +269,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from regionbench.build.reproduce import reproduce  # clones and builds: the build install
+    from regionbench.pipeline.reproduce import reproduce  # clones and builds: the build install
 
     workdir = Path(args.workdir).resolve() if args.workdir else None
     outcome = reproduce(args.repo, args.tag, workdir=workdir, cores=args.cores)

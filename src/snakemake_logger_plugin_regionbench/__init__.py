@@ -1,8 +1,8 @@
 """Snakemake logger plugin ``regionbench`` (``snakemake --logger regionbench``): the compact
-account of a build that ``regionbench build`` shows by default (regionbench.build.progress).
+account of a build that ``regionbench build`` shows by default (regionbench.pipeline.progress).
 
 Snakemake finds logger plugins by this module name; the plugin only routes the workflow's
-events to ``regionbench.build.progress.BuildProgress``.
+events to ``regionbench.pipeline.progress.BuildProgress``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class LogHandler(LogHandlerBase):
     def __post_init__(self) -> None:
         # Imported here, not above: Snakemake imports every logger plugin it finds before any
         # run, so this module must import cleanly even beside another copy of regionbench.
-        from regionbench.build.progress import BuildProgress
+        from regionbench.pipeline.progress import BuildProgress
 
         stream = sys.stdout if self.common_settings.stdout else sys.stderr
         live = stream.isatty() and os.environ.get("TERM", "") != "dumb" and "CI" not in os.environ

@@ -18,13 +18,13 @@ from hypothesis.extra.numpy import arrays
 from PIL import Image
 from pycocotools import mask as coco_mask
 
-from regionbench.build.ingest import IngestSettings, ingest_shard
 from regionbench.core import geometry
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io import layouts
 from regionbench.io.coco import image_id_of
 from regionbench.io.coco.split import DEFAULT_SHARDS, MAX_SHARD_SIZE, default_shard_size
 from regionbench.io.shards import IngestError, Shard
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic.coco import uncompressed_rle
 
 H, W = 30, 40

@@ -12,9 +12,9 @@ from conftest import WHOLE
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench.build.ingest import IngestSettings, ingest_shard
 from regionbench.io.coco import split
 from regionbench.io.coco.ingest import check_annotators
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 
 NAMES = st.text(alphabet="abc0123456789._/", min_size=1, max_size=6)
 
@@ -46,7 +46,7 @@ def test_the_shards_read_from_pieces_are_those_read_alone(
 ) -> None:
     """Read from the pieces of one split, written in parts of any size (here one annotation a
     part), every shard has the tables it has when it splits the tree itself."""
-    from regionbench.build.vocabulary import DEFAULT_DIR, Registry
+    from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry
 
     words = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
     alone = tables_of(coco_pair, 3, words=words)

@@ -10,9 +10,9 @@ import pytest
 from conftest import WHOLE, file_digests
 
 from regionbench import cli
-from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.build.vocabulary import DEFAULT_DIR, Registry
 from regionbench.core import geometry
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry
 from regionbench.synthetic.coco import write_collection
 
 WORDS = {label: i for i, label, _ in Registry.read(DEFAULT_DIR / "label_ids.tsv").rows}

@@ -10,10 +10,10 @@ from conftest import WHOLE
 from PIL import Image
 
 from regionbench import cli
-from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.build.vocabulary import Registry, derive
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco.categories import categories
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.pipeline.vocabulary import Registry, derive
 
 
 def test_categories_become_the_hierarchy_with_stable_ids(coco_pair: Path, tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ from test_coco import WORDS, alice_file, bob_file, write_tree
 from test_hostile_raw import small_tree
 
 from regionbench import cli
-from regionbench.build.ingest import ingest_shard
 from regionbench.io import imageclef
 from regionbench.io.saiapr.writer import LayoutWriter
 from regionbench.io.shards import IngestError, same_bytes
+from regionbench.pipeline.ingest import ingest_shard
 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from("abcd")), unique_by=lambda t: t[0], max_size=12))

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from regionbench.build.ingest import IngestSettings, ingest_shard
 from regionbench.core import tables
 from regionbench.io.saiapr import LayoutError
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 from regionbench.io.shards import trees_state
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 
 WORDS = {1: "n.a.", 2: "sky", 3: "grass", 4: "man"}
 IMAGES = {"00": [5, 17], "01": [1002, 1010]}

@@ -13,9 +13,9 @@ from conftest import PROJECT, build_command, workflow_copy, write_config
 from PIL import Image
 
 import regionbench.io
-from regionbench.build import ingest
-from regionbench.build.vocabulary import Registry
 from regionbench.io import layouts
+from regionbench.pipeline import ingest
+from regionbench.pipeline.vocabulary import Registry
 
 LAYOUT_FILE = Path(__file__).resolve().parents[1] / "layouts" / "labelmap.py"
 LABELS = {1: "sky", 2: "grass", 3: "water"}
@@ -56,7 +56,7 @@ def test_a_layout_file_is_found_detected_and_ingested(tmp_path: Path, with_label
     root = write_tree(tmp_path / "raw")
     assert set(layouts.registry()) == {"coco", "saiapr", "labelmap"}
     assert layouts.detect(root).name == "labelmap"
-    words = Registry.read(Path(regionbench.build.vocabulary.DEFAULT_DIR) / "label_ids.tsv").ids()
+    words = Registry.read(Path(regionbench.pipeline.vocabulary.DEFAULT_DIR) / "label_ids.tsv").ids()
     shard = ingest.ingest_shard(root, "00", words)
     assert shard.images.num_rows == IMAGES
     assert (

@@ -13,12 +13,12 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.build.ingest import IngestSettings, ingest_shard, merge_reports
 from regionbench.core import geometry
 from regionbench.io.matlab import read_mat, write_mat
 from regionbench.io.saiapr import folder_state, parse_caption, parse_ontology_path, read_wordlist
 from regionbench.io.saiapr.text import format_ontology_path, write_wordlist
 from regionbench.io.shards import IngestError, Shard, reject_row
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard, merge_reports
 
 
 def reconciles(shard: Shard) -> None:

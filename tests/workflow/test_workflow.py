@@ -24,8 +24,8 @@ from conftest import (
     write_config,
 )
 
-from regionbench.build import jobs
-from regionbench.build.vocabulary import DEFAULT_DIR
+from regionbench.pipeline import jobs
+from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
 pytestmark = pytest.mark.workflow
 
@@ -224,7 +224,7 @@ def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path) -> None:
     for body, last in FAILURES:
         script = project / "scripts" / "relation_stats.py"
         script.write_text(
-            "import errno\nfrom regionbench.build.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n"
+            "import errno\nfrom regionbench.pipeline.jobs import log_to\n\nlog_to(snakemake.log[0])\n" + body + "\n"
         )
         done = build(project, "results/tiny/relation_stats.parquet", "--configfile", str(override))
         assert done.returncode == (3 if "IndexError" in last else 2)

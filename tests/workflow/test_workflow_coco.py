@@ -16,15 +16,15 @@ import pytest
 from conftest import build, build_command, file_digests, workflow_copy, write_config
 
 import regionbench
-import regionbench.build.vocabulary
 import regionbench.core.hierarchy
+import regionbench.pipeline.vocabulary
 from regionbench import release
-from regionbench.build.consensus import ConsensusSettings
-from regionbench.build.ingest import IngestSettings, ingest_shard
 from regionbench.client import evaluation, loader
 from regionbench.core import features, geometry, tables
 from regionbench.io import imageclef
 from regionbench.io.saiapr import export_release
+from regionbench.pipeline.consensus import ConsensusSettings
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic.coco import write_collection
 
 pytestmark = pytest.mark.workflow
@@ -139,7 +139,7 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(
         project,
-        f"dataset: exports\nraw_dir: {raw}\nvocabulary_dir: {regionbench.build.vocabulary.DEFAULT_DIR}\n"
+        f"dataset: exports\nraw_dir: {raw}\nvocabulary_dir: {regionbench.pipeline.vocabulary.DEFAULT_DIR}\n"
         "agreement: {consensus: staple}\n"
         "ingest: {strict: true, max_image_pixels: 1000000, shard_size: 10}\n",
     )
@@ -149,8 +149,8 @@ def test_exports_on_disk_are_detected_and_ingested(tmp_path: Path) -> None:
     assert report["folders"] == ["00", "01", "02"] and report["images"]["accepted"] == 24
     assert sorted(report["annotators"]) == ["annotator-1", "annotator-2", "consensus"]
     built = tables.read_parquet(project / "results/exports/ingest/00/regions.parquet").to_pylist()
-    vocabulary_dir = Path(regionbench.build.vocabulary.DEFAULT_DIR)  # the vocabulary the collection is drawn from
-    words = regionbench.build.vocabulary.Registry.read(vocabulary_dir / "label_ids.tsv").ids()
+    vocabulary_dir = Path(regionbench.pipeline.vocabulary.DEFAULT_DIR)  # the vocabulary the collection is drawn from
+    words = regionbench.pipeline.vocabulary.Registry.read(vocabulary_dir / "label_ids.tsv").ids()
     tree = regionbench.core.hierarchy.Hierarchy.from_yaml(vocabulary_dir / "hierarchy.yaml")
 
     def consensus_masks(method: str) -> list[str]:

@@ -16,11 +16,11 @@ import yaml
 from conftest import build, workflow_copy, write_config
 
 from regionbench import cli, release
-from regionbench.build import plots
-from regionbench.build.ingest import IngestSettings, ingest_shard
-from regionbench.build.vocabulary import Registry
 from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import plots
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.pipeline.vocabulary import Registry
 from regionbench.synthetic.coco import uncompressed_rle, write_collection
 
 pytestmark = pytest.mark.workflow

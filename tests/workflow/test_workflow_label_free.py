@@ -12,7 +12,7 @@ import pytest
 from conftest import build, one_category_tree, workflow_copy, write_config
 
 from regionbench import cli, release
-from regionbench.build import vocabulary
+from regionbench.pipeline import vocabulary
 
 pytestmark = pytest.mark.workflow
 

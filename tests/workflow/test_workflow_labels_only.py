@@ -15,10 +15,10 @@ import pytest
 from conftest import build, workflow_copy, write_config
 
 from regionbench import release
-from regionbench.build.ingest import ingest_shard
 from regionbench.client import loader
 from regionbench.core import tables
 from regionbench.io.saiapr import export_release, read_official_features
+from regionbench.pipeline.ingest import ingest_shard
 
 
 @pytest.mark.workflow

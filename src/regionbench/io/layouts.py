@@ -6,7 +6,7 @@ format is recognised, split into shards and fingerprinted, and how one shard is 
 ``ImageRecord``s (an accepted image and every annotator's regions of it) while each raw item it
 cannot use goes to the shard's ``Ledger`` with its reason. ``registry`` scans the package, so a
 new format is one new file: nothing else names the layouts. Consensus, features and relations
-are not a layout's business: ``regionbench.build.ingest`` derives them from the records of any layout.
+are not a layout's business: ``regionbench.pipeline.ingest`` derives them from the records of any layout.
 """
 
 from __future__ import annotations

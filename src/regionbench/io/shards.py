@@ -31,7 +31,7 @@ class IngestError(InputError):
 @dataclass
 class Shard:
     """One shard's accepted images and regions, its rejects, a report that counts both sides,
-    the features and relations measured on the decoded pixels (``regionbench.build.shard_measures``), and
+    the features and relations measured on the decoded pixels (``regionbench.pipeline.shard_measures``), and
     which annotators covered each accepted image (``tables.COVERAGE``)."""
 
     images: pa.Table

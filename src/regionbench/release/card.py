@@ -192,7 +192,7 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
 
 
 def _collection(stats: dict) -> list[str]:
-    """The collection's figures (``results/collection.json``, ``regionbench.build.collection``) over
+    """The collection's figures (``results/collection.json``, ``regionbench.pipeline.collection``) over
     the reference annotator, and the label-frequency figure."""
     annotator = stats["annotator"]
     top = stats["label_histogram"][:20]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from regionbench.build.vocabulary import Registry
 from regionbench.core import features, relations
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
+from regionbench.pipeline.vocabulary import Registry
 from regionbench.synthetic import Options
 from regionbench.synthetic import scenes as synth
 

@@ -33,9 +33,9 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from regionbench.build.vocabulary import DEFAULT_DIR
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
 # A vocabulary folder (hierarchy.yaml, label_ids.tsv) as a string, so caches can key on it.
 DEFAULT_VOCABULARY = str(DEFAULT_DIR)

@@ -48,13 +48,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-from regionbench.build.subsets import SUBSET_SIZES
 from regionbench.client.metrics import region_scores
 from regionbench.core import tables
 from regionbench.core.errors import InputError
 from regionbench.core.forked import forked_map
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.core.tables import FEATURE_NAMES
+from regionbench.pipeline.subsets import SUBSET_SIZES
 
 NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
 BASELINES = ("random", "majority")

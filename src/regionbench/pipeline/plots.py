@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pyarrow as pa
 
-from regionbench.build.subsets import SUBSET_SIZES
+from regionbench.pipeline.subsets import SUBSET_SIZES
 
 # No dates or random ids in the files, so reruns give the same bytes.
 plt.rcParams["svg.hashsalt"] = "regionbench"

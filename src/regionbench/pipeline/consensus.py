@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regionbench.build import agreement
 from regionbench.core import tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.pipeline import agreement
 
 ANNOTATOR = tables.CONSENSUS
 METHODS = ("majority", "staple")

@@ -313,7 +313,7 @@ def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | i
 
 def quorum(covering: int) -> int:
     """Votes a consensus region needs when ``covering`` annotators covered the image: more than
-    half of them (``regionbench.build.consensus``)."""
+    half of them (``regionbench.pipeline.consensus``)."""
     return covering // 2 + 1
 
 

@@ -2,7 +2,7 @@
 
 A layout (``regionbench.io.layouts``) reads the shard's files into accepted images with every
 annotator's regions, and rejects what it cannot use. Ingest adds what no format knows: the
-consensus of several annotators (``regionbench.build.consensus``), the features and relations of every
+consensus of several annotators (``regionbench.pipeline.consensus``), the features and relations of every
 region measured while its image's pixels and masks are in memory (``shard_measures``), the
 image quirks, one ledger check that every raw item was accepted or rejected, and one merge of
 the shard reports.
@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from regionbench.build import consensus
-from regionbench.build.shard_measures import Measures
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy, majority_parent
 from regionbench.core.relations import RelationSettings
 from regionbench.io import layouts
 from regionbench.io.shards import MAX_IMAGE_PIXELS, Ledger, Shard, check_ledger, image_quirks, region_row
+from regionbench.pipeline import consensus
+from regionbench.pipeline.shard_measures import Measures
 
 COUNTS = ("seen", "accepted", "rejected")
 

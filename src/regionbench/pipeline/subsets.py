@@ -127,7 +127,7 @@ def straddling_images(image_ids: list[int], splits: list[str]) -> int:
     return sum(1 for s in sides.values() if len(s) == 2)
 
 
-CONSENSUS = "consensus"  # the derived annotator of regionbench.build.consensus
+CONSENSUS = "consensus"  # the derived annotator of regionbench.pipeline.consensus
 
 
 def reference_regions(

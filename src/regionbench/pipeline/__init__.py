@@ -1,4 +1,4 @@
-"""The build: the stages the workflow runs, in data order, and how its jobs run.
+"""The build pipeline: the stages the workflow runs, in data order, and how its jobs run.
 
 Configuration (``config``), ingest of one shard of any layout (``ingest``, ``shard_measures``),
 the vocabulary, the consensus and agreement of several annotators, subsets A-H, the reference
