@@ -9,7 +9,9 @@ from regionbench import release
 from regionbench.pipeline import vocabulary
 from regionbench.synthetic import scenes as synth
 from regionbench.io import imageclef, layouts
-from regionbench.io.shards import IngestError, trees_state
+from regionbench.core.errors import InputError
+from regionbench.io.rawtree import RawTree
+from regionbench.io.shards import trees_state
 from regionbench.pipeline.provenance import code_version
 from regionbench.pipeline.subsets import SUBSET_SIZES
 
@@ -26,102 +28,52 @@ RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
 PIECES = f"{RESULTS}/pieces"  # a prepared tree's shard pieces (rule prepare)
 
 
-class RawTree:
-    """The raw tree: where it is, its layout (``regionbench.io.layouts``), and whether the synth
-    rule generates it (no raw_dir configured); every question the rules ask of it."""
-
-    def __init__(self, root, layout, generated):
-        self.root, self.layout, self.generated = root, layout, generated
-
-    def shards(self):
-        """The shard names, planned once per invocation (a generated tree's from its profile)."""
-        if not hasattr(self, "_shards"):
-            if self.generated:
-                profile = synth.get_profile(config["synth"]["profile"])
-                self._shards = self.layout.planned_shards(
-                    profile.n_images, profile.folders, SHARD_SIZE
-                )
-            else:
-                self._shards = self.layout.shards(Path(self.root), SHARD_SIZE)
-        return self._shards
-
-    def inputs(self, wildcards):
-        # A generated tree is the synth rule's output, which stands for all its files.
-        return [self.root] if self.generated else self.layout.inputs(Path(self.root))
-
-    def states(self):
-        """Each shard's fingerprint (``Layout.shard_states``), taken once per invocation."""
-        if not hasattr(self, "_states"):
-            self._states = self.layout.shard_states(
-                Path(self.root), self.shards(), SHARD_SIZE
-            )
-        return self._states
-
-    def state(self, wildcards):
-        """The shard's fingerprint: any change to a file it reads reruns it."""
-        return "generated" if self.generated else self.states()[wildcards.shard]
-
-    def prepares(self):
-        """Whether the layout reads its files into shard pieces first (rule prepare)."""
-        return layouts.prepares(self.layout)
-
-    def listing_state(self):
-        """What the prepare job's shards depend on besides the annotator files: the image
-        names (the runs of a shard), taken once per invocation."""
-        if self.generated:
-            return "generated"
-        if not hasattr(self, "_listing"):
-            self._listing = self.layout.listing_state(Path(self.root), SHARD_SIZE)
-        return self._listing
-
-    def pieces(self, wildcards):
-        """A prepared tree's pieces of the shard, once rule prepare (a checkpoint) has run. Its
-        index is an ancient input, for the order alone: a shard reruns when its own pieces
-        change, and prepare rewrites only those."""
-        if not self.prepares():
-            return []
-        index = checkpoints.prepare.get().output.index
-        return [ancient(index)] + [
-            f"{PIECES}/{wildcards.shard}/{name}" for name in self.layout.pieces
-        ]
-
-    def official(self, kind):
-        """The tree's files of published ``features`` or ``relations`` (a generated tree: the
-        tree itself, when its layout writes them)."""
-        if self.generated:
-            return [self.root] if kind in self.layout.official_measures else []
-        return getattr(self.layout, f"official_{kind}")(Path(self.root))
-
-    def several_annotators(self):
-        if self.generated:
-            return self.layout.synthetic_annotators(SYNTH_ANNOTATORS) > 1
-        return len(self.layout.annotators(Path(self.root))) > 1
+SHARD_SIZE = config["ingest"]["shard_size"]  # None: the layout's default
+SYNTH_ANNOTATORS = config["synth"]["annotators"]  # of a generated collection
 
 
 def raw_tree():
-    """The one place that decides where the raw tree comes from and in which layout."""
+    """The configured raw tree (checked, its layout detected), or the generated one."""
     try:
-        build_config.check_raw_dir(config)
         build_config.check_vocabulary_dir(config)
-        if not config["raw_dir"]:
-            return RawTree(
-                f"resources/raw/{DATASET}",
-                layouts.get(config["synth"]["layout"]),
-                generated=True,
-            )
-        layout = config["layout"]
+        layout = build_config.raw_layout(config)
+        if layout is not None:
+            return RawTree(config["raw_dir"], layout, SHARD_SIZE)
+        profile = synth.get_profile(config["synth"]["profile"])
         return RawTree(
-            config["raw_dir"],
-            layouts.get(layout) if layout else layouts.detect(config["raw_dir"]),
-            generated=False,
+            f"resources/raw/{DATASET}",
+            layouts.get(config["synth"]["layout"]),
+            SHARD_SIZE,
+            planned=(profile.n_images, profile.folders),
+            annotators=SYNTH_ANNOTATORS,
         )
-    except (build_config.ConfigError, IngestError) as exc:
+    except InputError as exc:
         raise WorkflowError(str(exc)) from None
 
 
-SHARD_SIZE = config["ingest"]["shard_size"]  # None: the layout's default
-SYNTH_ANNOTATORS = config["synth"]["annotators"]  # of a generated collection
 RAW = raw_tree()
+
+
+def raw_inputs(wildcards):
+    return RAW.inputs()
+
+
+def raw_state(wildcards):
+    return RAW.state(wildcards.shard)
+
+
+def shard_pieces(wildcards):
+    """A prepared tree's pieces of the shard, once rule prepare (a checkpoint) has run. Its
+    index is an ancient input, for the order alone: a shard reruns when its own pieces change,
+    and prepare rewrites only those."""
+    if not RAW.prepares:
+        return []
+    index = checkpoints.prepare.get().output.index
+    return [ancient(index)] + [
+        f"{PIECES}/{wildcards.shard}/{name}" for name in RAW.pieces
+    ]
+
+
 INGEST_SETTINGS = {
     "ingest": config["ingest"],
     "category_map": config["category_map"],
@@ -133,19 +85,19 @@ INGEST_SETTINGS = {
 # collections are drawn from.
 VOCABULARY = config["vocabulary_dir"] or (
     DERIVED_VOCABULARY
-    if layouts.names_categories(RAW.layout) and not RAW.generated
+    if isinstance(RAW.layout, layouts.NamesCategories) and not RAW.generated
     else str(vocabulary.DEFAULT_DIR)
 )
 
 
 def shards():
-    return RAW.shards()
+    return RAW.shards
 
 
 def agreement_tables(suffix=""):
     """Every shard's agreement table (``.pixels``, ``.labels``: its other two); none with one
     annotator, where no agreement job runs: there is nothing to compare."""
-    if not RAW.several_annotators():
+    if not RAW.several_annotators:
         return []
     return expand(f"{RESULTS}/agreement/{{shard}}{suffix}.parquet", shard=shards())
 

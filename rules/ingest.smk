@@ -6,7 +6,7 @@
 # shards are known before (runs of the image files), the pieces only once this job has run.
 checkpoint prepare:
     input:
-        RAW.inputs,
+        raw_inputs,
     output:
         index=f"{PIECES}/index.json",
     log:
@@ -18,7 +18,7 @@ checkpoint prepare:
         runtime=60,
     params:
         code=CODE,
-        names=lambda wildcards: RAW.listing_state(),
+        names=lambda wildcards: RAW.listing_state,
         root=RAW.root,
         layout=RAW.layout.name,
         shard_size=SHARD_SIZE,
@@ -28,8 +28,8 @@ checkpoint prepare:
 
 rule ingest:
     input:
-        raw=lambda wildcards: [] if RAW.prepares() else RAW.inputs(wildcards),
-        pieces=RAW.pieces,
+        raw=lambda wildcards: [] if RAW.prepares else RAW.inputs(),
+        pieces=shard_pieces,
         registry=f"{VOCABULARY}/label_ids.tsv",
         hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
@@ -49,11 +49,11 @@ rule ingest:
         runtime=30,
     params:
         code=CODE,
-        state=RAW.state,
+        state=raw_state,
         root=RAW.root,
         layout=RAW.layout.name,
         settings=INGEST_SETTINGS,
-        pieces=PIECES if RAW.prepares() else "",
+        pieces=PIECES if RAW.prepares else "",
     script:
         "../scripts/ingest.py"
 

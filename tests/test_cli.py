@@ -34,12 +34,12 @@ def test_a_layout_without_generated_trees_is_one_line_before_anything_is_written
 
 
 def test_an_unknown_layout_in_the_config_is_one_line(tmp_path: Path) -> None:
-    from regionbench.pipeline.config import check_raw_dir
+    from regionbench.pipeline.config import raw_layout
 
     (tmp_path / "00").mkdir()
     (tmp_path / "wlist.txt").write_text("1\tsky\n")
     with pytest.raises(ConfigError, match="layout: unknown layout 'voc'; the layouts are coco, saiapr"):
-        check_raw_dir({"raw_dir": str(tmp_path), "layout": "voc"}, "o.yaml")
+        raw_layout({"raw_dir": str(tmp_path), "layout": "voc"}, "o.yaml")
 
 
 def test_project_is_found_from_a_subfolder() -> None:

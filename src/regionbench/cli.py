@@ -119,7 +119,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     overrides = [Path(p).resolve() for p in args.configfile]
     cfg, layers = build_config.load_layers(project, overrides)
     build_config.validate(cfg, project / "schemas" / "config.schema.yaml", layers)
-    build_config.check_raw_dir(cfg, layers.source_of(("raw_dir",)))
+    build_config.raw_layout(cfg, layers.source_of(("raw_dir",)))
     build_config.check_vocabulary_dir(cfg, layers.source_of(("vocabulary_dir",)))
     check_targets(project, args.targets)
     profiles = project / "config" / "profiles"

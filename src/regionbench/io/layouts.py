@@ -222,16 +222,6 @@ class Exports(Protocol):
         format's default). Returns what was written, a line each."""
 
 
-def prepares(layout: Layout) -> bool:
-    """Whether ``layout`` prepares its trees into shard pieces (``PreparesPieces``)."""
-    return isinstance(layout, PreparesPieces)
-
-
-def names_categories(layout: Layout) -> bool:
-    """Whether a vocabulary can be derived from a tree of ``layout`` (``NamesCategories``)."""
-    return isinstance(layout, NamesCategories)
-
-
 CAPABILITIES = (PreparesPieces, NamesCategories, PublishesMeasures, Exports)
 
 

@@ -11,7 +11,7 @@ import copy
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
@@ -20,6 +20,10 @@ from regionbench.core.errors import InputError
 
 # The schema's formats are checked too (a release date must be a day of the calendar).
 FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+if TYPE_CHECKING:  # a type only: the layouts need the build's image libraries
+    from regionbench.io.layouts import Layout
 
 
 class ConfigError(InputError):
@@ -142,19 +146,21 @@ def check_vocabulary_dir(config: dict, source: str = "config") -> None:
     if missing:
         raise ConfigError(
             f"{source}: vocabulary_dir {folder!r} lacks {', '.join(missing)}; "
-            "write the folder with regionbench vocabulary from-coco, or copy the library's"
+            "write the folder with regionbench vocabulary from-source, or copy the library's"
         )
 
 
-def check_raw_dir(config: dict, source: str = "config") -> None:
-    """A configured ``raw_dir`` must be an absolute path to a folder holding a raw tree of a
-    layout of ``regionbench.io.layouts`` (the configured ``layout``, or else the one detected)."""
+def raw_layout(config: dict[str, Any], source: str = "config") -> Layout | None:
+    """The layout of the configured ``raw_dir`` (None: no raw_dir, the build generates its tree):
+    the configured ``layout``, or else the one detected, once the folder is checked to be an
+    absolute path holding a readable tree of it. The command line's check and the workflow's
+    raw tree both ask this."""
     from regionbench.io import layouts  # a build's concern: readers of releases need no image library
     from regionbench.io.shards import IngestError
 
     raw = config.get("raw_dir")
     if raw is None:
-        return
+        return None
     path = Path(raw)
     if not path.is_absolute():
         raise ConfigError(f"{source}: raw_dir {raw!r} is relative; give the absolute path of the raw tree")
@@ -175,7 +181,9 @@ def check_raw_dir(config: dict, source: str = "config") -> None:
         )
     if not found:
         raise ConfigError(f"{source}: raw_dir {raw!r} holds {layouts.expected()}; check the path")
+    layout = named or found[0]
     try:
-        (named or found[0]).check(path)
+        layout.check(path)
     except IngestError as exc:
         raise ConfigError(f"{source}: raw_dir {raw!r} {exc}") from None
+    return layout

@@ -1,0 +1,89 @@
+"""The raw tree a build reads: where it is, its layout, and whether the build generates it;
+every question the workflow asks of it, each answered once per invocation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from regionbench.io.layouts import Layout, PreparesPieces
+
+
+class RawTree:
+    """A raw tree of ``layout`` at ``root``. A tree the build generates (``planned``: the
+    number of its images and the folder of each, from its profile) is not on disk when the
+    workflow plans it: its shards come from the plan, and it stands as one input for all its
+    files. ``shard_size`` is the configured images per shard (None: the layout's default);
+    ``annotators`` the annotators requested of a generated tree."""
+
+    def __init__(
+        self,
+        root: str,
+        layout: Layout,
+        shard_size: int | None = None,
+        planned: tuple[int, Sequence[str]] | None = None,
+        annotators: int = 1,
+    ) -> None:
+        self.root, self.layout, self.shard_size = root, layout, shard_size
+        self.planned, self.requested_annotators = planned, annotators
+
+    @property
+    def generated(self) -> bool:
+        return self.planned is not None
+
+    @cached_property
+    def shards(self) -> list[str]:
+        """The shard names (``Layout.shards``; a generated tree's ``Layout.planned_shards``)."""
+        if self.planned is not None:
+            return self.layout.planned_shards(*self.planned, self.shard_size)
+        return self.layout.shards(Path(self.root), self.shard_size)
+
+    def inputs(self) -> list[str]:
+        """The files every shard reads (a generated tree: the tree itself, the synth rule's output)."""
+        return [self.root] if self.generated else self.layout.inputs(Path(self.root))
+
+    @cached_property
+    def _states(self) -> dict[str, str]:
+        return self.layout.shard_states(Path(self.root), self.shards, self.shard_size)
+
+    def state(self, shard: str) -> str:
+        """The shard's fingerprint (``Layout.shard_states``): any change to a file it reads
+        changes it; "generated" for a generated tree, which the synth rule stands for."""
+        return "generated" if self.generated else self._states[shard]
+
+    @property
+    def prepares(self) -> bool:
+        """Whether the layout reads its files into shard pieces first (``PreparesPieces``)."""
+        return isinstance(self.layout, PreparesPieces)
+
+    @property
+    def pieces(self) -> tuple[str, ...]:
+        """The files each shard has among the prepared pieces (none without preparation)."""
+        return self.layout.pieces if isinstance(self.layout, PreparesPieces) else ()
+
+    @cached_property
+    def listing_state(self) -> str:
+        """What the prepared pieces depend on besides the annotator files: the listing the
+        shards are cut from ("generated" for a generated tree, "" without preparation)."""
+        if self.generated:
+            return "generated"
+        if not isinstance(self.layout, PreparesPieces):
+            return ""
+        return self.layout.listing_state(Path(self.root), self.shard_size)
+
+    def official(self, kind: str) -> list[str]:
+        """The tree's files of published ``features`` or ``relations`` (a generated tree: the
+        tree itself, when its layout writes them)."""
+        if self.generated:
+            return [self.root] if kind in self.layout.official_measures else []
+        if kind == "features":
+            return self.layout.official_features(Path(self.root))
+        return self.layout.official_relations(Path(self.root))
+
+    @property
+    def several_annotators(self) -> bool:
+        """Whether annotators are compared (a generated tree: as many as its layout makes)."""
+        if self.generated:
+            return self.layout.synthetic_annotators(self.requested_annotators) > 1
+        return len(self.layout.annotators(Path(self.root))) > 1
