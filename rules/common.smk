@@ -251,7 +251,7 @@ def release_results(wildcards=None, classifiers=True):
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"
     if RAW.official("relations"):
         files["relations_parity.json"] = f"{RESULTS}/relations_parity.json"
-    if RAW.several_annotators():
+    if RAW.several_annotators:
         files |= {
             name: f"{RESULTS}/{name}" for name in ("agreement.png", "agreement.svg")
         }
