@@ -22,6 +22,18 @@ from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
 
+WORKFLOW_TESTS = Path(__file__).resolve().parent / "workflow"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The lane is the folder: every test under tests/workflow/ (a Snakemake build, or a test of
+    what one built) is marked ``workflow``, which ``make test-units`` leaves out."""
+    for item in items:
+        if item.path.is_relative_to(WORKFLOW_TESTS):
+            item.add_marker(pytest.mark.workflow)
+
+
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")  # the workflow without its library
 
 
@@ -99,6 +111,12 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project folder with the tiny release built end to end (shared: do not modify)."""
     return shared(tmp_path_factory, "tiny-build", lambda folder: build_tiny(folder / "wf")) / "wf"
+
+
+@pytest.fixture()
+def tiny_release(tiny_build: Path, tmp_path: Path) -> Path:
+    """A private copy of the tiny release that a test may damage."""
+    return Path(shutil.copytree(tiny_build / TINY_RELEASE, tmp_path / "v1.0.0"))
 
 
 @pytest.fixture(scope="session")

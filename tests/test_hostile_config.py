@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regionbench import cli
-from regionbench.pipeline.config import ConfigError, check_raw_dir, load_layers, validate
+from regionbench.pipeline.config import ConfigError, load_layers, raw_layout, validate
 
 SCHEMA = PROJECT / "schemas" / "config.schema.yaml"
 
@@ -21,7 +21,7 @@ SCHEMA = PROJECT / "schemas" / "config.schema.yaml"
 def check(*files: Path) -> None:
     config, layers = load_layers(PROJECT, list(files))
     validate(config, SCHEMA, layers)
-    check_raw_dir(config, layers.source_of(("raw_dir",)))
+    raw_layout(config, layers.source_of(("raw_dir",)))
 
 
 @pytest.mark.parametrize(

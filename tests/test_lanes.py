@@ -1,48 +1,75 @@
-"""The test lanes hold: every test that runs a Snakemake build is marked ``workflow``, so
+"""The test lanes hold: the folder is the lane. Every test under tests/workflow/ is marked
+``workflow`` (by conftest.py), and no test elsewhere starts a Snakemake build, so
 ``make test-units`` (``-m "not workflow and not slurm"``) never starts one."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
-BUILDERS = {"build", "build_command", "build_tiny", "built_release"}  # conftest's and the tests' own
-BUILT = {"tiny_build", "tiny_release", "coco_build", "exports", "demo"}  # fixtures that build
+TESTS = Path(__file__).resolve().parent
+WORKFLOW = TESTS / "workflow"
 
 
-def _marked(node: ast.AST) -> bool:
-    return any("workflow" in ast.unparse(d) or "slurm" in ast.unparse(d) for d in getattr(node, "decorator_list", []))
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-def _fixtures(tree: ast.Module) -> set[str]:
-    """This module's own fixtures that build."""
-    return {
-        f.name
-        for f in tree.body
-        if isinstance(f, ast.FunctionDef)
-        and any("fixture" in ast.unparse(d) for d in f.decorator_list)
-        and _builds(f, set())
-    }
-
-
-def _builds(function: ast.FunctionDef, fixtures: set[str]) -> bool:
+def _uses(function: ast.FunctionDef) -> set[str]:
+    """The names ``function`` calls, and the fixtures it requests."""
     calls = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return bool(calls & BUILDERS) or bool({a.arg for a in function.args.args} & (BUILT | fixtures))
+    return calls | {a.arg for a in function.args.args}
 
 
-def test_every_build_test_is_marked() -> None:
-    unmarked = []
-    for path in sorted(Path(__file__).parent.rglob("test_*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        module_marked = any(
-            isinstance(n, ast.Assign)
-            and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
-            and ("workflow" in ast.unparse(n.value) or "slurm" in ast.unparse(n.value))
-            for n in tree.body
+def building(functions: dict[str, ast.FunctionDef]) -> set[str]:
+    """The functions and fixtures that start a build: ``build_command``, where conftest makes
+    every ``regionbench build`` command line, and, to a fixed point, whatever calls or requests
+    one of them."""
+    found = {"build_command"}
+    while grown := {name for name, f in functions.items() if name not in found and _uses(f) & found}:
+        found |= grown
+    return found
+
+
+def test_no_test_outside_the_workflow_folder_builds() -> None:
+    shared = _functions(ast.parse((TESTS / "conftest.py").read_text(encoding="utf-8")))
+    builds = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if path.is_relative_to(WORKFLOW):
+            continue
+        own = _functions(ast.parse(path.read_text(encoding="utf-8")))
+        starts = building(shared | own)
+        builds += [f"{path.name}::{name}" for name in own if name.startswith("test_") and name in starts]
+    assert builds == []
+
+
+def test_the_folder_decides_the_lane() -> None:
+    """Collected as the fast lane collects: nothing under tests/workflow/; and everything there
+    carries the marker."""
+
+    def collected(marker: str) -> set[str]:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "--collect-only",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-m",
+                marker,
+                str(TESTS),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=TESTS.parent,
         )
-        fixtures = _fixtures(tree)
-        for node in tree.body:
-            is_test = isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
-            if is_test and _builds(node, fixtures) and not (module_marked or _marked(node)):
-                unmarked.append(f"{path.name}::{node.name}")
-    assert unmarked == []
+        assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]
+        return {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
+
+    units, builds = collected("not workflow"), collected("workflow")
+    assert units and not any(path.startswith("tests/workflow/") for path in units)
+    assert builds == {str(p.relative_to(TESTS.parent)) for p in WORKFLOW.glob("test_*.py")}

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT
+from layouts.tree import LAYOUT_FILE
 
 import regionbench.io
 from regionbench.io import layouts
 from regionbench.io.shards import IngestError
 
-LAYOUT_FILE = Path(__file__).resolve().parents[1] / "layouts" / "labelmap.py"
 WRONG = ("def shards(self, root: Path, shard_size: int | None)", "def shards(self, root: Path)")
 
 

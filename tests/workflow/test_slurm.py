@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT, TINY, TINY_RELEASE, build_command, file_digests, workflow_copy, write_config
 
-pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
+pytestmark = pytest.mark.slurm
 
 CLUSTER = PROJECT / "tests" / "slurm" / "cluster.sh"
 

@@ -27,8 +27,6 @@ from conftest import (
 from regionbench.pipeline import jobs
 from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
-pytestmark = pytest.mark.workflow
-
 
 def test_generated_tiny_build(tiny_build: Path) -> None:
     project, override = tiny_build, tiny_build / "override.yaml"

@@ -27,8 +27,6 @@ from regionbench.pipeline.consensus import ConsensusSettings
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic.coco import write_collection
 
-pytestmark = pytest.mark.workflow
-
 COCO_TINY = (
     "dataset: coco-tiny\n"
     "synth: {profile: tiny, seed: 0, quirks: false, layout: coco, annotators: 3, disagreement: 0.3}\n"

@@ -23,8 +23,6 @@ from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.pipeline.vocabulary import Registry
 from regionbench.synthetic.coco import uncompressed_rle, write_collection
 
-pytestmark = pytest.mark.workflow
-
 DATASET = "exports"
 RELEASE = f"releases/{DATASET}/v1.0.0"
 COMPARED = [

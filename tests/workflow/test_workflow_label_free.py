@@ -14,8 +14,6 @@ from conftest import build, one_category_tree, workflow_copy, write_config
 from regionbench import cli, release
 from regionbench.pipeline import vocabulary
 
-pytestmark = pytest.mark.workflow
-
 
 def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the

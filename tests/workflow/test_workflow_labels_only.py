@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import pytest
 from conftest import build, workflow_copy, write_config
 
 from regionbench import release
@@ -21,7 +20,6 @@ from regionbench.io.saiapr import export_release, read_official_features
 from regionbench.pipeline.ingest import ingest_shard
 
 
-@pytest.mark.workflow
 def test_a_folder_without_masks_is_released_by_labels_and_official_features(tiny_copy: Path, tmp_path: Path) -> None:
     shutil.rmtree(tiny_copy / "00" / "segmentation_masks")
     project = workflow_copy(tmp_path / "wf")

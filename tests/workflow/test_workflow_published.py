@@ -7,12 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 from conftest import TINY, TINY_RELEASE, build, file_digests, write_config
 
 from regionbench import release
-
-pytestmark = pytest.mark.workflow
 
 
 def test_a_refused_rebuild_leaves_the_published_release_as_it_was(tiny_build: Path, tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ import pytest
 import regionbench
 from regionbench.client import evaluation
 
-pytestmark = pytest.mark.workflow
 VERSION = "releases/tiny/v1.0.0"
 
 

@@ -19,8 +19,6 @@ from conftest import PROJECT, ReadmeBlock, build, readme_blocks, workflow_copy
 
 from regionbench.pipeline import config as build_config
 
-pytestmark = pytest.mark.workflow
-
 KINDS = {"sh", "console", "python", "yaml", "text"}
 
 

@@ -16,8 +16,6 @@ import pandas as pd
 import pytest
 from conftest import PROJECT, TINY_RELEASE
 
-pytestmark = pytest.mark.workflow
-
 
 def normalised(name: str) -> str:
     """A distribution's name as pip compares them (PEP 503)."""
