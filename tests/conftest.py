@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +111,31 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project folder with the tiny release built end to end (shared: do not modify)."""
     return shared(tmp_path_factory, "tiny-build", lambda folder: build_tiny(folder / "wf")) / "wf"
+
+
+@pytest.fixture()
+def drop_in_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
+    """``drop(file)`` puts a layout file in a folder ``regionbench.io`` searches too, as if copied
+    into the package. Undone after the test: the search path, the registry's cache and the
+    imported module, which another test dropping a file of the same name would otherwise get."""
+    import regionbench.io
+    from regionbench.io import layouts
+
+    extra = tmp_path / "io-extra"
+    extra.mkdir()
+    modules: list[str] = []
+
+    def drop(path: Path) -> None:
+        shutil.copy(path, extra / path.name)
+        modules.append(f"regionbench.io.{path.stem}")
+        sys.modules.pop(modules[-1], None)
+        layouts.registry.cache_clear()
+
+    monkeypatch.setattr(regionbench.io, "__path__", [*regionbench.io.__path__, str(extra)])
+    yield drop
+    layouts.registry.cache_clear()
+    for name in modules:
+        sys.modules.pop(name, None)
 
 
 @pytest.fixture()

@@ -7,13 +7,13 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import PROJECT
 from layouts.tree import LAYOUT_FILE
 
-import regionbench.io
 from regionbench.io import layouts
 from regionbench.io.shards import IngestError
 
@@ -62,18 +62,11 @@ def test_a_wrong_signature_is_found_at_run_time(tmp_path: Path) -> None:
 
 
 def test_the_registry_refuses_a_layout_that_breaks_the_contract(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, drop_in_layout: Callable[[Path], None]
 ) -> None:
-    extra = tmp_path / "io-extra"
-    extra.mkdir()
-    shutil.copy(_wrong_copy(tmp_path), extra / "labelmap.py")
-    monkeypatch.setattr(regionbench.io, "__path__", [*regionbench.io.__path__, str(extra)])
-    layouts.registry.cache_clear()
-    try:
-        with pytest.raises(IngestError, match=r"regionbench.io.labelmap: its LAYOUT breaks the Layout contract"):
-            layouts.registry()
-    finally:
-        layouts.registry.cache_clear()
+    drop_in_layout(_wrong_copy(tmp_path))
+    with pytest.raises(IngestError, match=r"regionbench.io.labelmap: its LAYOUT breaks the Layout contract"):
+        layouts.registry()
 
 
 @pytest.mark.parametrize("wrong", [False, True])

@@ -2,11 +2,9 @@
 tests/layouts/labelmap.py, dropped beside the others, is found and ingested
 (tests/workflow/test_workflow_new_layout.py builds a release from it)."""
 
-import shutil
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from layouts.tree import IMAGES, LABELS, LAYOUT_FILE, write_tree
 
 import regionbench.io
@@ -15,20 +13,8 @@ from regionbench.pipeline import ingest
 from regionbench.pipeline.vocabulary import Registry
 
 
-@pytest.fixture
-def with_labelmap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The layout file in a folder that regionbench.io searches too, as if copied into it."""
-    extra = tmp_path / "io-extra"
-    extra.mkdir()
-    shutil.copy(LAYOUT_FILE, extra / "labelmap.py")
-    monkeypatch.setattr(regionbench.io, "__path__", [*regionbench.io.__path__, str(extra)])
-    layouts.registry.cache_clear()
-    yield
-    layouts.registry.cache_clear()
-    sys.modules.pop("regionbench.io.labelmap", None)
-
-
-def test_a_layout_file_is_found_detected_and_ingested(tmp_path: Path, with_labelmap: None) -> None:
+def test_a_layout_file_is_found_detected_and_ingested(tmp_path: Path, drop_in_layout: Callable[[Path], None]) -> None:
+    drop_in_layout(LAYOUT_FILE)
     root = write_tree(tmp_path / "raw")
     assert set(layouts.registry()) == {"coco", "saiapr", "labelmap"}
     assert layouts.detect(root).name == "labelmap"
