@@ -279,22 +279,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from regionbench.io import layouts
+    from regionbench.client import exports
 
-    formats = layouts.exports()
-    if args.format not in formats:
-        raise UserError(f"no export format {args.format!r}; choose one of {', '.join(formats)}")
     data = loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
-    out = Path(args.out)
     images = Path(args.images) if args.images else None
-    for line in formats[args.format].export(data, out, images, args.annotator):
+    for line in exports.export(data, Path(args.out), args.format, images, args.annotator):
         print(line)
-    if args.format == "imageclef":  # the run files' order, for evaluate --task imageclef
-        orders = evaluation.write_run_orders(data, out / "runs")
-        print(
-            f"{out / 'runs'}: for each of subsets {', '.join(orders)}, the concept order (concepts.txt) and the "
-            "test images (images.txt) of a run file for evaluate --task imageclef"
-        )
     return 0
 
 

@@ -88,7 +88,7 @@ def write_files(
     if bad:
         raise ImageClefError(f"concept names must have no spaces or slashes: {bad[:5]}")
     if out.exists():
-        raise ImageClefError(f"{out}: already exists; export-imageclef writes a new folder, choose another path")
+        raise ImageClefError(f"{out}: already exists; export writes a new folder, choose another path")
     _lines(out / "concepts.txt", concepts)
     _lines(out / "annotators.txt", annotators)
     _lines(out / "judges.txt", [" ".join([image, *judges(judgments, image)]) for image in images])
@@ -319,40 +319,3 @@ def ingest_judgments(
     rows.sort(key=lambda r: (r["image_id"], r["annotator"], r["label"]))
     check_ledger(f"{source} (ImageCLEF judgments)", report)
     return rows, rejects, report
-
-
-class ImageClefExport:
-    """``regionbench export --format imageclef``: the concept and annotation files, clean and raw
-    (``export_release``), when the release has the judgments of ``MIN_RAW_ANNOTATORS``."""
-
-    name = "imageclef"
-
-    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
-        if images is not None or annotator is not None:
-            raise InputError(
-                "--format imageclef takes neither --images nor --annotator: the files hold every annotator's labels"
-            )
-        if out.exists():
-            raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
-        judges = sorted(set(release.arrow("coverage", ["annotator"]).column("annotator").to_pylist()) - {"consensus"})
-        if len(judges) < MIN_RAW_ANNOTATORS:
-            out.mkdir(parents=True)
-            return [
-                f"{out}: no concept or annotation files: they need the judgments of at least "
-                f"{MIN_RAW_ANNOTATORS} annotators, and this release has {len(judges)}"
-            ]
-        counts = export_release(release, out)
-        left_out = release.arrow("images", ["image_id"]).num_rows - counts["images"]
-        return [
-            f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
-            f"{counts['images']} images by {counts['annotators']} annotators"
-            + (
-                f"; {left_out} images judged by fewer than {MIN_RAW_ANNOTATORS} "
-                "annotators left out (the raw files need three judgments per image)"
-                if left_out
-                else ""
-            )
-        ]
-
-
-EXPORT = ImageClefExport()

@@ -211,8 +211,8 @@ class ReleaseTables(Protocol):
 
 @runtime_checkable
 class Exports(Protocol):
-    """A format a release can be written in (``regionbench export --format NAME``): a layout's
-    own files, so tools of that format read the release, or another format's (ImageCLEF)."""
+    """A layout a release can be written back in (``regionbench export --format NAME``,
+    ``regionbench.client.exports``), so tools of that format read the release."""
 
     name: str
 
@@ -243,7 +243,8 @@ def contract_problems(layout: object) -> list[str]:
     ``CAPABILITIES`` whose members it has one of): a missing member, or a method whose
     parameters are not the protocol's, by name and order. Empty: it keeps the contract."""
     problems = []
-    claimed = [Layout] + [c for c in CAPABILITIES if any(hasattr(layout, m) for m in _own(c))]
+    own = _members(Layout).keys()
+    claimed = [Layout] + [c for c in CAPABILITIES if any(hasattr(layout, m) for m in _members(c).keys() - own)]
     for protocol in claimed:
         for name, signature in _members(protocol).items():
             if not hasattr(layout, name):
@@ -254,11 +255,6 @@ def contract_problems(layout: object) -> list[str]:
                 if found != wanted:
                     problems.append(f"{name}({', '.join(found)}) should be {name}({', '.join(wanted)})")
     return sorted(set(problems))
-
-
-def _own(protocol: type) -> list[str]:
-    """The members a capability adds to ``Layout``."""
-    return [m for m in _members(protocol) if m not in _members(Layout)]
 
 
 @cache
@@ -278,19 +274,6 @@ def registry() -> dict[str, Layout]:
             )
         found[layout.name] = layout
     return found
-
-
-def exports() -> dict[str, Exports]:
-    """Format name -> how a release is written in it: every layout that ``Exports``, and the
-    other formats of ``regionbench.io`` (a module's ``EXPORT``: ImageCLEF)."""
-    import regionbench.io as package
-
-    found: dict[str, Exports] = {name: layout for name, layout in registry().items() if isinstance(layout, Exports)}
-    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        export = getattr(importlib.import_module(f"{package.__name__}.{module.name}"), "EXPORT", None)
-        if export is not None:
-            found[export.name] = export
-    return dict(sorted(found.items()))
 
 
 def get(name: str) -> Layout:

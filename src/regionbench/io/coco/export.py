@@ -81,7 +81,7 @@ def export_release(
     """
     out = Path(out)
     if out.exists():
-        raise InputError(f"{out}: already exists; export-coco writes a new folder, choose another path")
+        raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
     image_rows = release.arrow("images", ["image_id", "path", "width", "height", "sha256"])
     regions = release.arrow("regions").sort_by([("image_id", "ascending"), ("region_id", "ascending")])
     coverage = release.arrow("coverage")

@@ -33,7 +33,7 @@ def export_release(
     """
     out = Path(out)
     if out.exists():
-        raise InputError(f"{out}: already exists; export-saiapr writes a new folder, choose another path")
+        raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
     image_rows = release.arrow("images").to_pylist()
     regions = release.arrow("regions")
     found = sorted(set(regions["annotator"].to_pylist()))
