@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from regionbench.client.loader import Release
+    from regionbench.client.loader import load as load
 
 __version__ = "0.1.0"
 
 
-def load(
-    source: str | Path,
-    rev: str | None = None,
-    *,
-    dataset: str | None = None,
-    version: str | None = None,
-    verify: bool = True,
-) -> Release:
-    """A release from a folder or a git+DVC repository at ``rev``; see ``regionbench.client.loader.load``."""
-    from regionbench.client.loader import load as _load
+def __getattr__(name: str) -> Any:
+    """``regionbench.load``, a release from a folder or a git+DVC repository at a revision
+    (``regionbench.client.loader.load``), imported on first use: ``import regionbench`` stays
+    light for the command line."""
+    if name == "load":
+        from regionbench.client.loader import load
 
-    return _load(source, rev, dataset=dataset, version=version, verify=verify)
+        return load
+    raise AttributeError(f"module 'regionbench' has no attribute {name!r}")
