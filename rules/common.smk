@@ -4,16 +4,16 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from regionbench.pipeline import config as build_config
 from regionbench import release
-from regionbench.pipeline import vocabulary
-from regionbench.synthetic import scenes as synth
-from regionbench.io import imageclef, layouts
 from regionbench.core.errors import InputError
+from regionbench.io import imageclef, layouts
 from regionbench.io.rawtree import RawTree
 from regionbench.io.shards import trees_state
+from regionbench.pipeline import config as build_config
+from regionbench.pipeline import vocabulary
 from regionbench.pipeline.provenance import code_version
 from regionbench.pipeline.subsets import SUBSET_SIZES
+from regionbench.synthetic import scenes as synth
 
 DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"

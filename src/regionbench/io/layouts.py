@@ -47,7 +47,7 @@ class ImageRecord:
     row: dict[Any, Any]
     regions: Sequence[tuple[dict[Any, Any], np.ndarray | None]]
     covered_by: tuple[str, ...]
-    known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict[Any, Any])
+    known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,9 @@ class Reading:
     layout's default) and ``pieces`` (the folder a layout that prepares its tree, ``prepare``,
     wrote its shard pieces to; None: the reader prepares what it needs itself)."""
 
-    words: Mapping[str, int] = field(default_factory=dict[Any, Any])
+    words: Mapping[str, int] = field(default_factory=dict)
     max_image_pixels: int = MAX_IMAGE_PIXELS
-    category_map: Mapping[str, str] = field(default_factory=dict[Any, Any])
+    category_map: Mapping[str, str] = field(default_factory=dict)
     shard_size: int | None = None
     pieces: str | None = None
 
@@ -174,7 +174,7 @@ class PreparesPieces(Layout, Protocol):
 @runtime_checkable
 class NamesCategories(Layout, Protocol):
     """A layout whose files name their categories: a build without a vocabulary folder derives
-    its vocabulary from the tree (``build.vocabulary.derive``)."""
+    its vocabulary from the tree (``pipeline.vocabulary.derive``)."""
 
     def write_vocabulary(self, root: Path, out: Path) -> tuple[list[str], dict[str, int]]:
         """Write ``hierarchy.yaml`` (and the name map) of the tree's categories under ``out``;

@@ -50,9 +50,9 @@ class Ledger:
     oddities accepted as they are (``quirks``)."""
 
     root: Path
-    rejects: list[dict[Any, Any]] = field(default_factory=list[Any])
-    seen: Counter[Any] = field(default_factory=Counter[Any])  # (annotator, item) and (annotator, item_rejected)
-    quirks: Counter[Any] = field(default_factory=Counter[Any])
+    rejects: list[dict[Any, Any]] = field(default_factory=list)
+    seen: Counter[Any] = field(default_factory=Counter)  # (annotator, item) and (annotator, item_rejected)
+    quirks: Counter[Any] = field(default_factory=Counter)
 
     def reject(self, source: Path | str, key: str, item: str, reason: str, annotator: str = "") -> None:
         """Reject one ``item`` (image, region, label-row ...) named ``key`` in ``source`` (a path

@@ -250,7 +250,7 @@ class ShardReader:
         self.same_id = {n["name"]: n["same_id"] for n in names if n["same_id"]}
         self.covered = {n["name"]: n["listed_by"] for n in names}  # file name -> annotators who list it
         per_image: dict[str, dict[str, list[tuple[int, dict[Any, Any]]]]] = {
-            a: defaultdict(list[Any]) for a in self.annotators
+            a: defaultdict(list) for a in self.annotators
         }
         for annotator, name, annotation_id, text in zip(*rows.to_pydict().values(), strict=True):
             per_image[annotator][name].append((annotation_id, json.loads(text)))

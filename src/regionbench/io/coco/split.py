@@ -136,8 +136,8 @@ class _Piece:
     rejected), listings and annotation rows."""
 
     ledger: Ledger
-    listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list[Any]))  # name -> annotators
-    rows: list[tuple[str, str, int, str]] = field(default_factory=list[Any])
+    listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
+    rows: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
 def _items(path: Path, prefix: str) -> Iterator[object]:
@@ -197,7 +197,7 @@ def file_digest(path: Path) -> str:
 
 def _categories(listed: list[Any]) -> tuple[dict[int, str], dict[int, list[str]]]:
     """Category id -> name for ids naming one category, and id -> names for those naming several."""
-    names_of: dict[int, set[str]] = defaultdict(set[Any])
+    names_of: dict[int, set[str]] = defaultdict(set)
     for c in listed:
         if isinstance(c, dict) and is_id(c.get("id")):
             names_of[c["id"]].add(c["name"] if isinstance(c.get("name"), str) else "")
@@ -241,7 +241,7 @@ class _Splitter:
             "names": {str(i): n for i, n in sorted(categories.items())},
             "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
         }
-        entries: dict[int, list[str]] = defaultdict(list[Any])
+        entries: dict[int, list[str]] = defaultdict(list)
         for im in images:
             if (
                 isinstance(im, dict)
@@ -359,7 +359,7 @@ def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_
             splitter.read(annotator, path)
         # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
         everyone = set(the_plan.on_disk).union(*(p.listed for p in splitter.pieces))
-        by_id: dict[int, list[str]] = defaultdict(list[Any])
+        by_id: dict[int, list[str]] = defaultdict(list)
         for name in sorted(everyone):
             by_id[image_id_of(name)].append(name)
         same_id = {name: names for names in by_id.values() if len(names) > 1 for name in names}

@@ -40,8 +40,8 @@ IMAGE_FORMATS, IMAGE_MODES = ("JPEG",), ("RGB", "L")  # the collection's 8-bit c
 class _Ledger(Ledger):
     """A shard's ledger and what its ontology rows say of the hierarchy."""
 
-    parent_counts: dict[str, Counter[Any]] = field(default_factory=lambda: defaultdict(Counter[Any]))
-    interior: set[str] = field(default_factory=set[Any])  # nodes seen above another node in a path
+    parent_counts: dict[str, Counter[Any]] = field(default_factory=lambda: defaultdict(Counter))
+    interior: set[str] = field(default_factory=set)  # nodes seen above another node in a path
 
 
 def _key_name(key: int | tuple[int, ...]) -> str:
@@ -273,7 +273,7 @@ class _Regions:
     ontology: dict[tuple[int, int], str]
     ledger: _Ledger
     official: dict[tuple[int, int], np.ndarray] | None = None  # features.txt rows: a folder without masks
-    accepted: list[dict[Any, Any]] = field(default_factory=list[Any])
+    accepted: list[dict[Any, Any]] = field(default_factory=list)
 
     def accept(
         self, key: tuple[int, int], image: images_io.DecodedImage | None
@@ -353,7 +353,7 @@ class FolderReader:
         # Every key from a label row or a mask file, but those already rejected: rows that
         # disagree, mask files unusable.
         self.conflicted = conflicted
-        self.keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list[Any])
+        self.keys_of: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for key in sorted((set(self.rows) | set(mask_files)) - conflicted - (self.claimed - set(mask_files))):
             self.keys_of[key[0]].append(key)
         official = self.official if self.labels_only else None

@@ -25,7 +25,7 @@ def hierarchy_from_saiapr(root: str | Path) -> Hierarchy:
     """
     root = Path(root)
     words = set(text.read_wordlist(root / "wlist.txt").values())
-    seen: dict[str, Counter[Any]] = defaultdict(Counter[Any])  # child -> parent -> rows
+    seen: dict[str, Counter[Any]] = defaultdict(Counter)  # child -> parent -> rows
     group: set[str] = set()
     notes: Counter[Any] = Counter()
     counts: Counter[Any] = Counter()

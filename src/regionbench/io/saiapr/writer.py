@@ -22,9 +22,9 @@ TEXT_FILES = ("labels.txt", "ontology_path.txt", "features.txt")
 class FolderRows:
     """The rows of a folder's text files, in the order they will be written."""
 
-    labels: list[str] = field(default_factory=list[Any])
-    paths: list[str] = field(default_factory=list[Any])
-    features: list[str] = field(default_factory=list[Any])
+    labels: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    features: list[str] = field(default_factory=list)
 
     def add(self, image_id: int, region_id: int, label_id: int, path: str | None, features: np.ndarray | None) -> None:
         """One region's rows; ``path`` (as written) or ``features`` may be absent."""
