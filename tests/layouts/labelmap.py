@@ -1,6 +1,7 @@
 """A third raw layout, the smallest there is: label-map PNGs (as VOC, Cityscapes or ADE20K ship
 them). The test drops this one file into ``regionbench/io/`` and builds a release from it, to
-show that a new format touches nothing else.
+show that a new format touches nothing else: reading it, and writing a release back in it
+(``export``, the ``Exports`` capability: ``regionbench export --format labelmap``).
 
 ``<root>/labelmap.txt`` (``value<TAB>label`` per line), ``<root>/images/<id>.png`` and
 ``<root>/maps/<id>.png``: pixel value v of a map is the region of label v, 0 is unlabelled. One
@@ -16,8 +17,9 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from regionbench.core import geometry
 from regionbench.io import images as images_io
-from regionbench.io.layouts import About, ImageRecord, Layout, Reading
+from regionbench.io.layouts import About, Exports, ImageRecord, Layout, Reading, ReleaseTables
 from regionbench.io.shards import Ledger, image_row, region_row, trees_state
 
 ANNOTATOR = "labelmap"
@@ -65,7 +67,7 @@ class Reader:
         return {"folder": "00", **counts}
 
 
-class LabelMapLayout(Layout):
+class LabelMapLayout(Layout, Exports):
     name = "labelmap"
     expects = "labelmap.txt, images/ and maps/"
     about = About(summary="from label-map PNGs", tag="label-map", keyword="label maps")
@@ -103,6 +105,27 @@ class LabelMapLayout(Layout):
 
     def synthetic_annotators(self, requested: int) -> int:
         return 1
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """One 16-bit map per image, the label of each of ``annotator``'s regions (default: this
+        layout's) painted with its value in ``labelmap.txt`` (label ids, as the release numbers them)."""
+        who = annotator or ANNOTATOR
+        regions = release.arrow("regions", ["image_id", "annotator", "label_id", "label", "mask"]).to_pylist()
+        sizes = {
+            r["image_id"]: (r["height"], r["width"])
+            for r in release.arrow("images", ["image_id", "height", "width"]).to_pylist()
+        }
+        (out / "maps").mkdir(parents=True)
+        maps = {image_id: np.zeros(size, np.uint16) for image_id, size in sizes.items()}  # ids pass 255
+        labels = {}
+        for region in regions:
+            if region["annotator"] == who:
+                maps[region["image_id"]][geometry.from_rle(region["mask"])] = region["label_id"]
+                labels[region["label_id"]] = region["label"]
+        for image_id, labelled in sorted(maps.items()):
+            Image.fromarray(labelled).save(out / "maps" / f"{image_id}.png")
+        (out / "labelmap.txt").write_text("".join(f"{v}\t{label}\n" for v, label in sorted(labels.items())))
+        return [f"{out}: {len(maps)} label maps of {len(labels)} labels"]
 
 
 LAYOUT = LabelMapLayout()
