@@ -43,7 +43,8 @@ class Release:
 
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
         """The table ``name`` as a DataFrame (only ``columns``, when given)."""
-        return self.arrow(name, columns).to_pandas()
+        frame: pd.DataFrame = self.arrow(name, columns).to_pandas()
+        return frame
 
     def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """The table ``name`` as Arrow, its types as released (only ``columns``, when given);

@@ -200,4 +200,4 @@ def _loadmat_apart(data: bytes) -> dict[str, np.ndarray]:
         child.join()
     if kind == "error":
         raise ValueError(found)
-    return found
+    return cast(dict[str, np.ndarray], found)

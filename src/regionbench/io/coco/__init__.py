@@ -9,9 +9,9 @@ instances file per annotator, ``<root>/annotations/<annotator>.json``.
 - ``synthetic``: generated several-annotator collections (``regionbench synth --layout coco``).
 """
 
-from regionbench.io.coco.ingest import ShardReader, annotators, image_id_of
+from regionbench.io.coco.ingest import ShardReader, annotators
 from regionbench.io.coco.layout import CocoLayout
-from regionbench.io.coco.split import default_shard_size
+from regionbench.io.coco.split import default_shard_size, image_id_of
 
 LAYOUT = CocoLayout()
 

@@ -141,7 +141,8 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
                 raise ValueError("degenerate polygon: its points lie on one line")
             if not shapely.is_valid(shapely.polygons(xy)):
                 quirks["self_intersecting_polygons"] += 1
-        return coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+        merged: dict[str, Any] = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+        return merged
     if isinstance(segmentation, dict) and "counts" in segmentation and "size" in segmentation:
         size = segmentation["size"]
         if not isinstance(size, list) or size != [height, width]:
@@ -150,7 +151,8 @@ def _segmentation_rle(segmentation: object, height: int, width: int, quirks: Cou
         if isinstance(counts, list):  # uncompressed
             if not all(isinstance(c, int) and c >= 0 for c in counts) or sum(counts) != height * width:
                 raise ValueError(f"uncompressed RLE counts must be non-negative and sum to {height * width}")
-            return coco_mask.frPyObjects(segmentation, height, width)
+            uncompressed: dict[str, Any] = coco_mask.frPyObjects(segmentation, height, width)
+            return uncompressed
         if isinstance(counts, str):
             try:
                 covered = int(geometry.rle_runs(counts).sum())
@@ -177,7 +179,7 @@ def _decode(segmentation: object, height: int, width: int, quirks: Counter[Any],
     the tool meant."""
     rle = _segmentation_rle(segmentation, height, width, quirks)
     try:
-        mask = coco_mask.decode(rle).astype(bool)
+        mask: np.ndarray = coco_mask.decode(rle).astype(bool)
     except Exception as exc:  # pycocotools raises bare exceptions for corrupt counts
         raise ValueError(f"undecodable RLE ({exc})") from None
     if mask.shape != (height, width) or not mask.any():

@@ -172,7 +172,7 @@ def _annotations_are_a_list(path: Path) -> bool:
             if n == 0 and event != "start_map":
                 return False
             if prefix == "annotations":
-                return event == "start_array"
+                return bool(event == "start_array")
     return False
 
 

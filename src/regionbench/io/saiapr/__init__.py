@@ -10,10 +10,11 @@
   (releases) both write through it.
 """
 
+from regionbench.core.hierarchy import majority_parent
 from regionbench.io.saiapr.export import export_release
 from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
 from regionbench.io.saiapr.layout import SaiaprLayout
-from regionbench.io.saiapr.ontology import hierarchy_from_saiapr, majority_parent
+from regionbench.io.saiapr.ontology import hierarchy_from_saiapr
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import read_spatial_relations
 from regionbench.io.saiapr.text import (

@@ -244,7 +244,7 @@ def _read_mask(path: Path, height: int, width: int) -> np.ndarray:
     if seg.shape != (height, width):
         shape = "x".join(map(str, seg.shape)) or "a scalar"
         raise ValueError(f"mask shape {shape} ({seg.ndim}-D) differs from the image's {height}x{width}")
-    mask = seg == 0
+    mask: np.ndarray = seg == 0
     inside = np.count_nonzero(mask)
     if inside + np.count_nonzero(seg == -1) != seg.size:  # two counts: a third of isin's passes
         bad = np.unique(seg[~np.isin(seg, (0, -1))])[:3]

@@ -167,7 +167,8 @@ def num2str_tolerance(values: np.ndarray) -> np.ndarray:
     """Largest error ``num2str`` rounding can put on each value (half a unit in the last place)."""
     values = np.asarray(values, dtype=np.float64)
     exponent = np.floor(np.log10(np.maximum(np.abs(values), 1e-300)))
-    return 0.5 * 10.0 ** (exponent - _num2str_precision(values) + 1)
+    tolerance: np.ndarray = 0.5 * 10.0 ** (exponent - _num2str_precision(values) + 1)
+    return tolerance
 
 
 def feature_row(image_id: int, region_id: int, values: np.ndarray, label_id: int) -> str:
