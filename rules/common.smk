@@ -22,7 +22,7 @@ RELEASE = f"releases/{DATASET}/v{config['release']['version']}"
 SUBSETS = list(SUBSET_SIZES)
 CODE = code_version()  # passed as a parameter, so library changes rerun the stages
 DERIVED_VOCABULARY = (
-    f"{RESULTS}/categories"  # a COCO tree's vocabulary, from its categories
+    f"{RESULTS}/categories"  # a real tree's vocabulary, from its own categories
 )
 RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
 PIECES = f"{RESULTS}/pieces"  # a prepared tree's shard pieces (rule prepare)
@@ -56,6 +56,10 @@ RAW = raw_tree()
 
 def raw_inputs(wildcards):
     return RAW.inputs()
+
+
+def category_inputs(wildcards):
+    return RAW.layout.category_files(RAW.root)
 
 
 def raw_state(wildcards):

@@ -4,7 +4,7 @@
 # A real tree whose layout names categories, without vocabulary_dir: the vocabulary from them.
 rule categories:
     input:
-        raw_inputs,
+        category_inputs,
     output:
         multiext(
             f"{DERIVED_VOCABULARY}/",

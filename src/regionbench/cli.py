@@ -360,11 +360,9 @@ def vocabulary_from_source(args: argparse.Namespace) -> int:
 
     layout = args.layout or layouts.detect(args.root).name
     counts = vocabulary.derive(layout, Path(args.root), Path(args.out))
-    print(
-        f"{args.out}: {counts['labels']} labels under {counts['supercategories']} supercategories, "
-        f"{counts['new_ids']} new ids; set vocabulary_dir: {args.out} in the config"
-    )
-    if counts["renamed"]:
+    found = ", ".join(f"{n} {what}" for what, n in counts.items() if what not in ("new_ids", "renamed"))
+    print(f"{args.out}: {found}, {counts['new_ids']} new ids; set vocabulary_dir: {args.out} in the config")
+    if counts.get("renamed"):
         print(
             f"{args.out}/category_names.tsv: {counts['renamed']} category names that are not labels as they stand, "
             "each with the label it maps to (lower case, '-' for spaces and other characters)"
@@ -609,7 +607,10 @@ def _vocabulary_command(sub: argparse._SubParsersAction) -> None:
             if command == "from-source"
             else "the same as from-source --layout coco (kept for one version)",
         )
-        fc.add_argument("root", help="raw tree (COCO: images/ and annotations/<annotator>.json)")
+        fc.add_argument(
+            "root",
+            help="raw tree (COCO: images/ and annotations/<annotator>.json; SAIAPR: wlist.txt, NN/ontology_path.txt)",
+        )
         fc.add_argument("--out", required=True, metavar="DIR", help="vocabulary folder to write (its registry is kept)")
         if command == "from-source":
             fc.add_argument("--layout", default=None, help="the tree's layout (default: detected)")

@@ -49,7 +49,7 @@ def test_capabilities_are_what_the_layouts_claim() -> None:
         for name, layout in layouts.registry().items()
     }
     assert claimed["coco"] == ["Exports", "NamesCategories", "PreparesPieces"]
-    assert claimed["saiapr"] == ["Exports", "PublishesMeasures"]
+    assert claimed["saiapr"] == ["Exports", "NamesCategories", "PublishesMeasures"]
 
 
 def test_the_test_layout_keeps_the_contract() -> None:

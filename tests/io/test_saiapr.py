@@ -386,3 +386,39 @@ def test_the_tree_s_image_names_are_those_a_glob_lists(tree: dict) -> None:
                 if other != folder and (m := IMAGE_NAME.fullmatch(file)):
                     expected.setdefault(int(m.group(1)), name)
             assert _elsewhere(root, folder) == expected
+
+
+def test_a_tree_s_own_files_give_its_vocabulary(tiny_copy: Path, tmp_path: Path) -> None:
+    """Words the library lacks, spelled as the official list spells them, enter with their
+    word-list ids and their ontology paths; a used word no path places sits under the root; an
+    unused word keeps its id reserved; a registry with other ids is refused in one line."""
+    from regionbench.core.hierarchy import Hierarchy
+    from regionbench.io.saiapr import text
+    from regionbench.pipeline import vocabulary
+    from regionbench.pipeline.vocabulary import Registry, VocabularyError
+    from tests.layouts import saiapr_words
+
+    changed = saiapr_words.official_spellings(tiny_copy)
+    out = tmp_path / "vocabulary"
+    counts = vocabulary.derive("saiapr", tiny_copy, out)
+    assert counts["unplaced"] == 1
+    tree = Hierarchy.from_yaml(out / "hierarchy.yaml")
+    library = Hierarchy.from_yaml(vocabulary.DEFAULT_DIR / "hierarchy.yaml")
+    assert tree.path(saiapr_words.RENAMED)[:-1] == library.path(str(changed["old"]))[:-1]
+    assert str(changed["old"]) not in tree.nodes
+    assert tree.parent(saiapr_words.UNPLACED) == "entity"
+    assert saiapr_words.UNUSED not in tree.nodes
+    words = {word: i for i, word in text.read_wordlist(tiny_copy / "wlist.txt").items()}
+    rows = {label: (i, status) for i, label, status in Registry.read(out / "label_ids.tsv").rows}
+    assert {label: rows[label][0] for label in tree.labels} == {label: words[label] for label in tree.labels}
+    assert rows[saiapr_words.UNUSED] == (changed["unused_id"], "reserved")
+    assert rows["n.a."] == (1, "reserved")
+    assert vocabulary.derive("saiapr", tiny_copy, out)["new_ids"] == 0  # a second run keeps the registry
+
+    registry = Registry.read(out / "label_ids.tsv")
+    swapped = [(i, "x-" + label if label == saiapr_words.RENAMED else label, s) for i, label, s in registry.rows]
+    Registry(swapped).write(out / "label_ids.tsv")
+    with pytest.raises(
+        VocabularyError, match=rf"label_ids.tsv gives id {changed['renamed_id']} to 'x-ancent-building'"
+    ):
+        vocabulary.derive("saiapr", tiny_copy, out)

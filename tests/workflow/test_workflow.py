@@ -26,6 +26,7 @@ from conftest import (
 
 from regionbench.pipeline import jobs
 from regionbench.pipeline.vocabulary import DEFAULT_DIR
+from tests.layouts import saiapr_words
 
 
 def test_generated_tiny_build(tiny_build: Path) -> None:
@@ -258,6 +259,7 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
     its shard and what gathers the shards."""
     image = sorted((tiny_copy / "00" / "images").glob("*.jpg"))[0]
     image.write_bytes(b"not a JPEG")
+    saiapr_words.official_spellings(tiny_copy)  # words the library's vocabulary lacks
     trees = [tiny_copy, Path(shutil.copytree(tiny_copy, tmp_path / "a" / "much" / "longer" / "path" / "raw"))]
     releases = []
     for k, raw in enumerate(trees):
@@ -267,6 +269,12 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
         assert done.returncode == 0, done.stderr[-3000:]
         releases.append(project / "releases/ext/v1.0.0")
     assert file_digests(releases[0]) == file_digests(releases[1])
+    # the tree's own vocabulary, in one id space with the regions
+    vocabulary = pq.read_table(releases[0] / "data/vocabulary.parquet").to_pydict()
+    named = dict(zip(vocabulary["label_id"], vocabulary["label"], strict=True))
+    regions = pq.read_table(releases[0] / "data/regions.parquet", columns=["label_id", "label"]).to_pydict()
+    assert [named[i] for i in regions["label_id"]] == regions["label"]
+    assert {saiapr_words.RENAMED, saiapr_words.UNPLACED} <= set(regions["label"])
     for path in releases[0].rglob("*"):
         if path.is_file():
             text = path.read_bytes()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
+import yaml
 
 from regionbench.core import yamlfile
 from regionbench.core.errors import InputError
@@ -206,6 +207,23 @@ class Hierarchy:
         """A hierarchy from nodes in any order (they are put parents first); ``extra`` are the
         optional fields (``conflicts``, ``notes``, ``counts``)."""
         return cls(root, _parents_first(nodes, root), **extra)
+
+    def write_yaml(self, path: str | Path, comment: str) -> None:
+        """Write the tree as ``hierarchy.yaml`` (``from_yaml`` reads it back), parents first,
+        under ``comment`` (one ``#`` line each); relation and group only where not the default."""
+        nodes = []
+        for node in self.nodes.values():
+            if node.parent is None:
+                continue
+            item: dict[str, Any] = {"name": node.name, "parent": node.parent}
+            if node.relation != "is-a":
+                item["relation"] = node.relation
+            if node.group:
+                item["group"] = True
+            nodes.append(item)
+        head = "".join(f"# {line}\n" for line in comment.splitlines())
+        body = yaml.safe_dump({"root": self.root, "nodes": nodes}, sort_keys=False, allow_unicode=True)
+        Path(path).write_text(head + body, encoding="utf-8")
 
     def render(self) -> str:
         """The tree as indented text: name, depth, count where known, flags and conflicts."""

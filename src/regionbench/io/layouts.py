@@ -171,14 +171,30 @@ class PreparesPieces(Layout, Protocol):
         """A fingerprint of the listing the shards are cut from."""
 
 
+@dataclass(frozen=True)
+class TreeVocabulary:
+    """What a tree's own categories give its vocabulary: ``labels`` (the hierarchy's, root
+    aside), ``counts`` for the log, and ``ids``: label -> id where the source numbers its labels
+    (SAIAPR's ``wlist.txt``), which the registry keeps; a numbered word that is not a label is
+    kept reserved."""
+
+    labels: list[str]
+    counts: dict[str, int]
+    ids: dict[str, int] = field(default_factory=dict)
+
+
 @runtime_checkable
 class NamesCategories(Layout, Protocol):
     """A layout whose files name their categories: a build without a vocabulary folder derives
-    its vocabulary from the tree (``pipeline.vocabulary.derive``)."""
+    its vocabulary from the tree (``pipeline.vocabulary.derive``), which writes the candidate
+    lists, curation and id registry around the layout's hierarchy."""
 
-    def write_vocabulary(self, root: Path, out: Path) -> tuple[list[str], dict[str, int]]:
-        """Write ``hierarchy.yaml`` (and the name map) of the tree's categories under ``out``;
-        returns the labels and counts."""
+    def category_files(self, root: Path) -> list[str]:
+        """The files the tree's categories are read from (an edit rederives the vocabulary)."""
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """Write ``hierarchy.yaml`` and ``category_names.tsv`` (each source name that is not a label
+        as it stands, with its label) of the tree's categories under ``out``."""
 
 
 @runtime_checkable

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -35,6 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
 from regionbench.core import numbers, tables, yamlfile
 from regionbench.core.errors import InputError
@@ -316,6 +317,26 @@ class Registry:
         """Label -> id of every label that is not retired."""
         return {label: i for i, label, status in self.rows if status != "retired"}
 
+    def seed(self, ids: Mapping[str, int], labels: Iterable[str], where: str) -> Registry:
+        """The registry with a source's own ids (label -> id) added: a label that is not in
+        ``labels`` is ``reserved``. A label the registry gives another id, or an id it gives
+        another label, is an error naming ``where``: ids never change meaning."""
+        known = {label: i for i, label, _ in self.rows}
+        taken = {i: label for i, label, _ in self.rows}
+        wanted = set(labels)
+        # a source word the registry kept reserved becomes active once a label
+        rows = [(i, label, "active" if label in ids and label in wanted else s) for i, label, s in self.rows]
+        for label, i in sorted(ids.items(), key=lambda item: item[1]):
+            if known.get(label, i) != i or taken.get(i, label) != label:
+                other = f"{label!r} id {known[label]}" if known.get(label, i) != i else f"id {i} to {taken[i]!r}"
+                raise VocabularyError(
+                    f"{where} gives {other} but the source numbers {label!r} {i}; "
+                    "remove the registry to take the source's ids, or set vocabulary_dir to keep it"
+                )
+            if label not in known:
+                rows.append((i, label, "active" if label in wanted else "reserved"))
+        return Registry(sorted(rows))
+
     def register(self, labels: Iterable[str]) -> Registry:
         wanted = set(labels)
         known = {label for _, label, _ in self.rows}
@@ -478,19 +499,37 @@ def annotations_from_shards(
     return captions, used, Counter({label: len(ids) for label, ids in shown.items()})
 
 
+# The curation of a vocabulary taken from a tree's categories: every label is in both lists
+# (so each passes min_lists 2) and no caption threshold drops one.
+TREE_CURATION = {
+    "min_lists": 2,
+    "a_list": {"min_count": 1_000_000_000},
+    "caption_min_count": 0,
+    "drop": {},
+    "add": {},
+}
+
+
 def derive(layout: str, root: str | Path, out: str | Path) -> dict[str, int]:
-    """The vocabulary folder ``out`` of a raw tree whose ``layout`` names its categories
-    (``io.layouts.Layout.write_vocabulary``), ids registered append-only: an existing
-    ``label_ids.tsv`` in ``out`` is kept and extended. Returns the layout's counts and
-    ``new_ids``."""
+    """The vocabulary folder ``out`` of a raw tree whose ``layout`` names its categories: the
+    layout's ``hierarchy.yaml`` (``io.layouts.NamesCategories``), both candidate lists holding
+    every label, ``curation.yaml`` (``TREE_CURATION``) and ids registered append-only: an
+    existing ``label_ids.tsv`` in ``out`` is kept and extended, the source's own ids first
+    (``Registry.seed``). Returns the layout's counts and ``new_ids``."""
     from regionbench.io import layouts  # a build's concern: readers of releases need no image library
 
     found = layouts.get(layout)
     if not isinstance(found, layouts.NamesCategories):
         raise VocabularyError(f"{layout} trees do not name their categories; write the vocabulary folder yourself")
-    labels, counts = found.write_vocabulary(Path(root), Path(out))
-    path = Path(out) / "label_ids.tsv"
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tree = found.write_vocabulary(Path(root), out)
+    words = "".join(f"{label}\n" for label in tree.labels)
+    (out / "h_list.txt").write_text(words, encoding="utf-8")
+    (out / "t_list.txt").write_text(words, encoding="utf-8")
+    (out / "curation.yaml").write_text(yaml.safe_dump(TREE_CURATION, sort_keys=True), encoding="utf-8")
+    path = out / "label_ids.tsv"
     old = Registry.read(path) if path.is_file() else Registry([])
-    new = old.register(labels)
+    new = old.seed(tree.ids, tree.labels, str(path)).register(tree.labels)
     new.write(path)
-    return counts | {"new_ids": len(set(new.ids()) - set(old.ids()))}
+    return tree.counts | {"new_ids": len(set(new.ids()) - set(old.ids()))}

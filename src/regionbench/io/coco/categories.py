@@ -8,20 +8,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.ingest import SEGMENT, annotators, category_label
 from regionbench.io.coco.split import check_file, streamed_annotations, uncategorised
+from regionbench.io.layouts import TreeVocabulary
 from regionbench.io.shards import IngestError
 
 ROOT = "entity"
-CURATION = {
-    "min_lists": 2,  # every category is in both lists written here
-    "a_list": {"min_count": 1_000_000_000},  # COCO exports carry no captions
-    "caption_min_count": 0,
-    "drop": {},
-    "add": {},
-}
 
 
 Files = dict[Path, dict[str, Any]]  # each annotator's file: its categories, and whether an annotation has none
@@ -71,11 +64,11 @@ def categories(root: str | Path, files: Files | None = None) -> dict[str, str | 
     return {name: min(c, key=lambda p: (-c[p], p or "")) for name, c in sorted(seen.items())}
 
 
-def write_vocabulary(root: str | Path, out: str | Path) -> tuple[list[str], dict[str, int]]:
-    """Write ``hierarchy.yaml``, ``h_list.txt``, ``t_list.txt``, ``curation.yaml`` and
+def write_vocabulary(root: str | Path, out: str | Path) -> TreeVocabulary:
+    """Write ``hierarchy.yaml`` (each category under its supercategory, under ``entity``) and
     ``category_names.tsv`` (name, label: every category name that is not a label as it stands,
-    ``category_names``; only the header when there is none) under ``out``; the ids are the
-    caller's (``vocabulary.derive``).
+    ``category_names``; only the header when there is none) under ``out``; the lists, curation and
+    ids are ``vocabulary.derive``'s.
 
     Returns the labels, and the counts of labels, supercategories and renamed names."""
     files = _read(root)  # each file once, for the hierarchy and for the renamed names
@@ -85,19 +78,14 @@ def write_vocabulary(root: str | Path, out: str | Path) -> tuple[list[str], dict
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     supers = sorted({p for p in found.values() if p} - {ROOT})
-    nodes = [{"name": s, "parent": ROOT} for s in supers]
-    nodes += [{"name": c, "parent": p or ROOT} for c, p in found.items() if c not in supers and c != ROOT]
-    (out / "hierarchy.yaml").write_text(
-        "# Built from the COCO categories: each category under its supercategory, under entity.\n"
-        + yaml.safe_dump({"root": ROOT, "nodes": nodes}, sort_keys=False),
-        encoding="utf-8",
+    nodes = {ROOT: Node(ROOT, None)} | {s: Node(s, ROOT) for s in supers}
+    nodes |= {c: Node(c, p or ROOT) for c, p in found.items() if c not in supers and c != ROOT}
+    tree = Hierarchy(ROOT, nodes)
+    tree.write_yaml(
+        out / "hierarchy.yaml", "Built from the COCO categories: each category under its supercategory, under entity."
     )
-    labels = [n["name"] for n in nodes]
-    words = "".join(f"{label}\n" for label in labels)
-    (out / "h_list.txt").write_text(words, encoding="utf-8")
-    (out / "t_list.txt").write_text(words, encoding="utf-8")
-    (out / "curation.yaml").write_text(yaml.safe_dump(CURATION, sort_keys=True), encoding="utf-8")
     renamed = category_names(root, files)
     rows = "".join(f"{name}\t{label}\n" for name, label in renamed.items())
     (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
-    return labels, {"labels": len(labels), "supercategories": len(supers), "renamed": len(renamed)}
+    counts = {"labels": len(tree.labels), "supercategories": len(supers), "renamed": len(renamed)}
+    return TreeVocabulary(tree.labels, counts)

@@ -11,7 +11,15 @@ from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco import split
 from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators
 from regionbench.io.coco.split import default_shard_size
-from regionbench.io.layouts import About, Exports, NamesCategories, PreparesPieces, Reading, ReleaseTables
+from regionbench.io.layouts import (
+    About,
+    Exports,
+    NamesCategories,
+    PreparesPieces,
+    Reading,
+    ReleaseTables,
+    TreeVocabulary,
+)
 from regionbench.io.shards import files_state
 
 
@@ -76,8 +84,11 @@ class CocoLayout(PreparesPieces, NamesCategories, Exports):
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> ShardReader:
         return ShardReader(root, int(shard), reading)
 
-    def write_vocabulary(self, root: Path, out: Path) -> tuple[list[str], dict[str, int]]:
-        """The vocabulary files of the tree's categories but the ids (``categories.write_vocabulary``)."""
+    def category_files(self, root: Path) -> list[str]:
+        return self.inputs(root)
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """The hierarchy of the tree's categories (``categories.write_vocabulary``)."""
         from regionbench.io.coco.categories import write_vocabulary
 
         return write_vocabulary(root, out)

@@ -10,7 +10,15 @@ import numpy as np
 import pyarrow as pa
 
 from regionbench.core.hierarchy import Hierarchy
-from regionbench.io.layouts import About, Exports, PublishesMeasures, Reading, ReleaseTables
+from regionbench.io.layouts import (
+    About,
+    Exports,
+    NamesCategories,
+    PublishesMeasures,
+    Reading,
+    ReleaseTables,
+    TreeVocabulary,
+)
 from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import parity as relations_parity
@@ -28,7 +36,7 @@ CITATION = (
 )
 
 
-class SaiaprLayout(PublishesMeasures, Exports):
+class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
     """``wlist.txt`` and folder shards ``NN/`` (images, segmentation_masks, labels.txt ...)."""
 
     name = "saiapr"
@@ -99,6 +107,17 @@ class SaiaprLayout(PublishesMeasures, Exports):
 
     def synthetic_annotators(self, requested: int) -> int:
         return 1
+
+    def category_files(self, root: Path) -> list[str]:
+        texts = sorted(p for name in ("labels.txt", "ontology_path.txt") for p in Path(root).glob(f"*/{name}"))
+        return [str(Path(root) / "wlist.txt")] + [str(p) for p in texts]
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """The tree's own hierarchy, from its ``ontology_path.txt`` files, with ``wlist.txt``'s ids
+        (``ontology.write_vocabulary``)."""
+        from regionbench.io.saiapr.ontology import write_vocabulary
+
+        return write_vocabulary(root, out)
 
     def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
         """The release as SAIAPR TC-12 files (``export.export_release``): one annotator's regions."""

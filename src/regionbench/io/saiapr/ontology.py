@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from regionbench.core.hierarchy import Conflict, Hierarchy, HierarchyError, Node, majority_parent
+from regionbench.io.layouts import TreeVocabulary
 from regionbench.io.saiapr import text
+
+NO_LABEL = "n.a."  # the word list's id for no annotation
+ROOT = "entity"  # the root of a tree without ontology_path.txt
 
 
 def hierarchy_from_saiapr(root: str | Path) -> Hierarchy:
@@ -55,5 +59,45 @@ def hierarchy_from_saiapr(root: str | Path) -> Hierarchy:
         if len(seen[child]) > 1:
             conflicts.append(Conflict(child, dict(sorted(seen[child].items())), chosen))
         nodes[child] = Node(child, chosen, group=child in group)
-    notes["words_without_path"] = len(words - set(nodes) - {"n.a."})
+    notes["words_without_path"] = len(words - set(nodes) - {NO_LABEL})
     return Hierarchy.from_nodes(top, nodes, conflicts=conflicts, notes=dict(sorted(notes.items())), counts=dict(counts))
+
+
+def used_word_ids(root: str | Path) -> set[int]:
+    """The word ids the tree's ``NN/labels.txt`` rows use (rows ingest cannot read are skipped:
+    ingest rejects them, naming them)."""
+    used = set()
+    for path in sorted(Path(root).glob("*/labels.txt")):
+        for line in text.official_lines(path)[0]:
+            parts = line.split()
+            if len(parts) == 3 and parts[2].isascii() and parts[2].isdigit():
+                used.add(int(parts[2]))
+    return used
+
+
+def write_vocabulary(root: str | Path, out: str | Path) -> TreeVocabulary:
+    """Write the tree's own ``hierarchy.yaml`` under ``out`` (``hierarchy_from_saiapr``), every word
+    of ``wlist.txt`` that ``labels.txt`` uses but no path places filed under the root, and an
+    empty ``category_names.tsv`` (the words are labels as they stand). The ids are
+    ``wlist.txt``'s; a word neither placed nor used, and ``n.a.`` (no annotation), keeps its id
+    reserved but is no label.
+
+    Returns the labels, their ids and the counts of labels, words placed under the root and
+    nodes seen under several parents (each takes its majority parent)."""
+    root = Path(root)
+    words = text.read_wordlist(root / "wlist.txt")
+    has_paths = any(root.glob("*/ontology_path.txt"))
+    tree = hierarchy_from_saiapr(root) if has_paths else Hierarchy(ROOT, {ROOT: Node(ROOT, None)})
+    used = {words[i] for i in used_word_ids(root) if i in words}
+    unplaced = sorted(used - set(tree.nodes) - {NO_LABEL})
+    nodes = dict(tree.nodes) | {word: Node(word, tree.root) for word in unplaced}
+    full = Hierarchy.from_nodes(tree.root, nodes)
+    out = Path(out)
+    full.write_yaml(
+        out / "hierarchy.yaml",
+        "Built from the tree's ontology_path.txt files; a word labels.txt uses that no path places\n"
+        "is filed under the root. A node seen under several parents takes the most frequent.",
+    )
+    (out / "category_names.tsv").write_text("name\tlabel\n", encoding="utf-8")
+    counts = {"labels": len(full.labels), "unplaced": len(unplaced), "conflicts": len(tree.conflicts)}
+    return TreeVocabulary(full.labels, counts, {word: i for i, word in words.items()})
