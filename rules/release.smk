@@ -13,6 +13,7 @@ rule release:
         agreement=agreement_tables(),
         coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
+        source_categories=f"{RESULTS}/source_categories.parquet",
         subsets=f"{RESULTS}/subsets.parquet",
         # Apart (see classifier_results): the fixed results' jobs belong in the first plan.
         results=lambda wildcards: list(release_results(classifiers=False).values()),

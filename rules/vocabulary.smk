@@ -54,3 +54,24 @@ rule vocabulary:
         config_dir=lambda wildcards, input: str(Path(input.hierarchy).parent),
     script:
         "../scripts/vocabulary.py"
+
+
+# The categories each annotator's file names, as it names them: an export writes them back.
+rule source_categories:
+    input:
+        category_inputs,
+        registry=f"{VOCABULARY}/label_ids.tsv",
+    output:
+        f"{RESULTS}/source_categories.parquet",
+    log:
+        f"{LOGS}/source_categories.log",
+    resources:
+        mem_mb=1000,  # the annotations are streamed
+        runtime=10,
+    params:
+        code=CODE,
+        root=RAW.root,
+        layout=RAW.layout.name,
+        category_map=config["category_map"],
+    script:
+        "../scripts/source_categories.py"

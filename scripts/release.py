@@ -31,6 +31,7 @@ data = {
     "coverage": shards(inp.coverage),
     "image_labels": tables.read_parquet(inp.image_labels),
     "vocabulary": tables.read_parquet(inp.vocabulary),
+    "source_categories": tables.read_parquet(inp.source_categories),
     "subsets": release.file_parts(Path(inp.subsets)),
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
 }

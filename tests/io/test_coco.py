@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -184,8 +185,6 @@ def _damage(data: dict, change: str) -> dict:
         data["annotations"][2]["segmentation"]["counts"] = data["annotations"][2]["segmentation"]["counts"][:-2]
     elif change == "RLE counts garbage":
         data["annotations"][2]["segmentation"]["counts"] = "\x7f\x7f"
-    elif change == "RLE area":
-        data["annotations"][2]["area"] = int(TWO_PARTS.sum()) + 7
     elif change == "RLE size not a pair":
         data["annotations"][2]["segmentation"]["size"] = H
     elif change == "image id a list":
@@ -216,7 +215,6 @@ def _damage(data: dict, change: str) -> dict:
         ("annotation not an object", "an annotations entry that is not a JSON object"),
         ("RLE counts short", "compressed RLE counts cover"),
         ("RLE counts garbage", "undecodable RLE"),
-        ("RLE area", f"area {int(TWO_PARTS.sum()) + 7} differs from the RLE mask's {int(TWO_PARTS.sum())} pixels"),
         ("RLE size not a pair", f"RLE size {H} differs from the image's"),
         ("image id a list", "annotation for unknown image id [1]"),
         ("category id a list", "category id [1] is not an integer"),
@@ -318,20 +316,22 @@ def test_the_plane_fast_path_gives_matrix_rank_s_answer(xy: np.ndarray) -> None:
     st.integers() | HUGE | st.floats() | st.booleans() | st.none(),
 )
 def test_any_number_in_a_polygon_or_an_area_gives_a_mask_or_a_reason(values: list, area: object) -> None:
-    """Any JSON value at any coordinate of a polygon, and any area of an RLE: a mask or a
-    ValueError (a reject's reason), never another exception."""
-    from regionbench.io.coco.ingest import _decode
+    """Any JSON value at any coordinate of a polygon: a mask or a ValueError (a reject's
+    reason), never another exception; any area of an RLE: its number or None."""
+    from regionbench.io.coco.ingest import _decode, source_geometry
 
     part: list = [2.0, 2.0, 12.0, 2.0, 12.0, 12.0, 2.0, 12.0]
     for at, value in values:
         part[at] = value
-    for segmentation, given_area in (([part], None), (geometry.rle(RING), area)):
-        try:
-            mask = _decode(segmentation, H, W, Counter(), given_area)
-        except ValueError as exc:
-            assert str(exc) and "\n" not in str(exc)
-        else:
-            assert mask.shape == (H, W) and mask.any()
+    try:
+        mask = _decode([part], H, W, Counter())
+    except ValueError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert mask.shape == (H, W) and mask.any()
+    ring = {"segmentation": geometry.rle(RING), "area": area}
+    kept, _ = source_geometry(ring, int(RING.sum()), False, Counter())
+    assert kept is None or (isinstance(kept, float) and math.isfinite(kept))
 
 
 def test_missing_image_file_rejects_the_image_and_its_regions(tmp_path: Path) -> None:
@@ -427,6 +427,41 @@ def test_iscrowd_is_kept_or_rejected_with_its_reason(tmp_path_factory, crowd) ->
     consensus_labels = [r["label"] for r in rows.values() if r["annotator"] == "consensus" and r["image_id"] == 25]
     assert ("grass" in consensus_labels) == (not crowd)
     assert all(r["annotation_id"] is None for r in rows.values() if r["annotator"] == "consensus")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    area=st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=2),
+    bbox=st.none() | st.lists(st.integers(-5, 5) | st.floats(-5, 5) | st.text(max_size=1), max_size=5),
+    crowd=st.sampled_from([0, 1]),
+)
+def test_every_decodable_region_is_kept_with_the_source_s_area_and_box(tmp_path_factory, area, bbox, crowd) -> None:
+    """Whatever a file says of an RLE region's ``area`` and ``bbox``, the region is kept: its
+    own box and area measured on the mask, the source's beside them where they are numbers
+    (a crowd area that is not its pixel count, as COCO's are, counted as a quirk)."""
+    data = alice_file()
+    ann = data["annotations"][2]  # TWO_PARTS, an RLE
+    ann["iscrowd"] = crowd
+    for field, value in (("area", area), ("bbox", bbox)):
+        if value is None:
+            ann.pop(field, None)
+        else:
+            ann[field] = value
+    root = write_tree(tmp_path_factory.mktemp("coco"), data, bob_file())
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
+    reconciles(shard)
+    assert not shard.rejects.num_rows
+    row = next(r for r in shard.regions.to_pylist() if r["annotation_id"] == ann["id"] and r["annotator"] == "alice")
+    pixels = int(TWO_PARTS.sum())
+    assert row["area_px"] == pixels
+    number = isinstance(area, int | float) and not isinstance(area, bool) and math.isfinite(float(area))
+    assert row["source_area"] == (float(area) if number else None)
+    numbers = isinstance(bbox, list) and len(bbox) == 4 and all(isinstance(v, int | float) for v in bbox)
+    box = [row[f"source_bbox_{c}"] for c in "xywh"]
+    assert box == ([float(v) for v in bbox] if numbers else [None] * 4)
+    differs = number and abs(float(area) - pixels) > 0.5
+    quirk = "crowd_area_not_its_pixels" if crowd else "rle_area_not_its_pixels"
+    assert shard.report["quirks"].get(quirk, 0) == int(differs)
 
 
 JSON = st.recursive(

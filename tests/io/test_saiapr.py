@@ -396,7 +396,7 @@ def test_a_tree_s_own_files_give_its_vocabulary(tiny_copy: Path, tmp_path: Path)
     from regionbench.io.saiapr import text
     from regionbench.pipeline import vocabulary
     from regionbench.pipeline.vocabulary import Registry, VocabularyError
-    from tests.layouts import saiapr_words
+    from layouts import saiapr_words
 
     changed = saiapr_words.official_spellings(tiny_copy)
     out = tmp_path / "vocabulary"

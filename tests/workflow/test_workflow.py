@@ -26,7 +26,7 @@ from conftest import (
 
 from regionbench.pipeline import jobs
 from regionbench.pipeline.vocabulary import DEFAULT_DIR
-from tests.layouts import saiapr_words
+from layouts import saiapr_words
 
 
 def test_generated_tiny_build(tiny_build: Path) -> None:

@@ -66,6 +66,11 @@ REGIONS = pa.schema(
         ("bbox_w", pa.int32()),
         ("bbox_h", pa.int32()),
         ("area_px", pa.int64()),
+        ("source_area", pa.float64()),
+        ("source_bbox_x", pa.float64()),
+        ("source_bbox_y", pa.float64()),
+        ("source_bbox_w", pa.float64()),
+        ("source_bbox_h", pa.float64()),
         ("mask", RLE),
         ("geometry", pa.binary()),
     ]
@@ -176,7 +181,18 @@ AGREEMENT = pa.schema(
 
 # Which annotators covered (were shown) each image: an annotator absent from an image is not one
 # who drew nothing on it (docs/agreement.md, "Coverage").
-COVERAGE = pa.schema([("image_id", pa.int64()), ("annotator", pa.string())])
+COVERAGE = pa.schema([("image_id", pa.int64()), ("annotator", pa.string()), ("source_image_id", pa.int64())])
+
+# The categories each annotator's source file names, as it names them (io.layouts.NamesCategories).
+SOURCE_CATEGORIES = pa.schema(
+    [
+        ("annotator", pa.string()),
+        ("category_id", pa.int64()),
+        ("name", pa.string()),
+        ("supercategory", pa.string()),
+        ("label", pa.string()),
+    ]
+)
 
 # Image-level labels from an image-level source (io.imageclef.ingest_judgments).
 IMAGE_LABELS = pa.schema(
@@ -192,6 +208,7 @@ KEYS = {
     "rejects": ["source", "key", "item", "reason"],
     "image_labels": ["image_id", "annotator", "label"],
     "coverage": ["image_id", "annotator"],
+    "source_categories": ["annotator", "category_id"],
 }
 
 

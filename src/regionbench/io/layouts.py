@@ -39,7 +39,8 @@ class ImageRecord:
     is asked for; ``regions`` are ``regions`` rows (``io.shards.region_row``) with their boolean
     masks, None for a region a source file describes without a mask, whose features ``known``
     holds by (annotator, region id); ``covered_by`` are the annotators who looked at the image,
-    in name order (one who drew nothing covered it too).
+    in name order (one who drew nothing covered it too), and ``source_ids`` the id each of them
+    gives the image in their own file, where it differs from the release's numbering or may.
     """
 
     key: str
@@ -48,6 +49,7 @@ class ImageRecord:
     regions: Sequence[tuple[dict[Any, Any], np.ndarray | None]]
     covered_by: tuple[str, ...]
     known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    source_ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,11 @@ class NamesCategories(Layout, Protocol):
 
     def category_files(self, root: Path) -> list[str]:
         """The files the tree's categories are read from (an edit rederives the vocabulary)."""
+
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        """Each annotator's categories as the source names them: rows of the release table
+        ``source_categories`` (annotator, category_id, name, supercategory, label: the
+        vocabulary label of ``reading.words`` it maps to, or None)."""
 
     def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
         """Write ``hierarchy.yaml`` and ``category_names.tsv`` (each source name that is not a label

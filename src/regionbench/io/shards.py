@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -210,14 +210,20 @@ def region_row(
     iscrowd: bool = False,
     annotation_id: int | None = None,
     category_id: int | None = None,
+    source_area: float | None = None,
+    source_bbox: Sequence[float] | None = None,
 ) -> dict[Any, Any]:
     """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of
     ``mask`` (all null for a region known by its label only: ``mask`` None); ``iscrowd``,
-    ``annotation_id`` and ``category_id`` as a COCO file gives them."""
+    ``annotation_id``, ``category_id``, ``source_area`` and ``source_bbox`` (x, y, w, h) as a
+    COCO file gives them, beside the box and area measured on the mask."""
+    box_fields = ("source_bbox_x", "source_bbox_y", "source_bbox_w", "source_bbox_h")
     row = {
         "image_id": image_id, "annotator": annotator, "region_id": region_id,
         "label_id": label_id, "label": label, "ontology_path": ontology_path,
         "iscrowd": iscrowd, "annotation_id": annotation_id, "category_id": category_id,
+        "source_area": source_area,
+        **dict(zip(box_fields, source_bbox if source_bbox is not None else (None,) * 4, strict=True)),
     }  # fmt: skip
     if mask is None:
         return row | dict.fromkeys(("bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask", "geometry"))

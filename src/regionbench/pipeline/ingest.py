@@ -98,7 +98,10 @@ def ingest_shard(
             found += _consensus(record, words, hierarchy, agreement, ledger, derived)
         rows.append(record.row)
         regions += [row for row, _ in found]
-        coverage += [{"image_id": image_id, "annotator": a} for a in record.covered_by]
+        coverage += [
+            {"image_id": image_id, "annotator": a, "source_image_id": record.source_ids.get(a)}
+            for a in record.covered_by
+        ]
         measures.add(image_id, record.image.pixels, [(row, mask) for row, mask in found if mask is not None])
         for row, mask in found:
             if mask is None:

@@ -533,3 +533,19 @@ def derive(layout: str, root: str | Path, out: str | Path) -> dict[str, int]:
     new = old.seed(tree.ids, tree.labels, str(path)).register(tree.labels)
     new.write(path)
     return tree.counts | {"new_ids": len(set(new.ids()) - set(old.ids()))}
+
+
+def source_categories(
+    layout: str, root: str | Path, words: Mapping[str, int], category_map: Mapping[str, str]
+) -> pa.Table:
+    """The release table ``source_categories`` of a raw tree: each annotator's categories as its
+    files name them, with the label each maps to (``io.layouts.NamesCategories``); no rows for a
+    layout whose files name none."""
+    from regionbench.io import layouts  # a build's concern: readers of releases need no image library
+    from regionbench.io.layouts import Reading
+
+    found = layouts.get(layout)
+    rows = []
+    if isinstance(found, layouts.NamesCategories):
+        rows = found.source_categories(Path(root), Reading(words=words, category_map=category_map))
+    return tables.from_rows(rows, tables.SOURCE_CATEGORIES, tables.KEYS["source_categories"])

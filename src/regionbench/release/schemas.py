@@ -26,6 +26,7 @@ from regionbench.release.manifest import ReleaseError
 
 TABLES = (
     "images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement", "image_labels", "coverage",
+    "source_categories",
 )  # fmt: skip
 
 

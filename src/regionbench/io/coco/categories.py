@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.coco.ingest import SEGMENT, annotators, category_label
-from regionbench.io.coco.split import check_file, streamed_annotations, uncategorised
-from regionbench.io.layouts import TreeVocabulary
+from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, mapped_label
+from regionbench.io.coco.split import check_file, is_id, streamed_annotations, uncategorised
+from regionbench.io.layouts import Reading, TreeVocabulary
 from regionbench.io.shards import IngestError
 
 ROOT = "entity"
@@ -89,3 +89,31 @@ def write_vocabulary(root: str | Path, out: str | Path) -> TreeVocabulary:
     (out / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
     counts = {"labels": len(tree.labels), "supercategories": len(supers), "renamed": len(renamed)}
     return TreeVocabulary(tree.labels, counts)
+
+
+def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]]:
+    """Each annotator file's categories as it lists them (id, name, supercategory) with the label
+    each maps to (``ingest.mapped_label``; None when no vocabulary label): what an export writes
+    back. An entry without an integer id and a string name is left out (ingest reports it)."""
+    rows = []
+    for annotator, path in annotators(root).items():
+        _, listed = check_file(path)
+        for category in listed:
+            if (
+                not isinstance(category, dict)
+                or not is_id(category.get("id"))
+                or not isinstance(category.get("name"), str)
+            ):
+                continue
+            parent = category.get("supercategory")
+            label = mapped_label(category["name"], reading.words, reading.category_map)
+            rows.append(
+                {
+                    "annotator": annotator,
+                    "category_id": category["id"],
+                    "name": category["name"],
+                    "supercategory": parent if isinstance(parent, str) else None,
+                    "label": label if label in reading.words else None,
+                }
+            )
+    return rows

@@ -39,28 +39,116 @@ def _ids_or_none(values: list[int | None], labels: list[str] | None = None) -> l
     return known if consistent and len(set(per_label.values())) == len(per_label) else None
 
 
+def _number(value: float) -> int | float:
+    """A source number as JSON wrote it most likely: a whole one as an integer (equal either way)."""
+    return int(value) if float(value).is_integer() else value
+
+
 def _instances(
-    images: list[dict[Any, Any]], regions: dict[str, list[Any]], categories: list[dict[Any, Any]]
+    images: list[dict[Any, Any]],
+    regions: dict[str, list[Any]],
+    categories: list[dict[Any, Any]],
+    category_ids: list[int],
 ) -> dict[Any, Any]:
     """One annotator's COCO instances document. ``regions`` holds the release's columns in
-    (image_id, region_id) order; annotation ids are the source file's when every region has one,
-    else 1, 2, ... in that order, so each image's regions keep their order (their region ids)."""
+    (image_id, region_id) order, ``category_ids`` each region's category id; annotation ids are
+    the source file's when every region has one, else 1, 2, ... in that order, so each image's
+    regions keep their order (their region ids). ``area`` and ``bbox`` are the source's where it
+    gave them (COCO's crowd areas are not their pixel counts), else measured on the mask."""
     n = len(regions["image_id"])
     annotation_ids = _ids_or_none(regions["annotation_id"]) or list(range(1, n + 1))
-    known = {c["name"]: c["id"] for c in categories}
-    annotations = [
-        {
-            "id": annotation_ids[k],
-            "image_id": regions["image_id"][k],
-            "category_id": known[regions["label"][k]],
-            "segmentation": {"size": list(regions["mask"][k]["size"]), "counts": regions["mask"][k]["counts"]},
-            "area": regions["area_px"][k],
-            "bbox": [regions[c][k] for c in ("bbox_x", "bbox_y", "bbox_w", "bbox_h")],
-            "iscrowd": int(regions["iscrowd"][k]),
-        }
-        for k in range(n)
-    ]
+    annotations = []
+    unknown = [None] * n  # a release made before the source_* columns
+    for k in range(n):
+        box = [regions[c][k] for c in ("bbox_x", "bbox_y", "bbox_w", "bbox_h")]
+        source_box = [regions.get(f"source_{c}", unknown)[k] for c in ("bbox_x", "bbox_y", "bbox_w", "bbox_h")]
+        source_area = regions.get("source_area", unknown)[k]
+        annotations.append(
+            {
+                "id": annotation_ids[k],
+                "image_id": regions["image_id"][k],
+                "category_id": category_ids[k],
+                "segmentation": {"size": list(regions["mask"][k]["size"]), "counts": regions["mask"][k]["counts"]},
+                "area": regions["area_px"][k] if source_area is None else _number(source_area),
+                "bbox": box if None in source_box else [_number(v) for v in source_box],
+                "iscrowd": int(regions["iscrowd"][k]),
+            }
+        )
     return {"images": images, "annotations": annotations, "categories": categories}
+
+
+def _source_image_ids(coverage: pa.Table, ids: list[int]) -> dict[int, int]:
+    """Release image id -> the id the annotator's own file gave it (``coverage.source_image_id``)
+    when it gave every one of ``ids`` one, each its own; else the release's ids."""
+    given = (
+        dict(zip(coverage["image_id"].to_pylist(), coverage["source_image_id"].to_pylist(), strict=True))
+        if "source_image_id" in coverage.column_names
+        else {}
+    )
+    source = [given.get(i) for i in ids]
+    if None in source or len(set(source)) < len(source):
+        return {i: i for i in ids}
+    return {i: int(given[i]) for i in ids}
+
+
+def _source_rows(release: ReleaseTables) -> list[dict[str, Any]]:
+    """The release's ``source_categories`` rows; none in a release made before the table."""
+    try:
+        rows: list[dict[str, Any]] = release.arrow("source_categories").to_pylist()
+    except InputError:
+        return []
+    return rows
+
+
+def _own_categories(who: str, source: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The source categories of ``who``'s file; for the consensus, every annotator's when they
+    agree on each id's name (else none: the vocabulary's are written)."""
+    own = [r for r in source if r["annotator"] == who]
+    if own or who != tables.CONSENSUS:
+        return own
+    by_id: dict[int, dict[str, Any]] = {}
+    for row in source:
+        if by_id.setdefault(row["category_id"], row)["name"] != row["name"]:
+            return []
+    return list(by_id.values())
+
+
+def _categories(
+    who: str, source: list[dict[str, Any]], vocabulary: list[dict[str, Any]], regions: pa.Table
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """The ``categories`` of ``who``'s file and each of its regions' category id. The source's own
+    (ids, names as spelled, supercategories; a category with none under its label's parent) when
+    the release keeps them and they name every region's label; else the vocabulary's labels under
+    their parents, with the source's category ids when the regions carry one id per label, else
+    the label ids."""
+    parent = {v["label"]: v["parent"] or "" for v in vocabulary}
+    labels, region_ids = regions["label"].to_pylist(), regions["category_id"].to_pylist()
+    own = sorted(_own_categories(who, source), key=lambda r: r["category_id"])
+    first_id: dict[str, int] = {}
+    for row in own:
+        if row["label"] is not None:
+            first_id.setdefault(row["label"], row["category_id"])
+    ids = [i if i is not None else first_id.get(label) for i, label in zip(region_ids, labels, strict=True)]
+    if own and None not in ids:
+        categories = [
+            {
+                "id": r["category_id"],
+                "name": r["name"],
+                "supercategory": r["supercategory"] if r["supercategory"] is not None else parent.get(r["label"], ""),
+            }
+            for r in own
+        ]
+        return categories, [int(i) for i in ids if i is not None]
+    source_ids = _ids_or_none(region_ids, labels)
+    id_of = dict(zip(labels, source_ids, strict=True)) if source_ids else {}
+    categories = [
+        {"id": id_of.get(v["label"], v["label_id"]), "name": v["label"], "supercategory": v["parent"] or ""}
+        for v in vocabulary
+        if not id_of or v["label"] in id_of  # source ids: only the categories the regions use
+    ]
+    categories.sort(key=lambda c: c["id"])
+    known = {c["name"]: c["id"] for c in categories}
+    return categories, [known[label] for label in labels]
 
 
 def export_release(
@@ -71,9 +159,9 @@ def export_release(
     One instances file per annotator, ``annotations/<annotator>.json`` (the derived consensus as
     ``derived-consensus.json``): every annotator who covered an image, or only ``annotator``.
     Its ``images`` are the images the annotator covered, by release image id and file name;
-    each region is an annotation with its compressed RLE, box, area and ``iscrowd``.
-    Categories are the vocabulary's labels under their parents (``supercategory``), with the
-    source's category ids when the regions carry one id per label, else the label ids.
+    each region is an annotation with its compressed RLE, box, area and ``iscrowd`` (box and
+    area as the source gave them, ``_instances``). Categories are the source's as its file named
+    them, where the release keeps them (``_categories``).
     With ``images`` (the raw tree) the image files are copied into ``images/``, each checked
     against the sha256 the release records.
 
@@ -94,28 +182,26 @@ def export_release(
     chosen = [annotator] if annotator else [a for a in found if a != tables.CONSENSUS] or found
 
     vocabulary = release.arrow("vocabulary", ["label_id", "label", "parent"]).to_pylist()
+    named = _source_rows(release)
     written = regions.filter(pc.is_in(regions["annotator"], pa.array(chosen, pa.string())))
-    labels, category_ids = written["label"].to_pylist(), written["category_id"].to_pylist()
-    source_ids = _ids_or_none(category_ids, labels)
-    id_of = dict(zip(labels, source_ids, strict=True)) if source_ids else {}
-    categories = [
-        {"id": id_of.get(v["label"], v["label_id"]), "name": v["label"], "supercategory": v["parent"] or ""}
-        for v in vocabulary
-        if not id_of or v["label"] in id_of  # source ids: only the categories the regions use
-    ]
-    categories.sort(key=lambda c: c["id"])
 
     by_id = {row["image_id"]: row for row in image_rows.to_pylist()}
     files = {image_id: _file_name(row["path"]) for image_id, row in by_id.items()}
     (out / "annotations").mkdir(parents=True)
     for who in chosen:
-        covered = coverage.filter(pc.equal(coverage["annotator"], who))["image_id"].to_pylist()
+        own = coverage.filter(pc.equal(coverage["annotator"], who))
+        covered = own["image_id"].to_pylist()
         mine = regions.filter(pc.equal(regions["annotator"], who))
         ids = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
+        numbered = _source_image_ids(own, ids)
         entries = [
-            {"id": i, "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]} for i in ids
+            {"id": numbered[i], "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
+            for i in ids
         ]
-        document = _instances(entries, mine.to_pydict(), categories)
+        categories, category_ids = _categories(who, named, vocabulary, mine)
+        columns = mine.to_pydict()
+        columns["image_id"] = [numbered[i] for i in columns["image_id"]]
+        document = _instances(entries, columns, categories, category_ids)
         name = CONSENSUS_FILE if who == tables.CONSENSUS else who
         text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         (out / "annotations" / f"{name}.json").write_text(text + "\n", encoding="utf-8")

@@ -17,10 +17,11 @@ sides per annotator (seen = accepted + rejected).
 from __future__ import annotations
 
 import json
+import math
 import re
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,10 +174,15 @@ class _Annotator:
     per_image: dict[str, list[tuple[int, dict[Any, Any]]]]
 
 
-def _decode(segmentation: object, height: int, width: int, quirks: Counter[Any], area: object = None) -> np.ndarray:
-    """The annotation's mask; raises ValueError with a reason. An RLE's ``area``, when given, is
-    its pixel count (COCO's definition), so a different one means the counts are not the mask
-    the tool meant."""
+def mapped_label(category: str, words: Mapping[str, int], category_map: Mapping[str, str]) -> str:
+    """The label a category name maps to: its ``category_map`` entry, else the name, each taken
+    as it stands when a vocabulary label (``words``) and through ``category_label`` otherwise."""
+    label = category_map.get(category, category)
+    return label if label in words else category_label(label)
+
+
+def _decode(segmentation: object, height: int, width: int, quirks: Counter[Any]) -> np.ndarray:
+    """The annotation's mask; raises ValueError with a reason."""
     rle = _segmentation_rle(segmentation, height, width, quirks)
     try:
         mask: np.ndarray = coco_mask.decode(rle).astype(bool)
@@ -184,10 +190,39 @@ def _decode(segmentation: object, height: int, width: int, quirks: Counter[Any],
         raise ValueError(f"undecodable RLE ({exc})") from None
     if mask.shape != (height, width) or not mask.any():
         raise ValueError("empty mask")
-    pixels = int(mask.sum())  # a Python int: a JSON integer beyond 64 bits still compares
-    if isinstance(segmentation, dict) and isinstance(area, int | float) and abs(area - pixels) > 0.5:
-        raise ValueError(f"area {area} differs from the RLE mask's {pixels} pixels")
     return mask
+
+
+def _number(value: object) -> float | None:
+    """A finite JSON number as a float, else None (a bool is no number here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # a JSON integer beyond a double
+        return None
+    return number if math.isfinite(number) else None
+
+
+def source_geometry(
+    ann: dict[Any, Any], pixels: int, crowd: bool, quirks: Counter[Any]
+) -> tuple[float | None, list[float] | None]:
+    """The annotation's own ``area`` and ``bbox`` (kept as the file gives them, the build measures
+    its own beside them), None where absent or not numbers (counted). COCO's area is not always
+    the mask's pixel count (its crowd regions: 8 of the 11 in 80 val2017 images), so a
+    difference is a quirk, not a reason to drop the annotation."""
+    area = _number(ann.get("area"))
+    if "area" in ann and area is None:
+        quirks["area_not_a_number"] += 1
+    elif area is not None and abs(area - pixels) > 0.5 and isinstance(ann.get("segmentation"), dict):
+        quirks["crowd_area_not_its_pixels" if crowd else "rle_area_not_its_pixels"] += 1
+    raw = ann.get("bbox")
+    box = [_number(v) for v in raw] if isinstance(raw, list) and len(raw) == 4 else None
+    if box is None or None in box:
+        if "bbox" in ann:
+            quirks["bbox_not_four_numbers"] += 1
+        return area, None
+    return area, [b for b in box if b is not None]
 
 
 def _read_image(
@@ -251,6 +286,7 @@ class ShardReader:
         self.on_disk = {n["name"] for n in names if n["on_disk"]}
         self.same_id = {n["name"]: n["same_id"] for n in names if n["same_id"]}
         self.covered = {n["name"]: n["listed_by"] for n in names}  # file name -> annotators who list it
+        self.entries = {n["name"]: n["entries"] for n in names}  # file name -> annotator -> images entry
         per_image: dict[str, dict[str, list[tuple[int, dict[Any, Any]]]]] = {
             a: defaultdict(list) for a in self.annotators
         }
@@ -271,7 +307,9 @@ class ShardReader:
             if image is not None:
                 self.images += 1
                 row = image_row(image_id_of(name), self.folder, f"images/{name}", image)
-                yield ImageRecord(name, image, row, found, tuple(self.covered.get(name, ())))
+                entries = self.entries.get(name, {})
+                source_ids = {a: entry["id"] for a, entry in entries.items()}
+                yield ImageRecord(name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids)
 
     def _regions(
         self, annotator: str, name: str, image: images_io.DecodedImage | None
@@ -291,9 +329,7 @@ class ShardReader:
             if category is None:
                 ledger.reject(source, key, "region", f"unknown category id {ann.get('category_id')!r}", annotator)
                 continue
-            label = category_map.get(category, category)
-            if label not in words:
-                label = category_label(label)
+            label = mapped_label(category, words, category_map)
             if label not in words:
                 ledger.reject(
                     source, key, "region",
@@ -307,14 +343,16 @@ class ShardReader:
                 ledger.reject(source, key, "region", f"iscrowd is {crowd!r}, not 0 or 1", annotator)
                 continue
             try:
-                mask = _decode(ann.get("segmentation"), image.height, image.width, ledger.quirks, ann.get("area"))
+                mask = _decode(ann.get("segmentation"), image.height, image.width, ledger.quirks)
             except ValueError as exc:
                 ledger.reject(source, key, "region", str(exc), annotator)
                 continue
+            area, box = source_geometry(ann, int(mask.sum()), bool(crowd), ledger.quirks)
             self.accepted[annotator] += 1
             yield region_row(
                 image_id_of(name), annotator, region_id, words[label], label, mask,
                 iscrowd=bool(crowd), annotation_id=ann_id, category_id=ann.get("category_id"),  # an integer, or None: checked on reading
+                source_area=area, source_bbox=box,
             ), mask  # fmt: skip
 
     def report(self) -> dict[Any, Any]:

@@ -93,6 +93,12 @@ class CocoLayout(PreparesPieces, NamesCategories, Exports):
 
         return write_vocabulary(root, out)
 
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        """Each annotator file's categories as listed (``categories.source_categories``)."""
+        from regionbench.io.coco.categories import source_categories
+
+        return source_categories(root, reading)
+
     def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
         """The release as a COCO tree (``export.export_release``): one instances file per annotator."""
         from regionbench.io.coco.export import export_release

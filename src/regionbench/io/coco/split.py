@@ -137,6 +137,7 @@ class _Piece:
 
     ledger: Ledger
     listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
+    entries: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))  # name -> annotator -> entry
     rows: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
@@ -267,6 +268,7 @@ class _Splitter:
             shard = self.count(annotator, "image-entry", key, owner, problem and f"{problem}; fix the entry")
             if problem is None and owner is not None:
                 self.pieces[shard].listed[owner].append(annotator)
+                self.pieces[shard].entries[owner][annotator] = im  # its id and licence, for the release
         by_coco_id = {i: names[0] for i, names in entries.items() if len(names) == 1}
         several = {i for i, names in entries.items() if len(names) > 1}
         del images, entries
@@ -333,6 +335,7 @@ class _Splitter:
                         "name": name,
                         "on_disk": name in on_disk,
                         "listed_by": sorted(piece.listed.get(name, [])),
+                        "entries": dict(sorted(piece.entries.get(name, {}).items())),
                         "same_id": same_id.get(name, []),
                     }
                     for name in names

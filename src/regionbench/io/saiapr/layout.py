@@ -20,10 +20,11 @@ from regionbench.io.layouts import (
     TreeVocabulary,
 )
 from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
+from regionbench.io.saiapr.ontology import NO_LABEL
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import parity as relations_parity
 from regionbench.io.saiapr.spatial import read_spatial_relations
-from regionbench.io.saiapr.text import features_parity, read_official_features
+from regionbench.io.saiapr.text import features_parity, read_official_features, read_wordlist
 from regionbench.io.shards import IngestError
 
 ORIGINAL = "https://www.imageclef.org/SIAPRdata"  # the home of SAIAPR TC-12, whose recipe is followed
@@ -118,6 +119,17 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
         from regionbench.io.saiapr.ontology import write_vocabulary
 
         return write_vocabulary(root, out)
+
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        """The words of ``wlist.txt`` by id but ``n.a.`` (no annotation), each its own label where
+        the vocabulary has it."""
+        words = read_wordlist(Path(root) / "wlist.txt")
+        return [
+            {"annotator": ANNOTATOR, "category_id": i, "name": word, "supercategory": None,
+             "label": word if word in reading.words else None}
+            for i, word in sorted(words.items())
+            if word != NO_LABEL
+        ]  # fmt: skip
 
     def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
         """The release as SAIAPR TC-12 files (``export.export_release``): one annotator's regions."""
