@@ -392,11 +392,12 @@ def test_a_tree_s_own_files_give_its_vocabulary(tiny_copy: Path, tmp_path: Path)
     """Words the library lacks, spelled as the official list spells them, enter with their
     word-list ids and their ontology paths; a used word no path places sits under the root; an
     unused word keeps its id reserved; a registry with other ids is refused in one line."""
+    from layouts import saiapr_words
+
     from regionbench.core.hierarchy import Hierarchy
     from regionbench.io.saiapr import text
     from regionbench.pipeline import vocabulary
     from regionbench.pipeline.vocabulary import Registry, VocabularyError
-    from layouts import saiapr_words
 
     changed = saiapr_words.official_spellings(tiny_copy)
     out = tmp_path / "vocabulary"

@@ -23,10 +23,10 @@ from conftest import (
     workflow_copy,
     write_config,
 )
+from layouts import saiapr_words
 
 from regionbench.pipeline import jobs
 from regionbench.pipeline.vocabulary import DEFAULT_DIR
-from layouts import saiapr_words
 
 
 def test_generated_tiny_build(tiny_build: Path) -> None:
