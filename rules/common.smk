@@ -59,10 +59,7 @@ def raw_inputs(wildcards):
 
 
 def category_inputs(wildcards):
-    """The files a tree's categories are read from (none when its layout names none)."""
-    if not isinstance(RAW.layout, layouts.NamesCategories):
-        return []
-    return RAW.layout.category_files(RAW.root)
+    return RAW.category_files()
 
 
 def raw_state(wildcards):

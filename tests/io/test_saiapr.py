@@ -423,3 +423,45 @@ def test_a_tree_s_own_files_give_its_vocabulary(tiny_copy: Path, tmp_path: Path)
         VocabularyError, match=rf"label_ids.tsv gives id {changed['renamed_id']} to 'x-ancent-building'"
     ):
         vocabulary.derive("saiapr", tiny_copy, out)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), labels_only=st.booleans())
+def test_every_label_row_ends_in_the_regions_or_the_rejects(
+    tiny_raw: Path, tmp_path_factory, data, labels_only
+) -> None:
+    """Trees with images, masks and label rows missing (and folders released by their labels
+    alone): the ledger holds for images and regions (seen = accepted + rejected, accepted = rows,
+    rejected = rejects rows) and each label row's region is in the regions or in the rejects, a
+    region of a lost image with the image's reason."""
+    root = Path(shutil.copytree(tiny_raw, tmp_path_factory.mktemp("tree") / "raw"))
+    folder = root / "00"
+    rows = [line.split("\t") for line in (folder / "labels.txt").read_text().splitlines()]
+    images = sorted({int(r[0]) for r in rows})
+    gone = data.draw(st.sets(st.sampled_from(images), max_size=3), label="images removed")
+    for image_id in gone:
+        (folder / "images" / f"{image_id}.jpg").unlink()
+    if labels_only:
+        shutil.rmtree(folder / "segmentation_masks")
+    else:
+        masks = sorted((folder / "segmentation_masks").glob("*.mat"))
+        for path in data.draw(st.sets(st.sampled_from(masks), max_size=4), label="masks removed"):
+            path.unlink()
+    dropped = data.draw(st.sets(st.integers(0, len(rows) - 1), max_size=4), label="label rows removed")
+    kept = [r for k, r in enumerate(rows) if k not in dropped]
+    (folder / "labels.txt").write_text("".join("\t".join(r) + "\n" for r in kept))
+
+    shard = ingest_shard(root, "00")
+    reconciles(shard)
+    rejects = shard.rejects.to_pylist()
+    for item, part in (("image", "images"), ("region", "regions")):
+        assert shard.report[part]["rejected"] == sum(r["item"] == item for r in rejects)
+    released = {(r["image_id"], r["region_id"]) for r in shard.regions.to_pylist()}
+    refused = {r["key"]: r["reason"] for r in rejects if r["item"] == "region"}
+    for image_id, region_id, _ in kept:
+        key = (int(image_id), int(region_id))
+        assert (key in released) != (f"{image_id}/{region_id}" in refused), key
+        if int(image_id) in gone:
+            assert refused[f"{image_id}/{region_id}"] == (
+                f"its image was rejected (00/images/{image_id}.jpg: labels.txt names this image but its file is missing)"
+            )

@@ -89,6 +89,25 @@ def test_tampering_is_caught(tiny_release: Path, damage: str) -> None:
         assert any("109 rows, manifest.json says 110" in line for line in lines)
 
 
+@pytest.mark.parametrize(
+    ("count", "said"), [(("images", "accepted"), "images accepted"), (("regions", "rejected"), "regions rejected")]
+)
+def test_the_ingest_report_must_count_the_tables_rows(tiny_release: Path, count: tuple[str, str], said: str) -> None:
+    """A report whose counts are not the tables' rows fails verify, even with every digest right:
+    the ledger (accepted = rows, rejected = rejects rows) is part of a sound release."""
+    path = tiny_release / "results/ingest_report.json"
+    report = json.loads(path.read_text())
+    report[count[0]][count[1]] += 1
+    path.write_text(json.dumps(report))
+    manifest = json.loads((tiny_release / "manifest.json").read_text())
+    manifest["files"]["results/ingest_report.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest.pop("digest")
+    manifest["digest"] = release.canonical_digest(manifest)
+    (tiny_release / "manifest.json").write_text(json.dumps(manifest))
+    problems = release.verify(tiny_release)
+    assert [p for p in problems if "ingest_report.json" in p and said in p], problems
+
+
 def test_a_table_breaking_its_schema_is_refused(tiny_release: Path, tmp_path: Path) -> None:
     def bad_split(data: dict) -> None:
         subsets = data["subsets"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-from regionbench.io.layouts import Layout, PreparesPieces
+from regionbench.io.layouts import Layout, NamesCategories, PreparesPieces
 
 
 class RawTree:
@@ -38,6 +38,15 @@ class RawTree:
         if self.planned is not None:
             return self.layout.planned_shards(*self.planned, self.shard_size)
         return self.layout.shards(Path(self.root), self.shard_size)
+
+    def category_files(self) -> list[str]:
+        """The files the tree's categories are read from (``NamesCategories.category_files``; a
+        generated tree: the tree itself; none when the layout names no categories)."""
+        if self.generated:
+            return [self.root]
+        if not isinstance(self.layout, NamesCategories):
+            return []
+        return self.layout.category_files(Path(self.root))
 
     def inputs(self) -> list[str]:
         """The files every shard reads (a generated tree: the tree itself, the synth rule's output)."""

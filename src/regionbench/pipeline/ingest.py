@@ -110,6 +110,7 @@ def ingest_shard(
                 )
         ledger.quirks.update(image_quirks(record.image, (row for row, _ in found)))
     report = reader.report()
+    _count_what_was_kept(report, len(rows), regions)
     report["quirks"] = dict(sorted(ledger.quirks.items()))
     if measures.crowded:  # said only when it happened: the report of an uncrowded build is unchanged
         report["relations_near_pairs_only"] = measures.crowded
@@ -135,6 +136,17 @@ def ingest_shard(
         relations=measures.relations(),
         coverage=tables.from_rows(coverage, tables.COVERAGE, tables.KEYS["coverage"]),
     )
+
+
+def _count_what_was_kept(report: dict, images: int, regions: list[dict]) -> None:
+    """Set the report's accepted counts to what the reader yielded (``images`` rows, ``regions``
+    rows per annotator), whatever it counted itself: then ``check_ledger`` (seen = accepted +
+    rejected) catches a row a layout counted accepted but never handed over, or lost unsaid."""
+    report["images"]["accepted"] = images
+    kept = Counter(row["annotator"] for row in regions if row["annotator"] != tables.CONSENSUS)  # counted apart
+    for annotator, counts in report.get("annotators", {}).items():
+        counts["accepted"] = kept[annotator]
+    report["regions"]["accepted"] = sum(kept.values())
 
 
 def _consensus(

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import yaml
 
 from regionbench.core.errors import first_line, parse_json
@@ -74,10 +77,48 @@ def verify(folder: Path) -> list[str]:
             problems.append(f"{entry['path']}: {found.rows} rows, manifest.json says {entry['rows']}")
         if found.content_sha256 and found.content_sha256 != entry["content_sha256"]:
             problems.append(f"{entry['path']}: content hash differs from manifest.json (records changed)")
+    if not problems:  # the tables are whole: their rows can be held to the ingest report
+        problems += _verify_ledger(folder, manifest)
     document, unread = _read_croissant(folder)
     problems += unread + _verify_croissant(folder, document)
     problems += _verify_identity(folder, manifest, document)
     return problems
+
+
+REPORT = "results/ingest_report.json"
+
+
+def _verify_ledger(folder: Path, manifest: dict) -> list[str]:
+    """The ingest report's counts against the tables: accepted images and regions (each
+    annotator's too) are the rows of ``images`` and ``regions``, rejected ones the ``rejects``
+    rows of their kind from ingest. Nothing to check in a release without the report."""
+    if REPORT not in manifest["files"] or not {"images", "regions", "rejects"} <= set(manifest.get("tables", {})):
+        return []
+    try:
+        report: Any = parse_json((folder / REPORT).read_text(encoding="utf-8"))
+        images, regions = report["images"], report["regions"]
+        per_annotator = report.get("annotators", {})
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"{REPORT}: not an ingest report ({first_line(exc)})"]
+    tables = manifest["tables"]
+    rejects = pq.read_table(folder / tables["rejects"]["path"], columns=["item", "stage"])
+    ingest = rejects.filter(pc.equal(rejects["stage"], "ingest"))["item"].value_counts().to_pylist()
+    refused = {entry["values"]: entry["counts"] for entry in ingest}
+    drawn = pq.read_table(folder / tables["regions"]["path"], columns=["annotator"])["annotator"].value_counts()
+    kept = {entry["values"]: entry["counts"] for entry in drawn.to_pylist()}
+    found = {
+        "images accepted": (images.get("accepted"), tables["images"]["rows"]),
+        "images rejected": (images.get("rejected"), refused.get("image", 0)),
+        "regions accepted": (regions.get("accepted"), tables["regions"]["rows"]),
+        "regions rejected": (regions.get("rejected"), refused.get("region", 0)),
+    }
+    for annotator, counts in sorted(per_annotator.items()):
+        found[f"regions of {annotator} accepted"] = (counts.get("accepted"), kept.get(annotator, 0))
+    return [
+        f"{REPORT}: {what} {said}, the tables hold {rows}; the report and the tables disagree (rebuild the release)"
+        for what, (said, rows) in found.items()
+        if said != rows
+    ]
 
 
 VERSION_FOLDER = re.compile(r"v\d+\.\d+\.\d+\S*")

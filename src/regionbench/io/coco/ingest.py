@@ -303,7 +303,12 @@ class ShardReader:
         """Each accepted image with every annotator's decoded regions, in file name order."""
         for name in self.names:
             image = _read_image(self.root, name, self.same_id, self.on_disk, self.reading.max_image_pixels, self.ledger)
-            found = [found for annotator in self.read for found in self._regions(annotator, name, image)]
+            lost = (
+                ""
+                if image is not None
+                else f"its image was rejected (images/{name}: {self.ledger.rejects[-1]['reason']})"
+            )
+            found = [found for annotator in self.read for found in self._regions(annotator, name, image, lost)]
             if image is not None:
                 self.images += 1
                 row = image_row(image_id_of(name), self.folder, f"images/{name}", image)
@@ -312,10 +317,11 @@ class ShardReader:
                 yield ImageRecord(name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids)
 
     def _regions(
-        self, annotator: str, name: str, image: images_io.DecodedImage | None
+        self, annotator: str, name: str, image: images_io.DecodedImage | None, lost: str
     ) -> Iterator[tuple[dict[Any, Any], np.ndarray]]:
-        """The accepted regions of one annotator's annotations of image ``name`` (None: the image
-        was rejected), region ids by annotation id; each other annotation rejected."""
+        """The accepted regions of one annotator's annotations of image ``name``, region ids by
+        annotation id; each other annotation rejected (all of them with ``lost``, the image's
+        reason, when the image was rejected: None)."""
         words, category_map, ledger = self.reading.words, self.reading.category_map, self.ledger
         source = f"annotations/{annotator}.json"
         categories = self.read[annotator].categories
@@ -324,7 +330,7 @@ class ShardReader:
             key = f"{name}/{ann_id}"
             category = SEGMENT if uncategorised(ann) else categories.get(ann.get("category_id"))
             if image is None:
-                ledger.reject(source, key, "region", "its image was rejected or is missing", annotator)
+                ledger.reject(source, key, "region", lost, annotator)
                 continue
             if category is None:
                 ledger.reject(source, key, "region", f"unknown category id {ann.get('category_id')!r}", annotator)

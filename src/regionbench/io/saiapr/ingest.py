@@ -276,16 +276,19 @@ class _Regions:
     accepted: list[dict[Any, Any]] = field(default_factory=list)
 
     def accept(
-        self, key: tuple[int, int], image: images_io.DecodedImage | None
+        self, key: tuple[int, int], image: images_io.DecodedImage | None, lost: str = ""
     ) -> tuple[dict[Any, Any], np.ndarray | None] | None:
-        """The row and mask of region ``key`` of ``image`` (None: the image was rejected or is
-        missing), or None with the key rejected. In a folder without ``segmentation_masks/``
-        (``official`` set) a region is its label and its official features, and has no mask."""
+        """The row and mask of region ``key`` of ``image``, or None with the key rejected. Without
+        an image (None) the region is rejected with ``lost``, the image's own reason. In a folder
+        without ``segmentation_masks/`` (``official`` set) a region is its label and its official
+        features, and has no mask."""
         image_id, region_id = key
         name = f"{image_id}/{region_id}"
         path = self.mask_files.get(key, self.base / "segmentation_masks" / f"{image_id}_{region_id}.mat")
         reason = None
-        if key not in self.rows:
+        if image is None:  # first: whatever else the region lacks, it has no image to be part of
+            reason = f"its image {lost}"
+        elif key not in self.rows:
             reason = "mask without a row in labels.txt; add the row or remove the file"
         else:
             label_id, line = self.rows[key]
@@ -299,8 +302,6 @@ class _Regions:
                 reason = f"labels.txt line {line} has no mask file"
             elif label_id not in self.words:
                 reason = f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt"
-            elif image is None:
-                reason = "its image was rejected or is missing"
         mask = None
         if reason is None and self.official is None and image is not None:
             try:
@@ -383,15 +384,15 @@ class FolderReader:
             }
             yield ImageRecord(row["path"], image, row, read, self.annotators, known)
         for image_id in sorted({k[0] for k in self.rows} - self.named):
-            ledger.reject(
-                self.base / "images" / f"{image_id}.jpg",
-                str(image_id),
-                "image",
-                "labels.txt names this image but its file is missing",
-            )
-        for keys in self.keys_of.values():  # regions of images rejected or missing
+            missing = self.base / "images" / f"{image_id}.jpg"
+            ledger.reject(missing, str(image_id), "image", "labels.txt names this image but its file is missing")
+        lost: dict[int, str] = {}  # image id -> why it is not in the release, the first reason given
+        for r in ledger.rejects:
+            if r["item"] == "image" and numbers.is_id(r["key"]):
+                lost.setdefault(int(r["key"]), f"was rejected ({r['source']}: {r['reason']})")
+        for image_id, keys in self.keys_of.items():  # regions of images rejected or missing
             for key in keys:
-                self.regions.accept(key, None)
+                self.regions.accept(key, None, lost.get(image_id, "was not read"))
         self.keys_of.clear()
         _attach_captions(self.root, self.folder, self.images, ledger, self.elsewhere)
 
