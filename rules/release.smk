@@ -1,6 +1,28 @@
 # The versioned release: every table, the stage reports, Croissant, the dataset card, the manifest.
 
 
+# What the collection is: its name, home page, citation and the licence of its images.
+rule source:
+    input:
+        raw_inputs,
+    output:
+        f"{RESULTS}/source.json",
+    log:
+        f"{LOGS}/source.log",
+    resources:
+        mem_mb=1000,  # the annotations are streamed
+        runtime=10,
+    params:
+        code=CODE,
+        root=RAW.root,
+        layout=RAW.layout.name,
+        generated=RAW.generated,
+        configured=config["source"],
+        license=config["release"]["license"],
+    script:
+        "../scripts/source.py"
+
+
 rule release:
     input:
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
@@ -14,6 +36,7 @@ rule release:
         coverage=expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards()),
         vocabulary=f"{RESULTS}/vocabulary.parquet",
         source_categories=f"{RESULTS}/source_categories.parquet",
+        source=f"{RESULTS}/source.json",
         subsets=f"{RESULTS}/subsets.parquet",
         # Apart (see classifier_results): the fixed results' jobs belong in the first plan.
         results=lambda wildcards: list(release_results(classifiers=False).values()),

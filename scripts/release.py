@@ -1,11 +1,13 @@
 """Rule release: stage outputs -> releases/<dataset>/v<version>/ (checked against the previous one)."""
 
+import json
 from functools import partial
 from pathlib import Path
 
 from regionbench import release
 from regionbench.client import history
 from regionbench.core import tables
+from regionbench.pipeline import source
 from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
@@ -35,6 +37,8 @@ data = {
     "subsets": release.file_parts(Path(inp.subsets)),
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
 }
+found = json.loads(Path(inp.source).read_text(encoding="utf-8"))
+embed = source.embeds(found, params.images)
 provenance = release.Provenance(
     dataset=params.dataset,
     version=params.version,
@@ -47,6 +51,8 @@ provenance = release.Provenance(
     layout=params.layout,
     date=params.date,
     creator=params.creator,
+    source=found,
+    images="embedded" if embed else "paths",
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)
@@ -61,7 +67,7 @@ try:
         provenance,
         previous=previous,
         published=published,
-        embed_images_from=Path(params.root) if params.images == "embed" else None,
+        embed_images_from=Path(params.root) if embed else None,
         workers=snakemake.threads,
     )
 except release.ReleaseError as exc:

@@ -198,9 +198,9 @@ def _image_bytes(rel: loader.Release, ids: list[int], root: str | None) -> dict[
             found[image_id] = cell["bytes"]
     missing = [i for i in ids if i not in found]
     if missing:
+        why = "it names its images by path" if rel.manifest.get("images") != "embedded" else "they are not in its files"
         raise UserError(
-            f"{rel.folder}: no pixels of image(s) {missing[:5]} in the release (built with release.images: paths, "
-            "or outside both splits); give the raw tree with --images ROOT"
+            f"{rel.folder}: no pixels of image(s) {missing[:5]} in the release ({why}); give the raw tree with --images ROOT"
         )
     return found
 
@@ -304,9 +304,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             categories=Path(args.categories) if args.categories else None,
             image_features=Path(args.image_features) if args.image_features else None,
         )
-    except evaluation.RunError as exc:
+    except evaluation.RunError as exc:  # an error the user can fix, as every other: 2
         print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
-        return 1
+        return 2
     print(evaluation.render(report))
     if args.out:
         tables.write_json(args.out, report)

@@ -160,7 +160,7 @@ def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: ev
     done = evaluate_cli(
         "--release", str(tiny_build / VERSION), "--predictions", str(tmp_path / "bad.csv"), "--task", "region"
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "predicted twice" in done.stderr and "1 test regions have no prediction" in done.stderr
 
 
@@ -270,7 +270,7 @@ def test_the_image_task_reports_train_overlap(tiny_build: Path, task: evaluation
         "--task", "image", "--image-features", str(tmp_path / "short.csv"),
     )  # fmt: skip
     assert (
-        done.returncode == 1
+        done.returncode == 2
         and f"short.csv: 1 train or test images of the subset have no row, e.g. {everyone[0]}" in done.stderr
     )
 

@@ -149,7 +149,7 @@ def test_a_tampered_or_missing_release_is_one_line(tiny_release: Path, tmp_path:
         with pytest.raises(release.ReleaseError, match=re.escape(expected)):
             regionbench.load(source)
     done = cli("evaluate", "--release", str(tiny_release), "--predictions", "x.csv", "--task", "region", "--no-verify")
-    assert done.returncode == 1 and "x.csv: no such file" in done.stderr
+    assert done.returncode == 2 and "x.csv: no such file" in done.stderr
 
 
 def test_export_and_diff_refuse_a_damaged_release(tiny_release: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -38,6 +39,8 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(
         assert cli.main(["vocabulary", "from-coco", str(raw), "--out", str(tmp_path / "vocabulary")]) == 0
         assert "set vocabulary_dir" in capsys.readouterr().out
     config = f"raw_dir: {raw}\n" + (f"vocabulary_dir: {tmp_path / 'vocabulary'}\n" if categories else "")
+    if categories:  # a licence stated for the images: the release embeds them
+        config += "source: {name: Berkeley-like segments, license: CC-BY-4.0}\n"
     done, project, folder = built_release(tmp_path, "free", config)
     report = json.loads((project / "results/free/ingest/report.json").read_text())
     assert all(c["rejected"] == 0 for a, c in report["annotators"].items() if a != "consensus")  # all labelled
@@ -45,6 +48,8 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(
     assert [line for line in done.stdout.splitlines() if "skipped" in line] == [
         f"  {why}, so there are no labels to tell apart"
     ]
+    said = [line for line in done.stdout.splitlines() if line.startswith("  images: named by path")]
+    assert len(said) == (0 if categories else 1) and "set source.license" in "".join(said)
     assert not (project / "results/free/classifiers").exists()  # no classify job ran
     assert not (folder / "results/classifiers.parquet").exists()
     assert pq.read_table(folder / "data/subsets.parquet").num_rows == 0
@@ -52,6 +57,46 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(
     assert why[0].upper() + why[1:] in card and "Reference classifiers" not in card
     summary = json.loads((folder / "results/agreement.json").read_text())
     assert summary["labelled"] is False and 0 < summary["label_free"]["pri"] < 1
+    serves_what_it_holds(folder, raw, tmp_path, embedded=categories, capsys=capsys)
+
+
+def serves_what_it_holds(
+    folder: Path, raw: Path, tmp_path: Path, embedded: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A release without subsets A-H: its card, Hugging Face configs, Croissant and ``show``
+    describe and serve what it holds, and ``evaluate`` refuses in one line with exit 2."""
+    import yaml
+
+    card = (folder / "README.md").read_text()
+    front = yaml.safe_load(card.split("---")[1])
+    assert 'subset("E"' not in card and "70/30" not in card and "has no subsets A-H" in card
+    assert "language" not in front and "image-classification" not in front["task_categories"]  # no captions, no classes
+    files = {c["config_name"]: c["data_files"] for c in front["configs"]}
+    assert files["images"] == [{"split": "full", "path": "hf/images-full.parquet"}]
+    assert all(pq.read_metadata(path).num_rows for path in (folder / "hf").glob("*.parquet"))  # no empty split
+    croissant = json.loads((folder / "croissant.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["images"] == ("embedded" if embedded else "paths")
+    if embedded:
+        assert manifest["source"]["name"] == "Berkeley-like segments" and front["license"] == "cc-by-4.0"
+        assert "- licence of the images: CC-BY-4.0" in card
+    else:  # the generated files state no licence: paths only, said in the card and the build
+        assert manifest["source"]["license"] is None and "licence of the images: not stated by the source" in card
+    licences = croissant["license"] if isinstance(croissant["license"], list) else [croissant["license"]]
+    assert licences == ["https://spdx.org/licenses/CC-BY-4.0.html"]  # the images' is the same, or unstated
+    out = tmp_path / "show.png"
+    shown = cli.main(["show", str(folder), "--count", "2", "--out", str(out)])
+    assert shown == (0 if embedded else 2), capsys.readouterr().err
+    if not embedded:
+        assert "it names its images by path" in capsys.readouterr().err
+        assert cli.main(["show", str(folder), "--count", "2", "--out", str(out), "--images", str(raw)]) == 0
+    (tmp_path / "run.csv").write_text("image_id,region_id,label\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
+         str(tmp_path / "run.csv"), "--task", "region"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "has no subsets A-H" in done.stderr, done.stderr
 
 
 def test_a_build_that_accepts_nothing_stops_after_ingest(tmp_path: Path) -> None:

@@ -86,6 +86,11 @@ def task_of(data: Release, subset: str, annotator: str | None = None) -> Task:
     ``annotator`` takes another annotator's regions on the same images, each on its image's
     side of the image split.
     """
+    if data.subsets.empty:
+        raise RunError(
+            f"release {data.dataset} v{data.version} has no subsets A-H (a collection whose regions carry one"
+            " label or none): the region, image and ImageCLEF tasks score against them"
+        )
     members = data.subsets[data.subsets["subset"] == subset]
     if members.empty:
         raise RunError(f"subset {subset!r} is not in the release; subsets: {sorted(data.subsets['subset'].unique())}")

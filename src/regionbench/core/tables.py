@@ -49,6 +49,8 @@ IMAGES = pa.schema(
         ("caption_location", pa.string()),
         ("caption_date", pa.string()),
         ("caption_encoding", pa.string()),
+        ("license", pa.string()),
+        ("license_url", pa.string()),
     ]
 )
 

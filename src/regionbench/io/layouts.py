@@ -57,17 +57,22 @@ class About:
     """How a release's card and Croissant describe a collection of this layout.
 
     ``summary`` completes "A region-annotated image benchmark ..."; ``tag`` and ``keyword`` name
-    the layout; ``creators`` is Hugging Face's annotations_creators of a collected (not generated)
+    the layout; ``name`` is the benchmark's whose layout it is (None: a layout many collections
+    share); ``creators`` is Hugging Face's annotations_creators of a collected (not generated)
     tree; ``original`` the home of the benchmark whose layout it is, and ``source_dataset`` how a
-    collected tree relates to it; ``citation`` its BibTeX (None: a release cites itself)."""
+    collected tree relates to it; ``citation`` its BibTeX (None: a release cites itself);
+    ``fields`` what a release table's column means in this layout ("table.column" -> its
+    description), over the table schemas' words for every layout."""
 
     summary: str
     tag: str
     keyword: str
+    name: str | None = None
     creators: str = "found"
     original: str | None = None
     source_dataset: str = "original"
     citation: str | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,16 @@ class PublishesMeasures(Layout, Protocol):
         """Computed relations against the published ones."""
 
 
+@runtime_checkable
+class DescribesSource(Layout, Protocol):
+    """A layout whose files say what the collection is: its name, home page, citation or the
+    licence of its images (``pipeline.source.describe``)."""
+
+    def describe_source(self, root: Path) -> dict[str, str | None]:
+        """What the tree's files state of ``name``, ``homepage``, ``citation`` and ``license``
+        (None where they say nothing)."""
+
+
 class ReleaseTables(Protocol):
     """What an export reads of a release (``regionbench.client.loader.Release`` is one): its
     folder, and its tables as Arrow, verified as the release was."""
@@ -245,7 +260,7 @@ class Exports(Protocol):
         format's default). Returns what was written, a line each."""
 
 
-CAPABILITIES = (PreparesPieces, NamesCategories, PublishesMeasures, Exports)
+CAPABILITIES = (PreparesPieces, NamesCategories, DescribesSource, PublishesMeasures, Exports)
 
 
 def _members(protocol: type) -> dict[str, inspect.Signature | None]:

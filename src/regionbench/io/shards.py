@@ -190,11 +190,11 @@ def files_state(root: str | Path, relatives: Iterable[str]) -> str:
 
 def image_row(image_id: int, folder: str, path: str, image: DecodedImage) -> dict[Any, Any]:
     """A row of the stage table ``images`` for a decoded image file at ``path`` (relative to the
-    raw root); its caption columns empty."""
-    captions = {name: None for name in tables.IMAGES.names if name.startswith("caption_")}
+    raw root); its caption and licence columns empty."""
+    empty = {name: None for name in tables.IMAGES.names if name.startswith(("caption_", "license"))}
     return {
         "image_id": image_id, "folder": folder, "path": path,
-        "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256, **captions,
+        "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256, **empty,
     }  # fmt: skip
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -21,35 +22,56 @@ class Source:
     source_datasets: list[str]  # Hugging Face's source_datasets
     tags: list[str]
     creators: str  # Hugging Face's annotations_creators
-    url: str | None  # the original collection's home
+    url: str | None  # the collection's home
     based_on: str | None  # schema.org isBasedOn
     keyword: str
     citation: str  # BibTeX of what the card asks users to cite
+    name: str | None = None  # the collection's name
+    images_license: str | None = None  # the licence of the images, as the source states it
 
 
 def source(manifest: dict) -> Source:
-    """The release's ``Source``: what its manifest's ``layout`` (absent: saiapr) says of its
-    collections (``io.layouts.About``), and ``synthetic``: a generated collection follows the
-    recipe of the benchmark its layout comes from, and cites it, but is not derived from it."""
+    """The release's ``Source``: its manifest's ``source`` (what the build found of the
+    collection, ``pipeline.source.describe``; a release made before it has none) over what its
+    ``layout`` (absent: saiapr) says of its collections (``io.layouts.About``). A generated
+    collection follows the recipe of the benchmark its layout comes from, and cites it, but is
+    not derived from it."""
     from regionbench.io import layouts  # the layouts read images: a build's concern, not a reader's
 
     synthetic = manifest["synthetic"]
     about = layouts.get(manifest.get("layout", "saiapr")).about
+    given = manifest.get("source") or {}
+    homepage = None if synthetic else given.get("homepage", about.original)
+    own = (
+        f"@misc{{{manifest['dataset']}_{manifest['version'].replace('.', '_')}, "
+        f"title={{regionbench {manifest['dataset']} v{manifest['version']}}}, "
+        f"author={{{manifest['creator']}}}, year={{{manifest['date'][:4]}}}}}"
+    )
     return Source(
         summary=about.summary,
         source_datasets=["original" if synthetic else about.source_dataset],
         tags=["region-annotation", about.tag, *(["synthetic"] if synthetic else [])],
         creators="machine-generated" if synthetic else about.creators,
-        url=None if synthetic else about.original,
-        based_on=about.original,
+        url=homepage,
+        based_on=about.original if synthetic else homepage,
         keyword=about.keyword,
-        citation=about.citation
-        or (
-            f"@misc{{{manifest['dataset']}_{manifest['version'].replace('.', '_')}, "
-            f"title={{regionbench {manifest['dataset']} v{manifest['version']}}}, "
-            f"author={{{manifest['creator']}}}, year={{{manifest['date'][:4]}}}}}"
-        ),
+        citation=(about.citation if synthetic else given.get("citation", about.citation)) or own,
+        name=None if synthetic else given.get("name", about.name),
+        images_license=manifest["license"] if synthetic else given.get("license"),
     )
+
+
+def has_captions(folder: Path) -> bool:
+    """Whether any image of the release has a caption (a language to declare)."""
+    path = Path(folder) / "data" / "images.parquet"
+    return path.is_file() and pq.read_table(path, columns=["caption_title"])["caption_title"].null_count < (
+        pq.read_metadata(path).num_rows
+    )
+
+
+def has_subsets(manifest: dict) -> bool:
+    """Whether the release has subsets A-H (a label-free or single-label collection has none)."""
+    return bool(manifest["tables"].get("subsets", {}).get("rows"))
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -73,16 +95,28 @@ def _front_matter(folder: Path, manifest: dict) -> list[str]:
     from huggingface_hub import DatasetCardData  # the build's: the client never writes cards
 
     origin = source(manifest)
+    # The release's licence covers its annotations; embedded photographs keep their own.
+    embedded = manifest.get("images") == "embedded" and not manifest["synthetic"]
+    licence: dict[str, Any] = {"license": manifest["license"].lower()}
+    if embedded and origin.images_license != manifest["license"]:
+        licence = {
+            "license": "other",
+            "license_name": f"{manifest['license']} (annotations); images: {origin.images_license}",
+        }
+    # A language only where there is text in one: the captions.
+    language: dict[str, Any] = {
+        "language": ["en"],
+        "language_creators": [origin.creators],
+        "multilinguality": ["monolingual"],
+    }
     data = DatasetCardData(
         pretty_name=f"regionbench {manifest['dataset']} v{manifest['version']}",
-        license=manifest["license"].lower(),
-        language=["en"],
-        task_categories=["image-segmentation", "image-classification"],
+        **licence,
+        **(language if has_captions(folder) else {}),
+        task_categories=["image-segmentation", *(["image-classification"] if has_subsets(manifest) else [])],
         tags=origin.tags,
         size_categories=[size_category(manifest["tables"]["regions"]["rows"])],
         annotations_creators=[origin.creators],
-        language_creators=[origin.creators],
-        multilinguality=["monolingual"],
         source_datasets=origin.source_datasets,
         configs=huggingface.configs(folder, manifest),
         dataset_info=huggingface.dataset_info(folder, manifest),
@@ -261,21 +295,56 @@ def _introduction(manifest: dict) -> list[str]:
             "the pipeline and the tools, and no result on it says anything about real images.",
             "",
         ]
+    subsets = has_subsets(manifest)
     out += [
         f"A region-annotated image benchmark {source(manifest).summary}, released by regionbench.",
         "Each region carries its label, its place in the label hierarchy, the 27 `saiapr27` features, a",
         "bounding box, its mask as COCO writes it and its exact polygon (WKB, GeoParquet). Spatial",
-        "relations, the vocabulary and subsets A-H with a 70/30 train/test split complete it.",
+        "relations and the vocabulary complete it"
+        + (
+            ", with subsets A-H and their 70/30 train/test split."
+            if subsets
+            else "; it has no subsets A-H (see below)."
+        ),
         "`croissant.json` describes every field; `manifest.json` holds the checksums that",
         "`regionbench verify` checks.",
         "",
-        'With Hugging Face `datasets`, `load_dataset(<this folder>, "regions")` gives the regions of',
-        "subsets A-H as `train` and `test` (the region split) and every annotator's regions as `full`;",
-        '`"images"` gives the images by the image split, from the files under `hf/`; every other table',
-        "with rows is one split, `full`.",
+        *(
+            [
+                'With Hugging Face `datasets`, `load_dataset(<this folder>, "regions")` gives the regions of',
+                "subsets A-H as `train` and `test` (the region split) and every annotator's regions as `full`;",
+                '`"images"` gives the images by the image split, from the files under `hf/`; every other table',
+                "with rows is one split, `full`.",
+            ]
+            if subsets
+            else [
+                'With Hugging Face `datasets`, `load_dataset(<this folder>, "regions")` gives every annotator\'s',
+                'regions and `"images"` the images, each as one split, `full`; every other table with rows too.',
+            ]
+        ),
         "",
+        *_source_section(manifest),
     ]
     return out
+
+
+def _source_section(manifest: dict) -> list[str]:
+    """Where the images come from, under which licence, and whether the release carries them."""
+    origin = source(manifest)
+    if manifest["synthetic"]:
+        return []
+    named = origin.name or "a collection that names itself nowhere in its files"
+    out = ["## Source", "", f"- collection: {named}" + (f" ({origin.url})" if origin.url else "")]
+    if origin.images_license is None:
+        out.append(
+            "- licence of the images: not stated by the source; this release names each image file by its path"
+            " and does not carry it (set `source.license` in the build's config where it is known)"
+        )
+    else:
+        out.append(f"- licence of the images: {origin.images_license}")
+        held = "carry their bytes" if manifest.get("images") == "embedded" else "name them by path"
+        out.append(f"- the image files under `hf/` {held}; the annotations are released under {manifest['license']}")
+    return [*out, ""]
 
 
 def _tables(manifest: dict, schemas: dict) -> list[str]:
@@ -445,13 +514,18 @@ def _provenance(manifest: dict) -> list[str]:
 
 
 def _use_and_citation(manifest: dict) -> list[str]:
+    example = (
+        'train = release.subset("E", split="train")'
+        if has_subsets(manifest)
+        else "regions = release.regions  # every annotator's regions; there are no subsets A-H"
+    )
     return [
         "## Use",
         "",
         "```python",
         "import regionbench",
         'release = regionbench.load("path/to/this/folder")  # or a git+DVC repository with rev=',
-        'train = release.subset("E", split="train")',
+        example,
         "```",
         "",
         "## Citation",

@@ -155,7 +155,9 @@ def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
             "hierarchy, and subsets A-H with their train/test split."
         ),
         version=manifest["version"],
-        license=[f"https://spdx.org/licenses/{manifest['license']}.html"],
+        # The release's licence (its annotations), and the images' own where the source states it.
+        license=[f"https://spdx.org/licenses/{manifest['license']}.html"]
+        + ([origin.images_license] if origin.images_license and origin.images_license != manifest["license"] else []),
         creators=[mlc.Organization(ctx=ctx, name=manifest["creator"])],
         date_published=datetime.datetime.fromisoformat(manifest["date"]),
         url=origin.url,

@@ -91,7 +91,11 @@ def write_views(folder: Path, embed_from: Path | None = None, workers: int = 1) 
     folder = Path(folder)
     (folder / "hf").mkdir(exist_ok=True)
     sides = _image_sides(folder / "data" / "regions.parquet")
-    files = [(table, split) for split in sides for table in VIEWS]
+    # A side without images is no file (``datasets`` refuses an empty split). Without any side
+    # (no subsets A-H: a label-free collection) the images are one split, ``full``.
+    files = [(table, split) for split, ids in sides.items() if len(ids) for table in VIEWS]
+    if not files:
+        files = [("images", WHOLE)]
     forked_map(partial(_write_view, folder, sides, embed_from), files, workers)
 
 
@@ -104,7 +108,8 @@ def _write_view(folder: Path, sides: dict[str, pa.Array], embed_from: Path | Non
         side = (part.filter(pc.equal(part["split"], split)) for part in tables.read_parquet_parts(source))
         tables.write_parquet_parts(side, schema, path, schema.metadata, tables.rows_per_group("regions"))
         return
-    chosen = (part.filter(pc.is_in(part["image_id"], sides[split])) for part in tables.read_parquet_parts(source))
+    parts = tables.read_parquet_parts(source)
+    chosen = parts if split == WHOLE else (part.filter(pc.is_in(part["image_id"], sides[split])) for part in parts)
     if embed_from is None:
         tables.write_parquet_parts(chosen, schema, path)
     else:
@@ -123,7 +128,11 @@ def _files(folder: Path, manifest: dict, table: str) -> dict[str, str]:
     files = {s: view_path(table, s) for s in SPLITS} if table in VIEWS else whole
     if table == "regions":
         files |= whole
-    return {s: p for s, p in files.items() if pq.read_metadata(Path(folder) / p).num_rows}
+    if table == "images" and (Path(folder) / view_path(table, WHOLE)).is_file():
+        files = {WHOLE: view_path(table, WHOLE)}  # no sides: every image, as the views carry them
+    return {
+        s: p for s, p in files.items() if (Path(folder) / p).is_file() and pq.read_metadata(Path(folder) / p).num_rows
+    }
 
 
 def configs(folder: Path, manifest: dict) -> list[dict]:

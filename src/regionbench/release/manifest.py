@@ -97,6 +97,9 @@ class Provenance:
     synthetic: bool = False  # the images and masks were generated (regionbench synth), not collected
     layout: str = "saiapr"  # the raw tree's layout: saiapr (SAIAPR TC-12 folders) or coco (COCO exports)
     creator: str = "regionbench"  # who made the release
+    # the collection: name, homepage, citation and its images' licence (pipeline.source.describe)
+    source: dict[str, str | None] | None = None
+    images: str = "paths"  # embedded: the Hugging Face image files carry the bytes; paths: they name the files
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -40,6 +40,7 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
         *skipped,
         *labels_only(folder),
+        *unlicensed(manifest),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
     ]
@@ -55,4 +56,16 @@ def labels_only(folder: Path) -> list[str]:
     return [
         f"  labels only: {', '.join(found)} had no segmentation_masks/: their regions carry labels and the "
         "official features, no masks, boxes or relations"
+    ]
+
+
+def unlicensed(manifest: dict) -> list[str]:
+    """A line when the collection states no licence for its images: the release names them by
+    path and does not carry them."""
+    source = manifest.get("source") or {}
+    if manifest["synthetic"] or "source" not in manifest or source.get("license") is not None:
+        return []
+    return [
+        "  images: named by path, not embedded: the source states no licence for them; set source.license "
+        "in the config if you may redistribute them"
     ]

@@ -8,6 +8,7 @@ Determinism is owned here: rows are sorted by each table's primary key, Parquet 
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -143,9 +144,11 @@ def _stage(
     schema_dir: Path,
     embed_images_from: Path | None,
     workers: int = 1,
+    layout: str = "saiapr",
 ) -> None:
-    """Write the tables, their Hugging Face views, the stage results and the schemas into the
-    new folder ``staging``; ``workers`` processes write the Parquet files."""
+    """Write the tables, their Hugging Face views, the stage results and the schemas (in the
+    words of ``layout``) into the new folder ``staging``; ``workers`` processes write the
+    Parquet files."""
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "data").mkdir(parents=True)
 
@@ -165,7 +168,20 @@ def _stage(
         shutil.copyfile(src, staging / "results" / rel)
     for name in TABLES:
         (staging / "schemas").mkdir(exist_ok=True)
-        shutil.copyfile(Path(schema_dir) / f"{name}.schema.json", staging / "schemas" / f"{name}.schema.json")
+        _write_schema(Path(schema_dir) / f"{name}.schema.json", staging / "schemas" / f"{name}.schema.json", layout)
+
+
+def _write_schema(source: Path, out: Path, layout: str) -> None:
+    """A table schema as the release carries it: its columns described in the words of the
+    raw tree's ``layout`` where it has its own (``io.layouts.About.fields``)."""
+    from regionbench.io import layouts  # a build's concern: the writer runs in the build
+
+    document = json.loads(source.read_text(encoding="utf-8"))
+    words = layouts.get(layout).about.fields
+    table = document["title"].rsplit(": ", 1)[-1]
+    for column, spec in document["properties"].items():
+        spec["description"] = words.get(f"{table}.{column}", spec["description"])
+    out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _manifest(
@@ -185,6 +201,8 @@ def _manifest(
         "layout": provenance.layout,
         "date": provenance.date,
         "creator": provenance.creator,
+        "source": provenance.source,
+        "images": provenance.images,
         "previous": None
         if previous_manifest is None or diff is None
         else {"version": previous_manifest["version"], "required_bump": diff.required},
@@ -265,6 +283,6 @@ def write_release(
     parts = {name: as_parts(data[name]) for name in TABLES}
     scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published, workers)
     staging = out.with_name(out.name + ".partial")
-    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers)
+    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers, provenance.layout)
     manifest = _manifest(provenance, scans, schemas, diff, previous_manifest)
     return _seal(staging, out, manifest, card, croissant)

@@ -10,7 +10,7 @@ from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, mapped_label
-from regionbench.io.coco.split import check_file, is_id, streamed_annotations, uncategorised
+from regionbench.io.coco.split import check_file, is_id, licenses, streamed_annotations, top_level, uncategorised
 from regionbench.io.layouts import Reading, TreeVocabulary
 from regionbench.io.shards import IngestError
 
@@ -117,3 +117,31 @@ def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]
                 }
             )
     return rows
+
+
+def describe_source(root: str | Path) -> dict[str, str | None]:
+    """What the tree's COCO files state of their collection: ``name`` and ``homepage`` from the
+    first file (by annotator) whose ``info`` has a ``description`` or ``url``; ``license`` when
+    every image entry of every file names a licence of its file's ``licenses`` table: that
+    licence, or "per image" and their names when they differ (each image's is its
+    ``images.license``). None where the files say nothing, or not of every image."""
+    found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": None}
+    used: set[str] = set()
+    unlicensed = False
+    for path in annotators(root).values():
+        info = top_level(path, "info")
+        if isinstance(info, dict):
+            for field, key in (("name", "description"), ("homepage", "url")):
+                if found[field] is None and isinstance(info.get(key), str) and info[key].strip():
+                    found[field] = info[key].strip()
+        table = licenses(path)
+        images, _ = check_file(path)
+        for entry in images:
+            named = table.get(str(entry.get("license"))) if isinstance(entry, dict) else None
+            if named is None or not (named["name"] or named["url"]):
+                unlicensed = True
+            else:
+                used.add(str(named["name"] or named["url"]))
+    if used and not unlicensed:
+        found["license"] = next(iter(used)) if len(used) == 1 else "per image: " + "; ".join(sorted(used))
+    return found

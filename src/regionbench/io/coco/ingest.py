@@ -296,6 +296,7 @@ class ShardReader:
             a: _Annotator({int(i): n for i, n in record["categories"][a]["names"].items()}, per_image[a])
             for a in self.annotators
         }
+        self.licenses = {a: record["categories"][a].get("licenses", {}) for a in self.annotators}
         self.accepted: Counter[Any] = Counter()  # annotator -> regions accepted
         self.images = 0
 
@@ -314,7 +315,17 @@ class ShardReader:
                 row = image_row(image_id_of(name), self.folder, f"images/{name}", image)
                 entries = self.entries.get(name, {})
                 source_ids = {a: entry["id"] for a, entry in entries.items()}
+                row |= self._license(entries)
                 yield ImageRecord(name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids)
+
+    def _license(self, entries: dict[str, dict[str, Any]]) -> dict[str, str | None]:
+        """The image's licence (``license``, ``license_url``) as the first annotator listing it
+        with a licence names it in their file's ``licenses`` table; None where none does."""
+        for annotator, entry in sorted(entries.items()):
+            found = self.licenses[annotator].get(str(entry.get("license")))
+            if found and (found["name"] or found["url"]):
+                return {"license": found["name"], "license_url": found["url"]}
+        return {"license": None, "license_url": None}
 
     def _regions(
         self, annotator: str, name: str, image: images_io.DecodedImage | None, lost: str

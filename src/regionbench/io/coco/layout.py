@@ -13,6 +13,7 @@ from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators,
 from regionbench.io.coco.split import default_shard_size
 from regionbench.io.layouts import (
     About,
+    DescribesSource,
     Exports,
     NamesCategories,
     PreparesPieces,
@@ -23,7 +24,7 @@ from regionbench.io.layouts import (
 from regionbench.io.shards import files_state
 
 
-class CocoLayout(PreparesPieces, NamesCategories, Exports):
+class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     """``images/`` and one COCO instances file per annotator, ``annotations/<annotator>.json``."""
 
     name = "coco"
@@ -36,6 +37,14 @@ class CocoLayout(PreparesPieces, NamesCategories, Exports):
         ),
         tag="coco",
         keyword="COCO",
+        fields={
+            "images.image_id": "image id: the number its file name carries, else the first 63 bits of sha256(file name);"
+            " the id each annotator's file gives it is coverage.source_image_id",
+            "images.folder": "the shard of the raw tree: its run of file names (00, 01, ...)",
+            "images.caption_title": "null: the COCO layout has no captions",
+            "regions.label_id": "id of the label in the vocabulary (vocabulary.label_id); the category id of the "
+            "annotator's file is category_id",
+        },
     )
     official_measures = ()
 
@@ -92,6 +101,12 @@ class CocoLayout(PreparesPieces, NamesCategories, Exports):
         from regionbench.io.coco.categories import write_vocabulary
 
         return write_vocabulary(root, out)
+
+    def describe_source(self, root: Path) -> dict[str, str | None]:
+        """The files' ``info`` and ``licenses`` (``categories.describe_source``)."""
+        from regionbench.io.coco.categories import describe_source
+
+        return describe_source(root)
 
     def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
         """Each annotator file's categories as listed (``categories.source_categories``)."""

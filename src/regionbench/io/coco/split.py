@@ -155,7 +155,7 @@ def _items(path: Path, prefix: str) -> Iterator[object]:
         raise IngestError(f"{path}: not valid JSON ({text[:300]}); export COCO instances from the tool again") from None
 
 
-def _last(path: Path, key: str) -> object:
+def top_level(path: Path, key: str) -> object:
     """The value of the top-level ``key`` (the last, when given twice, as ``json`` reads it), or None."""
     values = deque(_items(path, key), maxlen=1)
     return values[0] if values else None
@@ -181,11 +181,26 @@ def check_file(path: Path) -> tuple[list[Any], list[Any]]:
     """The ``images`` and ``categories`` lists of a COCO instances file (``categories`` may be
     absent: a segmentation without categories); raises IngestError with one line when the file
     is not one."""
-    images, categories = _last(path, "images"), _last(path, "categories")
+    images, categories = top_level(path, "images"), top_level(path, "categories")
     categories = [] if categories is None else categories
     if not isinstance(images, list) or not isinstance(categories, list) or not _annotations_are_a_list(path):
         raise IngestError(f"{path}: a COCO instances file needs the lists images, annotations and categories")
     return images, categories
+
+
+def licenses(path: Path) -> dict[str, dict[str, str | None]]:
+    """The file's ``licenses`` table by id (as text, for JSON): each licence's ``name`` and
+    ``url`` where they are text; entries without an integer id are left out."""
+    listed = top_level(path, "licenses")
+    found = {}
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and is_id(entry.get("id")):
+            name, url = entry.get("name"), entry.get("url")
+            found[str(entry["id"])] = {
+                "name": name if isinstance(name, str) and name else None,
+                "url": url if isinstance(url, str) and url else None,
+            }
+    return dict(sorted(found.items()))
 
 
 def file_digest(path: Path) -> str:
@@ -241,6 +256,7 @@ class _Splitter:
         self.categories[annotator] = {
             "names": {str(i): n for i, n in sorted(categories.items())},
             "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
+            "licenses": licenses(path),
         }
         entries: dict[int, list[str]] = defaultdict(list)
         for im in images:

@@ -46,6 +46,16 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
         summary="in the layout of the segmented and annotated IAPR TC-12 benchmark (SAIAPR TC-12)",
         tag="saiapr-tc-12",
         keyword="SAIAPR TC-12",
+        name="SAIAPR TC-12, the segmented and annotated IAPR TC-12 benchmark",
+        fields={
+            "images.image_id": "the IAPR TC-12 id of the image, the number its file name carries",
+            "regions.image_id": "the IAPR TC-12 id of the image, the number its file name carries",
+            "images.folder": "the SAIAPR folder of the image (00-40)",
+            "images.caption_title": "TITLE of the image's IAPR TC-12 caption; null without one",
+            "regions.annotator": "who drew the region mask: 'saiapr' for the official segmentation",
+            "regions.label_id": "id of the label in the vocabulary (vocabulary.label_id): the tree's wlist.txt id when "
+            "the vocabulary is the tree's own",
+        },
         creators="expert-generated",
         original=ORIGINAL,
         source_dataset="extended|iapr-tc-12",

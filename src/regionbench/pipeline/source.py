@@ -1,0 +1,37 @@
+"""Where a release's images and regions come from: the collection's name, home page, citation
+and the licence of its images (docs/publishing.md, "The source").
+
+Three layers, the later winning where it says something: what the layout's kind of collection
+is (``io.layouts.About``), what the tree's own files state (``io.layouts.DescribesSource``: a
+COCO file's ``info`` and ``licenses``) and the config's ``source``. A generated collection is
+the build's own: its images carry the release's licence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FIELDS = ("name", "homepage", "citation", "license")
+
+
+def describe(
+    layout: str, root: str | Path, configured: dict[str, str | None], generated: bool, release_license: str
+) -> dict[str, str | None]:
+    """The source of the collection at ``root``: ``FIELDS``, each None where nothing states it."""
+    from regionbench.io import layouts  # a build's concern: readers of releases need no image library
+
+    if generated:
+        found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": release_license}
+    else:
+        kind = layouts.get(layout)
+        found = {"name": kind.about.name, "homepage": kind.about.original, "citation": kind.about.citation}
+        found["license"] = None
+        if isinstance(kind, layouts.DescribesSource):
+            found |= {k: v for k, v in kind.describe_source(Path(root)).items() if v is not None}
+    return found | {k: v for k, v in configured.items() if k in FIELDS and v is not None}
+
+
+def embeds(source: dict[str, str | None], asked: str) -> bool:
+    """Whether the release carries the image files' bytes: asked (``release.images: embed``) and
+    the source states a licence for its images; else it names them by path."""
+    return asked == "embed" and source.get("license") is not None
