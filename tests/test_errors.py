@@ -74,3 +74,58 @@ def test_a_failure_record_cut_short_is_no_message(tmp_path: Path) -> None:
     (folder / "0.txt").write_text("")  # what a full disk leaves
     (folder / "1.txt").write_text("ingest: 00/labels.txt: a folder, not a file\n")
     assert jobs.failures(tmp_path) == ["ingest: 00/labels.txt: a folder, not a file"]
+
+
+def _not_a_file(kind: str, where: Path) -> Path:
+    """A path where a file is expected that is none: missing, a folder, a device, a FIFO."""
+    import os
+
+    if kind == "device":
+        return Path("/dev/null")
+    path = where / "thing"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "device", "fifo"])
+def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: str) -> None:
+    """Every reader of a file given by path (config, predictions, manifest) says what the path
+    is, in one line, never "not found" for a folder that exists nor a hang on a FIFO."""
+    import json
+
+    from regionbench.client import evaluation
+    from regionbench.pipeline import config
+    from regionbench.release import read_manifest
+
+    said = {
+        "missing": "no such file",
+        "folder": "a folder, not",
+        "device": "not a regular file",
+        "fifo": "not a regular file",
+    }[kind]
+    path = _not_a_file(kind, tmp_path)
+    (tmp_path / "project" / "config").mkdir(parents=True)
+    (tmp_path / "project" / "config" / "config.yaml").write_text(json.dumps({"dataset": "x"}))
+    with pytest.raises(config.ConfigError, match=f"{path}: {said}") as refused:
+        config.load_layers(tmp_path / "project", [path])
+    assert "a config file" in str(refused.value) and "\n" not in str(refused.value)
+    with pytest.raises(evaluation.RunError, match=said):
+        evaluation._read_text(path)
+    if kind != "missing":
+        release = tmp_path / "release"
+        release.mkdir()
+        manifest = release / "manifest.json"
+        if kind == "folder":
+            manifest.mkdir()
+        elif kind == "fifo":
+            import os
+
+            os.mkfifo(manifest)
+        else:
+            manifest.symlink_to("/dev/null")
+        with pytest.raises(ReleaseError, match=f"manifest.json: {said}") as refused:
+            read_manifest(release)
+        assert "the manifest file" in str(refused.value)

@@ -27,13 +27,20 @@ from regionbench.pipeline.ingest import ingest_shard
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from("abcd")), unique_by=lambda t: t[0], max_size=12))
 def test_same_bytes_groups_exactly_the_ids_that_share_a_file(images: list[tuple[int, str]]) -> None:
-    shards = [
-        pa.table({"image_id": [i for i, _ in images[k::2]], "sha256": [d for _, d in images[k::2]]}) for k in (0, 1)
-    ]
-    groups = same_bytes(shards)
+    def table(part: list[tuple[int, str]]) -> pa.Table:
+        return pa.table(
+            {"image_id": [i for i, _ in part], "path": [f"{i}.jpg" for i, _ in part], "sha256": [d for _, d in part]}
+        )
+
+    groups = same_bytes([table(images[k::2]) for k in (0, 1)])
     by_digest = {d: sorted(i for i, e in images if e == d) for _, d in images}
     assert groups == sorted(
-        ({"sha256": d, "image_ids": ids} for d, ids in by_digest.items() if len(ids) > 1), key=lambda g: g["image_ids"]
+        (
+            {"sha256": d, "image_ids": ids, "paths": [f"{i}.jpg" for i in ids]}
+            for d, ids in by_digest.items()
+            if len(ids) > 1
+        ),
+        key=lambda g: g["image_ids"],
     )
 
 

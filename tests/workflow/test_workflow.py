@@ -260,6 +260,10 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
     image = sorted((tiny_copy / "00" / "images").glob("*.jpg"))[0]
     image.write_bytes(b"not a JPEG")
     saiapr_words.official_spellings(tiny_copy)  # words the library's vocabulary lacks
+    second = sorted((tiny_copy / "00" / "images").glob("*.jpg"))[1]  # and the same photograph four times
+    (tiny_copy / "01/images/990001.jpg").symlink_to(second)
+    os.link(second, tiny_copy / "01/images/990002.jpg")
+    shutil.copyfile(second, tiny_copy / "01/images/990003.jpg")
     trees = [tiny_copy, Path(shutil.copytree(tiny_copy, tmp_path / "a" / "much" / "longer" / "path" / "raw"))]
     releases = []
     for k, raw in enumerate(trees):
@@ -281,6 +285,8 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
             assert str(tmp_path).encode() not in text and str(tiny_copy).encode() not in text, path
 
     assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
+    twice = [line for line in done.stdout.splitlines() if line.startswith("  same image twice: ")]
+    assert twice and f"00/images/{second.name} and 01/images/990001.jpg and 01/images/990002.jpg" in twice[0]
     assert pq.read_table(releases[1] / "data/subsets.parquet").num_rows > 0  # subsets are still made
     assert not (project / "results/ext/classifiers").exists()
     assert not (project / "resources").exists()  # nothing generated

@@ -167,8 +167,8 @@ def read_table(
     every bad cell a problem with its row. CSV cells are read as text, so nothing is guessed
     (``NA`` stays a label, ``1_0`` no number)."""
     path = Path(path)
-    if not path.is_file():
-        raise RunError(f"{path}: no such file")
+    if problem := errors.file_problem(path, "a predictions file"):
+        raise RunError(f"{path}: {problem}")
     try:
         if path.suffix == ".parquet":
             frame = pd.read_parquet(path)
@@ -261,8 +261,8 @@ def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
 
 def _read_text(path: Path) -> str:
     """A run or category file's UTF-8 text; a missing file or other bytes are a ``RunError``."""
-    if not path.is_file():
-        raise RunError(f"{path}: no such file")
+    if problem := errors.file_problem(path, "a run or category file"):
+        raise RunError(f"{path}: {problem}")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from pathlib import Path
 
 BUG_HINT = (
     "regionbench: internal error (a bug in regionbench, not in your input); "
@@ -66,3 +67,16 @@ def parse_json(text: str) -> object:
         raise ValueError(f"not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError("not usable JSON (nested too deeply)") from None
+
+
+def file_problem(path: Path, what: str) -> str | None:
+    """Why ``path`` cannot be read as ``what`` (a config file, a predictions file ...): missing,
+    a folder, or not a regular file (a device such as /dev/null, a FIFO); None when it is one.
+    The message completes "<path>: "."""
+    if path.is_file():
+        return None
+    if path.is_dir():
+        return f"a folder, not {what}; give the file itself"
+    if path.exists():
+        return f"not a regular file (a device or a pipe), not {what}; give a file"
+    return f"no such file; give {what}"

@@ -128,12 +128,19 @@ def image_quirks(image: DecodedImage, rows: Iterable[dict[Any, Any]]) -> Counter
 
 def same_bytes(images: Iterable[pa.Table]) -> list[dict[Any, Any]]:
     """Groups of accepted images whose files hold the same bytes (one ``sha256``) under
-    different ids, over every shard: one photograph released twice. Sorted by their ids."""
-    ids: dict[str, list[int]] = {}
+    different ids, over every shard: one photograph released twice (a byte copy, a hard or a
+    symbolic link). Each group names the ids and the files (``image_id``, ``path`` columns),
+    sorted by id."""
+    found: dict[str, list[tuple[int, str]]] = {}
     for table in images:
-        for image_id, digest in zip(table["image_id"].to_pylist(), table["sha256"].to_pylist(), strict=True):
-            ids.setdefault(digest, []).append(image_id)
-    groups = [{"sha256": d, "image_ids": sorted(i)} for d, i in ids.items() if len(i) > 1]
+        columns = (table[c].to_pylist() for c in ("image_id", "path", "sha256"))
+        for image_id, path, digest in zip(*columns, strict=True):
+            found.setdefault(digest, []).append((image_id, path))
+    groups = [
+        {"sha256": d, "image_ids": [i for i, _ in sorted(g)], "paths": [p for _, p in sorted(g)]}
+        for d, g in found.items()
+        if len(g) > 1
+    ]
     return sorted(groups, key=lambda g: g["image_ids"])
 
 

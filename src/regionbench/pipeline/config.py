@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from regionbench.core import yamlfile
+from regionbench.core import errors, yamlfile
 from regionbench.core.errors import InputError
 
 # The schema's formats are checked too (a release date must be a day of the calendar).
@@ -65,8 +65,8 @@ def load_layers(project: Path, overrides: Sequence[Path] = ()) -> tuple[dict, La
     layers = Layers()
     config: dict = {}
     for path in [Path(project) / "config" / "config.yaml", *overrides]:
-        if not path.is_file():
-            raise ConfigError(f"{path}: config file not found")
+        if problem := errors.file_problem(path, "a config file"):
+            raise ConfigError(f"{path}: {problem}")
         data = read_yaml(path)
         if data is None or data == {}:  # Snakemake refuses such a file, with no word of which
             raise ConfigError(f"{path}: an empty config file; give the settings to change (dataset: ..., raw_dir: ...)")

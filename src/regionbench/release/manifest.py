@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from regionbench.core import errors
 from regionbench.core.errors import InputError, parse_json
 from regionbench.core.forked import forked_map
 
@@ -146,6 +147,8 @@ def read_manifest(folder: Path) -> dict:
     """The manifest of the release in ``folder``, its shape checked (``_shape_problem``): a
     malformed one, or one naming a path outside the folder, is a ``ReleaseError``."""
     path = Path(folder) / "manifest.json"
+    if path.exists() and not path.is_file():
+        raise ReleaseError(f"{path}: {errors.file_problem(path, 'the manifest file')}; fetch the release again")
     if not path.is_file():
         raise ReleaseError(f"{path}: no manifest; is {folder} a regionbench release folder?")
     try:

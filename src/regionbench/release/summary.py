@@ -41,6 +41,7 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         *skipped,
         *labels_only(folder),
         *unlicensed(manifest),
+        *twice(folder),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
     ]
@@ -69,3 +70,15 @@ def unlicensed(manifest: dict) -> list[str]:
         "  images: named by path, not embedded: the source states no licence for them; set source.license "
         "in the config if you may redistribute them"
     ]
+
+
+def twice(folder: Path) -> list[str]:
+    """A line when one image file's bytes are released under several ids (``same_bytes`` of the
+    ingest report): a copy or a link of another file, each named."""
+    report = folder / "results" / "ingest_report.json"
+    groups = json.loads(report.read_text()).get("same_bytes") if report.is_file() else None
+    if not groups:
+        return []
+    first = " and ".join(groups[0]["paths"])
+    more = f" (and {len(groups) - 1} more groups: results/ingest_report.json, same_bytes)" if len(groups) > 1 else ""
+    return [f"  same image twice: {first} hold the same bytes under ids {groups[0]['image_ids']}{more}; keep one"]
