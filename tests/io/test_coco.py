@@ -559,3 +559,52 @@ def test_a_category_name_that_is_not_text_is_named(tmp_path: Path, name: object)
     assert "category 1 has no name (or one that is not text); name the category" in shard.rejects["reason"].to_pylist()
     with pytest.raises(IngestError, match="has no letter or digit; rename the category"):
         categories(root)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    named=st.lists(st.sampled_from([None, 1, 2, 3, "x"]), min_size=4, max_size=4),
+    info=st.sampled_from([None, {}, {"description": "Street scenes 2017", "url": "https://example.org/streets"}]),
+)
+def test_the_source_is_what_the_files_state(tmp_path_factory, named: list, info: dict | None) -> None:
+    """Each image's licence from its file's ``licenses`` table (alice's before bob's), and the
+    collection's: named when every image entry names one (its name, or "per image" and the
+    names), else unstated; its name and home page from ``info``; the ids each file gives its
+    images in ``coverage.source_image_id``."""
+    from regionbench.pipeline import source
+
+    table = [
+        {"id": 1, "name": "CC BY 2.0", "url": "http://creativecommons.org/licenses/by/2.0/"},
+        {"id": 2, "name": "PD"},
+    ]
+    files = [alice_file(), bob_file()]
+    entries = [entry for data in files for entry in data["images"]]
+    for entry, licence in zip(entries, named, strict=True):
+        if licence is not None:
+            entry["license"] = licence
+    for data in files:
+        data["licenses"] = table
+        if info is not None:
+            data["info"] = info
+    root = write_tree(tmp_path_factory.mktemp("coco"), *files)
+    found = source.describe("coco", root, {"name": None, "license": None}, generated=False, release_license="CC0-1.0")
+    names = {1: "CC BY 2.0", 2: "PD"}
+    used = {names.get(licence) for licence in named}
+    expected = None if None in used else next(iter(used)) if len(used) == 1 else "per image: " + "; ".join(sorted(used))
+    assert found["license"] == expected
+    assert found["name"] == (info or {}).get("description") and found["homepage"] == (info or {}).get("url")
+    assert source.embeds(found, "embed") == (expected is not None)
+    assert source.describe("coco", root, {"license": "CC-BY-4.0"}, False, "CC0-1.0")["license"] == "CC-BY-4.0"
+
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
+    by_name = {Path(r["path"]).name: r for r in shard.images.to_pylist()}
+    first = {}  # file name -> the licence the first annotator listing it with one names
+    for entry, licence in reversed(list(zip(entries, named, strict=True))):
+        if licence in names:
+            first[entry["file_name"]] = names[licence]
+    for name, row in by_name.items():
+        assert row["license"] == first.get(name), name
+    given = {(r["image_id"], r["annotator"]): r["source_image_id"] for r in shard.coverage.to_pylist()}
+    for annotator, data in zip(("alice", "bob"), files, strict=True):
+        for entry in data["images"]:
+            assert given[(image_id_of(entry["file_name"]), annotator)] == entry["id"]
