@@ -22,6 +22,7 @@ from release_helpers import VERSION, cli
 import regionbench
 from regionbench import release
 from regionbench.core import geometry
+from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
 
 def test_croissant_validates_without_a_warning_and_every_record_set_loads(tiny_build: Path) -> None:
@@ -63,7 +64,7 @@ def test_croissant_of_any_configured_release_has_no_issue(tiny_build: Path, chos
     Croissant metadata mlcroissant builds carries them with no error and no warning."""
     from regionbench.release import croissant
 
-    manifest = {**release.read_manifest(tiny_build / VERSION), **chosen}
+    manifest = {**release.read_manifest(tiny_build / VERSION), **chosen, "source": None}  # the layout's source
     meta = croissant.metadata(tiny_build / VERSION, manifest)
     assert meta.ctx.issues.errors == set() and meta.ctx.issues.warnings == set()
     document = croissant.croissant(tiny_build / VERSION, manifest)
@@ -155,8 +156,12 @@ def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
     written = {p.relative_to(exported): p.read_bytes() for p in exported.glob("*/spatial_rels/*.mat")}
     assert written and written == {p.relative_to(raw): p.read_bytes() for p in raw.glob("*/spatial_rels/*.mat")}
     project = workflow_copy(tmp_path / "wf")
+    # The library's vocabulary, as the generated tree was built with: a tree's own files give
+    # only the labels its regions use.
     override = write_config(
-        project, f"dataset: tiny\nraw_dir: {exported}\nclassifiers: {{names: [zarbi, naive, majority]}}\n"
+        project,
+        f"dataset: tiny\nraw_dir: {exported}\nvocabulary_dir: {DEFAULT_DIR}\n"
+        "classifiers: {names: [zarbi, naive, majority]}\n",
     )
     rebuilt = build(project, "--configfile", str(override))
     assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]

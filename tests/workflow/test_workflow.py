@@ -25,6 +25,7 @@ from conftest import (
 )
 from layouts import saiapr_words
 
+from regionbench import release
 from regionbench.pipeline import jobs
 from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
@@ -273,6 +274,7 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
         assert done.returncode == 0, done.stderr[-3000:]
         releases.append(project / "releases/ext/v1.0.0")
     assert file_digests(releases[0]) == file_digests(releases[1])
+    assert release.verify(releases[0]) == []
     # the tree's own vocabulary, in one id space with the regions
     vocabulary = pq.read_table(releases[0] / "data/vocabulary.parquet").to_pydict()
     named = dict(zip(vocabulary["label_id"], vocabulary["label"], strict=True))

@@ -62,13 +62,16 @@ def embed_images(images: pa.Table, raw_root: Path) -> pa.Table:
     return images.append_column(pa.field(IMAGE, IMAGE_TYPE), pa.array(cells, type=IMAGE_TYPE))
 
 
-def _image_sides(regions: Path) -> dict[str, pa.Array]:
-    """Split -> the ids of its images: an image's side is the ``image_split`` of its regions."""
+def _sides(regions: Path) -> tuple[dict[str, pa.Array], dict[str, int]]:
+    """Split -> the ids of its images (an image's side is the ``image_split`` of its regions),
+    and split -> how many regions are on it (their ``split``)."""
     ids: dict[str, list[pa.Array]] = {s: [pa.array([], pa.int64())] for s in SPLITS}
-    for part in tables.read_parquet_parts(regions, ["image_id", "image_split"]):
+    counts = dict.fromkeys(SPLITS, 0)
+    for part in tables.read_parquet_parts(regions, ["image_id", "split", "image_split"]):
         for split in SPLITS:
             ids[split].append(pc.unique(part.filter(pc.equal(part["image_split"], split))["image_id"]))
-    return {split: pc.unique(pa.concat_arrays(arrays)) for split, arrays in ids.items()}
+            counts[split] += pc.sum(pc.equal(part["split"], split)).as_py() or 0
+    return {split: pc.unique(pa.concat_arrays(arrays)) for split, arrays in ids.items()}, counts
 
 
 def _embedded(parts: Iterable[pa.Table], raw_root: Path) -> Iterator[pa.Table]:
@@ -90,12 +93,13 @@ def write_views(folder: Path, embed_from: Path | None = None, workers: int = 1) 
     """
     folder = Path(folder)
     (folder / "hf").mkdir(exist_ok=True)
-    sides = _image_sides(folder / "data" / "regions.parquet")
-    # A side without images is no file (``datasets`` refuses an empty split). Without any side
-    # (no subsets A-H: a label-free collection) the images are one split, ``full``.
-    files = [(table, split) for split, ids in sides.items() if len(ids) for table in VIEWS]
-    if not files:
-        files = [("images", WHOLE)]
+    sides, regions = _sides(folder / "data" / "regions.parquet")
+    # A side without rows is no file (``datasets`` refuses an empty split). Without any image on
+    # a side (no subsets A-H: a label-free collection) the images are one split, ``full``.
+    files = [("regions", split) for split in SPLITS if regions[split]]
+    files += [("images", split) for split in SPLITS if len(sides[split])]
+    if not any(len(ids) for ids in sides.values()):
+        files.append(("images", WHOLE))
     forked_map(partial(_write_view, folder, sides, embed_from), files, workers)
 
 
