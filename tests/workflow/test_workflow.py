@@ -287,6 +287,9 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
             assert str(tmp_path).encode() not in text and str(tiny_copy).encode() not in text, path
 
     assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
+    assert any(line.startswith("  images: named by path, not embedded") for line in done.stdout.splitlines())
+    manifest = json.loads((releases[1] / "manifest.json").read_text())
+    assert manifest["images"] == "paths" and manifest["source"]["name"].startswith("SAIAPR TC-12")
     twice = [line for line in done.stdout.splitlines() if line.startswith("  same image twice: ")]
     assert twice and f"00/images/{second.name} and 01/images/990001.jpg and 01/images/990002.jpg" in twice[0]
     assert pq.read_table(releases[1] / "data/subsets.parquet").num_rows > 0  # subsets are still made
