@@ -1,0 +1,77 @@
+"""The BSDS500 region benchmark against its own test data (``tests/data/bsds500-bench``, the
+``bench/data`` folder of the BIDS/BSDS500 repository): every figure its code printed comes back
+to the printed digits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+
+from regionbench.client import segments
+
+DATA = Path(__file__).parent / "data" / "bsds500-bench"
+IDS = sorted(p.stem for p in (DATA / "groundTruth").glob("*.mat"))
+
+
+def humans(image: str) -> list[np.ndarray]:
+    cell = scipy.io.loadmat(DATA / "groundTruth" / f"{image}.mat")["groundTruth"]
+    return [cell[0, k]["Segmentation"][0, 0] for k in range(cell.shape[1])]
+
+
+def scored(test: str) -> segments.Benchmark:
+    """The benchmark of ``test_1`` (the ucm2 at 5 thresholds) or ``test_4``/``test_5`` (segs)."""
+    images = []
+    if test == "test_1":
+        levels = segments.thresholds(5)
+        for image in IDS:
+            ucm2 = scipy.io.loadmat(DATA / "ucm2" / f"{image}.mat")["ucm2"]
+            images.append(segments.score_image([segments.cut_ucm(ucm2, t) for t in levels], humans(image)))
+        return segments.collect(levels, images)
+    for image in IDS:
+        cell = scipy.io.loadmat(DATA / "segs" / f"{image}.mat")["segs"]
+        images.append(segments.score_image([cell[0, k] for k in range(cell.shape[1])], humans(image)))
+    return segments.collect(list(range(1, 6)), images)
+
+
+def rows(path: Path) -> list[list[str]]:
+    return [line.split() for line in path.read_text().splitlines() if line.strip()]
+
+
+def g(value: float) -> str:
+    return f"{value:g}"
+
+
+@pytest.mark.parametrize("test", ["test_1", "test_4", "test_5"])
+def test_the_published_outputs_come_back_to_their_printed_digits(test: str) -> None:
+    found, folder = scored(test), DATA / test
+    c, ri, vi = found.covering, found.pri, found.vi
+    assert rows(folder / "eval_cover.txt") == [[g(c["ods_threshold"]), g(c["ods"]), g(c["ois"]), g(c["best"])]]
+    assert rows(folder / "eval_RI_VOI.txt") == [
+        [g(ri["ods_threshold"]), g(ri["ods"]), g(ri["ois"]), g(vi["ods_threshold"]), g(vi["ods"]), g(vi["ois"])]
+    ]
+    per = found.per_threshold
+    assert rows(folder / "eval_cover_th.txt") == [
+        [g(t), g(x)] for t, x in zip(found.thresholds, per["covering"], strict=True)
+    ]
+    assert rows(folder / "eval_RI_VOI_thr.txt") == [
+        [g(t), g(a), g(b)] for t, a, b in zip(found.thresholds, per["pri"], per["vi"], strict=True)
+    ]
+    assert rows(folder / "eval_cover_img.txt") == [
+        [g(i["image"]), g(i["threshold"]), g(i["covering"]), g(i["precision"])] for i in found.per_image
+    ]
+
+
+def test_exact_figures_differ_from_the_printed_only_past_their_digits() -> None:
+    """The published code rounds each image's figures to six digits on the way; the exact
+    collection is within that rounding."""
+    images = []
+    for image in IDS:
+        cell = scipy.io.loadmat(DATA / "segs" / f"{image}.mat")["segs"]
+        images.append(segments.score_image([cell[0, k] for k in range(cell.shape[1])], humans(image)))
+    exact, printed = segments.collect(range(1, 6), images, as_published=False), segments.collect(range(1, 6), images)
+    for part in ("covering", "pri", "vi"):
+        for key, value in getattr(exact, part).items():
+            assert value == pytest.approx(getattr(printed, part)[key], rel=5e-6), (part, key)
