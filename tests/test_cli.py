@@ -54,7 +54,7 @@ def test_config_merge_and_validation(tmp_path: Path) -> None:
     bad.write_text("ingest: {strict: maybe}\n")
     with pytest.raises(ConfigError, match=r"ingest.strict: 'maybe' is not of type 'boolean'"):
         validate(load(PROJECT, [bad]), PROJECT / "schemas" / "config.schema.yaml")
-    with pytest.raises(ConfigError, match="not found"):
+    with pytest.raises(ConfigError, match="no such file; give a config file"):
         load(PROJECT, [tmp_path / "missing.yaml"])
 
 

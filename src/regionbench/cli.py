@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from regionbench import __version__, release
-from regionbench.client import evaluation, loader
+from regionbench.client import evaluation, loader, scoring
 from regionbench.core import errors, geometry, numbers, tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
@@ -290,6 +290,19 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     data = loader.load(args.release, args.rev, verify=not args.no_verify)
+    if args.task in scoring.TASKS:
+        run = scoring.MaskRun(
+            data, evaluation.release_hierarchy(data), Path(args.predictions), args.task,
+            annotator=args.annotator, all_annotators=args.all_annotators, exclude=args.exclude_annotator,
+            split=args.split, iou_type=args.iou_type, max_dets=(1, 10, args.max_dets), thresholds=args.thresholds,
+            ignore=args.ignore, names=Path(args.label_names) if args.label_names else None,
+        )  # fmt: skip
+        report = scoring.score(run)  # its errors are the user's: one line, exit 2
+        print(scoring.render(report))
+        if args.out:
+            tables.write_json(args.out, report)
+            print(f"report written to {args.out}")
+        return 0
     try:
         report = evaluation.evaluate(
             data,
@@ -525,8 +538,10 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--task",
         required=True,
-        choices=["region", "image", "imageclef"],
-        help="region: a label per test region; image: labels per test image; imageclef: an ImageCLEF run file",
+        choices=["region", "image", "imageclef", "instances", "segments", "semantic"],
+        help="region: a label per test region; image: labels per test image; imageclef: an ImageCLEF run file; "
+        "instances: a COCO results JSON; segments: label-map PNGs (a folder per scale) or BSDS .mat files; "
+        "semantic: label-map PNGs of label ids",
     )
     ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
     ev.add_argument("--k", type=_number(int, 1), default=5, help="labels per image for the image task (default 5)")
@@ -562,6 +577,21 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
         help="score without verifying the release first (a verified release is remembered, so this rarely saves time)",
     )
     ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")
+    masks = ev.add_argument_group("instances, segments and semantic")
+    masks.add_argument(
+        "--all-annotators", action="store_true", help="score against each annotator: mean, spread, min, max"
+    )
+    masks.add_argument("--exclude-annotator", default=None, metavar="NAME", help="segments: every human but NAME")
+    masks.add_argument(
+        "--split", default="test", choices=["test", "all"], help="the test side of the image split, or all"
+    )
+    masks.add_argument("--iou-type", default="segm", choices=["segm", "bbox"], help="instances: masks or boxes")
+    masks.add_argument(
+        "--max-dets", type=_number(int, 1), default=100, help="instances: detections an image (100; LVIS uses 300)"
+    )
+    masks.add_argument("--thresholds", type=_number(int, 1), default=None, help="segments: levels to cut a ucm2 at")
+    masks.add_argument("--ignore", type=_number(int, 0), default=255, help="semantic: the ignored pixel value (255)")
+    masks.add_argument("--label-names", default=None, metavar="JSON", help="semantic: pixel value -> label name")
     ev.set_defaults(func=cmd_evaluate)
 
 

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import build, one_category_tree, workflow_copy, write_config
 
+import regionbench
 from regionbench import cli, release
 from regionbench.pipeline import vocabulary
 
@@ -116,3 +117,42 @@ def test_a_build_that_accepts_nothing_stops_after_ingest(tmp_path: Path) -> None
     results = project / "results/none"
     assert not (results / "vocabulary.parquet").exists() and not (results / "subsets.parquet").exists()
     assert not (results / "agreement").exists()
+
+
+def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Path) -> None:
+    """A several-annotator label-free collection: one annotator's segmentations, written as
+    16-bit label-map PNGs and scored with ``--task segments`` against the other humans, give that
+    annotator's PRI, VI and covering of the release's agreement summary, and so does the human
+    ceiling of a run against every human."""
+    import numpy as np
+    from PIL import Image
+
+    from regionbench.client import scoring
+
+    raw = one_category_tree(tmp_path / "raw")
+    _, _, folder = built_release(tmp_path, "free", f"raw_dir: {raw}\n")
+    data = regionbench.load(folder)
+    run = tmp_path / "run"
+    run.mkdir()
+    for image_id, labels in scoring.segment_maps(data, "annotator-1", data.images).items():
+        Image.fromarray(labels.astype(np.uint16)).save(run / f"{image_id}.png")
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "segments", "--exclude-annotator", "annotator-1", "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "human ceiling" in done.stdout
+    report = json.loads(out.read_text())
+    row = json.loads((folder / "results/agreement.json").read_text())["label_free"]["per_annotator"]["annotator-1"]
+    measures = report["measures"]
+    assert report["humans"] == ["annotator-2", "annotator-3"] and report["images_without_prediction"] == 0
+    assert measures["pri"]["ods"] == pytest.approx(row["pri"], rel=1e-5)  # six printed digits on the way
+    assert measures["vi"]["ods"] == pytest.approx(row["vi_bits"], rel=1e-5)
+    ceiling = report["human_ceiling"]["per_annotator"]["annotator-1"]
+    assert ceiling["pri"] == pytest.approx(row["pri"], rel=1e-12) and ceiling["vi"] == pytest.approx(
+        row["vi_bits"], rel=1e-12
+    )
+    assert ceiling["covering"] == pytest.approx(measures["covering"]["ods"], rel=1e-5)
+    assert measures["covering"]["ods"] == pytest.approx(row["covering"], rel=1e-5)

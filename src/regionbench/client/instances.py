@@ -1,0 +1,228 @@
+"""Instance masks and boxes scored with COCO's protocol (docs/scoring.md, "Instances").
+
+The engine is pycocotools' ``COCOeval`` itself (``evaluate``, ``accumulate``, ``summarize``): IoU
+thresholds .50:.05:.95, 101 recall points, ``maxDets`` 1/10/100 (any three), the area ranges
+small < 32², medium < 96², large; ``iscrowd`` regions are ignore regions (a detection matched to
+one is neither a true nor a false positive, and its IoU takes the detection's area as the
+union). This module only states the ground truth as COCO does and reads the results file:
+
+- the truth is one annotator's regions of the chosen images, each image under the id that
+  annotator's source file gave it (``coverage.source_image_id``, else the release's), each
+  region under its source category id (``regions.category_id``, else its label id), with the
+  source's ``area`` and ``bbox`` where it gave them (COCO's area ranges use them), else the
+  ones measured on the mask;
+- a detection is ``{image_id, category_id | label, segmentation (RLE or polygons) | bbox,
+  score}``; a polygon is rasterised by pycocotools as COCO's own tools do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regionbench.core import errors
+from regionbench.core.errors import InputError
+
+STATS = (
+    "AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
+    "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large",
+)  # fmt: skip
+AREA_RANGES = {"small": (0.0, 32.0**2), "medium": (32.0**2, 96.0**2), "large": (96.0**2, 1e10)}
+
+
+class InstancesError(InputError):
+    """A results file or setting that cannot be scored; one line per problem."""
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def ground_truth(regions: pd.DataFrame, images: pd.DataFrame, coverage: pd.DataFrame, annotator: str) -> dict:
+    """The COCO instances document of ``annotator``'s regions of ``images`` (rows of the release's
+    images table), numbered as the annotator's file numbered them (module docstring)."""
+    own = coverage[coverage["annotator"] == annotator]
+    given = dict(zip(own["image_id"], own.get("source_image_id", pd.Series(dtype=object)), strict=False))
+    ids = {int(i): int(s) if s is not None and not pd.isna(s) else int(i) for i, s in given.items()}
+    if len(set(ids.values())) < len(ids):
+        ids = {i: i for i in ids}  # a file that numbered two images alike: the release's numbering
+    chosen = set(images["image_id"].astype(int))
+    mine = regions[(regions["annotator"] == annotator) & regions["image_id"].isin(chosen) & regions["mask"].notna()]
+    categories: dict[int, str] = {}
+    annotations = []
+    rows: list[dict[str, Any]] = mine.sort_values(["image_id", "region_id"]).to_dict("records")  # type: ignore[assignment]
+    for k, r in enumerate(rows, start=1):
+        category = int(r["category_id"]) if not pd.isna(r["category_id"]) else int(r["label_id"])
+        categories.setdefault(category, str(r["label"]))
+        box = [r.get(f"source_bbox_{c}") for c in "xywh"]
+        measured = [float(r[f"bbox_{c}"]) for c in "xywh"]
+        area = r.get("source_area")
+        annotations.append(
+            {
+                "id": k,
+                "image_id": ids.get(int(r["image_id"]), int(r["image_id"])),
+                "category_id": category,
+                "segmentation": {"size": [int(v) for v in r["mask"]["size"]], "counts": r["mask"]["counts"]},
+                "area": float(area) if area is not None and not pd.isna(area) else float(r["area_px"]),
+                "bbox": [float(v or 0) for v in box] if not any(v is None or pd.isna(v) for v in box) else measured,
+                "iscrowd": int(bool(r["iscrowd"])),
+            }
+        )
+    entries = [
+        {"id": ids.get(int(i), int(i)), "width": int(w), "height": int(h), "file_name": str(p)}
+        for i, w, h, p in images[["image_id", "width", "height", "path"]].itertuples(index=False)
+    ]
+    return {
+        "images": sorted(entries, key=lambda e: e["id"]),
+        "annotations": annotations,
+        "categories": [{"id": c, "name": n} for c, n in sorted(categories.items())],
+    }
+
+
+def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
+    """The detections of a COCO results file, checked against ``truth``: every item an object
+    with a known ``image_id``, a known ``category_id`` (or a ``label``, ``labels`` giving its
+    category id), a finite ``score``, and a ``segmentation`` (RLE of the image's size, or
+    polygons inside it) or a ``bbox``; polygons become RLE. Raises ``InstancesError`` with one
+    line per problem (the first ten)."""
+    from pycocotools import mask as coco_mask
+
+    if problem := errors.file_problem(path, "a COCO results file"):
+        raise InstancesError(f"{path}: {problem}")
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InstancesError(f"{path}: not JSON ({errors.first_line(exc)}); write the results as COCO does") from None
+    if not isinstance(items, list):
+        raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
+    sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
+    known = {c["id"] for c in truth["categories"]} | set(labels.values())
+    problems, out = [], []
+    for n, item in enumerate(items):
+        where = f"detection {n}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: not a JSON object")
+            continue
+        image = item.get("image_id")
+        if image not in sizes or isinstance(image, bool):
+            problems.append(f"{where}: image_id {image!r} is not an image of the scored set")
+            continue
+        label = item.get("label")
+        category = item.get("category_id", labels.get(label) if isinstance(label, str) else None)
+        if category not in known or isinstance(category, bool):
+            named = item.get("category_id", item.get("label"))
+            problems.append(f"{where}: category {named!r} is not a category of the release")
+            continue
+        score = _number(item.get("score"))
+        if score is None:
+            problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
+            continue
+        detection: dict[str, Any] = {"image_id": image, "category_id": category, "score": score}
+        height, width = sizes[image]
+        segmentation = item.get("segmentation")
+        try:
+            if isinstance(segmentation, dict):
+                size = segmentation.get("size")
+                if list(size or []) != [height, width]:
+                    raise ValueError(f"RLE size {size!r} differs from the image's [{height}, {width}]")
+                counts = segmentation.get("counts")
+                rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
+                if isinstance(counts, list):
+                    rle = coco_mask.frPyObjects(rle, height, width)
+                coco_mask.area(rle)  # decodable, or an error here
+                detection["segmentation"] = rle
+            elif isinstance(segmentation, list):
+                flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
+                if not flat or any(_number(v) is None for v in flat):
+                    raise ValueError("polygons must be lists of finite numbers")
+                xs, ys = np.array(flat[0::2], dtype=float), np.array(flat[1::2], dtype=float)
+                if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
+                    raise ValueError(f"a polygon leaves the {width}x{height} image")
+                detection["segmentation"] = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+            elif segmentation is not None:
+                raise ValueError("segmentation is neither an RLE nor polygons")
+            box = item.get("bbox")
+            if box is not None:
+                if not (isinstance(box, list) and len(box) == 4 and all(_number(v) is not None for v in box)):
+                    raise ValueError(f"bbox {box!r} is not four numbers")
+                detection["bbox"] = [float(v) for v in box]
+            if "segmentation" not in detection and "bbox" not in detection:
+                raise ValueError("neither a segmentation nor a bbox")
+        except (ValueError, TypeError) as exc:
+            problems.append(f"{where}: {errors.first_line(exc)}")
+            continue
+        out.append(detection)
+    if problems:
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise InstancesError(f"{path}: " + f"; {path}: ".join(problems[:10]) + more)
+    return out
+
+
+def score(
+    truth: dict,
+    detections: Sequence[dict],
+    iou_type: str = "segm",
+    max_dets: Sequence[int] = (1, 10, 100),
+    area_ranges: dict[str, tuple[float, float]] | None = None,
+) -> dict:
+    """COCOeval of ``detections`` against ``truth`` (a COCO instances document): the 12 summary
+    figures (``STATS``, -1 where a figure has no ground truth, as COCOeval gives it), per-category
+    AP (over IoU .50:.95, all areas, the last ``max_dets``), and the settings."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    if iou_type not in ("segm", "bbox"):
+        raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
+    if iou_type == "segm" and any("segmentation" not in d for d in detections):
+        raise InstancesError(
+            "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
+        )
+    ranges = AREA_RANGES | (area_ranges or {})
+    quiet = contextlib.redirect_stdout(io.StringIO())  # pycocotools prints its progress
+    with quiet:
+        gt = COCO()
+        gt.dataset = json.loads(json.dumps(truth))
+        gt.createIndex()
+        dt = gt.loadRes([dict(d) for d in detections]) if detections else COCO()
+        if not detections:
+            dt.dataset = {"images": truth["images"], "annotations": [], "categories": truth["categories"]}
+            dt.createIndex()
+        evaluation = COCOeval(gt, dt, iou_type)
+        evaluation.params.maxDets = list(max_dets)
+        evaluation.params.areaRng = [[0.0, 1e10]] + [list(ranges[k]) for k in ("small", "medium", "large")]
+        evaluation.params.areaRngLbl = ["all", "small", "medium", "large"]
+        evaluation.evaluate()
+        evaluation.accumulate()
+        evaluation.summarize()
+    stats = dict(zip(STATS, (float(v) for v in evaluation.stats), strict=True))
+    if list(max_dets)[-1] != 100:
+        stats = {k.replace("AR100", f"AR{list(max_dets)[-1]}"): v for k, v in stats.items()}
+    precision = evaluation.eval["precision"][:, :, :, 0, -1]  # T x R x K, all areas, the most detections
+    names = {c["id"]: c["name"] for c in truth["categories"]}
+    per_category = {}
+    for k, category in enumerate(evaluation.params.catIds):
+        values = precision[:, :, k]
+        values = values[values > -1]
+        per_category[names.get(category, str(category))] = float(values.mean()) if values.size else -1.0
+    return {
+        "iou_type": iou_type,
+        "max_dets": list(max_dets),
+        "area_ranges": {k: list(v) for k, v in ranges.items()},
+        "images": len(truth["images"]),
+        "ground_truth": len(truth["annotations"]),
+        "crowd": sum(a["iscrowd"] for a in truth["annotations"]),
+        "detections": len(detections),
+        "stats": stats,
+        "per_category_ap": per_category,
+    }

@@ -1,0 +1,508 @@
+"""Scoring what segmentation methods produce against a release (docs/scoring.md): instance masks
+(``instances``), segmentations against several humans (``segments``), label maps
+(``semantic``). This module chooses the images and the truth and reads the predictions; the
+measures are ``instances``, ``segments`` and ``semantic``.
+
+- **Which images.** The test side of the image split where the release has subsets A-H
+  (``split="test"``), else, or with ``split="all"``, every image.
+- **Against whom.** Instances and label maps: the reference annotator (the consensus where
+  there are several), or ``annotator``; ``all_annotators`` scores against each annotator and
+  gives the mean, spread, min and max. Segments: every human who covered the image, as the BSDS
+  benchmark does (``annotator``: that one only; ``exclude``: all but that one).
+- **The human ceiling.** Each annotator scored as a prediction against the others the same way,
+  beside the run's figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import instances, segments, semantic
+from regionbench.client.loader import Release
+from regionbench.core import errors, geometry, tables
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy
+
+TASKS = ("instances", "segments", "semantic")
+
+
+class ScoringError(InputError):
+    """Predictions or settings that cannot be scored; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class MaskRun:
+    """One run of a mask task (the module docstring says what each setting chooses)."""
+
+    data: Release
+    tree: Hierarchy
+    predictions: Path
+    task: str
+    annotator: str | None = None
+    all_annotators: bool = False
+    exclude: str | None = None
+    split: str = "test"
+    iou_type: str = "segm"
+    max_dets: tuple[int, ...] = (1, 10, 100)
+    thresholds: int | None = None
+    ignore: int = 255
+    names: Path | None = None
+
+
+def humans(data: Release) -> list[str]:
+    """The annotators who drew (the derived consensus aside)."""
+    return [a for a in data.annotators() if a != tables.CONSENSUS]
+
+
+def reference(data: Release) -> str:
+    """The reference annotator: the subsets', else the consensus, else the only annotator."""
+    if not data.subsets.empty:
+        return str(data.subsets["annotator"].iloc[0])
+    names = data.annotators()
+    return tables.CONSENSUS if tables.CONSENSUS in names else names[0]
+
+
+def scored_images(data: Release, split: str) -> pd.DataFrame:
+    """The images of ``split`` (module docstring), by id."""
+    images = data.images.sort_values("image_id")
+    if split == "all" or data.subsets.empty:
+        return images
+    if split != "test":
+        raise ScoringError(f"--split {split}: use test or all")
+    regions = data.regions
+    test = regions.loc[regions["image_split"] == "test", "image_id"].unique()
+    return images[images["image_id"].isin(test)]
+
+
+def _covered(data: Release) -> dict[int, list[str]]:
+    coverage = data.table("coverage")
+    out: dict[int, list[str]] = {}
+    for image_id, annotator in coverage[["image_id", "annotator"]].itertuples(index=False):
+        out.setdefault(int(image_id), []).append(str(annotator))
+    return out
+
+
+def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[int, np.ndarray]:
+    """``annotator``'s segmentation of each image: region k (in region order) numbered k, and the
+    pixels no region covers one more segment, as the release's agreement reads a region set
+    (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
+    regions = data.regions
+    mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna()].sort_values(["image_id", "region_id"])
+    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    out: dict[int, np.ndarray] = {}
+    drawn: dict[int, int] = {}
+    for image_id, rle in zip(mine["image_id"].astype(int), mine["mask"], strict=True):
+        if image_id in shapes:
+            drawn[image_id] = drawn.get(image_id, 0) + 1
+            label = out.setdefault(image_id, np.zeros(shapes[image_id], dtype=np.int32))
+            label[geometry.from_rle(rle)] = drawn[image_id]
+    for image_id, label in out.items():
+        label[label == 0] = drawn[image_id] + 1  # the unlabelled rest: one segment
+    return out
+
+
+# --- reading predictions -------------------------------------------------------------------------
+
+
+def _natural(name: str) -> list:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _keys(images: pd.DataFrame) -> dict[str, int]:
+    """Prediction file stem -> image id: the id itself, or the stem of the image's file."""
+    out: dict[str, int] = {}
+    for image_id, path in images[["image_id", "path"]].itertuples(index=False):
+        out[str(int(image_id))] = int(image_id)
+        out.setdefault(Path(str(path)).stem, int(image_id))
+    return out
+
+
+def read_png(path: Path, shape: tuple[int, int]) -> np.ndarray:
+    """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size."""
+    from PIL import Image  # the build extra: scoring label maps reads PNG files
+
+    try:
+        with Image.open(path) as im:
+            if im.format != "PNG" or im.mode not in ("L", "P", "I;16", "I;16B", "I"):
+                raise ScoringError(
+                    f"{path}: a {im.format} in mode {im.mode}; a label map is a single-channel 8- or 16-bit PNG"
+                )
+            values = np.asarray(im).astype(np.int64)
+    except OSError as exc:
+        raise ScoringError(f"{path}: unreadable ({errors.first_line(exc)}); write the label map as a PNG") from None
+    if values.shape != shape:
+        raise ScoringError(
+            f"{path}: {values.shape[1]}x{values.shape[0]} differs from its image's {shape[1]}x{shape[0]}"
+        )
+    return values
+
+
+def read_segmentations(
+    folder: Path, images: pd.DataFrame, thresholds: int | None
+) -> tuple[list[float], dict[int, list[np.ndarray]]]:
+    """Each image's machine segmentations, one per threshold, from ``folder``: ``<key>.png``
+    (one), ``<scale>/<key>.png`` (one per subfolder, sorted naturally), or BSDS's own
+    ``<key>.mat`` holding a cell ``segs`` or a ``ucm2`` (cut at ``segments.thresholds``; it needs
+    ``thresholds``). ``key`` is the image id or its file's stem. Returns the thresholds and the
+    segmentations by image id; an image without any is absent."""
+    if problem := (None if folder.is_dir() else errors.file_problem(folder, "a folder of segmentations")):
+        raise ScoringError(
+            f"{folder}: {problem if folder.exists() else 'no such folder'}; give the folder of predictions"
+        )
+    keys = _keys(images)
+    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: _natural(p.name))
+    found: dict[int, list[np.ndarray]] = {}
+    if scales:
+        for scale in scales:
+            for path in sorted(scale.glob("*.png")):
+                if path.stem in keys:
+                    image_id = keys[path.stem]
+                    found.setdefault(image_id, []).append(read_png(path, shapes[image_id]))
+        levels = [float(k) for k in range(1, len(scales) + 1)]
+        short = [i for i, s in found.items() if len(s) != len(scales)]
+        if short:
+            raise ScoringError(f"{folder}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
+        return levels, found
+    levels = []
+    for path in sorted(folder.iterdir(), key=lambda p: _natural(p.name)):
+        if path.stem not in keys:
+            continue
+        image_id = keys[path.stem]
+        if path.suffix.lower() == ".png":
+            found[image_id], levels = [read_png(path, shapes[image_id])], [1.0]
+        elif path.suffix.lower() == ".mat":
+            found[image_id], levels = _read_mat(path, shapes[image_id], thresholds, levels)
+    return levels, found
+
+
+def _read_mat(
+    path: Path, shape: tuple[int, int], thresholds: int | None, levels: list[float]
+) -> tuple[list[np.ndarray], list[float]]:
+    from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
+
+    try:
+        variables = read_mat(path)
+    except ValueError as exc:
+        raise ScoringError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
+    if "ucm2" in variables:
+        if thresholds is None:
+            raise ScoringError(f"{path}: a ucm2 needs --thresholds N (the benchmark cuts it at N levels)")
+        ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
+        if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
+            raise ScoringError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
+        cuts = segments.thresholds(thresholds)
+        return [segments.cut_ucm(ucm2, t) for t in cuts], [float(t) for t in cuts]
+    if "segs" in variables:
+        cell = np.asarray(variables["segs"], dtype=object).ravel()
+        maps = [np.asarray(m).astype(np.int64) for m in cell]
+        if any(m.shape != shape for m in maps):
+            raise ScoringError(f"{path}: a segs entry differs from the image's size {shape}")
+        return maps, [float(k) for k in range(1, len(maps) + 1)]
+    raise ScoringError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
+
+
+# --- the tasks -----------------------------------------------------------------------------------
+
+
+def _spread(values: list[dict], keys: list[str]) -> dict[str, dict[str, float]]:
+    """Mean, standard deviation, min and max of each figure over several truths."""
+    return {
+        k: {
+            "mean": float(np.mean([v[k] for v in values])),
+            "std": float(np.std([v[k] for v in values])),
+            "min": float(np.min([v[k] for v in values])),
+            "max": float(np.max([v[k] for v in values])),
+        }
+        for k in keys
+    }
+
+
+def _segments_of(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], who: list[str], ids: list[int]):
+    """Per image the human label maps of ``who`` who covered it."""
+    return {i: [maps[a][i] for a in who if a in covered.get(i, []) and i in maps[a]] for i in ids}
+
+
+def score_segments(run: MaskRun) -> dict:
+    data = run.data
+    images = scored_images(data, run.split)
+    people = humans(data)
+    who = [run.annotator] if run.annotator else [a for a in people if a != run.exclude]
+    unknown = [a for a in (*who, run.exclude) if a is not None and a not in people]
+    if unknown:
+        raise ScoringError(f"no annotator {unknown[0]!r}; the humans are {', '.join(people)}")
+    covered = _covered(data)
+    maps = {a: segment_maps(data, a, images) for a in people}
+    ids = [int(i) for i in images["image_id"]]
+    truth = _segments_of(maps, covered, who, ids)
+    ids = [i for i in ids if truth[i]]
+    levels, predicted = read_segmentations(run.predictions, images, run.thresholds)
+    missing = [i for i in ids if i not in predicted]
+    shape = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    blank = [np.ones(shape[i], dtype=np.int64) for i in missing]  # no prediction: one segment
+    per_image = [
+        segments.score_image(predicted.get(i) or [blank[missing.index(i)]] * max(len(levels), 1), truth[i]) for i in ids
+    ]
+    found = segments.collect(levels or [1.0], per_image)
+    report: dict = {
+        "images": len(ids),
+        "images_without_prediction": len(missing),
+        "humans": who,
+        "thresholds": found.thresholds,
+        "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
+    }
+    if run.all_annotators:
+        each = {}
+        for a in who:
+            mine = [i for i in ids if a in covered.get(i, []) and i in maps[a]]
+            scores = [
+                segments.score_image(
+                    predicted.get(i) or [np.ones(shape[i], np.int64)] * len(levels or [1]), [maps[a][i]]
+                )
+                for i in mine
+            ]
+            b = segments.collect(levels or [1.0], scores)
+            each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
+        report["per_annotator"] = each
+        report["spread"] = _spread(list(each.values()), ["covering", "pri", "vi"])
+    report["human_ceiling"] = segments_ceiling(maps, covered, people)
+    return report
+
+
+def segments_ceiling(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], people: list[str]) -> dict:
+    """Each human's segmentation scored against the others who covered the same images (one
+    threshold), and the mean over humans: the BSDS "Human" row."""
+    each = {}
+    for a in people:
+        ids = [i for i in sorted(maps[a]) if any(b != a and b in covered.get(i, []) and i in maps[b] for b in people)]
+        if not ids:
+            continue
+        scores = [
+            segments.score_image([maps[a][i]], [maps[b][i] for b in people if b != a and i in maps[b]]) for i in ids
+        ]
+        found = segments.collect([1.0], scores, as_published=False)
+        each[a] = {"covering": found.covering["ods"], "pri": found.pri["ods"], "vi": found.vi["ods"]}
+    if not each:
+        return {}
+    return {"per_annotator": each} | {
+        k: float(np.mean([v[k] for v in each.values()])) for k in ("covering", "pri", "vi")
+    }
+
+
+def score_instances(run: MaskRun) -> dict:
+    data = run.data
+    images = scored_images(data, run.split)
+    coverage = data.table("coverage")
+    labels = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    truths = humans(data) if run.all_annotators else [run.annotator or reference(data)]
+    if any(a not in data.annotators() for a in truths):
+        raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
+    results = {}
+    for who in truths:
+        truth = instances.ground_truth(data.regions, images, coverage, who)
+        known = _source_ids(data.regions, who) | labels
+        detections = instances.read_results(run.predictions, truth, known)
+        results[who] = instances.score(truth, detections, run.iou_type, run.max_dets)
+    report: dict = {"truth": truths if run.all_annotators else truths[0]}
+    if run.all_annotators:
+        report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
+        report["spread"] = _spread(list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"]))
+        first = next(iter(results.values()))
+    else:
+        first = results[truths[0]]
+    report["measures"] = first["stats"]
+    report |= {k: v for k, v in first.items() if k != "stats"}
+    report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
+    return report
+
+
+def _source_ids(regions: pd.DataFrame, who: str) -> dict[str, int]:
+    """Label -> the category id ``who``'s file gave it, where it gave one."""
+    mine = regions[(regions["annotator"] == who) & regions["category_id"].notna()]
+    return {str(label): int(c) for label, c in zip(mine["label"], mine["category_id"], strict=True)}
+
+
+def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFrame, run: MaskRun) -> dict:
+    """Each human's regions as detections (score 1) against each other human's, COCO's way: the
+    mean AP of each, and over them."""
+    people = humans(data)
+    if len(people) < 2:
+        return {}
+    each = {}
+    for a in people:
+        runs = []
+        for b in people:
+            if b == a:
+                continue
+            truth = instances.ground_truth(data.regions, images, coverage, b)
+            drawn = instances.ground_truth(data.regions, images, coverage, a)
+            detections = [
+                {"image_id": d["image_id"], "category_id": d["category_id"], "segmentation": d["segmentation"],
+                 "bbox": d["bbox"], "score": 1.0}
+                for d in drawn["annotations"]
+                if not d["iscrowd"] and d["image_id"] in {e["id"] for e in truth["images"]}
+            ]  # fmt: skip
+            runs.append(instances.score(truth, detections, run.iou_type, run.max_dets)["stats"])
+        each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
+    return {"per_annotator": each} | {k: float(np.mean([v[k] for v in each.values()])) for k in ("AP", "AP50", "AP75")}
+
+
+def class_maps(
+    data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]
+) -> dict[int, tuple[np.ndarray, np.ndarray, int]]:
+    """``annotator``'s label map of each image as class indices (``index``: label id -> class),
+    with its ignore mask (no region, or regions of different labels overlapping) and the number
+    of overlapped pixels ignored."""
+    regions = data.regions
+    mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna()]
+    out = {}
+    for image_id, height, width in images[["image_id", "height", "width"]].itertuples(index=False):
+        label = np.full((int(height), int(width)), -1, dtype=np.int64)
+        clash = np.zeros((int(height), int(width)), dtype=bool)
+        for rle, label_id in mine.loc[mine["image_id"] == image_id, ["mask", "label_id"]].itertuples(index=False):
+            mask = geometry.from_rle(rle)
+            k = index[int(label_id)]
+            clash |= mask & (label >= 0) & (label != k)
+            label[mask] = k
+        out[int(image_id)] = (np.where(clash, -1, label), (label < 0) | clash, int(clash.sum()))
+    return out
+
+
+def score_semantic(run: MaskRun) -> dict:
+    data = run.data
+    images = scored_images(data, run.split)
+    names, index = semantic.label_codes(
+        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    )
+    value_of = _pixel_values(run.names, data) if run.names else None
+    who = run.annotator or reference(data)
+    if who not in data.annotators():
+        raise ScoringError(f"no annotator {who!r}; annotators: {', '.join(data.annotators())}")
+    truth = class_maps(data, who, images, index)
+    keys = _keys(images)
+    files = (
+        {keys[p.stem]: p for p in sorted(run.predictions.glob("*.png")) if p.stem in keys}
+        if run.predictions.is_dir()
+        else {}
+    )
+    if not run.predictions.is_dir():
+        raise ScoringError(
+            f"{run.predictions}: {errors.file_problem(run.predictions, 'a folder of label maps') or 'not a folder'}"
+        )
+    classes = len(names)
+    matrix = np.zeros((classes, classes + 1), dtype=np.int64)
+    overlapped = ignored = 0
+    for image_id, (label, ignore, clash) in truth.items():
+        overlapped += clash
+        if image_id in files:
+            mapped = _classes(read_png(files[image_id], label.shape), files[image_id], index, value_of, run.ignore)
+        else:
+            mapped = np.full(label.shape, classes, dtype=np.int64)  # no prediction: every pixel wrong
+        skip = ignore | (mapped < 0)
+        ignored += int(skip.sum())
+        matrix += semantic.confusion(np.where(skip, 0, label), np.where(skip, 0, mapped), classes, skip)
+    used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
+    flat = semantic.measures(matrix, names)
+    compact = matrix[np.ix_(used, [*used, classes])]
+    return {
+        "truth": who,
+        "images": len(truth),
+        "images_without_prediction": sum(1 for i in truth if i not in files),
+        "ignored_pixels": ignored,
+        "overlapping_labels_pixels": overlapped,
+        "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
+        "per_class_iou": flat["per_class_iou"],
+        "levels": semantic.hierarchical(compact, [names[k] for k in used], run.tree),
+    }
+
+
+def _pixel_values(path: Path, data: Release) -> dict[int, int]:
+    """A JSON map of pixel value -> label name, as label id per value."""
+    import json
+
+    if problem := errors.file_problem(path, "a JSON map of pixel values to labels"):
+        raise ScoringError(f"{path}: {problem}")
+    try:
+        given = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ScoringError(f"{path}: not JSON ({errors.first_line(exc)})") from None
+    ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    if not isinstance(given, dict):
+        raise ScoringError(f"{path}: a JSON object of pixel value -> label name")
+    out = {}
+    for value, label in given.items():
+        if not str(value).isdigit() or label not in ids:
+            raise ScoringError(f"{path}: {value!r}: {label!r} is not a pixel value and a label of the release")
+        out[int(value)] = ids[label]
+    return out
+
+
+def _classes(
+    values: np.ndarray, path: Path, index: dict[int, int], value_of: dict[int, int] | None, ignore: int
+) -> np.ndarray:
+    """Pixel values -> class indices; -1 the ignore value; a value naming no label is an error."""
+    out = np.full(values.shape, -1, dtype=np.int64)
+    for value in np.unique(values):
+        where = values == value
+        if int(value) == ignore:
+            continue
+        label_id = value_of.get(int(value)) if value_of is not None else int(value)
+        if label_id is None or label_id not in index:
+            raise ScoringError(f"{path}: pixel value {int(value)} names no label of the release; give --label-names")
+        out[where] = index[label_id]
+    return out
+
+
+SCORERS: dict[str, Callable[[MaskRun], dict]] = {
+    "instances": score_instances,
+    "segments": score_segments,
+    "semantic": score_semantic,
+}
+
+
+def score(run: MaskRun) -> dict:
+    """The report of one run of a mask task."""
+    if run.task not in SCORERS:
+        raise ScoringError(f"task {run.task!r}: use {', '.join(SCORERS)}")
+    return {
+        "release": {"dataset": run.data.dataset, "version": run.data.version},
+        "task": run.task,
+        "split": "all" if run.split == "all" or run.data.subsets.empty else run.split,
+        "predictions": run.predictions.name,
+    } | SCORERS[run.task](run)
+
+
+def render(report: dict) -> str:
+    """The report's headline figures as lines: the run's, then the human ceiling's beside them."""
+    head = (
+        f"{report['release']['dataset']} v{report['release']['version']}  task {report['task']}  "
+        f"split {report['split']}  predictions {report['predictions']}"
+    )
+    lines = [head, "-" * len(head)]
+    for key in ("images", "images_without_prediction", "ground_truth", "detections", "ignored_pixels"):
+        if key in report:
+            lines.append(f"{key:<28}{report[key]}")
+
+    def rows(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                rows(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, float):
+            lines.append(f"{prefix:<28}{value:.4f}")
+
+    rows("", report["measures"])
+    ceiling = {k: v for k, v in report.get("human_ceiling", {}).items() if k != "per_annotator"}
+    if ceiling:
+        lines.append("human ceiling (each annotator against the others):")
+        rows("  human", ceiling)
+    if "spread" in report:
+        lines.append("against each annotator (mean, std, min, max):")
+        for name, spread in report["spread"].items():
+            lines.append(f"  {name:<26}" + "  ".join(f"{spread[k]:.4f}" for k in ("mean", "std", "min", "max")))
+    return "\n".join(lines)
