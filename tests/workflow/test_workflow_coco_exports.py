@@ -218,3 +218,56 @@ def assert_same_for_pycocotools(source: Path, exported: Path) -> None:
         for field in ("image_id", "category_id", "iscrowd", "area", "bbox"):  # where the source has it
             assert ann.get(field, other[field]) == other[field], (i, field)
         np.testing.assert_array_equal(a.annToMask(ann), b.annToMask(other))
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
+    exports: tuple[Path, Path, dict], tmp_path: Path, iou_type: str
+) -> None:
+    """``evaluate --task instances`` against annotator-1 gives COCOeval's 12 figures on the files
+    ``export coco`` writes of the same release (crowd region, source areas and ids included), to
+    1e-12; detections are the other annotator's regions, some twice, with scores."""
+    import contextlib
+    import io
+    import subprocess
+    import sys
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    _, project, _ = exports
+    folder, out = project / RELEASE, tmp_path / "coco"
+    assert cli.main(["export-coco", str(folder), str(out)]) == 0
+    mine = json.loads((out / "annotations/annotator-1.json").read_text())
+    other = json.loads((out / "annotations/annotator-2.json").read_text())
+    rng = np.random.default_rng(0)
+    ids = {im["file_name"]: im["id"] for im in mine["images"]}
+    theirs = {im["id"]: im["file_name"] for im in other["images"]}
+    detections = [
+        {"image_id": ids[theirs[a["image_id"]]], "category_id": a["category_id"], "segmentation": a["segmentation"],
+         "bbox": a["bbox"], "score": float(rng.random())}
+        for a in other["annotations"] for _ in range(1 + (a["id"] % 3 == 0))
+        if theirs[a["image_id"]] in ids
+    ]  # fmt: skip
+    (tmp_path / "results.json").write_text(json.dumps(detections))
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
+         str(tmp_path / "results.json"), "--task", "instances", "--annotator", "annotator-1", "--split", "all",
+         "--iou-type", iou_type, "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(report.read_text())
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(out / "annotations/annotator-1.json"))
+        evaluation = COCOeval(gt, gt.loadRes(str(tmp_path / "results.json")), iou_type)
+        evaluation.evaluate()
+        evaluation.accumulate()
+        evaluation.summarize()
+    assert ours["crowd"] == 1
+    from regionbench.client.instances import STATS
+
+    assert np.allclose([ours["measures"][k] for k in STATS], evaluation.stats, rtol=0, atol=1e-12)
+    labels = set(pq.read_table(folder / "data/vocabulary.parquet", columns=["label"])["label"].to_pylist())
+    assert ours["per_category_ap"] and set(ours["per_category_ap"]) <= labels  # named by the release's labels

@@ -1,0 +1,117 @@
+"""Instance scoring is COCO's: the figures equal pycocotools' COCOeval run on the same files,
+crowd regions, empty images and duplicate detections included."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pycocotools import mask as coco_mask
+
+from regionbench.client import instances
+
+H, W = 40, 60
+
+
+def rle(mask: np.ndarray) -> dict:
+    encoded = coco_mask.encode(np.asfortranarray(mask.astype(np.uint8)))
+    return {"size": [H, W], "counts": encoded["counts"].decode()}
+
+
+def box_mask(x: int, y: int, w: int, h: int) -> np.ndarray:
+    mask = np.zeros((H, W), dtype=bool)
+    mask[y : y + h, x : x + w] = True
+    return mask
+
+
+def truth_and_detections(seed: int) -> tuple[dict, list[dict]]:
+    """Three images (the last without ground truth), two categories, a crowd region, and
+    detections near the truth, duplicated, misplaced and on the empty image."""
+    rng = np.random.default_rng(seed)
+    annotations, detections = [], []
+    for image in (1, 2):
+        for k in range(int(rng.integers(2, 6))):
+            x, y = int(rng.integers(0, W - 12)), int(rng.integers(0, H - 12))
+            w, h = int(rng.integers(4, 12)), int(rng.integers(4, 12))
+            mask = box_mask(x, y, w, h)
+            category = int(rng.integers(1, 3))
+            crowd = int(k == 0 and image == 2)
+            annotations.append(
+                {"id": len(annotations) + 1, "image_id": image, "category_id": category, "segmentation": rle(mask),
+                 "area": float(mask.sum()) + (17.5 if crowd else 0.0), "bbox": [x, y, w, h], "iscrowd": crowd}
+            )  # fmt: skip
+            for _ in range(int(rng.integers(0, 3))):  # duplicates, shifted a little
+                dx, dy = int(rng.integers(-2, 3)), int(rng.integers(-2, 3))
+                moved = box_mask(max(x + dx, 0), max(y + dy, 0), w, h)
+                detections.append(
+                    {"image_id": image, "category_id": category, "segmentation": rle(moved),
+                     "bbox": [max(x + dx, 0), max(y + dy, 0), w, h], "score": float(rng.random())}
+                )  # fmt: skip
+    detections.append(
+        {"image_id": 3, "category_id": 1, "segmentation": rle(box_mask(1, 1, 5, 5)), "bbox": [1, 1, 5, 5], "score": 0.9}
+    )
+    truth = {
+        "images": [{"id": i, "width": W, "height": H, "file_name": f"{i}.png"} for i in (1, 2, 3)],
+        "annotations": annotations,
+        "categories": [{"id": 1, "name": "sky"}, {"id": 2, "name": "grass"}],
+    }
+    return truth, detections
+
+
+def cocoeval(truth: Path, results: Path, iou_type: str, max_dets: list[int]) -> np.ndarray:
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(truth))
+        evaluation = COCOeval(gt, gt.loadRes(str(results)), iou_type)
+        evaluation.params.maxDets = max_dets
+        evaluation.evaluate()
+        evaluation.accumulate()
+        evaluation.summarize()
+    return evaluation.stats
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16), iou_type=st.sampled_from(["segm", "bbox"]), most=st.sampled_from([100, 300]))
+def test_the_figures_are_cocoeval_s(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, iou_type: str, most: int
+) -> None:
+    folder = tmp_path_factory.mktemp("coco")
+    truth, detections = truth_and_detections(seed)
+    (folder / "truth.json").write_text(json.dumps(truth))
+    (folder / "results.json").write_text(json.dumps(detections))
+    read = instances.read_results(folder / "results.json", truth, {})
+    ours = instances.score(truth, read, iou_type, (1, 10, most))
+    theirs = cocoeval(folder / "truth.json", folder / "results.json", iou_type, [1, 10, most])
+    assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-12)
+    assert ours["crowd"] == 1 and ours["images"] == 3
+
+
+def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
+    truth, _ = truth_and_detections(0)
+    bad = [
+        {"image_id": 99, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},
+        {"image_id": 1, "category_id": 7, "bbox": [0, 0, 1, 1], "score": 0.5},
+        {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": float("nan")},
+        {"image_id": 1, "category_id": 1, "segmentation": [[0, 0, 99, 0, 99, 5]], "score": 0.5},
+        {"image_id": 1, "category_id": 1, "segmentation": {"size": [3, 3], "counts": "00"}, "score": 0.5},
+        {"image_id": 1, "label": "sky", "score": 0.5},
+    ]
+    (tmp_path / "bad.json").write_text(json.dumps(bad).replace("NaN", "null"))
+    with pytest.raises(instances.InstancesError) as refused:
+        instances.read_results(tmp_path / "bad.json", truth, {"sky": 1})
+    text = str(refused.value)
+    assert "\n" not in text
+    for said in ("detection 0: image_id 99", "detection 1: category 7", "detection 2: score None", "detection 3: a polygon leaves",
+                 "detection 4: RLE size [3, 3]", "detection 5: neither a segmentation nor a bbox"):  # fmt: skip
+        assert said in text, said
+    (tmp_path / "folder.json").mkdir()
+    with pytest.raises(instances.InstancesError, match="a folder, not a COCO results file"):
+        instances.read_results(tmp_path / "folder.json", truth, {})
