@@ -75,3 +75,37 @@ def test_exact_figures_differ_from_the_printed_only_past_their_digits() -> None:
     for part in ("covering", "pri", "vi"):
         for key, value in getattr(exact, part).items():
             assert value == pytest.approx(getattr(printed, part)[key], rel=5e-6), (part, key)
+
+
+def test_bsds_inputs_are_read_and_bad_ones_named(tmp_path: Path) -> None:
+    """A folder of BSDS ``.mat`` files scores as the benchmark does; a ucm2 without
+    ``--thresholds``, an unreadable file and a segs entry of another size are one line each."""
+    import shutil
+
+    import pandas as pd
+
+    from regionbench.client import scoring
+
+    shape = humans(IDS[0])[0].shape
+    images = pd.DataFrame(
+        {
+            "image_id": [int(i) for i in IDS],
+            "path": [f"images/{i}.jpg" for i in IDS],
+            "height": shape[0],
+            "width": shape[1],
+        }
+    )
+    for kind in ("segs", "ucm2"):
+        shutil.copytree(DATA / kind, tmp_path / kind)
+    levels, found = scoring.read_segmentations(tmp_path / "segs", images.iloc[:1], None)
+    assert levels == [1.0, 2.0, 3.0, 4.0, 5.0] and len(found[int(IDS[0])]) == 5
+    with pytest.raises(scoring.ScoringError, match="a ucm2 needs --thresholds N"):
+        scoring.read_segmentations(tmp_path / "ucm2", images.iloc[:1], None)
+    levels, found = scoring.read_segmentations(tmp_path / "ucm2", images.iloc[:1], 5)
+    assert levels == pytest.approx(list(segments.thresholds(5)))
+    (tmp_path / "segs" / f"{IDS[0]}.mat").write_bytes(b"MATLAB 5.0 garbage")
+    with pytest.raises(scoring.ScoringError, match="unreadable MAT file"):
+        scoring.read_segmentations(tmp_path / "segs", images.iloc[:1], None)
+    wrong = images.iloc[1:2].assign(height=shape[0] + 1)
+    with pytest.raises(scoring.ScoringError, match="differs from the image's size"):
+        scoring.read_segmentations(tmp_path / "segs", wrong, None)

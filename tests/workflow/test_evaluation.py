@@ -302,3 +302,94 @@ def test_the_imageclef_export_writes_each_subsets_run_order(tiny_build: Path, tm
         text=True,
     )
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def _label_maps(folder: Path, out: Path, image_ids: list[int] | None = None) -> list[int]:
+    """The reference annotator's label ids as 16-bit label-map PNGs, one per test image."""
+    from PIL import Image
+
+    from regionbench.client import scoring
+
+    data = regionbench.load(folder)
+    images = scoring.scored_images(data, "test")
+    _, index = scoring.semantic.label_codes(
+        dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True))
+    )
+    ids = {k: label_id for label_id, k in index.items()}
+    out.mkdir()
+    written = []
+    for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), images, index).items():
+        if image_ids is not None and image_id not in image_ids:
+            continue
+        values = np.where(ignore, 255, np.vectorize(lambda k: ids.get(k, 255))(np.where(ignore, 0, label)))
+        Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
+        written.append(image_id)
+    return written
+
+
+def test_label_maps_of_the_truth_score_one_and_a_missing_one_counts(tiny_build: Path, tmp_path: Path) -> None:
+    folder = tiny_build / VERSION
+    written = _label_maps(folder, tmp_path / "maps")
+    report = tmp_path / "semantic.json"
+    done = evaluate_cli(
+        "--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic", "--out", str(report)
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    assert found["images"] == len(written) and found["images_without_prediction"] == 0
+    assert found["measures"]["pixel_accuracy"] == 1.0 and found["measures"]["miou"] == 1.0
+    assert all(level["pixel_accuracy"] == 1.0 for level in found["levels"].values())
+    (tmp_path / "maps" / f"{written[0]}.png").unlink()
+    done = evaluate_cli(
+        "--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic", "--out", str(report)
+    )
+    found = json.loads(report.read_text())
+    assert found["images_without_prediction"] == 1 and found["measures"]["pixel_accuracy"] < 1.0
+
+
+def test_segments_of_the_truth_cover_it_exactly(tiny_build: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from regionbench.client import scoring
+
+    folder = tiny_build / VERSION
+    data = regionbench.load(folder)
+    run = tmp_path / "run"
+    run.mkdir()
+    for image_id, labels in scoring.segment_maps(data, "saiapr", scoring.scored_images(data, "test")).items():
+        Image.fromarray(labels.astype(np.uint16)).save(run / f"{image_id}.png")
+    report = tmp_path / "segments.json"
+    done = evaluate_cli("--release", str(folder), "--predictions", str(run), "--task", "segments", "--out", str(report))
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())["measures"]
+    assert (
+        found["covering"]["ods"] == 1.0
+        and found["pri"]["ods"] == 1.0
+        and found["vi"]["ods"] == pytest.approx(0, abs=1e-12)
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda p, shape: __import__("PIL.Image").Image.new("L", (shape[1] + 1, shape[0])).save(p),
+            "differs from its image's",
+        ),
+        (lambda p, shape: __import__("PIL.Image").Image.new("RGB", (shape[1], shape[0])).save(p), "a PNG in mode RGB"),
+        (lambda p, shape: p.write_bytes(b"not a png"), "unreadable"),
+    ],
+)
+def test_label_maps_that_cannot_be_scored_are_one_line(tiny_build: Path, tmp_path: Path, make, said: str) -> None:
+    from regionbench.client import scoring
+
+    folder = tiny_build / VERSION
+    data = regionbench.load(folder)
+    images = scoring.scored_images(data, "test")
+    first = images.iloc[0]
+    (tmp_path / "maps").mkdir()
+    make(tmp_path / "maps" / f"{int(first['image_id'])}.png", (int(first["height"]), int(first["width"])))
+    for task in ("semantic", "segments"):
+        done = evaluate_cli("--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", task)
+        assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
+        assert "Traceback" not in done.stderr
