@@ -65,6 +65,9 @@ def truth_and_detections(seed: int) -> tuple[dict, list[dict]]:
 
 
 def cocoeval(truth: Path, results: Path, iou_type: str, max_dets: list[int]) -> np.ndarray:
+    """pycocotools' 12 figures of the two files. Its ``summarize`` reads AP at 100 detections
+    whatever ``maxDets`` holds (-1 when 100 is not among them): the figures are read here from
+    its accumulated arrays at the largest ``maxDets``, as its summary does at the default."""
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
@@ -75,7 +78,29 @@ def cocoeval(truth: Path, results: Path, iou_type: str, max_dets: list[int]) -> 
         evaluation.evaluate()
         evaluation.accumulate()
         evaluation.summarize()
-    return evaluation.stats
+    if max_dets[-1] == 100:
+        return evaluation.stats
+    p = evaluation.params
+    iou = {
+        None: slice(None),
+        0.5: np.where(np.isclose(p.iouThrs, 0.5))[0],
+        0.75: np.where(np.isclose(p.iouThrs, 0.75))[0],
+    }
+
+    def summary(ap: bool, area: str = "all", at: float | None = None, most: int = max_dets[-1]) -> float:
+        a, m = p.areaRngLbl.index(area), p.maxDets.index(most)
+        values = (
+            evaluation.eval["precision"][iou[at], :, :, a, m] if ap else evaluation.eval["recall"][iou[at], :, a, m]
+        )
+        values = values[values > -1]
+        return float(values.mean()) if values.size else -1.0
+
+    return np.array(
+        [summary(True), summary(True, at=0.5), summary(True, at=0.75)]
+        + [summary(True, area) for area in ("small", "medium", "large")]
+        + [summary(False, most=m) for m in max_dets]
+        + [summary(False, area) for area in ("small", "medium", "large")]
+    )
 
 
 @settings(max_examples=15, deadline=None)

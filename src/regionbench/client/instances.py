@@ -1,6 +1,7 @@
 """Instance masks and boxes scored with COCO's protocol (docs/scoring.md, "Instances").
 
-The engine is pycocotools' ``COCOeval`` itself (``evaluate``, ``accumulate``, ``summarize``): IoU
+The engine is faster-coco-eval's ``COCOeval_faster``, pycocotools' ``COCOeval`` in C++ (its
+figures equal pycocotools' to the last bit, tested; two to four times faster): IoU
 thresholds .50:.05:.95, 101 recall points, ``maxDets`` 1/10/100 (any three), the area ranges
 small < 32², medium < 96², large; ``iscrowd`` regions are ignore regions (a detection matched to
 one is neither a true nor a false positive, and its IoU takes the detection's area as the
@@ -179,8 +180,7 @@ def score(
     """COCOeval of ``detections`` against ``truth`` (a COCO instances document): the 12 summary
     figures (``STATS``, -1 where a figure has no ground truth, as COCOeval gives it), per-category
     AP (over IoU .50:.95, all areas, the last ``max_dets``), and the settings."""
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
+    from faster_coco_eval import COCO, COCOeval_faster
 
     if iou_type not in ("segm", "bbox"):
         raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
@@ -189,8 +189,7 @@ def score(
             "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
     ranges = AREA_RANGES | (area_ranges or {})
-    quiet = contextlib.redirect_stdout(io.StringIO())  # pycocotools prints its progress
-    with quiet:
+    with contextlib.redirect_stdout(io.StringIO()):  # the engine prints its progress
         gt = COCO()
         gt.dataset = json.loads(json.dumps(truth))
         gt.createIndex()
@@ -198,14 +197,14 @@ def score(
         if not detections:
             dt.dataset = {"images": truth["images"], "annotations": [], "categories": truth["categories"]}
             dt.createIndex()
-        evaluation = COCOeval(gt, dt, iou_type)
+        evaluation = COCOeval_faster(gt, dt, iou_type, print_function=lambda *args, **kwargs: None)
         evaluation.params.maxDets = list(max_dets)
         evaluation.params.areaRng = [[0.0, 1e10]] + [list(ranges[k]) for k in ("small", "medium", "large")]
         evaluation.params.areaRngLbl = ["all", "small", "medium", "large"]
         evaluation.evaluate()
         evaluation.accumulate()
         evaluation.summarize()
-    stats = dict(zip(STATS, (float(v) for v in evaluation.stats), strict=True))
+    stats = dict(zip(STATS, (float(v) for v in evaluation.stats[: len(STATS)]), strict=True))
     if list(max_dets)[-1] != 100:
         stats = {k.replace("AR100", f"AR{list(max_dets)[-1]}"): v for k, v in stats.items()}
     precision = evaluation.eval["precision"][:, :, :, 0, -1]  # T x R x K, all areas, the most detections
