@@ -269,5 +269,14 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     from regionbench.client.instances import STATS
 
     assert np.allclose([ours["measures"][k] for k in STATS], evaluation.stats, rtol=0, atol=1e-12)
+    import regionbench
+    from regionbench.client import evaluation, scoring
+
+    release_ = regionbench.load(folder)
+    run = scoring.MaskRun(
+        release_, evaluation.release_hierarchy(release_), tmp_path / "results.json", "instances",
+        annotator="annotator-1", split="all", iou_type=iou_type,
+    )  # fmt: skip
+    assert scoring.score(run)["measures"] == ours["measures"]  # the Python call is the command's
     labels = set(pq.read_table(folder / "data/vocabulary.parquet", columns=["label"])["label"].to_pylist())
     assert ours["per_category_ap"] and set(ours["per_category_ap"]) <= labels  # named by the release's labels

@@ -8,8 +8,10 @@ one is neither a true nor a false positive, and its IoU takes the detection's ar
 union). This module only states the ground truth as COCO does and reads the results file:
 
 - the truth is one annotator's regions of the chosen images, each image under the id that
-  annotator's source file gave it (``coverage.source_image_id``, else the release's), each
-  region under its source category id (``regions.category_id``, else its label id), with the
+  annotator's source file gave it (``coverage.source_image_id``; for the consensus, the id the
+  files agree on; else the release's), each region under its source category id
+  (``regions.category_id``; for the consensus, the id the files give its label; else its label
+  id), with the
   source's ``area`` and ``bbox`` where it gave them (COCO's area ranges use them), else the
   ones measured on the mask;
 - a detection is ``{image_id, category_id | label, segmentation (RLE or polygons) | bbox,
@@ -50,21 +52,56 @@ def _number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def ground_truth(regions: pd.DataFrame, images: pd.DataFrame, coverage: pd.DataFrame, annotator: str) -> dict:
-    """The COCO instances document of ``annotator``'s regions of ``images`` (rows of the release's
-    images table), numbered as the annotator's file numbered them (module docstring)."""
+def numbering(coverage: pd.DataFrame, annotator: str) -> dict[int, int]:
+    """Release image id -> the id the annotator's file gave it; for one without a file (the
+    consensus), the id every file that lists the image agrees on. The release's ids wherever
+    there is none, or where two images would share one."""
+    if "source_image_id" not in coverage.columns:
+        return {}
     own = coverage[coverage["annotator"] == annotator]
-    given = dict(zip(own["image_id"], own.get("source_image_id", pd.Series(dtype=object)), strict=False))
-    ids = {int(i): int(s) if s is not None and not pd.isna(s) else int(i) for i, s in given.items()}
-    if len(set(ids.values())) < len(ids):
-        ids = {i: i for i in ids}  # a file that numbered two images alike: the release's numbering
+    rows = own if own["source_image_id"].notna().any() else coverage
+    given: dict[int, set[int]] = {}
+    for image_id, source in zip(rows["image_id"], rows["source_image_id"], strict=True):
+        given.setdefault(int(image_id), set()).add(int(source) if not pd.isna(source) else int(image_id))
+    ids = {i: next(iter(s)) if len(s) == 1 else i for i, s in given.items()}
+    return ids if len(set(ids.values())) == len(ids) else {}
+
+
+def _category_ids(named: pd.DataFrame | None) -> dict[str, int]:
+    """Label -> the one category id the source files give it (``source_categories``), where they
+    agree; a region without its own ``category_id`` (the consensus) takes it."""
+    if named is None or named.empty:
+        return {}
+    found: dict[str, set[int]] = {}
+    for label, category in zip(named["label"], named["category_id"], strict=True):
+        if isinstance(label, str):
+            found.setdefault(label, set()).add(int(category))
+    return {label: next(iter(ids)) for label, ids in found.items() if len(ids) == 1}
+
+
+def ground_truth(
+    regions: pd.DataFrame,
+    images: pd.DataFrame,
+    coverage: pd.DataFrame,
+    annotator: str,
+    named: pd.DataFrame | None = None,
+) -> dict:
+    """The COCO instances document of ``annotator``'s regions of ``images`` (rows of the release's
+    images table), numbered as the source numbered them (module docstring); ``named`` is the
+    release's ``source_categories`` table."""
+    ids = numbering(coverage, annotator)
+    source_category = _category_ids(named)
     chosen = set(images["image_id"].astype(int))
     mine = regions[(regions["annotator"] == annotator) & regions["image_id"].isin(chosen) & regions["mask"].notna()]
     categories: dict[int, str] = {}
     annotations = []
     rows: list[dict[str, Any]] = mine.sort_values(["image_id", "region_id"]).to_dict("records")  # type: ignore[assignment]
     for k, r in enumerate(rows, start=1):
-        category = int(r["category_id"]) if not pd.isna(r["category_id"]) else int(r["label_id"])
+        category = (
+            int(r["category_id"])
+            if not pd.isna(r["category_id"])
+            else source_category.get(str(r["label"]), int(r["label_id"]))
+        )
         categories.setdefault(category, str(r["label"]))
         box = [r.get(f"source_bbox_{c}") for c in "xywh"]
         measured = [float(r[f"bbox_{c}"]) for c in "xywh"]
@@ -89,6 +126,25 @@ def ground_truth(regions: pd.DataFrame, images: pd.DataFrame, coverage: pd.DataF
         "annotations": annotations,
         "categories": [{"id": c, "name": n} for c, n in sorted(categories.items())],
     }
+
+
+def as_detections(regions: pd.DataFrame, annotator: str, truth: dict, numbering: dict[int, int]) -> list[dict]:
+    """``annotator``'s regions (crowd regions aside) as detections of score 1 against ``truth``:
+    its images numbered by ``numbering`` (release id -> the truth's, ``numbering``), its
+    categories by label (the truth's ``categories`` are named by label)."""
+    category = {c["name"]: c["id"] for c in truth["categories"]}
+    known = {e["id"] for e in truth["images"]}
+    mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna() & ~regions["iscrowd"].astype(bool)]
+    out = []
+    for image_id, label, rle, *box in mine[
+        ["image_id", "label", "mask", "bbox_x", "bbox_y", "bbox_w", "bbox_h"]
+    ].itertuples(index=False):
+        image = numbering.get(int(image_id), int(image_id))
+        if image in known and label in category:
+            out.append({"image_id": image, "category_id": category[label], "score": 1.0,
+                        "segmentation": {"size": [int(v) for v in rle["size"]], "counts": rle["counts"]},
+                        "bbox": [float(v) for v in box]})  # fmt: skip
+    return out
 
 
 def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:

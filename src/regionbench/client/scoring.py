@@ -305,7 +305,7 @@ def score_instances(run: MaskRun) -> dict:
         raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
     results = {}
     for who in truths:
-        truth = instances.ground_truth(data.regions, images, coverage, who)
+        truth = instances.ground_truth(data.regions, images, coverage, who, _named(data))
         known = _source_ids(data.regions, who) | labels
         detections = instances.read_results(run.predictions, truth, known)
         results[who] = instances.score(truth, detections, run.iou_type, run.max_dets)
@@ -320,6 +320,11 @@ def score_instances(run: MaskRun) -> dict:
     report |= {k: v for k, v in first.items() if k != "stats"}
     report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
     return report
+
+
+def _named(data: Release) -> pd.DataFrame | None:
+    """The release's ``source_categories`` (none in a release made before the table)."""
+    return data.table("source_categories") if "source_categories" in data.manifest["tables"] else None
 
 
 def _source_ids(regions: pd.DataFrame, who: str) -> dict[str, int]:
@@ -340,14 +345,8 @@ def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFram
         for b in people:
             if b == a:
                 continue
-            truth = instances.ground_truth(data.regions, images, coverage, b)
-            drawn = instances.ground_truth(data.regions, images, coverage, a)
-            detections = [
-                {"image_id": d["image_id"], "category_id": d["category_id"], "segmentation": d["segmentation"],
-                 "bbox": d["bbox"], "score": 1.0}
-                for d in drawn["annotations"]
-                if not d["iscrowd"] and d["image_id"] in {e["id"] for e in truth["images"]}
-            ]  # fmt: skip
+            truth = instances.ground_truth(data.regions, images, coverage, b, _named(data))
+            detections = instances.as_detections(data.regions, a, truth, instances.numbering(coverage, b))
             runs.append(instances.score(truth, detections, run.iou_type, run.max_dets)["stats"])
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
     return {"per_annotator": each} | {k: float(np.mean([v[k] for v in each.values()])) for k in ("AP", "AP50", "AP75")}
