@@ -140,3 +140,26 @@ def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
     (tmp_path / "folder.json").mkdir()
     with pytest.raises(instances.InstancesError, match="a folder, not a COCO results file"):
         instances.read_results(tmp_path / "folder.json", truth, {})
+
+
+def test_other_area_ranges_are_cocoeval_s_with_them(tmp_path: Path) -> None:
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    truth, detections = truth_and_detections(3)
+    (tmp_path / "truth.json").write_text(json.dumps(truth))
+    (tmp_path / "results.json").write_text(json.dumps(detections))
+    ranges = {"small": (0.0, 40.0), "medium": (40.0, 90.0), "large": (90.0, 1e10)}
+    ours = instances.score(
+        truth, instances.read_results(tmp_path / "results.json", truth, {}), "segm", area_ranges=ranges
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(tmp_path / "truth.json"))
+        evaluation = COCOeval(gt, gt.loadRes(str(tmp_path / "results.json")), "segm")
+        evaluation.params.areaRng = [[0.0, 1e10], *(list(ranges[k]) for k in ("small", "medium", "large"))]
+        evaluation.evaluate()
+        evaluation.accumulate()
+        evaluation.summarize()
+    assert np.allclose([ours["stats"][k] for k in instances.STATS], evaluation.stats, rtol=0, atol=1e-12)
+    with pytest.raises(instances.InstancesError, match="area range 'tiny'"):
+        instances.score(truth, [], "segm", area_ranges={"tiny": (0.0, 1.0)})

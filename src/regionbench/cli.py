@@ -294,7 +294,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         run = scoring.MaskRun(
             data, evaluation.release_hierarchy(data), Path(args.predictions), args.task,
             annotator=args.annotator, all_annotators=args.all_annotators, exclude=args.exclude_annotator,
-            split=args.split, iou_type=args.iou_type, max_dets=(1, 10, args.max_dets), thresholds=args.thresholds,
+            split=args.split, iou_type=args.iou_type, max_dets=(1, 10, args.max_dets),
+            area_ranges=tuple(args.area_range), thresholds=args.thresholds,
             ignore=args.ignore, names=Path(args.label_names) if args.label_names else None,
         )  # fmt: skip
         report = scoring.score(run)  # its errors are the user's: one line, exit 2
@@ -529,6 +530,19 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
         e.set_defaults(func=cmd_export)
 
 
+def _area_range(text: str) -> tuple[str, float, float]:
+    """``small=0:1024`` -> (small, 0, 1024): a COCO area range, bounds in pixels (``inf`` allowed)."""
+    name, _, bounds = text.partition("=")
+    low, _, high = bounds.partition(":")
+    try:
+        lo, hi = float(low), float(high)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=LOW:HIGH (small=0:1024)") from None
+    if name not in ("small", "medium", "large") or not 0 <= lo < hi:
+        raise argparse.ArgumentTypeError(f"{text!r}: name small, medium or large, and 0 <= LOW < HIGH")
+    return name, lo, min(hi, 1e10)
+
+
 def _evaluate_command(sub: argparse._SubParsersAction) -> None:
     """evaluate: predictions scored."""
     ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
@@ -588,6 +602,14 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
     masks.add_argument("--iou-type", default="segm", choices=["segm", "bbox"], help="instances: masks or boxes")
     masks.add_argument(
         "--max-dets", type=_number(int, 1), default=100, help="instances: detections an image (100; LVIS uses 300)"
+    )
+    masks.add_argument(
+        "--area-range",
+        type=_area_range,
+        action="append",
+        default=[],
+        metavar="NAME=LO:HI",
+        help="instances: an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
     )
     masks.add_argument("--thresholds", type=_number(int, 1), default=None, help="segments: levels to cut a ucm2 at")
     masks.add_argument("--ignore", type=_number(int, 0), default=255, help="semantic: the ignored pixel value (255)")

@@ -156,3 +156,14 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     )
     assert ceiling["covering"] == pytest.approx(measures["covering"]["ods"], rel=1e-5)
     assert measures["covering"]["ods"] == pytest.approx(row["covering"], rel=1e-5)
+    each = tmp_path / "each.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "segments", "--all-annotators", "--out", str(each)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(each.read_text())
+    assert sorted(found["per_annotator"]) == ["annotator-1", "annotator-2", "annotator-3"]
+    assert found["per_annotator"]["annotator-1"]["pri"] == pytest.approx(1.0)  # its own segmentation
+    assert found["spread"]["pri"]["max"] == pytest.approx(1.0) and found["spread"]["pri"]["min"] < 1.0

@@ -244,6 +244,9 @@ def score(
         raise InstancesError(
             "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
+    unknown = sorted(set(area_ranges or {}) - set(AREA_RANGES))
+    if unknown:
+        raise InstancesError(f"area range {unknown[0]!r}: name small, medium or large")
     ranges = AREA_RANGES | (area_ranges or {})
     with contextlib.redirect_stdout(io.StringIO()):  # the engine prints its progress
         gt = COCO()

@@ -50,6 +50,7 @@ class MaskRun:
     split: str = "test"
     iou_type: str = "segm"
     max_dets: tuple[int, ...] = (1, 10, 100)
+    area_ranges: tuple[tuple[str, float, float], ...] = ()  # (small | medium | large, low, high) in pixels
     thresholds: int | None = None
     ignore: int = 255
     names: Path | None = None
@@ -308,7 +309,8 @@ def score_instances(run: MaskRun) -> dict:
         truth = instances.ground_truth(data.regions, images, coverage, who, _named(data))
         known = _source_ids(data.regions, who) | labels
         detections = instances.read_results(run.predictions, truth, known)
-        results[who] = instances.score(truth, detections, run.iou_type, run.max_dets)
+        ranges = {name: (low, high) for name, low, high in run.area_ranges}
+        results[who] = instances.score(truth, detections, run.iou_type, run.max_dets, ranges)
     report: dict = {"truth": truths if run.all_annotators else truths[0]}
     if run.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
@@ -373,6 +375,23 @@ def class_maps(
     return out
 
 
+def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: int) -> tuple[np.ndarray, int, int]:
+    """The confusion matrix of ``predicted`` class maps (image id -> classes, -1 ignored; a
+    missing image wrong at every pixel) against ``truth`` (``class_maps``), with the ignored and
+    overlapped pixel counts."""
+    matrix = np.zeros((classes, classes + 1), dtype=np.int64)
+    overlapped = ignored = 0
+    for image_id, (label, ignore, clash) in truth.items():
+        overlapped += clash
+        mapped = predicted.get(image_id)
+        if mapped is None:
+            mapped = np.full(label.shape, classes, dtype=np.int64)  # no prediction: every pixel wrong
+        skip = ignore | (mapped < 0)
+        ignored += int(skip.sum())
+        matrix += semantic.confusion(np.where(skip, 0, label), np.where(skip, 0, mapped), classes, skip)
+    return matrix, ignored, overlapped
+
+
 def score_semantic(run: MaskRun) -> dict:
     data = run.data
     images = scored_images(data, run.split)
@@ -380,44 +399,60 @@ def score_semantic(run: MaskRun) -> dict:
         dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
     )
     value_of = _pixel_values(run.names, data) if run.names else None
-    who = run.annotator or reference(data)
-    if who not in data.annotators():
-        raise ScoringError(f"no annotator {who!r}; annotators: {', '.join(data.annotators())}")
-    truth = class_maps(data, who, images, index)
-    keys = _keys(images)
-    files = (
-        {keys[p.stem]: p for p in sorted(run.predictions.glob("*.png")) if p.stem in keys}
-        if run.predictions.is_dir()
-        else {}
-    )
+    truths = humans(data) if run.all_annotators else [run.annotator or reference(data)]
+    if any(who not in data.annotators() for who in truths):
+        raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
     if not run.predictions.is_dir():
-        raise ScoringError(
-            f"{run.predictions}: {errors.file_problem(run.predictions, 'a folder of label maps') or 'not a folder'}"
-        )
+        problem = errors.file_problem(run.predictions, "a folder of label maps") or "not a folder"
+        raise ScoringError(f"{run.predictions}: {problem}")
+    keys = _keys(images)
+    files = {keys[p.stem]: p for p in sorted(run.predictions.glob("*.png")) if p.stem in keys}
+    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    predicted = {i: _classes(read_png(path, shapes[i]), path, index, value_of, run.ignore) for i, path in files.items()}
     classes = len(names)
-    matrix = np.zeros((classes, classes + 1), dtype=np.int64)
-    overlapped = ignored = 0
-    for image_id, (label, ignore, clash) in truth.items():
-        overlapped += clash
-        if image_id in files:
-            mapped = _classes(read_png(files[image_id], label.shape), files[image_id], index, value_of, run.ignore)
-        else:
-            mapped = np.full(label.shape, classes, dtype=np.int64)  # no prediction: every pixel wrong
-        skip = ignore | (mapped < 0)
-        ignored += int(skip.sum())
-        matrix += semantic.confusion(np.where(skip, 0, label), np.where(skip, 0, mapped), classes, skip)
+    results = {}
+    for who in truths:
+        truth = class_maps(data, who, images, index)
+        matrix, ignored, overlapped = _semantic_against(truth, predicted, classes)
+        results[who] = (matrix, ignored, overlapped, truth)
+    matrix, ignored, overlapped, truth = results[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = semantic.measures(matrix, names)
-    compact = matrix[np.ix_(used, [*used, classes])]
-    return {
-        "truth": who,
+    report: dict = {
+        "truth": truths if run.all_annotators else truths[0],
         "images": len(truth),
         "images_without_prediction": sum(1 for i in truth if i not in files),
         "ignored_pixels": ignored,
         "overlapping_labels_pixels": overlapped,
         "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
         "per_class_iou": flat["per_class_iou"],
-        "levels": semantic.hierarchical(compact, [names[k] for k in used], run.tree),
+        "levels": semantic.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
+    }
+    if run.all_annotators:
+        figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
+        each = {who: {k: semantic.measures(r[0], names)[k] for k in figures} for who, r in results.items()}
+        report["per_annotator"] = each
+        report["spread"] = _spread(list(each.values()), list(figures))
+    report["human_ceiling"] = semantic_ceiling(data, images, index, classes, names)
+    return report
+
+
+def semantic_ceiling(
+    data: Release, images: pd.DataFrame, index: dict[int, int], classes: int, names: list[str]
+) -> dict:
+    """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
+    each (the mean over the others), and over them."""
+    people = humans(data)
+    if len(people) < 2:
+        return {}
+    maps = {a: class_maps(data, a, images, index) for a in people}
+    each = {}
+    for a in people:
+        predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
+        runs = [semantic.measures(_semantic_against(maps[b], predicted, classes)[0], names) for b in people if b != a]
+        each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
+    return {"per_annotator": each} | {
+        k: float(np.mean([v[k] for v in each.values()])) for k in ("pixel_accuracy", "miou")
     }
 
 
