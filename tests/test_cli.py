@@ -38,7 +38,7 @@ def test_an_unknown_layout_in_the_config_is_one_line(tmp_path: Path) -> None:
 
     (tmp_path / "00").mkdir()
     (tmp_path / "wlist.txt").write_text("1\tsky\n")
-    with pytest.raises(ConfigError, match="layout: unknown layout 'voc'; the layouts are coco, saiapr"):
+    with pytest.raises(ConfigError, match="layout: unknown layout 'voc'; the layouts are bsds500, coco, saiapr"):
         raw_layout({"raw_dir": str(tmp_path), "layout": "voc"}, "o.yaml")
 
 

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
+import scipy.io
 from conftest import build, one_category_tree, workflow_copy, write_config
 
 import regionbench
@@ -167,3 +169,43 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     assert sorted(found["per_annotator"]) == ["annotator-1", "annotator-2", "annotator-3"]
     assert found["per_annotator"]["annotator-1"]["pri"] == pytest.approx(1.0)  # its own segmentation
     assert found["spread"]["pri"]["max"] == pytest.approx(1.0) and found["spread"]["pri"]["min"] < 1.0
+
+
+def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
+    """A tree laid out as BSDS500 ships builds with no converter and no vocabulary folder: each
+    human an annotator, label-free, a shard per split; its own ground truth, read
+    back as BSDS .mat predictions, covers each human's segments exactly."""
+    from layouts import bsds
+
+    raw = bsds.write_tree(tmp_path / "raw", {"train": [11, 12, 13], "val": [21, 22]})
+    _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["layout"] == "bsds500" and manifest["source"]["name"].startswith("BSDS500")
+    images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "folder"]).to_pylist()
+    shard = {"train": "00", "val": "01"}  # a shard per split, in name order
+    expected = {(i, shard["train"]) for i in (11, 12, 13)} | {(i, shard["val"]) for i in (21, 22)}
+    assert {(r["image_id"], r["folder"]) for r in images} == expected
+    summary = json.loads((folder / "results/agreement.json").read_text())
+    assert summary["labelled"] is False and sorted(summary["label_free"]["per_annotator"]) == [
+        "human-1",
+        "human-2",
+        "human-3",
+    ]
+    run = tmp_path / "segs"
+    run.mkdir()
+    for path in (raw / "data/groundTruth").glob("*/*.mat"):  # each human's map, as one scale
+        cell = scipy.io.loadmat(path)["groundTruth"]
+        segs = np.empty((1, 1), dtype=object)
+        segs[0, 0] = cell[0, 0]["Segmentation"][0, 0]
+        scipy.io.savemat(run / path.name, {"segs": segs})
+    out = tmp_path / "report.json"
+    scored = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "segments", "--annotator", "human-1", "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    found = json.loads(out.read_text())
+    assert (
+        found["images"] == 5 and found["measures"]["covering"]["ods"] == 1.0 and found["measures"]["pri"]["ods"] == 1.0
+    )

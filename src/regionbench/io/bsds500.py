@@ -1,0 +1,234 @@
+"""BSDS500 as distributed: ``[data/]images/{train,val,test}/<id>.jpg`` and
+``[data/]groundTruth/<split>/<id>.mat``, each a cell ``groundTruth`` of structs, one per human,
+whose ``Segmentation`` labels the image's pixels from 1 (``Boundaries`` is derivable from it and
+not read). No converter: every human is an annotator (``human-1`` .. ``human-k``, in the cell's
+order: the files do not name the subjects), every segment a region labelled ``segment``
+(label-free, as the Berkeley benchmarks are), a shard a split folder (shard 00 the first split
+in name order, the images' ``folder``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.io import images as images_io
+from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.shards import Ledger, files_state, image_row, region_row
+
+SEGMENT = "segment"  # the label of every region: BSDS segmentations carry none
+IMAGE_MODES = ("RGB", "L")
+
+
+def base(root: Path) -> Path:
+    """The folder holding ``images/`` and ``groundTruth/``: the root, or its ``data/``."""
+    return root / "data" if (root / "data" / "groundTruth").is_dir() else root
+
+
+def humans_of(path: Path) -> list[np.ndarray]:
+    """The human segmentations of one ground-truth file; raises ValueError with a reason."""
+    from regionbench.io.matlab import read_mat
+
+    variables = read_mat(path)
+    if "groundTruth" not in variables:
+        raise ValueError(f"no cell 'groundTruth' (found {', '.join(sorted(variables)) or 'nothing'})")
+    cell = np.asarray(variables["groundTruth"], dtype=object).ravel()
+    out = []
+    for entry in cell:
+        try:
+            segmentation = np.asarray(entry["Segmentation"]).squeeze()
+            segmentation = np.asarray(segmentation.item() if segmentation.dtype == object else segmentation)
+        except (KeyError, ValueError, IndexError, TypeError):
+            raise ValueError("a groundTruth entry without a Segmentation matrix") from None
+        if segmentation.ndim != 2 or not np.issubdtype(segmentation.dtype, np.integer):
+            raise ValueError("a Segmentation that is not a 2-D integer matrix")
+        out.append(segmentation)
+    if not out:
+        raise ValueError("an empty groundTruth cell")
+    return out
+
+
+@cache
+def _most_humans(root: str, state: str) -> int:
+    """The most humans any file of the tree has (``state``: the tree's fingerprint, so an edit reads again)."""
+    most = 0
+    for path in sorted((base(Path(root)) / "groundTruth").glob("*/*.mat")):
+        try:
+            most = max(most, len(humans_of(path)))
+        except ValueError:
+            continue  # the shard that reads it rejects it, with the reason
+    return most
+
+
+class Reader:
+    """One split folder being read (``io.layouts.ShardReader``)."""
+
+    def __init__(self, root: Path, shard: str, split: str, reading: Reading, annotators: Sequence[str]) -> None:
+        self.root, self.shard, self.split, self.reading = Path(root), shard, split, reading
+        self.ledger = Ledger(self.root)
+        self.annotators = tuple(annotators)
+        self.counts = {"images": [0, 0], **{a: [0, 0] for a in self.annotators}}  # seen, accepted
+
+    def records(self) -> Iterator[ImageRecord]:
+        folder = base(self.root)
+        for path in sorted((folder / "images" / self.split).glob("*.jpg")):
+            self.counts["images"][0] += 1
+            rel = path.relative_to(self.root).as_posix()
+            truth = folder / "groundTruth" / self.split / f"{path.stem}.mat"
+            if not path.stem.isascii() or not path.stem.isdigit():
+                self.ledger.reject(
+                    rel, path.name, "image", "not named <id>.jpg (ASCII digits), as BSDS500 names its images"
+                )
+                continue
+            try:
+                image = images_io.read_image(path, self.reading.max_image_pixels, ("JPEG",), IMAGE_MODES)
+                people = humans_of(truth) if truth.is_file() else None
+            except ValueError as exc:
+                self.ledger.reject(rel, path.name, "image", str(exc))
+                continue
+            if people is None:
+                self.ledger.reject(
+                    rel, path.name, "image", f"no ground truth {truth.relative_to(self.root).as_posix()}"
+                )
+                continue
+            if any(p.shape != (image.height, image.width) for p in people):
+                reason = f"a human segmentation is not {image.height}x{image.width} like its image"
+                self.ledger.reject(truth.relative_to(self.root).as_posix(), path.name, "image", reason)
+                continue
+            self.counts["images"][1] += 1
+            row = image_row(int(path.stem), self.shard, rel, image)
+            found: list[tuple[dict[str, Any], np.ndarray | None]] = []
+            label_id = self.reading.words.get(SEGMENT)
+            for k, labels in enumerate(people):
+                who = self.annotators[k]
+                values = np.unique(labels)
+                values = values[values > 0]  # 0 is no segment
+                self.counts[who][0] += len(values)
+                if label_id is None:
+                    for value in values:
+                        reason = f"label {SEGMENT!r} is not a vocabulary label; leave vocabulary_dir unset"
+                        self.ledger.reject(
+                            truth.relative_to(self.root).as_posix(), f"{path.stem}/{who}/{value}", "region", reason, who
+                        )
+                    continue
+                self.counts[who][1] += len(values)
+                for region_id, value in enumerate(values, start=1):
+                    mask = labels == value
+                    found.append((region_row(row["image_id"], who, region_id, label_id, SEGMENT, mask), mask))
+            yield ImageRecord(path.name, image, row, found, tuple(self.annotators[: len(people)]))
+
+    def report(self) -> dict[str, Any]:
+        """Images and regions per human: seen, accepted, rejected (``Layout`` protocol)."""
+        seen, accepted = self.counts["images"]
+        per = {
+            a: {"seen": s, "accepted": n, "rejected": self.ledger.rejected("region", a)}
+            for a, (s, n) in self.counts.items()
+            if a != "images"
+        }
+        return {
+            "folder": self.shard,
+            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
+            "annotators": per,
+            "regions": {k: sum(v[k] for v in per.values()) for k in ("seen", "accepted", "rejected")},
+        }
+
+
+class Bsds500Layout(NamesCategories):
+    """BSDS500 as the Berkeley distribution lays it out (module docstring)."""
+
+    name = "bsds500"
+    expects = "images/<split>/*.jpg and groundTruth/<split>/*.mat, or BSDS500's data/ holding them"
+    about = About(
+        summary="from the Berkeley Segmentation Data Set (BSDS500) as distributed: several human segmentations "
+        "of each image, without labels",
+        tag="bsds500",
+        keyword="BSDS500",
+        name="BSDS500, the Berkeley Segmentation Data Set and Benchmarks 500",
+        creators="crowdsourced",
+        original="https://www2.eecs.berkeley.edu/Research/Projects/CS/vision/grouping/resources.html",
+        citation=(
+            "@article{arbelaez2011contour, title={Contour Detection and Hierarchical Image Segmentation}, "
+            "author={Arbel{\\'a}ez, Pablo and Maire, Michael and Fowlkes, Charless and Malik, Jitendra}, "
+            "journal={IEEE Transactions on Pattern Analysis and Machine Intelligence}, volume={33}, number={5}, "
+            "pages={898--916}, year={2011}}"
+        ),
+        fields={"images.folder": "the shard: 00 for the first split folder in name order (test, train, val), 01 ..."},
+    )
+    official_measures = ()
+
+    def detect(self, root: Path) -> bool:
+        folder = base(Path(root))
+        return (folder / "groundTruth").is_dir() and (folder / "images").is_dir()
+
+    def check(self, root: Path) -> None:
+        """Nothing beyond ``detect``: each file's problems are the shard's to report."""
+
+    @staticmethod
+    def splits(root: Path) -> list[str]:
+        """The split folders under ``images/`` (test, train, val), sorted; shard k is split k."""
+        return sorted(p.name for p in (base(Path(root)) / "images").iterdir() if p.is_dir())
+
+    def shards(self, root: Path, shard_size: int | None) -> list[str]:
+        """A shard per split folder, numbered as the workflow numbers shards (00 the first split)."""
+        return [f"{k:02d}" for k in range(len(self.splits(root)))]
+
+    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
+        return sorted(set(folders))
+
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+        """Each split's image and ground-truth files (``io.shards.files_state``)."""
+        folder, splits = base(Path(root)), self.splits(root)
+        out = {}
+        for shard in shards:
+            split = splits[int(shard)]
+            files = sorted(
+                p.relative_to(root).as_posix()
+                for kind in ("images", "groundTruth")
+                for p in (folder / kind / split).glob("*")
+            )
+            out[shard] = files_state(root, files) if files else f"{split}: empty"
+        return out
+
+    def inputs(self, root: Path) -> list[str]:
+        return []  # each split's files are tracked by its state
+
+    def annotators(self, root: Path) -> list[str]:
+        state = files_state(
+            root, sorted(p.relative_to(root).as_posix() for p in (base(Path(root)) / "groundTruth").glob("*/*.mat"))
+        )
+        return [f"human-{k}" for k in range(1, _most_humans(str(root), state) + 1)]
+
+    def official_features(self, root: Path) -> list[str]:
+        return []
+
+    def official_relations(self, root: Path) -> list[str]:
+        return []
+
+    def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
+        return Reader(root, shard, self.splits(root)[int(shard)], reading, self.annotators(root))
+
+    def synthetic_annotators(self, requested: int) -> int:
+        return requested
+
+    def category_files(self, root: Path) -> list[str]:
+        return []  # the one label is the layout's, not the files'
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """The one label ``segment`` under ``entity``."""
+        tree = Hierarchy("entity", {"entity": Node("entity", None), SEGMENT: Node(SEGMENT, "entity")})
+        tree.write_yaml(
+            Path(out) / "hierarchy.yaml", "BSDS500 segmentations carry no labels: every region is a segment."
+        )
+        (Path(out) / "category_names.tsv").write_text("name\tlabel\n", encoding="utf-8")
+        return TreeVocabulary(tree.labels, {"labels": 1})
+
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        return []  # the files name no categories
+
+
+LAYOUT = Bsds500Layout()

@@ -1,0 +1,51 @@
+"""BSDS500 as distributed enters as it is: each human an annotator, each segment a region."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+from layouts import bsds
+
+from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.io import layouts
+from regionbench.io.bsds500 import humans_of
+from regionbench.pipeline.ingest import ingest_shard
+
+TREE = Hierarchy("entity", {"entity": Node("entity", None), "segment": Node("segment", "entity")})
+
+
+def test_every_human_segment_is_a_region(tmp_path: Path) -> None:
+    root = bsds.write_tree(tmp_path, {"train": [2018, 3063], "val": [5096]})
+    layout = layouts.detect(root)
+    assert layout.name == "bsds500" and layout.shards(root, None) == ["00", "01"]
+    assert layout.annotators(root) == ["human-1", "human-2", "human-3"]
+    shard = ingest_shard(root, "00", {"segment": 7}, TREE, layout="bsds500")
+    regions = shard.regions.to_pylist()
+    expected = 0
+    for image_id in (2018, 3063):
+        people = humans_of(root / "data" / "groundTruth" / "train" / f"{image_id}.mat")
+        expected += sum(len(np.unique(p)) for p in people)
+        mine = [r for r in regions if r["image_id"] == image_id and r["annotator"] != "consensus"]
+        assert len(mine) == sum(len(np.unique(p)) for p in people)
+        covered = [r["annotator"] for r in shard.coverage.to_pylist() if r["image_id"] == image_id]
+        assert covered == [f"human-{k}" for k in range(1, len(people) + 1)]
+    assert {r["label"] for r in regions} == {"segment"} and {r["label_id"] for r in regions} == {7}
+    report = shard.report
+    assert report["images"] == {"seen": 2, "accepted": 2, "rejected": 0}
+    assert sum(v["accepted"] for a, v in report["annotators"].items() if a != "consensus") == expected
+
+
+def test_an_image_without_usable_ground_truth_is_a_reject(tmp_path: Path) -> None:
+    root = bsds.write_tree(tmp_path, {"train": [1, 2, 3]})
+    truth = root / "data" / "groundTruth" / "train"
+    (truth / "1.mat").unlink()
+    scipy.io.savemat(truth / "2.mat", {"other": np.zeros((2, 2))})
+    shard = ingest_shard(root, "00", {"segment": 1}, TREE, layout="bsds500")
+    reasons = dict(zip(shard.rejects["key"].to_pylist(), shard.rejects["reason"].to_pylist(), strict=True))
+    assert reasons == {
+        "1.jpg": "no ground truth data/groundTruth/train/1.mat",
+        "2.jpg": "no cell 'groundTruth' (found other)",
+    }
+    assert shard.report["images"] == {"seen": 3, "accepted": 1, "rejected": 2}
