@@ -112,7 +112,7 @@ def test_layout_is_detected(tmp_path: Path) -> None:
     (tmp_path / "saiapr").mkdir()
     (tmp_path / "saiapr" / "wlist.txt").write_text("1\tn.a.\n")
     assert layouts.detect(tmp_path / "saiapr").name == "saiapr"
-    with pytest.raises(IngestError, match="neither a bsds500 tree .* nor a coco tree"):
+    with pytest.raises(IngestError, match=r"neither a bsds500 tree .* nor a coco tree"):
         layouts.detect(tmp_path / "nothing")
 
 
