@@ -315,11 +315,13 @@ def score_instances(run: MaskRun) -> dict:
     if run.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
         report["spread"] = _spread(list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"]))
-        first = next(iter(results.values()))
+    first = results[truths[0]]
+    report |= {k: v for k, v in first.items() if k not in ("stats", "per_category_ap", "ground_truth", "crowd")}
+    if run.all_annotators:  # the headline: the mean over the annotators
+        report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}
     else:
-        first = results[truths[0]]
-    report["measures"] = first["stats"]
-    report |= {k: v for k, v in first.items() if k != "stats"}
+        report |= {"measures": first["stats"], "per_category_ap": first["per_category_ap"]}
+        report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
     report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
     return report
 
@@ -433,6 +435,7 @@ def score_semantic(run: MaskRun) -> dict:
         each = {who: {k: semantic.measures(r[0], names)[k] for k in figures} for who, r in results.items()}
         report["per_annotator"] = each
         report["spread"] = _spread(list(each.values()), list(figures))
+        report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
     report["human_ceiling"] = semantic_ceiling(data, images, index, classes, names)
     return report
 
