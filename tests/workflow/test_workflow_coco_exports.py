@@ -269,6 +269,8 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     from regionbench.client.instances import STATS
 
     assert np.allclose([ours["measures"][k] for k in STATS], evaluation.stats, rtol=0, atol=1e-12)
+    import dataclasses
+
     import regionbench
     from regionbench.client import evaluation, scoring
 
@@ -278,5 +280,11 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
         annotator="annotator-1", split="all", iou_type=iou_type,
     )  # fmt: skip
     assert scoring.score(run)["measures"] == ours["measures"]  # the Python call is the command's
+    each = scoring.score(dataclasses.replace(run, annotator=None, all_annotators=True))
+    assert sorted(each["per_annotator"]) == ["annotator-1", "annotator-2"]
+    assert each["per_annotator"]["annotator-1"] == ours["measures"]
+    for name, value in each["measures"].items():  # the headline: the mean over the annotators
+        assert value == pytest.approx(np.mean([each["per_annotator"][a][name] for a in each["per_annotator"]]))
+    assert set(each["human_ceiling"]["per_annotator"]) == {"annotator-1", "annotator-2"}
     labels = set(pq.read_table(folder / "data/vocabulary.parquet", columns=["label"])["label"].to_pylist())
     assert ours["per_category_ap"] and set(ours["per_category_ap"]) <= labels  # named by the release's labels
