@@ -698,7 +698,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("regionbench: interrupted", file=sys.stderr)
+        print("regionbench: interrupted; what finished is kept: run the same command again to resume", file=sys.stderr)
         return 130
     except Exception as exc:
         message = errors.describe(exc)

@@ -58,7 +58,13 @@ def logged_resources(log: Path) -> tuple[float, float] | None:
 
 
 def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
-    """The end of a job that raised: the user's one line, or a bug's traceback and report."""
+    """The end of a job that raised: the user's one line, an interrupt's one line, or a bug's
+    traceback and report."""
+    if issubclass(kind, KeyboardInterrupt):  # Ctrl-C: nothing to report, and a rerun resumes
+        message = f"interrupted (log: {log_path}): the job's outputs are not kept; run the build again to resume"
+        _record(message)
+        sys.stderr.write(message + "\n")
+        return
     message = errors.describe(exc)
     if message is None:
         text = "".join(traceback.format_exception(kind, exc, tb))
