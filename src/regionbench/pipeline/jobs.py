@@ -61,9 +61,9 @@ def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb:
     """The end of a job that raised: the user's one line, an interrupt's one line, or a bug's
     traceback and report."""
     if issubclass(kind, KeyboardInterrupt):  # Ctrl-C: nothing to report, and a rerun resumes
-        message = f"interrupted (log: {log_path}): the job's outputs are not kept; run the build again to resume"
-        _record(message)
-        sys.stderr.write(message + "\n")
+        interrupted = f"interrupted (log: {log_path}): the job's outputs are not kept; run the build again to resume"
+        _record(interrupted)
+        sys.stderr.write(interrupted + "\n")
         return
     message = errors.describe(exc)
     if message is None:
