@@ -155,12 +155,10 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
     line per problem (the first ten)."""
     from pycocotools import mask as coco_mask
 
-    if problem := errors.file_problem(path, "a COCO results file"):
-        raise InstancesError(f"{path}: {problem}")
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InstancesError(f"{path}: not JSON ({errors.first_line(exc)}); write the results as COCO does") from None
+        items = errors.read_json(path, "a COCO results file")
+    except ValueError as exc:
+        raise InstancesError(f"{path}: {exc}") from None
     if not isinstance(items, list):
         raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
     sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}

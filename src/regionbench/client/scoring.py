@@ -461,14 +461,10 @@ def semantic_ceiling(
 
 def _pixel_values(path: Path, data: Release) -> dict[int, int]:
     """A JSON map of pixel value -> label name, as label id per value."""
-    import json
-
-    if problem := errors.file_problem(path, "a JSON map of pixel values to labels"):
-        raise ScoringError(f"{path}: {problem}")
     try:
-        given = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ScoringError(f"{path}: not JSON ({errors.first_line(exc)})") from None
+        given = errors.read_json(path, "a JSON map of pixel values to labels")
+    except ValueError as exc:
+        raise ScoringError(f"{path}: {exc}") from None
     ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
     if not isinstance(given, dict):
         raise ScoringError(f"{path}: a JSON object of pixel value -> label name")

@@ -80,3 +80,15 @@ def file_problem(path: Path, what: str) -> str | None:
     if path.exists():
         return f"not a regular file (a device or a pipe), not {what}; give a file"
     return f"no such file; give {what}"
+
+
+def read_json(path: Path, what: str) -> object:
+    """The JSON value of the file ``path``, read as ``what`` (a results file ...); raises
+    ValueError with one line completing "<path>: " when it is no file (``file_problem``), not
+    UTF-8 or not JSON (``parse_json``)."""
+    if problem := file_problem(path, what):
+        raise ValueError(problem)
+    try:
+        return parse_json(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
