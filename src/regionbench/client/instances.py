@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.core import errors
+from regionbench.core import errors, numbers
 from regionbench.core.errors import InputError
 
 STATS = (
@@ -43,13 +42,6 @@ AREA_RANGES = {"small": (0.0, 32.0**2), "medium": (32.0**2, 96.0**2), "large": (
 
 class InstancesError(InputError):
     """A results file or setting that cannot be scored; one line per problem."""
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
 
 
 def numbering(coverage: pd.DataFrame, annotator: str) -> dict[int, int]:
@@ -179,7 +171,7 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
             named = item.get("category_id", item.get("label"))
             problems.append(f"{where}: category {named!r} is not a category of the release")
             continue
-        score = _number(item.get("score"))
+        score = numbers.json_number(item.get("score"))
         if score is None:
             problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
             continue
@@ -199,7 +191,7 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
                 detection["segmentation"] = rle
             elif isinstance(segmentation, list):
                 flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
-                if not flat or any(_number(v) is None for v in flat):
+                if not flat or any(numbers.json_number(v) is None for v in flat):
                     raise ValueError("polygons must be lists of finite numbers")
                 xs, ys = np.array(flat[0::2], dtype=float), np.array(flat[1::2], dtype=float)
                 if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
@@ -209,7 +201,9 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
                 raise ValueError("segmentation is neither an RLE nor polygons")
             box = item.get("bbox")
             if box is not None:
-                if not (isinstance(box, list) and len(box) == 4 and all(_number(v) is not None for v in box)):
+                if not (
+                    isinstance(box, list) and len(box) == 4 and all(numbers.json_number(v) is not None for v in box)
+                ):
                     raise ValueError(f"bbox {box!r} is not four numbers")
                 detection["bbox"] = [float(v) for v in box]
             if "segmentation" not in detection and "bbox" not in detection:

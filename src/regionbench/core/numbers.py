@@ -43,3 +43,15 @@ def parse_number(text: str, what: str = "value") -> float:
     if not math.isfinite(value):
         raise ValueError(f"{what} {text[:40]!r} is out of range")
     return value
+
+
+def json_number(value: object) -> float | None:
+    """A finite JSON number (as ``json`` reads it) as a float, else None: a bool is no number
+    here, and an integer beyond a double is none either."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

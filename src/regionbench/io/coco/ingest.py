@@ -17,7 +17,6 @@ sides per annotator (seen = accepted + rejected).
 from __future__ import annotations
 
 import json
-import math
 import re
 import tempfile
 from collections import Counter, defaultdict
@@ -30,7 +29,7 @@ import numpy as np
 import shapely
 from pycocotools import mask as coco_mask
 
-from regionbench.core import geometry, tables
+from regionbench.core import geometry, numbers, tables
 from regionbench.io import images as images_io
 from regionbench.io.coco import split
 from regionbench.io.coco.split import image_id_of, uncategorised
@@ -193,17 +192,6 @@ def _decode(segmentation: object, height: int, width: int, quirks: Counter[Any])
     return mask
 
 
-def _number(value: object) -> float | None:
-    """A finite JSON number as a float, else None (a bool is no number here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:  # a JSON integer beyond a double
-        return None
-    return number if math.isfinite(number) else None
-
-
 def source_geometry(
     ann: dict[Any, Any], pixels: int, crowd: bool, quirks: Counter[Any]
 ) -> tuple[float | None, list[float] | None]:
@@ -211,13 +199,13 @@ def source_geometry(
     its own beside them), None where absent or not numbers (counted). COCO's area is not always
     the mask's pixel count (its crowd regions: 8 of the 11 in 80 val2017 images), so a
     difference is a quirk, not a reason to drop the annotation."""
-    area = _number(ann.get("area"))
+    area = numbers.json_number(ann.get("area"))
     if "area" in ann and area is None:
         quirks["area_not_a_number"] += 1
     elif area is not None and abs(area - pixels) > 0.5 and isinstance(ann.get("segmentation"), dict):
         quirks["crowd_area_not_its_pixels" if crowd else "rle_area_not_its_pixels"] += 1
     raw = ann.get("bbox")
-    box = [_number(v) for v in raw] if isinstance(raw, list) and len(raw) == 4 else None
+    box = [numbers.json_number(v) for v in raw] if isinstance(raw, list) and len(raw) == 4 else None
     if box is None or None in box:
         if "bbox" in ann:
             quirks["bbox_not_four_numbers"] += 1
