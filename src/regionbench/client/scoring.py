@@ -225,6 +225,15 @@ def _spread(values: list[dict], keys: list[str]) -> dict[str, dict[str, float]]:
     }
 
 
+def _ceiling(each: dict[str, dict[str, float]]) -> dict:
+    """A human ceiling: each annotator's figures against the others, and their mean over the
+    annotators (none without two annotators)."""
+    if not each:
+        return {}
+    keys = next(iter(each.values()))
+    return {"per_annotator": each} | {k: float(np.mean([v[k] for v in each.values()])) for k in keys}
+
+
 def _segments_of(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], who: list[str], ids: list[int]):
     """Per image the human label maps of ``who`` who covered it."""
     return {i: [maps[a][i] for a in who if a in covered.get(i, []) and i in maps[a]] for i in ids}
@@ -244,16 +253,17 @@ def score_segments(run: MaskRun) -> dict:
     truth = _segments_of(maps, covered, who, ids)
     ids = [i for i in ids if truth[i]]
     levels, predicted = read_segmentations(run.predictions, images, run.thresholds)
-    missing = [i for i in ids if i not in predicted]
+    levels = levels or [1.0]
     shape = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
-    blank = [np.ones(shape[i], dtype=np.int64) for i in missing]  # no prediction: one segment
-    per_image = [
-        segments.score_image(predicted.get(i) or [blank[missing.index(i)]] * max(len(levels), 1), truth[i]) for i in ids
-    ]
-    found = segments.collect(levels or [1.0], per_image)
+
+    def machine(image_id: int) -> list[np.ndarray]:
+        """The image's segmentations; without a prediction, one segment at every threshold."""
+        return predicted.get(image_id) or [np.ones(shape[image_id], dtype=np.int64)] * len(levels)
+
+    found = segments.collect(levels, [segments.score_image(machine(i), truth[i]) for i in ids])
     report: dict = {
         "images": len(ids),
-        "images_without_prediction": len(missing),
+        "images_without_prediction": sum(i not in predicted for i in ids),
         "humans": who,
         "thresholds": found.thresholds,
         "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
@@ -262,13 +272,7 @@ def score_segments(run: MaskRun) -> dict:
         each = {}
         for a in who:
             mine = [i for i in ids if a in covered.get(i, []) and i in maps[a]]
-            scores = [
-                segments.score_image(
-                    predicted.get(i) or [np.ones(shape[i], np.int64)] * len(levels or [1]), [maps[a][i]]
-                )
-                for i in mine
-            ]
-            b = segments.collect(levels or [1.0], scores)
+            b = segments.collect(levels, [segments.score_image(machine(i), [maps[a][i]]) for i in mine])
             each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
         report["per_annotator"] = each
         report["spread"] = _spread(list(each.values()), ["covering", "pri", "vi"])
@@ -289,11 +293,7 @@ def segments_ceiling(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, 
         ]
         found = segments.collect([1.0], scores, as_published=False)
         each[a] = {"covering": found.covering["ods"], "pri": found.pri["ods"], "vi": found.vi["ods"]}
-    if not each:
-        return {}
-    return {"per_annotator": each} | {
-        k: float(np.mean([v[k] for v in each.values()])) for k in ("covering", "pri", "vi")
-    }
+    return _ceiling(each)
 
 
 def score_instances(run: MaskRun) -> dict:
@@ -353,7 +353,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFram
             detections = instances.as_detections(data.regions, a, truth, instances.numbering(coverage, b))
             runs.append(instances.score(truth, detections, run.iou_type, run.max_dets)["stats"])
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
-    return {"per_annotator": each} | {k: float(np.mean([v[k] for v in each.values()])) for k in ("AP", "AP50", "AP75")}
+    return _ceiling(each)
 
 
 def class_maps(
@@ -454,9 +454,7 @@ def semantic_ceiling(
         predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
         runs = [semantic.measures(_semantic_against(maps[b], predicted, classes)[0], names) for b in people if b != a]
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
-    return {"per_annotator": each} | {
-        k: float(np.mean([v[k] for v in each.values()])) for k in ("pixel_accuracy", "miou")
-    }
+    return _ceiling(each)
 
 
 def _pixel_values(path: Path, data: Release) -> dict[int, int]:
