@@ -19,6 +19,12 @@ from regionbench import cli, release
 from regionbench.pipeline import vocabulary
 
 
+def evaluate(folder: Path, predictions: str, *args: str) -> subprocess.CompletedProcess:
+    """``regionbench evaluate`` of ``predictions`` against the release in ``folder``."""
+    command = ["evaluate", "--release", str(folder), "--predictions", predictions, *args]
+    return subprocess.run([sys.executable, "-m", "regionbench", *command], capture_output=True, text=True)
+
+
 def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the
     project and its verified release folder."""
@@ -94,11 +100,7 @@ def serves_what_it_holds(
         assert "it names its images by path" in capsys.readouterr().err
         assert cli.main(["show", str(folder), "--count", "2", "--out", str(out), "--images", str(raw)]) == 0
     (tmp_path / "run.csv").write_text("image_id,region_id,label\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-         str(tmp_path / "run.csv"), "--task", "region"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(folder, str(tmp_path / "run.csv"), "--task", "region")
     assert done.returncode == 2 and "has no subsets A-H" in done.stderr, done.stderr
 
 
@@ -139,11 +141,7 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     for image_id, labels in scoring.segment_maps(data, "annotator-1", data.images).items():
         Image.fromarray(labels.astype(np.uint16)).save(run / f"{image_id}.png")
     out = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "segments", "--exclude-annotator", "annotator-1", "--out", str(out)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(folder, str(run), "--task", "segments", "--exclude-annotator", "annotator-1", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "human ceiling" in done.stdout
     report = json.loads(out.read_text())
@@ -159,11 +157,7 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     assert ceiling["covering"] == pytest.approx(measures["covering"]["ods"], rel=1e-5)
     assert measures["covering"]["ods"] == pytest.approx(row["covering"], rel=1e-5)
     each = tmp_path / "each.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "segments", "--all-annotators", "--out", str(each)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(folder, str(run), "--task", "segments", "--all-annotators", "--out", str(each))
     assert done.returncode == 0, done.stderr
     found = json.loads(each.read_text())
     assert sorted(found["per_annotator"]) == ["annotator-1", "annotator-2", "annotator-3"]
@@ -199,11 +193,7 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
         segs[0, 0] = cell[0, 0]["Segmentation"][0, 0]
         scipy.io.savemat(run / path.name, {"segs": segs})
     out = tmp_path / "report.json"
-    scored = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "segments", "--annotator", "human-1", "--out", str(out)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    scored = evaluate(folder, str(run), "--task", "segments", "--annotator", "human-1", "--out", str(out))
     assert scored.returncode == 0, scored.stderr
     found = json.loads(out.read_text())
     assert (

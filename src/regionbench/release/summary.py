@@ -26,6 +26,8 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         )
     rows = ", ".join(f"{name} {entry['rows']:,}" for name, entry in sorted(tables.items()) if name != "rejects")
     rejects = tables["rejects"]["rows"]
+    path = folder / "results" / "ingest_report.json"
+    ingest = json.loads(path.read_text()) if path.is_file() else {}
     skipped = []
     if (report := folder / "results" / "subsets.json").is_file() and "skipped" in (
         found := json.loads(report.read_text())
@@ -39,19 +41,18 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         f"  rows: {rows}",
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
         *skipped,
-        *labels_only(folder),
+        *labels_only(ingest),
         *unlicensed(manifest),
-        *twice(folder),
+        *twice(ingest),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
     ]
 
 
-def labels_only(folder: Path) -> list[str]:
+def labels_only(ingest: dict) -> list[str]:
     """A line when folders of the raw tree had no masks (``labels_only_folders`` of the ingest
     report): their regions are released with labels and official features only."""
-    report = folder / "results" / "ingest_report.json"
-    found = json.loads(report.read_text()).get("labels_only_folders") if report.is_file() else None
+    found = ingest.get("labels_only_folders")
     if not found:
         return []
     return [
@@ -72,11 +73,10 @@ def unlicensed(manifest: dict) -> list[str]:
     ]
 
 
-def twice(folder: Path) -> list[str]:
+def twice(ingest: dict) -> list[str]:
     """A line when one image file's bytes are released under several ids (``same_bytes`` of the
     ingest report): a copy or a link of another file, each named."""
-    report = folder / "results" / "ingest_report.json"
-    groups = json.loads(report.read_text()).get("same_bytes") if report.is_file() else None
+    groups = ingest.get("same_bytes")
     if not groups:
         return []
     first = " and ".join(groups[0]["paths"])
