@@ -6,6 +6,7 @@ checkpoint subsets:
     input:
         ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
+        images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
     output:
         subsets=f"{RESULTS}/subsets.parquet",
         report=f"{RESULTS}/subsets.json",
@@ -20,6 +21,8 @@ checkpoint subsets:
         code=CODE,
         seed=config["subsets"]["seed"],
         split_unit=config["subsets"]["split_unit"],
+        split=config["subsets"]["split"],
+        test_split=config["subsets"]["test_split"],
         crowd=config["subsets"]["crowd"],
         reference_annotator=config["reference_annotator"],
     script:

@@ -6,7 +6,8 @@ import pytest
 from conftest import PROJECT
 
 import regionbench
-from regionbench import cli
+from regionbench import cli, synthetic
+from regionbench.io import layouts
 from regionbench.pipeline.config import ConfigError, load, merge, validate
 
 
@@ -25,11 +26,10 @@ def test_unknown_profile_is_refused(capsys: pytest.CaptureFixture) -> None:
 def test_a_layout_without_generated_trees_is_one_line_before_anything_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    assert cli.main(["synth", "--layout", "voc", "--profile", "tiny", "--out", str(tmp_path / "raw")]) == 2
+    assert cli.main(["synth", "--layout", "kitti", "--profile", "tiny", "--out", str(tmp_path / "raw")]) == 2
     captured = capsys.readouterr()
-    assert (
-        captured.out == "" and "no synthetic collections in the voc layout; choose one of coco, saiapr" in captured.err
-    )
+    known = ", ".join(synthetic.writers())
+    assert captured.out == "" and f"no synthetic collections in the kitti layout; choose one of {known}" in captured.err
     assert not (tmp_path / "raw").exists()
 
 
@@ -38,8 +38,9 @@ def test_an_unknown_layout_in_the_config_is_one_line(tmp_path: Path) -> None:
 
     (tmp_path / "00").mkdir()
     (tmp_path / "wlist.txt").write_text("1\tsky\n")
-    with pytest.raises(ConfigError, match="layout: unknown layout 'voc'; the layouts are bsds500, coco, saiapr"):
-        raw_layout({"raw_dir": str(tmp_path), "layout": "voc"}, "o.yaml")
+    known = ", ".join(sorted(layouts.registry()))
+    with pytest.raises(ConfigError, match=f"layout: unknown layout 'kitti'; the layouts are {known}"):
+        raw_layout({"raw_dir": str(tmp_path), "layout": "kitti"}, "o.yaml")
 
 
 def test_project_is_found_from_a_subfolder() -> None:

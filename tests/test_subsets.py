@@ -135,3 +135,43 @@ def test_image_split_nests_and_covers_the_paper_profile(paper: tuple[pa.Table, d
     assert 0.29 < overall["test_images"] / overall["images"] < 0.31
     h = report["subsets"]["H"]["image_split"]
     assert h["labels_without_test_images"] == [] and 0.2 < h["label_test_share_min"] <= h["label_test_share_max"] < 0.4
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 40), st.sampled_from(["train", "val", "test", "train2017", "val2017"]), min_size=1),
+    st.integers(0, 3),
+)
+def test_the_source_split_is_the_test_side_image_by_image(split_of: dict[int, str], seed: int) -> None:
+    """Under ``split: source`` an image is test exactly when its own split is the test split
+    (test, else val, else val...), whatever the seed: every region of it on that side, in every subset."""
+    found = set(split_of.values())
+    try:
+        test_split = subsets.source_test_split(split_of.values())
+    except ValueError as exc:
+        assert len(found) < 2 or not found & {"test", "val", "val2017"}, exc
+        return
+    assert test_split == next(s for s in ("test", "val", "val2017") if s in found)
+    images = sorted(split_of)
+    regions = pa.table(
+        {
+            "image_id": [i for i in images for _ in range(3)],
+            "annotator": ["a"] * 3 * len(images),
+            "region_id": [1, 2, 3] * len(images),
+            "label": [label for i in images for label in (f"l{i % 4}", f"l{i % 3}", "sky")],
+        }
+    )
+    table, report = subsets.make_subsets(regions, seed, "region", subsets.source_sides(split_of, test_split))
+    assert report["split_unit"] == "image"
+    for image, split, side in zip(table["image_id"].to_pylist(), table["split"].to_pylist(), table["image_split"].to_pylist(), strict=True):  # fmt: skip
+        assert split == side == ("test" if split_of[image] == test_split else "train")
+
+
+def test_a_source_split_names_what_to_set() -> None:
+    with pytest.raises(ValueError, match=r"set subsets\.split: stratified"):
+        subsets.source_test_split(["val", None])
+    with pytest.raises(ValueError, match=r"'minival' holds no image with regions \(the splits: train, val\)"):
+        subsets.source_test_split(["val", "train"], "minival")
+    with pytest.raises(ValueError, match=r"set subsets\.test_split"):
+        subsets.source_test_split(["train", "extra"])
+    assert subsets.source_test_split(["train", "extra"], "extra") == "extra"

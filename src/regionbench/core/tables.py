@@ -39,6 +39,7 @@ IMAGES = pa.schema(
         ("image_id", pa.int64()),
         ("folder", pa.string()),
         ("path", pa.string()),
+        ("split", pa.string()),
         ("width", pa.int32()),
         ("height", pa.int32()),
         ("mode", pa.string()),
@@ -73,6 +74,9 @@ REGIONS = pa.schema(
         ("source_bbox_y", pa.float64()),
         ("source_bbox_w", pa.float64()),
         ("source_bbox_h", pa.float64()),
+        ("difficult", pa.bool_()),
+        ("truncated", pa.bool_()),
+        ("occluded", pa.bool_()),
         ("mask", RLE),
         ("geometry", pa.binary()),
     ]
@@ -183,7 +187,9 @@ AGREEMENT = pa.schema(
 
 # Which annotators covered (were shown) each image: an annotator absent from an image is not one
 # who drew nothing on it (docs/agreement.md, "Coverage").
-COVERAGE = pa.schema([("image_id", pa.int64()), ("annotator", pa.string()), ("source_image_id", pa.int64())])
+COVERAGE = pa.schema(
+    [("image_id", pa.int64()), ("annotator", pa.string()), ("source_image_id", pa.int64()), ("ignore_mask", RLE)]
+)
 
 # The categories each annotator's source file names, as it names them (io.layouts.NamesCategories).
 SOURCE_CATEGORIES = pa.schema(

@@ -101,7 +101,7 @@ class Reader:
                 self.ledger.reject(truth.relative_to(self.root).as_posix(), path.name, "image", reason)
                 continue
             self.counts["images"][1] += 1
-            row = image_row(int(path.stem), self.shard, rel, image)
+            row = image_row(int(path.stem), self.shard, rel, image, self.split)
             found: list[tuple[dict[str, Any], np.ndarray | None]] = []
             label_id = self.reading.words.get(SEGMENT)
             for k, labels in enumerate(people):

@@ -195,14 +195,18 @@ def files_state(root: str | Path, relatives: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def image_row(image_id: int, folder: str, path: str, image: DecodedImage) -> dict[Any, Any]:
+def image_row(image_id: int, folder: str, path: str, image: DecodedImage, split: str | None = None) -> dict[Any, Any]:
     """A row of the stage table ``images`` for a decoded image file at ``path`` (relative to the
-    raw root); its caption and licence columns empty."""
+    raw root), in the collection's own ``split`` (None: it has none); its caption and licence
+    columns empty."""
     empty = {name: None for name in tables.IMAGES.names if name.startswith(("caption_", "license"))}
     return {
-        "image_id": image_id, "folder": folder, "path": path,
+        "image_id": image_id, "folder": folder, "path": path, "split": split,
         "width": image.width, "height": image.height, "mode": image.mode, "sha256": image.sha256, **empty,
     }  # fmt: skip
+
+
+FLAGS = ("difficult", "truncated", "occluded")  # what a source may mark of an object
 
 
 def region_row(
@@ -219,11 +223,14 @@ def region_row(
     category_id: int | None = None,
     source_area: float | None = None,
     source_bbox: Sequence[float] | None = None,
+    flags: dict[str, bool] | None = None,
 ) -> dict[Any, Any]:
     """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of
     ``mask`` (all null for a region known by its label only: ``mask`` None); ``iscrowd``,
     ``annotation_id``, ``category_id``, ``source_area`` and ``source_bbox`` (x, y, w, h) as a
-    COCO file gives them, beside the box and area measured on the mask."""
+    COCO file gives them, beside the box and area measured on the mask; ``flags`` the source's
+    marks of the object (``FLAGS``: Pascal VOC's ``difficult``, ``truncated``, ``occluded``),
+    None where it says nothing."""
     box_fields = ("source_bbox_x", "source_bbox_y", "source_bbox_w", "source_bbox_h")
     row = {
         "image_id": image_id, "annotator": annotator, "region_id": region_id,
@@ -231,6 +238,7 @@ def region_row(
         "iscrowd": iscrowd, "annotation_id": annotation_id, "category_id": category_id,
         "source_area": source_area,
         **dict(zip(box_fields, source_bbox if source_bbox is not None else (None,) * 4, strict=True)),
+        **{flag: (flags or {}).get(flag) for flag in FLAGS},
     }  # fmt: skip
     if mask is None:
         return row | dict.fromkeys(("bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask", "geometry"))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from regionbench.core import tables
+from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy, majority_parent
 from regionbench.core.relations import RelationSettings
 from regionbench.io import layouts
@@ -99,7 +99,14 @@ def ingest_shard(
         rows.append(record.row)
         regions += [row for row, _ in found]
         coverage += [
-            {"image_id": image_id, "annotator": a, "source_image_id": record.source_ids.get(a)}
+            {
+                "image_id": image_id,
+                "annotator": a,
+                "source_image_id": record.source_ids.get(a),
+                "ignore_mask": geometry.rle(record.ignore[a])
+                if a in record.ignore and record.ignore[a].any()
+                else None,
+            }
             for a in record.covered_by
         ]
         measures.add(image_id, record.image.pixels, [(row, mask) for row, mask in found if mask is not None])

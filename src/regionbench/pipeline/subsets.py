@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,45 @@ from regionbench.core.errors import InputError
 SUBSET_SIZES = {"A": 2, "B": 3, "C": 4, "D": 5, "E": 10, "F": 25, "G": 50, "H": 100}
 TEST_SHARE = 0.3
 SPLIT_UNITS = ("region", "image")
+SPLITS = ("stratified", "source")  # the config's subsets.split
+# A collection's own split taken as the test side when the config names none, first found first:
+# the split published figures are given on (BSDS500's test, VOC's and Cityscapes' val, COCO's val2017).
+TEST_SPLITS = ("test", "val", "validation")
+
+
+def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -> str:
+    """The collection's own split that is the test side under ``subsets.split: source``.
+
+    Parameters: ``splits`` the ``images.split`` of the images that have regions; ``wanted`` the
+    config's ``subsets.test_split`` (None: the first of ``TEST_SPLITS`` found, else the one split
+    whose name starts with ``val``). Returns its name; raises InputError with what to set
+    when there is no split, an image has none, or the wanted one is absent."""
+    counts = Counter(splits)
+    if None in counts:
+        raise InputError(
+            f"subsets.split is source but {counts[None]} images with regions have no split of their own "
+            "(images.split is null: the layout or the file names give none); set subsets.split: stratified"
+        )
+    found = sorted(s for s in counts if s is not None)
+    if wanted is not None:
+        if wanted not in counts:
+            raise InputError(
+                f"subsets.test_split {wanted!r} holds no image with regions (the splits: {', '.join(found) or 'none'}); "
+                "set it to one of them"
+            )
+        return wanted
+    named = [s for s in TEST_SPLITS if s in counts] or [s for s in found if s.startswith("val")]
+    if not named or len(found) < 2:
+        raise InputError(
+            f"subsets.split is source but no test side can be told among the splits {', '.join(found) or 'none'}; "
+            "set subsets.test_split to the one published figures use"
+        )
+    return named[0]
+
+
+def source_sides(image_splits_of: dict[int, str], test_split: str) -> dict[int, str]:
+    """``test`` for each image of the collection's own ``test_split``, ``train`` for the others."""
+    return {image: "test" if split == test_split else "train" for image, split in image_splits_of.items()}
 
 
 def ranked_labels(labels: list[str]) -> list[str]:
@@ -189,16 +229,22 @@ def skip_reason(regions: pa.Table, annotator: str) -> str | None:
     return f"subsets A-H and the reference classifiers skipped: {carried}, so there are no labels to tell apart"
 
 
-def make_subsets(regions: pa.Table, seed: int = 0, split_unit: str = "region") -> tuple[pa.Table, dict]:
+def make_subsets(
+    regions: pa.Table, seed: int = 0, split_unit: str = "region", fixed_sides: dict[int, str] | None = None
+) -> tuple[pa.Table, dict]:
     """Subsets A-H with splits, and a report (sizes, label lists, straddling images).
 
-    ``regions`` needs the columns image_id, annotator, region_id and label.
+    ``regions`` needs the columns image_id, annotator, region_id and label. ``fixed_sides`` (image
+    id -> train or test, ``source_sides``) replaces the stratified image split, and the split unit
+    is then the image.
     """
     cols = {c: regions.column(c).to_pylist() for c in ("image_id", "region_id")}
     cols |= {c: _shared_strings(regions.column(c)) for c in ("annotator", "label")}
     keys = list(zip(cols["image_id"], cols["annotator"], cols["region_id"], strict=True))
     label_sets = label_sets_of(cols["image_id"], cols["label"])
-    image_side = image_splits(label_sets, seed)
+    if fixed_sides is not None:
+        split_unit = "image"
+    image_side = image_splits(label_sets, seed) if fixed_sides is None else {i: fixed_sides[i] for i in label_sets}
     image_sides = [image_side[image_id] for image_id in cols["image_id"]]
     # With the image as split unit the region split is the image split: stratify once.
     splits = image_sides if split_unit == "image" else assign_splits(keys, cols["label"], seed, split_unit)

@@ -243,6 +243,13 @@ def _read_image(
     return None
 
 
+def split_of(name: str) -> str | None:
+    """COCO's split of an image: the folder its file name starts with (``val2017`` of
+    ``val2017/000000000139.jpg``, as COCO's downloads unpack), None for a name without one."""
+    folder, _, rest = name.partition("/")
+    return folder if rest else None
+
+
 class ShardReader:
     """One shard of a COCO tree being read (``io.layouts.ShardReader``): shard ``shard`` of the
     runs of ``reading.shard_size`` file names in sorted order.
@@ -300,7 +307,7 @@ class ShardReader:
             found = [found for annotator in self.read for found in self._regions(annotator, name, image, lost)]
             if image is not None:
                 self.images += 1
-                row = image_row(image_id_of(name), self.folder, f"images/{name}", image)
+                row = image_row(image_id_of(name), self.folder, f"images/{name}", image, split_of(name))
                 entries = self.entries.get(name, {})
                 source_ids = {a: entry["id"] for a, entry in entries.items()}
                 row |= self._license(entries)

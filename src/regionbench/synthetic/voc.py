@@ -1,0 +1,116 @@
+"""Generated trees in the Pascal VOC 2012 segmentation layout (``regionbench.io.voc``): JPEGs,
+palette class and instance maps with VOC's void border, Annotations XML with the objects'
+flags, and the ImageSets split lists (every third image in val)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from regionbench.io.voc import CLASSES, VOID
+from regionbench.synthetic import Options
+from regionbench.synthetic.scenes import _blob, get_profile
+
+LAYOUT = "voc"
+SIZE = (500, 375)  # VOC's commonest image size (width, height)
+BORDER = 2  # VOC's void border: pixels within this many of an object's outline
+
+
+def palette() -> list[int]:
+    """VOC's colour map (the development kit's ``labelcolormap``): index bits spread over RGB."""
+    colours = []
+    for index in range(256):
+        r = g = b = 0
+        c = index
+        for j in range(8):
+            r |= ((c >> 0) & 1) << (7 - j)
+            g |= ((c >> 1) & 1) << (7 - j)
+            b |= ((c >> 2) & 1) << (7 - j)
+            c >>= 3
+        colours += [r, g, b]
+    return colours
+
+
+def name_of(k: int) -> str:
+    """VOC's name of the k-th generated image: year_number."""
+    return f"{2007 + k % 6}_{k:06d}"
+
+
+def scene(
+    k: int, size: tuple[int, int], seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, dict]]]:
+    """One image: its pixels, class map, instance map (void drawn) and objects (class, flags)."""
+    rng = np.random.default_rng([seed, k])
+    width, height = size
+    classes = np.zeros((height, width), np.uint8)
+    instances = np.zeros((height, width), np.uint8)
+    objects: list[tuple[int, dict]] = []
+    for _ in range(int(rng.integers(1, 5))):
+        value = int(rng.integers(1, len(CLASSES)))
+        cx, cy = rng.uniform(0.2, 0.8) * width, rng.uniform(0.2, 0.8) * height
+        mask = _blob((height, width), cx, cy, rng.uniform(0.1, 0.25) * width, rng.uniform(0.1, 0.25) * height, rng)
+        if mask.sum() < 50:
+            continue
+        classes[mask], instances[mask] = value, len(objects) + 1
+        flags = {f: bool(rng.random() < 0.2) for f in ("difficult", "truncated", "occluded")}
+        objects.append((value, flags))
+    # the void border: every pixel within BORDER of a change of instance, as VOC draws it
+    window = 2 * BORDER + 1
+    void = ndimage.maximum_filter(instances, window) != ndimage.minimum_filter(instances, window)
+    classes[void], instances[void] = VOID, VOID
+    colours = rng.integers(30, 225, size=(len(CLASSES), 3))
+    pixels = colours[np.where(classes == VOID, 0, classes)].astype(np.float32)
+    pixels += rng.normal(0, 12, pixels.shape)
+    return np.clip(pixels, 0, 255).astype(np.uint8), classes, instances, objects
+
+
+def xml(name: str, size: tuple[int, int], objects: list[tuple[int, dict]]) -> str:
+    """An Annotations XML naming each object's class and flags, in instance order."""
+    parts = [f"<annotation><filename>{name}.jpg</filename>"]
+    parts.append(f"<size><width>{size[0]}</width><height>{size[1]}</height><depth>3</depth></size>")
+    for value, flags in objects:
+        marks = "".join(f"<{f}>{int(v)}</{f}>" for f, v in flags.items())
+        parts.append(f"<object><name>{CLASSES[value]}</name>{marks}</object>")
+    return "".join(parts) + "</annotation>\n"
+
+
+def write_tree(
+    out: str | Path, images: int, seed: int = 0, size: tuple[int, int] = SIZE, *, sbd: bool = False
+) -> Iterator[tuple[str, int]]:
+    """Write ``images`` images under ``out/VOCdevkit/VOC2012``; ``sbd``: class maps only (SBD's
+    variant). Yields (file written, regions in it) per image."""
+    folder = Path(out) / "VOCdevkit" / "VOC2012"
+    kinds = ["JPEGImages", "SegmentationClass", "Annotations", "ImageSets/Segmentation"]
+    for kind in kinds + ([] if sbd else ["SegmentationObject"]):
+        (folder / kind).mkdir(parents=True, exist_ok=True)
+    colours = palette()
+    splits: dict[str, list[str]] = {"train": [], "val": []}
+    for k in range(images):
+        name = name_of(k)
+        pixels, classes, instances, objects = scene(k, size, seed)
+        jpeg = io.BytesIO()
+        Image.fromarray(pixels).save(jpeg, format="JPEG", quality=90)
+        (folder / "JPEGImages" / f"{name}.jpg").write_bytes(jpeg.getvalue())
+        for kind, values in (("SegmentationClass", classes), ("SegmentationObject", instances)):
+            if kind == "SegmentationObject" and sbd:
+                continue
+            image = Image.fromarray(values, mode="P")
+            image.putpalette(colours)
+            image.save(folder / kind / f"{name}.png")
+        (folder / "Annotations" / f"{name}.xml").write_text(xml(name, size, objects), encoding="utf-8")
+        splits["val" if k % 3 == 2 else "train"].append(name)
+        regions = len({v for v in np.unique(classes).tolist() if v != VOID}) if sbd else len(objects) + 1
+        yield f"JPEGImages/{name}.jpg", regions
+    lists = folder / "ImageSets" / "Segmentation"
+    for split, names in (*splits.items(), ("trainval", sorted(splits["train"] + splits["val"]))):
+        (lists / f"{split}.txt").write_text("".join(f"{n}\n" for n in names), encoding="utf-8")
+
+
+def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
+    """``write_tree`` with the profile's number of images at VOC's size (yields file, regions)."""
+    return write_tree(out, get_profile(profile).n_images, options.seed)

@@ -1,0 +1,64 @@
+"""Label-map collections as distributed build with no converter and no vocabulary folder: the
+release's masks rebuild the format's maps pixel-exact, and the collection's own split can be
+the test side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from conftest import build, workflow_copy, write_config
+from PIL import Image
+
+from regionbench import release
+from regionbench.core import geometry
+from regionbench.io.voc import CLASSES, VOID
+from regionbench.synthetic import voc
+
+SOURCE_SPLIT = "subsets: {seed: 0, split_unit: region, split: source}\nclassifiers: {names: [naive, majority]}\n"
+
+
+def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    list(voc.write_tree(raw, 18, seed=3, size=(120, 90)))
+    project = workflow_copy(tmp_path / "wf")
+    config = write_config(project, f"dataset: voc\nraw_dir: {raw}\n{SOURCE_SPLIT}")
+    done = build(project, "--configfile", str(config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / "releases/voc/v1.0.0"
+    assert release.verify(folder) == []
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["layout"] == "voc" and manifest["source"]["name"].startswith("The PASCAL Visual Object Classes")
+
+    vocabulary = pq.read_table(folder / "data/vocabulary.parquet").to_pylist()
+    ids = {r["label"]: r["label_id"] for r in vocabulary}
+    assert all(ids[c] == i for i, c in enumerate(CLASSES))  # VOC's indices are the label ids
+
+    images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
+    regions = pq.read_table(folder / "data/regions.parquet").to_pylist()
+    coverage = {r["image_id"]: r for r in pq.read_table(folder / "data/coverage.parquet").to_pylist()}
+    base = raw / "VOCdevkit/VOC2012"
+    lists = {s: (base / f"ImageSets/Segmentation/{s}.txt").read_text().split() for s in ("train", "val")}
+    assert len(images) == 18
+    for image_id, image in images.items():
+        name = Path(image["path"]).stem
+        assert image["split"] == ("val" if name in lists["val"] else "train")
+        classes = np.asarray(Image.open(base / f"SegmentationClass/{name}.png"))
+        instances = np.asarray(Image.open(base / f"SegmentationObject/{name}.png"))
+        # the maps back from the release: each instance by its index, the classes by label id
+        rebuilt_classes = np.full(classes.shape, VOID, np.uint8)
+        rebuilt_instances = np.full(classes.shape, VOID, np.uint8)
+        for r in (r for r in regions if r["image_id"] == image_id):
+            mask = geometry.from_rle(r["mask"])
+            rebuilt_classes[mask] = r["label_id"]
+            rebuilt_instances[mask] = r["annotation_id"] or 0
+        void = geometry.from_rle(coverage[image_id]["ignore_mask"])
+        assert np.array_equal(void, classes == VOID)
+        assert np.array_equal(rebuilt_classes, classes) and np.array_equal(rebuilt_instances, instances)
+
+    subsets = pq.read_table(folder / "data/subsets.parquet", columns=["image_id", "split"]).to_pylist()
+    assert subsets and all(
+        r["split"] == ("test" if images[r["image_id"]]["split"] == "val" else "train") for r in subsets
+    )
