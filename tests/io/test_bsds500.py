@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import scipy.io
-from layouts import bsds
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import layouts
 from regionbench.io.bsds500 import humans_of
 from regionbench.pipeline.ingest import ingest_shard
+from regionbench.synthetic import bsds500 as bsds
 
 TREE = Hierarchy("entity", {"entity": Node("entity", None), "segment": Node("segment", "entity")})
 

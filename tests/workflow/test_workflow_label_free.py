@@ -169,16 +169,16 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
     """A tree laid out as BSDS500 ships builds with no converter and no vocabulary folder: each
     human an annotator, label-free, a shard per split; its own ground truth, read
     back as BSDS .mat predictions, covers each human's segments exactly."""
-    from layouts import bsds
+    from regionbench.synthetic import bsds500 as bsds
 
     raw = bsds.write_tree(tmp_path / "raw", {"train": [11, 12, 13], "val": [21, 22]})
     _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["layout"] == "bsds500" and manifest["source"]["name"].startswith("BSDS500")
-    images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "folder"]).to_pylist()
+    images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "folder", "split"]).to_pylist()
     shard = {"train": "00", "val": "01"}  # a shard per split, in name order
-    expected = {(i, shard["train"]) for i in (11, 12, 13)} | {(i, shard["val"]) for i in (21, 22)}
-    assert {(r["image_id"], r["folder"]) for r in images} == expected
+    expected = {(i, shard["train"], "train") for i in (11, 12, 13)} | {(i, shard["val"], "val") for i in (21, 22)}
+    assert {(r["image_id"], r["folder"], r["split"]) for r in images} == expected
     summary = json.loads((folder / "results/agreement.json").read_text())
     assert summary["labelled"] is False and sorted(summary["label_free"]["per_annotator"]) == [
         "human-1",

@@ -62,3 +62,44 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
     assert subsets and all(
         r["split"] == ("test" if images[r["image_id"]]["split"] == "val" else "train") for r in subsets
     )
+
+
+def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path) -> None:
+    """Each format's generated tree builds with its own classes as the vocabulary (the format's
+    ids kept), verifies, and its regions repaint every annotator's map exactly."""
+    from regionbench.synthetic import ade20k as ade_synth
+    from regionbench.synthetic import cityscapes as cs_synth
+
+    for name, make, maps in (
+        ("cityscapes", cs_synth.write_tree, "{kind}/{split}/*/{stem}_{kind}_instanceIds.png"),
+        ("ade20k", ade_synth.write_tree, "ADEChallengeData2016/annotations/{split}/{stem}.png"),
+    ):
+        raw = tmp_path / name
+        list(make(raw, 9, 1, (96, 48)))
+        project = workflow_copy(tmp_path / f"wf-{name}")
+        config = write_config(project, f"dataset: {name}\nraw_dir: {raw}\nreference_annotator: {'fine' if name == 'cityscapes' else 'ade20k'}\n{SOURCE_SPLIT}")  # fmt: skip
+        done = build(project, "--configfile", str(config))
+        assert done.returncode == 0, done.stderr[-3000:]
+        folder = project / f"releases/{name}/v1.0.0"
+        assert release.verify(folder) == []
+        images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
+        regions = pq.read_table(folder / "data/regions.parquet").to_pylist()
+        splits = {"training", "validation"} if name == "ade20k" else {"train", "val"}
+        assert len(images) == 9 and {i["split"] for i in images.values()} == splits
+        categories = pq.read_table(folder / "data/source_categories.parquet").to_pylist()
+        vocabulary = {r["label"]: r["label_id"] for r in pq.read_table(folder / "data/vocabulary.parquet").to_pylist()}
+        assert all(vocabulary[c["label"]] == c["category_id"] for c in categories if c["label"])  # the format's ids
+        for who in sorted({r["annotator"] for r in regions} - {"consensus"}):
+            kind = {"fine": "gtFine", "coarse": "gtCoarse"}.get(who, "")
+            for image_id, image in images.items():
+                path = Path(image["path"])
+                stem = path.stem.removesuffix("_leftImg8bit")
+                found = list(raw.glob(maps.format(kind=kind, split=image["split"], stem=stem)))
+                if not found:
+                    continue
+                values = np.asarray(Image.open(found[0])).astype(np.int64)
+                painted = np.zeros_like(values)
+                for r in (r for r in regions if r["image_id"] == image_id and r["annotator"] == who):
+                    value = r["annotation_id"] if r["annotation_id"] is not None else r["category_id"]
+                    painted[geometry.from_rle(r["mask"])] = value
+                assert np.array_equal(painted, values), (name, who, image_id)

@@ -199,6 +199,9 @@ SOURCE_CATEGORIES = pa.schema(
         ("name", pa.string()),
         ("supercategory", pa.string()),
         ("label", pa.string()),
+        ("train_id", pa.int64()),
+        ("has_instances", pa.bool_()),
+        ("ignore_in_eval", pa.bool_()),
     ]
 )
 

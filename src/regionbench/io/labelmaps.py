@@ -6,13 +6,17 @@ says which values mean what.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from regionbench.io import images as images_io
 from regionbench.io.coco.split import default_shard_size
-from regionbench.io.shards import files_state
+from regionbench.io.layouts import ImageRecord, Reading
+from regionbench.io.shards import Ledger, files_state, image_row, region_row
 
 
 def read_map(path: Path, modes: Sequence[str], shape: tuple[int, int] | None = None) -> np.ndarray:
@@ -59,7 +63,10 @@ def masks_by_value(values: np.ndarray, skip: Sequence[int] = ()) -> list[tuple[i
     return out
 
 
-def shard_runs(names: Sequence[str], shard_size: int | None) -> list[list[str]]:
+T = TypeVar("T")
+
+
+def shard_runs(names: Sequence[T], shard_size: int | None) -> list[list[T]]:
     """``names`` (sorted) cut into shards of ``shard_size`` (None: ``default_shard_size``)."""
     size = shard_size or default_shard_size(len(names))
     return [list(names[k : k + size]) for k in range(0, len(names), size)]
@@ -75,3 +82,121 @@ def runs_state(root: Path, run: Sequence[str], files_of: Callable[[str], list[st
     ``root``) that exists (``io.shards.files_state``)."""
     relatives = [f for name in run for f in files_of(name) if (Path(root) / f).exists()]
     return files_state(root, relatives)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One image of a label-map collection: ``name`` (its key in rejects), ``image`` and each
+    annotator's ``maps`` (paths relative to the root; the image None when a map has no image),
+    the collection's own ``split`` and the release's ``image_id``."""
+
+    name: str
+    image: str | None
+    maps: dict[str, str]
+    split: str | None
+    image_id: int
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What one value of a map names: the source's class id, the vocabulary label, the source's
+    own instance id (None for a class's pixels) and whether it is a group of objects (a thing
+    class without an instance id: COCO's crowd)."""
+
+    class_id: int
+    label: str
+    instance: int | None = None
+    crowd: bool = False
+
+
+class MapFormat(Protocol):
+    """How a label-map layout reads its files: the Pillow formats and modes of its images and
+    maps, the map values that are no region (unlabelled, void: the ignore mask, and the values
+    of no object at all) and ``meaning``: a value's class and instance, or why it cannot be one."""
+
+    image_formats: tuple[str, ...]
+    image_modes: tuple[str, ...]
+    map_modes: tuple[str, ...]
+    ignore_values: tuple[int, ...]
+
+    def meaning(self, value: int) -> Meaning | str: ...
+
+
+class MapReader:
+    """A shard of label-map ``items`` being read (``io.layouts.ShardReader``): per annotator a
+    region per value of its map, the ignore values its ignore mask."""
+
+    def __init__(
+        self, root: Path, shard: str, items: Sequence[Item], reading: Reading, fmt: MapFormat, annotators: Sequence[str]
+    ) -> None:
+        self.root, self.shard, self.items, self.reading, self.fmt = Path(root), shard, items, reading, fmt
+        self.ledger = Ledger(self.root)
+        self.annotators = tuple(annotators)
+        self.counts = {"images": [0, 0], **{a: [0, 0] for a in self.annotators}}  # seen, accepted
+
+    def records(self) -> Iterator[ImageRecord]:
+        fmt = self.fmt
+        for item in self.items:
+            self.counts["images"][0] += 1
+            first = next(iter(sorted(item.maps.values())), item.name)
+            if item.image is None:
+                self.ledger.reject(first, item.name, "image", "a label map without its image")
+                continue
+            if not item.maps:
+                self.ledger.reject(item.image, item.name, "image", "an image without a label map")
+                continue
+            try:
+                image = images_io.read_image(
+                    self.root / item.image, self.reading.max_image_pixels, fmt.image_formats, fmt.image_modes
+                )
+                shape = (image.height, image.width)
+                maps = {a: read_map(self.root / p, fmt.map_modes, shape) for a, p in sorted(item.maps.items())}
+            except ValueError as exc:
+                self.ledger.reject(item.image, item.name, "image", str(exc))
+                continue
+            row = image_row(item.image_id, self.shard, item.image, image, item.split)
+            found: list[tuple[dict[str, Any], np.ndarray | None]] = []
+            ignore = {}
+            for who, values in maps.items():
+                ignore[who] = np.isin(values, fmt.ignore_values)
+                for value, mask in masks_by_value(values, skip=fmt.ignore_values):
+                    self._region(item, who, value, mask, row["image_id"], found)
+            self.counts["images"][1] += 1
+            yield ImageRecord(item.name, image, row, found, tuple(sorted(maps)), ignore=ignore)
+
+    def _region(self, item: Item, who: str, value: int, mask: np.ndarray, image_id: int, found: list) -> None:  # type: ignore[type-arg]
+        self.counts[who][0] += 1
+        meaning = self.fmt.meaning(value)
+        if isinstance(meaning, Meaning) and meaning.label not in self.reading.words:
+            meaning = f"label {meaning.label!r} is not a vocabulary label; leave vocabulary_dir unset to take the format's classes"
+        if isinstance(meaning, str):
+            self.ledger.reject(item.maps[who], f"{item.name}/{who}/{value}", "region", meaning, who)
+            return
+        self.counts[who][1] += 1
+        region_id = sum(1 for row, _ in found if row["annotator"] == who) + 1
+        row = region_row(
+            image_id, who, region_id, self.reading.words[meaning.label], meaning.label, mask,
+            iscrowd=meaning.crowd, annotation_id=meaning.instance, category_id=meaning.class_id,
+        )  # fmt: skip
+        found.append((row, mask))
+
+    def report(self) -> dict[str, Any]:
+        """Images and regions per annotator: seen, accepted, rejected (``Layout`` protocol)."""
+        seen, accepted = self.counts["images"]
+        per = {
+            a: {"seen": s, "accepted": n, "rejected": self.ledger.rejected("region", a)}
+            for a, (s, n) in self.counts.items()
+            if a != "images"
+        }
+        return {
+            "folder": self.shard,
+            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
+            "annotators": per,
+            "regions": {k: sum(v[k] for v in per.values()) for k in ("seen", "accepted", "rejected")},
+        }
+
+
+def safe_label(name: str) -> str:
+    """A format's class name as a vocabulary key: lower case, spaces as hyphens
+    (``traffic light`` -> ``traffic-light``); the name itself stays in ``source_categories``."""
+    return "-".join(name.strip().lower().split())

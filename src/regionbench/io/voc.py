@@ -199,8 +199,9 @@ class Reader:
         regions: Found = []
         source = self._rel(self.folder / "SegmentationObject" / f"{name}.png")
         described = flags_of(self.folder / "Annotations" / f"{name}.xml")
-        for index, mask in masks_by_value(instances, skip=(0, VOID)):
-            under = np.unique(classes[mask & ~void])
+        for index, drawn in masks_by_value(instances, skip=(0, VOID)):
+            mask = drawn & ~void  # a pixel void in either map is no region's
+            under = np.unique(classes[mask])
             reason, made = None, None
             if under.size != 1:
                 reason = (

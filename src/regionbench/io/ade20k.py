@@ -1,0 +1,209 @@
+"""ADE20K as the scene-parsing benchmark distributes it: ``[ADEChallengeData2016/]`` holding
+``images/{training,validation}/<name>.jpg``, ``annotations/<split>/<name>.png`` (8-bit, the
+class index per pixel, 0 = other) and ``objectInfo150.txt`` (or ``.csv``: the 150 classes,
+``Idx`` and ``Name``).
+
+One annotator, ``ade20k``. This format has no instances: a region is a class's pixels in an
+image (its ``category_id`` the class index). Value 0 ("other", no class of the 150) is the
+image's ignore mask, as the benchmark ignores it. A class's label is the first of its names
+as a vocabulary key (``building, edifice`` -> ``building``); the names stay in
+``source_categories``. An image's id is the first 63 bits of the sha256 of its name (training
+and validation number their images alike); its split the folder.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.io.coco.split import image_id_of
+from regionbench.io.labelmaps import Item, MapReader, Meaning, runs_state, safe_label, shard_names, shard_runs
+from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.shards import IngestError
+
+ANNOTATOR = "ade20k"
+OTHER = 0
+INFO = ("objectInfo150.txt", "objectInfo150.csv")
+
+
+def base(root: Path) -> Path:
+    """The folder holding ``images/`` and ``annotations/``: the root or its ``ADEChallengeData2016/``."""
+    root = Path(root)
+    inner = root / "ADEChallengeData2016"
+    return inner if (inner / "annotations").is_dir() else root
+
+
+def info_file(folder: Path) -> Path | None:
+    return next((folder / n for n in INFO if (folder / n).is_file()), None)
+
+
+@cache
+def classes(path: str, state: str) -> dict[int, tuple[str, str]]:
+    """Class index -> (its names as the file gives them, its label) from an objectInfo150 file
+    (tab-separated ``.txt`` or ``.csv``, columns ``Idx`` and ``Name``; ``state``: its
+    fingerprint). A label two classes would share takes its index (``screen-130``). Raises
+    IngestError naming the file when it lacks the columns."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    rows = list(csv.DictReader(text.splitlines(), delimiter="\t" if path.endswith(".txt") else ","))
+    if not rows or not {"Idx", "Name"} <= set(rows[0]):
+        raise IngestError(f"{Path(path).name}: no Idx and Name columns; use the file ADEChallengeData2016 ships")
+    found: dict[int, tuple[str, str]] = {}
+    taken: set[str] = set()
+    for row in rows:
+        try:
+            index = int(row["Idx"])
+        except (TypeError, ValueError):
+            raise IngestError(f"{Path(path).name}: Idx {row['Idx']!r} is not a number") from None
+        name = (row["Name"] or "").strip()
+        label = safe_label(name.split(",")[0]) or f"class-{index}"
+        label = f"{label}-{index}" if label in taken else label
+        taken.add(label)
+        found[index] = (name, label)
+    return found
+
+
+def table(root: Path) -> dict[int, tuple[str, str]]:
+    """``classes`` of the tree's objectInfo150 file."""
+    path = info_file(base(root))
+    if path is None:
+        raise IngestError(f"{root}: no {' or '.join(INFO)}")
+    stat = path.stat()
+    return classes(str(path), f"{stat.st_size}:{stat.st_mtime_ns}")
+
+
+class Format:
+    """The scene-parsing files (``labelmaps.MapFormat``)."""
+
+    image_formats: tuple[str, ...] = ("JPEG",)
+    image_modes: tuple[str, ...] = ("RGB", "L")
+    map_modes: tuple[str, ...] = ("L", "P")
+    ignore_values: tuple[int, ...] = (OTHER,)
+
+    def __init__(self, known: dict[int, tuple[str, str]]) -> None:
+        self.known = known
+
+    def meaning(self, value: int) -> Meaning | str:
+        if value not in self.known:
+            return f"class index {value} is not in objectInfo150 (1-{max(self.known, default=0)}, 0 other)"
+        return Meaning(value, self.known[value][1])
+
+
+def items(root: Path) -> list[Item]:
+    """Every image and map of the tree by (split, name), sorted."""
+    folder = base(root)
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in folder.glob("images/*/*.jpg"):
+        found.setdefault((path.parent.name, path.stem), {"maps": {}})["image"] = path.relative_to(root).as_posix()
+    for path in folder.glob("annotations/*/*.png"):
+        entry = found.setdefault((path.parent.name, path.stem), {"maps": {}})
+        entry["maps"][ANNOTATOR] = path.relative_to(root).as_posix()
+    return [
+        Item(f"{split}/{name}", e.get("image"), e["maps"], split, image_id_of(name))
+        for (split, name), e in sorted(found.items())
+    ]
+
+
+class Ade20kLayout(NamesCategories):
+    """ADE20K's scene-parsing benchmark files (module docstring)."""
+
+    name = "ade20k"
+    expects = "images/<split>/*.jpg, annotations/<split>/*.png and objectInfo150.txt (ADEChallengeData2016)"
+    about = About(
+        summary="from the ADE20K scene-parsing benchmark files (ADEChallengeData2016): a region per class "
+        "present in an image (the format has no instances), the pixels of no class each image's ignore mask",
+        tag="ade20k",
+        keyword="ADE20K",
+        name="ADE20K, the MIT Scene Parsing Benchmark (ADEChallengeData2016)",
+        creators="expert-generated",
+        original="https://groups.csail.mit.edu/vision/datasets/ADE20K/",
+        citation=(
+            "@inproceedings{zhou2017scene, title={Scene Parsing through ADE20K Dataset}, author={Zhou, Bolei and "
+            "Zhao, Hang and Puig, Xavier and Fidler, Sanja and Barriuso, Adela and Torralba, Antonio}, "
+            "booktitle={Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)}, "
+            "year={2017}}"
+        ),
+        fields={
+            "regions.category_id": "the class index of objectInfo150 (1-150)",
+            "images.split": "the folder: training or validation",
+        },
+    )
+    official_measures = ()
+
+    def detect(self, root: Path) -> bool:
+        folder = base(Path(root))
+        return (folder / "images").is_dir() and any((folder / "annotations").glob("*/*.png"))
+
+    def check(self, root: Path) -> None:
+        """The class table must be there: without it no value has a name."""
+        if info_file(base(Path(root))) is None:
+            raise IngestError(
+                f"has no {' or '.join(INFO)} beside images/ and annotations/; it names the 150 classes and ships "
+                "with ADEChallengeData2016: copy it there"
+            )
+        table(Path(root))
+
+    def shards(self, root: Path, shard_size: int | None) -> list[str]:
+        return shard_names(len(shard_runs(items(Path(root)), shard_size)))
+
+    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
+        return shard_names(len(shard_runs([""] * images, shard_size)))
+
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+        """Each run's images and maps (``labelmaps.runs_state``)."""
+        runs = shard_runs(items(Path(root)), shard_size)
+        by_name = {item.name: item for run in runs for item in run}
+
+        def files(name: str) -> list[str]:
+            item = by_name[name]
+            return [p for p in (item.image, *item.maps.values()) if p is not None]
+
+        return {s: runs_state(root, [i.name for i in runs[int(s)]], files) for s in shards if int(s) < len(runs)}
+
+    def inputs(self, root: Path) -> list[str]:
+        path = info_file(base(Path(root)))
+        return [str(path)] if path else []
+
+    def annotators(self, root: Path) -> list[str]:
+        return [ANNOTATOR]
+
+    def official_features(self, root: Path) -> list[str]:
+        return []
+
+    def official_relations(self, root: Path) -> list[str]:
+        return []
+
+    def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> MapReader:
+        runs = shard_runs(items(Path(root)), reading.shard_size)
+        run = runs[int(shard)] if int(shard) < len(runs) else []
+        return MapReader(root, shard, run, reading, Format(table(Path(root))), [ANNOTATOR])
+
+    def synthetic_annotators(self, requested: int) -> int:
+        return 1
+
+    def category_files(self, root: Path) -> list[str]:
+        path = info_file(base(Path(root)))
+        return [str(path)] if path else []
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """The 150 classes with their indices as ids, flat under ``entity`` (the benchmark has no hierarchy)."""
+        known = table(Path(root))
+        nodes = {"entity": Node("entity", None)} | {label: Node(label, "entity") for _, label in known.values()}
+        tree = Hierarchy("entity", nodes)
+        tree.write_yaml(Path(out) / "hierarchy.yaml", "ADE20K's scene-parsing classes (objectInfo150), flat.")
+        names = "".join(f"{name}\t{label}\n" for name, label in known.values() if name != label)
+        (Path(out) / "category_names.tsv").write_text(f"name\tlabel\n{names}", encoding="utf-8")
+        return TreeVocabulary(tree.labels, {"labels": len(known)}, {label: i for i, (_, label) in known.items()})
+
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        return [
+            {"annotator": ANNOTATOR, "category_id": i, "name": name, "supercategory": None,
+             "label": label if label in reading.words else None}
+            for i, (name, label) in sorted(table(Path(root)).items())
+        ]  # fmt: skip
+
+
+LAYOUT = Ade20kLayout()

@@ -1,0 +1,243 @@
+"""Label-map collections (Pascal VOC, Cityscapes, ADE20K) read back exactly: trees in each
+format's own encoding (palette, 16-bit, class x 1000 + instance) with any values, broken files
+and missing halves; every value a region or a reject with its reason, the ledger balanced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from PIL import Image
+
+from regionbench.core import geometry
+from regionbench.io import ade20k, cityscapes, layouts, voc
+from regionbench.io.labelmaps import masks_by_value, safe_label
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.synthetic import ade20k as ade_synth
+from regionbench.synthetic import cityscapes as cs_synth
+from regionbench.synthetic import voc as voc_synth
+
+H, W = 12, 16
+ALL = IngestSettings(shard_size=1000)
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def balanced(shard) -> None:
+    report = shard.report
+    for counts in [report["images"], report["regions"], *report["annotators"].values()]:
+        assert counts["seen"] == counts["accepted"] + counts["rejected"], report
+    assert report["regions"]["accepted"] == shard.regions.num_rows
+    assert report["images"]["accepted"] == shard.images.num_rows
+    assert shard.rejects.num_rows == report["images"]["rejected"] + report["regions"]["rejected"]
+
+
+def rebuilt(shard, image_id: int, who: str, value_of) -> np.ndarray:
+    """The map of ``who`` back from the shard's regions (``value_of`` a row's map value), -1 elsewhere."""
+    out = np.full((H, W), -1, np.int64)
+    for row in shard.regions.to_pylist():
+        if row["image_id"] == image_id and row["annotator"] == who:
+            out[geometry.from_rle(row["mask"])] = value_of(row)
+    return out
+
+
+def test_masks_by_value_is_one_mask_per_value() -> None:
+    values = np.array([[3, 0, 3], [7, 7, 0]])
+    found = masks_by_value(values, skip=(0,))
+    assert [v for v, _ in found] == [3, 7]
+    assert all(np.array_equal(m, values == v) for v, m in found)
+
+
+# --- Pascal VOC -------------------------------------------------------------------------------------------
+
+
+def voc_tree(root: Path, classes: np.ndarray, instances: np.ndarray | None, mode: str = "P") -> Path:
+    folder = root / "VOC2012"
+    for kind in ("JPEGImages", "SegmentationClass", "SegmentationObject", "ImageSets/Segmentation"):
+        (folder / kind).mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(folder / "JPEGImages/2008_000001.jpg")
+    for kind, values in (("SegmentationClass", classes), ("SegmentationObject", instances)):
+        if values is not None:
+            image = Image.fromarray(values.astype(np.uint8), mode="L").convert(mode)
+            if mode == "P":
+                image.putpalette(voc_synth.palette())
+            image.save(folder / kind / "2008_000001.png")
+    (folder / "ImageSets/Segmentation/val.txt").write_text("2008_000001\n2008_000002\n")
+    return root
+
+
+VOC_WORDS = {c: i for i, c in enumerate(voc.CLASSES)}
+CLASS_VALUES = st.sampled_from([0, 0, 1, 5, 15, 20, 21, 254, 255])
+
+
+@PROPERTY
+@given(classes=arrays(np.uint8, (H, W), elements=CLASS_VALUES), instances=arrays(np.uint8, (H, W), elements=st.sampled_from([0, 1, 2, 3, 255])))  # fmt: skip
+def test_voc_instances_are_regions_pixel_exact_or_rejects(tmp_path: Path, classes, instances) -> None:
+    root = voc_tree(tmp_path / str(np.random.default_rng().integers(1 << 40)), classes, instances)
+    shard = ingest_shard(root, "00", VOC_WORDS, layout="voc", settings=ALL)
+    balanced(shard)
+    void = (classes == 255) | (instances == 255)
+    image_id = 2008000001
+    [coverage] = shard.coverage.to_pylist()
+    ignore = geometry.from_rle(coverage["ignore_mask"]) if coverage["ignore_mask"] else np.zeros((H, W), bool)
+    assert np.array_equal(ignore, void)
+    got = rebuilt(shard, image_id, "voc", lambda r: r["annotation_id"] or 0)
+    for index in set(np.unique(instances).tolist()) - {0, 255}:
+        under = set(np.unique(classes[(instances == index) & ~void]).tolist())
+        kept = len(under) == 1 and 0 < min(under) <= 20
+        assert np.array_equal(got == index, (instances == index) & ~void if kept else np.zeros_like(void)), index
+        if kept:
+            [row] = [r for r in shard.regions.to_pylist() if r["annotation_id"] == index]
+            assert row["label"] == voc.CLASSES[min(under)] and row["category_id"] == min(under)
+    background = (instances == 0) & (classes == 0) & ~void
+    assert np.array_equal(got == 0, background)
+    assert shard.images.to_pylist()[0]["split"] == "val"
+    # the list names 2008_000002, which has no image: a reject, not a silence
+    assert "2008_000002" in shard.rejects.column("key").to_pylist()
+
+
+@PROPERTY
+@given(classes=arrays(np.uint8, (H, W), elements=CLASS_VALUES))
+def test_voc_class_maps_alone_give_a_region_per_class(tmp_path: Path, classes) -> None:
+    root = voc_tree(tmp_path / str(np.random.default_rng().integers(1 << 40)), classes, None, mode="L")
+    (root / "VOC2012/SegmentationObject").rmdir()
+    shard = ingest_shard(root, "00", VOC_WORDS, layout="voc", settings=ALL)
+    balanced(shard)
+    got = rebuilt(shard, 2008000001, "voc", lambda r: r["category_id"])
+    known = classes <= 20
+    assert np.array_equal(np.where(known, classes.astype(np.int64), -1), got)
+    reasons = shard.rejects.column("reason").to_pylist()
+    assert sorted(r for r in reasons if "outside VOC's table" in r) == sorted(
+        f"class index {v} is outside VOC's table (0-20, 255 void)"
+        for v in set(np.unique(classes).tolist()) - set(range(21)) - {255}
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (
+            lambda f: Image.new("P", (W + 1, H)).save(f / "SegmentationClass/2008_000001.png"),
+            "is 17x12, its image 16x12",
+        ),
+        (lambda f: Image.new("RGB", (W, H)).save(f / "SegmentationClass/2008_000001.png"), "in mode RGB"),
+        (lambda f: (f / "SegmentationClass/2008_000001.png").write_bytes(b"\x89PNG\r\n"), "cannot be decoded"),
+        (lambda f: (f / "JPEGImages/2008_000001.jpg").unlink(), "its label map has no image"),
+        (
+            lambda f: (
+                (f / "JPEGImages/x.jpg").write_bytes(b"") or Image.new("P", (W, H)).save(f / "SegmentationClass/x.png")
+            ),
+            "not named YYYY_NNNNNN",
+        ),
+    ],
+    ids=["size", "mode", "truncated", "no-image", "name"],
+)
+def test_a_broken_voc_file_is_a_reject_naming_it(tmp_path: Path, change, reason: str) -> None:
+    root = voc_tree(tmp_path, np.zeros((H, W), np.uint8), np.zeros((H, W), np.uint8))
+    change(root / "VOC2012")
+    shard = ingest_shard(root, "00", VOC_WORDS, layout="voc", settings=ALL)
+    balanced(shard)
+    assert any(reason in r for r in shard.rejects.column("reason").to_pylist()), shard.rejects.to_pylist()
+
+
+def test_voc_flags_come_from_the_xml_object_of_the_same_index(tmp_path: Path) -> None:
+    list(voc_synth.write_tree(tmp_path, 4, seed=2, size=(60, 40)))
+    shard = ingest_shard(tmp_path, "00", VOC_WORDS, layout="voc", settings=ALL)
+    balanced(shard)
+    folder = tmp_path / "VOCdevkit/VOC2012"
+    for row in shard.regions.to_pylist():
+        if row["annotation_id"] is None:
+            assert row["label"] == "background" and row["difficult"] is None
+            continue
+        paths = dict(zip(shard.images["image_id"].to_pylist(), shard.images["path"].to_pylist(), strict=True))
+        name = Path(paths[row["image_id"]]).stem
+        xml_name, flags = voc.flags_of(folder / f"Annotations/{name}.xml")[row["annotation_id"] - 1]
+        assert xml_name == row["label"] and {f: row[f] for f in voc.FLAGS} == flags
+
+
+# --- Cityscapes -------------------------------------------------------------------------------------------
+
+CS_VALUES = st.sampled_from([0, 1, 7, 23, 24, 26, 34, 99, 7001, 24001, 26000, 26001, 26002, 34001, 65535])
+
+
+def cs_tree(root: Path, fine: np.ndarray, coarse: np.ndarray | None) -> Path:
+    for kind, values in (("gtFine", fine), ("gtCoarse", coarse)):
+        if values is not None:
+            (root / kind / "val/lindau").mkdir(parents=True, exist_ok=True)
+            Image.fromarray(values.astype(np.uint16)).save(
+                root / kind / f"val/lindau/lindau_000000_000019_{kind}_instanceIds.png"
+            )
+    (root / "leftImg8bit/val/lindau").mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(
+        root / "leftImg8bit/val/lindau/lindau_000000_000019_leftImg8bit.png"
+    )
+    return root
+
+
+CS_WORDS = {safe_label(n): i for i, n, *_ in cityscapes.LABELS}
+
+
+def cs_expected(value: int) -> bool:
+    class_id = value // 1000 if value >= 1000 else value
+    return value > 0 and class_id < 34 and (value < 1000 or cityscapes.LABELS[class_id][4])
+
+
+@PROPERTY
+@given(fine=arrays(np.uint16, (H, W), elements=CS_VALUES), coarse=st.none() | arrays(np.uint16, (H, W), elements=CS_VALUES))  # fmt: skip
+def test_cityscapes_16_bit_instance_ids_read_exactly(tmp_path: Path, fine, coarse) -> None:
+    root = cs_tree(tmp_path / str(np.random.default_rng().integers(1 << 40)), fine, coarse)
+    shard = ingest_shard(root, "00", CS_WORDS, layout="cityscapes", settings=ALL)
+    balanced(shard)
+    image_id = shard.images["image_id"][0].as_py()
+    assert shard.images["split"][0].as_py() == "val"
+    for who, values in (("fine", fine), ("coarse", coarse)):
+        if values is None:
+            assert who not in shard.coverage["annotator"].to_pylist()
+            continue
+        got = rebuilt(
+            shard, image_id, who, lambda r: r["annotation_id"] if r["annotation_id"] is not None else r["category_id"]
+        )
+        kept = np.vectorize(cs_expected)(values)
+        assert np.array_equal(np.where(kept, values.astype(np.int64), -1), got)
+        for row in (r for r in shard.regions.to_pylist() if r["annotator"] == who):
+            has_instances = cityscapes.LABELS[row["category_id"]][4]
+            assert row["iscrowd"] == (has_instances and row["annotation_id"] is None)
+
+
+# --- ADE20K -----------------------------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(values=arrays(np.uint8, (H, W), elements=st.sampled_from([0, 1, 2, 12, 13, 200])))
+def test_ade20k_classes_are_regions_and_other_is_ignored(tmp_path: Path, values) -> None:
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    list(ade_synth.write_tree(root, 0))
+    folder = root / "ADEChallengeData2016"
+    for kind in ("images", "annotations"):
+        (folder / kind / "validation").mkdir(parents=True)
+    Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(folder / "images/validation/ADE_val_00000001.jpg")
+    Image.fromarray(values, mode="L").save(folder / "annotations/validation/ADE_val_00000001.png")
+    known = ade20k.table(root)
+    words = {label: i for i, (_, label) in known.items()}
+    shard = ingest_shard(root, "00", words, layout="ade20k", settings=ALL)
+    balanced(shard)
+    got = rebuilt(shard, shard.images["image_id"][0].as_py(), "ade20k", lambda r: r["category_id"])
+    assert np.array_equal(np.where((values > 0) & (values <= 12), values.astype(np.int64), -1), got)
+    assert {r["annotation_id"] for r in shard.regions.to_pylist()} <= {None}  # no instances in this format
+
+
+def test_ade20k_without_its_class_table_says_where_it_goes(tmp_path: Path) -> None:
+    list(ade_synth.write_tree(tmp_path, 2, size=(20, 10)))
+    (tmp_path / "ADEChallengeData2016/objectInfo150.txt").unlink()
+    layout = layouts.detect(tmp_path)
+    with pytest.raises(layouts.IngestError, match=r"objectInfo150\.txt or objectInfo150\.csv beside images/"):
+        layout.check(tmp_path)
+
+
+@pytest.mark.parametrize("make", [voc_synth.write_tree, cs_synth.write_tree, ade_synth.write_tree], ids=["voc", "cityscapes", "ade20k"])  # fmt: skip
+def test_each_generated_tree_is_detected_as_its_layout(tmp_path: Path, make) -> None:
+    list(make(tmp_path, 2, 0, (32, 24)))
+    assert layouts.detect(tmp_path).name == make.__module__.rsplit(".", 1)[1]
