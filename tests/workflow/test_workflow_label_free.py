@@ -199,3 +199,37 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
     assert (
         found["images"] == 5 and found["measures"]["covering"]["ods"] == 1.0 and found["measures"]["pri"]["ods"] == 1.0
     )
+
+
+def test_bsds500_gives_the_agreement_of_the_same_segments_as_coco_files(tmp_path: Path) -> None:
+    """The same human segmentations built once from BSDS500's .mat files and once laid out as
+    COCO files (a file per human, a segment an RLE annotation) give the same agreement table."""
+    from pycocotools import mask as mask_utils
+
+    from regionbench.synthetic import bsds500 as bsds
+
+    raw = bsds.write_tree(tmp_path / "bsds", {"train": [11, 12, 13], "val": [21, 22]}, humans=3, seed=4)
+    coco = tmp_path / "coco"
+    (coco / "images").mkdir(parents=True)
+    (coco / "annotations").mkdir()
+    files: dict[str, dict] = {}
+    for path in sorted((raw / "data/groundTruth").glob("*/*.mat")):
+        image = raw / "data/images" / path.parent.name / f"{path.stem}.jpg"
+        (coco / "images" / image.name).write_bytes(image.read_bytes())
+        for k, entry in enumerate(scipy.io.loadmat(path)["groundTruth"][0], start=1):
+            labels = entry["Segmentation"][0, 0]
+            doc = files.setdefault(f"human-{k}", {"images": [], "annotations": [], "categories": [{"id": 1, "name": "segment", "supercategory": "segment"}]})  # fmt: skip
+            doc["images"].append({"id": int(path.stem), "file_name": image.name, "height": labels.shape[0], "width": labels.shape[1]})  # fmt: skip
+            for value in np.unique(labels):
+                rle = mask_utils.encode(np.asfortranarray((labels == value).astype(np.uint8)))
+                rle["counts"] = rle["counts"].decode()
+                doc["annotations"].append({"id": len(doc["annotations"]) + 1, "image_id": int(path.stem), "category_id": 1, "segmentation": rle, "iscrowd": 0})  # fmt: skip
+    for who, doc in files.items():
+        (coco / "annotations" / f"{who}.json").write_text(json.dumps(doc))
+    tables = {}
+    for name, tree in (("bsds", raw), ("coco", coco)):
+        _, _, folder = built_release(tmp_path / name, name, f"raw_dir: {tree}\n")
+        table = pq.read_table(folder / "data/agreement.parquet")
+        tables[name] = table.sort_by([(c, "ascending") for c in table.column_names if c != "geometry"])
+    assert tables["bsds"].num_rows > 0
+    assert tables["bsds"].equals(tables["coco"])
