@@ -511,14 +511,14 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
         alias = EXPORT_ALIASES.get(command)
         e = sub.add_parser(
             command,
-            help="write a release in another format's files (saiapr, coco, imageclef)"
+            help="write a release in another format's files (saiapr, coco, voc, imageclef)"
             if alias is None
             else f"the same as export --format {alias} (kept for one version)",
         )
         e.add_argument("release", help="release folder")
         e.add_argument("out", help="folder to write (must not exist)")
         if alias is None:
-            e.add_argument("--format", required=True, help="saiapr, coco or imageclef (any layout that exports)")
+            e.add_argument("--format", required=True, help="saiapr, coco, voc or imageclef (any layout that exports)")
         else:
             e.set_defaults(format=alias)
         e.add_argument(

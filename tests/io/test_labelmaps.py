@@ -63,7 +63,7 @@ def voc_tree(root: Path, classes: np.ndarray, instances: np.ndarray | None, mode
         if values is not None:
             image = Image.fromarray(values.astype(np.uint8), mode="L").convert(mode)
             if mode == "P":
-                image.putpalette(voc_synth.palette())
+                image.putpalette(voc.palette())
             image.save(folder / kind / "2008_000001.png")
     (folder / "ImageSets/Segmentation/val.txt").write_text("2008_000001\n2008_000002\n")
     return root

@@ -5,6 +5,8 @@ the test side."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,7 @@ from PIL import Image
 
 from regionbench import release
 from regionbench.core import geometry
+from regionbench.io import voc as voc_layout
 from regionbench.io.voc import CLASSES, VOID
 from regionbench.synthetic import voc
 
@@ -61,6 +64,30 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
     subsets = pq.read_table(folder / "data/subsets.parquet", columns=["image_id", "split"]).to_pylist()
     assert subsets and all(
         r["split"] == ("test" if images[r["image_id"]]["split"] == "val" else "train") for r in subsets
+    )
+
+    # written back as VOC: the same class and object maps, lists and XML flags, the JPEGs checked
+    out = tmp_path / "export"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "voc", "--images", str(raw)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    back = out / "VOC2012"
+    for kind in ("SegmentationClass", "SegmentationObject"):
+        for path in sorted((base / kind).glob("*.png")):
+            assert np.array_equal(np.asarray(Image.open(back / kind / path.name)), np.asarray(Image.open(path))), path
+    for split in ("train", "val"):
+        assert (back / f"ImageSets/Segmentation/{split}.txt").read_text().split() == lists[split]
+    for path in sorted((base / "Annotations").glob("*.xml")):  # each instance in the maps: its object's flags
+        present = set(np.unique(np.asarray(Image.open(base / "SegmentationObject" / f"{path.stem}.png"))).tolist())
+        exported, original = (voc_layout.flags_of(p) for p in (back / "Annotations" / path.name, path))
+        assert [exported[k - 1] for k in sorted(present - {0, VOID})] == [
+            original[k - 1] for k in sorted(present - {0, VOID})
+        ]
+    assert sorted(p.read_bytes() for p in (back / "JPEGImages").iterdir()) == sorted(
+        p.read_bytes() for p in (base / "JPEGImages").iterdir()
     )
 
 

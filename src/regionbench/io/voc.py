@@ -25,7 +25,7 @@ import numpy as np
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
 from regionbench.io.labelmaps import masks_by_value, read_map, runs_state, shard_names, shard_runs
-from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
 from regionbench.io.shards import Ledger, image_row, region_row
 
 ANNOTATOR = "voc"
@@ -47,6 +47,21 @@ CLASS_FOLDERS = ("SegmentationClass", "SegmentationClassAug")
 FLAGS = ("difficult", "truncated", "occluded")
 UNION = "trainval"  # a list of the others' names, not a split of its own
 Found = list[tuple[dict[str, Any], np.ndarray]]  # regions rows with their masks
+
+
+def palette() -> list[int]:
+    """VOC's colour map (the development kit's ``labelcolormap``): index bits spread over RGB."""
+    colours = []
+    for index in range(256):
+        r = g = b = 0
+        c = index
+        for j in range(8):
+            r |= ((c >> 0) & 1) << (7 - j)
+            g |= ((c >> 1) & 1) << (7 - j)
+            b |= ((c >> 2) & 1) << (7 - j)
+            c >>= 3
+        colours += [r, g, b]
+    return colours
 
 
 def base(root: Path) -> Path:
@@ -244,7 +259,7 @@ class Reader:
         }
 
 
-class VocLayout(NamesCategories):
+class VocLayout(NamesCategories, Exports):
     """Pascal VOC 2012 segmentation as distributed (module docstring)."""
 
     name = "voc"
@@ -340,6 +355,117 @@ class VocLayout(NamesCategories):
              "label": c if c in reading.words else None}
             for i, c in enumerate(CLASSES)
         ]  # fmt: skip
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The release as a VOC2012 tree (``export_release``)."""
+        counts = export_release(release, Path(out), images, annotator)
+        return [
+            f"{out}: {counts['images']} images of {counts['annotator']}, {counts['instances']} instances"
+            + ("" if images else "; JPEGImages/ is empty: copy the image files in, or pass --images ROOT")
+        ]
+
+
+def voc_name(image_id: int, path: str) -> str:
+    """The VOC name of a release image: its file's when VOC-named, else its id as year_number
+    (the id ingest gives the name back), else the id."""
+    stem = Path(path).stem
+    if NAME.fullmatch(stem):
+        return stem
+    return f"{image_id // 10**6:04d}_{image_id % 10**6:06d}" if image_id < 10**10 else str(image_id)
+
+
+def export_release(release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> dict[str, Any]:
+    """Write ``annotator``'s regions (default: ``voc``, else the only annotator) as VOC2012's
+    class and object maps (palette PNGs: the label id, the instance index; 255 where the
+    annotator's ignore mask or no region lies), Annotations XML (each instance's label and
+    flags), ImageSets lists by ``images.split`` and, with ``images`` (the raw tree), the images
+    checked against their sha256. Raises InputError for a label id or an instance index that
+    an 8-bit map cannot hold, or an annotator to choose."""
+    import hashlib
+    import shutil
+
+    from PIL import Image
+
+    from regionbench.core import geometry
+    from regionbench.core.errors import InputError
+
+    if out.exists():
+        raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
+    columns = ["image_id", "annotator", "region_id", "label_id", "label", "annotation_id", "mask", *FLAGS]
+    regions = release.arrow("regions", columns).to_pylist()
+    people = sorted({r["annotator"] for r in regions} - {"consensus"})
+    who = annotator or (ANNOTATOR if ANNOTATOR in people else people[0] if len(people) == 1 else None)
+    if who is None or who not in {r["annotator"] for r in regions}:
+        raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
+    mine = [r for r in regions if r["annotator"] == who and r["mask"] is not None]
+    if too_big := sorted({r["label_id"] for r in mine if not 0 <= r["label_id"] < VOID}):
+        raise InputError(f"label ids {too_big[:5]} do not fit VOC's 8-bit class maps (0-254); export as coco instead")
+    ignored = {
+        r["image_id"]: r["ignore_mask"]
+        for r in release.arrow("coverage", ["image_id", "annotator", "ignore_mask"]).to_pylist()
+        if r["annotator"] == who and r["ignore_mask"] is not None
+    }
+    rows = release.arrow("images", ["image_id", "path", "split", "width", "height", "sha256"]).to_pylist()
+    folder = out / "VOC2012"
+    for kind in ("JPEGImages", "SegmentationClass", "SegmentationObject", "Annotations", "ImageSets/Segmentation"):
+        (folder / kind).mkdir(parents=True)
+    colours, instances = palette(), 0
+    splits: dict[str, list[str]] = {}
+    by_image: dict[int, list[dict[str, Any]]] = {}
+    for r in mine:
+        by_image.setdefault(r["image_id"], []).append(r)
+    for row in sorted(rows, key=lambda r: r["image_id"]):
+        name = voc_name(row["image_id"], row["path"])
+        shape = (row["height"], row["width"])
+        classes, objects = np.full(shape, VOID, np.uint8), np.full(shape, VOID, np.uint8)
+        described = []
+        found = sorted(by_image.get(row["image_id"], []), key=lambda r: r["region_id"])
+        numbered = [r for r in found if r["annotation_id"] is not None]
+        next_index = max((r["annotation_id"] for r in numbered), default=0) + 1
+        for r in found:
+            index = r["annotation_id"]
+            if index is None and r["label"] != "background":
+                index, next_index = next_index, next_index + 1
+            if index is not None and not 0 < index < VOID:
+                raise InputError(f"image {row['image_id']}: instance {index} does not fit VOC's object maps (1-254)")
+            mask = geometry.from_rle(r["mask"])
+            classes[mask], objects[mask] = r["label_id"], index or 0
+            if index is not None:
+                described.append((index, r))
+        if row["image_id"] in ignored:
+            void = geometry.from_rle(ignored[row["image_id"]])
+            classes[void], objects[void] = VOID, VOID
+        for kind, values in (("SegmentationClass", classes), ("SegmentationObject", objects)):
+            picture = Image.fromarray(values, mode="P")
+            picture.putpalette(colours)
+            picture.save(folder / kind / f"{name}.png")
+        # the k-th <object> is instance k: an index no region has (an object hidden by others,
+        # which the release cannot know) keeps its place with an empty name
+        at = dict(described)
+        objects_xml = "".join(
+            "<object><name></name></object>"
+            if k not in at
+            else f"<object><name>{at[k]['label']}</name>"
+            + "".join(f"<{f}>{int(at[k][f])}</{f}>" for f in FLAGS if at[k][f] is not None)
+            + "</object>"
+            for k in range(1, max(at, default=0) + 1)
+        )
+        (folder / "Annotations" / f"{name}.xml").write_text(
+            f"<annotation><filename>{name}.jpg</filename>{objects_xml}</annotation>\n", encoding="utf-8"
+        )
+        instances += len(described)
+        if row["split"] is not None:
+            splits.setdefault(row["split"], []).append(name)
+        if images is not None:
+            source = Path(images) / row["path"]
+            content = source.read_bytes() if source.is_file() else b""
+            if hashlib.sha256(content).hexdigest() != row["sha256"]:
+                shutil.rmtree(out)
+                raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+            (folder / "JPEGImages" / f"{name}.jpg").write_bytes(content)
+    for split, names in sorted(splits.items()):
+        (folder / "ImageSets/Segmentation" / f"{split}.txt").write_text("".join(f"{n}\n" for n in sorted(names)))
+    return {"images": len(rows), "annotator": who, "instances": instances}
 
 
 def hierarchy() -> Hierarchy:

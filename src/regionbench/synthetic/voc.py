@@ -12,28 +12,13 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from regionbench.io.voc import CLASSES, VOID
+from regionbench.io.voc import CLASSES, VOID, palette
 from regionbench.synthetic import Options
 from regionbench.synthetic.scenes import _blob, get_profile
 
 LAYOUT = "voc"
 SIZE = (500, 375)  # VOC's commonest image size (width, height)
 BORDER = 2  # VOC's void border: pixels within this many of an object's outline
-
-
-def palette() -> list[int]:
-    """VOC's colour map (the development kit's ``labelcolormap``): index bits spread over RGB."""
-    colours = []
-    for index in range(256):
-        r = g = b = 0
-        c = index
-        for j in range(8):
-            r |= ((c >> 0) & 1) << (7 - j)
-            g |= ((c >> 1) & 1) << (7 - j)
-            b |= ((c >> 2) & 1) << (7 - j)
-            c >>= 3
-        colours += [r, g, b]
-    return colours
 
 
 def name_of(k: int) -> str:
@@ -108,7 +93,7 @@ def write_tree(
         yield f"JPEGImages/{name}.jpg", regions
     lists = folder / "ImageSets" / "Segmentation"
     for split, names in (*splits.items(), ("trainval", sorted(splits["train"] + splits["val"]))):
-        (lists / f"{split}.txt").write_text("".join(f"{n}\n" for n in names), encoding="utf-8")
+        (lists / f"{split}.txt").write_text("".join(f"{n}\n" for n in sorted(names)), encoding="utf-8")  # as VOC
 
 
 def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
