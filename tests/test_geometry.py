@@ -133,3 +133,19 @@ def test_rle_runs_of_any_text_are_runs_or_a_reason(counts: str) -> None:
         assert str(exc).startswith("compressed RLE counts")
         return
     assert (runs >= 0).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 30), st.integers(0, 2**32 - 1), st.floats(0, 1))
+def test_rle_of_a_mask_in_part_of_the_image_is_pycocotools(height: int, width: int, seed: int, density: float) -> None:
+    """The counts of a mask that fills any box of the image (encoded from its bounding box
+    alone) are pycocotools' of the whole mask."""
+    from pycocotools import mask as coco_mask
+
+    rng = np.random.default_rng(seed)
+    y0, x0 = rng.integers(0, height), rng.integers(0, width)
+    y1, x1 = rng.integers(y0, height) + 1, rng.integers(x0, width) + 1
+    mask = np.zeros((height, width), dtype=bool)
+    mask[y0:y1, x0:x1] = rng.random((y1 - y0, x1 - x0)) < density
+    whole = coco_mask.encode(np.asfortranarray(mask, dtype=np.uint8))["counts"].decode("ascii")
+    assert geometry.encode_rle(mask) == whole
