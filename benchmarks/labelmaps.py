@@ -6,9 +6,10 @@ For each layout and size it generates (once, cached under ``--cache``) a tree at
 typical image size (VOC 500x375, Cityscapes 2048x1024, ADE20K 683x512, BSDS500 481x321), then:
 
 1. times the floor: every image and every map (or ``.mat``) decoded once, nothing else;
-2. times ingest: every shard read by ``pipeline.ingest.ingest_shard`` (decoding, regions, masks,
-   polygons, features, relations and the consensus where there are several annotators), one
-   shard after another in a child process, whose peak RSS the kernel reports (a shard job's).
+2. times the layout's reading alone (every shard's records: files decoded, a mask, RLE and
+   exact polygon per region) and ingest: every shard by ``pipeline.ingest.ingest_shard`` (the
+   reading, then features, relations and the consensus where there are several annotators),
+   one shard after another in a child process, whose peak RSS the kernel reports (a shard job's).
 
 It prints per layout and size the seconds of both, their ratio and the milliseconds per image,
 and fits the growth exponent b of ingest ~ images^b across the sizes. The last line is one JSON
@@ -71,8 +72,9 @@ def floor(root: Path) -> float:
     return time.perf_counter() - start
 
 
-def ingest(layout: str, root: Path) -> tuple[float, int]:
-    """Seconds to ingest every shard, one after another in a child process, and its peak RSS in bytes."""
+def ingest(layout: str, root: Path) -> tuple[float, float, int]:
+    """Seconds to read every shard's records (the layout alone) and to ingest every shard, one
+    after another in a child process, and its peak RSS in bytes."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: one build's ingest jobs, in turn
@@ -83,17 +85,24 @@ def ingest(layout: str, root: Path) -> tuple[float, int]:
         tree = found.write_vocabulary(root, with_vocabulary)
         hierarchy = Hierarchy.from_yaml(with_vocabulary / "hierarchy.yaml")
         words = tree.ids or {label: k for k, label in enumerate(tree.labels, start=1)}
+        reading = layouts.Reading(words, shard_size=SHARD)
+        start = time.perf_counter()
+        for shard in found.shards(root, SHARD):  # the layout's reading alone: files decoded, regions cut
+            for _ in found.read_shard(root, shard, reading, hierarchy).records():
+                pass
+        read_s = time.perf_counter() - start
         start = time.perf_counter()
         for shard in found.shards(root, SHARD):
             ingest_shard(root, shard, words, hierarchy, layout=found, settings=IngestSettings(shard_size=SHARD))
-        os.write(write, json.dumps(time.perf_counter() - start).encode())
+        os.write(write, json.dumps([read_s, time.perf_counter() - start]).encode())
         os._exit(0)
     os.close(write)
     answer = os.read(read, 100)
     _, status, usage = os.wait4(pid, 0)
     if status:
         raise SystemExit(f"{layout}: the ingest of {root} failed (its traceback is above)")
-    return json.loads(answer), usage.ru_maxrss * 1024
+    read_s, ingest_s = json.loads(answer)
+    return read_s, ingest_s, usage.ru_maxrss * 1024
 
 
 def exponent(points: list[tuple[int, float]]) -> float | None:
@@ -116,10 +125,12 @@ def main() -> None:
         for n in args.sizes:
             root = generate(layout, args.cache / f"{layout}-{n}", n)
             decode = floor(root)
-            seconds, peak = ingest(layout, root)
+            read_s, seconds, peak = ingest(layout, root)
             row = {
                 "images": n,
                 "decode_s": round(decode, 2),
+                "read_s": round(read_s, 2),
+                "read_ratio": round(read_s / decode, 2),
                 "ingest_s": round(seconds, 2),
                 "ratio": round(seconds / decode, 2),
                 "ingest_ms_per_image": round(1000 * seconds / n, 1),
