@@ -4,6 +4,7 @@ and missing halves; every value a region or a reject with its reason, the ledger
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from regionbench.io import ade20k, cityscapes, layouts, voc
 from regionbench.io.labelmaps import masks_by_value, safe_label
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic import ade20k as ade_synth
+from regionbench.synthetic import ade20k_full as ade_full_synth
 from regionbench.synthetic import cityscapes as cs_synth
 from regionbench.synthetic import voc as voc_synth
 
@@ -241,3 +243,50 @@ def test_ade20k_without_its_class_table_says_where_it_goes(tmp_path: Path) -> No
 def test_each_generated_tree_is_detected_as_its_layout(tmp_path: Path, make) -> None:
     list(make(tmp_path, 2, 0, (32, 24)))
     assert layouts.detect(tmp_path).name == make.__module__.rsplit(".", 1)[1]
+
+
+# --- ADE20K, the full release -----------------------------------------------------------------------------
+
+ADE_CLASSES = st.sampled_from([0, 0, 7, 300, 2978, 3001])  # 3001 no JSON names: a reject
+
+
+@PROPERTY
+@given(
+    classes=arrays(np.int64, (H, W), elements=ADE_CLASSES),
+    instances=arrays(np.int64, (H, W), elements=st.integers(0, 3)),
+    parts=st.booleans(),
+)
+def test_ade20k_full_masks_decode_exactly_with_parts_in_their_objects(
+    tmp_path: Path, classes, instances, parts
+) -> None:
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    folder = root / "images/ADE/validation/street"
+    folder.mkdir(parents=True)
+    Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(folder / "ADE_val_00000001.jpg")
+    Image.fromarray(ade_full_synth.encode(classes, instances)).save(folder / "ADE_val_00000001_seg.png")
+    named = [
+        {"id": 1, "name": n, "name_ndx": i} for i, n in ((7, "road, route"), (300, "car"), (2978, "wall"), (5, "wheel"))
+    ]
+    (folder / "ADE_val_00000001.json").write_text(json.dumps({"annotation": {"object": named}}))
+    part = np.where((classes == 300) & (instances == 1), 5, 0)  # a wheel on car 1
+    if parts:
+        Image.fromarray(ade_full_synth.encode(part, np.where(part > 0, 1, 0))).save(
+            folder / "ADE_val_00000001_parts_1.png"
+        )
+    layout = layouts.detect(root)
+    assert layout.name == "ade20k-full"
+    words = layout.write_vocabulary(root, tmp_path).ids
+    shard = ingest_shard(root, "00", words, layout=layout, settings=ALL)
+    balanced(shard)
+    rows = shard.regions.to_pylist()
+    objects = [r for r in rows if r["part_level"] == 0]
+    painted = np.full((H, W), -1, np.int64)
+    for r in objects:
+        painted[geometry.from_rle(r["mask"])] = r["category_id"] * 256 + r["annotation_id"]
+    assert np.array_equal(painted, np.where((classes > 0) & (classes != 3001), classes * 256 + instances, -1))
+    wheels = [r for r in rows if r["part_level"] == 1]
+    assert len(wheels) == int(parts and part.any())
+    for wheel in wheels:
+        [car] = [r for r in objects if r["region_id"] == wheel["parent_region_id"]]
+        assert (car["label"], car["annotation_id"], wheel["label"]) == ("car", 1, "wheel")
+    assert shard.rejects.num_rows == len({(c, i) for c, i in zip(classes.ravel(), instances.ravel(), strict=True) if c == 3001})  # fmt: skip

@@ -130,3 +130,36 @@ def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path
                     value = r["annotation_id"] if r["annotation_id"] is not None else r["category_id"]
                     painted[geometry.from_rle(r["mask"])] = value
                 assert np.array_equal(painted, values), (name, who, image_id)
+
+
+def test_the_full_ade20k_release_builds_with_parts_inside_their_objects(tmp_path: Path) -> None:
+    from regionbench.io import ade20k_full
+    from regionbench.synthetic import ade20k_full as synth
+
+    raw = tmp_path / "raw"
+    list(synth.write_tree(raw, 9, 2, (80, 60)))
+    project = workflow_copy(tmp_path / "wf")
+    done = build(project, "--configfile", str(write_config(project, f"dataset: ade\nraw_dir: {raw}\n{SOURCE_SPLIT}")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / "releases/ade/v1.0.0"
+    assert release.verify(folder) == []
+    images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
+    regions = pq.read_table(folder / "data/regions.parquet").to_pylist()
+    for image_id, image in images.items():
+        mine = {r["region_id"]: r for r in regions if r["image_id"] == image_id}
+        for level, suffix in enumerate(("_seg.png", "_parts_1.png")):
+            path = raw / image["path"].replace(".jpg", suffix)
+            if not path.is_file():
+                assert not [r for r in mine.values() if r["part_level"] == level]
+                continue
+            classes, instances = ade20k_full.decode(np.asarray(Image.open(path)))
+            painted = np.zeros(classes.shape, np.int64)
+            for r in (r for r in mine.values() if r["part_level"] == level):
+                painted[geometry.from_rle(r["mask"])] = r["category_id"] * 256 + r["annotation_id"]
+                if level:  # a part lies in the object it names as its parent
+                    parent = geometry.from_rle(mine[r["parent_region_id"]]["mask"])
+                    assert (
+                        mine[r["parent_region_id"]]["part_level"] == 0
+                        and (geometry.from_rle(r["mask"]) <= parent).all()
+                    )
+            assert np.array_equal(painted, np.where(classes > 0, classes * 256 + instances, 0))

@@ -77,6 +77,8 @@ REGIONS = pa.schema(
         ("difficult", pa.bool_()),
         ("truncated", pa.bool_()),
         ("occluded", pa.bool_()),
+        ("parent_region_id", pa.int32()),
+        ("part_level", pa.int32()),
         ("mask", RLE),
         ("geometry", pa.binary()),
     ]

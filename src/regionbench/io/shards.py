@@ -224,13 +224,16 @@ def region_row(
     source_area: float | None = None,
     source_bbox: Sequence[float] | None = None,
     flags: dict[str, bool] | None = None,
+    parent_region_id: int | None = None,
+    part_level: int | None = None,
 ) -> dict[Any, Any]:
     """A row of the stage table ``regions``: the keys, label, box, RLE mask and exact polygon of
     ``mask`` (all null for a region known by its label only: ``mask`` None); ``iscrowd``,
     ``annotation_id``, ``category_id``, ``source_area`` and ``source_bbox`` (x, y, w, h) as a
     COCO file gives them, beside the box and area measured on the mask; ``flags`` the source's
     marks of the object (``FLAGS``: Pascal VOC's ``difficult``, ``truncated``, ``occluded``),
-    None where it says nothing."""
+    None where it says nothing; ``parent_region_id`` and ``part_level`` place a part in the
+    region it is a part of (ADE20K's part masks)."""
     box_fields = ("source_bbox_x", "source_bbox_y", "source_bbox_w", "source_bbox_h")
     row = {
         "image_id": image_id, "annotator": annotator, "region_id": region_id,
@@ -239,6 +242,7 @@ def region_row(
         "source_area": source_area,
         **dict(zip(box_fields, source_bbox if source_bbox is not None else (None,) * 4, strict=True)),
         **{flag: (flags or {}).get(flag) for flag in FLAGS},
+        "parent_region_id": parent_region_id, "part_level": part_level,
     }  # fmt: skip
     if mask is None:
         return row | dict.fromkeys(("bbox_x", "bbox_y", "bbox_w", "bbox_h", "area_px", "mask", "geometry"))

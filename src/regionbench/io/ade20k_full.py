@@ -1,0 +1,272 @@
+"""ADE20K's full release (``ADE20K_2021_17_01``): ``images/ADE/<split>/<scene>/.../<name>.jpg``
+with, beside each image, ``<name>_seg.png`` (its objects), ``<name>_parts_<k>.png`` (the parts
+of level k, where there are any) and ``<name>.json`` (its objects' names).
+
+One annotator, ``ade20k``. A mask PNG encodes a pixel's class as (R / 10) x 256 + G and its
+instance as B (the encoding of the dataset's ``utils_ade20k.loadAde20K``): every (class,
+instance) with a class is a region; class 0 (unlabelled) is the ignore mask. A part of level k
+is a region whose ``parent_region_id`` is the region of level k - 1 it overlaps most and whose
+``part_level`` is k (whole objects 0). A class's label is the first of the names the JSON files
+give its ``name_ndx``, as a vocabulary key; a class no JSON names is a reject. An image's id is
+the first 63 bits of the sha256 of its name, its split the folder under ``images/ADE/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.io import images as images_io
+from regionbench.io.coco.split import image_id_of
+from regionbench.io.labelmaps import masks_by_value, read_map, runs_state, safe_label, shard_names, shard_runs
+from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.shards import Ledger, files_state, image_row, region_row
+
+ANNOTATOR = "ade20k"
+MASK_MODES = ("RGB", "RGBA")
+Found = list[tuple[dict[str, Any], np.ndarray]]
+
+
+def base(root: Path) -> Path:
+    """The folder holding ``images/ADE``: the root or the one release folder inside it."""
+    root = Path(root)
+    if (root / "images" / "ADE").is_dir():
+        return root
+    inner = sorted(p for p in root.glob("*/images/ADE") if p.is_dir())
+    return inner[0].parent.parent if inner else root
+
+
+def decode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(class, instance) per pixel of a mask PNG's RGB values: (R / 10) x 256 + G, and B."""
+    rgb = values[..., :3].astype(np.int64)
+    return (rgb[..., 0] // 10) * 256 + rgb[..., 1], rgb[..., 2]
+
+
+def image_paths(root: Path) -> list[Path]:
+    """Every image of the tree (not a mask), sorted."""
+    return sorted(p for p in (base(root) / "images" / "ADE").rglob("*.jpg"))
+
+
+@cache
+def _names(root: str, state: str) -> dict[int, tuple[str, str]]:
+    """Class index -> (the first name the JSON files give its ``name_ndx``, reading them in path
+    order, and that name's first part as a ``safe_label`` key; ``state``: their fingerprint). A
+    file that is not such JSON names nothing; a key two classes share takes its index after the
+    first."""
+    found: dict[int, str] = {}
+    for path in sorted((base(Path(root)) / "images" / "ADE").rglob("*.json")):
+        try:
+            objects = json.loads(path.read_text(encoding="utf-8", errors="replace"))["annotation"]["object"]
+            pairs = [(int(o["name_ndx"]), str(o["name"])) for o in objects]
+        except (ValueError, KeyError, TypeError):
+            continue
+        for index, name in pairs:
+            found.setdefault(index, name)
+    named: dict[int, tuple[str, str]] = {}
+    taken: set[str] = set()
+    for index in sorted(found):
+        label = safe_label(found[index].split(",")[0]) or f"class-{index}"
+        label = f"{label}-{index}" if label in taken else label
+        taken.add(label)
+        named[index] = (found[index], label)
+    return named
+
+
+def class_names(root: Path) -> dict[int, tuple[str, str]]:
+    """``_names`` of the tree's JSON files as they are now."""
+    files = sorted(p.relative_to(root).as_posix() for p in (base(root) / "images" / "ADE").rglob("*.json"))
+    return _names(str(root), files_state(root, files))
+
+
+class Reader:
+    """A run of ADE20K images being read (``io.layouts.ShardReader``)."""
+
+    annotators = (ANNOTATOR,)
+
+    def __init__(self, root: Path, shard: str, paths: Sequence[Path], reading: Reading) -> None:
+        self.root, self.shard, self.paths, self.reading = Path(root), shard, paths, reading
+        self.ledger = Ledger(self.root)
+        self.labels = {i: label for i, (_, label) in class_names(self.root).items()}
+        self.counts = {"images": [0, 0], ANNOTATOR: [0, 0]}  # seen, accepted
+
+    def records(self) -> Iterator[ImageRecord]:
+        for path in self.paths:
+            self.counts["images"][0] += 1
+            rel = path.relative_to(self.root).as_posix()
+            try:
+                image = images_io.read_image(path, self.reading.max_image_pixels, ("JPEG",), ("RGB", "L"))
+                shape = (image.height, image.width)
+                levels = [read_map(path.with_name(f"{path.stem}_seg.png"), MASK_MODES, shape)]
+                while (part := path.with_name(f"{path.stem}_parts_{len(levels)}.png")).is_file():
+                    levels.append(read_map(part, MASK_MODES, shape))
+            except ValueError as exc:
+                self.ledger.reject(rel, path.name, "image", str(exc))
+                continue
+            self.counts["images"][1] += 1
+            split = path.relative_to(base(self.root) / "images" / "ADE").parts[0]
+            row = image_row(image_id_of(path.stem), self.shard, rel, image, split)
+            found: Found = []
+            ignore = np.zeros(shape, dtype=bool)
+            above: list[tuple[int, np.ndarray]] = []  # (region id, mask) of the level above
+            for level, values in enumerate(levels):
+                classes, instances = decode(values)
+                if level == 0:
+                    ignore = classes == 0
+                source = path.with_name(f"{path.stem}_seg.png" if level == 0 else f"{path.stem}_parts_{level}.png")
+                here = []
+                for key, mask in masks_by_value(np.where(classes > 0, classes * 256 + instances, -1), skip=(-1,)):
+                    region = self._region(row["image_id"], source, key, mask, level, above, found)
+                    if region is not None:
+                        here.append(region)
+                above = here
+            yield ImageRecord(path.name, image, row, found, (ANNOTATOR,), ignore={ANNOTATOR: ignore})
+
+    def _region(
+        self,
+        image_id: int,
+        source: Path,
+        key: int,
+        mask: np.ndarray,
+        level: int,
+        above: list[tuple[int, np.ndarray]],
+        found: Found,
+    ) -> tuple[int, np.ndarray] | None:
+        """One (class, instance) of a level: a region in ``found``, or a reject."""
+        class_id, instance = divmod(key, 256)
+        self.counts[ANNOTATOR][0] += 1
+        label = self.labels.get(class_id)
+        reason = None
+        if label is None:
+            reason = (
+                f"class {class_id} has no name in any image's JSON (name_ndx); keep the JSON files beside the images"
+            )
+        elif label not in self.reading.words:
+            reason = f"label {label!r} is not a vocabulary label; leave vocabulary_dir unset to take ADE20K's classes"
+        if reason is not None or label is None:
+            name = f"{source.name}/class-{class_id}/instance-{instance}"
+            self.ledger.reject(source.relative_to(self.root).as_posix(), name, "region", reason or "", ANNOTATOR)
+            return None
+        parent = None
+        if level:
+            overlaps = [(int(np.count_nonzero(mask & m)), -rid, rid) for rid, m in above]
+            best = max(overlaps, default=(0, 0, None))
+            parent = best[2] if best[0] else None
+            if parent is None:  # kept as a part of nothing, and counted
+                self.ledger.quirks["part_outside_every_object"] += 1
+        region_id = len(found) + 1
+        row = region_row(
+            image_id, ANNOTATOR, region_id, self.reading.words[label], label, mask,
+            annotation_id=instance, category_id=class_id, parent_region_id=parent, part_level=level,
+        )  # fmt: skip
+        found.append((row, mask))
+        self.counts[ANNOTATOR][1] += 1
+        return region_id, mask
+
+    def report(self) -> dict[str, Any]:
+        """Images and regions: seen, accepted, rejected (``Layout`` protocol)."""
+        (seen, accepted), (r_seen, r_accepted) = self.counts["images"], self.counts[ANNOTATOR]
+        regions = {"seen": r_seen, "accepted": r_accepted, "rejected": self.ledger.rejected("region", ANNOTATOR)}
+        return {
+            "folder": self.shard,
+            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
+            "annotators": {ANNOTATOR: dict(regions)},
+            "regions": regions,
+        }
+
+
+class Ade20kFullLayout(NamesCategories):
+    """ADE20K's full release (module docstring)."""
+
+    name = "ade20k-full"
+    expects = "images/ADE/<split>/.../<name>.jpg with <name>_seg.png (ADE20K_2021_17_01 or its parent)"
+    about = About(
+        summary="from ADE20K's full release: every object instance a region, its parts (and theirs) child "
+        "regions, the unlabelled pixels each image's ignore mask",
+        tag="ade20k",
+        keyword="ADE20K",
+        name="ADE20K",
+        creators="expert-generated",
+        original="https://groups.csail.mit.edu/vision/datasets/ADE20K/",
+        citation=(
+            "@inproceedings{zhou2017scene, title={Scene Parsing through ADE20K Dataset}, author={Zhou, Bolei and "
+            "Zhao, Hang and Puig, Xavier and Fidler, Sanja and Barriuso, Adela and Torralba, Antonio}, "
+            "booktitle={Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)}, "
+            "year={2017}}"
+        ),
+        fields={
+            "regions.category_id": "ADE20K's class index (name_ndx; the mask's (R / 10) x 256 + G)",
+            "regions.annotation_id": "the instance as the mask's B channel stores it",
+            "images.split": "the folder under images/ADE (training or validation)",
+        },
+    )
+    official_measures = ()
+
+    def detect(self, root: Path) -> bool:
+        return (base(Path(root)) / "images" / "ADE").is_dir()
+
+    def check(self, root: Path) -> None:
+        """Nothing beyond ``detect``: each file's problems are the shard's to report."""
+
+    def shards(self, root: Path, shard_size: int | None) -> list[str]:
+        return shard_names(len(shard_runs(image_paths(Path(root)), shard_size)))
+
+    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
+        return shard_names(len(shard_runs([""] * images, shard_size)))
+
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+        """Each run's images, masks and JSON (``labelmaps.runs_state``)."""
+        runs = shard_runs([p.relative_to(root).as_posix() for p in image_paths(Path(root))], shard_size)
+
+        def files(rel: str) -> list[str]:
+            stem = rel.removesuffix(".jpg")
+            parts = sorted(p.relative_to(root).as_posix() for p in Path(root).glob(f"{stem}_parts_*.png"))
+            return [rel, f"{stem}_seg.png", f"{stem}.json", *parts]
+
+        return {s: runs_state(root, runs[int(s)], files) for s in shards if int(s) < len(runs)}
+
+    def inputs(self, root: Path) -> list[str]:
+        return []
+
+    def annotators(self, root: Path) -> list[str]:
+        return [ANNOTATOR]
+
+    def official_features(self, root: Path) -> list[str]:
+        return []
+
+    def official_relations(self, root: Path) -> list[str]:
+        return []
+
+    def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
+        runs = shard_runs(image_paths(Path(root)), reading.shard_size)
+        return Reader(root, shard, runs[int(shard)] if int(shard) < len(runs) else [], reading)
+
+    def synthetic_annotators(self, requested: int) -> int:
+        return 1
+
+    def category_files(self, root: Path) -> list[str]:
+        return [str(p) for p in sorted((base(Path(root)) / "images" / "ADE").rglob("*.json"))]
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """The classes the JSON files name, with their indices as ids, flat under ``entity``."""
+        labels = {i: label for i, (_, label) in class_names(Path(root)).items()}
+        tree = Hierarchy("entity", {"entity": Node("entity", None)} | {x: Node(x, "entity") for x in labels.values()})
+        tree.write_yaml(Path(out) / "hierarchy.yaml", "ADE20K's classes as its JSON files name them, flat.")
+        names = "".join(f"{n}\t{x}\n" for n, x in class_names(Path(root)).values() if n != x)
+        (Path(out) / "category_names.tsv").write_text(f"name\tlabel\n{names}", encoding="utf-8")
+        return TreeVocabulary(tree.labels, {"labels": len(labels)}, {label: i for i, label in labels.items()})
+
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        return [
+            {"annotator": ANNOTATOR, "category_id": i, "name": name, "supercategory": None,
+             "label": label if label in reading.words else None}
+            for i, (name, label) in sorted(class_names(Path(root)).items())
+        ]  # fmt: skip
+
+
+LAYOUT = Ade20kFullLayout()
