@@ -412,7 +412,10 @@ def _number(kind: type, low: float, high: float | None = None) -> Callable[[str]
 
 def _synth_command(sub: argparse._SubParsersAction) -> None:
     """synth: a synthetic collection."""
-    s = sub.add_parser("synth", help="write a synthetic collection (SAIAPR TC-12, COCO or Pascal VOC layout)")
+    s = sub.add_parser(
+        "synth",
+        help="write a synthetic collection in a raw layout (SAIAPR TC-12, COCO, VOC, Cityscapes, ADE20K, BSDS500)",
+    )
     s.add_argument(
         "--profile",
         choices=SYNTH_PROFILES,
@@ -424,8 +427,14 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
     s.add_argument("--workers", type=_number(int, 1), default=None, help="parallel folders (default: all cores)")
     s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
-    s.add_argument("--layout", default="saiapr", help="raw layout to write: saiapr, coco or voc")
-    s.add_argument("--annotators", type=_number(int, 1), help="coco: annotators tracing every scene (default 3)")
+    s.add_argument(
+        "--layout",
+        default="saiapr",
+        help="raw layout to write: saiapr, coco, voc, cityscapes, ade20k, ade20k-full or bsds500",
+    )
+    s.add_argument(
+        "--annotators", type=_number(int, 1), help="coco, bsds500: annotators tracing every scene (default 3)"
+    )
     s.add_argument(
         "--disagreement", type=_number(float, 0, 1), help="coco: how much they differ, 0 (none) to 1 (default 0.3)"
     )
