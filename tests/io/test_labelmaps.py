@@ -290,3 +290,22 @@ def test_ade20k_full_masks_decode_exactly_with_parts_in_their_objects(
         [car] = [r for r in objects if r["region_id"] == wheel["parent_region_id"]]
         assert (car["label"], car["annotation_id"], wheel["label"]) == ("car", 1, "wheel")
     assert shard.rejects.num_rows == len({(c, i) for c, i in zip(classes.ravel(), instances.ravel(), strict=True) if c == 3001})  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", ["cityscapes", "ade20k"])
+def test_a_map_without_its_image_and_an_image_without_its_map_are_rejects(tmp_path: Path, layout: str) -> None:
+    make = {"cityscapes": cs_synth.write_tree, "ade20k": ade_synth.write_tree}[layout]
+    list(make(tmp_path, 3, 0, (32, 16)))
+    images = sorted(p for p in tmp_path.rglob("*") if p.suffix in (".png", ".jpg") and ("leftImg8bit" in p.name or "/images/" in p.as_posix()))  # fmt: skip
+    maps = sorted(p for p in tmp_path.rglob("*") if "instanceIds" in p.name or "/annotations/" in p.as_posix())
+    images[0].unlink()  # its map stays
+    for path in maps:  # the last image's maps go
+        if path.name.startswith(images[-1].name.removesuffix("_leftImg8bit.png").removesuffix(".jpg")):
+            path.unlink()
+    found = layouts.get(layout)
+    words = found.write_vocabulary(tmp_path, tmp_path).ids
+    shard = ingest_shard(tmp_path, "00", words, layout=found, settings=ALL)
+    balanced(shard)
+    reasons = sorted(shard.rejects.column("reason").to_pylist())
+    assert reasons == ["a label map without its image", "an image without a label map"]
+    assert shard.images.num_rows == 1
