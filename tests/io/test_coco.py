@@ -112,7 +112,7 @@ def test_layout_is_detected(tmp_path: Path) -> None:
     (tmp_path / "saiapr").mkdir()
     (tmp_path / "saiapr" / "wlist.txt").write_text("1\tn.a.\n")
     assert layouts.detect(tmp_path / "saiapr").name == "saiapr"
-    with pytest.raises(IngestError, match=r"neither a bsds500 tree .* nor a coco tree"):
+    with pytest.raises(IngestError, match=r"neither a ade20k tree .* nor a coco tree .* nor a voc tree"):
         layouts.detect(tmp_path / "nothing")
 
 
@@ -613,3 +613,15 @@ def test_the_source_is_what_the_files_state(tmp_path_factory, named: list, info:
     for annotator, data in zip(("alice", "bob"), files, strict=True):
         for entry in data["images"]:
             assert given[(image_id_of(entry["file_name"]), annotator)] == entry["id"]
+
+
+@given(
+    folder=st.sampled_from(["", "val2017/", "train2017/"]),
+    files=st.lists(st.sampled_from(["instances_val2017", "instances_train2017", "alice", "instances_"]), max_size=3),
+)
+def test_an_image_s_split_is_its_folder_else_the_instances_file_naming_it(folder: str, files: list[str]) -> None:
+    from regionbench.io.coco.ingest import split_of
+
+    named = {f.removeprefix("instances_") for f in files if f.startswith("instances_") and f != "instances_"}
+    expected = folder.rstrip("/") if folder else (named.pop() if len(named) == 1 else None)
+    assert split_of(f"{folder}000000000139.jpg", files) == expected

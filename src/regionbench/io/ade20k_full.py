@@ -36,10 +36,10 @@ Found = list[tuple[dict[str, Any], np.ndarray]]
 def base(root: Path) -> Path:
     """The folder holding ``images/ADE``: the root or the one release folder inside it."""
     root = Path(root)
-    if (root / "images" / "ADE").is_dir():
+    if (root / "images" / "ADE").is_dir() or not root.is_dir():
         return root
-    inner = sorted(p for p in root.glob("*/images/ADE") if p.is_dir())
-    return inner[0].parent.parent if inner else root
+    inner = sorted(p for p in root.iterdir() if (p / "images" / "ADE").is_dir())
+    return inner[0] if inner else root
 
 
 def decode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

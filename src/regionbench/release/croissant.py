@@ -81,7 +81,7 @@ def _field(ctx: mlc.Context, table: str, column: str, spec: dict, file_id: str) 
     data_types, target = [DATA_TYPES[spec["x-arrow-type"]]], REFERENCES.get((table, column))
     if spec["x-arrow-type"] == "binary":
         data_types.append(rdflib.URIRef(WKB))
-    if column in ("split", "image_split"):
+    if table != "images" and column in ("split", "image_split"):  # images.split is the source's own
         data_types, target = [*data_types, mlc.DataType.SPLIT], "splits/name"
     return mlc.Field(
         ctx=ctx,

@@ -20,7 +20,7 @@ import json
 import re
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -243,11 +243,19 @@ def _read_image(
     return None
 
 
-def split_of(name: str) -> str | None:
+INSTANCES = "instances_"  # COCO's instances files: instances_<split>.json
+
+
+def split_of(name: str, annotators: Iterable[str] = ()) -> str | None:
     """COCO's split of an image: the folder its file name starts with (``val2017`` of
-    ``val2017/000000000139.jpg``, as COCO's downloads unpack), None for a name without one."""
+    ``val2017/000000000139.jpg``, as COCO's downloads unpack), else the split the files listing
+    it are named for when they agree (``val2017`` of ``annotations/instances_val2017.json``, as
+    COCO names them); None otherwise."""
     folder, _, rest = name.partition("/")
-    return folder if rest else None
+    if rest:
+        return folder
+    named = {a.removeprefix(INSTANCES) for a in annotators if a.startswith(INSTANCES) and len(a) > len(INSTANCES)}
+    return named.pop() if len(named) == 1 else None
 
 
 class ShardReader:
@@ -307,7 +315,9 @@ class ShardReader:
             found = [found for annotator in self.read for found in self._regions(annotator, name, image, lost)]
             if image is not None:
                 self.images += 1
-                row = image_row(image_id_of(name), self.folder, f"images/{name}", image, split_of(name))
+                row = image_row(
+                    image_id_of(name), self.folder, f"images/{name}", image, split_of(name, self.entries.get(name, {}))
+                )
                 entries = self.entries.get(name, {})
                 source_ids = {a: entry["id"] for a, entry in entries.items()}
                 row |= self._license(entries)
