@@ -37,19 +37,20 @@ def scene(k: int, size: tuple[int, int], seed: int) -> tuple[np.ndarray, list[np
     instances = np.where(classes == 2978, 1, 2)
     part_classes, part_instances = np.zeros_like(classes), np.zeros_like(classes)
     objects = [{"id": 1, "name": OBJECTS[2978], "name_ndx": 2978}, {"id": 2, "name": OBJECTS[312], "name_ndx": 312}]
+    placed: list[tuple[int, int, float]] = []  # (object, its part's class, the object's centre row)
     for n in range(3, 3 + int(rng.integers(1, 4))):
         index = int(rng.choice([1831, 776, 2420]))
         cx, cy = rng.uniform(0.2, 0.8) * width, rng.uniform(0.4, 0.8) * height
         mask = _blob((height, width), cx, cy, 0.1 * width, 0.15 * height, rng)
         classes[mask], instances[mask] = index, n
         objects.append({"id": n, "name": OBJECTS[index], "name_ndx": index})
-        objects.append({"id": 100 + n, "name": PARTS[index][1], "name_ndx": PARTS[index][0], "cy": cy})
+        objects.append({"id": 100 + n, "name": PARTS[index][1], "name_ndx": PARTS[index][0]})
+        placed.append((n, PARTS[index][0], cy))
     classes[:, : int(rng.integers(0, width // 25))] = 0  # unlabelled pixels
     instances[classes == 0] = 0
-    for part in (o for o in objects if "cy" in o):  # each object's visible upper piece is its part
-        n = part["id"] - 100
-        top = (instances == n) & (np.arange(height)[:, None] < part.pop("cy") - 0.05 * height)
-        part_classes[top], part_instances[top] = part["name_ndx"], n
+    for n, part_index, cy in placed:  # each object's visible upper piece is its part
+        top = (instances == n) & (np.arange(height)[:, None] < cy - 0.05 * height)
+        part_classes[top], part_instances[top] = part_index, n
     levels = [encode(classes, instances)]
     if part_classes.any():
         levels.append(encode(part_classes, part_instances))
