@@ -465,3 +465,25 @@ def test_every_label_row_ends_in_the_regions_or_the_rejects(
             assert refused[f"{image_id}/{region_id}"] == (
                 f"its image was rejected (00/images/{image_id}.jpg: labels.txt names this image but its file is missing)"
             )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), dropped=st.integers(0, 3))
+def test_region_label_ids_are_the_vocabulary_s_whatever_wlist_numbers(tiny_raw: Path, seed: int, dropped: int) -> None:
+    """A vocabulary that numbers the words otherwise than wlist.txt (any permutation, some words
+    missing): every region carries the vocabulary's id for its label, so joining regions to the
+    vocabulary on label_id gives each region its own label; wlist.txt's id stays as category_id;
+    a word the vocabulary lacks is a reject naming it."""
+    wlist = {word: i for i, word in read_wordlist(tiny_raw / "wlist.txt").items()}
+    rng = np.random.default_rng(seed)
+    words = sorted(wlist)
+    ids = dict(zip(words, (int(i) for i in rng.permutation(len(words)) + 1000), strict=True))
+    used = sorted({row.split()[2] for row in (tiny_raw / "00/labels.txt").read_text().split("\n") if row.strip()})
+    gone = {read_wordlist(tiny_raw / "wlist.txt")[int(i)] for i in used[:dropped]}
+    vocabulary = {w: i for w, i in ids.items() if w not in gone}
+    shard = ingest_shard(tiny_raw, "00", vocabulary)
+    reconciles(shard)
+    for row in shard.regions.to_pylist():
+        assert row["label_id"] == vocabulary[row["label"]] and row["category_id"] == wlist[row["label"]]
+    refused = [r for r in reasons(shard) if "is not a vocabulary label" in r]
+    assert {r.split("'")[1] for r in refused} == gone  # each word taken away was used in folder 00

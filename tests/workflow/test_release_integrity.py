@@ -241,3 +241,38 @@ def test_the_regions_files_use_their_own_row_groups(tiny_release: Path, tmp_path
     assert {n: t["content_sha256"] for n, t in manifest["tables"].items()} == {
         n: t["content_sha256"] for n, t in before["tables"].items()
     }
+
+
+def _relabel_first_region(data: dict) -> None:
+    """The first region's label id set to another label's, its label name kept."""
+    regions, vocabulary = data["regions"], data["vocabulary"]
+    other = next(i for i in vocabulary["label_id"].to_pylist() if i != regions["label_id"][0].as_py())
+    ids = regions["label_id"].to_pylist()
+    data["regions"] = regions.set_column(regions.column_names.index("label_id"), "label_id", pa.array([other, *ids[1:]], pa.int32()))  # fmt: skip
+
+
+def _drop_a_related_region(data: dict) -> None:
+    """A region that relations and subsets name removed from regions alone."""
+    regions, relations = data["regions"], data["relations"]
+    key = relations.slice(0, 1).select(["image_id", "annotator", "region_id"]).to_pylist()[0]
+    keep = [{k: r[k] for k in key} != key for r in regions.select(["image_id", "annotator", "region_id"]).to_pylist()]
+    data["regions"] = regions.filter(pa.array(keep))
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (_relabel_first_region, "(label_id, label) not in vocabulary (label_id, label)"),
+        (_drop_a_related_region, "(image_id, annotator, region_id) not in regions (image_id, annotator, region_id)"),
+    ],
+    ids=["label-id-of-another-label", "relation-to-no-region"],
+)
+def test_tables_that_disagree_on_a_key_fail_verify_though_sealed(
+    tiny_release: Path, tmp_path: Path, change, expected: str
+) -> None:
+    """A release the writer sealed whole (every digest, count and content hash right) whose
+    tables disagree: joining them on the key they share would give wrong answers, so verify
+    names the pair."""
+    rewrite(tiny_release, "2.0.0", tmp_path / "forged", change)
+    problems = release.verify(tmp_path / "forged")
+    assert any(expected in p for p in problems), problems

@@ -77,8 +77,8 @@ def verify(folder: Path) -> list[str]:
             problems.append(f"{entry['path']}: {found.rows} rows, manifest.json says {entry['rows']}")
         if found.content_sha256 and found.content_sha256 != entry["content_sha256"]:
             problems.append(f"{entry['path']}: content hash differs from manifest.json (records changed)")
-    if not problems:  # the tables are whole: their rows can be held to the ingest report
-        problems += _verify_ledger(folder, manifest)
+    if not problems:  # the tables are whole: their rows can be held to the ingest report and to each other
+        problems += _verify_ledger(folder, manifest) + _verify_references(folder, manifest)
     document, unread = _read_croissant(folder)
     problems += unread + _verify_croissant(folder, document)
     problems += _verify_identity(folder, manifest, document)
@@ -119,6 +119,60 @@ def _verify_ledger(folder: Path, manifest: dict) -> list[str]:
         for what, (said, rows) in found.items()
         if said != rows
     ]
+
+
+# (table, its columns, the table they refer to, its columns): every row's values must be a row
+# of the other (a join on them finds it). Pairs of columns are checked together, so a label id
+# that names another label is caught, not only an id that names none.
+REFERENCES = (
+    ("regions", ["image_id"], "images", ["image_id"]),
+    ("regions", ["label_id", "label"], "vocabulary", ["label_id", "label"]),
+    ("regions", ["image_id", "annotator"], "coverage", ["image_id", "annotator"]),
+    ("regions", ["image_id", "annotator", "parent_region_id"], "regions", ["image_id", "annotator", "region_id"]),
+    ("coverage", ["image_id"], "images", ["image_id"]),
+    ("relations", ["image_id", "annotator", "region_id"], "regions", ["image_id", "annotator", "region_id"]),
+    ("relations", ["image_id", "annotator", "other_region_id"], "regions", ["image_id", "annotator", "region_id"]),
+    ("subsets", ["image_id", "annotator", "region_id", "label"], "regions", ["image_id", "annotator", "region_id", "label"]),
+    ("agreement", ["image_id", "annotator_a"], "coverage", ["image_id", "annotator"]),
+    ("agreement", ["image_id", "annotator_b"], "coverage", ["image_id", "annotator"]),
+    ("image_labels", ["image_id"], "images", ["image_id"]),
+    ("image_labels", ["label_id", "label"], "vocabulary", ["label_id", "label"]),
+    ("source_categories", ["label"], "vocabulary", ["label"]),
+)  # fmt: skip
+
+
+def _verify_references(folder: Path, manifest: dict) -> list[str]:
+    """Every key a table shares with another names a row of it (``REFERENCES``): a region's image
+    and label, a relation's two regions, a subset's region with its label, an agreement's
+    annotators among those who covered the image. Rows whose referring values are null refer
+    to nothing (a region that is no part). One line per broken pair, with a count and an example."""
+    tables = manifest.get("tables", {})
+    cached: dict[tuple[str, tuple[str, ...]], pa.Table] = {}
+
+    def read(name: str, columns: list[str]) -> pa.Table:
+        key = (name, tuple(columns))
+        if key not in cached:
+            table = pq.read_table(folder / tables[name]["path"], columns=columns)
+            cached[key] = table.drop_null()  # null referring values refer to nothing
+        return cached[key]
+
+    problems = []
+    for name, columns, other, keys in REFERENCES:
+        if name not in tables or other not in tables:
+            continue
+        present = set(pq.read_schema(folder / tables[name]["path"]).names)
+        if not set(columns) <= present or not set(keys) <= set(pq.read_schema(folder / tables[other]["path"]).names):
+            continue  # a release made before the columns
+        rows = read(name, columns).group_by(columns).aggregate([])
+        target = read(other, keys).group_by(keys).aggregate([]).rename_columns(columns)
+        missing = rows.join(target, columns, join_type="left anti")
+        if missing.num_rows:
+            example = ", ".join(f"{c}={v!r}" for c, v in missing.slice(0, 1).to_pylist()[0].items())
+            problems.append(
+                f"{tables[name]['path']}: {missing.num_rows} ({', '.join(columns)}) not in {other} "
+                f"({', '.join(keys)}), e.g. {example}; the tables disagree (rebuild the release)"
+            )
+    return problems
 
 
 VERSION_FOLDER = re.compile(r"v\d+\.\d+\.\d+\S*")

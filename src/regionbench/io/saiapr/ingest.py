@@ -14,7 +14,7 @@ import itertools
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,6 +273,7 @@ class _Regions:
     ontology: dict[tuple[int, int], str]
     ledger: _Ledger
     official: dict[tuple[int, int], np.ndarray] | None = None  # features.txt rows: a folder without masks
+    ids: Mapping[str, int] | None = None  # the release's label ids (None: wlist.txt's)
     accepted: list[dict[Any, Any]] = field(default_factory=list)
 
     def accept(
@@ -302,6 +303,11 @@ class _Regions:
                 reason = f"labels.txt line {line} has no mask file"
             elif label_id not in self.words:
                 reason = f"unknown label id {label_id} (labels.txt line {line}); add it to wlist.txt"
+            elif self.ids is not None and self.words[label_id] not in self.ids:
+                reason = (
+                    f"label {self.words[label_id]!r} (wlist.txt id {label_id}, labels.txt line {line}) is not a "
+                    "vocabulary label; add it to the vocabulary folder or leave vocabulary_dir unset"
+                )
         mask = None
         if reason is None and self.official is None and image is not None:
             try:
@@ -313,7 +319,12 @@ class _Regions:
             return None
         if mask is not None and mask.all():
             self.ledger.quirks["whole_image_regions"] += 1
-        row = region_row(image_id, ANNOTATOR, region_id, label_id, self.words[label_id], mask, self.ontology.get(key))
+        # one id space per release: the vocabulary's id, wlist.txt's kept as the source's own
+        label = self.words[label_id]
+        release_id = label_id if self.ids is None else self.ids[label]
+        row = region_row(
+            image_id, ANNOTATOR, region_id, release_id, label, mask, self.ontology.get(key), category_id=label_id
+        )
         self.accepted.append(row)
         return row, mask
 
@@ -321,11 +332,18 @@ class _Regions:
 class FolderReader:
     """One folder shard ``<root>/<folder>`` of a SAIAPR tree being read
     (``io.layouts.ShardReader``): its text files are read on construction, its images one at a
-    time by ``records``, its captions after them."""
+    time by ``records``, its captions after them. ``ids`` (label -> the release's id) numbers the
+    regions' labels; None: by ``wlist.txt``."""
 
     annotators = (ANNOTATOR,)
 
-    def __init__(self, root: str | Path, folder: str, max_image_pixels: int = MAX_IMAGE_PIXELS) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        folder: str,
+        max_image_pixels: int = MAX_IMAGE_PIXELS,
+        ids: Mapping[str, int] | None = None,
+    ) -> None:
         self.root, self.folder = Path(root), folder
         self.base = base = self.root / folder
         if not base.is_dir():
@@ -358,7 +376,7 @@ class FolderReader:
         for key in sorted((set(self.rows) | set(mask_files)) - conflicted - (self.claimed - set(mask_files))):
             self.keys_of[key[0]].append(key)
         official = self.official if self.labels_only else None
-        self.regions = _Regions(base, self.rows, mask_files, words, ontology, ledger, official)
+        self.regions = _Regions(base, self.rows, mask_files, words, ontology, ledger, official, ids)
         self.images: dict[int, dict[Any, Any]] = {}
 
     def records(self) -> Iterator[ImageRecord]:

@@ -98,7 +98,8 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
         return [str(p) for p in sorted(Path(root).glob(f"*/{SPATIAL_FOLDER}"))]
 
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> FolderReader:
-        return FolderReader(root, shard, reading.max_image_pixels)
+        # region label ids are the vocabulary's (wlist.txt's stay as category_id); none given: wlist.txt's
+        return FolderReader(root, shard, reading.max_image_pixels, dict(reading.words) or None)
 
     def read_official_features(self, paths: Sequence[str]) -> dict[Any, Any]:
         """The published features by (image id, region id) (``text.read_official_features``)."""
