@@ -10,7 +10,7 @@ import scipy.io
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import layouts
 from regionbench.io.bsds500 import humans_of
-from regionbench.pipeline.ingest import ingest_shard
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic import bsds500 as bsds
 
 TREE = Hierarchy("entity", {"entity": Node("entity", None), "segment": Node("segment", "entity")})
@@ -19,9 +19,10 @@ TREE = Hierarchy("entity", {"entity": Node("entity", None), "segment": Node("seg
 def test_every_human_segment_is_a_region(tmp_path: Path) -> None:
     root = bsds.write_tree(tmp_path, {"train": [2018, 3063], "val": [5096]})
     layout = layouts.detect(root)
-    assert layout.name == "bsds500" and layout.shards(root, None) == ["00", "01"]
+    assert layout.name == "bsds500" and layout.shards(root, 2) == ["00", "01"]  # runs of two images
     assert layout.annotators(root) == ["human-1", "human-2", "human-3"]
-    shard = ingest_shard(root, "00", {"segment": 7}, TREE, layout="bsds500")
+    shard = ingest_shard(root, "00", {"segment": 7}, TREE, layout="bsds500", settings=IngestSettings(shard_size=2))
+    assert shard.images["split"].to_pylist() == ["train", "train"]
     regions = shard.regions.to_pylist()
     expected = 0
     for image_id in (2018, 3063):
@@ -42,10 +43,13 @@ def test_an_image_without_usable_ground_truth_is_a_reject(tmp_path: Path) -> Non
     truth = root / "data" / "groundTruth" / "train"
     (truth / "1.mat").unlink()
     scipy.io.savemat(truth / "2.mat", {"other": np.zeros((2, 2))})
-    shard = ingest_shard(root, "00", {"segment": 1}, TREE, layout="bsds500")
+    (root / "data/images/train/3.jpg").rename(root / "data/images/train/4.jpg")  # 3.mat without its image
+    shard = ingest_shard(root, "00", {"segment": 1}, TREE, layout="bsds500", settings=IngestSettings(shard_size=10))
     reasons = dict(zip(shard.rejects["key"].to_pylist(), shard.rejects["reason"].to_pylist(), strict=True))
     assert reasons == {
         "1.jpg": "no ground truth data/groundTruth/train/1.mat",
         "2.jpg": "no cell 'groundTruth' (found other)",
+        "3.jpg": "ground truth without its image: data/images/train/3.jpg is missing",
+        "4.jpg": "no ground truth data/groundTruth/train/4.mat",
     }
-    assert shard.report["images"] == {"seen": 3, "accepted": 1, "rejected": 2}
+    assert shard.report["images"] == {"seen": 4, "accepted": 0, "rejected": 4}

@@ -175,10 +175,9 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
     _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["layout"] == "bsds500" and manifest["source"]["name"].startswith("BSDS500")
-    images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "folder", "split"]).to_pylist()
-    shard = {"train": "00", "val": "01"}  # a shard per split, in name order
-    expected = {(i, shard["train"], "train") for i in (11, 12, 13)} | {(i, shard["val"], "val") for i in (21, 22)}
-    assert {(r["image_id"], r["folder"], r["split"]) for r in images} == expected
+    images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "split"]).to_pylist()
+    expected = {(i, "train") for i in (11, 12, 13)} | {(i, "val") for i in (21, 22)}
+    assert {(r["image_id"], r["split"]) for r in images} == expected
     summary = json.loads((folder / "results/agreement.json").read_text())
     assert summary["labelled"] is False and sorted(summary["label_free"]["per_annotator"]) == [
         "human-1",

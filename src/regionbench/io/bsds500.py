@@ -3,8 +3,8 @@
 whose ``Segmentation`` labels the image's pixels from 1 (``Boundaries`` is derivable from it and
 not read). No converter: every human is an annotator (``human-1`` .. ``human-k``, in the cell's
 order: the files do not name the subjects), every segment a region labelled ``segment``
-(label-free, as the Berkeley benchmarks are), a shard a split folder (shard 00 the first split
-in name order, the images' ``folder``).
+(label-free, as the Berkeley benchmarks are), a shard a run of images in (split, name) order,
+the split the image's ``split``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
+from regionbench.io.labelmaps import runs_state, shard_names, shard_runs
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
 from regionbench.io.shards import Ledger, files_state, image_row, region_row
 
@@ -65,22 +66,37 @@ def _most_humans(root: str, state: str) -> int:
     return most
 
 
-class Reader:
-    """One split folder being read (``io.layouts.ShardReader``)."""
+def items(root: Path) -> list[tuple[str, str]]:
+    """Every (split, name) of the tree that has an image or a ground-truth file, sorted."""
+    folder = base(Path(root))
+    found = {(p.parent.name, p.stem) for p in folder.glob("images/*/*.jpg")}
+    found |= {(p.parent.name, p.stem) for p in folder.glob("groundTruth/*/*.mat")}
+    return sorted(found)
 
-    def __init__(self, root: Path, shard: str, split: str, reading: Reading, annotators: Sequence[str]) -> None:
-        self.root, self.shard, self.split, self.reading = Path(root), shard, split, reading
+
+class Reader:
+    """A run of BSDS500 images being read (``io.layouts.ShardReader``)."""
+
+    def __init__(
+        self, root: Path, shard: str, run: Sequence[tuple[str, str]], reading: Reading, annotators: Sequence[str]
+    ) -> None:
+        self.root, self.shard, self.run, self.reading = Path(root), shard, run, reading
         self.ledger = Ledger(self.root)
         self.annotators = tuple(annotators)
         self.counts = {"images": [0, 0], **{a: [0, 0] for a in self.annotators}}  # seen, accepted
 
     def records(self) -> Iterator[ImageRecord]:
         folder = base(self.root)
-        for path in sorted((folder / "images" / self.split).glob("*.jpg")):
+        for split, name in self.run:
             self.counts["images"][0] += 1
+            path = folder / "images" / split / f"{name}.jpg"
             rel = path.relative_to(self.root).as_posix()
-            truth = folder / "groundTruth" / self.split / f"{path.stem}.mat"
-            if not path.stem.isascii() or not path.stem.isdigit():
+            truth = folder / "groundTruth" / split / f"{name}.mat"
+            if not path.is_file():
+                reason = f"ground truth without its image: {rel} is missing"
+                self.ledger.reject(truth.relative_to(self.root).as_posix(), path.name, "image", reason)
+                continue
+            if not name.isascii() or not name.isdigit():
                 self.ledger.reject(
                     rel, path.name, "image", "not named <id>.jpg (ASCII digits), as BSDS500 names its images"
                 )
@@ -101,7 +117,7 @@ class Reader:
                 self.ledger.reject(truth.relative_to(self.root).as_posix(), path.name, "image", reason)
                 continue
             self.counts["images"][1] += 1
-            row = image_row(int(path.stem), self.shard, rel, image, self.split)
+            row = image_row(int(name), self.shard, rel, image, split)
             found: list[tuple[dict[str, Any], np.ndarray | None]] = []
             label_id = self.reading.words.get(SEGMENT)
             for k, labels in enumerate(people):
@@ -157,7 +173,7 @@ class Bsds500Layout(NamesCategories):
             "journal={IEEE Transactions on Pattern Analysis and Machine Intelligence}, volume={33}, number={5}, "
             "pages={898--916}, year={2011}}"
         ),
-        fields={"images.folder": "the shard: 00 for the first split folder in name order (test, train, val), 01 ..."},
+        fields={"images.split": "the split folder (train, val or test)"},
     )
     official_measures = ()
 
@@ -168,34 +184,31 @@ class Bsds500Layout(NamesCategories):
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are the shard's to report."""
 
-    @staticmethod
-    def splits(root: Path) -> list[str]:
-        """The split folders under ``images/`` (test, train, val), sorted; shard k is split k."""
-        return sorted(p.name for p in (base(Path(root)) / "images").iterdir() if p.is_dir())
-
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        """A shard per split folder, numbered as the workflow numbers shards (00 the first split)."""
-        return [f"{k:02d}" for k in range(len(self.splits(root)))]
+        """Runs of images in (split, name) order (``labelmaps.shard_runs``): a split of any size
+        is cut into shards of bounded memory."""
+        return shard_names(len(shard_runs(items(root), shard_size)))
 
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return sorted(set(folders))
+        return shard_names(len(shard_runs([""] * images, shard_size)))
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each split's image and ground-truth files (``io.shards.files_state``)."""
-        folder, splits = base(Path(root)), self.splits(root)
-        out = {}
-        for shard in shards:
-            split = splits[int(shard)]
-            files = sorted(
-                p.relative_to(root).as_posix()
-                for kind in ("images", "groundTruth")
-                for p in (folder / kind / split).glob("*")
-            )
-            out[shard] = files_state(root, files) if files else f"{split}: empty"
-        return out
+        """Each run's image and ground-truth files (``labelmaps.runs_state``)."""
+        folder, runs = base(Path(root)), shard_runs(items(root), shard_size)
+
+        def files(item: str) -> list[str]:
+            split, name = item.split("/")
+            paths = (folder / "images" / split / f"{name}.jpg", folder / "groundTruth" / split / f"{name}.mat")
+            return [p.relative_to(root).as_posix() for p in paths]
+
+        return {
+            s: runs_state(root, [f"{split}/{name}" for split, name in runs[int(s)]], files)
+            for s in shards
+            if int(s) < len(runs)
+        }
 
     def inputs(self, root: Path) -> list[str]:
-        return []  # each split's files are tracked by its state
+        return []  # each run's files are tracked by its state
 
     def annotators(self, root: Path) -> list[str]:
         state = files_state(
@@ -210,7 +223,8 @@ class Bsds500Layout(NamesCategories):
         return []
 
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
-        return Reader(root, shard, self.splits(root)[int(shard)], reading, self.annotators(root))
+        runs = shard_runs(items(root), reading.shard_size)
+        return Reader(root, shard, runs[int(shard)] if int(shard) < len(runs) else [], reading, self.annotators(root))
 
     def synthetic_annotators(self, requested: int) -> int:
         return requested
