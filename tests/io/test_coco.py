@@ -625,3 +625,23 @@ def test_an_image_s_split_is_its_folder_else_the_instances_file_naming_it(folder
     named = {f.removeprefix("instances_") for f in files if f.startswith("instances_") and f != "instances_"}
     expected = folder.rstrip("/") if folder else (named.pop() if len(named) == 1 else None)
     assert split_of(f"{folder}000000000139.jpg", files) == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(stem=st.binary(min_size=1, max_size=5).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")))  # fmt: skip
+def test_an_image_file_named_in_any_bytes_is_kept_or_rejected(tmp_path_factory, stem: bytes) -> None:
+    """An image file whose name is not UTF-8 (caf\\xe9.jpg on disk, café.jpg in the file):
+    rejected with one line, never a traceback; a UTF-8 name is the image."""
+    import os
+
+    root = tmp_path_factory.mktemp("coco")
+    (root / "images").mkdir()
+    (root / "annotations").mkdir()
+    name = os.fsdecode(stem + b".jpg")
+    Image.fromarray(np.zeros((H, W, 3), np.uint8)).save(root / "images" / name, format="JPEG")
+    listed = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    doc = {"images": [{"id": 1, "file_name": listed, "width": W, "height": H}], "annotations": [], "categories": []}
+    (root / "annotations" / "alice.json").write_text(json.dumps(doc), encoding="utf-8")
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
+    reconciles(shard)
+    assert shard.images.num_rows == int(listed == name)

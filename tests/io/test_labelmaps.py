@@ -309,3 +309,32 @@ def test_a_map_without_its_image_and_an_image_without_its_map_are_rejects(tmp_pa
     reasons = sorted(shard.rejects.column("reason").to_pylist())
     assert reasons == ["a label map without its image", "an image without a label map"]
     assert shard.images.num_rows == 1
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    layout=st.sampled_from(["cityscapes", "ade20k", "ade20k-full"]),
+    stem=st.binary(min_size=1, max_size=6).filter(
+        lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")
+    ),
+)
+def test_any_file_name_is_an_image_or_a_reject_never_a_traceback(tmp_path: Path, layout: str, stem: bytes) -> None:
+    """Names from the file system in any bytes (not UTF-8 included): the image is accepted when
+    its name is UTF-8 text, else rejected with its regions, and the ledger balances."""
+    import os
+    import shutil
+
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    make = {"cityscapes": cs_synth.write_tree, "ade20k": ade_synth.write_tree, "ade20k-full": ade_full_synth.write_tree}
+    list(make[layout](root, 1, 0, (64, 32)))
+    name = os.fsdecode(stem)
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "objectInfo" not in p.name):
+        old = {"cityscapes": "aachen_000000_000000", "ade20k": "ADE_train_00000001", "ade20k-full": "ADE_train_00000001"}[layout]  # fmt: skip
+        shutil.move(path, path.with_name(path.name.replace(old, f"{name}_{old}" if layout == "cityscapes" else name)))
+    found = layouts.get(layout)
+    words = found.write_vocabulary(root, tmp_path).ids
+    shard = ingest_shard(root, "00", words, layout=found, settings=ALL)
+    balanced(shard)
+    utf8 = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace") == name
+    assert shard.images.num_rows == int(utf8)
+    assert all(r["reason"] == "its file name is not UTF-8 text; rename the file (a release names files in UTF-8)" for r in shard.rejects.to_pylist() if r["item"] == "image")  # fmt: skip

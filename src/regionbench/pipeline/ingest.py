@@ -22,7 +22,7 @@ from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy, majority_parent
 from regionbench.core.relations import RelationSettings
 from regionbench.io import layouts
-from regionbench.io.shards import MAX_IMAGE_PIXELS, Ledger, Shard, check_ledger, image_quirks, region_row
+from regionbench.io.shards import MAX_IMAGE_PIXELS, Ledger, Shard, check_ledger, image_quirks, printable, region_row
 from regionbench.pipeline import consensus
 from regionbench.pipeline.shard_measures import Measures
 
@@ -92,6 +92,9 @@ def ingest_shard(
     coverage: list[dict] = []
     derived: Counter | None = Counter() if several else None  # consensus regions: seen, accepted
     for record in reader.records():
+        if not _utf8(record.row["path"]):
+            _reject_unnamed(record, ledger)
+            continue
         image_id = record.row["image_id"]
         found = list(record.regions)
         if derived is not None and hierarchy is not None and record.covered_by:
@@ -143,6 +146,24 @@ def ingest_shard(
         relations=measures.relations(),
         coverage=tables.from_rows(coverage, tables.COVERAGE, tables.KEYS["coverage"]),
     )
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` (a name from the file system) is UTF-8 text, as a release's paths must be."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _reject_unnamed(record: layouts.ImageRecord, ledger: Ledger) -> None:
+    """Reject an image whose file name is not UTF-8 (any layout), and its regions with it."""
+    path = printable(record.row["path"])
+    ledger.reject(path, record.key, "image", "its file name is not UTF-8 text; rename the file (a release names files in UTF-8)")  # fmt: skip
+    for row, _ in record.regions:
+        reason = f"its image was rejected ({path}: its file name is not UTF-8 text)"
+        ledger.reject(path, f"{record.key}/{row['annotator']}/{row['region_id']}", "region", reason, row["annotator"])
 
 
 def _count_what_was_kept(report: dict, images: int, regions: list[dict]) -> None:

@@ -122,7 +122,8 @@ def image_id_of(file_name: str) -> int:
     stem = Path(file_name).stem
     if stem.isascii() and stem.isdigit() and len(stem) <= 18:
         return int(stem)
-    return int.from_bytes(hashlib.sha256(file_name.encode("utf-8")).digest()[:8], "big") >> 1
+    # surrogatepass: a name that is not UTF-8 on disk still has an id (ingest rejects its image)
+    return int.from_bytes(hashlib.sha256(file_name.encode("utf-8", "surrogatepass")).digest()[:8], "big") >> 1
 
 
 def is_id(value: object) -> TypeGuard[int]:
@@ -359,7 +360,8 @@ class _Splitter:
                 "rejects": piece.ledger.rejects,
                 "seen": sorted([*key, n] for key, n in piece.ledger.seen.items()),
             }
-            text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            # ASCII escapes: a file name that is not UTF-8 on disk (lone surrogates) survives the trip
+            text = json.dumps(record, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
             (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")
 
 
