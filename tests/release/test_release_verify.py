@@ -270,3 +270,36 @@ def test_a_table_changed_after_verification_is_never_read(tmp_path: Path) -> Non
     again = regionbench.load(folder)  # the cached verification still stands
     with pytest.raises(release.ReleaseError, match=r"changed since the release was verified"):
         again.table("rejects")
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("data/rejects.parquet", "data/rejects.parquet: not a regular file (a FIFO"),
+        ("schemas/rejects.schema.json", "schemas/rejects.schema.json: not a regular file (a FIFO"),
+        ("croissant.json", "croissant.json: not a regular file (a FIFO"),
+        ("manifest.json", "manifest.json: not a regular file"),
+        ("data/unlisted", "data/unlisted: not a regular file (a FIFO"),
+    ],
+)
+def test_a_fifo_anywhere_is_named_and_never_opened(tmp_path: Path, where: str, expected: str) -> None:
+    """A FIFO (or socket, or device) in place of a file or beside them is named as such, never
+    read: opening a FIFO for reading waits for a writer forever."""
+    import os
+    import signal
+
+    folder = small_release(tmp_path / "v1.0.0")
+    (folder / where).unlink(missing_ok=True)
+    os.mkfifo(folder / where)
+
+    def stuck(*_: object) -> None:
+        raise TimeoutError(f"verify opened the FIFO {where}")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(20)
+    try:
+        problems = release.verify(folder)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert any(expected in line for line in problems), problems

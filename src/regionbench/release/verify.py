@@ -42,10 +42,13 @@ def verify(folder: Path) -> list[str]:
         problems.append(f"{rel}: a symbolic link; a release holds plain files only")
     for rel in sorted(present - listed.keys()):
         problems.append(f"{rel}: not listed in manifest.json")
+    special = "not a regular file (a FIFO, a socket or a device); a release holds plain files only"
     for path in entries:
         rel = path.relative_to(folder).as_posix()
         if path.is_dir() and not path.is_symlink() and rel not in holding:
             problems.append(f"{rel}/: a folder without any file listed in manifest.json")
+        elif not path.is_symlink() and not path.is_dir() and not path.is_file():
+            problems.append(f"{rel}: {special}")  # never opened: reading a FIFO would wait forever
     for rel, expected in sorted(listed.items()):
         path = folder / rel
         if _through_link(folder, rel):
@@ -53,7 +56,10 @@ def verify(folder: Path) -> list[str]:
                 problems.append(f"{rel}: reached through a symbolic link; a release holds plain files only")
             continue
         if not path.is_file():
-            problems.append(f"{rel}: missing (listed in manifest.json)")
+            if not path.exists():
+                problems.append(f"{rel}: missing (listed in manifest.json)")
+            elif path.is_dir():
+                problems.append(f"{rel}: a folder where manifest.json lists a file")
         elif sha256_file(path) != expected:
             problems.append(f"{rel}: sha256 differs from manifest.json")
     try:
