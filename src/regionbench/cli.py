@@ -238,7 +238,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    problems = release.verify(Path(args.folder))
+    problems = release.verify(Path(args.folder), expect=args.expect)
     for line in problems:
         print(f"{args.folder}: {line}")
     if problems:
@@ -248,6 +248,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(
         f"{args.folder}: {manifest['dataset']} v{manifest['version']} verified ({len(manifest['files'])} files; {rows})"
     )
+    pinned = "the pinned digest" if args.expect else "pin it with --expect"
+    print(f"{args.folder}: digest sha256:{manifest['digest']} ({pinned})")
     return 0
 
 
@@ -485,6 +487,12 @@ def _verify_command(sub: argparse._SubParsersAction) -> None:
     """verify: a release folder."""
     ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
     ver.add_argument("folder", help="release folder (releases/<dataset>/v<X.Y.Z>)")
+    ver.add_argument(
+        "--expect",
+        metavar="DIGEST",
+        help="the manifest digest the release must have (as a tag, DVC lock or paper pinned it): "
+        "a release edited and sealed again is refused",
+    )
     ver.set_defaults(func=cmd_verify)
 
 

@@ -276,3 +276,28 @@ def test_tables_that_disagree_on_a_key_fail_verify_though_sealed(
     rewrite(tiny_release, "2.0.0", tmp_path / "forged", change)
     problems = release.verify(tmp_path / "forged")
     assert any(expected in p for p in problems), problems
+
+
+def test_a_release_resealed_whole_is_told_apart_by_its_pinned_digest(tiny_release: Path, tmp_path: Path) -> None:
+    """A row removed and every checksum, count and hash written again by the writer itself:
+    verify alone passes it, the digest the first release was pinned by does not; load refuses
+    it the same way, with or without verification."""
+    pinned = json.loads((tiny_release / "manifest.json").read_text())["digest"]
+    assert release.verify(tiny_release, expect=pinned) == []
+    assert release.verify(tiny_release, expect=f"sha256:{pinned[:12]}") == []
+
+    def drop_a_rejected_row(data: dict) -> None:
+        data["rejects"] = data["rejects"].slice(1)
+
+    forged = tmp_path / "forged"
+    rewrite(tiny_release, "1.0.1", forged, drop_a_rejected_row)
+    assert not [p for p in release.verify(forged) if "digest" in p]
+    problems = release.verify(forged, expect=pinned)
+    assert any("is not the pinned" in p for p in problems), problems
+    for check in (True, False):
+        with pytest.raises(release.ReleaseError, match="is not the pinned"):
+            regionbench.load(forged, verify=check, expect=pinned)
+    done = cli("verify", str(tiny_release), "--expect", pinned)
+    assert done.returncode == 0 and f"digest sha256:{pinned} (the pinned digest)" in done.stdout
+    assert cli("verify", str(forged), "--expect", pinned).returncode == 1
+    assert "not a digest" in cli("verify", str(tiny_release), "--expect", "v1.0").stdout

@@ -239,18 +239,20 @@ def load(
     dataset: str | None = None,
     version: str | None = None,
     verify: bool = True,
+    expect: str | None = None,
 ) -> Release:
     """A release from a folder, or from a git+DVC repository (path or URL) at ``rev``.
 
     In a repository the release is found under ``releases/<dataset>/v<version>/``; with several,
     ``dataset`` and ``version`` choose (default: the highest version). The files come through
     DVC (its remote or cache) into ``$REGIONBENCH_CACHE`` (default ``~/.cache/regionbench``).
-    The release is verified first (``verified``); ``verify=False`` reads it as it is.
+    The release is verified first (``verified``); ``verify=False`` reads it as it is. ``expect``
+    pins it: its manifest digest (``regionbench verify`` prints it) must be this one, even with
+    ``verify=False``, so a release edited and sealed again is refused.
     """
     folder = Path(source)
     if rev is None and (folder / "manifest.json").is_file():
-        data = Release(folder)
-        return verified(data) if verify else data
+        return _checked(Release(folder), verify, expect)
     if rev is None and not folder.exists() and "://" not in str(source) and not str(source).startswith("git@"):
         raise release.ReleaseError(f"{source}: no such folder; give a release folder, or a repository with rev=")
     if rev is None and folder.is_file():
@@ -269,5 +271,11 @@ def load(
             f"{source}: not a release folder, and not readable as a git+DVC repository"
             f"{f' at {rev}' if rev else ''} ({errors.first_line(exc)})"
         ) from None
-    data = Release(target)
+    return _checked(Release(target), verify, expect)
+
+
+def _checked(data: Release, verify: bool, expect: str | None) -> Release:
+    """``data`` pinned to ``expect`` (a ReleaseError when its digest is another) and verified."""
+    if expect is not None and (wrong := release.expect_problem(data.manifest, expect)):
+        raise release.ReleaseError(f"{data.folder}: refused, {wrong}")
     return verified(data) if verify else data

@@ -41,7 +41,7 @@ from regionbench.release.records import (
 )
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, TableSchema, conform, load_schemas, validate_table
 from regionbench.release.summary import summary
-from regionbench.release.verify import verify
+from regionbench.release.verify import expect_problem, verify
 from regionbench.release.versions import (
     BUMPS,
     Diff,
@@ -77,6 +77,7 @@ __all__ = [
     "content_hash",
     "diff_releases",
     "diff_tables",
+    "expect_problem",
     "file_digests",
     "file_parts",
     "fingerprint_tree",

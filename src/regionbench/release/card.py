@@ -534,6 +534,11 @@ def _use_and_citation(manifest: dict) -> list[str]:
         source(manifest).citation,
         "```",
         "",
+        "Cite the version with the digest of its `manifest.json`, which `regionbench verify` prints",
+        "(this card is one of the files it seals, so it cannot hold it): a reader who checks",
+        "`regionbench verify --expect DIGEST` or `regionbench.load(..., expect=DIGEST)` has the very",
+        "release you used, not one edited and sealed again.",
+        "",
     ]
 
 

@@ -17,13 +17,15 @@ from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
 
 
-def verify(folder: Path) -> list[str]:
+def verify(folder: Path, expect: str | None = None) -> list[str]:
     """Every problem of the release in ``folder``, one line each naming the file (none: sound).
 
     Checks the manifest's own digest and shape (no path outside the folder is ever opened), the
     sha256 of every file, that nothing is there the manifest does not list (files, folders
     without a listed file, links), each table against the release's JSON Schema, its row count
-    and its logical content hash, and the sha256 that croissant.json declares.
+    and its logical content hash, the keys tables share, and the sha256 that croissant.json
+    declares. A release re-sealed after an edit passes all of these; ``expect`` (the manifest's
+    digest as a tag, a DVC lock or a paper pinned it; ``expect_problem``) is what tells it apart.
     """
     folder = Path(folder)
     try:
@@ -31,6 +33,8 @@ def verify(folder: Path) -> list[str]:
     except ReleaseError as exc:
         return [str(exc)]
     problems = []
+    if expect is not None and (wrong := expect_problem(manifest, expect)):
+        problems.append(wrong)
     if not seal_holds(manifest):
         problems.append("manifest.json: digest does not match its content (the manifest was edited)")
     listed = manifest["files"]
@@ -89,6 +93,24 @@ def verify(folder: Path) -> list[str]:
     problems += unread + _verify_croissant(folder, document)
     problems += _verify_identity(folder, manifest, document)
     return problems
+
+
+MIN_PIN = 12  # hex digits of a digest a pin may give, as a short git hash does
+
+
+def expect_problem(manifest: dict, expect: str) -> str | None:
+    """Why the release is not the one pinned by ``expect`` (its manifest digest, in full or its
+    first ``MIN_PIN`` or more hex digits, ``sha256:`` allowed before it), or None when it is."""
+    pin = expect.strip().lower().removeprefix("sha256:")
+    if len(pin) < MIN_PIN or any(c not in "0123456789abcdef" for c in pin):
+        return f"--expect {expect!r}: not a digest; give the release's manifest digest (at least {MIN_PIN} hex digits)"
+    digest = str(manifest.get("digest", ""))
+    if not digest.startswith(pin):
+        return (
+            f"manifest.json: digest {digest[:16]}... is not the pinned {pin[:16]}...: this is another release, "
+            "or one edited and sealed again; fetch the pinned version"
+        )
+    return None
 
 
 REPORT = "results/ingest_report.json"
