@@ -8,7 +8,8 @@ from regionbench.pipeline.jobs import fail, log_to
 log = log_to(snakemake.log[0])
 params = snakemake.params
 try:
-    words = vocabulary.Registry.read(snakemake.input.registry).ids()
+    # a category maps to a label of the vocabulary table, never to a reserved word
+    words = vocabulary.Registry.read(snakemake.input.registry).active_ids()
     table = vocabulary.source_categories(params.layout, params.root, words, params.category_map)
 except InputError as exc:
     fail(f"source_categories: {exc}")

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import regionbench
 from regionbench.client import evaluation
@@ -393,3 +395,20 @@ def test_label_maps_that_cannot_be_scored_are_one_line(tiny_build: Path, tmp_pat
         done = evaluate_cli("--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", task)
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
         assert "Traceback" not in done.stderr
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(skipped=st.sets(st.integers(0, 1000)))
+def test_an_image_run_must_score_every_test_image(task: evaluation.Task, tmp_path: Path, skipped: set[int]) -> None:
+    """As the region and ImageCLEF tasks refuse a run that leaves out regions or images, the
+    image task refuses one that leaves out test images: it would be scored on those it chose."""
+    images = sorted(task.test)
+    gone = {images[k % len(images)] for k in skipped}
+    rows = [(i, "sky-blue", 0.5) for i in images if i not in gone]
+    path = tmp_path / f"scores-{len(gone)}-{min(gone, default=0)}.csv"
+    pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(path, index=False)
+    if not gone:
+        assert len(evaluation.read_image_scores(path, task)) == len(images)
+        return
+    with pytest.raises(evaluation.RunError, match=rf"{len(gone)} test images have no row, e\.g\. {min(gone)}"):
+        evaluation.read_image_scores(path, task)

@@ -60,7 +60,22 @@ def test_an_older_table_layout_is_other_content(tiny_release: Path, tmp_path: Pa
 
 def test_semver_rules(tiny_release: Path, tmp_path: Path) -> None:
     def drop_region(data: dict) -> None:
+        # The region goes from every table that names it, as a rebuild without it would.
+        gone = data["regions"].slice(0, 1).select(["image_id", "annotator", "region_id"]).to_pylist()[0]
         data["regions"] = data["regions"].slice(1)
+        for name, columns in (("relations", ("region_id", "other_region_id")), ("subsets", ("region_id",))):
+            rows = data[name]
+            keep = pc.invert(
+                pc.and_(
+                    pc.and_(
+                        pc.equal(rows["image_id"], gone["image_id"]), pc.equal(rows["annotator"], gone["annotator"])
+                    ),
+                    pc.or_(*[pc.equal(rows[c], gone["region_id"]) for c in columns])
+                    if len(columns) == 2
+                    else pc.equal(rows[columns[0]], gone["region_id"]),
+                )
+            )
+            data[name] = rows.filter(keep)
 
     def add_image(data: dict) -> None:
         # A copy of image 0's row and regions under a new id: additions only, no subset changes.
@@ -73,6 +88,10 @@ def test_semver_rules(tiny_release: Path, tmp_path: Path) -> None:
         theirs = regions.filter(pc.equal(regions["image_id"], first["image_id"])).to_pylist()
         added = [{**r, "image_id": new_id, "split": None} for r in theirs]
         data["regions"] = pa.concat_tables([regions, pa.Table.from_pylist(added, regions.schema)])
+        coverage = data["coverage"]
+        covered = coverage.filter(pc.equal(coverage["image_id"], first["image_id"])).to_pylist()
+        more = [{**r, "image_id": new_id} for r in covered]
+        data["coverage"] = pa.concat_tables([coverage, pa.Table.from_pylist(more, coverage.schema)])
 
     def move_split(data: dict) -> None:
         subsets = data["subsets"].to_pylist()

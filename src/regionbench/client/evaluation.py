@@ -236,7 +236,10 @@ def read_region_predictions(path: Path, task: Task) -> pd.DataFrame:
 
 
 def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
-    """Per test image (sorted by id), its {label: score}; images without a row score nothing."""
+    """Per test image (sorted by id), its {label: score}. Every test image needs a row, as the
+    region and ImageCLEF tasks need every region and image: a run that skips images would be
+    scored on the ones it chose (a method that ranks nothing for an image gives it one label
+    at score 0)."""
     frame = read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
     problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[:MAX_PROBLEMS]]
     bad = ~frame["score"].between(0, 1)
@@ -249,9 +252,15 @@ def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
     outside = ~frame["label"].astype(str).isin(task.vocabulary)
     for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
-    unknown = sorted(set(frame["image_id"].astype(int)) - set(task.test))
+    given = set(frame["image_id"].astype(int))
+    unknown = sorted(given - set(task.test))
     if unknown:
         problems.append(f"{len(unknown)} images are not test images of the subset, e.g. {unknown[0]}")
+    if skipped := sorted(set(task.test) - given):
+        problems.append(
+            f"{len(skipped)} test images have no row, e.g. {skipped[0]}; score every test image "
+            "(one label at score 0 for an image the method ranks nothing for)"
+        )
     _fail(Path(path), problems)
     scores: dict[int, dict[str, float]] = {i: {} for i in task.test}
     for image_id, label, score in frame[["image_id", "label", "score"]].itertuples(index=False):

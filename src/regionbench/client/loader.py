@@ -165,14 +165,16 @@ def _cache_root() -> Path:
 
 
 def _state_key(folder: Path, manifest: dict[Any, Any]) -> str:
-    """The manifest's digest with the size, modification time and inode of every file in the
-    folder: a change to any file (or a file added) makes a new key."""
+    """The manifest's digest with the size, modification and change times and inode of every
+    file in the folder: a change to any file (or a file added) makes a new key. The change time
+    is the kernel's own: a file written in place and its modification time set back still
+    changes it, so a cached verification never vouches for bytes it did not see."""
     digest = hashlib.sha256(manifest["digest"].encode())
     for path in sorted(folder.rglob("*")):
         stat = path.lstat()
         digest.update(
             os.fsencode(path.relative_to(folder).as_posix())
-            + f"\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\n".encode()
+            + f"\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ctime_ns}\0{stat.st_ino}\n".encode()
         )
     return digest.hexdigest()
 

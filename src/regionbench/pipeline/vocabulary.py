@@ -317,6 +317,10 @@ class Registry:
         """Label -> id of every label that is not retired."""
         return {label: i for i, label, status in self.rows if status != "retired"}
 
+    def active_ids(self) -> dict[str, int]:
+        """Label -> id of the labels of this vocabulary (``active``): the ones its table holds."""
+        return {label: i for i, label, status in self.rows if status == "active"}
+
     def seed(self, ids: Mapping[str, int], labels: Iterable[str], where: str) -> Registry:
         """The registry with a source's own ids (label -> id) added: a label that is not in
         ``labels`` is ``reserved``. A label the registry gives another id, or an id it gives
