@@ -645,3 +645,31 @@ def test_an_image_file_named_in_any_bytes_is_kept_or_rejected(tmp_path_factory, 
     shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
     reconciles(shard)
     assert shard.images.num_rows == int(listed == name)
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)) | st.none(), min_size=2, max_size=2))
+def test_a_listed_size_that_is_not_the_image_s_is_said_and_the_pixels_rule(tmp_path_factory, sizes) -> None:
+    """An images entry whose width and height are not the file's: the image keeps its decoded
+    size, its regions are read on it, and each such entry is counted (a quirk), never silent."""
+    data = alice_file()
+    expected = 0
+    for entry, size in zip(data["images"][:2], sizes, strict=True):
+        if size is not None:
+            entry["width"], entry["height"] = size
+            expected += size != (W, H)
+    root = write_tree(tmp_path_factory.mktemp("coco"), data, bob_file())
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
+    reconciles(shard)
+    assert shard.report["quirks"].get("listed_size_differs_from_the_image", 0) == expected
+    sizes_on_disk = {r["path"]: Image.open(root / r["path"]).size for r in shard.images.to_pylist()}
+    assert all((r["width"], r["height"]) == sizes_on_disk[r["path"]] for r in shard.images.to_pylist())
+
+
+def test_an_image_file_no_annotator_lists_is_kept_and_said(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    Image.fromarray(np.zeros((H, W, 3), np.uint8)).save(root / "images" / "99.jpg")
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=WHOLE))
+    reconciles(shard)
+    assert 99 in shard.images["image_id"].to_pylist() and 99 not in shard.coverage["image_id"].to_pylist()
+    assert shard.report["quirks"]["images_no_annotator_lists"] == 1

@@ -487,3 +487,29 @@ def test_region_label_ids_are_the_vocabulary_s_whatever_wlist_numbers(tiny_raw: 
         assert row["label_id"] == vocabulary[row["label"]] and row["category_id"] == wlist[row["label"]]
     refused = [r for r in reasons(shard) if "is not a vocabulary label" in r]
     assert {r.split("'")[1] for r in refused} == gone  # each word taken away was used in folder 00
+
+
+@settings(max_examples=10, deadline=None)
+@given(moved=st.integers(0, 5), target=st.sampled_from(["00", "01"]))
+def test_an_image_in_another_folder_than_its_id_names_is_kept_and_said(
+    tiny_raw: Path, tmp_path_factory, moved: int, target: str
+) -> None:
+    """Folder NN holds images NN000 to NN999: an image whose id names another folder (and its
+    label rows and masks with it) is kept, and counted as a quirk."""
+    root = Path(shutil.copytree(tiny_raw, tmp_path_factory.mktemp("raw") / "raw"))
+    source = "01" if target == "00" else "00"
+    images = sorted((root / source / "images").glob("*.jpg"))[:moved]
+    rows = (root / source / "labels.txt").read_text().splitlines()
+    keep, take = [], []
+    for row in rows:
+        (take if any(row.split()[0] == p.stem for p in images) else keep).append(row)
+    for path in images:
+        shutil.move(path, root / target / "images" / path.name)
+        for mask in (root / source / "segmentation_masks").glob(f"{path.stem}_*.mat"):
+            shutil.move(mask, root / target / "segmentation_masks" / mask.name)
+    (root / source / "labels.txt").write_text("".join(f"{r}\n" for r in keep))
+    with open(root / target / "labels.txt", "a") as f:
+        f.write("".join(f"{r}\n" for r in take))
+    shard = ingest_shard(root, target)
+    reconciles(shard)
+    assert shard.report["quirks"].get("image_in_another_folder", 0) == len(images)

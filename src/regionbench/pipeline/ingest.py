@@ -96,6 +96,8 @@ def ingest_shard(
             _reject_unnamed(record, ledger)
             continue
         image_id = record.row["image_id"]
+        if not record.covered_by:  # an image file no annotator's file lists: kept, and said
+            ledger.quirks["images_no_annotator_lists"] += 1
         found = list(record.regions)
         if derived is not None and hierarchy is not None and record.covered_by:
             found += _consensus(record, words, hierarchy, agreement, ledger, derived)
@@ -121,7 +123,7 @@ def ingest_shard(
         ledger.quirks.update(image_quirks(record.image, (row for row, _ in found)))
     report = reader.report()
     _count_what_was_kept(report, len(rows), regions)
-    report["quirks"] = dict(sorted(ledger.quirks.items()))
+    report["quirks"] = dict(sorted((k, n) for k, n in ledger.quirks.items() if n))  # only what was seen
     if measures.crowded:  # said only when it happened: the report of an uncrowded build is unchanged
         report["relations_near_pairs_only"] = measures.crowded
     if derived is not None and derived["tried"]:

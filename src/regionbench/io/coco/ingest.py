@@ -320,6 +320,12 @@ class ShardReader:
                 )
                 entries = self.entries.get(name, {})
                 source_ids = {a: entry["id"] for a, entry in entries.items()}
+                # the file's size of the image is not the file's own: the image's pixels rule, said
+                self.ledger.quirks["listed_size_differs_from_the_image"] += sum(
+                    (e.get("height"), e.get("width")) != (image.height, image.width)
+                    for e in entries.values()
+                    if isinstance(e.get("height"), int) and isinstance(e.get("width"), int)
+                )
                 row |= self._license(entries)
                 yield ImageRecord(name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids)
 

@@ -393,6 +393,8 @@ class FolderReader:
             if image.mode == "L":
                 ledger.quirks["grayscale_images"] += 1
             row = image_row(image_id, self.folder, path.relative_to(self.root).as_posix(), image)
+            if self.folder.isdigit() and image_id // 1000 != int(self.folder):  # NN holds NN000-NN999
+                ledger.quirks["image_in_another_folder"] += 1
             self.images[image_id] = row
             read = [found for key in self.keys_of.pop(image_id, []) if (found := self.regions.accept(key, image))]
             known = {
