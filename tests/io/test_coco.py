@@ -673,3 +673,20 @@ def test_an_image_file_no_annotator_lists_is_kept_and_said(tmp_path: Path) -> No
     reconciles(shard)
     assert 99 in shard.images["image_id"].to_pylist() and 99 not in shard.coverage["image_id"].to_pylist()
     assert shard.report["quirks"]["images_no_annotator_lists"] == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(repeats=st.lists(st.tuples(st.integers(1, 9), st.booleans()), max_size=4))
+def test_a_category_id_listed_twice_is_said_once_for_the_build(tmp_path_factory, repeats) -> None:
+    """A category id a file lists more than once, used or not, under its name or another, is
+    counted (a quirk) once for the build, by the first shard, not once per shard."""
+    data = alice_file()
+    for category_id, same_name in repeats:
+        data["categories"].append({"id": category_id, "name": "sky" if same_name else f"other-{category_id}"})
+    listed = [c["id"] for c in data["categories"]]
+    expected = sum(listed.count(i) > 1 for i in set(listed))
+    root = write_tree(tmp_path_factory.mktemp("coco"), data, bob_file())
+    shards = [ingest_shard(root, f"{k:02d}", WORDS, settings=IngestSettings(shard_size=2)) for k in (0, 1)]
+    for shard in shards:
+        reconciles(shard)
+    assert [s.report["quirks"].get("category_id_listed_twice", 0) for s in shards] == [expected, 0]

@@ -289,6 +289,10 @@ class ShardReader:
         self.on_disk = {n["name"] for n in names if n["on_disk"]}
         self.same_id = {n["name"]: n["same_id"] for n in names if n["same_id"]}
         self.covered = {n["name"]: n["listed_by"] for n in names}  # file name -> annotators who list it
+        if shard == 0:  # a file's own findings, counted once for the build: by its first shard
+            self.ledger.quirks["category_id_listed_twice"] += sum(
+                len(record["categories"][a].get("listed_twice", [])) for a in self.annotators
+            )
         self.entries = {n["name"]: n["entries"] for n in names}  # file name -> annotator -> images entry
         per_image: dict[str, dict[str, list[tuple[int, dict[Any, Any]]]]] = {
             a: defaultdict(list) for a in self.annotators

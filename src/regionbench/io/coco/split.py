@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,15 +212,19 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _categories(listed: list[Any]) -> tuple[dict[int, str], dict[int, list[str]]]:
-    """Category id -> name for ids naming one category, and id -> names for those naming several."""
+def _categories(listed: list[Any]) -> tuple[dict[int, str], dict[int, list[str]], list[int]]:
+    """Category id -> name for ids naming one category, id -> names for those naming several,
+    and the ids listed more than once (under one name or several)."""
     names_of: dict[int, set[str]] = defaultdict(set)
+    times: Counter[int] = Counter()
     for c in listed:
         if isinstance(c, dict) and is_id(c.get("id")):
             names_of[c["id"]].add(c["name"] if isinstance(c.get("name"), str) else "")
+            times[c["id"]] += 1
     return (
         {i: next(iter(n)) for i, n in names_of.items() if len(n) == 1},
         {i: sorted(n) for i, n in names_of.items() if len(n) > 1},
+        sorted(i for i, n in times.items() if n > 1),
     )
 
 
@@ -253,10 +257,11 @@ class _Splitter:
     def read(self, annotator: str, path: Path) -> None:
         """One annotator's file: its images entries, categories and annotations, in that order."""
         images, listed_categories = check_file(path)
-        categories, ambiguous = _categories(listed_categories)
+        categories, ambiguous, repeated = _categories(listed_categories)
         self.categories[annotator] = {
             "names": {str(i): n for i, n in sorted(categories.items())},
             "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
+            "listed_twice": repeated,
             "licenses": licenses(path),
         }
         entries: dict[int, list[str]] = defaultdict(list)
