@@ -26,7 +26,7 @@ from regionbench.io import images as images_io
 from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import masks_by_value, read_map, runs_state, safe_label, shard_names, shard_runs
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
 ANNOTATOR = "ade20k"
 MASK_MODES = ("RGB", "RGBA")
@@ -170,14 +170,7 @@ class Reader:
 
     def report(self) -> dict[str, Any]:
         """Images and regions: seen, accepted, rejected (``Layout`` protocol)."""
-        (seen, accepted), (r_seen, r_accepted) = self.counts["images"], self.counts[ANNOTATOR]
-        regions = {"seen": r_seen, "accepted": r_accepted, "rejected": self.ledger.rejected("region", ANNOTATOR)}
-        return {
-            "folder": self.shard,
-            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
-            "annotators": {ANNOTATOR: dict(regions)},
-            "regions": regions,
-        }
+        return shard_report(self.shard, self.counts, self.ledger)
 
 
 class Ade20kFullLayout(NamesCategories):

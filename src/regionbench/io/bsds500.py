@@ -20,7 +20,7 @@ from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
 from regionbench.io.labelmaps import runs_state, shard_names, shard_runs
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
 SEGMENT = "segment"  # the label of every region: BSDS segmentations carry none
 IMAGE_MODES = ("RGB", "L")
@@ -140,18 +140,7 @@ class Reader:
 
     def report(self) -> dict[str, Any]:
         """Images and regions per human: seen, accepted, rejected (``Layout`` protocol)."""
-        seen, accepted = self.counts["images"]
-        per = {
-            a: {"seen": s, "accepted": n, "rejected": self.ledger.rejected("region", a)}
-            for a, (s, n) in self.counts.items()
-            if a != "images"
-        }
-        return {
-            "folder": self.shard,
-            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
-            "annotators": per,
-            "regions": {k: sum(v[k] for v in per.values()) for k in ("seen", "accepted", "rejected")},
-        }
+        return shard_report(self.shard, self.counts, self.ledger)
 
 
 class Bsds500Layout(NamesCategories):

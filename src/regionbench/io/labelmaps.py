@@ -16,7 +16,7 @@ import numpy as np
 from regionbench.io import images as images_io
 from regionbench.io.coco.split import default_shard_size
 from regionbench.io.layouts import ImageRecord, Reading
-from regionbench.io.shards import Ledger, files_state, image_row, region_row
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
 
 def read_map(path: Path, modes: Sequence[str], shape: tuple[int, int] | None = None) -> np.ndarray:
@@ -182,18 +182,7 @@ class MapReader:
 
     def report(self) -> dict[str, Any]:
         """Images and regions per annotator: seen, accepted, rejected (``Layout`` protocol)."""
-        seen, accepted = self.counts["images"]
-        per = {
-            a: {"seen": s, "accepted": n, "rejected": self.ledger.rejected("region", a)}
-            for a, (s, n) in self.counts.items()
-            if a != "images"
-        }
-        return {
-            "folder": self.shard,
-            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
-            "annotators": per,
-            "regions": {k: sum(v[k] for v in per.values()) for k in ("seen", "accepted", "rejected")},
-        }
+        return shard_report(self.shard, self.counts, self.ledger)
 
 
 def safe_label(name: str) -> str:

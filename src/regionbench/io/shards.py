@@ -82,6 +82,24 @@ def check_ledger(where: str, counts: dict[str, dict[str, int]]) -> None:
             )
 
 
+def shard_report(folder: str, counts: dict[str, list[int]], ledger: Ledger) -> dict[str, Any]:
+    """A reader's report of one shard (``io.layouts.ShardReader``): ``counts`` holds [seen,
+    accepted] of ``"images"`` and of each annotator's regions; the rejected ones are the
+    ``ledger``'s. Regions are also summed over the annotators."""
+    seen, accepted = counts["images"]
+    per = {
+        a: {"seen": s, "accepted": n, "rejected": ledger.rejected("region", a)}
+        for a, (s, n) in counts.items()
+        if a != "images"
+    }
+    return {
+        "folder": folder,
+        "images": {"seen": seen, "accepted": accepted, "rejected": ledger.rejected("image")},
+        "annotators": per,
+        "regions": {k: sum(v[k] for v in per.values()) for k in ("seen", "accepted", "rejected")},
+    }
+
+
 COMMON_REASONS = 3  # named when a build accepts nothing
 
 

@@ -26,7 +26,7 @@ from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
 from regionbench.io.labelmaps import masks_by_value, read_map, runs_state, shard_names, shard_runs
 from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
-from regionbench.io.shards import Ledger, image_row, region_row
+from regionbench.io.shards import Ledger, image_row, region_row, shard_report
 
 ANNOTATOR = "voc"
 CLASSES = (
@@ -249,14 +249,7 @@ class Reader:
 
     def report(self) -> dict[str, Any]:
         """Images and regions: seen, accepted, rejected (``Layout`` protocol)."""
-        (seen, accepted), (r_seen, r_accepted) = self.counts["images"], self.counts[ANNOTATOR]
-        regions = {"seen": r_seen, "accepted": r_accepted, "rejected": self.ledger.rejected("region", ANNOTATOR)}
-        return {
-            "folder": self.shard,
-            "images": {"seen": seen, "accepted": accepted, "rejected": self.ledger.rejected("image")},
-            "annotators": {ANNOTATOR: dict(regions)},
-            "regions": regions,
-        }
+        return shard_report(self.shard, self.counts, self.ledger)
 
 
 class VocLayout(NamesCategories, Exports):
