@@ -21,7 +21,17 @@ from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.split import image_id_of
-from regionbench.io.labelmaps import Item, MapReader, Meaning, runs_state, safe_label, shard_names, shard_runs
+from regionbench.io.labelmaps import (
+    ImageRuns,
+    Item,
+    MapReader,
+    Meaning,
+    runs_state,
+    safe_label,
+    shard_names,
+    shard_run,
+    shard_runs,
+)
 from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
 from regionbench.io.shards import IngestError
 
@@ -107,7 +117,7 @@ def items(root: Path) -> list[Item]:
     ]
 
 
-class Ade20kLayout(NamesCategories):
+class Ade20kLayout(ImageRuns, NamesCategories):
     """ADE20K's scene-parsing benchmark files (module docstring)."""
 
     name = "ade20k"
@@ -149,9 +159,6 @@ class Ade20kLayout(NamesCategories):
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         return shard_names(len(shard_runs(items(Path(root)), shard_size)))
 
-    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs([""] * images, shard_size)))
-
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's images and maps (``labelmaps.runs_state``)."""
         runs = shard_runs(items(Path(root)), shard_size)
@@ -170,15 +177,8 @@ class Ade20kLayout(NamesCategories):
     def annotators(self, root: Path) -> list[str]:
         return [ANNOTATOR]
 
-    def official_features(self, root: Path) -> list[str]:
-        return []
-
-    def official_relations(self, root: Path) -> list[str]:
-        return []
-
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> MapReader:
-        runs = shard_runs(items(Path(root)), reading.shard_size)
-        run = runs[int(shard)] if int(shard) < len(runs) else []
+        run = shard_run(items(Path(root)), shard, reading.shard_size)
         return MapReader(root, shard, run, reading, Format(table(Path(root))), [ANNOTATOR])
 
     def synthetic_annotators(self, requested: int) -> int:

@@ -24,7 +24,16 @@ import numpy as np
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
 from regionbench.io.coco.split import image_id_of
-from regionbench.io.labelmaps import masks_by_value, read_map, runs_state, safe_label, shard_names, shard_runs
+from regionbench.io.labelmaps import (
+    ImageRuns,
+    masks_by_value,
+    read_map,
+    runs_state,
+    safe_label,
+    shard_names,
+    shard_run,
+    shard_runs,
+)
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
 from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
@@ -173,7 +182,7 @@ class Reader:
         return shard_report(self.shard, self.counts, self.ledger)
 
 
-class Ade20kFullLayout(NamesCategories):
+class Ade20kFullLayout(ImageRuns, NamesCategories):
     """ADE20K's full release (module docstring)."""
 
     name = "ade20k-full"
@@ -209,9 +218,6 @@ class Ade20kFullLayout(NamesCategories):
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         return shard_names(len(shard_runs(image_paths(Path(root)), shard_size)))
 
-    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs([""] * images, shard_size)))
-
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's images, masks and JSON (``labelmaps.runs_state``)."""
         runs = shard_runs([p.relative_to(root).as_posix() for p in image_paths(Path(root))], shard_size)
@@ -229,15 +235,8 @@ class Ade20kFullLayout(NamesCategories):
     def annotators(self, root: Path) -> list[str]:
         return [ANNOTATOR]
 
-    def official_features(self, root: Path) -> list[str]:
-        return []
-
-    def official_relations(self, root: Path) -> list[str]:
-        return []
-
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
-        runs = shard_runs(image_paths(Path(root)), reading.shard_size)
-        return Reader(root, shard, runs[int(shard)] if int(shard) < len(runs) else [], reading)
+        return Reader(root, shard, shard_run(image_paths(Path(root)), shard, reading.shard_size), reading)
 
     def synthetic_annotators(self, requested: int) -> int:
         return 1

@@ -18,7 +18,7 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
-from regionbench.io.labelmaps import runs_state, shard_names, shard_runs
+from regionbench.io.labelmaps import ImageRuns, runs_state, shard_names, shard_run, shard_runs
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
 from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
@@ -143,7 +143,7 @@ class Reader:
         return shard_report(self.shard, self.counts, self.ledger)
 
 
-class Bsds500Layout(NamesCategories):
+class Bsds500Layout(ImageRuns, NamesCategories):
     """BSDS500 as the Berkeley distribution lays it out (module docstring)."""
 
     name = "bsds500"
@@ -178,9 +178,6 @@ class Bsds500Layout(NamesCategories):
         is cut into shards of bounded memory."""
         return shard_names(len(shard_runs(items(root), shard_size)))
 
-    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs([""] * images, shard_size)))
-
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's image and ground-truth files (``labelmaps.runs_state``)."""
         folder, runs = base(Path(root)), shard_runs(items(root), shard_size)
@@ -205,15 +202,8 @@ class Bsds500Layout(NamesCategories):
         )
         return [f"human-{k}" for k in range(1, _most_humans(str(root), state) + 1)]
 
-    def official_features(self, root: Path) -> list[str]:
-        return []
-
-    def official_relations(self, root: Path) -> list[str]:
-        return []
-
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
-        runs = shard_runs(items(root), reading.shard_size)
-        return Reader(root, shard, runs[int(shard)] if int(shard) < len(runs) else [], reading, self.annotators(root))
+        return Reader(root, shard, shard_run(items(root), shard, reading.shard_size), reading, self.annotators(root))
 
     def synthetic_annotators(self, requested: int) -> int:
         return requested

@@ -22,12 +22,14 @@ from typing import Any
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
+    ImageRuns,
     Item,
     MapReader,
     Meaning,
     runs_state,
     safe_label,
     shard_names,
+    shard_run,
     shard_runs,
 )
 from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
@@ -109,7 +111,7 @@ def items(root: Path) -> tuple[Item, ...]:
     return _items(str(root), "\n".join(listing))
 
 
-class CityscapesLayout(NamesCategories):
+class CityscapesLayout(ImageRuns, NamesCategories):
     """Cityscapes as distributed (module docstring)."""
 
     name = "cityscapes"
@@ -147,9 +149,6 @@ class CityscapesLayout(NamesCategories):
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         return shard_names(len(shard_runs(items(root), shard_size)))
 
-    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs([""] * images, shard_size)))
-
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's image and maps (``labelmaps.runs_state``)."""
         runs = shard_runs(items(root), shard_size)
@@ -167,15 +166,8 @@ class CityscapesLayout(NamesCategories):
     def annotators(self, root: Path) -> list[str]:
         return [who for who, folder in ANNOTATORS.items() if (Path(root) / folder).is_dir()]
 
-    def official_features(self, root: Path) -> list[str]:
-        return []
-
-    def official_relations(self, root: Path) -> list[str]:
-        return []
-
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> MapReader:
-        runs = shard_runs(items(root), reading.shard_size)
-        run = runs[int(shard)] if int(shard) < len(runs) else []
+        run = shard_run(items(root), shard, reading.shard_size)
         return MapReader(root, shard, run, reading, FORMAT, self.annotators(root))
 
     def synthetic_annotators(self, requested: int) -> int:

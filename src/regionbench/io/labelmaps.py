@@ -77,6 +77,26 @@ def shard_names(count: int) -> list[str]:
     return [f"{k:02d}" for k in range(count)]
 
 
+def shard_run(items: Sequence[T], shard: str, shard_size: int | None) -> list[T]:
+    """The items of shard ``shard`` (``shard_runs``); none past the last shard."""
+    runs = shard_runs(items, shard_size)
+    return runs[int(shard)] if int(shard) < len(runs) else []
+
+
+class ImageRuns:
+    """What the layouts sharded by runs of images share (``io.layouts.Layout`` members): the
+    shards a generated tree will have, and no published features or relations."""
+
+    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
+        return shard_names(len(shard_runs([""] * images, shard_size)))
+
+    def official_features(self, root: Path) -> list[str]:
+        return []
+
+    def official_relations(self, root: Path) -> list[str]:
+        return []
+
+
 def runs_state(root: Path, run: Sequence[str], files_of: Callable[[str], list[str]]) -> str:
     """The fingerprint of a run of images: every file ``files_of(name)`` lists (paths relative to
     ``root``) that exists (``io.shards.files_state``)."""

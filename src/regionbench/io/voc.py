@@ -24,7 +24,7 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
-from regionbench.io.labelmaps import masks_by_value, read_map, runs_state, shard_names, shard_runs
+from regionbench.io.labelmaps import ImageRuns, masks_by_value, read_map, runs_state, shard_names, shard_run, shard_runs
 from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
 from regionbench.io.shards import Ledger, image_row, region_row, shard_report
 
@@ -252,7 +252,7 @@ class Reader:
         return shard_report(self.shard, self.counts, self.ledger)
 
 
-class VocLayout(NamesCategories, Exports):
+class VocLayout(ImageRuns, NamesCategories, Exports):
     """Pascal VOC 2012 segmentation as distributed (module docstring)."""
 
     name = "voc"
@@ -289,9 +289,6 @@ class VocLayout(NamesCategories, Exports):
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         return shard_names(len(shard_runs(names_of(base(Path(root))), shard_size)))
 
-    def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs([""] * images, shard_size)))
-
     def _files(self, root: Path) -> Callable[[str], list[str]]:
         folder = base(Path(root))
         classes = class_folder(folder)
@@ -320,15 +317,8 @@ class VocLayout(NamesCategories, Exports):
     def annotators(self, root: Path) -> list[str]:
         return [ANNOTATOR]
 
-    def official_features(self, root: Path) -> list[str]:
-        return []
-
-    def official_relations(self, root: Path) -> list[str]:
-        return []
-
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
-        runs = shard_runs(names_of(base(Path(root))), reading.shard_size)
-        return Reader(root, shard, runs[int(shard)] if int(shard) < len(runs) else [], reading)
+        return Reader(root, shard, shard_run(names_of(base(Path(root))), shard, reading.shard_size), reading)
 
     def synthetic_annotators(self, requested: int) -> int:
         return 1
