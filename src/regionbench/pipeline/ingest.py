@@ -92,7 +92,7 @@ def ingest_shard(
     coverage: list[dict] = []
     derived: Counter | None = Counter() if several else None  # consensus regions: seen, accepted
     for record in reader.records():
-        if not _utf8(record.row["path"]):
+        if printable(record.row["path"]) != record.row["path"]:  # not UTF-8: no release can name it
             _reject_unnamed(record, ledger)
             continue
         image_id = record.row["image_id"]
@@ -148,15 +148,6 @@ def ingest_shard(
         relations=measures.relations(),
         coverage=tables.from_rows(coverage, tables.COVERAGE, tables.KEYS["coverage"]),
     )
-
-
-def _utf8(text: str) -> bool:
-    """Whether ``text`` (a name from the file system) is UTF-8 text, as a release's paths must be."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _reject_unnamed(record: layouts.ImageRecord, ledger: Ledger) -> None:
