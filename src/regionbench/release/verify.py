@@ -185,13 +185,11 @@ def _verify_references(folder: Path, manifest: dict) -> list[str]:
             cached[key] = table.drop_null()  # null referring values refer to nothing
         return cached[key]
 
+    names = {n: set(pq.read_schema(folder / entry["path"]).names) for n, entry in tables.items()}
     problems = []
     for name, columns, other, keys in REFERENCES:
-        if name not in tables or other not in tables:
-            continue
-        present = set(pq.read_schema(folder / tables[name]["path"]).names)
-        if not set(columns) <= present or not set(keys) <= set(pq.read_schema(folder / tables[other]["path"]).names):
-            continue  # a release made before the columns
+        if not set(columns) <= names.get(name, set()) or not set(keys) <= names.get(other, set()):
+            continue  # a table absent, or a release made before the columns
         rows = read(name, columns)
         if other == "coverage" and "annotator" in columns:  # the derived consensus covers nothing
             rows = rows.filter(pc.not_equal(rows["annotator"], CONSENSUS))

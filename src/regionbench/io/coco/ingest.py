@@ -319,10 +319,8 @@ class ShardReader:
             found = [found for annotator in self.read for found in self._regions(annotator, name, image, lost)]
             if image is not None:
                 self.images += 1
-                row = image_row(
-                    image_id_of(name), self.folder, f"images/{name}", image, split_of(name, self.entries.get(name, {}))
-                )
                 entries = self.entries.get(name, {})
+                row = image_row(image_id_of(name), self.folder, f"images/{name}", image, split_of(name, entries))
                 source_ids = {a: entry["id"] for a, entry in entries.items()}
                 # the file's size of the image is not the file's own: the image's pixels rule, said
                 self.ledger.quirks["listed_size_differs_from_the_image"] += sum(
