@@ -26,7 +26,7 @@ from regionbench.io.labelmaps import (
     Item,
     MapReader,
     Meaning,
-    runs_state,
+    item_states,
     safe_label,
     shard_names,
     shard_run,
@@ -160,15 +160,8 @@ class Ade20kLayout(ImageRuns, NamesCategories):
         return shard_names(len(shard_runs(items(Path(root)), shard_size)))
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's images and maps (``labelmaps.runs_state``)."""
-        runs = shard_runs(items(Path(root)), shard_size)
-        by_name = {item.name: item for run in runs for item in run}
-
-        def files(name: str) -> list[str]:
-            item = by_name[name]
-            return [p for p in (item.image, *item.maps.values()) if p is not None]
-
-        return {s: runs_state(root, [i.name for i in runs[int(s)]], files) for s in shards if int(s) < len(runs)}
+        """Each run's images and maps (``labelmaps.item_states``)."""
+        return item_states(root, items(Path(root)), shards, shard_size)
 
     def inputs(self, root: Path) -> list[str]:
         path = info_file(base(Path(root)))

@@ -26,7 +26,7 @@ from regionbench.io.labelmaps import (
     Item,
     MapReader,
     Meaning,
-    runs_state,
+    item_states,
     safe_label,
     shard_names,
     shard_run,
@@ -150,15 +150,8 @@ class CityscapesLayout(ImageRuns, NamesCategories):
         return shard_names(len(shard_runs(items(root), shard_size)))
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's image and maps (``labelmaps.runs_state``)."""
-        runs = shard_runs(items(root), shard_size)
-        by_name = {item.name: item for run in runs for item in run}
-
-        def files(name: str) -> list[str]:
-            item = by_name[name]
-            return [p for p in (item.image, *sorted(item.maps.values())) if p is not None]
-
-        return {s: runs_state(root, [i.name for i in runs[int(s)]], files) for s in shards if int(s) < len(runs)}
+        """Each run's image and maps (``labelmaps.item_states``)."""
+        return item_states(root, items(root), shards, shard_size)
 
     def inputs(self, root: Path) -> list[str]:
         return []

@@ -97,6 +97,15 @@ class ImageRuns:
         return []
 
 
+def item_states(root: Path, items: Sequence[Item], shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+    """Per shard of ``items`` (``shard_runs``), the fingerprint of its images and maps (``runs_state``)."""
+    runs = shard_runs(items, shard_size)
+    files = {i.name: [p for p in (i.image, *sorted(i.maps.values())) if p is not None] for run in runs for i in run}
+    return {
+        s: runs_state(root, [i.name for i in runs[int(s)]], files.__getitem__) for s in shards if int(s) < len(runs)
+    }
+
+
 def runs_state(root: Path, run: Sequence[str], files_of: Callable[[str], list[str]]) -> str:
     """The fingerprint of a run of images: every file ``files_of(name)`` lists (paths relative to
     ``root``) that exists (``io.shards.files_state``)."""
