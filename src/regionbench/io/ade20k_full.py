@@ -30,12 +30,11 @@ from regionbench.io.labelmaps import (
     read_map,
     runs_state,
     safe_label,
-    shard_names,
     shard_run,
     shard_runs,
 )
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_names, shard_report
 
 ANNOTATOR = "ade20k"
 MASK_MODES = ("RGB", "RGBA")

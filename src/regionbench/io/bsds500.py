@@ -18,9 +18,9 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
-from regionbench.io.labelmaps import ImageRuns, runs_state, shard_names, shard_run, shard_runs
+from regionbench.io.labelmaps import ImageRuns, runs_state, shard_run, shard_runs
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_names, shard_report
 
 SEGMENT = "segment"  # the label of every region: BSDS segmentations carry none
 IMAGE_MODES = ("RGB", "L")

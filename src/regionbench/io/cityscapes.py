@@ -28,11 +28,11 @@ from regionbench.io.labelmaps import (
     Meaning,
     item_states,
     safe_label,
-    shard_names,
     shard_run,
     shard_runs,
 )
 from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.shards import shard_names
 
 # (id, name, trainId, category, hasInstances, ignoreInEval): cityscapesscripts/helpers/labels.py
 LABELS = (

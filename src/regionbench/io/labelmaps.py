@@ -14,9 +14,16 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from regionbench.io import images as images_io
-from regionbench.io.coco.split import default_shard_size
 from regionbench.io.layouts import ImageRecord, Reading
-from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
+from regionbench.io.shards import (
+    Ledger,
+    default_shard_size,
+    files_state,
+    image_row,
+    region_row,
+    shard_names,
+    shard_report,
+)
 
 
 def read_map(path: Path, modes: Sequence[str], shape: tuple[int, int] | None = None) -> np.ndarray:
@@ -70,11 +77,6 @@ def shard_runs(names: Sequence[T], shard_size: int | None) -> list[list[T]]:
     """``names`` (sorted) cut into shards of ``shard_size`` (None: ``default_shard_size``)."""
     size = shard_size or default_shard_size(len(names))
     return [list(names[k : k + size]) for k in range(0, len(names), size)]
-
-
-def shard_names(count: int) -> list[str]:
-    """The workflow's names of ``count`` shards: 00, 01, ..."""
-    return [f"{k:02d}" for k in range(count)]
 
 
 def shard_run(items: Sequence[T], shard: str, shard_size: int | None) -> list[T]:

@@ -24,6 +24,23 @@ if TYPE_CHECKING:  # a type only: reading images needs Pillow, a build dependenc
 MAX_IMAGE_PIXELS = 40_000_000
 
 
+# Shards of the layouts cut into runs of images (COCO, the label maps) when the config sets no size.
+DEFAULT_SHARDS = 8
+MAX_SHARD_SIZE = 1000
+
+
+def default_shard_size(images: int) -> int:
+    """Images per shard when the config sets none: floor(images / ``DEFAULT_SHARDS``), between 1
+    and ``MAX_SHARD_SIZE``, so a collection of n images has at least min(n, ``DEFAULT_SHARDS``)
+    shards up to ``DEFAULT_SHARDS`` x ``MAX_SHARD_SIZE`` images."""
+    return max(1, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
+
+
+def shard_names(count: int) -> list[str]:
+    """The workflow's names of ``count`` shards: 00, 01, ..."""
+    return [f"{k:02d}" for k in range(count)]
+
+
 class IngestError(InputError):
     """Input that stops a strict (or impossible) ingest; one line per problem."""
 

@@ -24,9 +24,9 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import images as images_io
-from regionbench.io.labelmaps import ImageRuns, masks_by_value, read_map, runs_state, shard_names, shard_run, shard_runs
+from regionbench.io.labelmaps import ImageRuns, masks_by_value, read_map, runs_state, shard_run, shard_runs
 from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
-from regionbench.io.shards import Ledger, image_row, region_row, shard_report
+from regionbench.io.shards import Ledger, image_row, region_row, shard_names, shard_report
 
 ANNOTATOR = "voc"
 CLASSES = (

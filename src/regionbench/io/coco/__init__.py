@@ -11,7 +11,8 @@ instances file per annotator, ``<root>/annotations/<annotator>.json``.
 
 from regionbench.io.coco.ingest import ShardReader, annotators
 from regionbench.io.coco.layout import CocoLayout
-from regionbench.io.coco.split import default_shard_size, image_id_of
+from regionbench.io.coco.split import image_id_of
+from regionbench.io.shards import default_shard_size
 
 LAYOUT = CocoLayout()
 

@@ -10,7 +10,6 @@ from typing import Any
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco import split
 from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators
-from regionbench.io.coco.split import default_shard_size
 from regionbench.io.layouts import (
     About,
     DescribesSource,
@@ -21,7 +20,7 @@ from regionbench.io.layouts import (
     ReleaseTables,
     TreeVocabulary,
 )
-from regionbench.io.shards import files_state
+from regionbench.io.shards import default_shard_size, files_state, shard_names
 
 
 class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
@@ -61,7 +60,7 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
         return split.plan(root, shard_size).names()
 
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
-        return split.shard_names(split.shard_count(images, shard_size or default_shard_size(images)))
+        return shard_names(split.shard_count(images, shard_size or default_shard_size(images)))
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """The files of each shard's run of images (``io.shards.files_state``); what the annotator files

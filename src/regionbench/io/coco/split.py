@@ -38,13 +38,11 @@ import ijson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench.io.shards import IngestError, Ledger
+from regionbench.io.shards import IngestError, Ledger, default_shard_size, shard_names
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
 # core; at most 1,000 images each on large ones. The count depends on the collection alone, never
 # on the machine, so the release (its ingest report names the shards) is the same everywhere.
-DEFAULT_SHARDS = 8
-MAX_SHARD_SIZE = 1000
 INDEX = "index.json"
 ANNOTATIONS = "annotations.parquet"
 SHARD = "shard.json"
@@ -54,13 +52,6 @@ ANNOTATION_ROWS = pa.schema(
 )
 BUFFER_CHARS = 32_000_000  # annotation text held before it is written to the pieces
 CHUNK = 1 << 20
-
-
-def default_shard_size(images: int) -> int:
-    """Images per shard when the config sets none: floor(images / ``DEFAULT_SHARDS``), between 1
-    and ``MAX_SHARD_SIZE``, so a collection of n images has at least min(n, ``DEFAULT_SHARDS``)
-    shards up to ``DEFAULT_SHARDS`` x ``MAX_SHARD_SIZE`` images."""
-    return max(1, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
 
 
 def image_files(root: Path) -> list[str]:
@@ -80,11 +71,6 @@ def image_files(root: Path) -> list[str]:
 def shard_count(images: int, size: int) -> int:
     """Runs of ``size`` over ``images`` images: at least one."""
     return max(1, -(-images // size))
-
-
-def shard_names(count: int) -> list[str]:
-    """The names of ``count`` shards: 00, 01, ..."""
-    return [f"{k:02d}" for k in range(count)]
 
 
 @dataclass(frozen=True)
