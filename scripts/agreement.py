@@ -9,7 +9,7 @@ from regionbench.pipeline.vocabulary import Registry
 
 log = log_to(snakemake.log[0])
 inp = snakemake.input
-rows, units, names, labels = agreement.shard_agreement(
+rows, ratings, labels = agreement.shard_agreement(
     tables.read_parquet(inp.images),
     tables.read_parquet(inp.regions),
     tables.read_parquet(inp.coverage),
@@ -18,6 +18,6 @@ rows, units, names, labels = agreement.shard_agreement(
     min_iou=snakemake.params.min_iou,
 )
 tables.write_parquet(rows, snakemake.output.pairs)
-tables.write_parquet(agreement.units_table(units, names), snakemake.output.pixels)
+tables.write_parquet(ratings.table(), snakemake.output.pixels)
 tables.write_parquet(labels, snakemake.output.labels)
-log.info("%d image pairs compared over %d annotators", rows.num_rows, len(names))
+log.info("%d image pairs compared over %d annotators", rows.num_rows, len(ratings.names))

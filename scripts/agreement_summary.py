@@ -8,8 +8,8 @@ log = log_to(snakemake.log[0])
 inp = snakemake.input
 coverage = [tables.read_parquet(p) for p in inp.coverage]
 # Several annotators: the agreement jobs' samples, the largest input, one shard's in memory at a
-# time. One annotator: no agreement job ran, and each shard's empty sample comes from its coverage.
-pixels = tables.ParquetParts(inp.pixels) if inp.pairs else agreement.uncompared(coverage)
+# time. One annotator: no agreement job ran, and the coverage names the annotator.
+pixels = tables.ParquetParts(inp.pixels) if inp.pairs else []
 report = agreement.summary(
     [tables.read_parquet(p) for p in inp.pairs],
     pixels,

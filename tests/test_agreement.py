@@ -102,7 +102,7 @@ def test_fleiss_kappa_of_the_textbook_case() -> None:
 @given(st.integers(2, 6), st.integers(1, 40), st.integers(2, 6), st.integers(0, 2**32 - 1))
 def test_fleiss_kappa_is_statsmodels_with_equal_raters(raters: int, n_units: int, values: int, seed: int) -> None:
     units = np.random.default_rng(seed).integers(0, values, size=(raters, n_units))
-    counts = agreement.value_counts(units)
+    counts = agreement.value_counts(agreement.Ratings.from_matrix(units))
     if counts.shape[1] < 2:
         return
     reference = statsmodels_fleiss_kappa(counts.dense(), method="fleiss")
@@ -128,7 +128,7 @@ def test_units_of_annotators_who_did_not_cover_them_are_missing(
     expected = krippendorff.alpha(reliability_data=missing, level_of_measurement="nominal")
     assert figures["units"] == kept.shape[1]
     assert figures["krippendorff_alpha"] == pytest.approx(expected, abs=1e-9)
-    counts = agreement.value_counts(kept).dense()
+    counts = agreement.value_counts(agreement.Ratings.from_matrix(kept)).dense()
     n = counts.sum(axis=1)
     p_i = ((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))).mean()
     p_e = ((counts.sum(axis=0) / n.sum()) ** 2).sum()
@@ -164,7 +164,7 @@ def test_the_sparse_counts_give_the_dense_matrix_s_figures(
     units = rng.integers(0, values, size=(raters, n_units)) * 7 - 3  # codes need not be dense
     units[rng.random(units.shape) < absent] = agreement.NOT_COVERED
     units = units[:, (units != agreement.NOT_COVERED).sum(axis=0) >= 2]
-    counts = agreement.value_counts(units)
+    counts = agreement.value_counts(agreement.Ratings.from_matrix(units))
     codes = np.unique(units[units != agreement.NOT_COVERED])
     assert counts.shape == (units.shape[1], len(codes))
     expected = np.array([[(column == c).sum() for c in codes] for column in units.T]).reshape(counts.shape)
@@ -186,7 +186,7 @@ def test_alpha_is_the_reference_implementation(raters: int, n_units: int, values
     if (units == units[0]).all() or len(np.unique(units)) < 2:
         return
     expected = krippendorff.alpha(reliability_data=units, level_of_measurement="nominal")
-    ours = agreement.krippendorff_alpha_nominal(agreement.value_counts(units))
+    ours = agreement.krippendorff_alpha_nominal(agreement.value_counts(agreement.Ratings.from_matrix(units)))
     assert ours == pytest.approx(expected, abs=1e-9)
 
 
@@ -206,7 +206,7 @@ def test_identical_annotators_agree_perfectly() -> None:
 
 def _measures(root: Path) -> dict[str, float]:
     shard = ingest_shard(root, "00", CODES, settings=IngestSettings(shard_size=WHOLE))
-    rows, units, _, _ = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, HIERARCHY, CODES)
+    rows, units, _ = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, HIERARCHY, CODES)
     per_pair = {
         k: float(np.mean(rows.column(k).to_numpy()))
         for k in ("mean_iou", "exact_label", "pixel_kappa", "rand_index", "covering_of_a")
@@ -284,8 +284,9 @@ def test_summary_of_a_collection_without_labels(tmp_path: Path) -> None:
     codes = Registry.read(tmp_path / "vocabulary/label_ids.tsv").ids()
     tree = Hierarchy.from_yaml(tmp_path / "vocabulary/hierarchy.yaml")
     shard = ingest_shard(root, "00", codes, hierarchy=tree, settings=IngestSettings(shard_size=WHOLE))
-    rows, units, names, labels = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, tree, codes)
-    report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
+    rows, ratings, labels = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, tree, codes)
+    report = agreement.summary([rows], [ratings.table()], [labels])
+    names = list(ratings.names)
     assert report["labelled"] is False and report["exact_label"] == 1.0
     assert [r["label"] for r in report["per_label"]] == ["segment"] and names == sorted(shard.report["annotators"])[:3]
     free = report["label_free"]
@@ -309,9 +310,10 @@ def test_one_annotator_decodes_nothing_and_reports_as_before(demo_ingest: Path, 
     coverage = tables.read_parquet(demo_ingest / "00" / "coverage.parquet")
     monkeypatch.setattr(geometry, "decode_rle", lambda *a: pytest.fail("decoded a mask with one annotator"))
     codes = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
-    rows, units, names, labels = agreement.shard_agreement(images, regions, coverage, load_hierarchy(), codes)
-    assert (rows.num_rows, units.shape, names, labels.num_rows) == (0, (1, 0), ["saiapr"], 0)
-    report = agreement.summary([rows], [agreement.units_table(units, names)], [labels])
+    rows, ratings, labels = agreement.shard_agreement(images, regions, coverage, load_hierarchy(), codes)
+    assert (rows.num_rows, ratings.size, ratings.names, labels.num_rows) == (0, 0, ("saiapr",), 0)
+    report = agreement.summary([rows], [ratings.table()], [labels], coverage=[coverage])
+    report.pop("coverage")
     assert report == {
         "annotators": ["saiapr"], "image_pairs": 0, "min_iou": 0.5, "note": "fewer than two annotators: nothing to compare"
     }  # fmt: skip
@@ -342,11 +344,11 @@ def test_one_annotator_s_summary_from_coverage_is_the_agreement_jobs(shards: lis
         jobs.append(agreement.shard_agreement(images, tables.REGIONS.empty_table(), table, load_hierarchy(), {}))
     expected = agreement.summary(
         [rows for rows, *_ in jobs],
-        [agreement.units_table(units, names) for _, units, names, _ in jobs],
+        [ratings.table() for _, ratings, _ in jobs],
         [labels for *_, labels in jobs],
         coverage=coverage,
     )
-    assert agreement.summary([], agreement.uncompared(coverage), coverage=coverage) == expected
+    assert agreement.summary([], [], coverage=coverage) == expected
 
 
 @settings(max_examples=60, deadline=None)
@@ -367,13 +369,13 @@ def test_the_summary_samples_shard_by_shard_as_the_whole_collection(shards, max_
     for size, present, seed in shards:
         rng = np.random.default_rng(seed)
         codes = rng.integers(agreement.NOT_COVERED, 3, (len(present), size)).astype(np.int32)
-        parts.append(agreement.units_table(codes, sorted(present)))
+        parts.append(agreement.Ratings.from_matrix(codes, sorted(present)).table())
         rows = {a: codes[k] for k, a in enumerate(sorted(present))}
         whole.append(np.stack([rows.get(a, np.full(size, agreement.NOT_COVERED, np.int32)) for a in names]))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(agreement, "MAX_UNITS", max_units)
         expected = agreement.collection_agreement(np.concatenate(whole, axis=1))
-        units, _, step = agreement.sampled_units(parts)
+        units, step = agreement.sampled_units(parts)
         assert agreement.measure_units(units, step) == expected
 
 
@@ -389,7 +391,7 @@ def test_the_sample_holds_about_one_shard_whatever_the_shards(shards: int, per_s
     class Shards(list):  # read when used, as tables.ParquetParts: nothing held between reads
         def __getitem__(self, index: int) -> pa.Table:
             local = np.random.default_rng([seed, index])
-            return agreement.units_table(local.integers(0, 5, (3, per_shard)).astype(np.int32), names)
+            return agreement.Ratings.from_matrix(local.integers(0, 5, (3, per_shard)).astype(np.int32), names).table()
 
         def __iter__(self):
             return (self[k] for k in range(len(self)))
@@ -399,9 +401,81 @@ def test_the_sample_holds_about_one_shard_whatever_the_shards(shards: int, per_s
         patch.setattr(agreement, "MAX_UNITS", cap)
         agreement.sampled_units([pixels[0]])  # the first call's one-off allocations are not the pass's
         tracemalloc.start()
-        units, found, step = agreement.sampled_units(pixels)
+        units, step = agreement.sampled_units(pixels)
+        found = list(units.names)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    one_shard = 3 * per_shard * 4
-    assert found == names and units.shape[1] <= cap and step == -(-shards * per_shard // cap)
-    assert peak < 7 * one_shard + units.nbytes, (peak / one_shard, shards)
+    one_shard = 3 * per_shard * 16  # an entry: its unit (8 bytes), annotator and code (4 each)
+    sample = units.unit.nbytes + units.annotator.nbytes + units.code.nbytes
+    assert found == names and units.size <= cap and step == -(-shards * per_shard // cap)
+    assert peak < 7 * one_shard + sample, (peak / one_shard, shards)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    images=st.integers(1, 8),
+    crowd=st.integers(2, 400),
+    per_image=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_crowd_s_sample_follows_the_coverage_not_the_annotators(
+    images: int, crowd: int, per_image: int, seed: int
+) -> None:
+    """Hundreds of annotators, each covering a few images: a shard's sampled pixels hold one
+    entry per grid pixel and annotator who covered its image, never the crowd x the pixels, and
+    give the figures of the annotators x units matrix with every absence written out."""
+    from regionbench.core import geometry, tables
+
+    rng = np.random.default_rng(seed)
+    names = [f"crowd-{k:03d}" for k in range(crowd)]
+    h, w = 9, 13
+    sizes, coverage, regions = [], [], []
+    present_of = {}
+    for image_id in range(1, images + 1):
+        present = sorted(rng.choice(names, size=min(per_image, crowd), replace=False).tolist())
+        present_of[image_id] = present
+        sizes.append({"image_id": image_id, "height": h, "width": w})
+        for annotator in present:
+            coverage.append({"image_id": image_id, "annotator": annotator})
+            for _ in range(rng.integers(0, 3)):
+                mask = np.zeros((h, w), dtype=bool)
+                y, x = rng.integers(0, h - 1), rng.integers(0, w - 1)
+                mask[y : y + rng.integers(1, h), x : x + rng.integers(1, w)] = True
+                label = ["sky", "man", "grass"][rng.integers(3)]
+                regions.append(
+                    {"image_id": image_id, "annotator": annotator, "label": label, "mask": geometry.rle(mask)}
+                )
+    regions_table = pa.Table.from_pylist(
+        regions,
+        schema=pa.schema(
+            [(f.name, f.type) for f in tables.REGIONS if f.name in ("image_id", "annotator", "label", "mask")]
+        ),
+    )
+    _, ratings, _ = agreement.shard_agreement(
+        pa.Table.from_pylist(sizes),
+        regions_table,
+        pa.Table.from_pylist(coverage, schema=tables.COVERAGE),
+        HIERARCHY,
+        CODES,
+    )
+    grid = len(range(0, h, agreement.PIXEL_STRIDE)) * len(range(0, w, agreement.PIXEL_STRIDE))
+    covered = sorted({a for p in present_of.values() for a in p})
+    if len(covered) < 2:
+        assert len(ratings.unit) == 0
+        return
+    assert len(ratings.unit) == grid * sum(len(p) for p in present_of.values())
+    assert ratings.size == grid * images and list(ratings.names) == covered
+    # The matrix written out from the drawings: every annotator's row, NOT_COVERED where absent.
+    dense = np.full((len(covered), ratings.size), agreement.NOT_COVERED, np.int32)
+    for image_id, present in present_of.items():
+        for annotator in present:
+            drawn = [
+                (r["label"], geometry.from_rle(r["mask"]))
+                for r in regions
+                if (r["image_id"], r["annotator"]) == (image_id, annotator)
+            ]
+            codes = agreement.label_map(drawn, CODES, (h, w))[:: agreement.PIXEL_STRIDE, :: agreement.PIXEL_STRIDE]
+            dense[covered.index(annotator), (image_id - 1) * grid : image_id * grid] = codes.ravel()
+    written = agreement.Ratings.from_matrix(dense, covered)
+    assert all(np.array_equal(getattr(written, k), getattr(ratings, k)) for k in ("unit", "annotator", "code"))
+    assert agreement.collection_agreement(ratings) == agreement.collection_agreement(dense)

@@ -88,10 +88,8 @@ def covered_pairs(drawings: dict[str, dict[str, Drawing]], name: str) -> list[tu
 
 def summarise(root: Path) -> tuple[dict, object]:
     shard = ingest_shard(root, "00", CODES, hierarchy=HIERARCHY, settings=IngestSettings(shard_size=WHOLE))
-    rows, units, names, labels = agreement.shard_agreement(
-        shard.images, shard.regions, shard.coverage, HIERARCHY, CODES
-    )
-    report = agreement.summary([rows], [agreement.units_table(units, names)], [labels], coverage=[shard.coverage])
+    rows, ratings, labels = agreement.shard_agreement(shard.images, shard.regions, shard.coverage, HIERARCHY, CODES)
+    report = agreement.summary([rows], [ratings.table()], [labels], coverage=[shard.coverage])
     return report, shard
 
 

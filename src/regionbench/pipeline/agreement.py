@@ -21,10 +21,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy
@@ -138,13 +139,97 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     return float((observed - expected) / (1 - expected))
 
 
-def sampled_labels(maps: Mapping[str, np.ndarray], annotators: Sequence[str]) -> np.ndarray:
-    """Rater-by-unit codes of one image: each annotator's label map on the pixel grid (rows in
-    ``annotators`` order)."""
-    return np.stack([maps[a][::PIXEL_STRIDE, ::PIXEL_STRIDE].ravel() for a in annotators])
-
-
 MAX_UNITS = 200_000  # pixel units in the collection measures, evenly subsampled beyond this
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Codes given to sampled pixel units, one entry per unit and annotator who covered the
+    unit's image: entry k says that annotator ``names[annotator[k]]`` gave unit ``unit[k]`` the
+    code ``code[k]`` (entries in unit, then annotator, order); units are numbered 0 to
+    ``size - 1``. An annotator absent from an image has no entry for its units, so the entries
+    grow with the coverage, not with annotators x units: a crowd of 1,000 annotators who each
+    covered a few images, held as an annotators x units matrix, is 1,000 rows of absences."""
+
+    unit: np.ndarray  # int64, non-decreasing
+    annotator: np.ndarray  # int32, an index into names
+    code: np.ndarray  # int32
+    names: tuple[str, ...]
+    size: int
+
+    @classmethod
+    def from_matrix(cls, units: np.ndarray, names: Sequence[str] | None = None) -> Ratings:
+        """The ratings of an annotators x units code matrix (rows in ``names`` order, default
+        ``r0``, ``r1``, ...), where ``NOT_COVERED`` says an annotator did not cover the unit."""
+        names = tuple(names) if names is not None else tuple(f"r{k}" for k in range(units.shape[0]))
+        unit, annotator = np.nonzero((units != NOT_COVERED).T)
+        code = units[annotator, unit].astype(np.int32)
+        return cls(unit.astype(np.int64), annotator.astype(np.int32), code, names, units.shape[1])
+
+    @classmethod
+    def from_table(cls, table: pa.Table) -> Ratings:
+        """The ratings a shard wrote (``table``): its units are those its entries name."""
+        names = table.column("annotator").combine_chunks().cast(pa.string()).dictionary_encode()
+        unit = table.column("unit").to_numpy().astype(np.int64)
+        return cls(
+            unit,
+            names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+            table.column("code").to_numpy().astype(np.int32),
+            tuple(names.dictionary.to_pylist()),
+            int(unit[-1]) + 1 if len(unit) else 0,
+        )
+
+    def table(self) -> pa.Table:
+        """The ratings as a table: ``unit``, ``annotator`` (by name) and ``code``. A table of no
+        entries names no annotator."""
+        names = pa.array(self.names, pa.string())
+        return pa.table(
+            {
+                "unit": pa.array(self.unit, pa.int64()),
+                "annotator": names.take(pa.array(self.annotator, pa.int32())),
+                "code": pa.array(self.code, pa.int32()),
+            }
+        )
+
+    def rated(self) -> np.ndarray:
+        """The units two or more annotators rated, in order."""
+        return np.flatnonzero(np.bincount(self.unit, minlength=self.size) >= 2)
+
+    def restricted(self, units: np.ndarray) -> Ratings:
+        """The entries of ``units`` (sorted, distinct), the units renumbered 0, 1, ... in order."""
+        keep = np.zeros(self.size, dtype=bool)
+        keep[units] = True
+        entries = keep[self.unit]
+        number = np.cumsum(keep) - 1
+        return Ratings(number[self.unit[entries]], self.annotator[entries], self.code[entries], self.names, len(units))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Ratings], names: Sequence[str]) -> Ratings:
+        """The units of ``parts`` one after another, their annotators renumbered in ``names``."""
+        index = {name: k for k, name in enumerate(names)}
+        offsets = np.cumsum([0, *(p.size for p in parts)])
+        return cls(
+            np.concatenate([np.zeros(0, np.int64), *(p.unit + o for p, o in zip(parts, offsets, strict=False))]),
+            np.concatenate(
+                [
+                    np.zeros(0, np.int32),
+                    *(np.array([index[n] for n in p.names] + [0], np.int32)[p.annotator] for p in parts),
+                ]
+            ),
+            np.concatenate([np.zeros(0, np.int32), *(p.code for p in parts)]),
+            tuple(names),
+            int(offsets[-1]),
+        )
+
+
+def image_ratings(maps: Sequence[np.ndarray], annotators: np.ndarray, first: int) -> tuple[np.ndarray, ...]:
+    """Unit, annotator and code entries of one image: each covering annotator's label map (in
+    ``maps``, annotators' indices ``annotators`` in order) on the pixel grid, its units numbered
+    from ``first``."""
+    codes = np.stack([m[::PIXEL_STRIDE, ::PIXEL_STRIDE].ravel() for m in maps], axis=1)  # units x annotators
+    units = codes.shape[0]
+    unit = np.repeat(np.arange(first, first + units, dtype=np.int64), len(maps))
+    return unit, np.tile(annotators.astype(np.int32), units), codes.ravel().astype(np.int32)
 
 
 @dataclass(frozen=True)
@@ -186,20 +271,18 @@ class ValueCounts:
         return np.bincount(self.value[entries], weights=self.count[entries], minlength=self.shape[1])
 
 
-def value_counts(units: np.ndarray) -> ValueCounts:
-    """How many annotators gave each (densely renumbered) value to each unit of an annotators x
-    units code matrix; ``NOT_COVERED`` entries (an annotator absent from the unit's image) are no
-    value. Each unit's codes are sorted, so that equal values are neighbours and a run is one entry."""
-    present = units != NOT_COVERED
-    values, dense = np.unique(units[present], return_inverse=True)
-    codes = np.full(units.shape, -1, dtype=np.int64)
-    codes[present] = dense
-    codes = np.sort(codes.T, axis=1)  # units x annotators, absences (-1) first
-    runs = codes >= 0
-    runs[:, 1:] &= codes[:, 1:] != codes[:, :-1]  # where a value's run starts
-    unit, position = np.nonzero(runs)
-    count = (codes[unit] == codes[unit, position][:, None]).sum(axis=1)
-    return ValueCounts(unit, codes[unit, position], count.astype(np.int64), (units.shape[1], len(values)))
+def value_counts(ratings: Ratings) -> ValueCounts:
+    """How many annotators gave each (densely renumbered) value to each unit of ``ratings``.
+    The entries are sorted by unit and value, so that equal values of a unit are neighbours
+    and a run of them is one entry."""
+    values, value = np.unique(ratings.code, return_inverse=True)
+    order = np.lexsort((value, ratings.unit))
+    unit, value = ratings.unit[order], value[order]
+    starts = np.flatnonzero(np.r_[True, (unit[1:] != unit[:-1]) | (value[1:] != value[:-1])][: len(unit)])
+    count = np.diff(np.r_[starts, len(unit)])
+    return ValueCounts(
+        unit[starts], value[starts].astype(np.int64), count.astype(np.int64), (ratings.size, len(values))
+    )
 
 
 def fleiss_kappa(counts: ValueCounts) -> float:
@@ -237,18 +320,14 @@ def krippendorff_alpha_nominal(counts: ValueCounts) -> float:
     return float(1.0 - (n - 1) * (n - trace) / expected)
 
 
-def collection_agreement(units: np.ndarray) -> dict[str, float | str | int]:
-    """Fleiss' kappa (``fleiss_kappa``) and Krippendorff's alpha (nominal) of an annotators x
-    units code matrix, over the units that two or more annotators covered (``NOT_COVERED``
-    marks the others' absence), evenly subsampled to at most ``MAX_UNITS`` units."""
-    units = units[:, _rated(units)]
-    step = _stride(units.shape[1])
-    return measure_units(units[:, ::step], step)
-
-
-def _rated(units: np.ndarray) -> np.ndarray:
-    """Which units two or more annotators covered."""
-    return (units != NOT_COVERED).sum(axis=0) >= 2
+def collection_agreement(units: np.ndarray | Ratings) -> dict[str, float | str | int]:
+    """Fleiss' kappa (``fleiss_kappa``) and Krippendorff's alpha (nominal) of ``units``: ratings,
+    or an annotators x units code matrix (``NOT_COVERED`` marks an annotator's absence), over
+    the units that two or more annotators covered, evenly subsampled to at most ``MAX_UNITS``."""
+    ratings = units if isinstance(units, Ratings) else Ratings.from_matrix(units)
+    rated = ratings.rated()
+    step = _stride(len(rated))
+    return measure_units(ratings.restricted(rated[::step]), step)
 
 
 def _stride(rated: int) -> int:
@@ -256,43 +335,28 @@ def _stride(rated: int) -> int:
     return max(1, -(-rated // MAX_UNITS))
 
 
-def sampled_units(pixels: Sequence[pa.Table]) -> tuple[np.ndarray, list[str], int]:
+def sampled_units(pixels: Sequence[pa.Table]) -> tuple[Ratings, int]:
     """What ``collection_agreement`` measures of the whole collection, taken one shard at a time
-    from the shards' samples (``units_table`` tables; a shard without an annotator's column has
-    ``NOT_COVERED`` there): the rated units, every ``step``-th of them, with rows in the order of
-    ``names`` (every annotator of any shard, sorted), and ``step``. Memory holds one shard and the
-    sample; ``pixels`` is iterated twice (a ``tables.ParquetParts`` reads each file as it comes)."""
-
-    def matrix(table: pa.Table, names: Sequence[str]) -> np.ndarray:
-        return np.stack(
-            [
-                table.column(n).to_numpy()
-                if n in table.column_names
-                else np.full(table.num_rows, NOT_COVERED, np.int32)
-                for n in names
-            ]
-        )
-
-    # A shard's rated units do not depend on the annotators it lacks (absent is NOT_COVERED).
+    from the shards' samples (``Ratings.table`` tables): every ``step``-th of the rated units,
+    with annotators named in sorted order (every annotator of any shard), and ``step``. Memory
+    holds one shard and the sample; ``pixels`` is iterated twice (a ``tables.ParquetParts``
+    reads each file as it comes)."""
     found: set[str] = set()
     rated = []
     for table in pixels:
-        found.update(table.column_names)
-        rated.append(int(_rated(matrix(table, table.column_names)).sum()) if table.num_columns else 0)
-    names = sorted(found)
+        found.update(pc.unique(table.column("annotator")).to_pylist())
+        rated.append(int((np.bincount(table.column("unit").to_numpy()) >= 2).sum()) if table.num_rows else 0)
     step = _stride(sum(rated))
     parts, seen = [], 0
     for table, count in zip(pixels, rated, strict=True):
         if count:
-            units = matrix(table, names)
-            # The whole's every step-th, copied: a strided view would keep the shard's rated units.
-            parts.append(units[:, _rated(units)][:, (-seen) % step :: step].copy())
+            shard = Ratings.from_table(table)
+            parts.append(shard.restricted(shard.rated()[(-seen) % step :: step]))  # the whole's every step-th
         seen += count
-    units = np.concatenate(parts, axis=1) if parts else np.zeros((len(names), 0), dtype=np.int32)
-    return units, names, step
+    return Ratings.concatenate(parts, sorted(found)), step
 
 
-def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | int]:
+def measure_units(ratings: Ratings, step: int = 1) -> dict[str, float | str | int]:
     """Fleiss' kappa and Krippendorff's alpha of rated units already subsampled 1 in ``step``,
     with the method named."""
     method = (
@@ -300,12 +364,12 @@ def measure_units(units: np.ndarray, step: int = 1) -> dict[str, float | str | i
         + (f", 1 in {step} of them" if step > 1 else "")
         + ", each rated by the annotators who covered its image"
     )
-    counts = value_counts(units)
-    if units.shape[0] < 2 or units.shape[1] == 0 or counts.shape[1] == 1:
-        return {"method": method, "units": int(units.shape[1]), "fleiss_kappa": 1.0, "krippendorff_alpha": 1.0}
+    counts = value_counts(ratings)
+    if len(ratings.names) < 2 or ratings.size == 0 or counts.shape[1] == 1:
+        return {"method": method, "units": ratings.size, "fleiss_kappa": 1.0, "krippendorff_alpha": 1.0}
     return {
         "method": method,
-        "units": int(units.shape[1]),
+        "units": ratings.size,
         "fleiss_kappa": fleiss_kappa(counts),
         "krippendorff_alpha": krippendorff_alpha_nominal(counts),
     }
@@ -359,17 +423,18 @@ def shard_agreement(
     codes: Mapping[str, int],
     min_iou: float = MIN_IOU,
     derived: frozenset[str] = frozenset({"consensus"}),
-) -> tuple[pa.Table, np.ndarray, list[str], pa.Table]:
+) -> tuple[pa.Table, Ratings, pa.Table]:
     """Per (image, annotator pair) agreement rows of an ingest shard, the shard's sampled pixel
-    codes (annotators x units, for ``collection_agreement``), the annotators' names and the
-    per-label tally (``label_tally`` summed, a ``tables.AGREEMENT_LABELS`` table).
+    codes (``Ratings``, for ``collection_agreement``) and the per-label tally (``label_tally``
+    summed, a ``tables.AGREEMENT_LABELS`` table).
 
     Only annotators who both covered an image (``coverage``, a ``tables.COVERAGE`` table) are
     compared on it, and a pair of them who both drew nothing there has nothing to compare; an
-    annotator who covered an image and drew nothing on it disagrees with one who drew. In the
-    sampled units an annotator absent from an image is ``NOT_COVERED``. The ``derived``
-    annotators (the consensus) are not compared. With fewer than two annotators there is nothing
-    to compare and nothing is decoded; otherwise masks are decoded one image at a time.
+    annotator who covered an image and drew nothing on it disagrees with one who drew. Only they
+    rate its sampled pixels, so the work follows the coverage, not the annotators x the images.
+    The ``derived`` annotators (the consensus) are not compared. With fewer than two annotators
+    there is nothing to compare and nothing is decoded; otherwise masks are decoded one image
+    at a time.
     """
     sizes = {
         i: (h, w)
@@ -378,12 +443,9 @@ def shard_agreement(
     covering = covering_annotators(coverage, derived)
     names = _annotators(covering)
     if len(names) < 2:
-        return (
-            tables.AGREEMENT.empty_table(),
-            np.zeros((len(names), 0), np.int32),
-            names,
-            tables.AGREEMENT_LABELS.empty_table(),
-        )
+        nothing = Ratings(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), tuple(names), 0)
+        return tables.AGREEMENT.empty_table(), nothing, tables.AGREEMENT_LABELS.empty_table()
+    index = {name: k for k, name in enumerate(names)}
     by_image: dict[int, dict[str, list[tuple[str, dict[str, Any]]]]] = {}
     for image_id, annotator, label, rle in zip(
         *(regions.column(c).to_pylist() for c in ("image_id", "annotator", "label", "mask")), strict=True
@@ -391,10 +453,13 @@ def shard_agreement(
         if annotator not in derived:
             by_image.setdefault(image_id, {}).setdefault(annotator, []).append((label, rle))
     rows: list[dict[str, Any]] = []
-    samples: list[Any] = []
+    samples: list[tuple[np.ndarray, ...]] = []
     tally: Counter[Any] = Counter()
+    units = 0
     for image_id in sorted(sizes):
         shape, present = sizes[image_id], covering.get(image_id, [])
+        if not present:
+            continue
         drawn = by_image.get(image_id, {})
         readings = {a: [(label, geometry.from_rle(rle)) for label, rle in drawn.get(a, [])] for a in present}
         for i, first in enumerate(present):
@@ -405,38 +470,19 @@ def shard_agreement(
                     row = pair_agreement(a, b, hierarchy, codes, min_iou, pairs)
                     tally += label_tally(a, b, pairs)
                     rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
-        absent = None if len(present) == len(names) else np.full(shape, NOT_COVERED, dtype=np.int32)
-        # absent is None only when every annotator covered the image, and so is never used then
-        maps = {a: label_map(readings[a], codes, shape) if a in readings else cast(np.ndarray, absent) for a in names}
-        samples.append(sampled_labels(maps, names))
-    units = np.concatenate(samples, axis=1) if samples else np.zeros((len(names), 0), dtype=np.int32)
+        maps = [label_map(readings[a], codes, shape) for a in present]
+        samples.append(image_ratings(maps, np.array([index[a] for a in present]), units))
+        units += len(samples[-1][0]) // len(present)
+    unit, annotator, code = (
+        np.concatenate([np.zeros(0, t), *(s[k] for s in samples)]) for k, t in enumerate((np.int64, np.int32, np.int32))
+    )
     labels = sorted({label for label, _ in tally})
     label_rows = [{"label": x, "regions": tally[(x, "regions")], "agreed": tally[(x, "agreed")]} for x in labels]
     return (
         pa.Table.from_pylist(rows, schema=tables.AGREEMENT),
-        units,
-        names,
+        Ratings(unit, annotator, code, tuple(names), units),
         pa.Table.from_pylist(label_rows, schema=tables.AGREEMENT_LABELS),
     )
-
-
-def uncompared(coverage: Sequence[pa.Table], derived: frozenset[str] = frozenset({"consensus"})) -> list[pa.Table]:
-    """The shards' sampled pixel tables of a collection with one annotator, from its shards'
-    ``coverage`` alone: what ``shard_agreement`` gives each shard then (``units_table`` of no
-    units, a column for the annotator where it covered an image), without reading a region. For
-    ``summary``, whose pair rows and label tallies are then empty."""
-    tables_ = []
-    for table in coverage:
-        names = _annotators(covering_annotators(table, derived))
-        if len(names) > 1:
-            raise ValueError(f"a shard has annotators {', '.join(names)}: their agreement needs the agreement jobs")
-        tables_.append(units_table(np.zeros((len(names), 0), np.int32), names))
-    return tables_
-
-
-def units_table(units: np.ndarray, names: Sequence[str]) -> pa.Table:
-    """A shard's sampled pixel codes as a table, one column per annotator."""
-    return pa.table({name: pa.array(units[k], pa.int32()) for k, name in enumerate(names)})
 
 
 PAIR_MEASURES = ("mean_iou", "mean_dice", "exact_label", "hierarchical_label", "pixel_kappa")
@@ -444,27 +490,31 @@ LABEL_FREE_MEASURES = ("rand_index", "vi_bits")
 WORST_IMAGES = 10
 
 
-def _label_free(rows: pa.Table, names: Sequence[str]) -> dict:
+def _label_free(rows: pa.Table) -> dict:
     """Means over image pairs (PRI is the mean Rand index against the other annotators), overall
-    and per annotator; an annotator's covering is that of the others' segmentations by its own."""
+    and per annotator; an annotator's covering is that of the others' segmentations by its own.
+    Grouped in one pass over the rows, whatever the number of annotators."""
     cols = {c: rows.column(c).to_numpy() for c in (*LABEL_FREE_MEASURES, "covering_of_a", "covering_of_b")}
-    first, second = (np.array(rows.column(c).to_pylist()) for c in ("annotator_a", "annotator_b"))
-    out: dict[str, Any] = {
+    # Each row twice: once for its first annotator, once for its second.
+    who = np.concatenate([np.asarray(rows.column(c).to_pylist(), dtype=object) for c in ("annotator_a", "annotator_b")])
+    names, index = np.unique(who, return_inverse=True)
+    rows_of = np.bincount(index, minlength=len(names))
+
+    def per_annotator(values: np.ndarray) -> np.ndarray:
+        return np.bincount(index, weights=values, minlength=len(names)) / rows_of
+
+    pri = per_annotator(np.tile(cols["rand_index"], 2))
+    vi = per_annotator(np.tile(cols["vi_bits"], 2))
+    covering = per_annotator(np.concatenate([cols["covering_of_b"], cols["covering_of_a"]]))
+    return {
         "pri": float(cols["rand_index"].mean()),
         "vi_bits": float(cols["vi_bits"].mean()),
         "covering": float(np.concatenate([cols["covering_of_a"], cols["covering_of_b"]]).mean()),
-        "per_annotator": {},
+        "per_annotator": {
+            str(name): {"pri": float(pri[k]), "vi_bits": float(vi[k]), "covering": float(covering[k])}
+            for k, name in enumerate(names)
+        },
     }
-    for name in names:
-        as_a, as_b = first == name, second == name
-        if not (as_a | as_b).any():
-            continue
-        out["per_annotator"][name] = {
-            "pri": float(cols["rand_index"][as_a | as_b].mean()),
-            "vi_bits": float(cols["vi_bits"][as_a | as_b].mean()),
-            "covering": float(np.concatenate([cols["covering_of_b"][as_a], cols["covering_of_a"][as_b]]).mean()),
-        }
-    return out
 
 
 def _per_label(labels: Sequence[pa.Table]) -> list[dict]:
@@ -508,8 +558,10 @@ def summary(
     only, ``labelled`` false), and with ``coverage`` (``tables.COVERAGE`` tables) who covered
     what (``coverage_summary``). Every figure is over the annotators who covered each image: the
     pair rows exist only for them, and an annotator absent from a shard or image is no rater of
-    its pixels."""
-    units, names, step = sampled_units(pixels)
+    its pixels. The annotators are those of ``pixels`` and ``coverage`` (an annotator alone in
+    its shards has no sampled pixel)."""
+    units, step = sampled_units(pixels)
+    names = sorted({*units.names, *(a for table in coverage for a in _annotators(covering_annotators(table)))})
     rows = pa.concat_tables(pairs) if pairs else tables.AGREEMENT.empty_table()
     out: dict = {"annotators": names, "image_pairs": rows.num_rows, "min_iou": min_iou}
     if coverage:
@@ -525,7 +577,7 @@ def summary(
     out |= measure_units(units, step)
     out["per_label"] = _per_label(labels)
     out["labelled"] = len(out["per_label"]) > 1
-    out["label_free"] = _label_free(rows, names)
+    out["label_free"] = _label_free(rows)
     out["worst_images"] = _worst_images(rows, "pixel_kappa" if out["labelled"] else "rand_index")
     return out
 
