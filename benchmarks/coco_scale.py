@@ -41,7 +41,7 @@ from paper_scale import PROJECT, build, fresh_project, jobs, print_stages, stage
 from PIL import Image
 
 WIDTH, HEIGHT, REGIONS, CATEGORIES = 96, 72, 7, 80
-PAYLOADS = 256  # distinct JPEGs, written in turn: the files differ in name, not all in content
+PAYLOADS = 256  # distinct JPEG scans, written in turn, each file made its own by a comment (below)
 
 
 def _polygon(rng: np.random.Generator) -> list[float]:
@@ -60,6 +60,14 @@ def _jittered(polygon: list[float], rng: np.random.Generator) -> list[float]:
     return [round(float(v), 2) for v in xy.ravel()]
 
 
+def numbered(jpeg: bytes, k: int) -> bytes:
+    """``jpeg`` with a comment segment (COM) saying ``k`` after its start marker: the same pixels,
+    other bytes, so that each file is a photograph of its own (one image under two ids is a
+    reject)."""
+    text = f"image {k}".encode()
+    return jpeg[:2] + b"\xff\xfe" + (len(text) + 2).to_bytes(2, "big") + text + jpeg[2:]
+
+
 def generate(root: Path, images: int, annotators: int, seed: int = 0) -> Path:
     """The tree at ``root`` (made once: only a complete tree is ever cached)."""
     if (root / "annotations").is_dir():
@@ -76,7 +84,7 @@ def generate(root: Path, images: int, annotators: int, seed: int = 0) -> Path:
         Image.fromarray(pixels).save(buffer, "JPEG", quality=90)
         payloads.append(buffer.getvalue())
     for k in range(1, images + 1):
-        (partial / "images" / f"{k:012d}.jpg").write_bytes(payloads[k % PAYLOADS])
+        (partial / "images" / f"{k:012d}.jpg").write_bytes(numbered(payloads[k % PAYLOADS], k))
     categories = [{"id": c, "name": f"category {c}", "supercategory": f"group {c % 10}"} for c in range(1, 81)]
     truth = [(k, int(rng.integers(1, CATEGORIES + 1)), _polygon(rng)) for k in range(1, images + 1) for _ in range(7)]
     for a in range(1, annotators + 1):

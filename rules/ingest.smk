@@ -26,10 +26,36 @@ checkpoint prepare:
         "../scripts/prepare.py"
 
 
+# One image under two ids: the tree's image files compared by their bytes once, before any shard
+# (a shard sees only its own files). Each shard's list is rewritten only when it changes.
+checkpoint copies:
+    input:
+        raw_inputs,
+    output:
+        index=f"{COPIES}/index.json",
+    log:
+        f"{LOGS}/copies.log",
+    benchmark:
+        f"{LOGS}/benchmarks/copies.tsv"
+    resources:
+        mem_mb=500,
+        runtime=30,
+    params:
+        code=CODE,
+        state=lambda wildcards: RAW.tree_state,
+        root=RAW.root,
+        layout=RAW.layout.name,
+        shard_size=SHARD_SIZE,
+        shards=shards(),
+    script:
+        "../scripts/copies.py"
+
+
 rule ingest:
     input:
         raw=lambda wildcards: [] if RAW.prepares else RAW.inputs(),
         pieces=shard_pieces,
+        copies=shard_copies,
         registry=f"{VOCABULARY}/label_ids.tsv",
         hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
@@ -62,7 +88,6 @@ rule ingest_report:
     input:
         reports=expand(f"{RESULTS}/ingest/{{shard}}/report.json", shard=shards()),
         rejects=expand(f"{RESULTS}/ingest/{{shard}}/rejects.parquet", shard=shards()),
-        images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
     output:
         f"{RESULTS}/ingest/report.json",
     log:

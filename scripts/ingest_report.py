@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from regionbench.core import tables
-from regionbench.io.shards import nothing_accepted, same_bytes
+from regionbench.io.shards import nothing_accepted
 from regionbench.pipeline.ingest import merge_reports
 from regionbench.pipeline.jobs import fail, log_to
 
@@ -14,15 +14,9 @@ report = merge_reports([json.loads(Path(p).read_text()) for p in snakemake.input
 rejects = (tables.read_parquet(p, ["reason"]) for p in snakemake.input.rejects)
 if message := nothing_accepted(report, rejects, snakemake.params.rejects):
     fail(message)
-# One photograph under several ids: kept (each id is the collection's), and reported.
-report["same_bytes"] = same_bytes(
-    tables.read_parquet(p, ["image_id", "path", "sha256"]) for p in snakemake.input.images
-)
-if report["same_bytes"]:
-    report["quirks"]["images_with_same_bytes"] = sum(len(g["image_ids"]) for g in report["same_bytes"])
-    for group in report["same_bytes"]:
-        log.warning("the same image under ids %s: %s", group["image_ids"], " and ".join(group["paths"]))
 tables.write_json(snakemake.output[0], report)
+for line in report.get("alike_annotator_files", []):
+    log.warning("%s", line)
 if folders := report.get("labels_only_folders"):
     log.warning("no segmentation_masks/ in %s: those regions are released by label and official features", folders)
 for conflict in report["parent_conflicts"]:

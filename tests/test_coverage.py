@@ -50,8 +50,8 @@ def write_partial_tree(root: Path, drawings: dict[str, dict[str, Drawing]], imag
     images of ``drawings[annotator]`` (its coverage) with their regions as compressed RLE."""
     (root / "images").mkdir(parents=True)
     (root / "annotations").mkdir()
-    for name in images:
-        Image.new("RGB", (W, H), (90, 140, 30)).save(root / "images" / name)
+    for k, name in enumerate(images):  # as many photographs as files: one colour each
+        Image.new("RGB", (W, H), (90, 140, k % 256)).save(root / "images" / name)
     categories = [{"id": k, "name": label, "supercategory": ""} for k, label in enumerate(LABELS, start=1)]
     for annotator, drawn in drawings.items():
         listed = [{"id": k, "file_name": name, "width": W, "height": H} for k, name in enumerate(sorted(drawn), 1)]

@@ -56,8 +56,8 @@ MEMBER = rect(10, 18, 16, 29)  # overlaps GROUP
 def write_tree(root: Path, alice: dict, bob: dict) -> Path:
     (root / "images").mkdir(parents=True)
     (root / "annotations").mkdir()
-    for name in ("25.jpg", "7.jpg", "beach.png"):
-        Image.new("RGB", (W, H), (100, 150, 200)).save(root / "images" / name)
+    for k, name in enumerate(("25.jpg", "7.jpg", "beach.png")):  # three photographs: three colours
+        Image.new("RGB", (W, H), (100 + 40 * k, 150, 200)).save(root / "images" / name)
     for annotator, data in (("alice", alice), ("bob", bob)):
         (root / "annotations" / f"{annotator}.json").write_text(json.dumps(data))
     return root

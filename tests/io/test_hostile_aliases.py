@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 from test_coco import WORDS, alice_file, bob_file, write_tree
@@ -20,28 +20,117 @@ from test_hostile_raw import small_tree
 
 from regionbench import cli
 from regionbench.io import imageclef
+from regionbench.io import images as images_io
 from regionbench.io.saiapr.writer import LayoutWriter
-from regionbench.io.shards import IngestError, same_bytes
+from regionbench.io.shards import IngestError
 from regionbench.pipeline.ingest import ingest_shard
 
+# A file of the tree: new bytes (a seed and a length: files of one length compete), or a copy
+# of an earlier file by bytes, hard link or symbolic link.
+files_of_a_tree = st.lists(
+    st.one_of(
+        st.tuples(st.just("new"), st.integers(0, 3), st.sampled_from([3, 8, 40])),
+        st.tuples(st.sampled_from(["copy", "hard", "soft"]), st.integers(0, 20), st.just(0)),
+    ),
+    min_size=1,
+    max_size=14,
+)
 
-@given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from("abcd")), unique_by=lambda t: t[0], max_size=12))
-def test_same_bytes_groups_exactly_the_ids_that_share_a_file(images: list[tuple[int, str]]) -> None:
-    def table(part: list[tuple[int, str]]) -> pa.Table:
-        return pa.table(
-            {"image_id": [i for i, _ in part], "path": [f"{i}.jpg" for i, _ in part], "sha256": [d for _, d in part]}
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=files_of_a_tree, folders=st.integers(1, 3))
+def test_a_copy_of_an_earlier_image_is_named_with_the_first(
+    tmp_path_factory: pytest.TempPathFactory, files: list, folders: int
+) -> None:
+    """Whatever the copies, links and files that only share a length or a head: each file whose
+    bytes an earlier file holds maps to the first of them, and no other file does."""
+    root = tmp_path_factory.mktemp("tree")
+    paths, contents = [], []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(images_io, "HEAD_BYTES", 4)  # heads that agree, tails that do not
+        for k, (kind, seed, length) in enumerate(files):
+            relative = f"{k % folders:02d}/images/{k:03d}.jpg"
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if kind == "new" or not paths:
+                data = b"head" + np.random.default_rng([seed, length]).integers(0, 2, length, dtype=np.uint8).tobytes()
+                path.write_bytes(data)
+            else:
+                source = root / paths[seed % len(paths)]
+                data = source.read_bytes()
+                if kind == "copy":
+                    shutil.copyfile(source, path)
+                elif kind == "hard":
+                    os.link(source, path)
+                else:
+                    path.symlink_to(source)
+            paths.append(relative)
+            contents.append(data)
+        found = images_io.copies(root, paths)
+    expected = {
+        p: paths[contents.index(data)]
+        for p, data in zip(paths, contents, strict=True)
+        if paths[contents.index(data)] != p
+    }
+    assert found == expected
+
+
+def test_one_photograph_under_ids_in_two_folders_is_kept_once(tmp_path: Path) -> None:
+    """A SAIAPR tree whose folder 01 holds a copy, a hard link and a symbolic link of an image of
+    folder 00: the three are rejected, each naming the first, and their regions with them."""
+    tree = small_tree(tmp_path / "raw")
+    first = tree / "00/images/5.jpg"
+    shutil.copyfile(first, tree / "01/images/1005.jpg")
+    os.link(first, tree / "01/images/1006.jpg")
+    (tree / "01/images/1007.jpg").symlink_to(first)
+    with (tree / "01/labels.txt").open("a") as f:
+        f.write("1005 1 2\n")
+    shard = ingest_shard(tree, "01")
+    reasons = {r["key"]: r["reason"] for r in shard.rejects.to_pylist() if r["item"] == "image"}
+    for copy in ("1005", "1006", "1007"):
+        assert reasons[copy] == images_io.copy_reason("00/images/5.jpg")
+    assert not {1005, 1006, 1007} & set(shard.images.column("image_id").to_pylist())
+    assert 5 in ingest_shard(tree, "00").images.column("image_id").to_pylist()
+
+
+def _variant(kind: int) -> dict:
+    """One of four annotator files: Alice's, Bob's, Alice's with one label changed, Bob's less
+    one annotation."""
+    data = alice_file() if kind in (0, 2) else bob_file()
+    if kind == 2:
+        data["annotations"][0]["category_id"] = 3
+    if kind == 3:
+        data["annotations"].pop()
+    return data
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 3), st.text("ab ", max_size=4)), min_size=1, max_size=5))
+def test_an_annotator_file_that_says_what_another_says_is_named_with_it(
+    tmp_path_factory: pytest.TempPathFactory, files: list[tuple[int, str]]
+) -> None:
+    """Annotator files that differ in their ``info`` alone are one annotator under two names: each
+    later one is named with the first in the ingest report and counted; a file that differs in
+    one annotation is not. (A byte copy stops the build: ``check_annotators``.)"""
+    import json
+
+    root = write_tree(tmp_path_factory.mktemp("coco"), alice_file(), bob_file())
+    for old in (root / "annotations").iterdir():
+        old.unlink()
+    for k, (kind, info) in enumerate(files):
+        (root / "annotations" / f"a{k}.json").write_text(
+            json.dumps({"info": {"description": f"{info}{k}"}, **_variant(kind)})
         )
-
-    groups = same_bytes([table(images[k::2]) for k in (0, 1)])
-    by_digest = {d: sorted(i for i, e in images if e == d) for _, d in images}
-    assert groups == sorted(
-        (
-            {"sha256": d, "image_ids": ids, "paths": [f"{i}.jpg" for i in ids]}
-            for d, ids in by_digest.items()
-            if len(ids) > 1
-        ),
-        key=lambda g: g["image_ids"],
-    )
+    report = ingest_shard(root, "00", WORDS).report
+    first = {}
+    expected = [
+        f"annotations/a{k}.json says what annotations/a{first[kind]}.json says"
+        for k, (kind, _) in enumerate(files)
+        if first.setdefault(kind, k) != k
+    ]
+    found = report.get("alike_annotator_files", [])
+    assert [line.split(" (")[0] for line in found] == expected
+    assert report["quirks"].get("annotator_files_alike", 0) == len(expected)
 
 
 def turned_jpeg(size: tuple[int, int]) -> bytes:

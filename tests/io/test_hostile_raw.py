@@ -261,8 +261,8 @@ def test_the_same_image_id_from_two_coco_file_names_is_rejected(tmp_path: Path) 
     root = tmp_path / "coco"
     (root / "images").mkdir(parents=True)
     (root / "annotations").mkdir()
-    for name in ("984.jpg", "0984.jpg", "984.png", "7.jpg"):
-        (root / "images" / name).write_bytes(jpeg(1, fmt="PNG" if name.endswith(".png") else "JPEG"))
+    for k, name in enumerate(("984.jpg", "0984.jpg", "984.png", "7.jpg")):
+        (root / "images" / name).write_bytes(jpeg(k, fmt="PNG" if name.endswith(".png") else "JPEG"))
     images = [{"id": k, "file_name": n, "width": 8, "height": 6} for k, n in enumerate(["984.jpg", "7.jpg"], 1)]
     (root / "annotations" / "ann.json").write_text(
         json.dumps({"images": images, "annotations": [], "categories": [{"id": 1, "name": "sky"}]})

@@ -18,7 +18,6 @@ import numpy as np
 from PIL import Image
 
 from regionbench.core import geometry
-from regionbench.io import images as images_io
 from regionbench.io.layouts import About, Exports, ImageRecord, Layout, Reading, ReleaseTables
 from regionbench.io.shards import Ledger, image_row, region_row, trees_state
 
@@ -37,7 +36,7 @@ class Reader:
     def records(self) -> Iterator[ImageRecord]:
         for path in sorted((self.root / "images").glob("*.png")):
             self.counts["images"][0] += 1
-            image = images_io.read_image(path, self.reading.max_image_pixels, ("PNG",), ("RGB",))
+            image = self.reading.read_image(self.root, path, ("PNG",), ("RGB",))
             self.counts["images"][1] += 1
             labels = np.asarray(Image.open(self.root / "maps" / path.name))
             row = image_row(int(path.stem), "00", f"images/{path.name}", image)
@@ -87,6 +86,9 @@ class LabelMapLayout(Layout, Exports):
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         return {"00": trees_state(root, ("images", "maps"))}
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        return {"00": sorted(p.relative_to(root).as_posix() for p in (Path(root) / "images").glob("*.png"))}
 
     def inputs(self, root: Path) -> list[str]:
         return [str(Path(root) / "labelmap.txt")]

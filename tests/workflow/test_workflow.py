@@ -290,8 +290,11 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
     assert any(line.startswith("  images: named by path, not embedded") for line in done.stdout.splitlines())
     manifest = json.loads((releases[1] / "manifest.json").read_text())
     assert manifest["images"] == "paths" and manifest["source"]["name"].startswith("SAIAPR TC-12")
-    twice = [line for line in done.stdout.splitlines() if line.startswith("  same image twice: ")]
-    assert twice and f"00/images/{second.name} and 01/images/990001.jpg and 01/images/990002.jpg" in twice[0]
+    # the same photograph under three more ids (a link, a hard link, a copy): each rejected, naming the first
+    rejects = pq.read_table(releases[1] / "data/rejects.parquet").to_pylist()
+    copies = {r["key"]: r["reason"] for r in rejects if r["item"] == "image" and "the same bytes as" in r["reason"]}
+    assert sorted(copies) == ["990001", "990002", "990003"]
+    assert all(f"the same bytes as 00/images/{second.name}" in reason for reason in copies.values())
     assert pq.read_table(releases[1] / "data/subsets.parquet").num_rows > 0  # subsets are still made
     assert not (project / "results/ext/classifiers").exists()
     assert not (project / "resources").exists()  # nothing generated

@@ -26,6 +26,7 @@ from regionbench.io.labelmaps import (
     Item,
     MapReader,
     Meaning,
+    item_images,
     item_states,
     safe_label,
     shard_run,
@@ -161,6 +162,9 @@ class Ade20kLayout(ImageRuns, NamesCategories):
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's images and maps (``labelmaps.item_states``)."""
         return item_states(root, items(Path(root)), shards, shard_size)
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        return item_images(items(Path(root)), shards, shard_size)
 
     def inputs(self, root: Path) -> list[str]:
         path = info_file(base(Path(root)))

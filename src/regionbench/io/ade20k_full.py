@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io import images as images_io
 from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
     ImageRuns,
@@ -108,7 +107,7 @@ class Reader:
             self.counts["images"][0] += 1
             rel = path.relative_to(self.root).as_posix()
             try:
-                image = images_io.read_image(path, self.reading.max_image_pixels, ("JPEG",), ("RGB", "L"))
+                image = self.reading.read_image(self.root, path, ("JPEG",), ("RGB", "L"))
                 shape = (image.height, image.width)
                 levels = [read_map(path.with_name(f"{path.stem}_seg.png"), MASK_MODES, shape)]
                 while (part := path.with_name(f"{path.stem}_parts_{len(levels)}.png")).is_file():
@@ -216,6 +215,10 @@ class Ade20kFullLayout(ImageRuns, NamesCategories):
 
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         return shard_names(len(shard_runs(image_paths(Path(root)), shard_size)))
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        runs = shard_runs([p.relative_to(root).as_posix() for p in image_paths(Path(root))], shard_size)
+        return {s: list(runs[int(s)]) for s in shards if int(s) < len(runs)}
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's images, masks and JSON (``labelmaps.runs_state``)."""

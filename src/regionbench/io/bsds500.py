@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io import images as images_io
 from regionbench.io.labelmaps import ImageRuns, runs_state, shard_run, shard_runs
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
 from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_names, shard_report
@@ -102,7 +101,7 @@ class Reader:
                 )
                 continue
             try:
-                image = images_io.read_image(path, self.reading.max_image_pixels, ("JPEG",), IMAGE_MODES)
+                image = self.reading.read_image(self.root, path, ("JPEG",), IMAGE_MODES)
                 people = humans_of(truth) if truth.is_file() else None
             except ValueError as exc:
                 self.ledger.reject(rel, path.name, "image", str(exc))
@@ -177,6 +176,13 @@ class Bsds500Layout(ImageRuns, NamesCategories):
         """Runs of images in (split, name) order (``labelmaps.shard_runs``): a split of any size
         is cut into shards of bounded memory."""
         return shard_names(len(shard_runs(items(root), shard_size)))
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        """Each run's ``images/<split>/<name>.jpg``."""
+        images, runs = (base(Path(root)) / "images").relative_to(root).as_posix(), shard_runs(items(root), shard_size)
+        return {
+            s: [f"{images}/{split}/{name}.jpg" for split, name in runs[int(s)]] for s in shards if int(s) < len(runs)
+        }
 
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's image and ground-truth files (``labelmaps.runs_state``)."""

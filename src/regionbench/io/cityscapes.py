@@ -26,6 +26,7 @@ from regionbench.io.labelmaps import (
     Item,
     MapReader,
     Meaning,
+    item_images,
     item_states,
     safe_label,
     shard_run,
@@ -152,6 +153,9 @@ class CityscapesLayout(ImageRuns, NamesCategories):
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Each run's image and maps (``labelmaps.item_states``)."""
         return item_states(root, items(root), shards, shard_size)
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        return item_images(items(root), shards, shard_size)
 
     def inputs(self, root: Path) -> list[str]:
         return []

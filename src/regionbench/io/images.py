@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import warnings
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,3 +85,63 @@ def read_image(
         raise ValueError(f"unreadable image: {exc}") from None
     turned = orientation if isinstance(orientation, int) and 1 <= orientation <= 8 else 1
     return DecodedImage(width, height, mode, hashlib.sha256(data).hexdigest(), pixels, turned)
+
+
+HEAD_BYTES = 1 << 16  # files of one size are told apart by their first 64 KiB before whole reads
+
+
+def copy_reason(first: str) -> str:
+    """Why an image file that holds the bytes of the earlier ``first`` is rejected."""
+    return f"the same bytes as {first} (a copy or a link of it): one image under two ids; keep one of the files"
+
+
+def copies(root: str | Path, paths: Sequence[str]) -> dict[str, str]:
+    """Each of ``paths`` (files relative to ``root``, in order) whose bytes are those of an
+    earlier one -> the first of them: a byte copy, a hard link or a symbolic link of another
+    image. Files are compared only with files of their size; one file under two names (a link)
+    is known by its inode, others by the sha256 of their first ``HEAD_BYTES`` and then, where
+    those agree, of the whole file. A path that is not a readable regular file is left to the
+    reader, which rejects it with its own reason.
+
+    Parameters: ``root`` the tree, ``paths`` its image files in the order their ids are given.
+    Returns: later path -> first path, for every later copy."""
+    root = os.fspath(root)
+    by_size: dict[int, list[tuple[str, tuple[int, int]]]] = {}
+    for relative in paths:
+        try:
+            found = os.stat(os.path.join(root, relative))  # follows a link to its file
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(found.st_mode):
+            by_size.setdefault(found.st_size, []).append((relative, (found.st_dev, found.st_ino)))
+    out: dict[str, str] = {}
+    for group in by_size.values():
+        if len(group) < 2:
+            continue
+        names: dict[tuple[int, int], str] = {}  # each file (inode) by its first path
+        for relative, inode in group:
+            names.setdefault(inode, relative)
+        key: dict[tuple[int, int], object] = dict.fromkeys(names)
+        if len(names) > 1:
+            key = {inode: _digest(os.path.join(root, name), HEAD_BYTES) for inode, name in names.items()}
+            heads = Counter(key.values())
+            for inode, name in names.items():
+                if heads[key[inode]] > 1:  # the heads agree: the whole files decide
+                    key[inode] = _digest(os.path.join(root, name), None)
+        first_of: dict[object, str] = {}
+        for relative, inode in group:
+            out_of = first_of.setdefault(key[inode], relative)
+            if out_of != relative:
+                out[relative] = out_of
+    return out
+
+
+def _digest(path: str, size: int | None) -> tuple[str, ...]:
+    """sha256 of the file's first ``size`` bytes (None: all of it), tagged with ``size`` so
+    that heads and wholes never compare equal; an unreadable file gives its own path."""
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read(size)) if size is not None else hashlib.file_digest(f, "sha256")
+    except OSError:
+        return ("unreadable", path)
+    return (str(size), digest.hexdigest())

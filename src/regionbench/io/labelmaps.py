@@ -13,7 +13,6 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from regionbench.io import images as images_io
 from regionbench.io.layouts import ImageRecord, Reading
 from regionbench.io.shards import (
     Ledger,
@@ -108,6 +107,12 @@ def item_states(root: Path, items: Sequence[Item], shards: Sequence[str], shard_
     }
 
 
+def item_images(items: Sequence[Item], shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+    """Per shard of ``items`` (``shard_runs``), its items' image files."""
+    runs = shard_runs(items, shard_size)
+    return {s: [i.image for i in runs[int(s)] if i.image is not None] for s in shards if int(s) < len(runs)}
+
+
 def runs_state(root: Path, run: Sequence[str], files_of: Callable[[str], list[str]]) -> str:
     """The fingerprint of a run of images: every file ``files_of(name)`` lists (paths relative to
     ``root``) that exists (``io.shards.files_state``)."""
@@ -177,9 +182,7 @@ class MapReader:
                 self.ledger.reject(item.image, item.name, "image", "an image without a label map")
                 continue
             try:
-                image = images_io.read_image(
-                    self.root / item.image, self.reading.max_image_pixels, fmt.image_formats, fmt.image_modes
-                )
+                image = self.reading.read_image(self.root, self.root / item.image, fmt.image_formats, fmt.image_modes)
                 shape = (image.height, image.width)
                 maps = {a: read_map(self.root / p, fmt.map_modes, shape) for a, p in sorted(item.maps.items())}
             except ValueError as exc:

@@ -84,14 +84,30 @@ class Reading:
     ``category_map`` (a source's category name -> label) for formats that name categories,
     ``max_image_pixels`` (larger images are rejected as decompression bombs) and
     ``shard_size`` (images per shard, for formats sharded by runs of images; None: the
-    layout's default) and ``pieces`` (the folder a layout that prepares its tree, ``prepare``,
-    wrote its shard pieces to; None: the reader prepares what it needs itself)."""
+    layout's default), ``pieces`` (the folder a layout that prepares its tree, ``prepare``,
+    wrote its shard pieces to; None: the reader prepares what it needs itself) and ``copies``
+    (an image file holding the same bytes as an earlier one of the tree -> that one, both
+    relative to the root: ``io.images.copies``)."""
 
     words: Mapping[str, int] = field(default_factory=dict)
     max_image_pixels: int = MAX_IMAGE_PIXELS
     category_map: Mapping[str, str] = field(default_factory=dict)
     shard_size: int | None = None
     pieces: str | None = None
+    copies: Mapping[str, str] = field(default_factory=dict)
+
+    def read_image(
+        self, root: Path, path: Path, formats: tuple[str, ...] | None = None, modes: tuple[str, ...] | None = None
+    ) -> DecodedImage:
+        """``io.images.read_image`` of ``path`` under ``root``, at most ``max_image_pixels``;
+        raises ValueError with the reason, also when the file is a copy of an earlier image
+        (two ids would carry the same pixels)."""
+        from regionbench.io import images
+
+        relative = path.relative_to(root).as_posix()
+        if (first := self.copies.get(relative)) is not None:
+            raise ValueError(images.copy_reason(first))
+        return images.read_image(path, self.max_image_pixels, formats, modes)
 
 
 class ShardReader(Protocol):
@@ -144,6 +160,10 @@ class Layout(Protocol):
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """Per shard, a fingerprint of every raw file reading it depends on (its pieces aside,
         which the workflow tracks as files): it changes when one does."""
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        """Per shard, the image files its reader decodes (paths relative to ``root``, in the
+        reader's order): where the build looks for one image file under two ids."""
 
     def inputs(self, root: Path) -> list[str]:
         """Files every shard reads, for the workflow to track."""

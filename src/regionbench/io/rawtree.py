@@ -3,6 +3,7 @@ every question the workflow asks of it, each answered once per invocation."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -60,6 +61,14 @@ class RawTree:
         """The shard's fingerprint (``Layout.shard_states``): any change to a file it reads
         changes it; "generated" for a generated tree, which the synth rule stands for."""
         return "generated" if self.generated else self._states[shard]
+
+    @cached_property
+    def tree_state(self) -> str:
+        """A fingerprint of every shard's files (``state``): what the tree's image files are
+        compared by changes with it ("generated" for a generated tree)."""
+        if self.generated:
+            return "generated"
+        return hashlib.sha256("\n".join(f"{s}:{self.state(s)}" for s in self.shards).encode()).hexdigest()
 
     @property
     def prepares(self) -> bool:

@@ -161,24 +161,6 @@ def image_quirks(image: DecodedImage, rows: Iterable[dict[Any, Any]]) -> Counter
     return +quirks  # only what was seen
 
 
-def same_bytes(images: Iterable[pa.Table]) -> list[dict[Any, Any]]:
-    """Groups of accepted images whose files hold the same bytes (one ``sha256``) under
-    different ids, over every shard: one photograph released twice (a byte copy, a hard or a
-    symbolic link). Each group names the ids and the files (``image_id``, ``path`` columns),
-    sorted by id."""
-    found: dict[str, list[tuple[int, str]]] = {}
-    for table in images:
-        columns = (table[c].to_pylist() for c in ("image_id", "path", "sha256"))
-        for image_id, path, digest in zip(*columns, strict=True):
-            found.setdefault(digest, []).append((image_id, path))
-    groups = [
-        {"sha256": d, "image_ids": [i for i, _ in sorted(g)], "paths": [p for _, p in sorted(g)]}
-        for d, g in found.items()
-        if len(g) > 1
-    ]
-    return sorted(groups, key=lambda g: g["image_ids"])
-
-
 def reject_row(root: Path, source: str, key: str, item: str, reason: str, stage: str = "ingest") -> dict[str, Any]:
     """A ``rejects`` row whose ``reason`` names paths relative to ``root``; every field
     ``printable``.

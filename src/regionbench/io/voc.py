@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io import images as images_io
 from regionbench.io.labelmaps import ImageRuns, masks_by_value, read_map, runs_state, shard_run, shard_runs
 from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
 from regionbench.io.shards import Ledger, image_row, region_row, shard_names, shard_report
@@ -153,7 +152,7 @@ class Reader:
                 self.ledger.reject(self._rel(jpeg), name, "image", f"{listed} but {self._rel(jpeg)} is missing")
                 continue
             try:
-                image = images_io.read_image(jpeg, self.reading.max_image_pixels, ("JPEG",), ("RGB", "L"))
+                image = self.reading.read_image(self.root, jpeg, ("JPEG",), ("RGB", "L"))
                 shape = (image.height, image.width)
                 class_values = read_map(class_map, MAP_MODES, shape)
                 instances = read_map(objects / f"{name}.png", MAP_MODES, shape) if objects.is_dir() else None
@@ -309,6 +308,12 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
         runs = shard_runs(names_of(base(Path(root))), shard_size)
         files = self._files(root)
         return {shard: runs_state(root, runs[int(shard)], files) for shard in shards if int(shard) < len(runs)}
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        """Each run's ``JPEGImages/<name>.jpg``."""
+        runs = shard_runs(names_of(base(Path(root))), shard_size)
+        images = (base(Path(root)) / "JPEGImages").relative_to(root).as_posix()
+        return {s: [f"{images}/{name}.jpg" for name in runs[int(s)]] for s in shards if int(s) < len(runs)}
 
     def inputs(self, root: Path) -> list[str]:
         lists = base(Path(root)) / "ImageSets" / "Segmentation"

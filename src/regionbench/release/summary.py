@@ -42,11 +42,17 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
         *skipped,
         *labels_only(ingest),
+        *alike(ingest),
         *unlicensed(manifest),
-        *twice(ingest),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
     ]
+
+
+def alike(ingest: dict) -> list[str]:
+    """A line for each annotator file that says what another says (``alike_annotator_files`` of
+    the ingest report): one annotator counted twice agrees perfectly with itself."""
+    return [f"  annotator files alike: {line}" for line in ingest.get("alike_annotator_files", [])]
 
 
 def labels_only(ingest: dict) -> list[str]:
@@ -71,14 +77,3 @@ def unlicensed(manifest: dict) -> list[str]:
         "  images: named by path, not embedded: the source states no licence for them; set source.license "
         "in the config if you may redistribute them"
     ]
-
-
-def twice(ingest: dict) -> list[str]:
-    """A line when one image file's bytes are released under several ids (``same_bytes`` of the
-    ingest report): a copy or a link of another file, each named."""
-    groups = ingest.get("same_bytes")
-    if not groups:
-        return []
-    first = " and ".join(groups[0]["paths"])
-    more = f" (and {len(groups) - 1} more groups: results/ingest_report.json, same_bytes)" if len(groups) > 1 else ""
-    return [f"  same image twice: {first} hold the same bytes under ids {groups[0]['image_ids']}{more}; keep one"]

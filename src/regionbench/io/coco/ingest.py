@@ -214,7 +214,7 @@ def source_geometry(
 
 
 def _read_image(
-    root: Path, name: str, same_id: dict[str, list[str]], on_disk: set[str], max_pixels: int, ledger: Ledger
+    root: Path, name: str, same_id: dict[str, list[str]], on_disk: set[str], reading: Reading, ledger: Ledger
 ) -> images_io.DecodedImage | None:
     """The decoded image file ``images/<name>``, or None with the file rejected and its reason
     (``same_id``: the names that give one image id with another, each with all of them)."""
@@ -236,7 +236,7 @@ def _read_image(
         # As in the SAIAPR layout: 8-bit colour or gray, in the format its suffix names.
         expected = ("PNG",) if Path(name).suffix.lower() == ".png" else ("JPEG",)
         try:
-            return images_io.read_image(path, max_pixels, expected, IMAGE_MODES)
+            return reading.read_image(root, path, expected, IMAGE_MODES)
         except ValueError as exc:
             reason = str(exc)
     ledger.reject(f"images/{name}", name, "image", reason)
@@ -289,10 +289,13 @@ class ShardReader:
         self.on_disk = {n["name"] for n in names if n["on_disk"]}
         self.same_id = {n["name"]: n["same_id"] for n in names if n["same_id"]}
         self.covered = {n["name"]: n["listed_by"] for n in names}  # file name -> annotators who list it
+        self.alike: list[str] = []
         if shard == 0:  # a file's own findings, counted once for the build: by its first shard
             self.ledger.quirks["category_id_listed_twice"] += sum(
                 len(record["categories"][a].get("listed_twice", [])) for a in self.annotators
             )
+            self.alike = record["alike"]
+            self.ledger.quirks["annotator_files_alike"] += len(self.alike)
         self.entries = {n["name"]: n["entries"] for n in names}  # file name -> annotator -> images entry
         per_image: dict[str, dict[str, list[tuple[int, dict[Any, Any]]]]] = {
             a: defaultdict(list) for a in self.annotators
@@ -310,7 +313,7 @@ class ShardReader:
     def records(self) -> Iterator[ImageRecord]:
         """Each accepted image with every annotator's decoded regions, in file name order."""
         for name in self.names:
-            image = _read_image(self.root, name, self.same_id, self.on_disk, self.reading.max_image_pixels, self.ledger)
+            image = _read_image(self.root, name, self.same_id, self.on_disk, self.reading, self.ledger)
             lost = (
                 ""
                 if image is not None
@@ -406,4 +409,6 @@ class ShardReader:
             },
         }
         report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in COUNTS}
+        if self.alike:
+            report["alike_annotator_files"] = self.alike
         return report

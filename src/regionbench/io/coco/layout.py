@@ -68,6 +68,11 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
         the_plan = split.plan(root, shard_size)
         return {shard: files_state(root, [f"images/{name}" for name in the_plan.run(int(shard))]) for shard in shards}
 
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        """Each shard's run of files under ``images/``."""
+        the_plan = split.plan(root, shard_size)
+        return {shard: [f"images/{name}" for name in the_plan.run(int(shard))] for shard in shards}
+
     def inputs(self, root: Path) -> list[str]:
         return [str(p) for p in annotators(root).values()]
 

@@ -12,8 +12,9 @@ item in the shard that owns it, and writes per shard:
 
 - ``<shard>/annotations.parquet``: the annotations that passed them, each as its JSON text;
 - ``<shard>/shard.json``: the shard's names, whether each is on disk and which other names give
-  the same image id, which annotators list each, every file's categories, and the ledger of what
-  the file-wide checks rejected.
+  the same image id, which annotators list each, every file's categories, the ledger of what
+  the file-wide checks rejected and, in the first shard, the annotator files that say what an
+  earlier one says (``alike_files``).
 
 A piece whose bytes are unchanged is not written again, so a build reruns only the shards whose
 pieces changed. Strict JSON only: a file with ``NaN`` or ``Infinity`` (Python's ``json.dump``
@@ -29,7 +30,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -219,6 +220,23 @@ def uncategorised(annotation: dict[Any, Any]) -> bool:
     return annotation.get("category_id") is None
 
 
+def alike_files(contents: Mapping[str, str]) -> list[str]:
+    """Each annotator file that says what an earlier one (in name order) says, its ``info``
+    aside (``contents``: annotator -> digest of its images, categories and annotations),
+    named with the first: one annotator's work under two names, which would count as two
+    annotators who agree perfectly."""
+    first: dict[str, str] = {}
+    out = []
+    for annotator in sorted(contents):
+        earlier = first.setdefault(contents[annotator], annotator)
+        if earlier != annotator:
+            out.append(
+                f"annotations/{annotator}.json says what annotations/{earlier}.json says (its info aside): "
+                "one annotator twice? remove one of the files"
+            )
+    return out
+
+
 class _Splitter:
     """The pieces being made: one ledger and listing per shard, annotation rows buffered and
     written in parts to each shard's Parquet file under ``staging``."""
@@ -229,6 +247,7 @@ class _Splitter:
         self.writers: dict[int, pq.ParquetWriter] = {}
         self.buffered = 0
         self.categories: dict[str, dict[Any, Any]] = {}
+        self.contents: dict[str, str] = {}  # annotator -> digest of its file, info aside
 
     def count(self, annotator: str, item: str, key: str, owner: str | None, problem: str | None) -> int:
         """Count an item in the shard that owns it (shard 0 for one no image owns) and reject it
@@ -244,6 +263,8 @@ class _Splitter:
         """One annotator's file: its images entries, categories and annotations, in that order."""
         images, listed_categories = check_file(path)
         categories, ambiguous, repeated = _categories(listed_categories)
+        # What the file says, its info aside: two annotator files alike are one annotator twice.
+        content = hashlib.sha256(json.dumps([images, listed_categories], sort_keys=True).encode())
         self.categories[annotator] = {
             "names": {str(i): n for i, n in sorted(categories.items())},
             "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
@@ -283,6 +304,7 @@ class _Splitter:
 
         seen_ids: set[int] = set()
         for n, ann in enumerate(streamed_annotations(path)):
+            content.update(json.dumps(ann, sort_keys=True).encode())
             image_id = ann.get("image_id") if isinstance(ann, dict) else None
             name = by_coco_id.get(image_id) if is_id(image_id) else None
             key = f"{name or image_id}/{ann.get('id', n) if isinstance(ann, dict) else n}"
@@ -311,6 +333,7 @@ class _Splitter:
                 self.buffered += len(text)
                 if self.buffered > BUFFER_CHARS:
                     self.flush()
+        self.contents[annotator] = content.hexdigest()
 
     def flush(self) -> None:
         """Write every shard's buffered annotation rows as a part of its Parquet file."""
@@ -351,6 +374,8 @@ class _Splitter:
                 "rejects": piece.ledger.rejects,
                 "seen": sorted([*key, n] for key, n in piece.ledger.seen.items()),
             }
+            if shard == 0:  # the files' findings as a whole, for the first shard alone
+                record["alike"] = alike_files(self.contents)
             # ASCII escapes: a file name that is not UTF-8 on disk (lone surrogates) survives the trip
             text = json.dumps(record, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
             (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")

@@ -23,11 +23,11 @@ import numpy as np
 
 from regionbench.core import numbers, tables
 from regionbench.io import images as images_io
-from regionbench.io.layouts import ImageRecord
+from regionbench.io.layouts import ImageRecord, Reading
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import text
 from regionbench.io.saiapr.writer import MASK_VARIABLE
-from regionbench.io.shards import MAX_IMAGE_PIXELS, IngestError, Ledger, image_row, region_row, trees_state
+from regionbench.io.shards import IngestError, Ledger, image_row, region_row, trees_state
 
 ANNOTATOR = "saiapr"
 IMAGE_NAME = re.compile(r"([0-9]{1,18})\.jpg", re.IGNORECASE)
@@ -85,7 +85,7 @@ def _files_by_key(
     return out, set(claims)
 
 
-def _image_files(root: Path) -> list[tuple[str, str]]:
+def image_files(root: Path) -> list[tuple[str, str]]:
     """(folder, name) of every entry of every folder shard's ``images/`` (folders named by ASCII
     digits), sorted. Listed as strings: each shard asks for the whole tree's names, and path
     objects cost several times the listing."""
@@ -105,7 +105,7 @@ def _image_files(root: Path) -> list[tuple[str, str]]:
 def _elsewhere(root: Path, folder: str) -> dict[int, str]:
     """Image id -> the first file naming it in another folder shard of the tree (names only)."""
     found: dict[int, str] = {}
-    for other, name in _image_files(root):
+    for other, name in image_files(root):
         if other != folder and (m := IMAGE_NAME.fullmatch(name)):
             found.setdefault(int(m.group(1)), f"{other}/images/{name}")
     return found
@@ -114,7 +114,7 @@ def _elsewhere(root: Path, folder: str) -> dict[int, str]:
 def image_names_state(root: str | Path) -> str:
     """sha256 of the names of every folder shard's images: a shard reruns when an image that
     may share its id appears or goes in another folder."""
-    names = [f"{folder}/images/{name}" for folder, name in _image_files(Path(root))]
+    names = [f"{folder}/images/{name}" for folder, name in image_files(Path(root))]
     return hashlib.sha256(os.fsencode("\n".join(names))).hexdigest()  # names need not be UTF-8
 
 
@@ -341,14 +341,14 @@ class FolderReader:
         self,
         root: str | Path,
         folder: str,
-        max_image_pixels: int = MAX_IMAGE_PIXELS,
+        reading: Reading | None = None,
         ids: Mapping[str, int] | None = None,
     ) -> None:
         self.root, self.folder = Path(root), folder
         self.base = base = self.root / folder
         if not base.is_dir():
             raise IngestError(f"{base}: folder shard missing; check raw_dir and the folder list")
-        self.max_image_pixels = max_image_pixels
+        self.reading = reading or Reading()
         words = text.read_wordlist(self.root / "wlist.txt")
         self.ledger = ledger = _Ledger(self.root)
         self.rows, conflicted = _read_label_rows(base / "labels.txt", ledger)
@@ -386,7 +386,7 @@ class FolderReader:
         for image_id in sorted(self.files):
             path = self.files[image_id]
             try:
-                image = images_io.read_image(path, self.max_image_pixels, IMAGE_FORMATS, IMAGE_MODES)
+                image = self.reading.read_image(self.root, path, IMAGE_FORMATS, IMAGE_MODES)
             except ValueError as exc:
                 ledger.reject(path, str(image_id), "image", str(exc))
                 continue

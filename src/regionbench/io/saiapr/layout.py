@@ -19,7 +19,7 @@ from regionbench.io.layouts import (
     ReleaseTables,
     TreeVocabulary,
 )
-from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_names_state
+from regionbench.io.saiapr.ingest import ANNOTATOR, FolderReader, folder_state, image_files, image_names_state
 from regionbench.io.saiapr.ontology import NO_LABEL
 from regionbench.io.saiapr.spatial import FOLDER as SPATIAL_FOLDER
 from regionbench.io.saiapr.spatial import parity as relations_parity
@@ -84,6 +84,14 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
         names = image_names_state(root)
         return {shard: f"{folder_state(root, shard)}:{names}" for shard in shards}
 
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        """Each folder's ``images/`` entries."""
+        found: dict[str, list[str]] = {shard: [] for shard in shards}
+        for folder, name in image_files(root):
+            if folder in found:
+                found[folder].append(f"{folder}/images/{name}")
+        return found
+
     def inputs(self, root: Path) -> list[str]:
         """The word list; each shard's own files are tracked by its state."""
         return [str(Path(root) / "wlist.txt")]
@@ -99,7 +107,7 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
 
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> FolderReader:
         # region label ids are the vocabulary's (wlist.txt's stay as category_id); none given: wlist.txt's
-        return FolderReader(root, shard, reading.max_image_pixels, dict(reading.words) or None)
+        return FolderReader(root, shard, reading, dict(reading.words) or None)
 
     def read_official_features(self, paths: Sequence[str]) -> dict[Any, Any]:
         """The published features by (image id, region id) (``text.read_official_features``)."""
