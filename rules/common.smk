@@ -26,7 +26,6 @@ DERIVED_VOCABULARY = (
 )
 RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
 PIECES = f"{RESULTS}/pieces"  # a prepared tree's shard pieces (rule prepare)
-COPIES = f"{RESULTS}/copies"  # per shard, its image files that copy an earlier one (rule copies)
 
 
 SHARD_SIZE = config["ingest"]["shard_size"]  # None: the layout's default
@@ -65,13 +64,6 @@ def category_inputs(wildcards):
 
 def raw_state(wildcards):
     return RAW.state(wildcards.shard)
-
-
-def shard_copies(wildcards):
-    """The shard's image files that copy an earlier one's bytes, once rule copies (a checkpoint)
-    has run; its index is an ancient input, for the order alone, as with the pieces."""
-    index = checkpoints.copies.get().output.index
-    return [ancient(index), f"{COPIES}/{wildcards.shard}.json"]
 
 
 def shard_pieces(wildcards):

@@ -26,36 +26,10 @@ checkpoint prepare:
         "../scripts/prepare.py"
 
 
-# One image under two ids: the tree's image files compared by their bytes once, before any shard
-# (a shard sees only its own files). Each shard's list is rewritten only when it changes.
-checkpoint copies:
-    input:
-        raw_inputs,
-    output:
-        index=f"{COPIES}/index.json",
-    log:
-        f"{LOGS}/copies.log",
-    benchmark:
-        f"{LOGS}/benchmarks/copies.tsv"
-    resources:
-        mem_mb=500,
-        runtime=30,
-    params:
-        code=CODE,
-        state=lambda wildcards: RAW.tree_state,
-        root=RAW.root,
-        layout=RAW.layout.name,
-        shard_size=SHARD_SIZE,
-        shards=shards(),
-    script:
-        "../scripts/copies.py"
-
-
 rule ingest:
     input:
         raw=lambda wildcards: [] if RAW.prepares else RAW.inputs(),
         pieces=shard_pieces,
-        copies=shard_copies,
         registry=f"{VOCABULARY}/label_ids.tsv",
         hierarchy=f"{VOCABULARY}/hierarchy.yaml",
     output:
@@ -80,6 +54,8 @@ rule ingest:
         layout=RAW.layout.name,
         settings=INGEST_SETTINGS,
         pieces=PIECES if RAW.prepares else "",
+        # one image under two ids: the shard's image files that hold an earlier one's bytes
+        copies=lambda wildcards: RAW.copies.get(wildcards.shard, {}),
     script:
         "../scripts/ingest.py"
 

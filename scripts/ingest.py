@@ -2,7 +2,6 @@
 features and relations measured on the decoded pixels and masks."""
 
 import json
-from pathlib import Path
 
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy
@@ -25,7 +24,7 @@ try:
         relations=RelationSettings.from_config(params.settings["relations"]),
         agreement=ConsensusSettings.from_config(params.settings["agreement"]),
         pieces=params.pieces or None,
-        copies=json.loads(Path(snakemake.input.copies[-1]).read_text(encoding="ascii")),
+        copies=params.copies,
     )
 except IngestError as exc:
     fail(f"ingest failed (strict mode or unusable input):\n{exc}")

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from regionbench import synthetic
+from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import parse_caption
 from regionbench.synthetic import scenes as synth
@@ -179,3 +181,18 @@ def test_quirks_are_in_the_files(demo_quirks: Path) -> None:
 def test_ontology_path_spelling() -> None:
     assert official_path("group-of-persons", synth.load_hierarchy()) == "entity->->humans->_group-of-persons  "
     assert official_path("humans", synth.load_hierarchy()) == "entity->->humans  "
+
+
+@pytest.mark.parametrize("layout", sorted(synthetic.writers()))
+def test_a_generated_tree_holds_each_image_once(layout: str, tmp_path: Path) -> None:
+    """A build does not compare a generated tree's image files (``RawTree.copies``): every
+    layout's generator draws each image apart, quirks and all."""
+    from regionbench.io import layouts
+    from regionbench.io.rawtree import RawTree
+
+    for _ in synthetic.generate(layout, tmp_path / "raw", "tiny", synthetic.Options(quirks=True, workers=1)):
+        pass
+    root = tmp_path / "raw" / "BSDS500" if layout == "bsds500" else tmp_path / "raw"  # as BSDS500 unpacks
+    tree = RawTree(str(root), layouts.get(layout))
+    listed = [p for paths in tree.layout.shard_images(root, tree.shards, None).values() for p in paths]
+    assert len(listed) > 1 and images_io.copies(root, listed) == {}

@@ -87,7 +87,7 @@ def read_image(
     return DecodedImage(width, height, mode, hashlib.sha256(data).hexdigest(), pixels, turned)
 
 
-HEAD_BYTES = 1 << 16  # files of one size are told apart by their first 64 KiB before whole reads
+HEAD_BYTES = 4096  # files of one size are told apart by their first 4 KiB (an image's headers and first pixels) before whole reads
 
 
 def copy_reason(first: str) -> str:

@@ -3,11 +3,11 @@ every question the workflow asks of it, each answered once per invocation."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
+from regionbench.io import images
 from regionbench.io.layouts import Layout, NamesCategories, PreparesPieces
 
 
@@ -63,12 +63,18 @@ class RawTree:
         return "generated" if self.generated else self._states[shard]
 
     @cached_property
-    def tree_state(self) -> str:
-        """A fingerprint of every shard's files (``state``): what the tree's image files are
-        compared by changes with it ("generated" for a generated tree)."""
+    def copies(self) -> dict[str, dict[str, str]]:
+        """Per shard, its image files that hold the bytes of an earlier image file of the tree
+        (in shard order, ``Layout.shard_images``) -> that file (``io.images.copies``): each would
+        give a second id to one image, and is rejected. Found when the workflow plans, so a
+        shard reruns when its own copies change; none for a generated tree, whose images are
+        drawn apart (the synth tests check it)."""
         if self.generated:
-            return "generated"
-        return hashlib.sha256("\n".join(f"{s}:{self.state(s)}" for s in self.shards).encode()).hexdigest()
+            return {}
+        root = Path(self.root)
+        listed = self.layout.shard_images(root, self.shards, self.shard_size)
+        found = images.copies(root, [path for paths in listed.values() for path in paths])
+        return {shard: {p: found[p] for p in paths if p in found} for shard, paths in listed.items()}
 
     @property
     def prepares(self) -> bool:

@@ -10,9 +10,8 @@ the shard reports.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,8 @@ import numpy as np
 from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy, majority_parent
 from regionbench.core.relations import RelationSettings
-from regionbench.io import images, layouts
+from regionbench.io import layouts
+from regionbench.io.rawtree import RawTree
 from regionbench.io.shards import MAX_IMAGE_PIXELS, Ledger, Shard, check_ledger, image_quirks, printable, region_row
 from regionbench.pipeline import consensus
 from regionbench.pipeline.shard_measures import Measures
@@ -54,35 +54,6 @@ DEFAULT_SETTINGS, DEFAULT_RELATIONS, DEFAULT_CONSENSUS = (
 )
 
 
-def image_copies(root: str | Path, layout: layouts.Layout, shard_size: int | None) -> dict[str, dict[str, str]]:
-    """Per shard of the tree at ``root`` (``Layout.shard_images``), its image files that hold
-    the bytes of an earlier image file of the tree, in shard order -> that file
-    (``io.images.copies``): each would give a second id to one image."""
-    root = Path(root)
-    listed = layout.shard_images(root, layout.shards(root, shard_size), shard_size)
-    found = images.copies(root, [path for paths in listed.values() for path in paths])
-    return {shard: {path: found[path] for path in paths if path in found} for shard, paths in listed.items()}
-
-
-def write_copies(
-    root: str | Path, layout: layouts.Layout, shard_size: int | None, shards: Sequence[str], out: str | Path
-) -> dict[str, int]:
-    """Write ``out/<shard>.json`` (``image_copies``, a JSON object) for every shard of
-    ``shards``, leaving a file whose text is unchanged as it is, so that only the shards whose
-    copies changed are read again. Returns the copies per shard."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    found = image_copies(root, layout, shard_size)
-    counts = {}
-    for shard in shards:
-        text = json.dumps(found.get(shard, {}), ensure_ascii=True, indent=1, sort_keys=True) + "\n"
-        path = out / f"{shard}.json"
-        if not path.is_file() or path.read_text(encoding="ascii") != text:
-            path.write_text(text, encoding="ascii")
-        counts[shard] = len(found.get(shard, {}))
-    return counts
-
-
 def ingest_shard(
     root: str | Path,
     shard: str,
@@ -106,14 +77,14 @@ def ingest_shard(
     of every region, and which annotators covered each image; each image decoded once.
     ``pieces`` is the folder the layout's ``prepare`` wrote the tree's shard pieces to (None:
     the reader prepares its shard itself). ``copies`` are the tree's image files that hold an
-    earlier one's bytes (``image_copies``; None: found here), each rejected. Raises IngestError
+    earlier one's bytes (``io.rawtree.RawTree.copies``; None: found here), each rejected. Raises IngestError
     in ``settings.strict`` mode on any reject.
     """
     root = Path(root)
     layout = layouts.detect(root) if layout is None else layouts.get(layout) if isinstance(layout, str) else layout
     words = dict(words or {})
     if copies is None:
-        copies = {k: v for found in image_copies(root, layout, settings.shard_size).values() for k, v in found.items()}
+        copies = RawTree(str(root), layout, settings.shard_size).copies.get(shard, {})
     reading = layouts.Reading(
         words,
         settings.max_image_pixels,
