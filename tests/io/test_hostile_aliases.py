@@ -23,7 +23,7 @@ from regionbench.io import imageclef
 from regionbench.io import images as images_io
 from regionbench.io.saiapr.writer import LayoutWriter
 from regionbench.io.shards import IngestError
-from regionbench.pipeline.ingest import ingest_shard
+from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 
 # A file of the tree: new bytes (a seed and a length: files of one length compete), or a copy
 # of an earlier file by bytes, hard link or symbolic link.
@@ -91,6 +91,29 @@ def test_one_photograph_under_ids_in_two_folders_is_kept_once(tmp_path: Path) ->
         assert reasons[copy] == images_io.copy_reason("00/images/5.jpg")
     assert not {1005, 1006, 1007} & set(shard.images.column("image_id").to_pylist())
     assert 5 in ingest_shard(tree, "00").images.column("image_id").to_pylist()
+
+
+def test_a_coco_image_file_linked_under_another_name_is_rejected_with_its_annotations(tmp_path: Path) -> None:
+    """COCO: a hard link and a byte copy (in a subfolder) of a listed image, each listed by an
+    annotator under its own id: both are rejected naming the first file, and so are the
+    annotations drawn on them; the first keeps its id."""
+    import json
+
+    root = write_tree(tmp_path / "coco", alice_file(), bob_file())
+    os.link(root / "images/25.jpg", root / "images/26.jpg")
+    (root / "images/sub").mkdir()
+    shutil.copyfile(root / "images/25.jpg", root / "images/sub/27.jpg")
+    data = alice_file()
+    for k, name in ((3, "26.jpg"), (4, "sub/27.jpg")):
+        data["images"].append({"id": k, "file_name": name, "width": 40, "height": 30})
+        data["annotations"].append(dict(data["annotations"][0], id=100 + k, image_id=k))
+    (root / "annotations/alice.json").write_text(json.dumps(data))
+    shard = ingest_shard(root, "00", WORDS, settings=IngestSettings(shard_size=100))  # one shard of all
+    rejected = {r["key"]: r["reason"] for r in shard.rejects.to_pylist() if r["item"] == "image"}
+    assert rejected == {n: images_io.copy_reason("images/25.jpg") for n in ("26.jpg", "sub/27.jpg")}
+    lost = [r for r in shard.rejects.to_pylist() if r["item"] == "region"]
+    assert sorted(r["key"] for r in lost) == ["26.jpg/103", "sub/27.jpg/104"]
+    assert 25 in shard.images.column("image_id").to_pylist()
 
 
 def _variant(kind: int) -> dict:
