@@ -237,6 +237,29 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from regionbench.client import view  # thumbnails need Pillow: the build install
+
+    data = loader.load(args.release, verify=not args.no_verify)
+    run = None
+    if args.run:
+        try:
+            run = json.loads(Path(args.run).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--run {args.run}: not a report of evaluate --out ({exc})") from None
+    site = view.write_site(data, Path(args.out), args.images, run)
+    print(site.line())
+    if args.serve:
+        import functools
+        import http.server
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.folder))
+        with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as server:
+            print(f"serving {site.folder} at http://127.0.0.1:{args.port}/ (Ctrl-C stops)")
+            server.serve_forever()
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     problems = release.verify(Path(args.folder), expect=args.expect)
     for line in problems:
@@ -483,6 +506,19 @@ def _show_command(sub: argparse._SubParsersAction) -> None:
     sh.set_defaults(func=cmd_show)
 
 
+def _view_command(sub: argparse._SubParsersAction) -> None:
+    """view: a release as a static site."""
+    vw = sub.add_parser("view", help="write a release (and a scored run) as a static site that opens from file://")
+    vw.add_argument("release", help="release folder")
+    vw.add_argument("--out", default="site", metavar="DIR", help="the folder to write (default site)")
+    vw.add_argument("--images", metavar="ROOT", help="raw tree to read the images from (default: the release's own)")
+    vw.add_argument("--run", metavar="REPORT", help="an evaluate --out report: its per-image scores beside each image")
+    vw.add_argument("--no-verify", action="store_true", help="write the site of a release that does not verify")
+    vw.add_argument("--serve", action="store_true", help="then serve the folder at http://127.0.0.1:PORT until Ctrl-C")
+    vw.add_argument("--port", type=_number(int, 1, 65535), default=8000, help="the port of --serve (default 8000)")
+    vw.set_defaults(func=cmd_view)
+
+
 def _verify_command(sub: argparse._SubParsersAction) -> None:
     """verify: a release folder."""
     ver = sub.add_parser("verify", help="check a release folder: checksums, schemas, row counts, content hashes")
@@ -696,6 +732,7 @@ def parser() -> argparse.ArgumentParser:
         _synth_command,
         _build_command,
         _show_command,
+        _view_command,
         _verify_command,
         _diff_command,
         _reproduce_command,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -515,6 +515,8 @@ def _score_regions(run: Run, spec: Task) -> dict:
         },
         "per_label_accuracy": metrics.per_label_accuracy(true, pred),
         "confusion": {"labels": names, "matrix": matrix.tolist()},
+        # Per image: the share of its test regions labelled exactly, and what the run said of each.
+        **_per_region_image(joined),
     }
 
 
@@ -548,6 +550,7 @@ def _score_images(run: Run, spec: Task) -> dict:
     _progress(f"reading image scores for {len(images)} test images of subset {run.subset}")
     scores = read_image_scores(run.predictions, spec)
     ranked = [metrics.top_k(s, run.k) for s in scores]
+    report |= _per_image(images, truth, ranked)
     report["measures"] = {
         "top_k": metrics.top_k_metrics(truth, scores, run.k, scored),
         "ranking": metrics.mean_average_precisions(truth, scores, scored),
@@ -577,6 +580,38 @@ def _score_images(run: Run, spec: Task) -> dict:
     return report
 
 
+def _per_region_image(joined: pd.DataFrame) -> dict:
+    """Per image of the region task: the share of its test regions the run labelled exactly
+    (``per_image``), and the label it gave each, by "annotator/region" (``predicted``)."""
+    ids = joined["image_id"].to_numpy()
+    images, inverse = np.unique(ids, return_inverse=True)
+    right = np.bincount(inverse, weights=(joined["label"] == joined["label_pred"]).to_numpy(), minlength=len(images))
+    shares = right / np.bincount(inverse, minlength=len(images))
+    predicted: dict[int, dict[str, str]] = {}
+    for image_id, annotator, region_id, label in zip(
+        ids.tolist(),
+        joined["annotator"].tolist(),
+        joined["region_id"].tolist(),
+        joined["label_pred"].tolist(),
+        strict=True,
+    ):
+        predicted.setdefault(int(image_id), {})[f"{annotator}/{region_id}"] = str(label)
+    return {
+        "per_image": {int(i): float(v) for i, v in zip(images.tolist(), shares.tolist(), strict=True)},
+        "predicted": predicted,
+    }
+
+
+def _per_image(images: list[int], truth: list[set[str]], predicted: Sequence[list[str]]) -> dict:
+    """Per image, the F1 of the labels the run gave it (best first) against its truth,
+    2|T and P| / (|T| + |P|) (1 when both are empty), and those labels."""
+    scores = {}
+    for image_id, true, given in zip(images, truth, predicted, strict=True):
+        mine = set(given)
+        scores[int(image_id)] = 2 * len(true & mine) / (len(true) + len(mine)) if true or mine else 1.0
+    return {"per_image": scores, "predicted": {int(i): list(p) for i, p in zip(images, predicted, strict=True)}}
+
+
 def _score_imageclef(run: Run, spec: Task) -> dict:
     """ImageCLEF task: a run file of confidences and decisions, scored overall and per concept
     category (``run.categories``, else the hierarchy's branches)."""
@@ -586,6 +621,8 @@ def _score_imageclef(run: Run, spec: Task) -> dict:
     truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
     _progress("scoring concepts")
     report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
+    decided = [sorted(c for c, yes in zip(spec.labels, row, strict=True) if yes) for row in binary]
+    report |= _per_image(images, truth, decided)
     if run.categories is not None:
         groups = read_categories(run.categories, spec.labels)
         report["categories"] = Path(run.categories).name

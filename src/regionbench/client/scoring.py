@@ -267,6 +267,8 @@ def score_segments(run: MaskRun) -> dict:
         "humans": who,
         "thresholds": found.thresholds,
         "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
+        # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
+        "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
     }
     if run.all_annotators:
         each = {}
@@ -394,6 +396,20 @@ def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: in
     return matrix, ignored, overlapped
 
 
+def _pixel_accuracy(truth: dict, predicted: dict[int, np.ndarray]) -> dict[int, float]:
+    """Per image, the share of its scored pixels (neither ignored by the truth nor by the run)
+    the run gives their true class; 0 for an image without a prediction, 1 with no pixel to score."""
+    out = {}
+    for image_id, (label, ignore, _) in truth.items():
+        mapped = predicted.get(image_id)
+        if mapped is None:
+            out[int(image_id)] = 0.0
+            continue
+        scored = ~ignore & (mapped >= 0)
+        out[int(image_id)] = float((mapped[scored] == label[scored]).mean()) if scored.any() else 1.0
+    return out
+
+
 def score_semantic(run: MaskRun) -> dict:
     data = run.data
     images = scored_images(data, run.split)
@@ -429,6 +445,7 @@ def score_semantic(run: MaskRun) -> dict:
         "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
         "per_class_iou": flat["per_class_iou"],
         "levels": semantic.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
+        "per_image": _pixel_accuracy(truth, predicted),
     }
     if run.all_annotators:
         figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")

@@ -1,0 +1,347 @@
+"""A release as a static site (``regionbench view``): pages that open from ``file://`` in any
+browser, with no server and no network.
+
+The site is the page files of ``regionbench/data/view`` (HTML, one hand-written script, one
+style sheet) and the release's data written as JavaScript files (``data/*.js``, each calling
+``RB.load``): a browser reads a ``<script>`` from ``file://`` where it refuses a ``fetch``. The
+index holds one short entry per image (its labels, annotators, subsets and agreement, for the
+filters and the sort) and shows its thumbnails a page at a time; each image's regions are a
+file of their own, read when the image is opened. Outlines come from the release's exact
+polygons (``regions.geometry``), filled by label colour; a region without one (labels only) is
+listed, not drawn. The card's figures are copied from the release's ``results/``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from regionbench.client.loader import Release
+from regionbench.core.errors import InputError
+
+THUMB = 256  # the thumbnails' longer side, in pixels
+PAGE = 48  # thumbnails shown at a time on the index
+# Label colours: a fixed 20-colour cycle (matplotlib's tab20), so a label keeps its colour across releases.
+PALETTE = [
+    "#1f77b4",
+    "#aec7e8",
+    "#ff7f0e",
+    "#ffbb78",
+    "#2ca02c",
+    "#98df8a",
+    "#d62728",
+    "#ff9896",
+    "#9467bd",
+    "#c5b0d5",
+    "#8c564b",
+    "#c49c94",
+    "#e377c2",
+    "#f7b6d2",
+    "#7f7f7f",
+    "#c7c7c7",
+    "#bcbd22",
+    "#dbdb8d",
+    "#17becf",
+    "#9edae5",
+]
+PAGE_FILES = ("index.html", "image.html", "view.js", "view.css")
+
+
+@dataclass(frozen=True)
+class Site:
+    """What ``write_site`` wrote: the folder, its images and regions, and its size in bytes."""
+
+    folder: Path
+    images: int
+    regions: int
+    bytes: int
+
+    def line(self) -> str:
+        mib = self.bytes / 2**20
+        return (
+            f"{self.folder}: a site of {self.images:,} images and {self.regions:,} regions, {mib:,.1f} MiB; "
+            f"open {self.folder / 'index.html'} in a browser"
+        )
+
+
+def _js(path: Path, kind: str, value: object) -> None:
+    """Write ``value`` as a script that hands it to the page (``RB.load(kind, value)``)."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    path.write_text(f"RB.load({json.dumps(kind)},{text});\n", encoding="utf-8")
+
+
+def _svg_path(wkb: bytes | None) -> str:
+    """An SVG path (``d``) of a polygon or multipolygon in WKB, pixel coordinates; "" for none."""
+    if wkb is None:
+        return ""
+    import shapely
+
+    shape = shapely.from_wkb(wkb)
+    parts = []
+    for polygon in getattr(shape, "geoms", [shape]):
+        for ring in [polygon.exterior, *polygon.interiors]:
+            xy = np.asarray(ring.coords)
+            if len(xy):
+                parts.append("M" + "L".join(f"{x:g} {y:g}" for x, y in xy) + "Z")
+    return "".join(parts)
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number, or None for a missing one."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return round(float(value), 4)
+
+
+def _agreement(data: Release) -> dict[int, float]:
+    """Per image, the mean agreement of its annotator pairs: pixel kappa, or the Rand index
+    when the segments carry one label (a label-free collection)."""
+    if "agreement" not in data.manifest.get("tables", {}):
+        return {}
+    labelled = len(set(data.arrow("regions", ["label"]).column("label").to_pylist()) - {None}) > 1
+    measure = "pixel_kappa" if labelled else "rand_index"
+    pairs = data.arrow("agreement", ["image_id", measure]).to_pylist()
+    found: dict[int, list[float]] = {}
+    for pair in pairs:
+        found.setdefault(int(pair["image_id"]), []).append(float(pair[measure]))
+    return {image_id: float(np.mean(values)) for image_id, values in found.items()}
+
+
+def _image_files(data: Release, root: Path | None, ids: list[int]) -> dict[int, tuple[bytes, str]]:
+    """Each image's file bytes and suffix: from the raw tree ``root`` when given, else the
+    release's embedded image files. Raises InputError when neither holds an image's pixels."""
+    paths = dict(
+        zip(
+            *(data.arrow("images", ["image_id", "path"]).column(c).to_pylist() for c in ("image_id", "path")),
+            strict=True,
+        )
+    )
+    if root is not None:
+        out = {}
+        for i in ids:
+            file = root / paths[i]
+            if not file.is_file():
+                raise InputError(
+                    f"--images {root}: no file {paths[i]} for image {i}; give the raw tree the release was built from"
+                )
+            out[i] = (file.read_bytes(), file.suffix.lower())
+        return out
+    found: dict[int, tuple[bytes, str]] = {}
+    for path in sorted((data.folder / "hf").glob("images-*.parquet")):
+        if "image" not in pq.read_schema(path).names:
+            continue
+        table = pq.read_table(path, columns=["image_id", "image"])
+        for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
+            found[image_id] = (cell["bytes"], Path(paths[image_id]).suffix.lower())
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise InputError(
+            f"{data.folder}: the release names its images by path, without their pixels; give the raw tree with --images ROOT"
+        )
+    return found
+
+
+def _thumbnail(job: tuple[bytes, str, str]) -> None:
+    """Write a JPEG of at most ``THUMB`` pixels a side (decoded at a reduced scale where JPEG allows)."""
+    from PIL import Image
+
+    data, _, out = job
+    with Image.open(io.BytesIO(data)) as opened:
+        opened.draft("RGB", (THUMB, THUMB))
+        small = opened.convert("RGB")
+        small.thumbnail((THUMB, THUMB))
+        small.save(out, "JPEG", quality=80)
+
+
+def _subsets(data: Release) -> dict[int, list[str]]:
+    """Per image, its subsets and sides as "A:train" tokens (an image is in a subset where one
+    of its regions is)."""
+    rows = data.arrow("subsets", ["image_id", "subset", "split"]).to_pylist()
+    found = sorted({(int(r["image_id"]), str(r["subset"]), str(r["split"])) for r in rows})
+    out: dict[int, list[str]] = {}
+    for image_id, subset, split in found:
+        out.setdefault(image_id, []).append(f"{subset}:{split}")
+    return out
+
+
+def _relations(data: Release) -> dict[tuple[int, str, int], list[list[Any]]]:
+    """(image, annotator, region) -> its relations: [other region, topological, horizontal, vertical]."""
+    out: dict[tuple[int, str, int], list[list[Any]]] = {}
+    for row in data.arrow("relations").to_pylist():
+        key = (int(row["image_id"]), str(row["annotator"]), int(row["region_id"]))
+        out.setdefault(key, []).append([row["other_region_id"], row["topological"], row["horizontal"], row["vertical"]])
+    return out
+
+
+def run_scores(data: Release, report: dict) -> dict[int, float]:
+    """Per image, a run report's score (``per_image`` of an ``evaluate --out`` report: the region
+    task's share of regions labelled exactly, the image tasks' F1 of the labels given); raises
+    InputError when the report is of another release or version, or has no per-image scores."""
+    made_on = report.get("release", {})
+    if (made_on.get("dataset"), made_on.get("version")) != (data.dataset, data.version):
+        raise InputError(
+            f"--run: the report scores {made_on.get('dataset')} v{made_on.get('version')}, not "
+            f"{data.dataset} v{data.version}; score the run against this release"
+        )
+    scores = report.get("per_image")
+    if not isinstance(scores, dict):
+        raise InputError("--run: the report has no per-image scores (per_image); write it with evaluate --out again")
+    return {int(k): float(v) for k, v in scores.items()}
+
+
+def write_site(
+    data: Release, out: str | Path, images_root: str | Path | None = None, run: dict | None = None, workers: int = 2
+) -> Site:
+    """Write the site of release ``data`` into ``out`` (created; an existing folder is
+    refused unless it holds an earlier site, which is replaced). ``images_root``: the raw tree
+    to take the pixels from (default: the release's embedded images); ``run``: an ``evaluate``
+    report whose per-image scores the index shows and sorts by; ``workers``: processes making
+    the thumbnails. Returns what was written."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()) and not (out / "data" / "meta.js").is_file():
+        raise InputError(f"--out {out}: a folder that holds something else than a site; give a new folder")
+    scores = run_scores(data, run) if run is not None else {}
+    predicted = {int(k): v for k, v in (run or {}).get("predicted", {}).items()}
+    shutil.rmtree(out, ignore_errors=True)
+    for folder in ("data/img", "img", "thumb", "charts"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    page_files = resources.files("regionbench") / "data" / "view"
+    for name in PAGE_FILES:
+        (out / name).write_bytes((page_files / name).read_bytes())
+
+    images = sorted(data.arrow("images").to_pylist(), key=lambda row: int(row["image_id"]))
+    ids = [int(row["image_id"]) for row in images]
+    feature_columns = [
+        c for c in data.arrow("regions").column_names if c.endswith("_norm") or c.startswith(("rgb_", "lab_"))
+    ]
+    feature_columns += [c for c in ("boundary_area", "convexity") if c in data.arrow("regions").column_names]
+    wanted = ["image_id", "annotator", "region_id", "label", "iscrowd", "area_px", "geometry", *feature_columns]
+    regions = data.arrow("regions", wanted).to_pylist()
+    paths = dict(
+        zip(
+            *(data.arrow("vocabulary", ["label", "path"]).column(c).to_pylist() for c in ("label", "path")), strict=True
+        )
+    )
+    labels = sorted({r["label"] for r in regions if r["label"] is not None})
+    colour = {label: PALETTE[k % len(PALETTE)] for k, label in enumerate(labels)}
+    label_index = {label: k for k, label in enumerate(labels)}
+    annotators = sorted({str(r["annotator"]) for r in regions})
+    agreement = _agreement(data)
+    subsets = _subsets(data)
+    relations = _relations(data)
+    files = _image_files(data, Path(images_root) if images_root is not None else None, ids)
+
+    jobs = []
+    for image_id in ids:
+        content, suffix = files[image_id]
+        (out / "img" / f"{image_id}{suffix}").write_bytes(content)
+        jobs.append((content, suffix, str(out / "thumb" / f"{image_id}.jpg")))
+    with ProcessPoolExecutor(max(1, workers)) as pool:
+        list(pool.map(_thumbnail, jobs, chunksize=64))
+
+    by_image: dict[int, list[dict[str, Any]]] = {}
+    for r in regions:
+        by_image.setdefault(int(r["image_id"]), []).append(r)
+    counts: dict[str, int] = {}
+    entries = []
+    for row in images:
+        image_id = int(row["image_id"])
+        mine = by_image.get(image_id, [])
+        layers: dict[str, list[dict[str, Any]]] = {}
+        for r in mine:
+            label = r["label"]
+            counts[label] = counts.get(label, 0) + 1
+            layers.setdefault(str(r["annotator"]), []).append(
+                {
+                    "id": int(r["region_id"]),
+                    "label": label,
+                    "colour": colour.get(label, "#888888"),
+                    "path": _svg_path(r["geometry"]),
+                    "crowd": bool(r.get("iscrowd")),
+                    "hierarchy": str(paths.get(label) or ""),
+                    "area": _number(r["area_px"]),
+                    "features": {c: _number(r[c]) for c in feature_columns},
+                    "relations": relations.get((image_id, str(r["annotator"]), int(r["region_id"])), []),
+                }
+            )
+        split = row.get("split") if isinstance(row.get("split"), str) else None
+        caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
+        _js(
+            out / "data" / "img" / f"{image_id}.js",
+            "image",
+            {
+                "id": image_id,
+                "width": int(row["width"]),
+                "height": int(row["height"]),
+                "src": f"img/{image_id}{files[image_id][1]}",
+                "caption": caption,
+                "split": split,
+                "layers": layers,
+                "agreement": agreement.get(image_id),
+                "score": scores.get(image_id),
+                "predicted": predicted.get(image_id),
+            },
+        )
+        entries.append(
+            [
+                image_id,
+                sorted({label_index[r["label"]] for r in mine if r["label"] is not None}),
+                sorted({annotators.index(str(r["annotator"])) for r in mine}),
+                subsets.get(image_id, []),
+                split,
+                agreement.get(image_id),
+                scores.get(image_id),
+            ]
+        )
+    shown = len(regions)
+    charts = _charts(data.folder / "results", out / "charts")
+    meta = {
+        "dataset": data.dataset,
+        "version": data.version,
+        "digest": data.manifest.get("digest"),
+        "labels": [{"name": x, "colour": colour[x], "regions": counts.get(x, 0)} for x in labels],
+        "annotators": annotators,
+        "subsets": sorted({t for tokens in subsets.values() for t in tokens}),
+        "splits": sorted({str(e[4]) for e in entries if e[4]}),
+        "page": PAGE,
+        "charts": charts,
+        "figures": _figures(data.folder / "results"),
+        "run": {"task": run.get("task"), "predictions": run.get("predictions")} if run else None,
+    }
+    _js(out / "data" / "meta.js", "meta", meta)
+    _js(out / "data" / "index.js", "index", entries)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return Site(out, len(ids), shown, size)
+
+
+def _charts(results: Path, out: Path) -> list[str]:
+    """The card's figures (the release's ``results/*.svg``) copied into ``out``; their names."""
+    names = []
+    for svg in sorted(results.glob("*.svg")):
+        shutil.copyfile(svg, out / svg.name)
+        names.append(svg.name)
+    return names
+
+
+def _figures(results: Path) -> dict[str, Any]:
+    """The card's headline figures beside its charts: the collection's agreement, when
+    annotators were compared (the classifiers' results are a chart)."""
+    agreement = results / "agreement.json"
+    if not agreement.is_file():
+        return {}
+    report = json.loads(agreement.read_text())
+    return {
+        "agreement": {
+            k: report[k] for k in ("fleiss_kappa", "krippendorff_alpha", "mean_iou", "pixel_kappa") if k in report
+        }
+    }

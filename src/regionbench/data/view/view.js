@@ -1,0 +1,205 @@
+// regionbench view: the pages of a release's static site. The data files call RB.load; a page
+// reads them as <script>s, which a browser allows from file:// where it refuses a fetch.
+"use strict";
+const RB = {
+  data: {},
+  load(kind, value) { this.data[kind] = value; },
+
+  script(src) {
+    return new Promise((resolve, reject) => {
+      const tag = document.createElement("script");
+      tag.src = src;
+      tag.onload = resolve;
+      tag.onerror = () => reject(new Error("cannot read " + src + ": is the site complete?"));
+      document.head.appendChild(tag);
+    });
+  },
+
+  element(name, attributes = {}, text = "") {
+    const node = document.createElement(name);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    if (text !== "") node.textContent = text;
+    return node;
+  },
+
+  options(select, values) {
+    for (const [value, text] of values) select.appendChild(RB.element("option", { value }, text));
+  },
+
+  async index() {
+    await RB.script("data/meta.js");
+    await RB.script("data/index.js");
+    const meta = RB.data.meta, entries = RB.data.index;
+    document.title = `${meta.dataset} v${meta.version}`;
+    document.getElementById("title").textContent = `${meta.dataset} v${meta.version}`;
+    document.getElementById("digest").textContent = meta.digest ? `digest sha256:${meta.digest}` : "";
+    const chosen = { label: "", annotator: "", subset: "", split: "", sort: "id" };
+    const params = new URLSearchParams(location.search);
+    for (const key of Object.keys(chosen)) chosen[key] = params.get(key) || chosen[key];
+    RB.options(document.getElementById("label"), meta.labels.map((l, k) => [String(k), `${l.name} (${l.regions})`]));
+    RB.options(document.getElementById("annotator"), meta.annotators.map((a, k) => [String(k), a]));
+    RB.options(document.getElementById("subset"), meta.subsets.map((s) => [s, s]));
+    RB.options(document.getElementById("split"), meta.splits.map((s) => [s, s]));
+    if (!meta.run) document.querySelector('#sort option[value="score"]').disabled = true;
+    let page = 0;
+    const shown = () => {
+      let found = entries.filter(([, labels, annotators, subsets, split]) =>
+        (chosen.label === "" || labels.includes(Number(chosen.label))) &&
+        (chosen.annotator === "" || annotators.includes(Number(chosen.annotator))) &&
+        (chosen.subset === "" || subsets.includes(chosen.subset)) &&
+        (chosen.split === "" || split === chosen.split));
+      const column = { agreement: 5, score: 6 }[chosen.sort];
+      if (column !== undefined) {
+        // the worst first; images without the figure last, in id order
+        found = found.slice().sort((a, b) => {
+          const x = a[column], y = b[column];
+          if (x === null && y === null) return a[0] - b[0];
+          if (x === null) return 1;
+          if (y === null) return -1;
+          return x - y || a[0] - b[0];
+        });
+      }
+      return found;
+    };
+    const draw = () => {
+      const found = shown();
+      const pages = Math.max(1, Math.ceil(found.length / meta.page));
+      page = Math.min(page, pages - 1);
+      document.getElementById("count").textContent = `${found.length} of ${entries.length} images`;
+      document.getElementById("page").textContent = `page ${page + 1} of ${pages}`;
+      document.getElementById("previous").disabled = page === 0;
+      document.getElementById("next").disabled = page >= pages - 1;
+      const grid = document.getElementById("grid");
+      grid.replaceChildren();
+      for (const [id, labels, , , split, agreement, score] of found.slice(page * meta.page, (page + 1) * meta.page)) {
+        const tile = RB.element("a", { class: "tile", href: `image.html?id=${id}`, "data-id": String(id) });
+        tile.appendChild(RB.element("img", { src: `thumb/${id}.jpg`, alt: `image ${id}`, loading: "lazy" }));
+        const facts = [`${id}`, split || ""];
+        if (agreement !== null) facts.push(`agreement ${agreement.toFixed(3)}`);
+        if (score !== null) facts.push(`score ${score.toFixed(3)}`);
+        tile.appendChild(RB.element("span", {}, facts.filter(Boolean).join(" · ")));
+        tile.appendChild(RB.element("span", {}, labels.map((k) => meta.labels[k].name).join(", ")));
+        grid.appendChild(tile);
+      }
+    };
+    for (const key of Object.keys(chosen)) {
+      const select = document.getElementById(key);
+      select.value = chosen[key];
+      select.addEventListener("change", () => { chosen[key] = select.value; page = 0; draw(); });
+    }
+    document.getElementById("previous").addEventListener("click", () => { page -= 1; draw(); });
+    document.getElementById("next").addEventListener("click", () => { page += 1; draw(); });
+    draw();
+    RB.card(meta);
+  },
+
+  card(meta) {
+    const table = document.getElementById("figures");
+    for (const [name, value] of Object.entries(meta.figures.agreement || {})) {
+      const row = table.insertRow();
+      row.insertCell().textContent = name.replace(/_/g, " ");
+      row.insertCell().textContent = value.toFixed(4);
+    }
+    const charts = document.getElementById("charts");
+    for (const name of meta.charts) charts.appendChild(RB.element("img", { src: `charts/${name}`, alt: name }));
+  },
+
+  async image() {
+    const id = Number(new URLSearchParams(location.search).get("id"));
+    await RB.script("data/meta.js");
+    await RB.script(`data/img/${id}.js`);
+    const image = RB.data.image;
+    document.title = `image ${image.id}`;
+    document.getElementById("title").textContent = `image ${image.id}`;
+    const about = [`${image.width}×${image.height}`, image.split || "", image.caption || ""];
+    if (image.agreement !== null) about.push(`agreement ${image.agreement.toFixed(3)}`);
+    if (image.score !== null) about.push(`run score ${image.score.toFixed(3)}`);
+    document.getElementById("about").textContent = about.filter(Boolean).join(" · ");
+    document.getElementById("picture").src = image.src;
+    RB.run(image);
+    const svg = document.getElementById("outlines");
+    svg.setAttribute("viewBox", `0 0 ${image.width} ${image.height}`);
+    const layers = document.getElementById("layers");
+    const listing = document.getElementById("regions");
+    const header = listing.insertRow();
+    const perRegion = image.predicted && !Array.isArray(image.predicted) ? image.predicted : null;
+    const columns = ["annotator", "region", "label", "area (px)"].concat(perRegion ? ["the run's label"] : []);
+    for (const name of columns) header.appendChild(RB.element("th", {}, name));
+    for (const [annotator, regions] of Object.entries(image.layers)) {
+      const group = document.createElementNS("http://www.w3.org/2000/svg", "g");
+      group.setAttribute("data-annotator", annotator);
+      const box = RB.element("input", { type: "checkbox", "data-annotator": annotator });
+      box.checked = true;
+      box.addEventListener("change", () => { group.style.display = box.checked ? "" : "none"; });
+      const label = RB.element("label");
+      label.append(box, ` ${annotator} (${regions.length})`);
+      layers.appendChild(label);
+      for (const region of regions) {
+        const row = listing.insertRow();
+        row.insertCell().textContent = annotator;
+        row.insertCell().textContent = String(region.id);
+        const cell = row.insertCell();
+        cell.appendChild(RB.element("span", { class: "swatch", style: `background:${region.colour}` }));
+        cell.append(region.label + (region.crowd ? " (crowd)" : ""));
+        row.insertCell().textContent = region.area === null ? "" : String(region.area);
+        if (perRegion) {
+          const said = perRegion[`${annotator}/${region.id}`];
+          const cell = row.insertCell();
+          cell.textContent = said === undefined ? "" : said;
+          if (said !== undefined) cell.className = said === region.label ? "right" : "wrong";
+        }
+        if (!region.path) continue; // a region released without a mask: listed, not drawn
+        const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+        path.setAttribute("d", region.path);
+        path.setAttribute("fill", region.colour);
+        path.setAttribute("stroke", region.colour);
+        path.setAttribute("fill-rule", "evenodd");
+        path.setAttribute("data-region", `${annotator}/${region.id}`);
+        const show = () => {
+          svg.querySelectorAll("path.chosen").forEach((p) => p.classList.remove("chosen"));
+          path.classList.add("chosen");
+          RB.describe(annotator, region);
+        };
+        path.addEventListener("mouseenter", show);
+        path.addEventListener("click", show);
+        group.appendChild(path);
+      }
+      svg.appendChild(group);
+    }
+  },
+
+  run(image) {
+    // An image task's run gave the image labels: shown beside the labels its regions carry.
+    if (!Array.isArray(image.predicted)) return;
+    const truth = new Set(Object.values(image.layers).flat().map((r) => r.label));
+    const line = RB.element("p", { id: "run" });
+    line.append("the run's labels: ");
+    for (const label of image.predicted) {
+      line.appendChild(RB.element("span", { class: truth.has(label) ? "right" : "wrong" }, label));
+      line.append(" ");
+    }
+    document.getElementById("about").after(line);
+  },
+
+  describe(annotator, region) {
+    const panel = document.getElementById("region");
+    panel.replaceChildren();
+    panel.appendChild(RB.element("h2", {}, `${region.label} (${annotator}, region ${region.id})`));
+    if (region.hierarchy) panel.appendChild(RB.element("p", { class: "hierarchy" }, region.hierarchy));
+    const table = RB.element("table", { class: "features" });
+    for (const [name, value] of Object.entries(region.features)) {
+      const row = table.insertRow();
+      row.insertCell().textContent = name;
+      row.insertCell().textContent = value === null ? "" : String(value);
+    }
+    panel.appendChild(table);
+    if (region.relations.length) {
+      panel.appendChild(RB.element("h3", {}, "relations"));
+      const list = RB.element("ul");
+      for (const [other, topological, horizontal, vertical] of region.relations) {
+        list.appendChild(RB.element("li", {}, `region ${other}: ${[topological, horizontal, vertical].filter(Boolean).join(", ")}`));
+      }
+      panel.appendChild(list);
+    }
+  },
+};

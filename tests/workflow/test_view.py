@@ -1,0 +1,195 @@
+"""`regionbench view`: a release as a static site, opened from file:// in a real browser
+(Debian's Chromium, driven by Playwright), its filters, layers and region details used as a
+person would, with no console error."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import TINY_RELEASE, build, workflow_copy, write_config
+from test_workflow_coco import COCO_TINY, RELEASE
+
+CHROMIUM = Path(os.environ.get("REGIONBENCH_CHROMIUM", "/usr/bin/chromium"))
+
+
+def view(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "regionbench", "view", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def coco_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three annotators and their consensus, images named by path (no licence to embed them)."""
+    project = workflow_copy(tmp_path_factory.mktemp("coco") / "wf")
+    done = build(project, "--configfile", str(write_config(project, COCO_TINY)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return project
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless Chromium; the CI script installs it (tests/browser.sh install)."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"no {CHROMIUM}: install Debian's chromium (tests/browser.sh install) or set REGIONBENCH_CHROMIUM")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, url: str, errors: list[str]):
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
+    page.goto(url)
+    return page
+
+
+@pytest.fixture(scope="module")
+def tiny_site(tiny_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "tiny"
+    done = view(str(tiny_build / TINY_RELEASE), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(f"open {out / 'index.html'} in a browser") and "MiB" in done.stdout
+    return out
+
+
+def test_the_site_is_self_contained_and_names_no_place(tiny_site: Path, tiny_build: Path) -> None:
+    release = tiny_build / TINY_RELEASE
+    images = pq.read_table(release / "data/images.parquet", columns=["image_id"]).column("image_id").to_pylist()
+    assert sorted(int(p.stem) for p in (tiny_site / "thumb").glob("*.jpg")) == sorted(images)
+    from PIL import Image
+
+    for path in (tiny_site / "thumb").glob("*.jpg"):
+        with Image.open(path) as im:
+            assert max(im.size) <= 256
+    for path in tiny_site.rglob("*"):
+        if path.is_file() and path.suffix in (".html", ".js", ".css"):
+            text = path.read_text()
+            assert str(tiny_build) not in text, path
+            # nothing fetched from a network (an SVG namespace is a name, not an address)
+            assert not any(f in text for f in ('src="http', 'href="http', "url(http", "fetch(", "XMLHttpRequest")), path
+
+
+def test_a_damaged_release_and_another_release_s_run_are_refused(tiny_build: Path, tmp_path: Path) -> None:
+    damaged = Path(shutil.copytree(tiny_build / TINY_RELEASE, tmp_path / "v1.0.0"))
+    table = damaged / "data/images.parquet"
+    table.write_bytes(table.read_bytes()[:-100] + bytes(100))
+    done = view(str(damaged), "--out", str(tmp_path / "site"))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps({"release": {"dataset": "other", "version": "9.9.9"}, "per_image": {}}))
+    done = view(str(tiny_build / TINY_RELEASE), "--out", str(tmp_path / "site"), "--run", str(report))
+    assert done.returncode == 2 and "scores other v9.9.9, not tiny v1.0.0" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.browser
+def test_the_index_filters_pages_and_opens_an_image(browser, tiny_site: Path, tiny_build: Path) -> None:
+    regions = pd.read_parquet(
+        tiny_build / TINY_RELEASE / "data/regions.parquet", columns=["image_id", "label", "geometry"]
+    )
+    errors: list[str] = []
+    page = open_page(browser, f"file://{tiny_site}/index.html", errors)
+    page.wait_for_selector(".tile")
+    total = regions["image_id"].nunique()
+    assert page.inner_text("#count") == f"{total} of {total} images"
+    assert page.locator(".tile").count() == min(total, 48)
+    label = regions["label"].value_counts().index[-1]  # the rarest label
+    page.select_option(
+        "#label", label=next(o for o in page.locator("#label option").all_inner_texts() if o.startswith(f"{label} ("))
+    )
+    with_label = sorted(regions.loc[regions["label"] == label, "image_id"].unique())
+    assert page.inner_text("#count") == f"{len(with_label)} of {total} images"
+    assert [int(t) for t in page.locator(".tile").evaluate_all("ts => ts.map(t => t.dataset.id)")] == with_label[:48]
+    page.locator(".tile").first.click()
+    page.wait_for_selector("#outlines path")
+    image_id = with_label[0]
+    assert page.title() == f"image {image_id}"
+    drawn = regions[regions["image_id"] == image_id]
+    assert page.locator("#outlines path").count() == drawn["geometry"].notna().sum()  # labels only: listed
+    assert page.locator("#regions tr").count() == len(drawn) + 1
+    page.locator("#outlines path").last.hover()  # the region drawn last is on top of the others
+    shown = page.inner_text("#region")
+    assert any(shown.startswith(f"{x} (") for x in drawn["label"]) and "area_norm" in shown and "->" in shown
+    page.locator("#layers input").first.uncheck()
+    assert page.locator("#outlines g").first.is_hidden()
+    assert errors == []
+    page.screenshot(path=str(tiny_site.parent / "image.png"))
+
+
+@pytest.mark.browser
+def test_several_annotators_sort_by_agreement_and_switch_layers(browser, coco_build: Path, tmp_path: Path) -> None:
+    release, raw = coco_build / RELEASE, coco_build / "resources/raw/coco-tiny"
+    out = tmp_path / "site"
+    done = view(str(release), "--out", str(out), "--images", str(raw))  # the pixels from the raw tree
+    assert done.returncode == 0, done.stderr
+    pairs = pd.read_parquet(release / "data/agreement.parquet", columns=["image_id", "pixel_kappa"])
+    means = pairs.groupby("image_id")["pixel_kappa"].mean()
+    worst = sorted(means.index, key=lambda i: (means[i], i))
+    errors: list[str] = []
+    page = open_page(browser, f"file://{out}/index.html", errors)
+    page.wait_for_selector(".tile")
+    page.select_option("#sort", "agreement")
+    ids = [int(t) for t in page.locator(".tile").evaluate_all("ts => ts.map(t => t.dataset.id)")]
+    assert ids == worst[: len(ids)]
+    page.locator(".tile").first.click()
+    page.wait_for_selector("#outlines path")
+    annotators = sorted(pd.read_parquet(release / "data/regions.parquet", columns=["annotator"])["annotator"].unique())
+    assert page.locator("#layers input").evaluate_all("bs => bs.map(b => b.dataset.annotator)") == annotators
+    before = page.locator("#outlines path:visible").count()
+    page.locator('#layers input[data-annotator="consensus"]').uncheck()
+    after = page.locator("#outlines path:visible").count()
+    regions = pd.read_parquet(release / "data/regions.parquet", columns=["image_id", "annotator"])
+    consensus = ((regions["image_id"] == worst[0]) & (regions["annotator"] == "consensus")).sum()
+    assert before - after == consensus
+    assert "agreement" in page.inner_text("#about")
+    assert errors == []
+
+
+@pytest.mark.browser
+def test_a_scored_run_sorts_the_index_and_shows_its_labels(browser, tiny_build: Path, tmp_path: Path) -> None:
+    """A region-task run that mislabels the regions of a few images: the index sorts those
+    first, and an image page shows the run's label beside each region's."""
+    release = tiny_build / TINY_RELEASE
+    test = pd.read_parquet(release / "data/subsets.parquet")
+    test = test[(test["subset"] == "H") & (test["split"] == "test")].sort_values(["image_id", "region_id"])
+    wrong = sorted(test["image_id"].unique())[:3]
+    predictions = test[["image_id", "annotator", "region_id", "label"]].copy()
+    flipped = predictions["image_id"].isin(wrong)
+    predictions.loc[flipped, "label"] = "sky"
+    predictions.loc[flipped & (test["label"] == "sky").to_numpy(), "label"] = "grass"
+    predictions.to_csv(tmp_path / "run.csv", index=False)
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
+         str(tmp_path / "run.csv"), "--task", "region", "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scores = json.loads(report.read_text())["per_image"]
+    assert {int(i) for i, s in scores.items() if s < 1} == set(wrong)
+    out = tmp_path / "site"
+    assert view(str(release), "--out", str(out), "--run", str(report)).returncode == 0
+    errors: list[str] = []
+    page = open_page(browser, f"file://{out}/index.html", errors)
+    page.wait_for_selector(".tile")
+    page.select_option("#sort", "score")
+    ids = [int(t) for t in page.locator(".tile").evaluate_all("ts => ts.map(t => t.dataset.id)")]
+    assert sorted(ids[:3]) == wrong and all(scores[str(i)] == 1.0 for i in ids[3:] if str(i) in scores)
+    page.locator(f'.tile[data-id="{ids[0]}"]').click()
+    page.wait_for_selector("#regions td.wrong")
+    assert page.locator("#regions td.wrong").count() == int((test["image_id"] == ids[0]).sum())
+    assert "run score" in page.inner_text("#about")
+    assert errors == []
