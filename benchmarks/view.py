@@ -6,7 +6,8 @@ fast its index opens in a browser, as the release grows.
 For each fraction of the paper profile's folders (the collection generated once under
 ``--cache``, as ``benchmarks/paper_scale.py`` makes it) the script builds the release with the
 classifiers off (once; the release is cached beside the collection), then times
-``regionbench view RELEASE --out SITE`` in a fresh process, and opens ``SITE/index.html`` from
+``regionbench view RELEASE --out SITE --images RAW`` in a fresh process (the release verified
+first, as a user's run does; a collected tree's release names its images by path), and opens ``SITE/index.html`` from
 ``file://`` in headless Chromium (Debian's, driven by Playwright), timing the load until the
 first page of thumbnails is drawn. It fits the growth exponent b of the write's wall time ~
 images^b. The last line is one JSON object with every figure.
@@ -76,7 +77,7 @@ def main() -> None:
         shutil.rmtree(site, ignore_errors=True)
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "view", str(release), "--out", str(site), "--no-verify"],
+            [sys.executable, "-m", "regionbench", "view", str(release), "--out", str(site), "--images", str(tree)],
             capture_output=True,
             text=True,
         )

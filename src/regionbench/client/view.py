@@ -13,9 +13,9 @@ listed, not drawn. The card's figures are copied from the release's ``results/``
 
 from __future__ import annotations
 
-import io
 import json
 import math
+import os
 import shutil
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +30,7 @@ from regionbench.client.loader import Release
 from regionbench.core.errors import InputError
 
 THUMB = 256  # the thumbnails' longer side, in pixels
+OUTLINE_TOLERANCE = 0.5  # pixels: outlines drawn within half a pixel of the release's polygons
 PAGE = 48  # thumbnails shown at a time on the index
 # Label colours: a fixed 20-colour cycle (matplotlib's tab20), so a label keeps its colour across releases.
 PALETTE = [
@@ -80,20 +81,28 @@ def _js(path: Path, kind: str, value: object) -> None:
     path.write_text(f"RB.load({json.dumps(kind)},{text});\n", encoding="utf-8")
 
 
-def _svg_path(wkb: bytes | None) -> str:
-    """An SVG path (``d``) of a polygon or multipolygon in WKB, pixel coordinates; "" for none."""
-    if wkb is None:
-        return ""
+def svg_paths(geometries: list[bytes | None]) -> list[str]:
+    """SVG paths (``d``) of polygons or multipolygons in WKB, pixel coordinates; "" for none.
+
+    The release's outlines follow pixel edges, a vertex at every step of a staircase; drawn,
+    they are simplified within ``OUTLINE_TOLERANCE`` pixels (Douglas-Peucker), which keeps
+    every corner a person can see."""
     import shapely
 
-    shape = shapely.from_wkb(wkb)
-    parts = []
-    for polygon in getattr(shape, "geoms", [shape]):
-        for ring in [polygon.exterior, *polygon.interiors]:
-            xy = np.asarray(ring.coords)
-            if len(xy):
-                parts.append("M" + "L".join(f"{x:g} {y:g}" for x, y in xy) + "Z")
-    return "".join(parts)
+    shapes = shapely.simplify(shapely.from_wkb(np.array(geometries, dtype=object)), OUTLINE_TOLERANCE, False)
+    out = []
+    for shape in shapes:
+        parts = []
+        for polygon in [] if shape is None or shape.is_empty else getattr(shape, "geoms", [shape]):
+            for ring in [polygon.exterior, *polygon.interiors]:
+                xy = shapely.get_coordinates(ring).ravel()
+                whole = np.round(xy)
+                numbers = (
+                    map(str, whole.astype(np.int64).tolist()) if np.array_equal(xy, whole) else map(repr, xy.tolist())
+                )
+                parts.append("M" + " ".join(numbers) + "Z")  # after M, further pairs are lines
+        out.append("".join(parts))
+    return out
 
 
 def _number(value: Any) -> float | None:
@@ -117,9 +126,10 @@ def _agreement(data: Release) -> dict[int, float]:
     return {image_id: float(np.mean(values)) for image_id, values in found.items()}
 
 
-def _image_files(data: Release, root: Path | None, ids: list[int]) -> dict[int, tuple[bytes, str]]:
-    """Each image's file bytes and suffix: from the raw tree ``root`` when given, else the
-    release's embedded image files. Raises InputError when neither holds an image's pixels."""
+def _image_files(data: Release, root: Path | None, ids: list[int]) -> dict[int, tuple[Path | bytes, str]]:
+    """Each image's file (in the raw tree ``root``, when given) or bytes (the release's
+    embedded image files), and its suffix. Raises InputError when neither holds an image's
+    pixels."""
     paths = dict(
         zip(
             *(data.arrow("images", ["image_id", "path"]).column(c).to_pylist() for c in ("image_id", "path")),
@@ -134,9 +144,9 @@ def _image_files(data: Release, root: Path | None, ids: list[int]) -> dict[int, 
                 raise InputError(
                     f"--images {root}: no file {paths[i]} for image {i}; give the raw tree the release was built from"
                 )
-            out[i] = (file.read_bytes(), file.suffix.lower())
+            out[i] = (file, file.suffix.lower())
         return out
-    found: dict[int, tuple[bytes, str]] = {}
+    found: dict[int, tuple[Path | bytes, str]] = {}
     for path in sorted((data.folder / "hf").glob("images-*.parquet")):
         if "image" not in pq.read_schema(path).names:
             continue
@@ -151,12 +161,13 @@ def _image_files(data: Release, root: Path | None, ids: list[int]) -> dict[int, 
     return found
 
 
-def _thumbnail(job: tuple[bytes, str, str]) -> None:
-    """Write a JPEG of at most ``THUMB`` pixels a side (decoded at a reduced scale where JPEG allows)."""
+def _thumbnail(job: tuple[str, str]) -> None:
+    """Write a JPEG of at most ``THUMB`` pixels a side of the image file ``job[0]`` to ``job[1]``
+    (decoded at a reduced scale where JPEG allows)."""
     from PIL import Image
 
-    data, _, out = job
-    with Image.open(io.BytesIO(data)) as opened:
+    source, out = job
+    with Image.open(source) as opened:
         opened.draft("RGB", (THUMB, THUMB))
         small = opened.convert("RGB")
         small.thumbnail((THUMB, THUMB))
@@ -227,6 +238,8 @@ def write_site(
     feature_columns += [c for c in ("boundary_area", "convexity") if c in data.arrow("regions").column_names]
     wanted = ["image_id", "annotator", "region_id", "label", "iscrowd", "area_px", "geometry", *feature_columns]
     regions = data.arrow("regions", wanted).to_pylist()
+    for region, path in zip(regions, svg_paths([r.pop("geometry") for r in regions]), strict=True):
+        region["path"] = path
     paths = dict(
         zip(
             *(data.arrow("vocabulary", ["label", "path"]).column(c).to_pylist() for c in ("label", "path")), strict=True
@@ -243,11 +256,18 @@ def write_site(
 
     jobs = []
     for image_id in ids:
-        content, suffix = files[image_id]
-        (out / "img" / f"{image_id}{suffix}").write_bytes(content)
-        jobs.append((content, suffix, str(out / "thumb" / f"{image_id}.jpg")))
-    with ProcessPoolExecutor(max(1, workers)) as pool:
-        list(pool.map(_thumbnail, jobs, chunksize=64))
+        source, suffix = files[image_id]
+        copy = out / "img" / f"{image_id}{suffix}"
+        if isinstance(source, bytes):
+            copy.write_bytes(source)
+        else:
+            try:
+                os.link(source, copy)  # the raw tree's file itself, where the file system allows
+            except OSError:
+                shutil.copyfile(source, copy)
+        jobs.append((str(copy), str(out / "thumb" / f"{image_id}.jpg")))
+    pool = ProcessPoolExecutor(max(1, workers))
+    thumbnails = pool.map(_thumbnail, jobs, chunksize=32)  # made while the pages' data are written
 
     by_image: dict[int, list[dict[str, Any]]] = {}
     for r in regions:
@@ -266,7 +286,7 @@ def write_site(
                     "id": int(r["region_id"]),
                     "label": label,
                     "colour": colour.get(label, "#888888"),
-                    "path": _svg_path(r["geometry"]),
+                    "path": r["path"],
                     "crowd": bool(r.get("iscrowd")),
                     "hierarchy": str(paths.get(label) or ""),
                     "area": _number(r["area_px"]),
@@ -304,6 +324,8 @@ def write_site(
             ]
         )
     shown = len(regions)
+    list(thumbnails)
+    pool.shutdown()
     charts = _charts(data.folder / "results", out / "charts")
     meta = {
         "dataset": data.dataset,
