@@ -13,7 +13,7 @@ install)
     [ "$(id -u)" = 0 ] || die "installing Chromium needs root: run 'sudo $0 install'"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    apt-get install -y -qq chromium >/dev/null  # with its recommended fonts, as a desktop has them
     ;;
 *) die "usage: $0 install" ;;
 esac
