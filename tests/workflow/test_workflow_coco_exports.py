@@ -269,6 +269,15 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     from regionbench.client.instances import STATS
 
     assert np.allclose([ours["measures"][k] for k in STATS], evaluation.stats, rtol=0, atol=1e-12)
+    # per image (view --run sorts by it): the F1 at IoU 0.5 on the exported files, by the release's ids
+    from regionbench.client.instances import per_image_f1
+
+    paths = pq.read_table(folder / "data/images.parquet", columns=["image_id", "path"]).to_pylist()
+    release_id = {
+        im["id"]: next(p["image_id"] for p in paths if p["path"].endswith(im["file_name"])) for im in mine["images"]
+    }
+    expected = {release_id[i]: v for i, v in per_image_f1(mine, detections, iou_type, 100).items()}
+    assert {int(i): v for i, v in ours["per_image"].items()} == expected and set(expected.values()) - {0.0, 1.0}
     import dataclasses
 
     import regionbench

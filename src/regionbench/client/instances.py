@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,65 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise InstancesError(f"{path}: " + f"; {path}: ".join(problems[:10]) + more)
     return out
+
+
+def per_image_f1(
+    truth: dict, detections: Sequence[dict], iou_type: str = "segm", max_dets: int = 100
+) -> dict[int, float]:
+    """Per image of ``truth`` (its numbering), the F1 at IoU 0.5 of ``detections`` against the
+    image's instances: per category, detections best score first (at most ``max_dets``, as
+    COCOeval keeps) each take the unmatched instance they overlap most, at IoU >= 0.5; F1 =
+    2 matched / (instances + detections), 1 when the image has neither. Crowd instances are
+    neither counted nor matched, and detections that overlap one by half are not counted
+    against the run (COCOeval ignores them too)."""
+    from pycocotools import mask as coco_mask
+
+    key = "segmentation" if iou_type == "segm" else "bbox"
+
+    def shape(value: Any) -> Any:  # RLE counts as pycocotools takes them
+        if key == "segmentation" and isinstance(value.get("counts"), str):
+            return {"size": value["size"], "counts": value["counts"].encode()}
+        return value
+
+    instances: dict[tuple[int, int], list[Any]] = defaultdict(list)
+    crowds: dict[tuple[int, int], list[Any]] = defaultdict(list)
+    for a in truth["annotations"]:
+        (crowds if a["iscrowd"] else instances)[(a["image_id"], a["category_id"])].append(shape(a[key]))
+    found: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    for d in detections:
+        found[(d["image_id"], d["category_id"])].append(d)
+    matched: Counter[int] = Counter()
+    counted: Counter[int] = Counter()
+    for (image, _), shapes in instances.items():
+        counted[image] += len(shapes)  # every instance, and below every detection counted
+    for (image, category), mine in found.items():
+        mine = sorted(mine, key=lambda d: -d["score"])[:max_dets]
+        boxes = [shape(d[key]) for d in mine]
+        taken = np.zeros(len(instances[(image, category)]), dtype=bool)
+        ious = np.asarray(coco_mask.iou(boxes, instances[(image, category)], [0] * len(taken))) if taken.size else None
+        in_crowd = (
+            np.asarray(coco_mask.iou(boxes, crowds[(image, category)], [1] * len(crowds[(image, category)]))).max(
+                axis=1
+            )
+            >= 0.5
+            if crowds[(image, category)]
+            else np.zeros(len(mine), dtype=bool)
+        )
+        for k in range(len(mine)):
+            if ious is not None:
+                candidates = np.where(taken, -1.0, ious[k])
+                best = int(np.argmax(candidates))
+                if candidates[best] >= 0.5:
+                    taken[best] = True
+                    matched[image] += 1
+                    counted[image] += 1
+                    continue
+            if not in_crowd[k]:
+                counted[image] += 1
+    return {
+        int(entry["id"]): 2 * matched[entry["id"]] / counted[entry["id"]] if counted[entry["id"]] else 1.0
+        for entry in truth["images"]
+    }
 
 
 def score(

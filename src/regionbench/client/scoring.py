@@ -313,6 +313,10 @@ def score_instances(run: MaskRun) -> dict:
         detections = instances.read_results(run.predictions, truth, known)
         ranges = {name: (low, high) for name, low, high in run.area_ranges}
         results[who] = instances.score(truth, detections, run.iou_type, run.max_dets, ranges)
+        if who == truths[0]:  # per image, against the first truth, by the release's ids
+            release_id = {v: k for k, v in instances.numbering(coverage, who).items()}
+            f1 = instances.per_image_f1(truth, detections, run.iou_type, run.max_dets[-1])
+            per_image = {release_id.get(i, i): v for i, v in f1.items()}
     report: dict = {"truth": truths if run.all_annotators else truths[0]}
     if run.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
@@ -324,6 +328,7 @@ def score_instances(run: MaskRun) -> dict:
     else:
         report |= {"measures": first["stats"], "per_category_ap": first["per_category_ap"]}
         report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
+    report["per_image"] = per_image  # F1 at IoU 0.5 (instances.per_image_f1)
     report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
     return report
 
