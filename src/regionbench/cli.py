@@ -182,29 +182,6 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def _image_bytes(rel: loader.Release, ids: list[int], root: str | None) -> dict[int, bytes]:
-    """The image files of ``ids``: from the raw tree ``root`` when given, else from the
-    release's Hugging Face image files (``release.images: embed``)."""
-    if root is not None:
-        paths = rel.images.set_index("image_id")["path"]
-        return {i: (Path(root) / paths[i]).read_bytes() for i in ids}
-    found: dict[int, bytes] = {}
-    for path in sorted((rel.folder / "hf").glob("images-*.parquet")):
-        if "image" not in pq.read_schema(path).names:
-            continue
-        # Only the rows asked for: the files hold every image's bytes.
-        table = pq.read_table(path, columns=["image_id", "image"], filters=[("image_id", "in", ids)])
-        for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
-            found[image_id] = cell["bytes"]
-    missing = [i for i in ids if i not in found]
-    if missing:
-        why = "it names its images by path" if rel.manifest.get("images") != "embedded" else "they are not in its files"
-        raise UserError(
-            f"{rel.folder}: no pixels of image(s) {missing[:5]} in the release ({why}); give the raw tree with --images ROOT"
-        )
-    return found
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     from PIL import Image  # the build extra: figures are made where the release is built
 
@@ -221,7 +198,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"{args.release}: no image {unknown[0]}; the images are {known[0]}..{known[-1]}")
     regions = rel.regions_of(args.annotator)
-    files = _image_bytes(rel, ids, args.images)
+    files = {i: f if isinstance(f, bytes) else f.read_bytes() for i, f in rel.image_sources(ids, args.images).items()}
     captions = rel.images.set_index("image_id")["caption_title"]
     panels = []
     for image_id in ids:

@@ -142,6 +142,41 @@ class Release:
             )
         return geometry.from_rle(rle)
 
+    def image_sources(self, ids: list[int], root: str | Path | None = None) -> dict[int, Path | bytes]:
+        """Where the pixels of images ``ids`` are: each image's file under the raw tree ``root``
+        when given, else its bytes from the release's embedded image files
+        (``release.images: embed``; only the rows asked for are read). Raises
+        ``errors.InputError`` naming the images without pixels and how to give them."""
+        paths = dict(
+            zip(
+                *(self.arrow("images", ["image_id", "path"]).column(c).to_pylist() for c in ("image_id", "path")),
+                strict=True,
+            )
+        )
+        if root is not None:
+            missing = [i for i in ids if not (Path(root) / paths[i]).is_file()]
+            if missing:
+                raise errors.InputError(
+                    f"--images {root}: no file {paths[missing[0]]} for image {missing[0]}; "
+                    "give the raw tree the release was built from"
+                )
+            return {i: Path(root) / paths[i] for i in ids}
+        found: dict[int, Path | bytes] = {}
+        for path in sorted((self.folder / "hf").glob("images-*.parquet")):
+            if "image" not in pq.read_schema(path).names:
+                continue
+            table = pq.read_table(path, columns=["image_id", "image"], filters=[("image_id", "in", ids)])
+            for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
+                found[image_id] = cell["bytes"]
+        missing = [i for i in ids if i not in found]
+        if missing:
+            embedded = self.manifest.get("images") == "embedded"
+            why = "they are not in its files" if embedded else "it names its images by path"
+            raise errors.InputError(
+                f"{self.folder}: no pixels of image(s) {missing[:5]} in the release ({why}); give the raw tree with --images ROOT"
+            )
+        return found
+
     def verify(self) -> list[str]:
         return release.verify(self.folder)
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from regionbench.client.loader import Release
 from regionbench.core.errors import InputError
@@ -126,41 +125,6 @@ def _agreement(data: Release) -> dict[int, float]:
     return {image_id: float(np.mean(values)) for image_id, values in found.items()}
 
 
-def _image_files(data: Release, root: Path | None, ids: list[int]) -> dict[int, tuple[Path | bytes, str]]:
-    """Each image's file (in the raw tree ``root``, when given) or bytes (the release's
-    embedded image files), and its suffix. Raises InputError when neither holds an image's
-    pixels."""
-    paths = dict(
-        zip(
-            *(data.arrow("images", ["image_id", "path"]).column(c).to_pylist() for c in ("image_id", "path")),
-            strict=True,
-        )
-    )
-    if root is not None:
-        out = {}
-        for i in ids:
-            file = root / paths[i]
-            if not file.is_file():
-                raise InputError(
-                    f"--images {root}: no file {paths[i]} for image {i}; give the raw tree the release was built from"
-                )
-            out[i] = (file, file.suffix.lower())
-        return out
-    found: dict[int, tuple[Path | bytes, str]] = {}
-    for path in sorted((data.folder / "hf").glob("images-*.parquet")):
-        if "image" not in pq.read_schema(path).names:
-            continue
-        table = pq.read_table(path, columns=["image_id", "image"])
-        for image_id, cell in zip(table["image_id"].to_pylist(), table["image"].to_pylist(), strict=True):
-            found[image_id] = (cell["bytes"], Path(paths[image_id]).suffix.lower())
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise InputError(
-            f"{data.folder}: the release names its images by path, without their pixels; give the raw tree with --images ROOT"
-        )
-    return found
-
-
 def _thumbnail(job: tuple[str, str]) -> None:
     """Write a JPEG of at most ``THUMB`` pixels a side of the image file ``job[0]`` to ``job[1]``
     (decoded at a reduced scale where JPEG allows)."""
@@ -252,12 +216,13 @@ def write_site(
     agreement = _agreement(data)
     subsets = _subsets(data)
     relations = _relations(data)
-    files = _image_files(data, Path(images_root) if images_root is not None else None, ids)
+    files = data.image_sources(ids, images_root)
+    suffix = {int(row["image_id"]): Path(row["path"]).suffix.lower() for row in images}
 
     jobs = []
     for image_id in ids:
-        source, suffix = files[image_id]
-        copy = out / "img" / f"{image_id}{suffix}"
+        source = files[image_id]
+        copy = out / "img" / f"{image_id}{suffix[image_id]}"
         if isinstance(source, bytes):
             copy.write_bytes(source)
         else:
@@ -303,7 +268,7 @@ def write_site(
                 "id": image_id,
                 "width": int(row["width"]),
                 "height": int(row["height"]),
-                "src": f"img/{image_id}{files[image_id][1]}",
+                "src": f"img/{image_id}{suffix[image_id]}",
                 "caption": caption,
                 "split": split,
                 "layers": layers,
