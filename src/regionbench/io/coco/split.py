@@ -304,7 +304,9 @@ class _Splitter:
 
         seen_ids: set[int] = set()
         for n, ann in enumerate(streamed_annotations(path)):
-            content.update(json.dumps(ann, sort_keys=True).encode())
+            # One dump per annotation: the file's digest and, when accepted, the shard's row.
+            text = json.dumps(ann, sort_keys=True, separators=(",", ":"))
+            content.update(text.encode())
             image_id = ann.get("image_id") if isinstance(ann, dict) else None
             name = by_coco_id.get(image_id) if is_id(image_id) else None
             key = f"{name or image_id}/{ann.get('id', n) if isinstance(ann, dict) else n}"
@@ -328,7 +330,6 @@ class _Splitter:
             shard = self.count(annotator, "region", key, name, problem)
             if problem is None:
                 seen_ids.add(ann["id"])
-                text = json.dumps(ann, separators=(",", ":"))
                 self.pieces[shard].rows.append((annotator, name, ann["id"], text))
                 self.buffered += len(text)
                 if self.buffered > BUFFER_CHARS:
