@@ -208,14 +208,10 @@ class Ratings:
         """The units of ``parts`` one after another, their annotators renumbered in ``names``."""
         index = {name: k for k, name in enumerate(names)}
         offsets = np.cumsum([0, *(p.size for p in parts)])
+        renumbered = [np.array([index[n] for n in p.names], np.int32)[p.annotator] for p in parts]
         return cls(
-            np.concatenate([np.zeros(0, np.int64), *(p.unit + o for p, o in zip(parts, offsets, strict=False))]),
-            np.concatenate(
-                [
-                    np.zeros(0, np.int32),
-                    *(np.array([index[n] for n in p.names] + [0], np.int32)[p.annotator] for p in parts),
-                ]
-            ),
+            np.concatenate([np.zeros(0, np.int64), *(p.unit + o for p, o in zip(parts, offsets[:-1], strict=True))]),
+            np.concatenate([np.zeros(0, np.int32), *renumbered]),
             np.concatenate([np.zeros(0, np.int32), *(p.code for p in parts)]),
             tuple(names),
             int(offsets[-1]),
