@@ -113,6 +113,27 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return shared(tmp_path_factory, "tiny-build", lambda folder: build_tiny(folder / "wf")) / "wf"
 
 
+COCO_TINY = (
+    "dataset: coco-tiny\n"
+    "synth: {profile: tiny, seed: 0, quirks: false, layout: coco, annotators: 3, disagreement: 0.3}\n"
+    "classifiers: {names: [naive]}\n"  # one classifier, on the consensus regions
+)
+COCO_RELEASE = "releases/coco-tiny/v1.0.0"
+
+
+@pytest.fixture(scope="session")
+def coco_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project folder with the generated three-annotator COCO release built end to end
+    (shared: do not modify)."""
+
+    def make(folder: Path) -> None:
+        project = workflow_copy(folder / "wf")
+        done = build(project, "--configfile", str(write_config(project, COCO_TINY)))
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    return shared(tmp_path_factory, "coco-build", make) / "wf"
+
+
 @pytest.fixture()
 def drop_in_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
     """``drop(file)`` puts a layout file in a folder ``regionbench.io`` searches too, as if copied

@@ -15,23 +15,13 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import TINY_RELEASE, build, workflow_copy, write_config
-from test_workflow_coco import COCO_TINY, RELEASE
+from conftest import COCO_RELEASE, TINY_RELEASE
 
 CHROMIUM = Path(os.environ.get("REGIONBENCH_CHROMIUM", "/usr/bin/chromium"))
 
 
 def view(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "regionbench", "view", *args], capture_output=True, text=True)
-
-
-@pytest.fixture(scope="module")
-def coco_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Three annotators and their consensus, images named by path (no licence to embed them)."""
-    project = workflow_copy(tmp_path_factory.mktemp("coco") / "wf")
-    done = build(project, "--configfile", str(write_config(project, COCO_TINY)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return project
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +121,7 @@ def test_the_index_filters_pages_and_opens_an_image(browser, tiny_site: Path, ti
 
 @pytest.mark.browser
 def test_several_annotators_sort_by_agreement_and_switch_layers(browser, coco_build: Path, tmp_path: Path) -> None:
-    release, raw = coco_build / RELEASE, coco_build / "resources/raw/coco-tiny"
+    release, raw = coco_build / COCO_RELEASE, coco_build / "resources/raw/coco-tiny"
     out = tmp_path / "site"
     done = view(str(release), "--out", str(out), "--images", str(raw))  # the pixels from the raw tree
     assert done.returncode == 0, done.stderr

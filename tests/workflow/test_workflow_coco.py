@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, build_command, file_digests, workflow_copy, write_config
+from conftest import COCO_RELEASE, COCO_TINY, build, build_command, file_digests, workflow_copy, write_config
 
 import regionbench
 import regionbench.core.hierarchy
@@ -27,20 +27,7 @@ from regionbench.pipeline.consensus import ConsensusSettings
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic.coco import write_collection
 
-COCO_TINY = (
-    "dataset: coco-tiny\n"
-    "synth: {profile: tiny, seed: 0, quirks: false, layout: coco, annotators: 3, disagreement: 0.3}\n"
-    "classifiers: {names: [naive]}\n"  # one classifier, on the consensus regions
-)
-RELEASE = "releases/coco-tiny/v1.0.0"
-
-
-@pytest.fixture(scope="module")
-def coco_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = workflow_copy(tmp_path_factory.mktemp("coco") / "wf")
-    done = build(project, "--configfile", str(write_config(project, COCO_TINY)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return project
+RELEASE = COCO_RELEASE
 
 
 def test_generated_coco_collection_builds_a_release(coco_build: Path) -> None:
