@@ -224,7 +224,9 @@ def cmd_view(args: argparse.Namespace) -> int:
             run = json.loads(Path(args.run).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UserError(f"--run {args.run}: not a report of evaluate --out ({exc})") from None
-    site = view.write_site(data, Path(args.out), args.images, run)
+    site = view.write_site(data, Path(args.out), args.images, run, predictions=args.predictions)
+    if run is not None and run.get("task") in scoring.TASKS and args.predictions is None:
+        print(f"the run's {run['task']} are scored, not drawn: give --predictions PATH (what the report scored)")
     print(site.line())
     if args.serve:
         import functools
@@ -490,6 +492,11 @@ def _view_command(sub: argparse._SubParsersAction) -> None:
     vw.add_argument("--out", default="site", metavar="DIR", help="the folder to write (default site)")
     vw.add_argument("--images", metavar="ROOT", help="raw tree to read the images from (default: the release's own)")
     vw.add_argument("--run", metavar="REPORT", help="an evaluate --out report: its per-image scores beside each image")
+    vw.add_argument(
+        "--predictions",
+        metavar="PATH",
+        help="with --run of a mask task: the results file or folder it scored, drawn beside the truth",
+    )
     vw.add_argument("--no-verify", action="store_true", help="write the site of a release that does not verify")
     vw.add_argument("--serve", action="store_true", help="then serve the folder at http://127.0.0.1:PORT until Ctrl-C")
     vw.add_argument("--port", type=_number(int, 1, 65535), default=8000, help="the port of --serve (default 8000)")

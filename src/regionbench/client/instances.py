@@ -25,6 +25,7 @@ import io
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -219,15 +220,35 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
     return out
 
 
-def per_image_f1(
-    truth: dict, detections: Sequence[dict], iou_type: str = "segm", max_dets: int = 100
-) -> dict[int, float]:
-    """Per image of ``truth`` (its numbering), the F1 at IoU 0.5 of ``detections`` against the
-    image's instances: per category, detections best score first (at most ``max_dets``, as
-    COCOeval keeps) each take the unmatched instance they overlap most, at IoU >= 0.5; F1 =
-    2 matched / (instances + detections), 1 when the image has neither. Crowd instances are
-    neither counted nor matched, and detections that overlap one by half are not counted
-    against the run (COCOeval ignores them too)."""
+@dataclass(frozen=True)
+class Match:
+    """What became of one detection at IoU 0.5 (``matches``): ``index`` in the detections given;
+    ``outcome`` "matched" (it took an instance), "unmatched" (it took none: a false positive),
+    "crowd" (unmatched but lying on a crowd region: not counted) or "dropped" (beyond the
+    ``max_dets`` best of its image and category: not scored); ``iou`` its IoU with the instance
+    it took, else its best with any instance of its category (0 when dropped)."""
+
+    index: int
+    outcome: str
+    iou: float
+
+    @property
+    def matched(self) -> bool:
+        return self.outcome == "matched"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the detection counts in the run's F1 (a match or a false positive)."""
+        return self.outcome in ("matched", "unmatched")
+
+
+def matches(truth: dict, detections: Sequence[dict], iou_type: str = "segm", max_dets: int = 100) -> list[Match]:
+    """Each detection matched against ``truth``'s instances at IoU 0.5, as COCOeval matches at
+    that threshold: per image and category, detections best score first (at most ``max_dets``
+    kept) each take the unmatched instance they overlap most, at IoU >= 0.5. Crowd instances
+    are never taken; a detection left unmatched that overlaps one by half (IoU with the
+    detection's area as the union) is not counted against the run. Returns one ``Match`` per
+    detection, in the detections' order."""
     from pycocotools import mask as coco_mask
 
     key = "segmentation" if iou_type == "segm" else "bbox"
@@ -241,37 +262,47 @@ def per_image_f1(
     crowds: dict[tuple[int, int], list[Any]] = defaultdict(list)
     for a in truth["annotations"]:
         (crowds if a["iscrowd"] else instances)[(a["image_id"], a["category_id"])].append(shape(a[key]))
-    found: dict[tuple[int, int], list[dict]] = defaultdict(list)
-    for d in detections:
-        found[(d["image_id"], d["category_id"])].append(d)
-    matched: Counter[int] = Counter()
-    counted: Counter[int] = Counter()
-    for (image, _), shapes in instances.items():
-        counted[image] += len(shapes)  # every instance, and below every detection counted
-    for (image, category), mine in found.items():
-        mine = sorted(mine, key=lambda d: -d["score"])[:max_dets]
-        boxes = [shape(d[key]) for d in mine]
-        taken = np.zeros(len(instances[(image, category)]), dtype=bool)
-        ious = np.asarray(coco_mask.iou(boxes, instances[(image, category)], [0] * len(taken))) if taken.size else None
+    found: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for k, d in enumerate(detections):
+        found[(d["image_id"], d["category_id"])].append(k)
+    out: list[Match] = []
+    for group, mine in found.items():
+        mine = sorted(mine, key=lambda k: -detections[k]["score"])
+        out += [Match(k, "dropped", 0.0) for k in mine[max_dets:]]
+        mine = mine[:max_dets]
+        boxes = [shape(detections[k][key]) for k in mine]
+        taken = np.zeros(len(instances[group]), dtype=bool)
+        ious = np.asarray(coco_mask.iou(boxes, instances[group], [0] * len(taken))) if taken.size else None
         in_crowd = (
-            np.asarray(coco_mask.iou(boxes, crowds[(image, category)], [1] * len(crowds[(image, category)]))).max(
-                axis=1
-            )
-            >= 0.5
-            if crowds[(image, category)]
+            np.asarray(coco_mask.iou(boxes, crowds[group], [1] * len(crowds[group]))).max(axis=1) >= 0.5
+            if crowds[group]
             else np.zeros(len(mine), dtype=bool)
         )
-        for k in range(len(mine)):
+        for n, k in enumerate(mine):
+            best_iou = float(ious[n].max()) if ious is not None else 0.0
             if ious is not None:
-                candidates = np.where(taken, -1.0, ious[k])
+                candidates = np.where(taken, -1.0, ious[n])
                 best = int(np.argmax(candidates))
                 if candidates[best] >= 0.5:
                     taken[best] = True
-                    matched[image] += 1
-                    counted[image] += 1
+                    out.append(Match(k, "matched", float(candidates[best])))
                     continue
-            if not in_crowd[k]:
-                counted[image] += 1
+            out.append(Match(k, "crowd" if in_crowd[n] else "unmatched", best_iou))
+    return sorted(out, key=lambda m: m.index)
+
+
+def per_image_f1(
+    truth: dict, detections: Sequence[dict], iou_type: str = "segm", max_dets: int = 100
+) -> dict[int, float]:
+    """Per image of ``truth`` (its numbering), the F1 at IoU 0.5 of ``detections`` against the
+    image's instances (``matches``): F1 = 2 matched / (instances + counted detections), 1 when
+    the image has neither; crowd instances are not counted."""
+    counted: Counter[int] = Counter(a["image_id"] for a in truth["annotations"] if not a["iscrowd"])
+    matched: Counter[int] = Counter()
+    for m in matches(truth, detections, iou_type, max_dets):
+        image = detections[m.index]["image_id"]
+        counted[image] += m.counted
+        matched[image] += m.matched
     return {
         int(entry["id"]): 2 * matched[entry["id"]] / counted[entry["id"]] if counted[entry["id"]] else 1.0
         for entry in truth["images"]

@@ -16,14 +16,16 @@ measures are ``instances``, ``segments`` and ``semantic``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from regionbench import release
 from regionbench.client import instances, segments, semantic
+from regionbench.client.evaluation import release_hierarchy
 from regionbench.client.loader import Release
 from regionbench.core import errors, geometry, tables
 from regionbench.core.errors import InputError
@@ -53,7 +55,7 @@ class MaskRun:
     area_ranges: tuple[tuple[str, float, float], ...] = ()  # (small | medium | large, low, high) in pixels
     thresholds: int | None = None
     ignore: int = 255
-    names: Path | None = None
+    names: Path | Mapping[str, str] | None = None  # label maps' pixel value -> label (a JSON file, or read)
 
 
 def humans(data: Release) -> list[str]:
@@ -269,6 +271,7 @@ def score_segments(run: MaskRun) -> dict:
         "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
         # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
         "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
+        "per_image_threshold": {ids[int(e["image"]) - 1]: e["threshold"] for e in found.per_image},
     }
     if run.all_annotators:
         each = {}
@@ -308,8 +311,8 @@ def score_instances(run: MaskRun) -> dict:
         raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
     results = {}
     for who in truths:
-        truth = instances.ground_truth(data.regions, images, coverage, who, _named(data))
-        known = _source_ids(data.regions, who) | labels
+        truth = instances.ground_truth(data.regions, images, coverage, who, named_categories(data))
+        known = source_ids(data.regions, who) | labels
         detections = instances.read_results(run.predictions, truth, known)
         ranges = {name: (low, high) for name, low, high in run.area_ranges}
         results[who] = instances.score(truth, detections, run.iou_type, run.max_dets, ranges)
@@ -333,12 +336,12 @@ def score_instances(run: MaskRun) -> dict:
     return report
 
 
-def _named(data: Release) -> pd.DataFrame | None:
+def named_categories(data: Release) -> pd.DataFrame | None:
     """The release's ``source_categories`` (none in a release made before the table)."""
     return data.table("source_categories") if "source_categories" in data.manifest["tables"] else None
 
 
-def _source_ids(regions: pd.DataFrame, who: str) -> dict[str, int]:
+def source_ids(regions: pd.DataFrame, who: str) -> dict[str, int]:
     """Label -> the category id ``who``'s file gave it, where it gave one."""
     mine = regions[(regions["annotator"] == who) & regions["category_id"].notna()]
     return {str(label): int(c) for label, c in zip(mine["label"], mine["category_id"], strict=True)}
@@ -356,7 +359,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFram
         for b in people:
             if b == a:
                 continue
-            truth = instances.ground_truth(data.regions, images, coverage, b, _named(data))
+            truth = instances.ground_truth(data.regions, images, coverage, b, named_categories(data))
             detections = instances.as_detections(data.regions, a, truth, instances.numbering(coverage, b))
             runs.append(instances.score(truth, detections, run.iou_type, run.max_dets)["stats"])
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
@@ -415,23 +418,30 @@ def _pixel_accuracy(truth: dict, predicted: dict[int, np.ndarray]) -> dict[int, 
     return out
 
 
+def read_label_maps(run: MaskRun, images: pd.DataFrame, index: dict[int, int]) -> dict[int, np.ndarray]:
+    """The run's label maps (``<key>.png`` in ``run.predictions``, ``key`` the image id or its
+    file's stem) as class indices (``index``: label id -> class; -1 the ignore value), by image
+    id; an image without one is absent."""
+    if not run.predictions.is_dir():
+        problem = errors.file_problem(run.predictions, "a folder of label maps") or "not a folder"
+        raise ScoringError(f"{run.predictions}: {problem}")
+    value_of = _pixel_values(run.names, run.data) if run.names else None
+    keys = _keys(images)
+    files = {keys[p.stem]: p for p in sorted(run.predictions.glob("*.png")) if p.stem in keys}
+    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    return {i: _classes(read_png(path, shapes[i]), path, index, value_of, run.ignore) for i, path in files.items()}
+
+
 def score_semantic(run: MaskRun) -> dict:
     data = run.data
     images = scored_images(data, run.split)
     names, index = semantic.label_codes(
         dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
     )
-    value_of = _pixel_values(run.names, data) if run.names else None
     truths = humans(data) if run.all_annotators else [run.annotator or reference(data)]
     if any(who not in data.annotators() for who in truths):
         raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
-    if not run.predictions.is_dir():
-        problem = errors.file_problem(run.predictions, "a folder of label maps") or "not a folder"
-        raise ScoringError(f"{run.predictions}: {problem}")
-    keys = _keys(images)
-    files = {keys[p.stem]: p for p in sorted(run.predictions.glob("*.png")) if p.stem in keys}
-    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
-    predicted = {i: _classes(read_png(path, shapes[i]), path, index, value_of, run.ignore) for i, path in files.items()}
+    predicted = read_label_maps(run, images, index)
     classes = len(names)
     results = {}
     for who in truths:
@@ -444,7 +454,7 @@ def score_semantic(run: MaskRun) -> dict:
     report: dict = {
         "truth": truths if run.all_annotators else truths[0],
         "images": len(truth),
-        "images_without_prediction": sum(1 for i in truth if i not in files),
+        "images_without_prediction": sum(1 for i in truth if i not in predicted),
         "ignored_pixels": ignored,
         "overlapping_labels_pixels": overlapped,
         "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
@@ -479,10 +489,11 @@ def semantic_ceiling(
     return _ceiling(each)
 
 
-def _pixel_values(path: Path, data: Release) -> dict[int, int]:
-    """A JSON map of pixel value -> label name, as label id per value."""
+def _pixel_values(names: Path | Mapping[str, str], data: Release) -> dict[int, int]:
+    """A map of pixel value -> label name (a JSON file, or the map itself), as label id per value."""
+    path = names if isinstance(names, Path) else "--label-names"
     try:
-        given = errors.read_json(path, "a JSON map of pixel values to labels")
+        given = errors.read_json(names, "a JSON map of pixel values to labels") if isinstance(names, Path) else names
     except ValueError as exc:
         raise ScoringError(f"{path}: {exc}") from None
     ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
@@ -523,12 +534,56 @@ def score(run: MaskRun) -> dict:
     """The report of one run of a mask task."""
     if run.task not in SCORERS:
         raise ScoringError(f"task {run.task!r}: use {', '.join(SCORERS)}")
-    return {
+    report = {
         "release": {"dataset": run.data.dataset, "version": run.data.version},
         "task": run.task,
         "split": "all" if run.split == "all" or run.data.subsets.empty else run.split,
         "predictions": run.predictions.name,
     } | SCORERS[run.task](run)
+    names = _pixel_values(run.names, run.data) if run.names and run.task == "semantic" else None
+    label = dict(zip(run.data.vocabulary["label_id"].astype(int), run.data.vocabulary["label"], strict=True))
+    report["predictions_sha256"] = predictions_digest(run.predictions)
+    report["settings"] = {
+        "annotator": run.annotator or (None if run.task == "segments" else reference(run.data)),
+        "exclude": run.exclude,
+        "iou_type": run.iou_type,
+        "max_dets": list(run.max_dets),
+        "thresholds": run.thresholds,
+        "ignore": run.ignore,
+        "label_names": {str(v): label[i] for v, i in sorted(names.items())} if names is not None else None,
+    }
+    return report
+
+
+def predictions_digest(path: Path) -> str:
+    """sha256 of a predictions file, or over the relative path and sha256 of every file of a
+    predictions folder: the report names what it scored, and ``view`` draws only that."""
+    return release.sha256_file(path) if path.is_file() else release.fingerprint_tree(path)
+
+
+def rerun(data: Release, report: dict, predictions: Path) -> MaskRun:
+    """The run a mask task's report scored, its predictions read from ``predictions`` again
+    (``view`` draws them); raises ScoringError when ``predictions`` are not the ones it scored."""
+    settings = report.get("settings")
+    if report.get("task") not in SCORERS or not isinstance(settings, dict):
+        raise ScoringError(
+            "--predictions: the report is not of a mask task scored by this version; score the run with evaluate --out"
+        )
+    if not predictions.exists():
+        raise ScoringError(
+            f"--predictions {predictions}: no such file or folder; give the predictions the report scored"
+        )
+    if (found := predictions_digest(predictions)) != report.get("predictions_sha256"):
+        raise ScoringError(
+            f"--predictions {predictions}: not the predictions the report scored (sha256 {found[:12]}, the report's "
+            f"{str(report.get('predictions_sha256'))[:12]}); give the file or folder it scored"
+        )
+    return MaskRun(
+        data, release_hierarchy(data), predictions, str(report["task"]), annotator=settings["annotator"],
+        exclude=settings["exclude"], split=str(report["split"]), iou_type=settings["iou_type"],
+        max_dets=tuple(settings["max_dets"]), thresholds=settings["thresholds"], ignore=int(settings["ignore"]),
+        names=settings["label_names"],
+    )  # fmt: skip
 
 
 def render(report: dict) -> str:

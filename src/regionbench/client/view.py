@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from regionbench.client import scoring
 from regionbench.client.loader import Release
+from regionbench.client.scoring import MaskRun
 from regionbench.core.errors import InputError
 
 THUMB = 256  # the thumbnails' longer side, in pixels
@@ -88,7 +90,14 @@ def svg_paths(geometries: list[bytes | None]) -> list[str]:
     every corner a person can see."""
     import shapely
 
-    shapes = shapely.simplify(shapely.from_wkb(np.array(geometries, dtype=object)), OUTLINE_TOLERANCE, False)
+    return outline_paths(shapely.from_wkb(np.array(geometries, dtype=object)))
+
+
+def outline_paths(geometries: np.ndarray) -> list[str]:
+    """``svg_paths`` of shapely polygons or multipolygons (None for none)."""
+    import shapely
+
+    shapes = shapely.simplify(geometries, OUTLINE_TOLERANCE, False)
     out = []
     for shape in shapes:
         parts = []
@@ -174,18 +183,61 @@ def run_scores(data: Release, report: dict) -> dict[int, float]:
     return {int(k): float(v) for k, v in scores.items()}
 
 
+def drawn_predictions(run: MaskRun, report: dict, colour: dict[str, str]) -> dict[int, list[dict]]:
+    """Per image, a mask task's predictions (``predictions.shapes``) as the page draws them:
+    label, colour (a segment's by its number), SVG path ("" for an empty mask) and facts."""
+    import shapely
+
+    from regionbench.client import predictions as predicted
+    from regionbench.core import geometry
+
+    out: dict[int, list[dict]] = {}
+    for image_id, found in predicted.shapes(run, report):
+        outlines = []
+        for shape in found:
+            if shape.mask is not None:
+                outlines.append(geometry.mask_to_polygon(shape.mask) if shape.mask.any() else None)
+            else:
+                x, y, w, h = shape.box or (0.0, 0.0, 0.0, 0.0)
+                outlines.append(shapely.box(x, y, x + w, y + h) if w > 0 and h > 0 else None)
+        paths = outline_paths(np.array(outlines, dtype=object))
+        out[image_id] = [
+            {
+                "label": shape.label,
+                "colour": colour.get(shape.label, "#888888")
+                if shape.label is not None
+                else PALETTE[shape.facts.get("segment", 0) % len(PALETTE)],
+                "path": path,
+                "facts": {k: _number(v) if isinstance(v, float) else v for k, v in shape.facts.items()},
+            }
+            for shape, path in zip(found, paths, strict=True)
+        ]
+    return out
+
+
 def write_site(
-    data: Release, out: str | Path, images_root: str | Path | None = None, run: dict | None = None, workers: int = 2
+    data: Release,
+    out: str | Path,
+    images_root: str | Path | None = None,
+    run: dict | None = None,
+    workers: int = 2,
+    predictions: str | Path | None = None,
 ) -> Site:
     """Write the site of release ``data`` into ``out`` (created; an existing folder is
     refused unless it holds an earlier site, which is replaced). ``images_root``: the raw tree
     to take the pixels from (default: the release's embedded images); ``run``: an ``evaluate``
-    report whose per-image scores the index shows and sorts by; ``workers``: processes making
+    report whose per-image scores the index shows and sorts by; ``predictions``: the file or
+    folder a mask task's report scored, drawn beside the truth; ``workers``: processes making
     the thumbnails. Returns what was written."""
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not (out / "data" / "meta.js").is_file():
         raise InputError(f"--out {out}: a folder that holds something else than a site; give a new folder")
+    if predictions is not None and run is None:
+        raise InputError("--predictions: give the report that scored them with --run")
     scores = run_scores(data, run) if run is not None else {}
+    vocabulary = sorted(set(data.arrow("vocabulary", ["label"]).column("label").to_pylist()))
+    colour = {label: PALETTE[k % len(PALETTE)] for k, label in enumerate(vocabulary)}
+    masks = scoring.rerun(data, run, Path(predictions)) if run is not None and predictions is not None else None
     predicted = {int(k): v for k, v in (run or {}).get("predicted", {}).items()}
     shutil.rmtree(out, ignore_errors=True)
     for folder in ("data/img", "img", "thumb", "charts"):
@@ -210,7 +262,6 @@ def write_site(
         )
     )
     labels = sorted({r["label"] for r in regions if r["label"] is not None})
-    colour = {label: PALETTE[k % len(PALETTE)] for k, label in enumerate(labels)}
     label_index = {label: k for k, label in enumerate(labels)}
     annotators = sorted({str(r["annotator"]) for r in regions})
     agreement = _agreement(data)
@@ -233,6 +284,7 @@ def write_site(
         jobs.append((str(copy), str(out / "thumb" / f"{image_id}.jpg")))
     pool = ProcessPoolExecutor(max(1, workers))
     thumbnails = pool.map(_thumbnail, jobs, chunksize=32)  # made while the pages' data are written
+    drawn = drawn_predictions(masks, run, colour) if masks is not None and run is not None else {}
 
     by_image: dict[int, list[dict[str, Any]]] = {}
     for r in regions:
@@ -275,6 +327,7 @@ def write_site(
                 "agreement": agreement.get(image_id),
                 "score": scores.get(image_id),
                 "predicted": predicted.get(image_id),
+                "drawn": drawn.get(image_id),
             },
         )
         entries.append(
@@ -296,14 +349,14 @@ def write_site(
         "dataset": data.dataset,
         "version": data.version,
         "digest": data.manifest.get("digest"),
-        "labels": [{"name": x, "colour": colour[x], "regions": counts.get(x, 0)} for x in labels],
+        "labels": [{"name": x, "colour": colour.get(x, "#888888"), "regions": counts.get(x, 0)} for x in labels],
         "annotators": annotators,
         "subsets": sorted({t for tokens in subsets.values() for t in tokens}),
         "splits": sorted({str(e[4]) for e in entries if e[4]}),
         "page": PAGE,
         "charts": charts,
         "figures": _figures(data.folder / "results"),
-        "run": {"task": run.get("task"), "predictions": run.get("predictions")} if run else None,
+        "run": {"task": run.get("task"), "predictions": run.get("predictions"), "drawn": bool(drawn)} if run else None,
     }
     _js(out / "data" / "meta.js", "meta", meta)
     _js(out / "data" / "index.js", "index", entries)

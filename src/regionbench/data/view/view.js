@@ -166,6 +166,100 @@ const RB = {
       }
       svg.appendChild(group);
     }
+    if (image.drawn) RB.predictions(image.drawn, svg, layers);
+  },
+
+  predictions(shapes, svg, layers) {
+    // A mask task's run: its shapes as one more layer, on top, dashed; detections below a chosen
+    // score hidden (a run gives up to 100 an image, most of them faint).
+    const task = RB.data.meta.run.task;
+    const group = document.createElementNS("http://www.w3.org/2000/svg", "g");
+    group.setAttribute("class", "run");
+    group.setAttribute("data-annotator", "the run");
+    const box = RB.element("input", { type: "checkbox", "data-annotator": "the run" });
+    box.checked = true;
+    box.addEventListener("change", () => { group.style.display = box.checked ? "" : "none"; });
+    const count = RB.element("span", { id: "run-count" });
+    const label = RB.element("label");
+    label.append(box, ` the run's ${task} `, count);
+    layers.appendChild(label);
+    const listing = document.getElementById("predictions");
+    document.getElementById("run-listing").hidden = false;
+    const header = listing.insertRow();
+    const figures = { instances: ["score", "outcome", "iou"], segments: ["segment", "area"], semantic: ["area", "right"] }[task];
+    for (const name of ["#", "label", ...figures]) header.appendChild(RB.element("th", {}, name));
+    const drawn = [];
+    shapes.forEach((shape, k) => {
+      const row = listing.insertRow();
+      row.setAttribute("data-predicted", String(k));
+      row.insertCell().textContent = String(k + 1);
+      const cell = row.insertCell();
+      cell.appendChild(RB.element("span", { class: "swatch", style: `background:${shape.colour}` }));
+      cell.append(shape.label === null ? "" : shape.label);
+      for (const name of figures) {
+        const value = shape.facts[name];
+        row.insertCell().textContent = value === null || value === undefined ? "" : String(value);
+      }
+      if (shape.facts.outcome) row.cells[3].className = shape.facts.outcome === "matched" ? "right" : "wrong";
+      if (!shape.path) return; // an empty mask: listed, not drawn
+      const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+      path.setAttribute("d", shape.path);
+      path.setAttribute("fill", shape.colour);
+      path.setAttribute("stroke", shape.colour);
+      path.setAttribute("fill-rule", "evenodd");
+      path.setAttribute("data-predicted", String(k));
+      const show = () => {
+        svg.querySelectorAll("path.chosen").forEach((p) => p.classList.remove("chosen"));
+        path.classList.add("chosen");
+        RB.explain(task, k, shape);
+      };
+      path.addEventListener("mouseenter", show);
+      path.addEventListener("click", show);
+      group.appendChild(path);
+      drawn.push([path, row, shape]);
+    });
+    svg.appendChild(group);
+    const filter = () => {
+      const least = task === "instances" ? Number(document.getElementById("min-score").value) : -Infinity;
+      let shown = 0;
+      for (const [path, row, shape] of drawn) {
+        const on = !(shape.facts.score < least);
+        path.style.display = on ? "" : "none";
+        row.hidden = !on;
+        shown += on;
+      }
+      count.textContent = `(${shown} of ${shapes.length})`;
+    };
+    if (task === "instances") {
+      const slider = RB.element("input", { type: "range", id: "min-score", min: "0", max: "1", step: "0.05", value: "0.5" });
+      const value = RB.element("span", {}, "0.50");
+      slider.addEventListener("input", () => { value.textContent = Number(slider.value).toFixed(2); filter(); });
+      const line = RB.element("label");
+      line.append("score at least ", slider, " ", value);
+      layers.appendChild(line);
+    }
+    filter();
+  },
+
+  explain(task, k, shape) {
+    const panel = document.getElementById("region");
+    panel.replaceChildren();
+    const name = shape.label === null ? `segment ${shape.facts.segment}` : shape.label;
+    panel.appendChild(RB.element("h2", {}, `${name} (the run, ${task} ${k + 1})`));
+    const said = {
+      matched: "took an instance of its label at IoU ≥ 0.5",
+      unmatched: "took no instance: a false positive",
+      crowd: "lies on a crowd region: not counted",
+      dropped: "beyond the detections scored per image and label",
+    }[shape.facts.outcome];
+    if (said) panel.appendChild(RB.element("p", { class: shape.facts.outcome === "matched" ? "right" : "wrong" }, said));
+    const table = RB.element("table", { class: "features" });
+    for (const [name, value] of Object.entries(shape.facts)) {
+      const row = table.insertRow();
+      row.insertCell().textContent = { iou: "IoU (best)", right: "share the truth labels so" }[name] || name;
+      row.insertCell().textContent = value === null ? "" : String(value);
+    }
+    panel.appendChild(table);
   },
 
   run(image) {

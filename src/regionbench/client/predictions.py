@@ -1,0 +1,112 @@
+"""What a scored mask run predicted, image by image, as shapes to draw beside the truth
+(``regionbench view --run REPORT --predictions PATH``).
+
+The predictions are read again with the readers that scored them (``scoring.rerun`` checks
+they are the bytes the report scored) and each becomes a ``Shape``:
+
+- **instances**: each detection, its mask (or its box), category and score, and what became
+  of it at IoU 0.5 against the report's truth (``instances.matches``): it took an instance,
+  it took none (its best IoU said), it lay on a crowd region, or it fell beyond the
+  ``max_dets`` best;
+- **segments**: each segment of the image's segmentation at its best threshold (the one its
+  per-image covering was taken at), with its area;
+- **semantic**: each label the map gives, its pixels as one shape, with its area and the share
+  of them the truth labels the same (pixels the truth ignores aside).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import instances, scoring, semantic
+from regionbench.client.scoring import MaskRun
+
+BATCH = 256  # images read at a time: label maps are whole images, a run's folder may hold thousands
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One predicted shape: a boolean ``mask`` of the image, or a COCO ``box`` (x, y, w, h) where
+    a detection has no mask; its ``label`` (None for a segment) and ``facts`` (figures by name)."""
+
+    label: str | None
+    mask: np.ndarray | None = None
+    box: tuple[float, float, float, float] | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def shapes(run: MaskRun, report: dict) -> Iterator[tuple[int, list[Shape]]]:
+    """(image id, its shapes) for every image ``report`` scored, in id order, a batch of
+    images read at a time (an image the run gave nothing has no shapes)."""
+    images = scoring.scored_images(run.data, run.split)
+    draw = {"instances": _instances, "segments": _segments, "semantic": _semantic}[run.task]
+    for start in range(0, len(images), BATCH):
+        batch = images.iloc[start : start + BATCH]
+        found = draw(run, report, batch)
+        for image_id in batch["image_id"].astype(int):
+            yield int(image_id), found.get(int(image_id), [])
+
+
+def _instances(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, list[Shape]]:
+    from pycocotools import mask as coco_mask
+
+    data, who = run.data, str(run.annotator)
+    coverage = data.table("coverage")
+    truth = instances.ground_truth(data.regions, images, coverage, who, scoring.named_categories(data))
+    labels = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    known = scoring.source_ids(data.regions, who) | labels
+    name = {category: label for label, category in known.items()} | {c["id"]: c["name"] for c in truth["categories"]}
+    chosen = {e["id"] for e in truth["images"]}
+    detections = [d for d in instances.read_results(run.predictions, truth, known) if d["image_id"] in chosen]
+    release_id = {v: k for k, v in instances.numbering(coverage, who).items()}
+    out: dict[int, list[Shape]] = {}
+    for m in instances.matches(truth, detections, run.iou_type, run.max_dets[-1]):
+        d = detections[m.index]
+        facts = {"score": d["score"], "iou": round(m.iou, 4), "outcome": m.outcome}
+        mask = coco_mask.decode(d["segmentation"]).astype(bool) if "segmentation" in d else None
+        box = tuple(d["bbox"]) if mask is None else None
+        out.setdefault(release_id.get(d["image_id"], d["image_id"]), []).append(
+            Shape(name.get(d["category_id"]), mask, box, facts)
+        )
+    for found in out.values():
+        found.sort(key=lambda s: -s.facts["score"])  # the best first: drawn last, on top
+    return out
+
+
+def _segments(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, list[Shape]]:
+    levels, found = scoring.read_segmentations(run.predictions, images, run.thresholds)
+    best = {int(k): float(v) for k, v in report.get("per_image_threshold", {}).items()}
+    out: dict[int, list[Shape]] = {}
+    for image_id, maps in found.items():
+        chosen = maps[levels.index(best[image_id])] if image_id in best else maps[0]
+        segments, areas = np.unique(chosen, return_counts=True)
+        out[image_id] = [
+            Shape(None, chosen == value, facts={"segment": int(value), "area": int(area)})
+            for value, area in zip(segments.tolist(), areas.tolist(), strict=True)
+        ]
+    return out
+
+
+def _semantic(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, list[Shape]]:
+    data = run.data
+    names, index = semantic.label_codes(
+        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    )
+    predicted = scoring.read_label_maps(run, images, index)
+    truth = scoring.class_maps(data, str(run.annotator), images[images["image_id"].isin(list(predicted))], index)
+    out: dict[int, list[Shape]] = {}
+    for image_id, classes in predicted.items():
+        label, ignore, _ = truth[image_id]
+        shapes = []
+        for k in np.unique(classes[classes >= 0]).tolist():
+            mask = classes == k
+            scored = mask & ~ignore
+            right = float((label[scored] == k).mean()) if scored.any() else None
+            shapes.append(Shape(names[k], mask, facts={"area": int(mask.sum()), "right": right}))
+        out[image_id] = shapes
+    return out
