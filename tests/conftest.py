@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from filelock import FileLock
 
+import regionbench
 from regionbench.pipeline.ingest import ingest_shard
 from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
 from regionbench.synthetic import scenes as synth
@@ -285,3 +287,27 @@ def readme_blocks(heading: str | None = None) -> list[ReadmeBlock]:
             for m in README_BLOCK.finditer(text, start, end)
         ]
     return found
+
+
+def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None) -> list[int]:
+    """The reference annotator's label ids as 16-bit label-map PNGs in ``out``, one per test image
+    of the release ``folder`` (``image_ids``: only these); returns the images written."""
+    from PIL import Image
+
+    from regionbench.client import scoring
+
+    data = regionbench.load(folder)
+    images = scoring.scored_images(data, "test")
+    _, index = scoring.semantic.label_codes(
+        dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True))
+    )
+    ids = {k: label_id for label_id, k in index.items()}
+    out.mkdir()
+    written = []
+    for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), images, index).items():
+        if image_ids is not None and image_id not in image_ids:
+            continue
+        values = np.where(ignore, 255, np.vectorize(lambda k: ids.get(k, 255))(np.where(ignore, 0, label)))
+        Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
+        written.append(image_id)
+    return written

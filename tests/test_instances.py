@@ -165,14 +165,15 @@ def test_other_area_ranges_are_cocoeval_s_with_them(tmp_path: Path) -> None:
         instances.score(truth, [], "segm", area_ranges={"tiny": (0.0, 1.0)})
 
 
-def _f1_by_pixels(truth: dict, detections: list[dict], max_dets: int) -> dict[int, float]:
-    """``per_image_f1`` by its definition, on the decoded masks: IoU = |d and g| / |d or g|, a
-    crowd's overlap = |d and c| / |d|."""
+def _by_pixels(truth: dict, detections: list[dict], max_dets: int) -> tuple[dict[int, float], dict[int, tuple]]:
+    """``per_image_f1`` and ``matches`` by their definitions, on the decoded masks: IoU =
+    |d and g| / |d or g|, a crowd's overlap = |d and c| / |d|. Returns the F1 per image and
+    each detection's (outcome, IoU) by its index."""
 
     def mask(value: dict) -> np.ndarray:
         return coco_mask.decode({"size": value["size"], "counts": value["counts"].encode()}).astype(bool)
 
-    out = {}
+    out, outcomes = {}, {}
     for entry in truth["images"]:
         image = entry["id"]
         mine = [a for a in truth["annotations"] if a["image_id"] == image]
@@ -183,28 +184,41 @@ def _f1_by_pixels(truth: dict, detections: list[dict], max_dets: int) -> dict[in
         }:
             shapes = [mask(a["segmentation"]) for a in mine if a["category_id"] == category and not a["iscrowd"]]
             crowds = [mask(a["segmentation"]) for a in mine if a["category_id"] == category and a["iscrowd"]]
-            found = [d for d in detections if (d["image_id"], d["category_id"]) == (image, category)]
+            found = [k for k, d in enumerate(detections) if (d["image_id"], d["category_id"]) == (image, category)]
+            ranked = sorted(found, key=lambda k: -detections[k]["score"])
+            outcomes |= {k: ("dropped", 0.0) for k in ranked[max_dets:]}
             taken = [False] * len(shapes)
-            for d in sorted(found, key=lambda d: -d["score"])[:max_dets]:
-                m = mask(d["segmentation"])
-                ious = [(-1.0 if t else (m & g).sum() / (m | g).sum()) for g, t in zip(shapes, taken, strict=True)]
+            for k in ranked[:max_dets]:
+                m = mask(detections[k]["segmentation"])
+                every = [(m & g).sum() / (m | g).sum() for g in shapes]
+                ious = [(-1.0 if t else iou) for iou, t in zip(every, taken, strict=True)]
                 if ious and max(ious) >= 0.5:
                     taken[int(np.argmax(ious))] = True
                     matched += 1
                     counted += 1
-                elif not any((m & c).sum() / max(m.sum(), 1) >= 0.5 for c in crowds):
+                    outcomes[k] = ("matched", max(ious))
+                elif any((m & c).sum() / max(m.sum(), 1) >= 0.5 for c in crowds):
+                    outcomes[k] = ("crowd", max(every, default=0.0))
+                else:
                     counted += 1
+                    outcomes[k] = ("unmatched", max(every, default=0.0))
         out[image] = 2 * matched / counted if counted else 1.0
-    return out
+    return out, outcomes
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 100]))
 def test_the_per_image_f1_is_its_definition_on_the_pixels(seed: int, max_dets: int) -> None:
-    """What ``view --run`` sorts an instances run by: each image's F1 at IoU 0.5, the same as
-    counted on the decoded masks, duplicates, crowds, empty images and the detection cap included."""
+    """What ``view --run`` sorts an instances run by, and draws each detection as: each image's
+    F1 at IoU 0.5 and each detection's outcome and IoU, the same as counted on the decoded masks,
+    duplicates, crowds, empty images and the detection cap included."""
     truth, detections = truth_and_detections(seed)
     ours = instances.per_image_f1(truth, detections, "segm", max_dets)
-    expected = _f1_by_pixels(truth, detections, max_dets)
+    expected, outcomes = _by_pixels(truth, detections, max_dets)
     assert ours.keys() == expected.keys()
     assert all(ours[i] == pytest.approx(expected[i], abs=1e-12) for i in ours)
+    found = instances.matches(truth, detections, "segm", max_dets)
+    assert [m.index for m in found] == list(range(len(detections)))
+    for m in found:
+        assert m.outcome == outcomes[m.index][0]
+        assert m.iou == pytest.approx(outcomes[m.index][1], abs=1e-9)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import truth_label_maps
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -306,32 +307,9 @@ def test_the_imageclef_export_writes_each_subsets_run_order(tiny_build: Path, tm
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
-def _label_maps(folder: Path, out: Path, image_ids: list[int] | None = None) -> list[int]:
-    """The reference annotator's label ids as 16-bit label-map PNGs, one per test image."""
-    from PIL import Image
-
-    from regionbench.client import scoring
-
-    data = regionbench.load(folder)
-    images = scoring.scored_images(data, "test")
-    _, index = scoring.semantic.label_codes(
-        dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True))
-    )
-    ids = {k: label_id for label_id, k in index.items()}
-    out.mkdir()
-    written = []
-    for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), images, index).items():
-        if image_ids is not None and image_id not in image_ids:
-            continue
-        values = np.where(ignore, 255, np.vectorize(lambda k: ids.get(k, 255))(np.where(ignore, 0, label)))
-        Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
-        written.append(image_id)
-    return written
-
-
 def test_label_maps_of_the_truth_score_one_and_a_missing_one_counts(tiny_build: Path, tmp_path: Path) -> None:
     folder = tiny_build / VERSION
-    written = _label_maps(folder, tmp_path / "maps")
+    written = truth_label_maps(folder, tmp_path / "maps")
     report = tmp_path / "semantic.json"
     done = evaluate_cli(
         "--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic", "--out", str(report)

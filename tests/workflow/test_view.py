@@ -12,10 +12,15 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import COCO_RELEASE, TINY_RELEASE
+from conftest import COCO_RELEASE, TINY_RELEASE, truth_label_maps
+from PIL import Image
+
+import regionbench
+from regionbench.client import instances, scoring
 
 CHROMIUM = Path(os.environ.get("REGIONBENCH_CHROMIUM", "/usr/bin/chromium"))
 
@@ -59,8 +64,6 @@ def test_the_site_is_self_contained_and_names_no_place(tiny_site: Path, tiny_bui
     release = tiny_build / TINY_RELEASE
     images = pq.read_table(release / "data/images.parquet", columns=["image_id"]).column("image_id").to_pylist()
     assert sorted(int(p.stem) for p in (tiny_site / "thumb").glob("*.jpg")) == sorted(images)
-    from PIL import Image
-
     for path in (tiny_site / "thumb").glob("*.jpg"):
         with Image.open(path) as im:
             assert max(im.size) <= 256
@@ -183,3 +186,179 @@ def test_a_scored_run_sorts_the_index_and_shows_its_labels(browser, tiny_build: 
     assert page.locator("#regions td.wrong").count() == int((test["image_id"] == ids[0]).sum())
     assert "run score" in page.inner_text("#about")
     assert errors == []
+
+
+# --- a mask task's run drawn beside the truth ---------------------------------------------------
+
+
+def evaluate(release: Path, predictions: Path, task: str, report: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
+         str(predictions), "--task", task, "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(report.read_text())
+
+
+def image_data(site: Path, image_id: int) -> dict:
+    text = (site / "data" / "img" / f"{image_id}.js").read_text()
+    return json.loads(text[len('RB.load("image",') : -len(");\n")])
+
+
+def banded_label_maps(release: Path, out: Path) -> dict[int, str]:
+    """The reference annotator's label maps with the top third of each image given one label
+    the image's truth lacks; returns that label per image."""
+
+    written = truth_label_maps(release, out)
+    data = regionbench.load(release)
+    ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    banded = {}
+    for image_id in written:
+        present = set(data.regions.loc[data.regions["image_id"] == image_id, "label"])
+        banded[image_id] = next(x for x in sorted(ids) if x not in present and ids[x] != 255)
+        with Image.open(out / f"{image_id}.png") as im:
+            values = np.asarray(im).copy()
+        values[: values.shape[0] // 3] = ids[banded[image_id]]
+        Image.fromarray(values).save(out / f"{image_id}.png")
+    return banded
+
+
+def scored_detections(release: Path, out: Path) -> list[dict]:
+    """An annotator's regions as detections against the reference truth, scores drawn evenly."""
+    data = regionbench.load(release)
+    images, coverage, truth_of = scoring.scored_images(data, "test"), data.table("coverage"), scoring.reference(data)
+    truth = instances.ground_truth(data.regions, images, coverage, truth_of, scoring.named_categories(data))
+    detections = instances.as_detections(
+        data.regions, scoring.humans(data)[0], truth, instances.numbering(coverage, truth_of)
+    )
+    for k, d in enumerate(detections):
+        d["score"] = round((k * 7919 % 97 + 1) / 98, 4)
+    out.write_text(json.dumps(detections))
+    return detections
+
+
+def test_a_label_map_run_is_drawn_label_by_label(tiny_build: Path, tmp_path: Path) -> None:
+    """Each label of a run's map is one shape of its pixels; the label the truth lacks (a band
+    over the top third) is right nowhere, every other label right wherever the truth speaks."""
+    release = tiny_build / TINY_RELEASE
+    banded = banded_label_maps(release, tmp_path / "maps")
+    report = evaluate(release, tmp_path / "maps", "semantic", tmp_path / "report.json")
+    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "report.json"),
+                "--predictions", str(tmp_path / "maps"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = regionbench.load(release)
+    label_of = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    for image_id, band in banded.items():
+        with Image.open(tmp_path / "maps" / f"{image_id}.png") as im:
+            values, counts = np.unique(np.asarray(im), return_counts=True)
+        expected = {label_of[int(v)]: int(n) for v, n in zip(values, counts, strict=True) if v != 255}
+        page = image_data(tmp_path / "site", image_id)
+        assert {s["label"]: s["facts"]["area"] for s in page["drawn"]} == expected
+        assert all(s["path"] for s in page["drawn"])
+        rights = {s["label"]: s["facts"]["right"] for s in page["drawn"]}
+        assert rights.pop(band) in (0.0, None) and all(r == 1.0 for r in rights.values())
+        assert page["score"] == pytest.approx(report["per_image"][str(image_id)])
+
+
+def test_a_segmentation_run_is_drawn_segment_by_segment(tiny_build: Path, tmp_path: Path) -> None:
+
+    release = tiny_build / TINY_RELEASE
+    data = regionbench.load(release)
+    (tmp_path / "run").mkdir()
+    maps = scoring.segment_maps(data, "saiapr", scoring.scored_images(data, "test"))
+    for image_id, labels in maps.items():
+        Image.fromarray(labels.astype(np.uint16)).save(tmp_path / "run" / f"{image_id}.png")
+    evaluate(release, tmp_path / "run", "segments", tmp_path / "report.json")
+    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "report.json"),
+                "--predictions", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for image_id, labels in maps.items():
+        page = image_data(tmp_path / "site", image_id)
+        values, counts = np.unique(labels, return_counts=True)
+        assert [(s["facts"]["segment"], s["facts"]["area"]) for s in page["drawn"]] == list(
+            zip(values.tolist(), counts.tolist(), strict=True)
+        )
+        assert page["score"] == 1.0 and all(s["label"] is None and s["path"] for s in page["drawn"])
+
+
+def test_an_instances_run_is_drawn_as_it_was_matched(coco_build: Path, tmp_path: Path) -> None:
+    """Each detection drawn with what became of it; per image, the outcomes give back the
+    report's F1 at IoU 0.5: 2 matched / (instances + detections counted)."""
+    release = coco_build / COCO_RELEASE
+    detections = scored_detections(release, tmp_path / "dets.json")
+    report = evaluate(release, tmp_path / "dets.json", "instances", tmp_path / "report.json")
+    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "report.json"),
+                "--predictions", str(tmp_path / "dets.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    regions = pd.read_parquet(release / "data/regions.parquet", columns=["image_id", "annotator", "iscrowd", "mask"])
+    truth = regions[(regions["annotator"] == report["truth"]) & regions["mask"].notna() & ~regions["iscrowd"]]
+    assert sum(len(image_data(tmp_path / "site", int(i))["drawn"] or []) for i in report["per_image"]) == len(
+        detections
+    )
+    outcomes = set()
+    for image_id, f1 in report["per_image"].items():
+        drawn = image_data(tmp_path / "site", int(image_id))["drawn"] or []
+        outcomes |= {s["facts"]["outcome"] for s in drawn}
+        matched = sum(s["facts"]["outcome"] == "matched" for s in drawn)
+        counted = (truth["image_id"] == int(image_id)).sum() + sum(
+            s["facts"]["outcome"] in ("matched", "unmatched") for s in drawn
+        )
+        assert f1 == pytest.approx(2 * matched / counted if counted else 1.0)
+        assert [s["facts"]["score"] for s in drawn] == sorted((s["facts"]["score"] for s in drawn), reverse=True)
+    assert {"matched", "unmatched"} <= outcomes
+
+
+def test_predictions_other_than_those_scored_are_refused(tiny_build: Path, tmp_path: Path) -> None:
+    release = tiny_build / TINY_RELEASE
+    written = truth_label_maps(release, tmp_path / "maps")
+    evaluate(release, tmp_path / "maps", "semantic", tmp_path / "report.json")
+    site = str(tmp_path / "site")
+    done = view(str(release), "--out", site, "--run", str(tmp_path / "report.json"))
+    assert done.returncode == 0 and "scored, not drawn: give --predictions" in done.stdout
+    (tmp_path / "maps" / f"{written[0]}.png").unlink()
+    done = view(
+        str(release), "--out", site, "--run", str(tmp_path / "report.json"), "--predictions", str(tmp_path / "maps")
+    )
+    assert done.returncode == 2 and "not the predictions the report scored" in done.stderr
+    done = view(str(release), "--out", site, "--predictions", str(tmp_path / "maps"))
+    assert done.returncode == 2 and "give the report that scored them with --run" in done.stderr
+    region_run = tmp_path / "region.json"
+    region_run.write_text(
+        json.dumps({"release": {"dataset": "tiny", "version": "1.0.0"}, "task": "region", "per_image": {}})
+    )
+    done = view(str(release), "--out", site, "--run", str(region_run), "--predictions", str(tmp_path / "maps"))
+    assert done.returncode == 2 and "not of a mask task" in done.stderr
+
+
+@pytest.mark.browser
+def test_an_instances_run_is_a_layer_filtered_by_score(browser, coco_build: Path, tmp_path: Path) -> None:
+    release, raw = coco_build / COCO_RELEASE, coco_build / "resources/raw/coco-tiny"
+    detections = scored_detections(release, tmp_path / "dets.json")
+    report = evaluate(release, tmp_path / "dets.json", "instances", tmp_path / "report.json")
+    out = tmp_path / "site"
+    done = view(str(release), "--out", str(out), "--images", str(raw), "--run", str(tmp_path / "report.json"),
+                "--predictions", str(tmp_path / "dets.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    errors: list[str] = []
+    page = open_page(browser, f"file://{out}/index.html", errors)
+    page.wait_for_selector(".tile")
+    page.select_option("#sort", "score")
+    worst = int(page.locator(".tile").first.get_attribute("data-id"))
+    assert report["per_image"][str(worst)] == min(report["per_image"].values())
+    page.locator(".tile").first.click()
+    page.wait_for_selector("#outlines g.run")
+    mine = image_data(out, worst)["drawn"]
+    run = page.locator("#outlines g.run path")
+    visible = lambda: run.evaluate_all("ps => ps.filter(p => p.style.display !== 'none').length")  # noqa: E731
+    assert run.count() == len(mine) and visible() == sum(s["facts"]["score"] >= 0.5 for s in mine)
+    page.locator("#min-score").fill("0")
+    assert visible() == len(mine) and page.inner_text("#run-count") == f"({len(mine)} of {len(mine)})"
+    page.locator("#outlines g.run path").last.hover()  # the best detection, drawn on top
+    shown = page.inner_text("#region")
+    assert "(the run, instances 1)" in shown and f"{mine[0]['facts']['score']}" in shown
+    page.locator('#layers input[data-annotator="the run"]').uncheck()
+    assert page.locator("#outlines g.run").is_hidden()
+    assert page.locator("#predictions tr").count() == len(mine) + 1
+    assert errors == []
+    assert len(detections) > len(mine)

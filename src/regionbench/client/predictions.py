@@ -74,7 +74,7 @@ def _instances(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, li
             Shape(name.get(d["category_id"]), mask, box, facts)
         )
     for found in out.values():
-        found.sort(key=lambda s: -s.facts["score"])  # the best first: drawn last, on top
+        found.sort(key=lambda s: -s.facts["score"])  # the best first (the page draws it on top)
     return out
 
 

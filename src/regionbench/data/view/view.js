@@ -187,20 +187,23 @@ const RB = {
     document.getElementById("run-listing").hidden = false;
     const header = listing.insertRow();
     const figures = { instances: ["score", "outcome", "iou"], segments: ["segment", "area"], semantic: ["area", "right"] }[task];
-    for (const name of ["#", "label", ...figures]) header.appendChild(RB.element("th", {}, name));
+    const labelled = task !== "segments"; // a segment has a number, not a label
+    const heading = { iou: "IoU", right: "right" };
+    for (const name of ["#", ...(labelled ? ["label"] : []), ...figures]) header.appendChild(RB.element("th", {}, heading[name] || name));
     const drawn = [];
     shapes.forEach((shape, k) => {
       const row = listing.insertRow();
       row.setAttribute("data-predicted", String(k));
-      row.insertCell().textContent = String(k + 1);
-      const cell = row.insertCell();
-      cell.appendChild(RB.element("span", { class: "swatch", style: `background:${shape.colour}` }));
-      cell.append(shape.label === null ? "" : shape.label);
+      const number = row.insertCell();
+      number.appendChild(RB.element("span", { class: "swatch", style: `background:${shape.colour}` }));
+      number.append(String(k + 1));
+      if (labelled) row.insertCell().textContent = shape.label === null ? "" : shape.label;
       for (const name of figures) {
         const value = shape.facts[name];
-        row.insertCell().textContent = value === null || value === undefined ? "" : String(value);
+        const cell = row.insertCell();
+        cell.textContent = value === null || value === undefined ? "" : String(value);
+        if (name === "outcome") cell.className = value === "matched" ? "right" : "wrong";
       }
-      if (shape.facts.outcome) row.cells[3].className = shape.facts.outcome === "matched" ? "right" : "wrong";
       if (!shape.path) return; // an empty mask: listed, not drawn
       const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
       path.setAttribute("d", shape.path);
@@ -218,6 +221,7 @@ const RB = {
       group.appendChild(path);
       drawn.push([path, row, shape]);
     });
+    for (const [path] of drawn.slice().reverse()) group.appendChild(path); // the first listed on top
     svg.appendChild(group);
     const filter = () => {
       const least = task === "instances" ? Number(document.getElementById("min-score").value) : -Infinity;
