@@ -362,3 +362,37 @@ def test_an_instances_run_is_a_layer_filtered_by_score(browser, coco_build: Path
     assert page.locator("#predictions tr").count() == len(mine) + 1
     assert errors == []
     assert len(detections) > len(mine)
+
+
+def test_a_label_map_run_of_its_own_pixel_values_is_drawn_by_its_names(tiny_build: Path, tmp_path: Path) -> None:
+    """Maps whose pixel values are the run's own, named by --label-names: the report keeps the
+    names, and the site draws the labels they name."""
+    release = tiny_build / TINY_RELEASE
+    written = truth_label_maps(release, tmp_path / "maps")
+    data = regionbench.load(release)
+    label_of = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    values = sorted(
+        {int(v) for i in written for v in np.unique(np.asarray(Image.open(tmp_path / "maps" / f"{i}.png")))} - {255}
+    )
+    own = {v: k for k, v in enumerate(values)}  # the run numbers its labels 0, 1, 2, ...
+    for image_id in written:
+        path = tmp_path / "maps" / f"{image_id}.png"
+        pixels = np.asarray(Image.open(path))
+        Image.fromarray(np.vectorize(lambda v: own.get(int(v), 255))(pixels).astype(np.uint8)).save(path)
+    names = tmp_path / "names.json"
+    names.write_text(json.dumps({str(k): label_of[v] for v, k in own.items()}))
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
+         str(tmp_path / "maps"), "--task", "semantic", "--label-names", str(names), "--out", str(tmp_path / "r.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["measures"]["pixel_accuracy"] == 1.0
+    names.unlink()  # the report carries the names: the site needs only the maps
+    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "r.json"),
+                "--predictions", str(tmp_path / "maps"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for image_id in written:
+        truth = set(data.regions.loc[(data.regions["image_id"] == image_id), "label"])
+        drawn = image_data(tmp_path / "site", image_id)["drawn"]
+        assert {s["label"] for s in drawn} <= truth and all(s["facts"]["right"] in (1.0, None) for s in drawn)
