@@ -11,12 +11,18 @@ first, as a user's run does; a collected tree's release names its images by path
 ``file://`` in headless Chromium (Debian's, driven by Playwright), timing the load until the
 first page of thumbnails is drawn. It fits the growth exponent b of the write's wall time ~
 images^b. The last line is one JSON object with every figure.
+
+``--run`` adds a mask task's run: the reference annotator's label maps of the test images (the
+truth, written once beside the release, untimed) scored by ``evaluate --task semantic --out``
+and drawn by ``view --run REPORT --predictions MAPS``; each timed with its peak memory, the
+drawing as the difference from the site without the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -41,6 +47,47 @@ def release_of(raw: Path, label: str, work: Path, cores: int) -> Path:
     return folder
 
 
+def timed(command: list[str], log: Path) -> tuple[float, float]:
+    """Wall seconds and peak resident MiB of ``command`` in a fresh process (its output in ``log``);
+    exits on failure."""
+    start = time.perf_counter()
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        sys.exit(f"{' '.join(command[2:5])} failed: {log.read_text()[-1500:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def truth_maps(release: Path, out: Path) -> int:
+    """The reference annotator's label maps of the test images as PNGs of label ids (255 where
+    no region), a batch of images at a time; returns how many."""
+    import numpy as np
+    from PIL import Image
+
+    import regionbench
+    from regionbench.client import scoring
+
+    if (out / "done").is_file():
+        return int((out / "done").read_text())
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    data = regionbench.load(release)
+    images = scoring.scored_images(data, "test")
+    _, index = scoring.semantic.label_codes(
+        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    )
+    label_id = np.array([k for k, _ in sorted(index.items(), key=lambda kv: kv[1])], dtype=np.int64)
+    for start in range(0, len(images), 256):
+        batch = images.iloc[start : start + 256]
+        for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), batch, index).items():
+            values = np.where(ignore, 255, label_id[np.where(ignore, 0, label)])
+            Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
+    (out / "done").write_text(str(len(images)))
+    return len(images)
+
+
 def open_index(site: Path) -> float:
     """Seconds from opening the index to its first page of thumbnails drawn."""
     from playwright.sync_api import sync_playwright
@@ -62,6 +109,7 @@ def main() -> None:
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.1, 1.0])
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--cache", type=Path, default=PROJECT / "resources" / "bench")
+    parser.add_argument("--run", action="store_true", help="also score and draw a label-map run")
     args = parser.parse_args()
     raw = collection(args.cache)
     every = synth.folders("paper")
@@ -103,8 +151,40 @@ def main() -> None:
             "site_mib": round(size / 2**20, 1),
             "index_kib": round(index / 2**10),
         }
+        if args.run:
+            maps = work / f"{label}-maps"
+            scored = truth_maps(release, maps)
+            report = work / f"{label}-semantic.json"
+            command = [sys.executable, "-m", "regionbench"]
+            score_s, score_mib = timed(
+                [*command, "evaluate", "--release", str(release), "--predictions", str(maps), "--task", "semantic",
+                 "--out", str(report)], work / f"{label}-evaluate.log",
+            )  # fmt: skip
+            shutil.rmtree(site, ignore_errors=True)
+            drawn_s, drawn_mib = timed(
+                [*command, "view", str(release), "--out", str(site), "--images", str(tree), "--run", str(report),
+                 "--predictions", str(maps)], work / f"{label}-view-run.log",
+            )  # fmt: skip
+            print(
+                f"  a label-map run of {scored:,} test images: scored in {score_s:.1f} s ({score_mib:,.0f} MiB peak), "
+                f"the site with it drawn in {drawn_s:.1f} s ({drawn_mib:,.0f} MiB peak; "
+                f"{drawn_s - wall:+.1f} s for the run)",
+                flush=True,
+            )
+            runs[label] |= {
+                "run_images": scored,
+                "score_s": round(score_s, 1),
+                "score_peak_mib": round(score_mib),
+                "write_with_run_s": round(drawn_s, 1),
+                "write_with_run_peak_mib": round(drawn_mib),
+            }
     sizes = [r["images"] for r in runs.values()]
     growth = {"write": exponent(sizes, [r["write_s"] for r in runs.values()])}
+    if args.run:
+        growth |= {
+            key: exponent([r["run_images"] for r in runs.values()], [r[key] for r in runs.values()])
+            for key in ("score_s", "score_peak_mib", "write_with_run_s", "write_with_run_peak_mib")
+        }
     print(f"\ngrowth exponent of the write over {sizes} images: {growth}")
     print(json.dumps({"cores": args.cores, "runs": runs, "growth": growth}, sort_keys=True))
 

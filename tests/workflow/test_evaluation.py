@@ -390,3 +390,24 @@ def test_an_image_run_must_score_every_test_image(task: evaluation.Task, tmp_pat
         return
     with pytest.raises(evaluation.RunError, match=rf"{len(gone)} test images have no row, e\.g\. {min(gone)}"):
         evaluation.read_image_scores(path, task)
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
+    coco_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """The label-map task holds a batch of images at a time; its report, against each annotator
+    and with the human ceiling, is the one of all images held at once."""
+    from conftest import COCO_RELEASE
+
+    from regionbench.client import scoring
+
+    folder = coco_build / COCO_RELEASE
+    truth_label_maps(folder, tmp_path / "maps")
+    (tmp_path / "maps" / sorted((tmp_path / "maps").iterdir())[0].name).unlink()  # one image without a map
+    data = regionbench.load(folder)
+    run = scoring.MaskRun(data, evaluation.release_hierarchy(data), tmp_path / "maps", "semantic", all_annotators=True)
+    whole = scoring.score(run)
+    monkeypatch.setattr(scoring, "BATCH", batch)
+    assert scoring.score(run) == whole
+    assert whole["human_ceiling"] and whole["images_without_prediction"] == 1

@@ -26,35 +26,46 @@ import pandas as pd
 from regionbench.client import instances, scoring, semantic
 from regionbench.client.scoring import MaskRun
 
-BATCH = 256  # images read at a time: label maps are whole images, a run's folder may hold thousands
-
 
 @dataclass(frozen=True)
 class Shape:
-    """One predicted shape: a boolean ``mask`` of the image, or a COCO ``box`` (x, y, w, h) where
-    a detection has no mask; its ``label`` (None for a segment) and ``facts`` (figures by name)."""
+    """One predicted shape: a boolean ``mask`` of the image, a detection's COCO ``rle`` (decoded
+    when drawn: a run holds up to 100 an image), or a COCO ``box`` (x, y, w, h) where a detection
+    has no mask; its ``label`` (None for a segment) and ``facts`` (figures by name)."""
 
     label: str | None
     mask: np.ndarray | None = None
+    rle: dict | None = None
     box: tuple[float, float, float, float] | None = None
     facts: dict[str, Any] = field(default_factory=dict)
 
+    def pixels(self) -> np.ndarray | None:
+        """The shape's boolean mask (None for a box)."""
+        if self.rle is not None:
+            from pycocotools import mask as coco_mask
+
+            return coco_mask.decode(self.rle).astype(bool)
+        return self.mask
+
 
 def shapes(run: MaskRun, report: dict) -> Iterator[tuple[int, list[Shape]]]:
-    """(image id, its shapes) for every image ``report`` scored, in id order, a batch of
-    images read at a time (an image the run gave nothing has no shapes)."""
+    """(image id, its shapes) for every image ``report`` scored, in id order (an image the run
+    gave nothing has no shapes). Detections are read at once; label maps a batch of images at a
+    time (``scoring.batches``)."""
     images = scoring.scored_images(run.data, run.split)
-    draw = {"instances": _instances, "segments": _segments, "semantic": _semantic}[run.task]
-    for start in range(0, len(images), BATCH):
-        batch = images.iloc[start : start + BATCH]
+    if run.task == "instances":
+        found = _instances(run, images)
+        for image_id in images["image_id"].astype(int):
+            yield int(image_id), found.get(int(image_id), [])
+        return
+    draw = {"segments": _segments, "semantic": _semantic}[run.task]
+    for batch in scoring.batches(images):
         found = draw(run, report, batch)
         for image_id in batch["image_id"].astype(int):
             yield int(image_id), found.get(int(image_id), [])
 
 
-def _instances(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, list[Shape]]:
-    from pycocotools import mask as coco_mask
-
+def _instances(run: MaskRun, images: pd.DataFrame) -> dict[int, list[Shape]]:
     data, who = run.data, str(run.annotator)
     coverage = data.table("coverage")
     truth = instances.ground_truth(data.regions, images, coverage, who, scoring.named_categories(data))
@@ -68,10 +79,9 @@ def _instances(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, li
     for m in instances.matches(truth, detections, run.iou_type, run.max_dets[-1]):
         d = detections[m.index]
         facts = {"score": d["score"], "iou": round(m.iou, 4), "outcome": m.outcome}
-        mask = coco_mask.decode(d["segmentation"]).astype(bool) if "segmentation" in d else None
-        box = tuple(d["bbox"]) if mask is None else None
+        rle, box = d.get("segmentation"), tuple(d["bbox"]) if "segmentation" not in d else None
         out.setdefault(release_id.get(d["image_id"], d["image_id"]), []).append(
-            Shape(name.get(d["category_id"]), mask, box, facts)
+            Shape(name.get(d["category_id"]), rle=rle, box=box, facts=facts)
         )
     for found in out.values():
         found.sort(key=lambda s: -s.facts["score"])  # the best first (the page draws it on top)

@@ -16,7 +16,7 @@ measures are ``instances``, ``segments`` and ``semantic``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
 
 TASKS = ("instances", "segments", "semantic")
+BATCH = 64  # images whose label maps are held at a time
 
 
 class ScoringError(InputError):
@@ -426,10 +427,19 @@ def read_label_maps(run: MaskRun, images: pd.DataFrame, index: dict[int, int]) -
         problem = errors.file_problem(run.predictions, "a folder of label maps") or "not a folder"
         raise ScoringError(f"{run.predictions}: {problem}")
     value_of = _pixel_values(run.names, run.data) if run.names else None
-    keys = _keys(images)
-    files = {keys[p.stem]: p for p in sorted(run.predictions.glob("*.png")) if p.stem in keys}
+    files = {}
+    for image_id, path in images[["image_id", "path"]].itertuples(index=False):
+        named = [run.predictions / f"{int(image_id)}.png", run.predictions / f"{Path(str(path)).stem}.png"]
+        if found := next((p for p in named if p.is_file()), None):
+            files[int(image_id)] = found
     shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
     return {i: _classes(read_png(path, shapes[i]), path, index, value_of, run.ignore) for i, path in files.items()}
+
+
+def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
+    """``images`` ``BATCH`` rows at a time: label maps are whole images, held a batch at a time."""
+    for start in range(0, len(images), BATCH):
+        yield images.iloc[start : start + BATCH]
 
 
 def score_semantic(run: MaskRun) -> dict:
@@ -441,30 +451,38 @@ def score_semantic(run: MaskRun) -> dict:
     truths = humans(data) if run.all_annotators else [run.annotator or reference(data)]
     if any(who not in data.annotators() for who in truths):
         raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
-    predicted = read_label_maps(run, images, index)
     classes = len(names)
-    results = {}
-    for who in truths:
-        truth = class_maps(data, who, images, index)
-        matrix, ignored, overlapped = _semantic_against(truth, predicted, classes)
-        results[who] = (matrix, ignored, overlapped, truth)
-    matrix, ignored, overlapped, truth = results[truths[0]]
+    # The confusion matrices, ignored and overlapped pixels add up image by image.
+    matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
+    ignored = overlapped = without = 0
+    per_image: dict[int, float] = {}
+    for batch in batches(images):
+        predicted = read_label_maps(run, batch, index)
+        for who in truths:
+            truth = class_maps(data, who, batch, index)
+            part, skipped, clashing = _semantic_against(truth, predicted, classes)
+            matrices[who] += part
+            if who == truths[0]:
+                ignored, overlapped = ignored + skipped, overlapped + clashing
+                per_image |= _pixel_accuracy(truth, predicted)
+                without += sum(1 for i in truth if i not in predicted)
+    matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = semantic.measures(matrix, names)
     report: dict = {
         "truth": truths if run.all_annotators else truths[0],
-        "images": len(truth),
-        "images_without_prediction": sum(1 for i in truth if i not in predicted),
+        "images": len(images),
+        "images_without_prediction": without,
         "ignored_pixels": ignored,
         "overlapping_labels_pixels": overlapped,
         "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
         "per_class_iou": flat["per_class_iou"],
         "levels": semantic.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
-        "per_image": _pixel_accuracy(truth, predicted),
+        "per_image": per_image,
     }
     if run.all_annotators:
         figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
-        each = {who: {k: semantic.measures(r[0], names)[k] for k in figures} for who, r in results.items()}
+        each = {who: {k: semantic.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
         report["per_annotator"] = each
         report["spread"] = _spread(list(each.values()), list(figures))
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
@@ -480,11 +498,15 @@ def semantic_ceiling(
     people = humans(data)
     if len(people) < 2:
         return {}
-    maps = {a: class_maps(data, a, images, index) for a in people}
+    pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
+    for batch in batches(images):
+        maps = {a: class_maps(data, a, batch, index) for a in people}
+        for (a, b), matrix in pairs.items():
+            predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
+            matrix += _semantic_against(maps[b], predicted, classes)[0]
     each = {}
     for a in people:
-        predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
-        runs = [semantic.measures(_semantic_against(maps[b], predicted, classes)[0], names) for b in people if b != a]
+        runs = [semantic.measures(pairs[(a, b)], names) for b in people if b != a]
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
     return _ceiling(each)
 

@@ -195,8 +195,9 @@ def drawn_predictions(run: MaskRun, report: dict, colour: dict[str, str]) -> dic
     for image_id, found in predicted.shapes(run, report):
         outlines = []
         for shape in found:
-            if shape.mask is not None:
-                outlines.append(geometry.mask_to_polygon(shape.mask) if shape.mask.any() else None)
+            mask = shape.pixels()
+            if mask is not None:
+                outlines.append(geometry.mask_to_polygon(mask) if mask.any() else None)
             else:
                 x, y, w, h = shape.box or (0.0, 0.0, 0.0, 0.0)
                 outlines.append(shapely.box(x, y, x + w, y + h) if w > 0 and h > 0 else None)
