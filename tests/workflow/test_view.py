@@ -396,3 +396,31 @@ def test_a_label_map_run_of_its_own_pixel_values_is_drawn_by_its_names(tiny_buil
         truth = set(data.regions.loc[(data.regions["image_id"] == image_id), "label"])
         drawn = image_data(tmp_path / "site", image_id)["drawn"]
         assert {s["label"] for s in drawn} <= truth and all(s["facts"]["right"] in (1.0, None) for s in drawn)
+
+
+@pytest.mark.browser
+def test_an_index_in_parts_filters_and_sorts_every_part(
+    browser, tiny_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index data in parts (five images a file here): the first page is drawn from the first
+    part, and once every part is read the count, the filter and the sort span every image."""
+    from regionbench.client import view as site_writer
+
+    monkeypatch.setattr(site_writer, "INDEX_PART", 5)
+    release = tiny_build / TINY_RELEASE
+    written = site_writer.write_site(regionbench.load(release), tmp_path / "site")
+    images = sorted(pq.read_table(release / "data/images.parquet", columns=["image_id"]).column(0).to_pylist())
+    assert len(list((written.folder / "data" / "index").glob("*.js"))) == -(-len(images) // 5) > 2
+    regions = pd.read_parquet(release / "data/regions.parquet", columns=["image_id", "label"])
+    errors: list[str] = []
+    page = open_page(browser, f"file://{written.folder}/index.html", errors)
+    page.wait_for_selector("body[data-indexed=all]")
+    assert page.inner_text("#count") == f"{len(images)} of {len(images)} images"
+    label = regions["label"].value_counts().index[0]  # the commonest label: images in several parts
+    page.select_option(
+        "#label", label=next(o for o in page.locator("#label option").all_inner_texts() if o.startswith(f"{label} ("))
+    )
+    with_label = sorted(regions.loc[regions["label"] == label, "image_id"].unique())
+    assert page.inner_text("#count") == f"{len(with_label)} of {len(images)} images"
+    assert [int(t) for t in page.locator(".tile").evaluate_all("ts => ts.map(t => t.dataset.id)")] == with_label
+    assert errors == []

@@ -5,8 +5,9 @@ The site is the page files of ``regionbench/data/view`` (HTML, one hand-written 
 style sheet) and the release's data written as JavaScript files (``data/*.js``, each calling
 ``RB.load``): a browser reads a ``<script>`` from ``file://`` where it refuses a ``fetch``. The
 index holds one short entry per image (its labels, annotators, subsets and agreement, for the
-filters and the sort) and shows its thumbnails a page at a time; each image's regions are a
-file of their own, read when the image is opened. Outlines come from the release's exact
+filters and the sort) in parts of ``INDEX_PART`` images, the first page drawn once the first is
+read, and shows its thumbnails a page at a time; each image's regions are a file of their own,
+read when the image is opened. Outlines come from the release's exact
 polygons (``regions.geometry``), filled by label colour; a region without one (labels only) is
 listed, not drawn. The card's figures are copied from the release's ``results/``.
 """
@@ -33,6 +34,7 @@ from regionbench.core.errors import InputError
 THUMB = 256  # the thumbnails' longer side, in pixels
 OUTLINE_TOLERANCE = 0.5  # pixels: outlines drawn within half a pixel of the release's polygons
 PAGE = 48  # thumbnails shown at a time on the index
+INDEX_PART = 4096  # index entries a data file: the first page is drawn once the first part is read
 # Label colours: a fixed 20-colour cycle (matplotlib's tab20), so a label keeps its colour across releases.
 PALETTE = [
     "#1f77b4",
@@ -346,6 +348,7 @@ def write_site(
     list(thumbnails)
     pool.shutdown()
     charts = _charts(data.folder / "results", out / "charts")
+    parts = [entries[k : k + INDEX_PART] for k in range(0, len(entries), INDEX_PART)] or [[]]
     meta = {
         "dataset": data.dataset,
         "version": data.version,
@@ -355,12 +358,15 @@ def write_site(
         "subsets": sorted({t for tokens in subsets.values() for t in tokens}),
         "splits": sorted({str(e[4]) for e in entries if e[4]}),
         "page": PAGE,
+        "index_parts": len(parts),
         "charts": charts,
         "figures": _figures(data.folder / "results"),
         "run": {"task": run.get("task"), "predictions": run.get("predictions"), "drawn": bool(drawn)} if run else None,
     }
     _js(out / "data" / "meta.js", "meta", meta)
-    _js(out / "data" / "index.js", "index", entries)
+    (out / "data" / "index").mkdir()
+    for k, part in enumerate(parts):
+        _js(out / "data" / "index" / f"{k}.js", "index", part)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return Site(out, len(ids), shown, size)
 

@@ -28,8 +28,8 @@ const RB = {
 
   async index() {
     await RB.script("data/meta.js");
-    await RB.script("data/index.js");
-    const meta = RB.data.meta, entries = RB.data.index;
+    const meta = RB.data.meta, entries = [];
+    let parts = 0; // index files read: the first page is drawn from the first, the rest follow
     document.title = `${meta.dataset} v${meta.version}`;
     document.getElementById("title").textContent = `${meta.dataset} v${meta.version}`;
     document.getElementById("digest").textContent = meta.digest ? `digest sha256:${meta.digest}` : "";
@@ -65,7 +65,8 @@ const RB = {
       const found = shown();
       const pages = Math.max(1, Math.ceil(found.length / meta.page));
       page = Math.min(page, pages - 1);
-      document.getElementById("count").textContent = `${found.length} of ${entries.length} images`;
+      const reading = parts < meta.index_parts ? ` (reading the index, ${parts} of ${meta.index_parts} parts)` : "";
+      document.getElementById("count").textContent = `${found.length} of ${entries.length} images${reading}`;
       document.getElementById("page").textContent = `page ${page + 1} of ${pages}`;
       document.getElementById("previous").disabled = page === 0;
       document.getElementById("next").disabled = page >= pages - 1;
@@ -89,8 +90,14 @@ const RB = {
     }
     document.getElementById("previous").addEventListener("click", () => { page -= 1; draw(); });
     document.getElementById("next").addEventListener("click", () => { page += 1; draw(); });
-    draw();
     RB.card(meta);
+    for (; parts < meta.index_parts; ) {
+      await RB.script(`data/index/${parts}.js`);
+      for (const entry of RB.data.index) entries.push(entry);
+      parts += 1;
+      draw();
+    }
+    document.body.dataset.indexed = "all";
   },
 
   card(meta) {
