@@ -112,11 +112,15 @@ def _semantic(run: MaskRun, report: dict, images: pd.DataFrame) -> dict[int, lis
     out: dict[int, list[Shape]] = {}
     for image_id, classes in predicted.items():
         label, ignore, _ = truth[image_id]
-        shapes = []
-        for k in np.unique(classes[classes >= 0]).tolist():
-            mask = classes == k
-            scored = mask & ~ignore
-            right = float((label[scored] == k).mean()) if scored.any() else None
-            shapes.append(Shape(names[k], mask, facts={"area": int(mask.sum()), "right": right}))
-        out[image_id] = shapes
+        areas = np.bincount(classes.ravel() + 1)[1:]  # pixels per class (-1, ignored, aside)
+        scored = np.bincount(classes[~ignore].ravel() + 1, minlength=len(areas) + 1)[1:]
+        agreeing = np.bincount(classes[~ignore & (label == classes)].ravel() + 1, minlength=len(areas) + 1)[1:]
+        out[image_id] = [
+            Shape(
+                names[k],
+                classes == k,
+                facts={"area": int(areas[k]), "right": float(agreeing[k] / scored[k]) if scored[k] else None},
+            )
+            for k in np.flatnonzero(areas).tolist()
+        ]
     return out

@@ -374,12 +374,17 @@ def class_maps(
     with its ignore mask (no region, or regions of different labels overlapping) and the number
     of overlapped pixels ignored."""
     regions = data.regions
-    mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna()]
+    mine = regions[
+        (regions["annotator"] == annotator) & regions["mask"].notna() & regions["image_id"].isin(images["image_id"])
+    ]
+    drawn: dict[int, list[tuple[dict, int]]] = {}
+    for image_id, rle, label_id in zip(mine["image_id"], mine["mask"], mine["label_id"], strict=True):
+        drawn.setdefault(int(image_id), []).append((rle, int(label_id)))
     out = {}
     for image_id, height, width in images[["image_id", "height", "width"]].itertuples(index=False):
         label = np.full((int(height), int(width)), -1, dtype=np.int64)
         clash = np.zeros((int(height), int(width)), dtype=bool)
-        for rle, label_id in mine.loc[mine["image_id"] == image_id, ["mask", "label_id"]].itertuples(index=False):
+        for rle, label_id in drawn.get(int(image_id), []):
             mask = geometry.from_rle(rle)
             k = index[int(label_id)]
             clash |= mask & (label >= 0) & (label != k)
@@ -533,16 +538,18 @@ def _classes(
     values: np.ndarray, path: Path, index: dict[int, int], value_of: dict[int, int] | None, ignore: int
 ) -> np.ndarray:
     """Pixel values -> class indices; -1 the ignore value; a value naming no label is an error."""
-    out = np.full(values.shape, -1, dtype=np.int64)
-    for value in np.unique(values):
-        where = values == value
-        if int(value) == ignore:
+    if values.size and values.min() < 0:
+        raise ScoringError(f"{path}: pixel value {int(values.min())} names no label of the release; give --label-names")
+    present = np.flatnonzero(np.bincount(values.ravel())) if values.size else np.zeros(0, dtype=np.int64)
+    lookup = np.full(int(present.max(initial=0)) + 1, -1, dtype=np.int64)  # pixel value -> class
+    for value in present.tolist():
+        if value == ignore:
             continue
-        label_id = value_of.get(int(value)) if value_of is not None else int(value)
+        label_id = value_of.get(value) if value_of is not None else value
         if label_id is None or label_id not in index:
-            raise ScoringError(f"{path}: pixel value {int(value)} names no label of the release; give --label-names")
-        out[where] = index[label_id]
-    return out
+            raise ScoringError(f"{path}: pixel value {value} names no label of the release; give --label-names")
+        lookup[value] = index[label_id]
+    return lookup[values]
 
 
 SCORERS: dict[str, Callable[[MaskRun], dict]] = {

@@ -99,7 +99,7 @@ def outline_paths(geometries: np.ndarray) -> list[str]:
     """``svg_paths`` of shapely polygons or multipolygons (None for none)."""
     import shapely
 
-    shapes = shapely.simplify(geometries, OUTLINE_TOLERANCE, False)
+    shapes = shapely.simplify(geometries, OUTLINE_TOLERANCE, preserve_topology=False)
     out = []
     for shape in shapes:
         parts = []
