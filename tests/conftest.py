@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -311,3 +312,61 @@ def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None
         Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
         written.append(image_id)
     return written
+
+
+# --- the site of a release in a real browser (regionbench view) ---------------------------------
+
+CHROMIUM = Path(os.environ.get("REGIONBENCH_CHROMIUM", "/usr/bin/chromium"))
+
+
+def view(*args: str) -> subprocess.CompletedProcess:
+    """``regionbench view`` in a fresh process."""
+    return subprocess.run([sys.executable, "-m", "regionbench", "view", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless Chromium; the CI script installs it (tests/browser.sh install)."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"no {CHROMIUM}: install Debian's chromium (tests/browser.sh install) or set REGIONBENCH_CHROMIUM")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser: Any, url: str, errors: list[str]) -> Any:
+    """A page of ``url``; its console errors, page errors and failed requests go to ``errors``."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
+    page.goto(url)
+    return page
+
+
+def site_shows_the_release(browser: Any, folder: Path, out: Path, images: Path | None = None) -> None:
+    """``view`` of the release ``folder`` (``images``: its raw tree) opened in Chromium: every
+    image on the index, and on each image's page every region listed and those with a polygon
+    drawn, with no console error."""
+    import pandas as pd
+
+    done = view(str(folder), "--out", str(out), *(["--images", str(images)] if images else []))
+    assert done.returncode == 0, done.stderr
+    regions = pd.read_parquet(folder / "data/regions.parquet", columns=["image_id", "geometry"])
+    ids = sorted(pd.read_parquet(folder / "data/images.parquet", columns=["image_id"])["image_id"])
+    errors: list[str] = []
+    page = open_page(browser, f"file://{out}/index.html", errors)
+    page.wait_for_selector("body[data-indexed=all]")
+    assert page.inner_text("#count") == f"{len(ids)} of {len(ids)} images"
+    for image_id in ids[:: max(1, len(ids) // 6)]:
+        page.goto(f"file://{out}/image.html?id={image_id}")
+        page.wait_for_selector("#regions tr")
+        mine = regions[regions["image_id"] == image_id]
+        assert page.locator("#regions tr").count() == len(mine) + 1
+        assert page.locator("#outlines path").count() == mine["geometry"].notna().sum()
+        page.wait_for_function("document.getElementById('picture').complete")
+        assert page.evaluate("document.getElementById('picture').naturalWidth") > 0
+    assert errors == []

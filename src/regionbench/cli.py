@@ -16,7 +16,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -28,6 +28,9 @@ from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import config as build_config
 from regionbench.pipeline import jobs, vocabulary
+
+if TYPE_CHECKING:
+    import http.server
 
 # Commands of the build install (synth, export-saiapr, export-coco, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
@@ -214,6 +217,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _site_server(folder: Path, port: int) -> http.server.ThreadingHTTPServer:
+    """An HTTP server of ``folder`` on 127.0.0.1:``port``, bound (a port in use is one line
+    before any work), not yet serving; it does not log requests."""
+    import functools
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            """Requests are not logged: the terminal keeps the site's line."""
+
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=str(folder)))
+    except OSError as exc:
+        raise UserError(f"--port {port}: cannot serve there ({exc.strerror}); give another port") from None
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from regionbench.client import view  # thumbnails need Pillow: the build install
 
@@ -224,18 +243,18 @@ def cmd_view(args: argparse.Namespace) -> int:
             run = json.loads(Path(args.run).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UserError(f"--run {args.run}: not a report of evaluate --out ({exc})") from None
+    server = _site_server(Path(args.out), args.port) if args.serve else None
     site = view.write_site(data, Path(args.out), args.images, run, predictions=args.predictions)
     if run is not None and run.get("task") in scoring.TASKS and args.predictions is None:
         print(f"the run's {run['task']} are scored, not drawn: give --predictions PATH (what the report scored)")
-    print(site.line())
-    if args.serve:
-        import functools
-        import http.server
-
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.folder))
-        with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as server:
-            print(f"serving {site.folder} at http://127.0.0.1:{args.port}/ (Ctrl-C stops)")
-            server.serve_forever()
+    print(site.line(), flush=True)
+    if server is not None:
+        with server:
+            print(f"serving {site.folder} at http://127.0.0.1:{args.port}/ (Ctrl-C stops)", flush=True)
+            try:
+                server.serve_forever()
+            except KeyboardInterrupt:
+                print(f"stopped serving {site.folder}", flush=True)
     return 0
 
 

@@ -5,50 +5,20 @@ person would, with no console error."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import COCO_RELEASE, TINY_RELEASE, truth_label_maps
+from conftest import COCO_RELEASE, TINY_RELEASE, open_page, truth_label_maps, view
 from PIL import Image
 
 import regionbench
 from regionbench.client import instances, scoring
-
-CHROMIUM = Path(os.environ.get("REGIONBENCH_CHROMIUM", "/usr/bin/chromium"))
-
-
-def view(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "regionbench", "view", *args], capture_output=True, text=True)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Headless Chromium; the CI script installs it (tests/browser.sh install)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"no {CHROMIUM}: install Debian's chromium (tests/browser.sh install) or set REGIONBENCH_CHROMIUM")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
-
-
-def open_page(browser, url: str, errors: list[str]):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
-    page.goto(url)
-    return page
 
 
 @pytest.fixture(scope="module")
@@ -424,3 +394,34 @@ def test_an_index_in_parts_filters_and_sorts_every_part(
     assert page.inner_text("#count") == f"{len(with_label)} of {len(images)} images"
     assert [int(t) for t in page.locator(".tile").evaluate_all("ts => ts.map(t => t.dataset.id)")] == with_label
     assert errors == []
+
+
+def test_serve_serves_the_site_until_interrupted(tiny_build: Path, tmp_path: Path) -> None:
+    """--serve: the site's line, then the address, each as soon as it is true (a pipe, not a
+    terminal, reads them); the pages over HTTP; Ctrl-C stops it in one line; a port in use is
+    one line too."""
+    import signal
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "regionbench", "view", str(tiny_build / TINY_RELEASE), "--out",
+               str(tmp_path / "site"), "--serve", "--port", str(port)]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().endswith("in a browser\n")
+        assert server.stdout.readline() == f"serving {tmp_path / 'site'} at http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=10) as answer:
+            assert answer.status == 200 and b"view.js" in answer.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/data/meta.js", timeout=10) as answer:
+            assert answer.read().startswith(b'RB.load("meta",')
+        busy = subprocess.run(command, capture_output=True, text=True)  # the same port, taken
+        assert busy.returncode == 2 and f"--port {port}: cannot serve there" in busy.stderr
+        assert len(busy.stderr.strip().splitlines()) == 1
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0 and out == f"stopped serving {tmp_path / 'site'}\n" and err == ""

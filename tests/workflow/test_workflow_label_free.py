@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import scipy.io
-from conftest import build, one_category_tree, workflow_copy, write_config
+from conftest import build, one_category_tree, site_shows_the_release, workflow_copy, write_config
 
 import regionbench
 from regionbench import cli, release
@@ -36,9 +36,10 @@ def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess
     return done, project, folder
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("categories", [True, False], ids=["one-category", "no-category"])
 def test_a_label_free_collection_skips_subsets_and_classifiers(
-    tmp_path: Path, categories: bool, capsys: pytest.CaptureFixture[str]
+    browser, tmp_path: Path, categories: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One category for every segment (its vocabulary written by `vocabulary from-coco`, which
     the build takes), or no category at all (annotations without category_id: the vocabulary
@@ -67,6 +68,7 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(
     summary = json.loads((folder / "results/agreement.json").read_text())
     assert summary["labelled"] is False and 0 < summary["label_free"]["pri"] < 1
     serves_what_it_holds(folder, raw, tmp_path, embedded=categories, capsys=capsys)
+    site_shows_the_release(browser, folder, tmp_path / "site", None if categories else raw)
 
 
 def serves_what_it_holds(

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from conftest import build, workflow_copy, write_config
+import pytest
+from conftest import build, site_shows_the_release, workflow_copy, write_config
 
 from regionbench import release
 from regionbench.client import loader
@@ -20,7 +21,10 @@ from regionbench.io.saiapr import export_release, read_official_features
 from regionbench.pipeline.ingest import ingest_shard
 
 
-def test_a_folder_without_masks_is_released_by_labels_and_official_features(tiny_copy: Path, tmp_path: Path) -> None:
+@pytest.mark.browser
+def test_a_folder_without_masks_is_released_by_labels_and_official_features(
+    browser, tiny_copy: Path, tmp_path: Path
+) -> None:
     shutil.rmtree(tiny_copy / "00" / "segmentation_masks")
     project = workflow_copy(tmp_path / "wf")
     config = f"dataset: nomasks\nraw_dir: {tiny_copy}\nclassifiers: {{names: [naive, majority]}}\n"
@@ -48,6 +52,7 @@ def test_a_folder_without_masks_is_released_by_labels_and_official_features(tiny
     assert parity["rows_without_mask"] == len(bare)
     assert parity["rows_compared"] == len(rows) - len(bare) and parity["rows_only_official"] == 0
     assert "**Labels only in 00.**" in (folder / "README.md").read_text()
+    site_shows_the_release(browser, folder, tmp_path / "site", tiny_copy)  # 00: listed, not drawn
     assert pq.read_table(folder / "data/subsets.parquet").num_rows > 0  # the labels still make subsets
     # Written back, the folder has its labels and features but no mask files, as it came.
     out = tmp_path / "saiapr"
