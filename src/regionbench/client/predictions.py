@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import shapely
 
 from regionbench.client import instances, scoring, semantic
 from regionbench.client.scoring import MaskRun
@@ -39,13 +40,22 @@ class Shape:
     box: tuple[float, float, float, float] | None = None
     facts: dict[str, Any] = field(default_factory=dict)
 
-    def pixels(self) -> np.ndarray | None:
-        """The shape's boolean mask (None for a box)."""
+    def polygon(self) -> shapely.Geometry | None:
+        """The shape's exact polygon (pixel squares; a box as it is), None when it is empty."""
+        from regionbench.core import geometry
+
         if self.rle is not None:
             from pycocotools import mask as coco_mask
 
-            return coco_mask.decode(self.rle).astype(bool)
-        return self.mask
+            mask = coco_mask.decode(self.rle).astype(bool)
+            x, y, w, h = (int(v) for v in coco_mask.toBbox(self.rle))  # from the runs: no scan of the mask
+            return geometry.mask_to_polygon(mask, (x, y, w, h)) if w and h else None
+        elif self.mask is not None:
+            mask = self.mask
+        else:
+            x, y, w, h = self.box or (0.0, 0.0, 0.0, 0.0)
+            return shapely.box(x, y, x + w, y + h) if w > 0 and h > 0 else None
+        return geometry.mask_to_polygon(mask) if mask.any() else None
 
 
 def shapes(run: MaskRun, report: dict) -> Iterator[tuple[int, list[Shape]]]:

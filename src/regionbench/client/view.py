@@ -188,22 +188,11 @@ def run_scores(data: Release, report: dict) -> dict[int, float]:
 def drawn_predictions(run: MaskRun, report: dict, colour: dict[str, str]) -> dict[int, list[dict]]:
     """Per image, a mask task's predictions (``predictions.shapes``) as the page draws them:
     label, colour (a segment's by its number), SVG path ("" for an empty mask) and facts."""
-    import shapely
-
     from regionbench.client import predictions as predicted
-    from regionbench.core import geometry
 
     out: dict[int, list[dict]] = {}
     for image_id, found in predicted.shapes(run, report):
-        outlines = []
-        for shape in found:
-            mask = shape.pixels()
-            if mask is not None:
-                outlines.append(geometry.mask_to_polygon(mask) if mask.any() else None)
-            else:
-                x, y, w, h = shape.box or (0.0, 0.0, 0.0, 0.0)
-                outlines.append(shapely.box(x, y, x + w, y + h) if w > 0 and h > 0 else None)
-        paths = outline_paths(np.array(outlines, dtype=object))
+        paths = outline_paths(np.array([shape.polygon() for shape in found], dtype=object))
         out[image_id] = [
             {
                 "label": shape.label,
