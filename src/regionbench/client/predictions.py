@@ -48,14 +48,12 @@ class Shape:
             from pycocotools import mask as coco_mask
 
             mask = coco_mask.decode(self.rle).astype(bool)
-            x, y, w, h = (int(v) for v in coco_mask.toBbox(self.rle))  # from the runs: no scan of the mask
-            return geometry.mask_to_polygon(mask, (x, y, w, h)) if w and h else None
-        elif self.mask is not None:
-            mask = self.mask
-        else:
-            x, y, w, h = self.box or (0.0, 0.0, 0.0, 0.0)
-            return shapely.box(x, y, x + w, y + h) if w > 0 and h > 0 else None
-        return geometry.mask_to_polygon(mask) if mask.any() else None
+            box = [int(v) for v in coco_mask.toBbox(self.rle)]  # from the runs: no scan of the mask
+            return geometry.mask_to_polygon(mask, (box[0], box[1], box[2], box[3])) if box[2] and box[3] else None
+        if self.mask is not None:
+            return geometry.mask_to_polygon(self.mask) if self.mask.any() else None
+        left, top, width, height = self.box or (0.0, 0.0, 0.0, 0.0)
+        return shapely.box(left, top, left + width, top + height) if width > 0 and height > 0 else None
 
 
 def shapes(run: MaskRun, report: dict) -> Iterator[tuple[int, list[Shape]]]:
