@@ -425,3 +425,28 @@ def test_serve_serves_the_site_until_interrupted(tiny_build: Path, tmp_path: Pat
         server.send_signal(signal.SIGINT)
         out, err = server.communicate(timeout=30)
     assert server.returncode == 0 and out == f"stopped serving {tmp_path / 'site'}\n" and err == ""
+
+
+def test_a_box_run_is_drawn_as_its_boxes(coco_build: Path, tmp_path: Path) -> None:
+    """Detections without masks, scored with --iou-type bbox: each drawn as its box."""
+    release = coco_build / COCO_RELEASE
+    detections = scored_detections(release, tmp_path / "dets.json")
+    for d in detections:
+        del d["segmentation"]
+    (tmp_path / "dets.json").write_text(json.dumps(detections))
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
+         str(tmp_path / "dets.json"), "--task", "instances", "--iou-type", "bbox", "--out", str(tmp_path / "r.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "r.json"),
+                "--predictions", str(tmp_path / "dets.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    boxes = {tuple(d["bbox"]) for d in detections}
+    drawn = [s for i in report["per_image"] for s in image_data(tmp_path / "site", int(i))["drawn"] or []]
+    assert len(drawn) == len(detections)
+    for shape in drawn:
+        xs, ys = np.array(shape["path"][1:-1].split(), dtype=float).reshape(-1, 2).T
+        assert (xs.min(), ys.min(), xs.max() - xs.min(), ys.max() - ys.min()) in boxes and len(xs) == 5
