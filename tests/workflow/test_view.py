@@ -161,14 +161,23 @@ def test_a_scored_run_sorts_the_index_and_shows_its_labels(browser, tiny_build: 
 # --- a mask task's run drawn beside the truth ---------------------------------------------------
 
 
-def evaluate(release: Path, predictions: Path, task: str, report: Path) -> dict:
+def evaluate(release: Path, predictions: Path, task: str, report: Path, *options: str) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(predictions), "--task", task, "--out", str(report)],
+         str(predictions), "--task", task, "--out", str(report), *options],
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(report.read_text())
+
+
+def scored_site(release: Path, predictions: Path, task: str, folder: Path, *options: str) -> dict:
+    """``predictions`` scored (``folder/report.json``) and drawn (``folder/site``); the report."""
+    report = evaluate(release, predictions, task, folder / "report.json", *options)
+    done = view(str(release), "--out", str(folder / "site"), "--run", str(folder / "report.json"),
+                "--predictions", str(predictions))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return report
 
 
 def image_data(site: Path, image_id: int) -> dict:
@@ -213,10 +222,7 @@ def test_a_label_map_run_is_drawn_label_by_label(tiny_build: Path, tmp_path: Pat
     over the top third) is right nowhere, every other label right wherever the truth speaks."""
     release = tiny_build / TINY_RELEASE
     banded = banded_label_maps(release, tmp_path / "maps")
-    report = evaluate(release, tmp_path / "maps", "semantic", tmp_path / "report.json")
-    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "report.json"),
-                "--predictions", str(tmp_path / "maps"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    report = scored_site(release, tmp_path / "maps", "semantic", tmp_path)
     data = regionbench.load(release)
     label_of = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
     for image_id, band in banded.items():
@@ -232,17 +238,14 @@ def test_a_label_map_run_is_drawn_label_by_label(tiny_build: Path, tmp_path: Pat
 
 
 def test_a_segmentation_run_is_drawn_segment_by_segment(tiny_build: Path, tmp_path: Path) -> None:
-
+    """Each segment of the run's segmentation (at the image's best threshold) one shape."""
     release = tiny_build / TINY_RELEASE
     data = regionbench.load(release)
     (tmp_path / "run").mkdir()
     maps = scoring.segment_maps(data, "saiapr", scoring.scored_images(data, "test"))
     for image_id, labels in maps.items():
         Image.fromarray(labels.astype(np.uint16)).save(tmp_path / "run" / f"{image_id}.png")
-    evaluate(release, tmp_path / "run", "segments", tmp_path / "report.json")
-    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "report.json"),
-                "--predictions", str(tmp_path / "run"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    scored_site(release, tmp_path / "run", "segments", tmp_path)
     for image_id, labels in maps.items():
         page = image_data(tmp_path / "site", image_id)
         values, counts = np.unique(labels, return_counts=True)
@@ -257,10 +260,7 @@ def test_an_instances_run_is_drawn_as_it_was_matched(coco_build: Path, tmp_path:
     report's F1 at IoU 0.5: 2 matched / (instances + detections counted)."""
     release = coco_build / COCO_RELEASE
     detections = scored_detections(release, tmp_path / "dets.json")
-    report = evaluate(release, tmp_path / "dets.json", "instances", tmp_path / "report.json")
-    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "report.json"),
-                "--predictions", str(tmp_path / "dets.json"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    report = scored_site(release, tmp_path / "dets.json", "instances", tmp_path)
     regions = pd.read_parquet(release / "data/regions.parquet", columns=["image_id", "annotator", "iscrowd", "mask"])
     truth = regions[(regions["annotator"] == report["truth"]) & regions["mask"].notna() & ~regions["iscrowd"]]
     assert sum(len(image_data(tmp_path / "site", int(i))["drawn"] or []) for i in report["per_image"]) == len(
@@ -351,13 +351,8 @@ def test_a_label_map_run_of_its_own_pixel_values_is_drawn_by_its_names(tiny_buil
         Image.fromarray(np.vectorize(lambda v: own.get(int(v), 255))(pixels).astype(np.uint8)).save(path)
     names = tmp_path / "names.json"
     names.write_text(json.dumps({str(k): label_of[v] for v, k in own.items()}))
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(tmp_path / "maps"), "--task", "semantic", "--label-names", str(names), "--out", str(tmp_path / "r.json")],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads((tmp_path / "r.json").read_text())["measures"]["pixel_accuracy"] == 1.0
+    report = evaluate(release, tmp_path / "maps", "semantic", tmp_path / "r.json", "--label-names", str(names))
+    assert report["measures"]["pixel_accuracy"] == 1.0
     names.unlink()  # the report carries the names: the site needs only the maps
     done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "r.json"),
                 "--predictions", str(tmp_path / "maps"))  # fmt: skip
@@ -434,16 +429,7 @@ def test_a_box_run_is_drawn_as_its_boxes(coco_build: Path, tmp_path: Path) -> No
     for d in detections:
         del d["segmentation"]
     (tmp_path / "dets.json").write_text(json.dumps(detections))
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(tmp_path / "dets.json"), "--task", "instances", "--iou-type", "bbox", "--out", str(tmp_path / "r.json")],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    report = json.loads((tmp_path / "r.json").read_text())
-    done = view(str(release), "--out", str(tmp_path / "site"), "--run", str(tmp_path / "r.json"),
-                "--predictions", str(tmp_path / "dets.json"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    report = scored_site(release, tmp_path / "dets.json", "instances", tmp_path, "--iou-type", "bbox")
     boxes = {tuple(d["bbox"]) for d in detections}
     drawn = [s for i in report["per_image"] for s in image_data(tmp_path / "site", int(i))["drawn"] or []]
     assert len(drawn) == len(detections)
