@@ -29,6 +29,7 @@ import numpy as np
 from regionbench.client import scoring
 from regionbench.client.loader import Release
 from regionbench.client.scoring import MaskRun
+from regionbench.core import tables
 from regionbench.core.errors import InputError
 
 THUMB = 256  # the thumbnails' longer side, in pixels
@@ -240,10 +241,7 @@ def write_site(
 
     images = sorted(data.arrow("images").to_pylist(), key=lambda row: int(row["image_id"]))
     ids = [int(row["image_id"]) for row in images]
-    feature_columns = [
-        c for c in data.arrow("regions").column_names if c.endswith("_norm") or c.startswith(("rgb_", "lab_"))
-    ]
-    feature_columns += [c for c in ("boundary_area", "convexity") if c in data.arrow("regions").column_names]
+    feature_columns = list(tables.FEATURE_NAMES)
     wanted = ["image_id", "annotator", "region_id", "label", "iscrowd", "area_px", "geometry", *feature_columns]
     regions = data.arrow("regions", wanted).to_pylist()
     for region, path in zip(regions, svg_paths([r.pop("geometry") for r in regions]), strict=True):
@@ -256,6 +254,7 @@ def write_site(
     labels = sorted({r["label"] for r in regions if r["label"] is not None})
     label_index = {label: k for k, label in enumerate(labels)}
     annotators = sorted({str(r["annotator"]) for r in regions})
+    annotator_index = {name: k for k, name in enumerate(annotators)}
     agreement = _agreement(data)
     subsets = _subsets(data)
     relations = _relations(data)
@@ -326,7 +325,7 @@ def write_site(
             [
                 image_id,
                 sorted({label_index[r["label"]] for r in mine if r["label"] is not None}),
-                sorted({annotators.index(str(r["annotator"])) for r in mine}),
+                sorted({annotator_index[str(r["annotator"])] for r in mine}),
                 subsets.get(image_id, []),
                 split,
                 agreement.get(image_id),
@@ -350,7 +349,7 @@ def write_site(
         "index_parts": len(parts),
         "charts": charts,
         "figures": _figures(data.folder / "results"),
-        "run": {"task": run.get("task"), "predictions": run.get("predictions"), "drawn": bool(drawn)} if run else None,
+        "run": {"task": run.get("task")} if run else None,
     }
     _js(out / "data" / "meta.js", "meta", meta)
     (out / "data" / "index").mkdir()
