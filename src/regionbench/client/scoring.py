@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,16 @@ class MaskRun:
     thresholds: int | None = None
     ignore: int = 255
     names: Path | Mapping[str, str] | None = None  # label maps' pixel value -> label (a JSON file, or read)
+
+    @cached_property
+    def pixel_values(self) -> dict[int, int] | None:
+        """``names`` read once, as pixel value -> label id (None: the values are label ids)."""
+        return _pixel_values(self.names, self.data) if self.names else None
+
+
+def image_sizes(images: pd.DataFrame) -> dict[int, tuple[int, int]]:
+    """Image id -> (height, width) of rows of the release's images table."""
+    return {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
 
 
 def humans(data: Release) -> list[str]:
@@ -98,7 +109,7 @@ def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[in
     (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
     regions = data.regions
     mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna()].sort_values(["image_id", "region_id"])
-    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    shapes = image_sizes(images)
     out: dict[int, np.ndarray] = {}
     drawn: dict[int, int] = {}
     for image_id, rle in zip(mine["image_id"].astype(int), mine["mask"], strict=True):
@@ -160,7 +171,7 @@ def read_segmentations(
             f"{folder}: {problem if folder.exists() else 'no such folder'}; give the folder of predictions"
         )
     keys = _keys(images)
-    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    shapes = image_sizes(images)
     scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: _natural(p.name))
     found: dict[int, list[np.ndarray]] = {}
     if scales:
@@ -257,7 +268,7 @@ def score_segments(run: MaskRun) -> dict:
     ids = [i for i in ids if truth[i]]
     levels, predicted = read_segmentations(run.predictions, images, run.thresholds)
     levels = levels or [1.0]
-    shape = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+    shape = image_sizes(images)
 
     def machine(image_id: int) -> list[np.ndarray]:
         """The image's segmentations; without a prediction, one segment at every threshold."""
@@ -431,14 +442,15 @@ def read_label_maps(run: MaskRun, images: pd.DataFrame, index: dict[int, int]) -
     if not run.predictions.is_dir():
         problem = errors.file_problem(run.predictions, "a folder of label maps") or "not a folder"
         raise ScoringError(f"{run.predictions}: {problem}")
-    value_of = _pixel_values(run.names, run.data) if run.names else None
     files = {}
     for image_id, path in images[["image_id", "path"]].itertuples(index=False):
         named = [run.predictions / f"{int(image_id)}.png", run.predictions / f"{Path(str(path)).stem}.png"]
         if found := next((p for p in named if p.is_file()), None):
             files[int(image_id)] = found
-    shapes = {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
-    return {i: _classes(read_png(path, shapes[i]), path, index, value_of, run.ignore) for i, path in files.items()}
+    shapes = image_sizes(images)
+    return {
+        i: _classes(read_png(path, shapes[i]), path, index, run.pixel_values, run.ignore) for i, path in files.items()
+    }
 
 
 def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
@@ -569,7 +581,7 @@ def score(run: MaskRun) -> dict:
         "split": "all" if run.split == "all" or run.data.subsets.empty else run.split,
         "predictions": run.predictions.name,
     } | SCORERS[run.task](run)
-    names = _pixel_values(run.names, run.data) if run.names and run.task == "semantic" else None
+    names = run.pixel_values if run.task == "semantic" else None
     label = dict(zip(run.data.vocabulary["label_id"].astype(int), run.data.vocabulary["label"], strict=True))
     report["predictions_sha256"] = predictions_digest(run.predictions)
     report["settings"] = {
