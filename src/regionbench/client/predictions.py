@@ -74,25 +74,17 @@ def shapes(run: MaskRun, report: dict) -> Iterator[tuple[int, list[Shape]]]:
 
 
 def _instances(run: MaskRun, images: pd.DataFrame) -> dict[int, list[Shape]]:
-    data, who = run.data, str(run.annotator)
-    coverage = data.table("coverage")
-    truth = instances.ground_truth(data.regions, images, coverage, who, scoring.named_categories(data))
-    labels = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
-    known = scoring.source_ids(data.regions, who) | labels
-    name = {category: label for label, category in known.items()} | {c["id"]: c["name"] for c in truth["categories"]}
-    chosen = {e["id"] for e in truth["images"]}
-    detections = [d for d in instances.read_results(run.predictions, truth, known) if d["image_id"] in chosen]
-    release_id = {v: k for k, v in instances.numbering(coverage, who).items()}
+    found = scoring.instance_run(run, images, str(run.annotator))
     out: dict[int, list[Shape]] = {}
-    for m in instances.matches(truth, detections, run.iou_type, run.max_dets[-1]):
-        d = detections[m.index]
+    for m in instances.matches(found.truth, found.detections, run.iou_type, run.max_dets[-1]):
+        d = found.detections[m.index]
         facts = {"score": d["score"], "iou": round(m.iou, 4), "outcome": m.outcome}
         rle, box = d.get("segmentation"), tuple(d["bbox"]) if "segmentation" not in d else None
-        out.setdefault(release_id.get(d["image_id"], d["image_id"]), []).append(
-            Shape(name.get(d["category_id"]), rle=rle, box=box, facts=facts)
+        out.setdefault(found.release_id.get(d["image_id"], d["image_id"]), []).append(
+            Shape(found.category.get(d["category_id"]), rle=rle, box=box, facts=facts)
         )
-    for found in out.values():
-        found.sort(key=lambda s: -s.facts["score"])  # the best first (the page draws it on top)
+    for shapes_of_image in out.values():
+        shapes_of_image.sort(key=lambda s: -s.facts["score"])  # the best first (the page draws it on top)
     return out
 
 

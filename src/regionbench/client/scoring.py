@@ -313,25 +313,46 @@ def segments_ceiling(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, 
     return _ceiling(each)
 
 
+@dataclass(frozen=True)
+class InstanceRun:
+    """A run's detections against one annotator's regions, as COCO states them: ``truth`` (the
+    COCO document, images under the ids the source gave them), ``detections`` (read against
+    it), ``category`` (category id -> label) and ``release_id`` (the truth's image id -> the
+    release's)."""
+
+    truth: dict
+    detections: list[dict]
+    category: dict[int, str]
+    release_id: dict[int, int]
+
+
+def instance_run(run: MaskRun, images: pd.DataFrame, who: str) -> InstanceRun:
+    """``run``'s detections of ``images`` against ``who``'s regions (``InstanceRun``)."""
+    data = run.data
+    coverage = data.table("coverage")
+    truth = instances.ground_truth(data.regions, images, coverage, who, named_categories(data))
+    labels = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    known = source_ids(data.regions, who) | labels
+    category = {c: label for label, c in known.items()} | {c["id"]: c["name"] for c in truth["categories"]}
+    release_id = {v: k for k, v in instances.numbering(coverage, who).items()}
+    return InstanceRun(truth, instances.read_results(run.predictions, truth, known), category, release_id)
+
+
 def score_instances(run: MaskRun) -> dict:
     data = run.data
     images = scored_images(data, run.split)
     coverage = data.table("coverage")
-    labels = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
     truths = humans(data) if run.all_annotators else [run.annotator or reference(data)]
     if any(a not in data.annotators() for a in truths):
         raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
     results = {}
     for who in truths:
-        truth = instances.ground_truth(data.regions, images, coverage, who, named_categories(data))
-        known = source_ids(data.regions, who) | labels
-        detections = instances.read_results(run.predictions, truth, known)
+        found = instance_run(run, images, who)
         ranges = {name: (low, high) for name, low, high in run.area_ranges}
-        results[who] = instances.score(truth, detections, run.iou_type, run.max_dets, ranges)
+        results[who] = instances.score(found.truth, found.detections, run.iou_type, run.max_dets, ranges)
         if who == truths[0]:  # per image, against the first truth, by the release's ids
-            release_id = {v: k for k, v in instances.numbering(coverage, who).items()}
-            f1 = instances.per_image_f1(truth, detections, run.iou_type, run.max_dets[-1])
-            per_image = {release_id.get(i, i): v for i, v in f1.items()}
+            f1 = instances.per_image_f1(found.truth, found.detections, run.iou_type, run.max_dets[-1])
+            per_image = {found.release_id.get(i, i): v for i, v in f1.items()}
     report: dict = {"truth": truths if run.all_annotators else truths[0]}
     if run.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
