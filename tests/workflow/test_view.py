@@ -207,7 +207,7 @@ def scored_detections(release: Path, out: Path) -> list[dict]:
     """An annotator's regions as detections against the reference truth, scores drawn evenly."""
     data = regionbench.load(release)
     images, coverage, truth_of = scoring.scored_images(data, "test"), data.table("coverage"), scoring.reference(data)
-    truth = instances.ground_truth(data.regions, images, coverage, truth_of, scoring.named_categories(data))
+    truth, _ = scoring.instance_truth(data, images, truth_of)
     detections = instances.as_detections(
         data.regions, scoring.humans(data)[0], truth, instances.numbering(coverage, truth_of)
     )

@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import build, workflow_copy, write_config
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from regionbench import cli, release
 from regionbench.core import geometry, tables
@@ -297,3 +299,100 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     assert set(each["human_ceiling"]["per_annotator"]) == {"annotator-1", "annotator-2"}
     labels = set(pq.read_table(folder / "data/vocabulary.parquet", columns=["label"])["label"].to_pylist())
     assert ours["per_category_ap"] and set(ours["per_category_ap"]) <= labels  # named by the release's labels
+
+
+def named_run(folder: Path, out: Path) -> tuple[list[dict], dict[int, str], dict[int, str]]:
+    """annotator-2's regions as detections against annotator-1's truth, by the truth's category
+    ids; with the release label and the source's own name of each id (they differ: the source
+    spells "Sky Blue", the release says sky-blue, and its label ids are not the file's ids)."""
+    import regionbench
+    from regionbench.client import instances, scoring
+
+    data = regionbench.load(folder)
+    images = scoring.scored_images(data, "all")
+    truth, _ = scoring.instance_truth(data, images, "annotator-1")
+    numbering = instances.numbering(data.table("coverage"), "annotator-1")
+    detections = instances.as_detections(data.regions, "annotator-2", truth, numbering)
+    for k, d in enumerate(detections):
+        d["score"] = round((k * 7919 % 97 + 1) / 98, 4)
+    label = {c["id"]: c["name"] for c in truth["categories"]}
+    named = data.table("source_categories")
+    mine = named[named["annotator"] == "annotator-1"]
+    source = dict(zip(mine["category_id"].astype(int), mine["name"], strict=True))
+    label_ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    assert any(label_ids[label[d["category_id"]]] != d["category_id"] for d in detections)  # ids differ
+    assert any(source[d["category_id"]] != label[d["category_id"]] for d in detections)  # names differ
+    return detections, label, source
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_run_scores_the_same_whichever_way_it_names_categories(
+    exports: tuple[Path, Path, dict], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """A detection names its category by the truth's id, by the release's label, by the source's
+    own name, or by an id and a name that agree: each run, however mixed, scores as the run by id."""
+    import regionbench
+    from regionbench.client import evaluation, scoring
+
+    _, project, _ = exports
+    folder = project / RELEASE
+    out = tmp_path_factory.mktemp("named")
+    detections, label, source = named_run(folder, out)
+    ways = data.draw(st.lists(st.sampled_from(["id", "key", "source", "id+key", "id+source"]),
+                              min_size=len(detections), max_size=len(detections)))  # fmt: skip
+    given = []
+    for d, way in zip(detections, ways, strict=True):
+        c = d["category_id"]
+        item = {k: v for k, v in d.items() if k != "category_id"}
+        if "id" in way:
+            item["category_id"] = c
+        if "key" in way:
+            item["label"] = label[c]
+        if "source" in way:
+            item["label"] = source[c]
+        given.append(item)
+    release_ = regionbench.load(folder)
+
+    def report(run: list[dict], name: str) -> dict:
+        (out / name).write_text(json.dumps(run))
+        found = scoring.score(
+            scoring.MaskRun(release_, evaluation.release_hierarchy(release_), out / name, "instances",
+                            annotator="annotator-1", split="all")
+        )  # fmt: skip
+        return {k: v for k, v in found.items() if k not in ("predictions", "predictions_sha256")}
+
+    assert report(given, "mixed.json") == report(detections, "by-id.json")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d, label, source: d | {"label": label[d["category_id"]] + "-x"}, "names no category of the truth"),
+        (lambda d, label, source: d | {"category_id": max(label) + 1}, "is not a category of the truth"),
+        (lambda d, label, source: {k: v for k, v in d.items() if k != "category_id"}, "no category_id or label"),
+        (
+            lambda d, label, source: d | {"label": next(v for k, v in label.items() if k != d["category_id"])},
+            "disagree; give one",
+        ),
+    ],
+)
+def test_a_detection_of_no_category_of_the_truth_is_one_line(
+    exports: tuple[Path, Path, dict], tmp_path: Path, change, said: str
+) -> None:
+    import subprocess
+    import sys
+
+    _, project, _ = exports
+    folder = project / RELEASE
+    detections, label, source = named_run(folder, tmp_path)
+    detections[3] = change(detections[3], label, source)
+    (tmp_path / "run.json").write_text(json.dumps(detections))
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
+         str(tmp_path / "run.json"), "--task", "instances", "--annotator", "annotator-1", "--split", "all"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "detection 3: " in lines[0] and said in lines[0], done.stderr

@@ -24,7 +24,7 @@ import contextlib
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,29 +73,74 @@ def _category_ids(named: pd.DataFrame | None) -> dict[str, int]:
     return {label: next(iter(ids)) for label, ids in found.items() if len(ids) == 1}
 
 
+def truth_categories(
+    regions: pd.DataFrame, vocabulary: pd.DataFrame, annotator: str, named: pd.DataFrame | None = None
+) -> dict[int, str]:
+    """The categories a truth of ``annotator``'s regions scores, id -> label, present among the
+    scored images or not (COCO's files list every category; a detection of one without instances
+    counts in no figure):
+
+    - an annotator whose file numbered its categories: that file's categories that map to a
+      label (``named``, the release's ``source_categories``), under the file's ids;
+    - otherwise (the consensus, a layout without category ids): every label of ``vocabulary``,
+      under the id the files agree on for it, else its label id; the label ids for all where two
+      labels would share an id."""
+    own = regions[(regions["annotator"] == annotator) & regions["category_id"].notna()]
+    if not own.empty:
+        out: dict[int, str] = {}
+        if named is not None and not named.empty:
+            rows = named[(named["annotator"] == annotator) & named["label"].notna()]
+            out = {int(c): str(label) for c, label in zip(rows["category_id"], rows["label"], strict=True)}
+        for c, label in zip(own["category_id"], own["label"], strict=True):
+            out.setdefault(int(c), str(label))
+        return dict(sorted(out.items()))
+    labels = dict(zip(vocabulary["label"].astype(str), vocabulary["label_id"].astype(int), strict=True))
+    agreed = _category_ids(named)
+    ids = {label: agreed.get(label, label_id) for label, label_id in labels.items()}
+    if len(set(ids.values())) < len(ids):
+        ids = labels
+    return {c: label for label, c in sorted(ids.items(), key=lambda item: item[1])}
+
+
+def category_names(categories: dict[int, str], named: pd.DataFrame | None, annotator: str) -> dict[str, int]:
+    """Name -> category id, the names a detection's ``label`` may give: each category's release
+    label (the vocabulary key), and the name the source spells it by (``source_categories``:
+    ``annotator``'s file, or any file where ``annotator`` has none), where that name is not
+    another category's label."""
+    out = {label: c for c, label in categories.items()}
+    if named is None or named.empty:
+        return out
+    rows = named[named["label"].notna()]
+    if (rows["annotator"] == annotator).any():
+        rows = rows[rows["annotator"] == annotator]
+    for name, label in zip(rows["name"].astype(str), rows["label"].astype(str), strict=True):
+        if label in out:
+            out.setdefault(name, out[label])
+    return out
+
+
 def ground_truth(
     regions: pd.DataFrame,
     images: pd.DataFrame,
     coverage: pd.DataFrame,
     annotator: str,
-    named: pd.DataFrame | None = None,
+    categories: dict[int, str],
 ) -> dict:
     """The COCO instances document of ``annotator``'s regions of ``images`` (rows of the release's
-    images table), numbered as the source numbered them (module docstring); ``named`` is the
-    release's ``source_categories`` table."""
+    images table), numbered as the source numbered them (module docstring), under
+    ``categories`` (``truth_categories``: id -> label)."""
     ids = numbering(coverage, annotator)
-    source_category = _category_ids(named)
+    category_of = {label: c for c, label in categories.items()}
+    categories = dict(categories)
     chosen = set(images["image_id"].astype(int))
     mine = regions[(regions["annotator"] == annotator) & regions["image_id"].isin(chosen) & regions["mask"].notna()]
-    categories: dict[int, str] = {}
     annotations = []
     rows: list[dict[str, Any]] = mine.sort_values(["image_id", "region_id"]).to_dict("records")  # type: ignore[assignment]
     for k, r in enumerate(rows, start=1):
-        category = (
-            int(r["category_id"])
-            if not pd.isna(r["category_id"])
-            else source_category.get(str(r["label"]), int(r["label_id"]))
-        )
+        if not pd.isna(r["category_id"]):
+            category = int(r["category_id"])
+        else:  # a region its file did not number among regions it did: its label id
+            category = category_of.get(str(r["label"]), int(r["label_id"]))
         categories.setdefault(category, str(r["label"]))
         box = [r.get(f"source_bbox_{c}") for c in "xywh"]
         measured = [float(r[f"bbox_{c}"]) for c in "xywh"]
@@ -141,12 +186,13 @@ def as_detections(regions: pd.DataFrame, annotator: str, truth: dict, numbering:
     return out
 
 
-def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
+def read_results(path: Path, truth: dict, names: Mapping[str, int]) -> list[dict]:
     """The detections of a COCO results file, checked against ``truth``: every item an object
-    with a known ``image_id``, a known ``category_id`` (or a ``label``, ``labels`` giving its
-    category id), a finite ``score``, and a ``segmentation`` (RLE of the image's size, or
-    polygons inside it) or a ``bbox``; polygons become RLE. Raises ``InstancesError`` with one
-    line per problem (the first ten)."""
+    with a known ``image_id``, a category of the truth by ``category_id`` (its id in the truth)
+    or ``label`` (``names``: a name -> its id; ``category_names``), the two agreeing where both
+    are given, a finite ``score``, and a ``segmentation`` (RLE of the image's size, or polygons
+    inside it) or a ``bbox``; polygons become RLE. Raises ``InstancesError`` with one line per
+    problem (the first ten)."""
     from pycocotools import mask as coco_mask
 
     try:
@@ -156,7 +202,7 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
     if not isinstance(items, list):
         raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
     sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
-    known = {c["id"] for c in truth["categories"]} | set(labels.values())
+    label_of = {c["id"]: c["name"] for c in truth["categories"]}
     problems, out = [], []
     for n, item in enumerate(items):
         where = f"detection {n}"
@@ -167,11 +213,9 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
         if image not in sizes or isinstance(image, bool):
             problems.append(f"{where}: image_id {image!r} is not an image of the scored set")
             continue
-        label = item.get("label")
-        category = item.get("category_id", labels.get(label) if isinstance(label, str) else None)
-        if category not in known or isinstance(category, bool):
-            named = item.get("category_id", item.get("label"))
-            problems.append(f"{where}: category {named!r} is not a category of the release")
+        category, problem = _category(item, label_of, names)
+        if problem:
+            problems.append(f"{where}: {problem}")
             continue
         score = numbers.json_number(item.get("score"))
         if score is None:
@@ -218,6 +262,25 @@ def read_results(path: Path, truth: dict, labels: dict[str, int]) -> list[dict]:
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise InstancesError(f"{path}: " + f"; {path}: ".join(problems[:10]) + more)
     return out
+
+
+def _category(item: dict, label_of: Mapping[int, str], names: Mapping[str, int]) -> tuple[int, str | None]:
+    """A detection's category id from its ``category_id`` or ``label`` (both: they must agree),
+    or the reason there is none."""
+    given, label = item.get("category_id"), item.get("label")
+    if given is None and label is None:
+        return 0, "no category_id or label"
+    by_id = given if isinstance(given, int) and not isinstance(given, bool) and given in label_of else None
+    if given is not None and by_id is None:
+        return 0, f"category_id {given!r} is not a category of the truth (give its id in the source file, or a label)"
+    by_label = names.get(label) if isinstance(label, str) else None
+    if label is not None and by_label is None:
+        return 0, f"label {label!r} names no category of the truth (give a label of the release or the source's name)"
+    if by_id is not None and by_label is not None and by_id != by_label:
+        return 0, (
+            f"category_id {by_id} ({label_of[by_id]}) and label {label!r} ({label_of[by_label]}) disagree; give one"
+        )
+    return int(by_id if by_id is not None else by_label), None  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -351,11 +414,14 @@ def score(
         stats = {k.replace("AR100", f"AR{list(max_dets)[-1]}"): v for k, v in stats.items()}
     precision = evaluation.eval["precision"][:, :, :, 0, -1]  # T x R x K, all areas, the most detections
     names = {c["id"]: c["name"] for c in truth["categories"]}
-    per_category = {}
+    per_category, absent = {}, []
     for k, category in enumerate(evaluation.params.catIds):
         values = precision[:, :, k]
         values = values[values > -1]
-        per_category[names.get(category, str(category))] = float(values.mean()) if values.size else -1.0
+        if values.size:
+            per_category[names.get(category, str(category))] = float(values.mean())
+        else:  # no instance to find among the scored images (crowds aside): in no mean
+            absent.append(names.get(category, str(category)))
     return {
         "iou_type": iou_type,
         "max_dets": list(max_dets),
@@ -366,4 +432,5 @@ def score(
         "detections": len(detections),
         "stats": stats,
         "per_category_ap": per_category,
+        "categories_absent": sorted(absent),
     }

@@ -326,16 +326,22 @@ class InstanceRun:
     release_id: dict[int, int]
 
 
+def instance_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[dict, dict[str, int]]:
+    """``who``'s regions of ``images`` as a COCO instances document, with the names a detection's
+    ``label`` may give its category by (``instances.category_names``)."""
+    named = named_categories(data)
+    categories = instances.truth_categories(data.regions, data.vocabulary, who, named)
+    truth = instances.ground_truth(data.regions, images, data.table("coverage"), who, categories)
+    return truth, instances.category_names(categories, named, who)
+
+
 def instance_run(run: MaskRun, images: pd.DataFrame, who: str) -> InstanceRun:
-    """``run``'s detections of ``images`` against ``who``'s regions (``InstanceRun``)."""
-    data = run.data
-    coverage = data.table("coverage")
-    truth = instances.ground_truth(data.regions, images, coverage, who, named_categories(data))
-    labels = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
-    known = source_ids(data.regions, who) | labels
-    category = {c: label for label, c in known.items()} | {c["id"]: c["name"] for c in truth["categories"]}
-    release_id = {v: k for k, v in instances.numbering(coverage, who).items()}
-    return InstanceRun(truth, instances.read_results(run.predictions, truth, known), category, release_id)
+    """``run``'s detections of ``images`` against ``who``'s regions (``InstanceRun``): a
+    detection's category is one of the truth's, by its id in the source or by name."""
+    truth, names = instance_truth(run.data, images, who)
+    category = {c["id"]: c["name"] for c in truth["categories"]}
+    release_id = {v: k for k, v in instances.numbering(run.data.table("coverage"), who).items()}
+    return InstanceRun(truth, instances.read_results(run.predictions, truth, names), category, release_id)
 
 
 def score_instances(run: MaskRun) -> dict:
@@ -358,11 +364,15 @@ def score_instances(run: MaskRun) -> dict:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
         report["spread"] = _spread(list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"]))
     first = results[truths[0]]
-    report |= {k: v for k, v in first.items() if k not in ("stats", "per_category_ap", "ground_truth", "crowd")}
+    report |= {
+        k: v
+        for k, v in first.items()
+        if k not in ("stats", "per_category_ap", "categories_absent", "ground_truth", "crowd")
+    }
     if run.all_annotators:  # the headline: the mean over the annotators
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}
     else:
-        report |= {"measures": first["stats"], "per_category_ap": first["per_category_ap"]}
+        report |= {k: first[k] for k in ("per_category_ap", "categories_absent")} | {"measures": first["stats"]}
         report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
     report["per_image"] = per_image  # F1 at IoU 0.5 (instances.per_image_f1)
     report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
@@ -392,7 +402,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFram
         for b in people:
             if b == a:
                 continue
-            truth = instances.ground_truth(data.regions, images, coverage, b, named_categories(data))
+            truth, _ = instance_truth(data, images, b)
             detections = instances.as_detections(data.regions, a, truth, instances.numbering(coverage, b))
             runs.append(instances.score(truth, detections, run.iou_type, run.max_dets)["stats"])
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
