@@ -290,9 +290,10 @@ def readme_blocks(heading: str | None = None) -> list[ReadmeBlock]:
     return found
 
 
-def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None) -> list[int]:
+def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None, ignore: int = 255) -> list[int]:
     """The reference annotator's label ids as 16-bit label-map PNGs in ``out``, one per test image
-    of the release ``folder`` (``image_ids``: only these); returns the images written."""
+    of the release ``folder`` (``image_ids``: only these), ``ignore`` where it labels nothing;
+    returns the images written."""
     from PIL import Image
 
     from regionbench.client import scoring
@@ -305,10 +306,11 @@ def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None
     ids = {k: label_id for label_id, k in index.items()}
     out.mkdir()
     written = []
+    ignore_value = ignore
     for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), images, index).items():
         if image_ids is not None and image_id not in image_ids:
             continue
-        values = np.where(ignore, 255, np.vectorize(lambda k: ids.get(k, 255))(np.where(ignore, 0, label)))
+        values = np.where(ignore, ignore_value, np.vectorize(lambda k: ids[k])(np.where(ignore, 0, label)))
         Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
         written.append(image_id)
     return written

@@ -411,3 +411,78 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     monkeypatch.setattr(scoring, "BATCH", batch)
     assert scoring.score(run) == whole
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
+
+
+def mmseg_figures(truth: list[np.ndarray], predicted: list[np.ndarray], ignore: int = 255) -> dict[str, float]:
+    """mmseg's ``intersect_and_union`` summed over images: the truth's ignore value leaves a pixel
+    out; a predicted value outside the classes (the ignore value included) is a wrong pixel."""
+    classes = int(max(t[t != ignore].max(initial=0) for t in truth)) + 1
+    inter = union_pred = union_label = np.zeros(classes)
+    for t, p in zip(truth, predicted, strict=True):
+        keep = t != ignore
+        t, p = t[keep], p[keep]
+        hits = p[p == t]
+        inter = inter + np.bincount(hits, minlength=classes)[:classes]
+        union_pred = union_pred + np.bincount(p[p < classes], minlength=classes)[:classes]
+        union_label = union_label + np.bincount(t, minlength=classes)[:classes]
+    union = union_pred + union_label - inter
+    return {
+        "pixel_accuracy": inter.sum() / union_label.sum(),
+        "miou": float(np.mean(inter[union > 0] / union[union > 0])),
+    }
+
+
+@pytest.mark.parametrize("abstain", ["all but a corner", "a third", "values naming no label"])
+def test_an_abstaining_label_map_is_wrong_where_the_truth_is_labelled(
+    tiny_build: Path, tmp_path: Path, abstain: str
+) -> None:
+    """The ignore value (and a value naming no label) in a prediction is no way out: where the
+    truth is labelled it is a wrong pixel, counted in ``abstained_pixels``, as mmseg counts it.
+    (The tiny release has a label of id 255: the ignore value here is 65535.)"""
+    from PIL import Image
+
+    folder, ignore = tiny_build / VERSION, 65535
+    written = truth_label_maps(folder, tmp_path / "truth", ignore=ignore)
+    (tmp_path / "run").mkdir()
+    truth, predicted = [], []
+    for image_id in written:
+        t = np.asarray(Image.open(tmp_path / "truth" / f"{image_id}.png")).astype(np.int64)
+        p = t.copy()
+        if abstain == "all but a corner":
+            p[10:, :] = ignore
+            p[:, 10:] = ignore
+        elif abstain == "a third":
+            p[: p.shape[0] // 3] = ignore
+        else:
+            p[: p.shape[0] // 3] = 60000  # no label has this id
+        Image.fromarray(p.astype(np.uint16)).save(tmp_path / "run" / f"{image_id}.png")
+        truth.append(t)
+        predicted.append(p)
+    report = tmp_path / "semantic.json"
+    done = evaluate_cli(
+        "--release", str(folder), "--predictions", str(tmp_path / "run"), "--task", "semantic",
+        "--ignore", str(ignore), "--out", str(report),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    expected = mmseg_figures(truth, predicted, ignore)
+    assert found["measures"]["pixel_accuracy"] == pytest.approx(expected["pixel_accuracy"], abs=1e-12)
+    assert found["measures"]["miou"] == pytest.approx(expected["miou"], abs=1e-12)
+    assert found["measures"]["pixel_accuracy"] < 0.8
+    wrong = sum(int(((t != ignore) & (p != t)).sum()) for t, p in zip(truth, predicted, strict=True))
+    assert found["abstained_pixels"] == wrong > 0
+    assert f"abstained_pixels            {wrong}" in done.stdout
+    if abstain == "values naming no label":
+        assert list(found["unknown_values"]) == ["60000"] and "60000" in done.stdout and "--label-names" in done.stdout
+    else:
+        assert found["unknown_values"] == {}
+
+
+def test_an_ignore_value_that_is_a_label_id_is_said(tiny_build: Path, tmp_path: Path) -> None:
+    """The default ignore value 255 is a label id of the tiny release: its pixels in a map would
+    read as abstaining, and the output says so."""
+    folder = tiny_build / VERSION
+    truth_label_maps(folder, tmp_path / "maps", ignore=65535)
+    done = evaluate_cli("--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic")
+    assert done.returncode == 0, done.stderr
+    assert "note: the ignore value 255 is the id of label trash" in done.stdout and "--ignore" in done.stdout

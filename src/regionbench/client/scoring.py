@@ -16,6 +16,7 @@ measures are ``instances``, ``segments`` and ``semantic``.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -435,41 +436,48 @@ def class_maps(
     return out
 
 
-def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: int) -> tuple[np.ndarray, int, int]:
-    """The confusion matrix of ``predicted`` class maps (image id -> classes, -1 ignored; a
-    missing image wrong at every pixel) against ``truth`` (``class_maps``), with the ignored and
-    overlapped pixel counts."""
+def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: int) -> tuple[np.ndarray, int, int, int]:
+    """The confusion matrix of ``predicted`` class maps (image id -> classes, -1 where the run
+    abstains; a missing image abstains everywhere) against ``truth`` (``class_maps``), with the
+    pixels the truth ignores, its overlapped pixels and the pixels the run abstains on where the
+    truth is labelled. Only the truth ignores: an abstaining pixel is wrong (the matrix's last
+    column), as mmseg and cityscapesScripts count it."""
     matrix = np.zeros((classes, classes + 1), dtype=np.int64)
-    overlapped = ignored = 0
+    overlapped = ignored = abstained = 0
     for image_id, (label, ignore, clash) in truth.items():
         overlapped += clash
+        ignored += int(ignore.sum())
         mapped = predicted.get(image_id)
         if mapped is None:
-            mapped = np.full(label.shape, classes, dtype=np.int64)  # no prediction: every pixel wrong
-        skip = ignore | (mapped < 0)
-        ignored += int(skip.sum())
-        matrix += semantic.confusion(np.where(skip, 0, label), np.where(skip, 0, mapped), classes, skip)
-    return matrix, ignored, overlapped
+            matrix += semantic.confusion(np.where(ignore, 0, label), np.full(label.shape, classes), classes, ignore)
+            continue
+        abstains = mapped < 0
+        abstained += int((abstains & ~ignore).sum())
+        matrix += semantic.confusion(np.where(ignore, 0, label), np.where(abstains, classes, mapped), classes, ignore)
+    return matrix, ignored, overlapped, abstained
 
 
 def _pixel_accuracy(truth: dict, predicted: dict[int, np.ndarray]) -> dict[int, float]:
-    """Per image, the share of its scored pixels (neither ignored by the truth nor by the run)
-    the run gives their true class; 0 for an image without a prediction, 1 with no pixel to score."""
+    """Per image, the share of the pixels its truth labels that the run gives their class (an
+    abstaining pixel is wrong); 0 for an image without a prediction, 1 with no pixel to score."""
     out = {}
     for image_id, (label, ignore, _) in truth.items():
         mapped = predicted.get(image_id)
         if mapped is None:
             out[int(image_id)] = 0.0
             continue
-        scored = ~ignore & (mapped >= 0)
+        scored = ~ignore
         out[int(image_id)] = float((mapped[scored] == label[scored]).mean()) if scored.any() else 1.0
     return out
 
 
-def read_label_maps(run: MaskRun, images: pd.DataFrame, index: dict[int, int]) -> dict[int, np.ndarray]:
+def read_label_maps(
+    run: MaskRun, images: pd.DataFrame, index: dict[int, int], unknown: Counter[int] | None = None
+) -> dict[int, np.ndarray]:
     """The run's label maps (``<key>.png`` in ``run.predictions``, ``key`` the image id or its
-    file's stem) as class indices (``index``: label id -> class; -1 the ignore value), by image
-    id; an image without one is absent."""
+    file's stem) as class indices (``index``: label id -> class; -1 where the run abstains: the
+    ignore value, or a value naming no label, whose pixels ``unknown`` counts by value), by
+    image id; an image without one is absent."""
     if not run.predictions.is_dir():
         problem = errors.file_problem(run.predictions, "a folder of label maps") or "not a folder"
         raise ScoringError(f"{run.predictions}: {problem}")
@@ -480,7 +488,8 @@ def read_label_maps(run: MaskRun, images: pd.DataFrame, index: dict[int, int]) -
             files[int(image_id)] = found
     shapes = image_sizes(images)
     return {
-        i: _classes(read_png(path, shapes[i]), path, index, run.pixel_values, run.ignore) for i, path in files.items()
+        i: _classes(read_png(path, shapes[i]), index, run.pixel_values, run.ignore, unknown)
+        for i, path in files.items()
     }
 
 
@@ -502,16 +511,18 @@ def score_semantic(run: MaskRun) -> dict:
     classes = len(names)
     # The confusion matrices, ignored and overlapped pixels add up image by image.
     matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
-    ignored = overlapped = without = 0
+    ignored = overlapped = abstained = without = 0
+    unknown: Counter[int] = Counter()
     per_image: dict[int, float] = {}
     for batch in batches(images):
-        predicted = read_label_maps(run, batch, index)
+        predicted = read_label_maps(run, batch, index, unknown)
         for who in truths:
             truth = class_maps(data, who, batch, index)
-            part, skipped, clashing = _semantic_against(truth, predicted, classes)
+            part, skipped, clashing, abstaining = _semantic_against(truth, predicted, classes)
             matrices[who] += part
             if who == truths[0]:
                 ignored, overlapped = ignored + skipped, overlapped + clashing
+                abstained += abstaining
                 per_image |= _pixel_accuracy(truth, predicted)
                 without += sum(1 for i in truth if i not in predicted)
     matrix = matrices[truths[0]]
@@ -523,11 +534,30 @@ def score_semantic(run: MaskRun) -> dict:
         "images_without_prediction": without,
         "ignored_pixels": ignored,
         "overlapping_labels_pixels": overlapped,
+        # Where the truth is labelled and the run gives the ignore value or a value naming no
+        # label: wrong pixels, not left out (the values naming no label, with their pixels).
+        "abstained_pixels": abstained,
+        "unknown_values": {str(v): n for v, n in sorted(unknown.items())},
         "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
         "per_class_iou": flat["per_class_iou"],
         "levels": semantic.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
         "per_image": per_image,
     }
+    report["notes"] = []
+    named = run.pixel_values if run.pixel_values is not None else {i: i for i in index}
+    if run.ignore in named and named[run.ignore] in index:
+        report["notes"].append(
+            f"the ignore value {run.ignore} is the id of label {names[index[named[run.ignore]]]}: its pixels in a map "
+            "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
+        )
+    if unknown:
+        shown = ", ".join(f"{v} ({n} px)" for v, n in sorted(unknown.items())[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        hint = "; 0 is 'other' in ADE20K's maps: --ignore 0 names it" if 0 in unknown and run.ignore != 0 else ""
+        report["notes"].append(
+            f"pixel values naming no label of the release, counted wrong: {shown}{more}; "
+            f"give --label-names if the maps number labels otherwise{hint}"
+        )
     if run.all_annotators:
         figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
         each = {who: {k: semantic.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
@@ -551,7 +581,7 @@ def semantic_ceiling(
         maps = {a: class_maps(data, a, batch, index) for a in people}
         for (a, b), matrix in pairs.items():
             predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
-            matrix += _semantic_against(maps[b], predicted, classes)[0]
+            matrix += _semantic_against(maps[b], predicted, classes)[0]  # unlabelled by a: abstains
     each = {}
     for a in people:
         runs = [semantic.measures(pairs[(a, b)], names) for b in people if b != a]
@@ -578,21 +608,29 @@ def _pixel_values(names: Path | Mapping[str, str], data: Release) -> dict[int, i
 
 
 def _classes(
-    values: np.ndarray, path: Path, index: dict[int, int], value_of: dict[int, int] | None, ignore: int
+    values: np.ndarray,
+    index: dict[int, int],
+    value_of: dict[int, int] | None,
+    ignore: int,
+    unknown: Counter[int] | None = None,
 ) -> np.ndarray:
-    """Pixel values -> class indices; -1 the ignore value; a value naming no label is an error."""
-    if values.size and values.min() < 0:
-        raise ScoringError(f"{path}: pixel value {int(values.min())} names no label of the release; give --label-names")
-    present = np.flatnonzero(np.bincount(values.ravel())) if values.size else np.zeros(0, dtype=np.int64)
-    lookup = np.full(int(present.max(initial=0)) + 1, -1, dtype=np.int64)  # pixel value -> class
-    for value in present.tolist():
+    """Pixel values -> class indices; -1 for the ignore value and for a value naming no label
+    (``value_of``: pixel value -> label id, else the values are label ids), whose pixels
+    ``unknown`` counts by value."""
+    low = min(int(values.min()), 0) if values.size else 0  # a 32-bit PNG may hold negative values
+    counts = np.bincount((values - low).ravel()) if values.size else np.zeros(0, dtype=np.int64)
+    lookup = np.full(len(counts), -1, dtype=np.int64)  # pixel value - low -> class
+    for k in np.flatnonzero(counts).tolist():
+        value = k + low
+        label_id = value_of.get(value) if value_of is not None else value
         if value == ignore:
             continue
-        label_id = value_of.get(value) if value_of is not None else value
         if label_id is None or label_id not in index:
-            raise ScoringError(f"{path}: pixel value {value} names no label of the release; give --label-names")
-        lookup[value] = index[label_id]
-    return lookup[values]
+            if unknown is not None:
+                unknown[value] += int(counts[k])
+            continue
+        lookup[k] = index[label_id]
+    return lookup[values - low]
 
 
 SCORERS: dict[str, Callable[[MaskRun], dict]] = {
@@ -665,9 +703,11 @@ def render(report: dict) -> str:
         f"split {report['split']}  predictions {report['predictions']}"
     )
     lines = [head, "-" * len(head)]
-    for key in ("images", "images_without_prediction", "ground_truth", "detections", "ignored_pixels"):
+    for key in ("images", "images_without_prediction", "ground_truth", "detections", "ignored_pixels",
+                "abstained_pixels"):  # fmt: skip
         if key in report:
             lines.append(f"{key:<28}{report[key]}")
+    lines += [f"note: {note}" for note in report.get("notes", [])]
 
     def rows(prefix: str, value: object) -> None:
         if isinstance(value, dict):
