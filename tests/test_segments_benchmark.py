@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.io
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regionbench.client import segments
 
@@ -109,3 +111,31 @@ def test_bsds_inputs_are_read_and_bad_ones_named(tmp_path: Path) -> None:
     wrong = images.iloc[1:2].assign(height=shape[0] + 1)
     with pytest.raises(scoring.ScoringError, match="differs from the image's size"):
         scoring.read_segmentations(tmp_path / "segs", wrong, None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_partition_scores_the_same_whatever_its_first_label(data: st.DataObject) -> None:
+    """A segmentation's labels name segments: the same partition numbered from 0, from 1 or from
+    any other start gives the same figures, covering included. BSDS's own reading (label 0 is
+    no region for covering) is kept on request and differs where a segment is labelled 0."""
+    height, width = data.draw(st.integers(2, 12)), data.draw(st.integers(2, 12))
+    cells = st.lists(st.integers(0, 4), min_size=height * width, max_size=height * width)
+    machine = [np.array(data.draw(cells)).reshape(height, width) for _ in range(data.draw(st.integers(1, 3)))]
+    humans = [np.array(data.draw(cells)).reshape(height, width) + 1 for _ in range(data.draw(st.integers(1, 3)))]
+    start = data.draw(st.integers(-3, 5))
+
+    def figures(maps: list[np.ndarray], zero: bool = False) -> list[float]:
+        found = segments.score_image(maps, humans, zero)
+        return [*found.cnt_r, *found.cnt_p, *found.sum_p, *found.ri, *found.vi, found.cnt_r_best]
+
+    def renumbered(first: int) -> list[np.ndarray]:
+        return [np.unique(m, return_inverse=True)[1].reshape(m.shape) + first for m in machine]
+
+    one_based = figures(renumbered(1))
+    assert figures(renumbered(0)) == pytest.approx(one_based, abs=1e-12)
+    assert figures(renumbered(start)) == pytest.approx(one_based, abs=1e-12)
+    assert figures(renumbered(1), zero=True) == pytest.approx(one_based, abs=1e-12)  # no 0: BSDS's rule agrees
+    # BSDS's reading drops the segment labelled 0 from covering: no human region is covered better
+    bsds, named = segments.score_image(renumbered(0), humans, True), segments.score_image(renumbered(0), humans)
+    assert np.all(bsds.cnt_r <= named.cnt_r + 1e-9) and bsds.ri.tolist() == named.ri.tolist()

@@ -318,7 +318,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             data, evaluation.release_hierarchy(data), Path(args.predictions), args.task,
             annotator=args.annotator, all_annotators=args.all_annotators, exclude=args.exclude_annotator,
             split=args.split, iou_type=args.iou_type, max_dets=(1, 10, args.max_dets),
-            area_ranges=tuple(args.area_range), thresholds=args.thresholds,
+            area_ranges=tuple(args.area_range), thresholds=args.thresholds, zero_is_unlabelled=args.zero_is_unlabelled,
             ignore=args.ignore, names=Path(args.label_names) if args.label_names else None,
         )  # fmt: skip
         report = scoring.score(run)  # its errors are the user's: one line, exit 2
@@ -668,6 +668,12 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
         help="instances: an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
     )
     masks.add_argument("--thresholds", type=_number(int, 1), default=None, help="segments: levels to cut a ucm2 at")
+    masks.add_argument(
+        "--zero-is-unlabelled",
+        action="store_true",
+        help="segments: label 0 of a prediction is no region for covering, as BSDS's code reads it "
+        "(default: a segment like any other, so 0- and 1-based maps of one partition score the same)",
+    )
     masks.add_argument("--ignore", type=_number(int, 0), default=255, help="semantic: the ignored pixel value (255)")
     masks.add_argument("--label-names", default=None, metavar="JSON", help="semantic: pixel value -> label name")
     ev.set_defaults(func=cmd_evaluate)

@@ -327,7 +327,10 @@ def test_label_maps_of_the_truth_score_one_and_a_missing_one_counts(tiny_build: 
     assert found["images_without_prediction"] == 1 and found["measures"]["pixel_accuracy"] < 1.0
 
 
-def test_segments_of_the_truth_cover_it_exactly(tiny_build: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("first", [1, 0])
+def test_segments_of_the_truth_cover_it_exactly(tiny_build: Path, tmp_path: Path, first: int) -> None:
+    """The truth's segmentations as a run score 1 whether numbered from 1 or from 0; BSDS's
+    reading of label 0 as no region is kept on request and said in the report."""
     from PIL import Image
 
     from regionbench.client import scoring
@@ -337,16 +340,24 @@ def test_segments_of_the_truth_cover_it_exactly(tiny_build: Path, tmp_path: Path
     run = tmp_path / "run"
     run.mkdir()
     for image_id, labels in scoring.segment_maps(data, "saiapr", scoring.scored_images(data, "test")).items():
-        Image.fromarray(labels.astype(np.uint16)).save(run / f"{image_id}.png")
+        Image.fromarray((labels - 1 + first).astype(np.uint16)).save(run / f"{image_id}.png")
     report = tmp_path / "segments.json"
     done = evaluate_cli("--release", str(folder), "--predictions", str(run), "--task", "segments", "--out", str(report))
     assert done.returncode == 0, done.stderr
-    found = json.loads(report.read_text())["measures"]
+    found = json.loads(report.read_text())
+    assert found["truth"] == ["saiapr"] and found["label_zero"] == "a segment, as every other label"
+    measures = found["measures"]
     assert (
-        found["covering"]["ods"] == 1.0
-        and found["pri"]["ods"] == 1.0
-        and found["vi"]["ods"] == pytest.approx(0, abs=1e-12)
+        measures["covering"]["ods"] == 1.0
+        and measures["pri"]["ods"] == 1.0
+        and measures["vi"]["ods"] == pytest.approx(0, abs=1e-12)
     )
+    args = ("--release", str(folder), "--predictions", str(run), "--task", "segments", "--out", str(report))
+    done = evaluate_cli(*args, "--zero-is-unlabelled")
+    found = json.loads(report.read_text())
+    assert found["label_zero"].startswith("no region") and found["settings"]["zero_is_unlabelled"] is True
+    assert (found["measures"]["covering"]["ods"] < 1.0) == (first == 0)
+    assert found["measures"]["pri"]["ods"] == 1.0  # the Rand index counts label 0 either way
 
 
 @pytest.mark.parametrize(

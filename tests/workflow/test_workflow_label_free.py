@@ -149,7 +149,7 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     report = json.loads(out.read_text())
     row = json.loads((folder / "results/agreement.json").read_text())["label_free"]["per_annotator"]["annotator-1"]
     measures = report["measures"]
-    assert report["humans"] == ["annotator-2", "annotator-3"] and report["images_without_prediction"] == 0
+    assert report["truth"] == ["annotator-2", "annotator-3"] and report["images_without_prediction"] == 0
     assert measures["pri"]["ods"] == pytest.approx(row["pri"], rel=1e-5)  # six printed digits on the way
     assert measures["vi"]["ods"] == pytest.approx(row["vi_bits"], rel=1e-5)
     ceiling = report["human_ceiling"]["per_annotator"]["annotator-1"]

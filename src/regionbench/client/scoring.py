@@ -57,6 +57,7 @@ class MaskRun:
     max_dets: tuple[int, ...] = (1, 10, 100)
     area_ranges: tuple[tuple[str, float, float], ...] = ()  # (small | medium | large, low, high) in pixels
     thresholds: int | None = None
+    zero_is_unlabelled: bool = False  # segments: label 0 of a prediction is no region (BSDS's rule)
     ignore: int = 255
     names: Path | Mapping[str, str] | None = None  # label maps' pixel value -> label (a JSON file, or read)
 
@@ -275,11 +276,13 @@ def score_segments(run: MaskRun) -> dict:
         """The image's segmentations; without a prediction, one segment at every threshold."""
         return predicted.get(image_id) or [np.ones(shape[image_id], dtype=np.int64)] * len(levels)
 
-    found = segments.collect(levels, [segments.score_image(machine(i), truth[i]) for i in ids])
+    zero = run.zero_is_unlabelled
+    found = segments.collect(levels, [segments.score_image(machine(i), truth[i], zero) for i in ids])
     report: dict = {
         "images": len(ids),
         "images_without_prediction": sum(i not in predicted for i in ids),
-        "humans": who,
+        "truth": who,
+        "label_zero": "no region (BSDS's rule for covering)" if zero else "a segment, as every other label",
         "thresholds": found.thresholds,
         "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
         # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
@@ -290,7 +293,7 @@ def score_segments(run: MaskRun) -> dict:
         each = {}
         for a in who:
             mine = [i for i in ids if a in covered.get(i, []) and i in maps[a]]
-            b = segments.collect(levels, [segments.score_image(machine(i), [maps[a][i]]) for i in mine])
+            b = segments.collect(levels, [segments.score_image(machine(i), [maps[a][i]], zero) for i in mine])
             each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
         report["per_annotator"] = each
         report["spread"] = _spread(list(each.values()), ["covering", "pri", "vi"])
@@ -659,6 +662,7 @@ def score(run: MaskRun) -> dict:
         "iou_type": run.iou_type,
         "max_dets": list(run.max_dets),
         "thresholds": run.thresholds,
+        "zero_is_unlabelled": run.zero_is_unlabelled,
         "ignore": run.ignore,
         "label_names": {str(v): label[i] for v, i in sorted(names.items())} if names is not None else None,
     }
@@ -692,6 +696,7 @@ def rerun(data: Release, report: dict, predictions: Path) -> MaskRun:
         data, release_hierarchy(data), predictions, str(report["task"]), annotator=settings["annotator"],
         exclude=settings["exclude"], split=str(report["split"]), iou_type=settings["iou_type"],
         max_dets=tuple(settings["max_dets"]), thresholds=settings["thresholds"], ignore=int(settings["ignore"]),
+        zero_is_unlabelled=bool(settings.get("zero_is_unlabelled", False)),
         names=settings["label_names"],
     )  # fmt: skip
 

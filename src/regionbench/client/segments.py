@@ -6,8 +6,9 @@ Segmentation", IEEE TPAMI 33(5), 2011, and its code (``bench/benchmarks/evaluati
 ``match_segmentations.m``, ``match_segmentations2.m``, ``collect_eval_reg.m`` of the BIDS/BSDS500
 repository), followed to the operation so its published outputs on ``bench/data`` come back:
 
-- for image i with human segmentations G_1..G_m (labels from 1; 0 is no region) and a machine
-  segmentation S_t per threshold t, the overlap of a machine region r and a human region g is
+- for image i with human segmentations G_1..G_m (labels from 1) and a machine segmentation S_t
+  per threshold t (its labels name segments: a 0-based map is shifted to start at 1; BSDS's
+  own code reads its label 0 as no region for covering, which ``zero_is_unlabelled`` keeps), the overlap of a machine region r and a human region g is
   O(r, g) = |r n g| / |r u g|; cntR_t(i) = Σ_j Σ_{g ∈ G_j} |g| max_r O(r, g) and
   sumR(i) = Σ_j Σ_g |g|; cntP_t, sumP_t the same from the machine regions' side;
 - covering ODS = max_t Σ_i cntR_t(i) / Σ_i sumR(i), OIS = Σ_i cntR_{t_i}(i) / Σ_i sumR_{t_i}(i)
@@ -99,11 +100,25 @@ class ImageScores:
     cnt_r_best: float
 
 
-def score_image(segmentations: Sequence[np.ndarray], humans: Sequence[np.ndarray]) -> ImageScores:
-    """The benchmark's figures of one image: ``segmentations`` one per threshold (scale),
-    ``humans`` the human label maps (labels from 1), all of one shape."""
+def as_segments(segmentation: np.ndarray, zero_is_unlabelled: bool = False) -> np.ndarray:
+    """A machine segmentation whose labels name segments: shifted to start at 1 when it holds a
+    label below 1, so a 0-based map (scikit-image's, most tools') scores as the same partition
+    numbered from 1. ``zero_is_unlabelled`` keeps BSDS's reading instead: label 0 is no region
+    for covering (``overlaps``), while the Rand index and VI still count it as a segment."""
+    low = int(segmentation.min()) if segmentation.size else 1
+    if zero_is_unlabelled or low >= 1:
+        return segmentation
+    return segmentation.astype(np.int64) - low + 1
+
+
+def score_image(
+    segmentations: Sequence[np.ndarray], humans: Sequence[np.ndarray], zero_is_unlabelled: bool = False
+) -> ImageScores:
+    """The benchmark's figures of one image: ``segmentations`` one per threshold (scale), read
+    by ``as_segments``; ``humans`` the human label maps (labels from 1), all of one shape."""
     if not humans:
         raise ValueError("no human segmentation to score against")
+    segmentations = [as_segments(s, zero_is_unlabelled) for s in segmentations]
     areas = [np.bincount(h.ravel().astype(np.int64), minlength=int(h.max()) + 1)[1:].astype(np.float64) for h in humans]
     sum_gt = float(sum(a.sum() for a in areas))
     best = [np.zeros(len(a)) for a in areas]
