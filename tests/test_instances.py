@@ -134,7 +134,7 @@ def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
         instances.read_results(tmp_path / "bad.json", truth, {"sky": 1})
     text = str(refused.value)
     assert "\n" not in text
-    for said in ("detection 0: image_id 99", "detection 1: category 7", "detection 2: score None", "detection 3: a polygon leaves",
+    for said in ("detection 0: image_id 99", "detection 1: category_id 7 is not a category of the truth", "detection 2: score None", "detection 3: a polygon leaves",
                  "detection 4: RLE size [3, 3]", "detection 5: neither a segmentation nor a bbox"):  # fmt: skip
         assert said in text, said
     (tmp_path / "folder.json").mkdir()

@@ -340,6 +340,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             similarity=args.similarity,
             categories=Path(args.categories) if args.categories else None,
             image_features=Path(args.image_features) if args.image_features else None,
+            split=args.split,
         )
     except evaluation.RunError as exc:  # an error the user can fix, as every other: 2
         print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
@@ -614,6 +615,12 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
         "semantic: label-map PNGs of label ids",
     )
     ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
+    ev.add_argument(
+        "--split",
+        default="test",
+        choices=["test", "all"],
+        help="score the test side of the split (default), or both sides; every task names what it scored first",
+    )
     ev.add_argument("--k", type=_number(int, 1), default=5, help="labels per image for the image task (default 5)")
     ev.add_argument(
         "--semantic-threshold",
@@ -652,9 +659,6 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
         "--all-annotators", action="store_true", help="score against each annotator: mean, spread, min, max"
     )
     masks.add_argument("--exclude-annotator", default=None, metavar="NAME", help="segments: every human but NAME")
-    masks.add_argument(
-        "--split", default="test", choices=["test", "all"], help="the test side of the image split, or all"
-    )
     masks.add_argument("--iou-type", default="segm", choices=["segm", "bbox"], help="instances: masks or boxes")
     masks.add_argument(
         "--max-dets", type=_number(int, 1), default=100, help="instances: detections an image (100; LVIS uses 300)"

@@ -47,10 +47,10 @@ def evaluate_cli(*args: str) -> subprocess.CompletedProcess:
         (lambda lines: [lines[0].replace(" ", "  ", 1), *lines[1:]], "line 1: 132 fields"),
         (
             lambda lines: ["9999" + lines[0][lines[0].index(" ") :], *lines[1:]],
-            "line 1: image '9999' is not a test image",
+            "line 1: image '9999' is no scored image of the subset",
         ),
         (lambda lines: [*lines, lines[0]], "image {first} already given on line 1"),
-        (lambda lines: lines[1:], "1 test images have no line"),
+        (lambda lines: lines[1:], "1 scored images have no line"),
         (
             lambda lines: [lines[0].split(" ", 1)[0] + " 1.5 1" + lines[0].split(" ", 1)[1][3:], *lines[1:]],
             "confidence '1.5' for concept 0",
@@ -164,7 +164,7 @@ def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: ev
         "--release", str(tiny_build / VERSION), "--predictions", str(tmp_path / "bad.csv"), "--task", "region"
     )
     assert done.returncode == 2
-    assert "predicted twice" in done.stderr and "1 test regions have no prediction" in done.stderr
+    assert "predicted twice" in done.stderr and "1 scored regions have no prediction" in done.stderr
 
 
 def test_semantic_similarity_is_a_python_hook(
@@ -399,7 +399,7 @@ def test_an_image_run_must_score_every_test_image(task: evaluation.Task, tmp_pat
     if not gone:
         assert len(evaluation.read_image_scores(path, task)) == len(images)
         return
-    with pytest.raises(evaluation.RunError, match=rf"{len(gone)} test images have no row, e\.g\. {min(gone)}"):
+    with pytest.raises(evaluation.RunError, match=rf"{len(gone)} scored images have no row, e\.g\. {min(gone)}"):
         evaluation.read_image_scores(path, task)
 
 
@@ -497,3 +497,84 @@ def test_an_ignore_value_that_is_a_label_id_is_said(tiny_build: Path, tmp_path: 
     done = evaluate_cli("--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic")
     assert done.returncode == 0, done.stderr
     assert "note: the ignore value 255 is the id of label trash" in done.stdout and "--ignore" in done.stdout
+
+
+def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
+    """A run of ``task`` that gives the reference truth on both sides of the split (every image,
+    every region of subset H); returns its path and how many of its items (rows, lines,
+    detections, files) lie outside the test side."""
+    from PIL import Image
+
+    from regionbench.client import instances, scoring, semantic
+
+    data = regionbench.load(folder)
+    if task in ("region", "image", "imageclef"):
+        spec, test = evaluation.task_of(data, "H", split="all"), evaluation.task_of(data, "H")
+        left = test.left_out()
+        if task == "region":
+            path = out / "regions.csv"
+            spec.regions.to_csv(path, index=False)
+            return path, len(spec.regions) - len(test.regions)
+        if task == "image":
+            path = out / "scores.csv"
+            rows = [(i, c, 1.0 if c in spec.test[i] else 0.0) for i in spec.test for c in spec.labels]
+            pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(path, index=False)
+            return path, sum(1 for r in rows if r[0] in left)
+        path = out / "run.txt"
+        path.write_text("\n".join(perfect_run(spec)) + "\n")
+        return path, len(left)
+    images = scoring.scored_images(data, "all")
+    test = set(scoring.scored_images(data, "test")["image_id"].astype(int))
+    who = scoring.reference(data)
+    if task == "instances":
+        truth, _ = scoring.instance_truth(data, images, who)
+        detections = instances.as_detections(data.regions, who, truth, instances.numbering(data.table("coverage"), who))
+        path = out / "detections.json"
+        path.write_text(json.dumps(detections))
+        return path, sum(d["image_id"] not in test for d in detections)
+    path = out / task
+    path.mkdir()
+    if task == "segments":
+        maps = scoring.segment_maps(data, who, images)
+    else:
+        _, index = semantic.label_codes(dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True)))
+        ids = np.array([*sorted(index, key=index.get), 65535])  # class index -> label id; -1: the ignore value
+        maps = {i: ids[np.where(ignore, -1, label)] for i, (label, ignore, _) in scoring.class_maps(
+            data, who, images, index).items()}  # fmt: skip
+    for image_id, values in maps.items():
+        Image.fromarray(values.astype(np.uint16)).save(path / f"{image_id}.png")
+    return path, sum(i not in test for i in maps)
+
+
+@pytest.mark.parametrize("task", ["region", "image", "imageclef", "instances", "segments", "semantic"])
+def test_every_task_names_what_it_scores_and_refuses_what_lies_outside(
+    tiny_build: Path, tmp_path: Path, task: str
+) -> None:
+    """One rule for the six tasks: predictions for items outside the scored (test) side are
+    refused in one line that says which side is scored, how many fall outside and --split all;
+    with --split all the same run is scored, and the first line says what was."""
+    folder = tiny_build / VERSION
+    path, outside = perfect_predictions(folder, task, tmp_path)
+    assert outside > 0
+    args = ["--release", str(folder), "--predictions", str(path), "--task", task, "--ignore", "65535", "--k", "50"]
+    done = evaluate_cli(*args)
+    assert done.returncode == 2, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"{path}: {outside} " in lines[0] and "outside the scored side (the test side of the" in lines[0]
+    assert "--split all" in lines[0] and "Traceback" not in done.stderr
+    done = evaluate_cli(*args, "--split", "all", "--out", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    report = json.loads((tmp_path / "report.json").read_text())
+    scored = report["scored"]
+    assert scored["split"] == "all" and scored["count"] == scored["total"] > 0
+    assert first == f"scored: {scored['count']} of {scored['count']} {scored['unit']}, both sides of the " + (
+        "region split" if task == "region" else "image split"
+    )
+    headline = {"region": ("any", "e_hard"), "image": ("top_k", "r_i"), "imageclef": ("mnap",),
+                "instances": ("AP50",), "segments": ("covering", "ods"), "semantic": ("pixel_accuracy",)}  # fmt: skip
+    value = report["measures"]
+    for key in headline[task]:
+        value = value[key]
+    assert value == pytest.approx(1.0)

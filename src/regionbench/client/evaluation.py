@@ -21,17 +21,16 @@ every problem is reported with its line.
 from __future__ import annotations
 
 import importlib
-import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from regionbench.client import metrics
+from regionbench.client import metrics, scope
 from regionbench.client.loader import Release
 from regionbench.core import errors, numbers, tables
 from regionbench.core.errors import InputError
@@ -55,13 +54,34 @@ def _fail(path: Path, problems: list[str]) -> None:
 
 @dataclass
 class Task:
-    """What a subset of a release asks: its labels and the truth per test and train image."""
+    """What a subset of a release asks: its labels and the truth per scored (``test``) and train
+    image; with ``split="all"`` the scored images and regions are both sides, ``train`` still
+    the train side (its label frequencies drive the trivial baselines)."""
 
     labels: list[str]  # concepts, in label id order
     test: dict[int, set[str]]
     train: dict[int, set[str]]
-    regions: pd.DataFrame  # the subset's test regions: KEY + label
+    regions: pd.DataFrame  # the subset's scored regions: KEY + label
     vocabulary: frozenset[str]  # every label of the release
+    split: str = "test"
+    others: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=[*KEY, "label"]))  # left out: KEY
+    subset: str = "H"
+    subset_regions: int = 0
+
+    def image_scope(self) -> scope.Scope:
+        """The scored images of the subset, as every task says it."""
+        side = "the test side of the image split" if self.split == "test" else "both sides of the image split"
+        total = len(set(self.test) | set(self.train))
+        return scope.Scope(self.split, side, len(self.test), total, f"images of subset {self.subset}")
+
+    def region_scope(self) -> scope.Scope:
+        """The scored regions of the subset, as every task says it."""
+        side = "the test side of the region split" if self.split == "test" else "both sides of the region split"
+        return scope.Scope(self.split, side, len(self.regions), self.subset_regions, f"regions of subset {self.subset}")
+
+    def left_out(self) -> set[int]:
+        """The subset's images the scored side leaves out."""
+        return set(self.train) - set(self.test)
 
 
 def release_hierarchy(data: Release) -> Hierarchy:
@@ -77,15 +97,17 @@ def release_hierarchy(data: Release) -> Hierarchy:
     return Hierarchy(roots[0], nodes)
 
 
-def task_of(data: Release, subset: str, annotator: str | None = None) -> Task:
+def task_of(data: Release, subset: str, annotator: str | None = None, split: str = "test") -> Task:
     """The subset's labels, the truth of its test and train images, and its test regions.
 
     Image-level tasks use the image split: the truth of an image is every label of the subset
     among its regions, and an image is on one side only. The region task keeps the region
     split. The truth is the reference annotator's (whose regions the subsets hold);
     ``annotator`` takes another annotator's regions on the same images, each on its image's
-    side of the image split.
+    side of the image split. ``split="all"`` scores both sides.
     """
+    if split not in scope.SPLITS:
+        raise RunError(f"--split {split}: use test or all")
     if data.subsets.empty:
         raise RunError(
             f"release {data.dataset} v{data.version} has no subsets A-H (a collection whose regions carry one"
@@ -115,9 +137,15 @@ def task_of(data: Release, subset: str, annotator: str | None = None) -> Task:
     truth: dict[str, dict[int, set[str]]] = {"train": defaultdict(set), "test": defaultdict(set)}
     for side, image_id, label in members[["image_split", "image_id", "label"]].itertuples(index=False):
         truth[side][int(image_id)].add(label)
-    test_regions = members[members["split"] == "test"][[*KEY, "label"]].reset_index(drop=True)
+    scored = members["split"] == "test" if split == "test" else np.ones(len(members), dtype=bool)
+    test_regions = members[scored][[*KEY, "label"]].reset_index(drop=True)
+    others = members[~scored][[*KEY, "label"]].reset_index(drop=True)
     vocabulary = frozenset(data.vocabulary["label"])
-    return Task(labels, dict(truth["test"]), dict(truth["train"]), test_regions, vocabulary)
+    test = dict(truth["test"])
+    if split == "all":
+        for image_id, labels_of in truth["train"].items():
+            test.setdefault(image_id, set()).update(labels_of)
+    return Task(labels, test, dict(truth["train"]), test_regions, vocabulary, split, others, subset, len(members))
 
 
 def write_run_orders(data: Release, out: Path) -> dict[str, dict[str, int]]:
@@ -223,14 +251,19 @@ def read_region_predictions(path: Path, task: Task) -> pd.DataFrame:
                                 suffixes=("", "_pred"))  # fmt: skip
     extra = joined[joined["_merge"] == "right_only"]
     missing = joined[joined["_merge"] == "left_only"]
+    outside = extra.merge(task.others[KEY], on=KEY)
+    if len(outside):
+        raise task.region_scope().refuse(
+            path, len(outside), f"predicted regions on {outside['image_id'].nunique()} images"
+        )
     if len(extra):
         e = extra.iloc[0]
         problems.append(
-            f"{len(extra)} predicted regions are not test regions of the subset, e.g. {e['image_id']}/{e['region_id']}"
+            f"{len(extra)} predicted regions are no regions of the subset, e.g. {e['image_id']}/{e['region_id']}"
         )
     if len(missing):
         m = missing.iloc[0]
-        problems.append(f"{len(missing)} test regions have no prediction, e.g. {m['image_id']}/{m['region_id']}")
+        problems.append(f"{len(missing)} scored regions have no prediction, e.g. {m['image_id']}/{m['region_id']}")
     _fail(Path(path), problems)
     return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(KEY).reset_index(drop=True)
 
@@ -253,12 +286,15 @@ def read_image_scores(path: Path, task: Task) -> list[dict[str, float]]:
     for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
     given = set(frame["image_id"].astype(int))
+    if left := given & task.left_out():
+        rows = int(frame["image_id"].isin(left).sum())
+        raise task.image_scope().refuse(path, rows, f"rows on {len(left)} images")
     unknown = sorted(given - set(task.test))
     if unknown:
-        problems.append(f"{len(unknown)} images are not test images of the subset, e.g. {unknown[0]}")
+        problems.append(f"{len(unknown)} images are no images of the subset, e.g. {unknown[0]}")
     if skipped := sorted(set(task.test) - given):
         problems.append(
-            f"{len(skipped)} test images have no row, e.g. {skipped[0]}; score every test image "
+            f"{len(skipped)} scored images have no row, e.g. {skipped[0]}; score every scored image "
             "(one label at score 0 for an image the method ranks nothing for)"
         )
     _fail(Path(path), problems)
@@ -278,18 +314,22 @@ def _read_text(path: Path) -> str:
         raise RunError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def read_imageclef_run(
+    path: Path, images: list[int], concepts: list[str], within: scope.Scope | None = None, others: Collection[int] = ()
+) -> tuple[np.ndarray, np.ndarray]:
     """Confidence and binary arrays (image x concept, images in ``images`` order) of a run file.
 
     Each line: ``<image id> <confidence> <binary>`` for every concept, separated by single
-    spaces; confidences are numbers in [0, 1], binaries 0 or 1; every test image exactly once.
+    spaces; confidences are numbers in [0, 1], binaries 0 or 1; every scored image exactly
+    once. Lines of ``others`` (images the scored side ``within`` leaves out) are refused in one
+    line.
     """
     path = Path(path)
     index = {image: n for n, image in enumerate(images)}
     confidence = np.zeros((len(images), len(concepts)))
     binary = np.zeros((len(images), len(concepts)), dtype=bool)
     seen: dict[int, int] = {}
-    problems = []
+    problems, outside = [], set()
     fields_expected = 1 + 2 * len(concepts)
     lines = _read_text(path).split("\n")
     if lines and lines[-1] == "":
@@ -303,8 +343,11 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
             )
             continue
         name = fields[0].removesuffix(".jpg")
+        if numbers.is_id(name) and int(name) in others:
+            outside.add(int(name))
+            continue
         if not numbers.is_id(name) or int(name) not in index:
-            problems.append(f"{where}: image {fields[0]!r} is not a test image of the subset")
+            problems.append(f"{where}: image {fields[0]!r} is no scored image of the subset")
             continue
         image = int(name)
         if image in seen:
@@ -327,9 +370,11 @@ def read_imageclef_run(path: Path, images: list[int], concepts: list[str]) -> tu
                 break
             confidence[index[image], c] = value
             binary[index[image], c] = raw_bin == "1"
+    if outside and within is not None:
+        raise within.refuse(path, len(outside), f"lines on {len(outside)} images")
     missing = [i for i in images if i not in seen]
     if missing:
-        problems.append(f"{len(missing)} test images have no line, e.g. {missing[0]}")
+        problems.append(f"{len(missing)} scored images have no line, e.g. {missing[0]}")
     _fail(path, problems)
     return confidence, binary
 
@@ -478,10 +523,6 @@ def overlap_analysis(
     return out
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 @dataclass(frozen=True)
 class Run:
     """One scoring of ``predictions`` against a release: its settings (``evaluate``)."""
@@ -500,7 +541,6 @@ class Run:
 
 def _score_regions(run: Run, spec: Task) -> dict:
     """Region task: a label per test region, scored with e_hard and e_hierarchy both ways."""
-    _progress(f"reading region predictions for {len(spec.regions)} test regions of subset {run.subset}")
     joined = read_region_predictions(run.predictions, spec)
     true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
     unknown = sorted(set(pred) - set(run.tree.nodes))
@@ -547,7 +587,6 @@ def _score_images(run: Run, spec: Task) -> dict:
     """Image task: scores per label per test image, ranked to the top k; the oracle, the
     train-overlap analysis and, with a threshold, semantic matching."""
     images, truth, train, scored, report = _image_sides(run, spec)
-    _progress(f"reading image scores for {len(images)} test images of subset {run.subset}")
     scores = read_image_scores(run.predictions, spec)
     ranked = [metrics.top_k(s, run.k) for s in scores]
     report |= _per_image(images, truth, ranked)
@@ -559,7 +598,7 @@ def _score_images(run: Run, spec: Task) -> dict:
     }
     # What the run could score if it knew its wrong labels (JSON report only).
     report["oracle"] = metrics.oracle_analysis(train, truth, ranked, run.k, scored)
-    if spec.train:
+    if spec.train and spec.split == "test":  # with --split all the train images are scored too
         everyone = sorted(spec.train) + images
         if run.image_features is not None:
             descriptors = read_image_features(run.image_features, everyone)
@@ -616,10 +655,8 @@ def _score_imageclef(run: Run, spec: Task) -> dict:
     """ImageCLEF task: a run file of confidences and decisions, scored overall and per concept
     category (``run.categories``, else the hierarchy's branches)."""
     images, truth, _, _, report = _image_sides(run, spec)
-    _progress(f"reading run file: {len(images)} images x {len(spec.labels)} concepts")
-    confidence, binary = read_imageclef_run(run.predictions, images, spec.labels)
+    confidence, binary = read_imageclef_run(run.predictions, images, spec.labels, spec.image_scope(), spec.left_out())
     truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
-    _progress("scoring concepts")
     report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
     decided = [sorted(c for c, yes in zip(spec.labels, row, strict=True) if yes) for row in binary]
     report |= _per_image(images, truth, decided)
@@ -656,21 +693,26 @@ def evaluate(
     similarity: str = "hierarchy",
     categories: Path | None = None,
     image_features: Path | None = None,
+    split: str = "test",
 ) -> dict:
     """The report of one run: settings, sizes and every measure of the task (``TASKS``), against
     the reference annotator, or ``annotator``; ``similarity`` names the semantic matching's label
     similarity (``similarity_function``); ``categories``, a concept-category file
     (``read_categories``), groups the per-category ImageCLEF results (default: the hierarchy's
     branches, ``branch_categories``); ``image_features`` (``read_image_features``) replaces the
-    region-feature descriptors of the image task's train-overlap analysis (``overlap_analysis``)."""
+    region-feature descriptors of the image task's train-overlap analysis (``overlap_analysis``);
+    ``split`` scores the test side (``test``) or both sides (``all``) of the subset's split."""
     if task not in TASKS:
         raise RunError(f"task {task!r}: use region, image or imageclef")
-    spec = task_of(data, subset, annotator)
+    spec = task_of(data, subset, annotator, split)
+    within = spec.region_scope() if task == "region" else spec.image_scope()
     run = Run(data, tree, predictions, subset, k, semantic_threshold, annotator, similarity, categories, image_features)
     report: dict = {
         "release": {"dataset": data.dataset, "version": data.version},
         "task": task,
         "subset": subset,
+        "split": split,
+        "scored": within.to_report(),
         "predictions": Path(predictions).name,
     }
     return report | TASKS[task](run, spec)
@@ -696,7 +738,7 @@ def render(report: dict) -> str:
         if section in report:
             walk(section, report[section])
     width = max((len(name) for name, _ in rows), default=10)
-    lines = [head, "-" * len(head)]
+    lines = [scope.Scope(**report["scored"]).line(), head, "-" * len(head)]
     lines += [
         f"{name:<{width}}  {value:.4f}" if isinstance(value, float) else f"{name:<{width}}  {value}"
         for name, value in rows

@@ -24,7 +24,7 @@ import contextlib
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,15 @@ AREA_RANGES = {"small": (0.0, 32.0**2), "medium": (32.0**2, 96.0**2), "large": (
 
 class InstancesError(InputError):
     """A results file or setting that cannot be scored; one line per problem."""
+
+
+class OutsideImages(InstancesError):
+    """Detections on images of the release that the truth leaves out: ``detections`` of them,
+    ``what`` they are in words."""
+
+    def __init__(self, detections: int, images: int) -> None:
+        self.detections, self.what = detections, f"detections on {images} images"
+        super().__init__(f"{detections} {self.what} outside the scored images")
 
 
 def numbering(coverage: pd.DataFrame, annotator: str) -> dict[int, int]:
@@ -186,13 +195,14 @@ def as_detections(regions: pd.DataFrame, annotator: str, truth: dict, numbering:
     return out
 
 
-def read_results(path: Path, truth: dict, names: Mapping[str, int]) -> list[dict]:
+def read_results(path: Path, truth: dict, names: Mapping[str, int], others: Collection[int] = ()) -> list[dict]:
     """The detections of a COCO results file, checked against ``truth``: every item an object
     with a known ``image_id``, a category of the truth by ``category_id`` (its id in the truth)
     or ``label`` (``names``: a name -> its id; ``category_names``), the two agreeing where both
     are given, a finite ``score``, and a ``segmentation`` (RLE of the image's size, or polygons
-    inside it) or a ``bbox``; polygons become RLE. Raises ``InstancesError`` with one line per
-    problem (the first ten)."""
+    inside it) or a ``bbox``; polygons become RLE. Raises ``OutsideImages`` where detections lie
+    on ``others`` (images of the release the truth leaves out), else ``InstancesError`` with one
+    line per problem (the first ten)."""
     from pycocotools import mask as coco_mask
 
     try:
@@ -203,15 +213,18 @@ def read_results(path: Path, truth: dict, names: Mapping[str, int]) -> list[dict
         raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
     sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
     label_of = {c["id"]: c["name"] for c in truth["categories"]}
-    problems, out = [], []
+    problems, out, outside = [], [], Counter[int]()
     for n, item in enumerate(items):
         where = f"detection {n}"
         if not isinstance(item, dict):
             problems.append(f"{where}: not a JSON object")
             continue
         image = item.get("image_id")
+        if isinstance(image, int) and not isinstance(image, bool) and image in others:
+            outside[image] += 1
+            continue
         if image not in sizes or isinstance(image, bool):
-            problems.append(f"{where}: image_id {image!r} is not an image of the scored set")
+            problems.append(f"{where}: image_id {image!r} is no image of the release")
             continue
         category, problem = _category(item, label_of, names)
         if problem:
@@ -258,6 +271,8 @@ def read_results(path: Path, truth: dict, names: Mapping[str, int]) -> list[dict
             problems.append(f"{where}: {errors.first_line(exc)}")
             continue
         out.append(detection)
+    if outside:
+        raise OutsideImages(sum(outside.values()), len(outside))
     if problems:
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise InstancesError(f"{path}: " + f"; {path}: ".join(problems[:10]) + more)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from regionbench import release
-from regionbench.client import instances, segments, semantic
+from regionbench.client import instances, scope, segments, semantic
 from regionbench.client.evaluation import release_hierarchy
 from regionbench.client.loader import Release
 from regionbench.core import errors, geometry, tables
@@ -95,6 +95,30 @@ def scored_images(data: Release, split: str) -> pd.DataFrame:
     regions = data.regions
     test = regions.loc[regions["image_split"] == "test", "image_id"].unique()
     return images[images["image_id"].isin(test)]
+
+
+def mask_scope(data: Release, split: str) -> scope.Scope:
+    """What a mask task scores of ``data`` (``scored_images``), as every task says it."""
+    if split not in scope.SPLITS:
+        raise ScoringError(f"--split {split}: use test or all")
+    has_split = not data.subsets.empty
+    side = scope.image_side(split, has_split)
+    return scope.Scope(split, side, len(scored_images(data, split)), len(data.images), "images")
+
+
+def refuse_files_outside(data: Release, folder: Path, scored: pd.DataFrame, split: str) -> None:
+    """Prediction files of ``folder`` (and its scale folders) named for images of the release
+    that ``scored`` leaves out: refused in one line (``scope.Scope.refuse``)."""
+    if not folder.is_dir():
+        return
+    keys, chosen = _keys(data.images), set(scored["image_id"].astype(int))
+    files = [p for d in (folder, *(p for p in folder.iterdir() if p.is_dir())) for p in d.iterdir() if p.is_file()]
+    outside = [
+        p for p in files if p.suffix.lower() in (".png", ".mat") and p.stem in keys and keys[p.stem] not in chosen
+    ]
+    if outside:
+        images = len({keys[p.stem] for p in outside})
+        raise mask_scope(data, split).refuse(folder, len(outside), f"prediction files for {images} images")
 
 
 def _covered(data: Release) -> dict[int, list[str]]:
@@ -268,6 +292,7 @@ def score_segments(run: MaskRun) -> dict:
     ids = [int(i) for i in images["image_id"]]
     truth = _segments_of(maps, covered, who, ids)
     ids = [i for i in ids if truth[i]]
+    refuse_files_outside(data, run.predictions, images, run.split)
     levels, predicted = read_segmentations(run.predictions, images, run.thresholds)
     levels = levels or [1.0]
     shape = image_sizes(images)
@@ -344,8 +369,15 @@ def instance_run(run: MaskRun, images: pd.DataFrame, who: str) -> InstanceRun:
     detection's category is one of the truth's, by its id in the source or by name."""
     truth, names = instance_truth(run.data, images, who)
     category = {c["id"]: c["name"] for c in truth["categories"]}
-    release_id = {v: k for k, v in instances.numbering(run.data.table("coverage"), who).items()}
-    return InstanceRun(truth, instances.read_results(run.predictions, truth, names), category, release_id)
+    numbering = instances.numbering(run.data.table("coverage"), who)
+    release_id = {v: k for k, v in numbering.items()}
+    chosen = set(images["image_id"].astype(int))
+    others = {numbering.get(i, i) for i in run.data.images["image_id"].astype(int) if i not in chosen}
+    try:
+        detections = instances.read_results(run.predictions, truth, names, others)
+    except instances.OutsideImages as exc:
+        raise mask_scope(run.data, run.split).refuse(run.predictions, exc.detections, exc.what) from None
+    return InstanceRun(truth, detections, category, release_id)
 
 
 def score_instances(run: MaskRun) -> dict:
@@ -511,6 +543,7 @@ def score_semantic(run: MaskRun) -> dict:
     truths = humans(data) if run.all_annotators else [run.annotator or reference(data)]
     if any(who not in data.annotators() for who in truths):
         raise ScoringError(f"no annotator {truths[0]!r}; annotators: {', '.join(data.annotators())}")
+    refuse_files_outside(data, run.predictions, images, run.split)
     classes = len(names)
     # The confusion matrices, ignored and overlapped pixels add up image by image.
     matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
@@ -651,6 +684,7 @@ def score(run: MaskRun) -> dict:
         "release": {"dataset": run.data.dataset, "version": run.data.version},
         "task": run.task,
         "split": "all" if run.split == "all" or run.data.subsets.empty else run.split,
+        "scored": mask_scope(run.data, run.split).to_report(),
         "predictions": run.predictions.name,
     } | SCORERS[run.task](run)
     names = run.pixel_values if run.task == "semantic" else None
@@ -707,7 +741,7 @@ def render(report: dict) -> str:
         f"{report['release']['dataset']} v{report['release']['version']}  task {report['task']}  "
         f"split {report['split']}  predictions {report['predictions']}"
     )
-    lines = [head, "-" * len(head)]
+    lines = [scope.Scope(**report["scored"]).line(), head, "-" * len(head)]
     for key in ("images", "images_without_prediction", "ground_truth", "detections", "ignored_pixels",
                 "abstained_pixels"):  # fmt: skip
         if key in report:
