@@ -94,6 +94,36 @@ def test_every_subcommand_option_and_positional_has_help() -> None:
     assert len(list(_actions(cli.parser()))) > 60
 
 
+ALIASES = {("export-coco",), ("export-imageclef",), ("export-saiapr",), ("vocabulary", "from-coco")}  # kept a version
+
+
+def test_the_manual_s_synopsis_is_the_help() -> None:
+    """docs/cli.md's synopsis names every subcommand (aliases aside) with exactly the options its
+    ``--help`` lists."""
+    import re
+
+    text = (PROJECT / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = re.search(r"## Command line\n\n```text\n(.*?)```", text, re.S)
+    assert block
+    documented: dict[tuple[str, ...], set[str]] = {}
+    command: tuple[str, ...] = ()
+    nested = {"vocabulary", "hierarchy"}
+    for line in block.group(1).splitlines():
+        if line.startswith("regionbench "):
+            words = line.split()
+            command = tuple(words[1:3]) if words[1] in nested else (words[1],)
+            documented.setdefault(command, set())
+        documented[command] |= set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", line))
+    documented.pop(("--version",), None)
+    helped: dict[tuple[str, ...], set[str]] = {}
+    for path, action in _actions(cli.parser()):
+        if path and path not in ALIASES:
+            helped.setdefault(path, set()).update(o for o in action.option_strings if o.startswith("--"))
+    groups = {path[:1] for path in helped if len(path) > 1}  # vocabulary, hierarchy: their subcommands
+    helped = {path: options - {"--help"} for path, options in helped.items() if path not in groups}
+    assert documented == helped
+
+
 def test_version(capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as stop:
         cli.main(["--version"])

@@ -142,6 +142,32 @@ def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
         instances.read_results(tmp_path / "folder.json", truth, {})
 
 
+bounds = st.sampled_from([0.0, 100.0, 1024.0, 2000.0, 9216.0, 20000.0, 1e10])
+
+
+@settings(max_examples=80, deadline=None)
+@given(given_ranges=st.dictionaries(st.sampled_from(["small", "medium", "large"]), st.tuples(bounds, bounds)))
+def test_area_ranges_never_overlap(given_ranges: dict[str, tuple[float, float]]) -> None:
+    """Given ranges stand with COCO's for the others; an instance is never of two ranges: ranges
+    that overlap are one line naming both and where each came from."""
+    given_ranges = {k: (min(v), max(v)) for k, v in given_ranges.items() if v[0] != v[1]}
+    merged = instances.AREA_RANGES | given_ranges
+    order = [merged[k] for k in ("small", "medium", "large")]
+    overlapping = any(a[1] > b[0] for a, b in zip(order, order[1:], strict=False))
+    if not overlapping:
+        assert instances.merged_area_ranges(given_ranges) == merged
+        return
+    with pytest.raises(instances.InstancesError) as refused:
+        instances.merged_area_ranges(given_ranges)
+    text = str(refused.value)
+    assert "\n" not in text and " overlaps " in text and "only touch" in text
+    named = [k for k in ("small", "medium", "large") if f"{k} {merged[k][0]:g}:{merged[k][1]:g} (" in text]
+    assert len(named) == 2
+    for k in named:
+        origin = "(given)" if k in given_ranges else "(COCO's, as none was given)"
+        assert f"{k} {merged[k][0]:g}:{merged[k][1]:g} {origin}" in text
+
+
 def test_other_area_ranges_are_cocoeval_s_with_them(tmp_path: Path) -> None:
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval

@@ -424,14 +424,18 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
 
 
-def mmseg_figures(truth: list[np.ndarray], predicted: list[np.ndarray], ignore: int = 255) -> dict[str, float]:
-    """mmseg's ``intersect_and_union`` summed over images: the truth's ignore value leaves a pixel
-    out; a predicted value outside the classes (the ignore value included) is a wrong pixel."""
-    classes = int(max(t[t != ignore].max(initial=0) for t in truth)) + 1
+def mmseg_figures(
+    truth: list[np.ndarray], predicted: list[np.ndarray], labels: set[int], ignore: int = 255
+) -> dict[str, float]:
+    """mmseg's ``intersect_and_union`` summed over images, its classes the release's label ids
+    (``labels``): the truth's ignore value leaves a pixel out; a predicted value that is no
+    class (the ignore value included) is a wrong pixel and no class's prediction."""
+    classes = max(labels) + 1
     inter = union_pred = union_label = np.zeros(classes)
     for t, p in zip(truth, predicted, strict=True):
         keep = t != ignore
         t, p = t[keep], p[keep]
+        p = np.where(np.isin(p, list(labels)), p, classes)  # out of the class table
         hits = p[p == t]
         inter = inter + np.bincount(hits, minlength=classes)[:classes]
         union_pred = union_pred + np.bincount(p[p < classes], minlength=classes)[:classes]
@@ -443,7 +447,7 @@ def mmseg_figures(truth: list[np.ndarray], predicted: list[np.ndarray], ignore: 
     }
 
 
-@pytest.mark.parametrize("abstain", ["all but a corner", "a third", "values naming no label"])
+@pytest.mark.parametrize("abstain", ["all but a corner", "a third", "values naming no label", "zeros"])
 def test_an_abstaining_label_map_is_wrong_where_the_truth_is_labelled(
     tiny_build: Path, tmp_path: Path, abstain: str
 ) -> None:
@@ -464,8 +468,8 @@ def test_an_abstaining_label_map_is_wrong_where_the_truth_is_labelled(
             p[:, 10:] = ignore
         elif abstain == "a third":
             p[: p.shape[0] // 3] = ignore
-        else:
-            p[: p.shape[0] // 3] = 60000  # no label has this id
+        else:  # no label has id 60000; 0 is ADE20K's "other"
+            p[: p.shape[0] // 3] = 60000 if abstain == "values naming no label" else 0
         Image.fromarray(p.astype(np.uint16)).save(tmp_path / "run" / f"{image_id}.png")
         truth.append(t)
         predicted.append(p)
@@ -476,7 +480,8 @@ def test_an_abstaining_label_map_is_wrong_where_the_truth_is_labelled(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
-    expected = mmseg_figures(truth, predicted, ignore)
+    labels = set(regionbench.load(folder).vocabulary["label_id"].astype(int))
+    expected = mmseg_figures(truth, predicted, labels, ignore)
     assert found["measures"]["pixel_accuracy"] == pytest.approx(expected["pixel_accuracy"], abs=1e-12)
     assert found["measures"]["miou"] == pytest.approx(expected["miou"], abs=1e-12)
     assert found["measures"]["pixel_accuracy"] < 0.8
@@ -485,6 +490,8 @@ def test_an_abstaining_label_map_is_wrong_where_the_truth_is_labelled(
     assert f"abstained_pixels            {wrong}" in done.stdout
     if abstain == "values naming no label":
         assert list(found["unknown_values"]) == ["60000"] and "60000" in done.stdout and "--label-names" in done.stdout
+    elif abstain == "zeros":
+        assert list(found["unknown_values"]) == ["0"] and "--ignore 0 names it" in done.stdout
     else:
         assert found["unknown_values"] == {}
 

@@ -299,6 +299,10 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     assert set(each["human_ceiling"]["per_annotator"]) == {"annotator-1", "annotator-2"}
     labels = set(pq.read_table(folder / "data/vocabulary.parquet", columns=["label"])["label"].to_pylist())
     assert ours["per_category_ap"] and set(ours["per_category_ap"]) <= labels  # named by the release's labels
+    # the file's categories without an instance among the scored images: named, in no mean
+    present = {label_of for label_of in ours["per_category_ap"]}
+    assert ours["categories_absent"] and present.isdisjoint(ours["categories_absent"])
+    assert f"note: {len(ours['categories_absent'])} of the truth's categories have no instance" in done.stdout
 
 
 def named_run(folder: Path, out: Path) -> tuple[list[dict], dict[int, str], dict[int, str]]:

@@ -13,7 +13,8 @@ Tasks (``regionbench evaluate --task``):
 
 The region task scores the subset's test regions (the region split). Image-level tasks score
 the test images of the image split: an image's truth is every label of the subset among its
-regions, and no image is on both sides. Concepts
+regions, and no image is on both sides. ``split="all"`` scores both sides; predictions for the
+side left out are refused in one line (``scope``). Concepts
 are the subset's labels in vocabulary (label id) order. Nothing is scored from an invalid run:
 every problem is reported with its line.
 """

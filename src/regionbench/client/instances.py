@@ -387,6 +387,29 @@ def per_image_f1(
     }
 
 
+def merged_area_ranges(given: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """The three area ranges: those ``given`` (name -> (low, high) in pixels), COCO's for the
+    others. They may touch (COCOeval counts a bound in both) but not overlap, so an instance
+    is small, medium or large, never two of them; an overlap is one line naming both ranges."""
+    unknown = sorted(set(given) - set(AREA_RANGES))
+    if unknown:
+        raise InstancesError(f"area range {unknown[0]!r}: name small, medium or large")
+    ranges = AREA_RANGES | given
+    names = list(AREA_RANGES)
+    for a, b in zip(names, names[1:], strict=False):
+        if ranges[a][1] > ranges[b][0]:
+
+            def said(name: str) -> str:
+                origin = "given" if name in given else "COCO's, as none was given"
+                return f"{name} {ranges[name][0]:g}:{ranges[name][1]:g} ({origin})"
+
+            raise InstancesError(
+                f"--area-range: {said(a)} overlaps {said(b)}; give ranges that only touch, e.g. "
+                f"--area-range {a}={ranges[a][0]:g}:{ranges[b][0]:g} or --area-range {b}={ranges[a][1]:g}:{ranges[b][1]:g}"
+            )
+    return ranges
+
+
 def score(
     truth: dict,
     detections: Sequence[dict],
@@ -405,10 +428,7 @@ def score(
         raise InstancesError(
             "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
-    unknown = sorted(set(area_ranges or {}) - set(AREA_RANGES))
-    if unknown:
-        raise InstancesError(f"area range {unknown[0]!r}: name small, medium or large")
-    ranges = AREA_RANGES | (area_ranges or {})
+    ranges = merged_area_ranges(area_ranges or {})
     with contextlib.redirect_stdout(io.StringIO()):  # the engine prints its progress
         gt = COCO()
         gt.dataset = json.loads(json.dumps(truth))

@@ -4,7 +4,8 @@
 measures are ``instances``, ``segments`` and ``semantic``.
 
 - **Which images.** The test side of the image split where the release has subsets A-H
-  (``split="test"``), else, or with ``split="all"``, every image.
+  (``split="test"``), else, or with ``split="all"``, every image; predictions for images left
+  out, or named for no image of the release, are refused in one line (``scope``).
 - **Against whom.** Instances and label maps: the reference annotator (the consensus where
   there are several), or ``annotator``; ``all_annotators`` scores against each annotator and
   gives the mean, spread, min and max. Segments: every human who covered the image, as the BSDS
@@ -107,16 +108,21 @@ def mask_scope(data: Release, split: str) -> scope.Scope:
 
 
 def refuse_files_outside(data: Release, folder: Path, scored: pd.DataFrame, split: str) -> None:
-    """Prediction files of ``folder`` (and its scale folders) named for images of the release
-    that ``scored`` leaves out: refused in one line (``scope.Scope.refuse``)."""
+    """Prediction files (``.png``, ``.mat``) of ``folder`` and its scale folders that name no
+    image of the release, or images that ``scored`` leaves out: refused in one line (the second
+    kind by ``scope.Scope.refuse``), never dropped without a word."""
     if not folder.is_dir():
         return
     keys, chosen = _keys(data.images), set(scored["image_id"].astype(int))
     files = [p for d in (folder, *(p for p in folder.iterdir() if p.is_dir())) for p in d.iterdir() if p.is_file()]
-    outside = [
-        p for p in files if p.suffix.lower() in (".png", ".mat") and p.stem in keys and keys[p.stem] not in chosen
-    ]
-    if outside:
+    files = sorted(p for p in files if p.suffix.lower() in (".png", ".mat"))
+    if unknown := [p for p in files if p.stem not in keys]:
+        raise ScoringError(
+            f"{folder}: {len(unknown)} prediction files name no image of the release, e.g. "
+            f"{unknown[0].relative_to(folder)}; name each by its image's id or its file's stem "
+            "(an image the build rejected is in the release's rejects table)"
+        )
+    if outside := [p for p in files if keys[p.stem] not in chosen]:
         images = len({keys[p.stem] for p in outside})
         raise mask_scope(data, split).refuse(folder, len(outside), f"prediction files for {images} images")
 
@@ -412,6 +418,18 @@ def score_instances(run: MaskRun) -> dict:
         report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
     report["per_image"] = per_image  # F1 at IoU 0.5 (instances.per_image_f1)
     report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
+    report["notes"] = []
+    if run.area_ranges:
+        given = {name for name, _, _ in run.area_ranges}
+        origin = {name: "given" if name in given else "COCO's" for name in first["area_ranges"]}
+        ranges = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
+        report["notes"].append("area ranges in pixels: " + ", ".join(ranges))
+    if absent := first["categories_absent"]:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        report["notes"].append(
+            f"{len(absent)} of the truth's categories have no instance among the scored images (no AP, in no "
+            f"mean; categories_absent in the report): {shown}"
+        )
     return report
 
 

@@ -1,0 +1,84 @@
+"""The BSDS500 benchmark's own test data through the command line: its five human-annotated
+images built as a BSDS500 tree, its ``segs`` and ``ucm2`` scored by ``evaluate --task
+segments``, give back the benchmark's published figures (docs/scoring.md shows the commands)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+from conftest import build, workflow_copy, write_config
+
+BENCH = Path(__file__).resolve().parents[1] / "data" / "bsds500-bench"
+RELEASE = "releases/bsds-bench/v1.0.0"
+
+
+def bench_tree(root: Path) -> Path:
+    """``images/test/<id>.jpg`` and ``groundTruth/test/<id>.mat``: the benchmark's humans, and
+    images of their size (the region benchmark reads no pixel: each is seeded noise, so no two
+    are copies of each other)."""
+    from PIL import Image
+
+    for truth in sorted((BENCH / "groundTruth").glob("*.mat")):
+        (root / "groundTruth" / "test").mkdir(parents=True, exist_ok=True)
+        (root / "images" / "test").mkdir(parents=True, exist_ok=True)
+        shutil.copy(truth, root / "groundTruth" / "test" / truth.name)
+        height, width = scipy.io.loadmat(truth)["groundTruth"][0, 0]["Segmentation"][0, 0].shape
+        pixels = np.random.default_rng(int(truth.stem)).integers(0, 256, (height, width, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(root / "images" / "test" / f"{truth.stem}.jpg")
+    return root
+
+
+@pytest.fixture(scope="module")
+def bench_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("bsds-bench")
+    raw = bench_tree(base / "raw")
+    project = workflow_copy(base / "wf")
+    done = build(project, "--configfile", str(write_config(project, f"dataset: bsds-bench\nraw_dir: {raw}\n")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return project / RELEASE
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected", "options"), [("segs", "test_4", []), ("ucm2", "test_1", ["--thresholds", "5"])]
+)
+def test_the_bench_data_scored_by_the_cli_gives_the_published_figures(
+    bench_release: Path, tmp_path: Path, kind: str, expected: str, options: list[str]
+) -> None:
+    import json
+
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
+         str(BENCH / kind), "--task", "segments", "--out", str(report), *options],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "scored: 5 of 5 images, every image (the release has no image split)"
+    found = json.loads(report.read_text())["measures"]
+    cover = [float(v) for v in (BENCH / expected / "eval_cover.txt").read_text().split()]
+    rand = [float(v) for v in (BENCH / expected / "eval_RI_VOI.txt").read_text().split()]
+    c, ri, vi = found["covering"], found["pri"], found["vi"]
+    ours = [c["ods_threshold"], c["ods"], c["ois"], c["best"]]
+    ours_rand = [ri["ods_threshold"], ri["ods"], ri["ois"], vi["ods_threshold"], vi["ods"], vi["ois"]]
+    assert [float(f"{v:g}") for v in ours] == cover and [float(f"{v:g}") for v in ours_rand] == rand
+
+
+def test_prediction_files_for_no_image_of_the_release_are_one_line(bench_release: Path, tmp_path: Path) -> None:
+    """A file named for no image of the release (a typo, an image the build rejected) is never
+    left out without a word."""
+    shutil.copytree(BENCH / "segs", tmp_path / "segs")
+    shutil.copy(tmp_path / "segs" / "2018.mat", tmp_path / "segs" / "2019.mat")
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
+         str(tmp_path / "segs"), "--task", "segments"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "1 prediction files name no image of the release, e.g. 2019.mat" in lines[0]
