@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -153,7 +154,7 @@ def test_area_ranges_never_overlap(given_ranges: dict[str, tuple[float, float]])
     given_ranges = {k: (min(v), max(v)) for k, v in given_ranges.items() if v[0] != v[1]}
     merged = instances.AREA_RANGES | given_ranges
     order = [merged[k] for k in ("small", "medium", "large")]
-    overlapping = any(a[1] > b[0] for a, b in zip(order, order[1:], strict=False))
+    overlapping = any(a[1] > b[0] for a, b in itertools.pairwise(order))
     if not overlapping:
         assert instances.merged_area_ranges(given_ranges) == merged
         return

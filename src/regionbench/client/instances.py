@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
@@ -396,7 +397,7 @@ def merged_area_ranges(given: dict[str, tuple[float, float]]) -> dict[str, tuple
         raise InstancesError(f"area range {unknown[0]!r}: name small, medium or large")
     ranges = AREA_RANGES | given
     names = list(AREA_RANGES)
-    for a, b in zip(names, names[1:], strict=False):
+    for a, b in itertools.pairwise(names):
         if ranges[a][1] > ranges[b][0]:
 
             def said(name: str) -> str:
