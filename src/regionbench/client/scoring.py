@@ -422,8 +422,8 @@ def score_instances(run: MaskRun) -> dict:
     if run.area_ranges:
         given = {name for name, _, _ in run.area_ranges}
         origin = {name: "given" if name in given else "COCO's" for name in first["area_ranges"]}
-        ranges = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
-        report["notes"].append("area ranges in pixels: " + ", ".join(ranges))
+        said = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
+        report["notes"].append("area ranges in pixels: " + ", ".join(said))
     if absent := first["categories_absent"]:
         shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
         report["notes"].append(
