@@ -36,6 +36,7 @@ from pycocotools import mask as coco_mask
 from regionbench.client import instances, segments
 
 H, W = 480, 640
+CATEGORIES = {k: str(k) for k in range(1, 81)}  # COCO's 80, named by their label (the label id)
 
 
 def _rle(mask: np.ndarray) -> dict:
@@ -87,12 +88,12 @@ def peak_mib() -> float:
 
 def instances_at(n: int, folder: Path) -> dict:
     images, regions, coverage, detections = collection(n)
-    truth = instances.ground_truth(regions, images, coverage, "a")
+    truth = instances.ground_truth(regions, images, coverage, "a", CATEGORIES)
     (folder / "truth.json").write_text(json.dumps(truth))
     (folder / "results.json").write_text(json.dumps(detections))
     del truth, detections
     start = time.perf_counter()
-    truth = instances.ground_truth(regions, images, coverage, "a")
+    truth = instances.ground_truth(regions, images, coverage, "a", CATEGORIES)
     read = instances.read_results(folder / "results.json", truth, {})
     ours = instances.score(truth, read, "segm")
     ours_s = time.perf_counter() - start

@@ -67,21 +67,23 @@ def truth_maps(release: Path, out: Path) -> int:
     from PIL import Image
 
     import regionbench
-    from regionbench.client import scoring
+    from regionbench.client import semantic
+    from regionbench.client.tasks import _masks
+    from regionbench.client.tasks.semantic import class_maps
 
     if (out / "done").is_file():
         return int((out / "done").read_text())
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     data = regionbench.load(release)
-    images = scoring.scored_images(data, "test")
-    _, index = scoring.semantic.label_codes(
+    images = _masks.scored_images(data, "test")
+    _, index = semantic.label_codes(
         dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
     )
     label_id = np.array([k for k, _ in sorted(index.items(), key=lambda kv: kv[1])], dtype=np.int64)
     for start in range(0, len(images), 256):
         batch = images.iloc[start : start + 256]
-        for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), batch, index).items():
+        for image_id, (label, ignore, _) in class_maps(data, _masks.reference(data), batch, index).items():
             values = np.where(ignore, 255, label_id[np.where(ignore, 0, label)])
             Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
     (out / "done").write_text(str(len(images)))

@@ -296,18 +296,18 @@ def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None
     returns the images written."""
     from PIL import Image
 
-    from regionbench.client import scoring
+    from regionbench.client import semantic
+    from regionbench.client.tasks import _masks
+    from regionbench.client.tasks.semantic import class_maps
 
     data = regionbench.load(folder)
-    images = scoring.scored_images(data, "test")
-    _, index = scoring.semantic.label_codes(
-        dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True))
-    )
+    images = _masks.scored_images(data, "test")
+    _, index = semantic.label_codes(dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True)))
     ids = {k: label_id for label_id, k in index.items()}
     out.mkdir()
     written = []
     ignore_value = ignore
-    for image_id, (label, ignore, _) in scoring.class_maps(data, scoring.reference(data), images, index).items():
+    for image_id, (label, ignore, _) in class_maps(data, _masks.reference(data), images, index).items():
         if image_ids is not None and image_id not in image_ids:
             continue
         values = np.where(ignore, ignore_value, np.vectorize(lambda k: ids[k])(np.where(ignore, 0, label)))

@@ -98,7 +98,7 @@ def test_no_path_reaches_out_of_the_package() -> None:
 def test_the_client_modules_need_no_build_dependency() -> None:
     """load, verify, diff and evaluate import nothing of the build extra."""
     code = (
-        "import sys, regionbench, regionbench.cli, regionbench.client.loader, regionbench.client.evaluation, regionbench.release\n"
+        "import sys, regionbench, regionbench.cli, regionbench.client.loader, regionbench.client.tasks, regionbench.release\n"
         "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'PIL', 'dvc', 'threadpoolctl', 'zlib_ng', 'isal', 'numba', 'llvmlite', 'mlcroissant', 'rdflib', 'huggingface_hub', 'statsmodels', 'SimpleITK'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )

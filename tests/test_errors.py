@@ -105,7 +105,8 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
     is, in one line, never "not found" for a folder that exists nor a hang on a FIFO."""
     import json
 
-    from regionbench.client import evaluation
+    from regionbench.client.tasks import TaskError
+    from regionbench.client.tasks._labels import _read_text
     from regionbench.pipeline import config
     from regionbench.release import read_manifest
 
@@ -121,8 +122,8 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
     with pytest.raises(config.ConfigError, match=f"{path}: {said}") as refused:
         config.load_layers(tmp_path / "project", [path])
     assert "a config file" in str(refused.value) and "\n" not in str(refused.value)
-    with pytest.raises(evaluation.RunError, match=said):
-        evaluation._read_text(path)
+    with pytest.raises(TaskError, match=said):
+        _read_text(path)
     if kind != "missing":
         release = tmp_path / "release"
         release.mkdir()

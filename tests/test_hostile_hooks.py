@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench.client import evaluation
+from regionbench.client.tasks import TaskError
+from regionbench.client.tasks._labels import _strict
+from regionbench.client.tasks.image import similarity_function
 from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import vocabulary
@@ -46,13 +48,13 @@ def hooks(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:
     ],
 )
 def test_a_hook_that_fails_is_one_line_naming_it(hooks: str, factory: str, expected: str) -> None:
-    with pytest.raises(evaluation.RunError) as failed:
-        evaluation.similarity_function(f"{hooks}:{factory}", TREE)("sky", "man")
+    with pytest.raises(TaskError) as failed:
+        similarity_function(f"{hooks}:{factory}", TREE)("sky", "man")
     assert expected in str(failed.value) and "\n" not in str(failed.value)
 
 
 def test_a_sound_hook_is_used_as_given(hooks: str) -> None:
-    measure = evaluation.similarity_function(f"{hooks}:fine", TREE)
+    measure = similarity_function(f"{hooks}:fine", TREE)
     assert (measure("sky", "sky"), measure("sky", "man")) == (1.0, 0.25)
 
 
@@ -62,10 +64,10 @@ def test_any_unsigned_id_is_taken_exactly_or_refused(value: int) -> None:
     float beyond 2**53), anything larger refused with the range."""
     for cell in (np.uint64(value), value):
         if value <= numbers.MAX_ID:
-            assert evaluation._strict(cell, numbers.parse_id, "image_id") == value
+            assert _strict(cell, numbers.parse_id, "image_id") == value
             assert numbers.parse_id(str(value)) == value
         else:
             with pytest.raises(ValueError, match=r"not an id \(a whole number from 0 to 9223372036854775807\)"):
-                evaluation._strict(cell, numbers.parse_id, "image_id")
+                _strict(cell, numbers.parse_id, "image_id")
             with pytest.raises(ValueError, match="not an id"):
                 numbers.parse_id(str(value))

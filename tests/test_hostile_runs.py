@@ -10,12 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.client import evaluation
+from regionbench.client.tasks import TaskError
+from regionbench.client.tasks._labels import Subset
+from regionbench.client.tasks.image import read_image_scores
+from regionbench.client.tasks.imageclef import read_imageclef_run
 from regionbench.core import numbers
 
 CONCEPTS = ["sky", "grass", "man"]
 IMAGES = [3, 8, 21]
-TASK = evaluation.Task(
+TASK = Subset(
     labels=CONCEPTS,
     test={3: {"sky"}, 8: {"grass", "man"}, 21: {"sky", "man"}},
     train={1: {"sky"}},
@@ -37,11 +40,11 @@ def test_run_file_numbers_are_ascii_and_finite(tmp_path: Path, confidence: str, 
     path = tmp_path / "run.txt"
     path.write_text(run_text(confidence), encoding="utf-8")
     if expected is None:
-        confidence_, _ = evaluation.read_imageclef_run(path, IMAGES, CONCEPTS)
+        confidence_, _ = read_imageclef_run(path, IMAGES, CONCEPTS)
         assert confidence_[0, 0] == float(confidence)
         return
-    with pytest.raises(evaluation.RunError, match=expected):
-        evaluation.read_imageclef_run(path, IMAGES, CONCEPTS)
+    with pytest.raises(TaskError, match=expected):
+        read_imageclef_run(path, IMAGES, CONCEPTS)
 
 
 @pytest.mark.parametrize(
@@ -53,22 +56,22 @@ def test_run_file_numbers_are_ascii_and_finite(tmp_path: Path, confidence: str, 
 def test_image_scores_are_parsed_strictly(tmp_path: Path, score: str, image: str, expected: str) -> None:
     path = tmp_path / "scores.csv"
     path.write_text(f"image_id,label,score\n{image},sky,{score}\n8,man,0.2\n", encoding="utf-8")
-    with pytest.raises(evaluation.RunError, match=expected):
-        evaluation.read_image_scores(path, TASK)
+    with pytest.raises(TaskError, match=expected):
+        read_image_scores(path, TASK)
 
 
 def test_parquet_scores_must_be_finite(tmp_path: Path) -> None:
     path = tmp_path / "scores.parquet"
     pd.DataFrame({"image_id": [3, 8], "label": ["sky", "man"], "score": [float("nan"), 0.5]}).to_parquet(path)
-    with pytest.raises(evaluation.RunError, match=r"scores.parquet: row 2: score nan is not a finite number"):
-        evaluation.read_image_scores(path, TASK)
+    with pytest.raises(TaskError, match=r"scores.parquet: row 2: score nan is not a finite number"):
+        read_image_scores(path, TASK)
 
 
 def test_a_predictions_file_that_is_no_csv_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "scores.csv"
     path.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(evaluation.RunError, match=r"scores.csv: unreadable as csv") as info:
-        evaluation.read_image_scores(path, TASK)
+    with pytest.raises(TaskError, match=r"scores.csv: unreadable as csv") as info:
+        read_image_scores(path, TASK)
     assert "\n" not in str(info.value)
 
 
@@ -86,8 +89,8 @@ def test_any_run_file_is_scored_or_refused_line_by_line(lines: list[str], final_
         path = Path(scratch) / "run.txt"
         path.write_text("\n".join(lines) + ("\n" if final_newline else ""), encoding="utf-8")
         try:
-            confidence, binary = evaluation.read_imageclef_run(path, IMAGES, CONCEPTS)
-        except evaluation.RunError as exc:
+            confidence, binary = read_imageclef_run(path, IMAGES, CONCEPTS)
+        except TaskError as exc:
             assert all(line.startswith(f"{path}: ") for line in str(exc).splitlines()), str(exc)
         else:
             assert ((confidence >= 0) & (confidence <= 1)).all() and binary.shape == (3, 3)
@@ -106,8 +109,8 @@ def test_any_scores_csv_is_scored_or_refused_line_by_line(rows: list[str], heade
         path = Path(scratch) / "scores.csv"
         path.write_text("\n".join((["image_id,label,score"] if header else []) + rows) + "\n", encoding="utf-8")
         try:
-            scores = evaluation.read_image_scores(path, TASK)
-        except evaluation.RunError as exc:
+            scores = read_image_scores(path, TASK)
+        except TaskError as exc:
             assert all(line.startswith(f"{path}: ") for line in str(exc).splitlines()), str(exc)
         else:
             assert len(scores) == len(IMAGES) and all(0 <= v <= 1 for s in scores for v in s.values())

@@ -86,7 +86,8 @@ def test_bsds_inputs_are_read_and_bad_ones_named(tmp_path: Path) -> None:
 
     import pandas as pd
 
-    from regionbench.client import scoring
+    from regionbench.client.tasks import TaskError
+    from regionbench.client.tasks.segments import read_segmentations
 
     shape = humans(IDS[0])[0].shape
     images = pd.DataFrame(
@@ -99,18 +100,18 @@ def test_bsds_inputs_are_read_and_bad_ones_named(tmp_path: Path) -> None:
     )
     for kind in ("segs", "ucm2"):
         shutil.copytree(DATA / kind, tmp_path / kind)
-    levels, found = scoring.read_segmentations(tmp_path / "segs", images.iloc[:1], None)
+    levels, found = read_segmentations(tmp_path / "segs", images.iloc[:1], None)
     assert levels == [1.0, 2.0, 3.0, 4.0, 5.0] and len(found[int(IDS[0])]) == 5
-    with pytest.raises(scoring.ScoringError, match="a ucm2 needs --thresholds N"):
-        scoring.read_segmentations(tmp_path / "ucm2", images.iloc[:1], None)
-    levels, found = scoring.read_segmentations(tmp_path / "ucm2", images.iloc[:1], 5)
+    with pytest.raises(TaskError, match="a ucm2 needs --thresholds N"):
+        read_segmentations(tmp_path / "ucm2", images.iloc[:1], None)
+    levels, found = read_segmentations(tmp_path / "ucm2", images.iloc[:1], 5)
     assert levels == pytest.approx(list(segments.thresholds(5)))
     (tmp_path / "segs" / f"{IDS[0]}.mat").write_bytes(b"MATLAB 5.0 garbage")
-    with pytest.raises(scoring.ScoringError, match="unreadable MAT file"):
-        scoring.read_segmentations(tmp_path / "segs", images.iloc[:1], None)
+    with pytest.raises(TaskError, match="unreadable MAT file"):
+        read_segmentations(tmp_path / "segs", images.iloc[:1], None)
     wrong = images.iloc[1:2].assign(height=shape[0] + 1)
-    with pytest.raises(scoring.ScoringError, match="differs from the image's size"):
-        scoring.read_segmentations(tmp_path / "segs", wrong, None)
+    with pytest.raises(TaskError, match="differs from the image's size"):
+        read_segmentations(tmp_path / "segs", wrong, None)
 
 
 @settings(max_examples=60, deadline=None)

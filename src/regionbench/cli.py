@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from regionbench import __version__, release
-from regionbench.client import evaluation, loader, scoring
+from regionbench.client import loader
 from regionbench.core import errors, geometry, numbers, tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
@@ -234,7 +234,7 @@ def _site_server(folder: Path, port: int) -> http.server.ThreadingHTTPServer:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from regionbench.client import view  # thumbnails need Pillow: the build install
+    from regionbench.client import tasks, view  # thumbnails need Pillow: the build install
 
     data = loader.load(args.release, verify=not args.no_verify)
     run = None
@@ -245,7 +245,7 @@ def cmd_view(args: argparse.Namespace) -> int:
             raise UserError(f"--run {args.run}: not a report of evaluate --out ({exc})") from None
     server = _site_server(Path(args.out), args.port) if args.serve else None
     site = view.write_site(data, Path(args.out), args.images, run, predictions=args.predictions)
-    if run is not None and run.get("task") in scoring.TASKS and args.predictions is None:
+    if run is not None and hasattr(tasks.registry().get(str(run.get("task"))), "shapes") and args.predictions is None:
         print(f"the run's {run['task']} are scored, not drawn: give --predictions PATH (what the report scored)")
     print(site.line(), flush=True)
     if server is not None:
@@ -312,40 +312,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from regionbench.client import tasks
+
     data = loader.load(args.release, args.rev, verify=not args.no_verify)
-    if args.task in scoring.TASKS:
-        run = scoring.MaskRun(
-            data, evaluation.release_hierarchy(data), Path(args.predictions), args.task,
-            annotator=args.annotator, all_annotators=args.all_annotators, exclude=args.exclude_annotator,
-            split=args.split, iou_type=args.iou_type, max_dets=(1, 10, args.max_dets),
-            area_ranges=tuple(args.area_range), thresholds=args.thresholds, zero_is_unlabelled=args.zero_is_unlabelled,
-            ignore=args.ignore, names=Path(args.label_names) if args.label_names else None,
-        )  # fmt: skip
-        report = scoring.score(run)  # its errors are the user's: one line, exit 2
-        print(scoring.render(report))
-        if args.out:
-            tables.write_json(args.out, report)
-            print(f"report written to {args.out}")
-        return 0
-    try:
-        report = evaluation.evaluate(
-            data,
-            evaluation.release_hierarchy(data),
-            Path(args.predictions),
-            args.task,
-            subset=args.subset,
-            k=args.k,
-            semantic_threshold=args.semantic_threshold,
-            annotator=args.annotator,
-            similarity=args.similarity,
-            categories=Path(args.categories) if args.categories else None,
-            image_features=Path(args.image_features) if args.image_features else None,
-            split=args.split,
-        )
-    except evaluation.RunError as exc:  # an error the user can fix, as every other: 2
-        print(f"regionbench: the run is not scored:\n{exc}", file=sys.stderr)
-        return 2
-    print(evaluation.render(report))
+    report = tasks.evaluate(
+        data, args.predictions, args.task, progress=lambda line: print(line, flush=True),
+        **tasks.settings_from_args(args),
+    )  # fmt: skip
+    print(tasks.render(report, scoped=False))
     if args.out:
         tables.write_json(args.out, report)
         print(f"report written to {args.out}")
@@ -587,99 +561,21 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
         e.set_defaults(func=cmd_export)
 
 
-def _area_range(text: str) -> tuple[str, float, float]:
-    """``small=0:1024`` -> (small, 0, 1024): a COCO area range, bounds in pixels (``inf`` allowed)."""
-    name, _, bounds = text.partition("=")
-    low, _, high = bounds.partition(":")
-    try:
-        lo, hi = float(low), float(high)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=LOW:HIGH (small=0:1024)") from None
-    if name not in ("small", "medium", "large") or not 0 <= lo < hi:
-        raise argparse.ArgumentTypeError(f"{text!r}: name small, medium or large, and 0 <= LOW < HIGH")
-    return name, lo, min(hi, 1e10)
-
-
 def _evaluate_command(sub: argparse._SubParsersAction) -> None:
-    """evaluate: predictions scored."""
-    ev = sub.add_parser("evaluate", help="score predictions against a release (region, image or ImageCLEF run)")
+    """evaluate: predictions scored; the task options come from the task registry."""
+    from regionbench.client import tasks
+
+    ev = sub.add_parser("evaluate", help="score predictions against a release (any task of the registry)")
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
     ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
-    ev.add_argument("--predictions", required=True, metavar="FILE", help="Parquet/CSV predictions or a run file")
-    ev.add_argument(
-        "--task",
-        required=True,
-        choices=["region", "image", "imageclef", "instances", "segments", "semantic"],
-        help="region: a label per test region; image: labels per test image; imageclef: an ImageCLEF run file; "
-        "instances: a COCO results JSON; segments: label-map PNGs (a folder per scale) or BSDS .mat files; "
-        "semantic: label-map PNGs of label ids",
-    )
-    ev.add_argument("--subset", default="H", choices=list("ABCDEFGH"), help="subset whose test split is scored")
-    ev.add_argument(
-        "--split",
-        default="test",
-        choices=["test", "all"],
-        help="score the test side of the split (default), or both sides; every task names what it scored first",
-    )
-    ev.add_argument("--k", type=_number(int, 1), default=5, help="labels per image for the image task (default 5)")
-    ev.add_argument(
-        "--semantic-threshold",
-        type=_number(float, 0, 1),
-        default=None,
-        help="also score with semantic matching, pairs of similarity above T in [0, 1]",
-    )
-    ev.add_argument(
-        "--similarity",
-        default="hierarchy",
-        metavar="NAME",
-        help="label similarity of semantic matching: hierarchy (default) or a hook package.module:factory",
-    )
-    ev.add_argument(
-        "--categories",
-        default=None,
-        metavar="FILE",
-        help="imageclef: lines '<concept> <category>' for per-category results (default: the hierarchy's branches)",
-    )
-    ev.add_argument(
-        "--image-features",
-        default=None,
-        metavar="FILE",
-        help="image: Parquet/CSV of image_id and feature columns for the train-overlap analysis "
-        "(default: the regions' features)",
-    )
+    ev.add_argument("--predictions", required=True, metavar="PATH", help="the predictions: a file or a folder, by task")
     ev.add_argument("--out", default=None, metavar="JSON", help="write the full report here")
     ev.add_argument(
         "--no-verify",
         action="store_true",
         help="score without verifying the release first (a verified release is remembered, so this rarely saves time)",
     )
-    ev.add_argument("--annotator", default=None, help="score against this annotator (default: the reference annotator)")
-    masks = ev.add_argument_group("instances, segments and semantic")
-    masks.add_argument(
-        "--all-annotators", action="store_true", help="score against each annotator: mean, spread, min, max"
-    )
-    masks.add_argument("--exclude-annotator", default=None, metavar="NAME", help="segments: every human but NAME")
-    masks.add_argument("--iou-type", default="segm", choices=["segm", "bbox"], help="instances: masks or boxes")
-    masks.add_argument(
-        "--max-dets", type=_number(int, 1), default=100, help="instances: detections an image (100; LVIS uses 300)"
-    )
-    masks.add_argument(
-        "--area-range",
-        type=_area_range,
-        action="append",
-        default=[],
-        metavar="NAME=LO:HI",
-        help="instances: an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
-    )
-    masks.add_argument("--thresholds", type=_number(int, 1), default=None, help="segments: levels to cut a ucm2 at")
-    masks.add_argument(
-        "--zero-is-unlabelled",
-        action="store_true",
-        help="segments: label 0 of a prediction is no region for covering, as BSDS's code reads it "
-        "(default: a segment like any other, so 0- and 1-based maps of one partition score the same)",
-    )
-    masks.add_argument("--ignore", type=_number(int, 0), default=255, help="semantic: the ignored pixel value (255)")
-    masks.add_argument("--label-names", default=None, metavar="JSON", help="semantic: pixel value -> label name")
+    tasks.add_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)
 
 

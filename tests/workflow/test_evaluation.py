@@ -15,21 +15,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import regionbench
-from regionbench.client import evaluation
+from regionbench.client import tasks
+from regionbench.client.tasks import _labels, _masks
+from regionbench.client.tasks import image as image_task
+from regionbench.client.tasks import imageclef as imageclef_task
+from regionbench.client.tasks import instances as instances_task
+from regionbench.client.tasks import segments as segments_task
+from regionbench.client.tasks import semantic as semantic_task
 
 VERSION = "releases/tiny/v1.0.0"
 
 
 @pytest.fixture(scope="module")
-def task(tiny_build: Path) -> evaluation.Task:
-    return evaluation.task_of(regionbench.load(tiny_build / VERSION), "H")
+def task(tiny_build: Path) -> _labels.Subset:
+    return _labels.subset_truth(regionbench.load(tiny_build / VERSION), "H")
 
 
 def run_line(image: int, pairs: list[tuple[str, str]]) -> str:
     return str(image) + "".join(f" {c} {b}" for c, b in pairs)
 
 
-def perfect_run(task: evaluation.Task) -> list[str]:
+def perfect_run(task: _labels.Subset) -> list[str]:
     return [
         run_line(i, [("1" if c in task.test[i] else "0", "1" if c in task.test[i] else "0") for c in task.labels])
         for i in sorted(task.test)
@@ -65,13 +71,13 @@ def evaluate_cli(*args: str) -> subprocess.CompletedProcess:
         ),
     ],
 )
-def test_malformed_run_files_name_the_line(task: evaluation.Task, tmp_path: Path, damage, message: str) -> None:
+def test_malformed_run_files_name_the_line(task: _labels.Subset, tmp_path: Path, damage, message: str) -> None:
     assert len(task.labels) == 65  # 1 + 2 x 65 = 131 fields per line
     lines = damage(perfect_run(task))
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(evaluation.RunError) as failed:
-        evaluation.read_imageclef_run(path, sorted(task.test), task.labels)
+    with pytest.raises(tasks.TaskError) as failed:
+        imageclef_task.read_imageclef_run(path, sorted(task.test), task.labels)
     assert message.format(first=sorted(task.test)[0]) in str(failed.value)
     assert str(failed.value).startswith(f"{path}: ")
 
@@ -86,7 +92,7 @@ def score(release: Path, predictions: Path, task: str, *options: str) -> tuple[s
     return done, json.loads(out.read_text())
 
 
-def test_perfect_runs_score_one(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+def test_perfect_runs_score_one(tiny_build: Path, task: _labels.Subset, tmp_path: Path) -> None:
     release = tiny_build / VERSION
     run = tmp_path / "run.txt"
     run.write_text("\n".join(perfect_run(task)) + "\n")
@@ -113,22 +119,22 @@ def test_perfect_runs_score_one(tiny_build: Path, task: evaluation.Task, tmp_pat
 @pytest.mark.parametrize("subset", list("ABCDEFGH"))
 def test_a_perfect_image_level_run_scores_one_on_every_measure(tiny_build: Path, tmp_path: Path, subset: str) -> None:
     data = regionbench.load(tiny_build / VERSION)
-    spec = evaluation.task_of(data, subset)
+    spec = _labels.subset_truth(data, subset)
     # The image split: every image of the subset on one side, its truth all of its labels.
     members = data.subsets[data.subsets["subset"] == subset]
     assert (members.groupby("image_id")["image_split"].nunique() == 1).all()
     assert not set(spec.test) & set(spec.train) and set(spec.test) | set(spec.train) == set(members["image_id"])
-    for image, labels in spec.test.items():
-        assert labels == set(members.loc[members["image_id"] == image, "label"])
+    for image_id, labels in spec.test.items():
+        assert labels == set(members.loc[members["image_id"] == image_id, "label"])
 
-    tree = evaluation.release_hierarchy(data)
+    tree = tasks.release_hierarchy(data)
     rows = [(i, c, 1.0) for i in spec.test for c in sorted(spec.test[i])]
     pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
     k = max(len(t) for t in spec.test.values())
-    image = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", subset, k=k, semantic_threshold=0.5)
+    image = tasks.evaluate(data, tmp_path / "scores.csv", "image", tree, subset=subset, k=k, semantic_threshold=0.5)
     run = tmp_path / "run.txt"
     run.write_text("\n".join(perfect_run(spec)) + "\n")
-    clef = evaluation.evaluate(data, tree, run, "imageclef", subset)
+    clef = tasks.evaluate(data, run, "imageclef", tree, subset=subset)
     measures = [
         (f"image.{family}.{name}", value)
         for family, values in image["measures"].items()
@@ -149,15 +155,15 @@ def test_a_perfect_image_level_run_scores_one_on_every_measure(tiny_build: Path,
     assert image["measures"]["top_k"]["n_plus"] == image["concepts_in_test"]
 
 
-def test_image_scores_outside_the_vocabulary_are_refused(task: evaluation.Task, tmp_path: Path) -> None:
+def test_image_scores_outside_the_vocabulary_are_refused(task: _labels.Subset, tmp_path: Path) -> None:
     image = sorted(task.test)[0]
     rows = [(image, "sky-blue", 0.9), (image, "unicorn", 0.5)]
     pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
-    with pytest.raises(evaluation.RunError, match=r"row 3: label 'unicorn' is not in the release's vocabulary"):
-        evaluation.read_image_scores(tmp_path / "scores.csv", task)
+    with pytest.raises(tasks.TaskError, match=r"row 3: label 'unicorn' is not in the release's vocabulary"):
+        image_task.read_image_scores(tmp_path / "scores.csv", task)
 
 
-def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: _labels.Subset, tmp_path: Path) -> None:
     regions = task.regions[["image_id", "region_id", "label"]]
     pd.concat([regions.iloc[1:], regions.iloc[2:3]]).to_csv(tmp_path / "bad.csv", index=False)
     done = evaluate_cli(
@@ -168,7 +174,7 @@ def test_region_predictions_must_cover_the_test_split(tiny_build: Path, task: ev
 
 
 def test_semantic_similarity_is_a_python_hook(
-    tiny_build: Path, task: evaluation.Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_build: Path, task: _labels.Subset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "my_similarity.py").write_text("def factory(tree):\n    return lambda true, predicted: 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -177,22 +183,22 @@ def test_semantic_similarity_is_a_python_hook(
     # prediction takes one truth, where the hierarchy similarity takes few.
     rows = [(i, label, 1.0) for i in task.test for label in task.labels[:3]]
     pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
-    tree = evaluation.release_hierarchy(data)
-    hooked = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", semantic_threshold=0.5,
-                                 similarity="my_similarity:factory")  # fmt: skip
-    plain = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", semantic_threshold=0.5)
+    tree = tasks.release_hierarchy(data)
+    hooked = tasks.evaluate(data, tmp_path / "scores.csv", "image", tree, semantic_threshold=0.5,
+                            similarity="my_similarity:factory")  # fmt: skip
+    plain = tasks.evaluate(data, tmp_path / "scores.csv", "image", tree, semantic_threshold=0.5)
     assert hooked["measures"]["semantic"]["similarity"] == "my_similarity:factory"
     # One to one: an image's three predictions take min(3, |T|) of its truths.
     recall = np.mean([min(3, len(t)) / len(t) for t in task.test.values()])
     assert hooked["measures"]["semantic"]["example_based"]["recall"] == pytest.approx(recall)
     assert plain["measures"]["semantic"]["example_based"]["recall"] < recall
-    with pytest.raises(evaluation.RunError, match="cannot load the hook"):
-        evaluation.similarity_function("my_similarity:missing", tree)
-    with pytest.raises(evaluation.RunError, match="use 'hierarchy' or a hook"):
-        evaluation.similarity_function("embedding", tree)
+    with pytest.raises(tasks.TaskError, match="cannot load the hook"):
+        image_task.similarity_function("my_similarity:missing", tree)
+    with pytest.raises(tasks.TaskError, match="use 'hierarchy' or a hook"):
+        image_task.similarity_function("embedding", tree)
 
 
-def test_imageclef_results_per_concept_category(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+def test_imageclef_results_per_concept_category(tiny_build: Path, task: _labels.Subset, tmp_path: Path) -> None:
     data = regionbench.load(tiny_build / VERSION)
     run = tmp_path / "run.txt"
     run.write_text("\n".join(perfect_run(task)) + "\n")
@@ -201,18 +207,18 @@ def test_imageclef_results_per_concept_category(tiny_build: Path, task: evaluati
     categories.write_text(
         "# concept category\n" + "".join(f"{c} {'even' if n % 2 else 'odd'}\n" for n, c in enumerate(named))
     )
-    report = evaluation.evaluate(data, evaluation.release_hierarchy(data), run, "imageclef", categories=categories)
+    report = tasks.evaluate(data, run, "imageclef", categories=categories)
     groups = report["per_category"]
     assert list(groups) == ["even", "odd", "uncategorised"]
     assert [groups[g]["concepts"] for g in groups] == [5, 5, len(task.labels) - 10]
     # A perfect run: every concept with a relevant test image has AP 1 in its category.
     assert all(groups[g]["mnap"] == pytest.approx(1.0) for g in groups if groups[g]["concepts_scored"])
     assert sum(groups[g]["concepts_scored"] for g in groups) == report["measures"]["concepts_scored"]
-    assert "per_category.even.mnap" in evaluation.render(report)
+    assert "per_category.even.mnap" in tasks.render(report)
 
     categories.write_text(f"{named[0]} a\n{named[0]} b\nunicorn a\n{named[1]}\n")
-    with pytest.raises(evaluation.RunError) as failed:
-        evaluation.read_categories(categories, task.labels)
+    with pytest.raises(tasks.TaskError) as failed:
+        imageclef_task.read_categories(categories, task.labels)
     assert str(failed.value).splitlines() == [
         f"{categories}: line 2: concept {named[0]!r} already has category 'a'",
         f"{categories}: line 3: concept 'unicorn' is not a concept of the subset",
@@ -225,7 +231,7 @@ def test_overlap_analysis_by_hand() -> None:
     descriptors = np.array([[0.0], [2.0], [0.0], [10.0], [1.0], [-4.0], [2.0]])
     truth = [{"a"}, {"b"}, {"a"}, {"b"}, {"a", "b"}]
     ranked = [["a"], ["a"], ["b"], ["b"], ["a"]]
-    report = evaluation.overlap_analysis(descriptors, 2, truth, ranked, ["a", "b"], neighbours=1, share=0.4)
+    report = image_task.overlap_analysis(descriptors, 2, truth, ranked, ["a", "b"], neighbours=1, share=0.4)
     # Standardised test images -1, 9, 0, -5, 1: nearest-train distances 0, 8, 1, 4, 0. The two
     # most overlapping are positions 0 and 4, the two least positions 1 and 3.
     assert report["neighbours"] == 1 and report["share"] == 0.4
@@ -240,13 +246,13 @@ def test_overlap_analysis_by_hand() -> None:
     assert (least["p_l"], least["r_l"], least["p_i"], least["r_i"]) == (1.0, 0.5, 0.5, 0.5)
 
 
-def test_the_image_task_reports_train_overlap(tiny_build: Path, task: evaluation.Task, tmp_path: Path) -> None:
+def test_the_image_task_reports_train_overlap(tiny_build: Path, task: _labels.Subset, tmp_path: Path) -> None:
     data = regionbench.load(tiny_build / VERSION)
     rows = [(i, c, 1.0) for i in task.test for c in sorted(task.test[i])]
     pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(tmp_path / "scores.csv", index=False)
-    tree = evaluation.release_hierarchy(data)
+    tree = tasks.release_hierarchy(data)
     k = max(len(t) for t in task.test.values())
-    report = evaluation.evaluate(data, tree, tmp_path / "scores.csv", "image", "H", k=k)
+    report = tasks.evaluate(data, tmp_path / "scores.csv", "image", tree, subset="H", k=k)
     overlap = report["overlap"]
     size = max(1, round(0.2 * len(task.test)))
     assert overlap["descriptors"] == "regions"
@@ -333,13 +339,11 @@ def test_segments_of_the_truth_cover_it_exactly(tiny_build: Path, tmp_path: Path
     reading of label 0 as no region is kept on request and said in the report."""
     from PIL import Image
 
-    from regionbench.client import scoring
-
     folder = tiny_build / VERSION
     data = regionbench.load(folder)
     run = tmp_path / "run"
     run.mkdir()
-    for image_id, labels in scoring.segment_maps(data, "saiapr", scoring.scored_images(data, "test")).items():
+    for image_id, labels in segments_task.segment_maps(data, "saiapr", _masks.scored_images(data, "test")).items():
         Image.fromarray((labels - 1 + first).astype(np.uint16)).save(run / f"{image_id}.png")
     report = tmp_path / "segments.json"
     done = evaluate_cli("--release", str(folder), "--predictions", str(run), "--task", "segments", "--out", str(report))
@@ -372,11 +376,10 @@ def test_segments_of_the_truth_cover_it_exactly(tiny_build: Path, tmp_path: Path
     ],
 )
 def test_label_maps_that_cannot_be_scored_are_one_line(tiny_build: Path, tmp_path: Path, make, said: str) -> None:
-    from regionbench.client import scoring
 
     folder = tiny_build / VERSION
     data = regionbench.load(folder)
-    images = scoring.scored_images(data, "test")
+    images = _masks.scored_images(data, "test")
     first = images.iloc[0]
     (tmp_path / "maps").mkdir()
     make(tmp_path / "maps" / f"{int(first['image_id'])}.png", (int(first["height"]), int(first["width"])))
@@ -388,7 +391,7 @@ def test_label_maps_that_cannot_be_scored_are_one_line(tiny_build: Path, tmp_pat
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(skipped=st.sets(st.integers(0, 1000)))
-def test_an_image_run_must_score_every_test_image(task: evaluation.Task, tmp_path: Path, skipped: set[int]) -> None:
+def test_an_image_run_must_score_every_test_image(task: _labels.Subset, tmp_path: Path, skipped: set[int]) -> None:
     """As the region and ImageCLEF tasks refuse a run that leaves out regions or images, the
     image task refuses one that leaves out test images: it would be scored on those it chose."""
     images = sorted(task.test)
@@ -397,10 +400,10 @@ def test_an_image_run_must_score_every_test_image(task: evaluation.Task, tmp_pat
     path = tmp_path / f"scores-{len(gone)}-{min(gone, default=0)}.csv"
     pd.DataFrame(rows, columns=["image_id", "label", "score"]).to_csv(path, index=False)
     if not gone:
-        assert len(evaluation.read_image_scores(path, task)) == len(images)
+        assert len(image_task.read_image_scores(path, task)) == len(images)
         return
-    with pytest.raises(evaluation.RunError, match=rf"{len(gone)} scored images have no row, e\.g\. {min(gone)}"):
-        evaluation.read_image_scores(path, task)
+    with pytest.raises(tasks.TaskError, match=rf"{len(gone)} scored images have no row, e\.g\. {min(gone)}"):
+        image_task.read_image_scores(path, task)
 
 
 @pytest.mark.parametrize("batch", [1, 5])
@@ -411,16 +414,13 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     and with the human ceiling, is the one of all images held at once."""
     from conftest import COCO_RELEASE
 
-    from regionbench.client import scoring
-
     folder = coco_build / COCO_RELEASE
     truth_label_maps(folder, tmp_path / "maps")
     (tmp_path / "maps" / sorted((tmp_path / "maps").iterdir())[0].name).unlink()  # one image without a map
     data = regionbench.load(folder)
-    run = scoring.MaskRun(data, evaluation.release_hierarchy(data), tmp_path / "maps", "semantic", all_annotators=True)
-    whole = scoring.score(run)
-    monkeypatch.setattr(scoring, "BATCH", batch)
-    assert scoring.score(run) == whole
+    whole = tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True)
+    monkeypatch.setattr(_masks, "BATCH", batch)
+    assert tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True) == whole
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
 
 
@@ -512,11 +512,12 @@ def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
     detections, files) lie outside the test side."""
     from PIL import Image
 
-    from regionbench.client import instances, scoring, semantic
+    from regionbench.client import instances as coco
+    from regionbench.client import semantic as confusion
 
     data = regionbench.load(folder)
     if task in ("region", "image", "imageclef"):
-        spec, test = evaluation.task_of(data, "H", split="all"), evaluation.task_of(data, "H")
+        spec, test = _labels.subset_truth(data, "H", split="all"), _labels.subset_truth(data, "H")
         left = test.left_out()
         if task == "region":
             path = out / "regions.csv"
@@ -530,23 +531,23 @@ def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
         path = out / "run.txt"
         path.write_text("\n".join(perfect_run(spec)) + "\n")
         return path, len(left)
-    images = scoring.scored_images(data, "all")
-    test = set(scoring.scored_images(data, "test")["image_id"].astype(int))
-    who = scoring.reference(data)
+    images = _masks.scored_images(data, "all")
+    test = set(_masks.scored_images(data, "test")["image_id"].astype(int))
+    who = _masks.reference(data)
     if task == "instances":
-        truth, _ = scoring.instance_truth(data, images, who)
-        detections = instances.as_detections(data.regions, who, truth, instances.numbering(data.table("coverage"), who))
+        truth, _ = instances_task.instance_truth(data, images, who)
+        detections = coco.as_detections(data.regions, who, truth, coco.numbering(data.table("coverage"), who))
         path = out / "detections.json"
         path.write_text(json.dumps(detections))
         return path, sum(d["image_id"] not in test for d in detections)
     path = out / task
     path.mkdir()
     if task == "segments":
-        maps = scoring.segment_maps(data, who, images)
+        maps = segments_task.segment_maps(data, who, images)
     else:
-        _, index = semantic.label_codes(dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True)))
+        _, index = confusion.label_codes(dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True)))
         ids = np.array([*sorted(index, key=index.get), 65535])  # class index -> label id; -1: the ignore value
-        maps = {i: ids[np.where(ignore, -1, label)] for i, (label, ignore, _) in scoring.class_maps(
+        maps = {i: ids[np.where(ignore, -1, label)] for i, (label, ignore, _) in semantic_task.class_maps(
             data, who, images, index).items()}  # fmt: skip
     for image_id, values in maps.items():
         Image.fromarray(values.astype(np.uint16)).save(path / f"{image_id}.png")
@@ -563,7 +564,8 @@ def test_every_task_names_what_it_scores_and_refuses_what_lies_outside(
     folder = tiny_build / VERSION
     path, outside = perfect_predictions(folder, task, tmp_path)
     assert outside > 0
-    args = ["--release", str(folder), "--predictions", str(path), "--task", task, "--ignore", "65535", "--k", "50"]
+    own = {"image": ["--k", "50"], "semantic": ["--ignore", "65535"]}.get(task, [])
+    args = ["--release", str(folder), "--predictions", str(path), "--task", task, *own]
     done = evaluate_cli(*args)
     assert done.returncode == 2, done.stdout
     lines = done.stderr.strip().splitlines()

@@ -18,7 +18,10 @@ from conftest import COCO_RELEASE, TINY_RELEASE, open_page, truth_label_maps, vi
 from PIL import Image
 
 import regionbench
-from regionbench.client import instances, scoring
+from regionbench.client import instances
+from regionbench.client.tasks import _masks
+from regionbench.client.tasks import instances as instances_task
+from regionbench.client.tasks.segments import segment_maps
 
 
 @pytest.fixture(scope="module")
@@ -206,10 +209,10 @@ def banded_label_maps(release: Path, out: Path) -> dict[int, str]:
 def scored_detections(release: Path, out: Path) -> list[dict]:
     """An annotator's regions as detections against the reference truth, scores drawn evenly."""
     data = regionbench.load(release)
-    images, coverage, truth_of = scoring.scored_images(data, "test"), data.table("coverage"), scoring.reference(data)
-    truth, _ = scoring.instance_truth(data, images, truth_of)
+    images, coverage, truth_of = _masks.scored_images(data, "test"), data.table("coverage"), _masks.reference(data)
+    truth, _ = instances_task.instance_truth(data, images, truth_of)
     detections = instances.as_detections(
-        data.regions, scoring.humans(data)[0], truth, instances.numbering(coverage, truth_of)
+        data.regions, _masks.humans(data)[0], truth, instances.numbering(coverage, truth_of)
     )
     for k, d in enumerate(detections):
         d["score"] = round((k * 7919 % 97 + 1) / 98, 4)
@@ -242,7 +245,7 @@ def test_a_segmentation_run_is_drawn_segment_by_segment(tiny_build: Path, tmp_pa
     release = tiny_build / TINY_RELEASE
     data = regionbench.load(release)
     (tmp_path / "run").mkdir()
-    maps = scoring.segment_maps(data, "saiapr", scoring.scored_images(data, "test"))
+    maps = segment_maps(data, "saiapr", _masks.scored_images(data, "test"))
     for image_id, labels in maps.items():
         Image.fromarray(labels.astype(np.uint16)).save(tmp_path / "run" / f"{image_id}.png")
     scored_site(release, tmp_path / "run", "segments", tmp_path)

@@ -19,7 +19,7 @@ import regionbench
 import regionbench.core.hierarchy
 import regionbench.pipeline.vocabulary
 from regionbench import release
-from regionbench.client import evaluation, loader
+from regionbench.client import loader, tasks
 from regionbench.core import features, geometry, tables
 from regionbench.io import imageclef
 from regionbench.io.saiapr import export_release
@@ -182,15 +182,15 @@ def test_clients_choose_the_annotator(coco_build: Path, tmp_path: Path) -> None:
     assert set(first["annotator"]) == {"annotator-1"} and len(data.regions_of()) < len(data.regions)
     row = first.iloc[0]
     assert data.mask(int(row.image_id), int(row.region_id), "annotator-1").sum() == row.area_px
-    tree = evaluation.release_hierarchy(data)
+    tree = tasks.release_hierarchy(data)
     subsets = data.subsets[(data.subsets.subset == "H") & (data.subsets.split == "test")]
     subsets[["image_id", "region_id", "label"]].to_csv(tmp_path / "consensus.csv", index=False)
-    report = evaluation.evaluate(data, tree, tmp_path / "consensus.csv", "region")
+    report = tasks.evaluate(data, tmp_path / "consensus.csv", "region", tree)
     assert report["measures"]["any"]["e_hard"] == 1.0
     test_images = set(subsets.image_id)
     theirs = first[first.image_id.isin(test_images) & first.label.isin(set(data.subsets.label))]
     theirs[["image_id", "annotator", "region_id", "label"]].to_csv(tmp_path / "a1.csv", index=False)
-    report = evaluation.evaluate(data, tree, tmp_path / "a1.csv", "region", annotator="annotator-1")
+    report = tasks.evaluate(data, tmp_path / "a1.csv", "region", tree, annotator="annotator-1")
     assert report["measures"]["any"]["e_hard"] == 1.0 and report["regions"] == len(theirs)
     counts = export_release(loader.load(folder), tmp_path / "saiapr", annotator="consensus")
     assert counts["regions"] == len(data.regions_of("consensus"))

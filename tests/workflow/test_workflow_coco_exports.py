@@ -280,18 +280,14 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     }
     expected = {release_id[i]: v for i, v in per_image_f1(mine, detections, iou_type, 100).items()}
     assert {int(i): v for i, v in ours["per_image"].items()} == expected and set(expected.values()) - {0.0, 1.0}
-    import dataclasses
-
     import regionbench
-    from regionbench.client import evaluation, scoring
 
     release_ = regionbench.load(folder)
-    run = scoring.MaskRun(
-        release_, evaluation.release_hierarchy(release_), tmp_path / "results.json", "instances",
-        annotator="annotator-1", split="all", iou_type=iou_type,
-    )  # fmt: skip
-    assert scoring.score(run)["measures"] == ours["measures"]  # the Python call is the command's
-    each = scoring.score(dataclasses.replace(run, annotator=None, all_annotators=True))
+    run = {"annotator": "annotator-1", "split": "all", "iou_type": iou_type}
+    same = regionbench.evaluate(release_, tmp_path / "results.json", "instances", **run)
+    assert same["measures"] == ours["measures"] and same["settings"] == ours["settings"]  # the command's
+    each = regionbench.evaluate(release_, tmp_path / "results.json", "instances", **(run | {"annotator": None,
+                                                                                          "all_annotators": True}))  # fmt: skip
     assert sorted(each["per_annotator"]) == ["annotator-1", "annotator-2"]
     assert each["per_annotator"]["annotator-1"] == ours["measures"]
     for name, value in each["measures"].items():  # the headline: the mean over the annotators
@@ -310,11 +306,13 @@ def named_run(folder: Path, out: Path) -> tuple[list[dict], dict[int, str], dict
     ids; with the release label and the source's own name of each id (they differ: the source
     spells "Sky Blue", the release says sky-blue, and its label ids are not the file's ids)."""
     import regionbench
-    from regionbench.client import instances, scoring
+    from regionbench.client import instances
+    from regionbench.client.tasks import _masks
+    from regionbench.client.tasks import instances as instances_task
 
     data = regionbench.load(folder)
-    images = scoring.scored_images(data, "all")
-    truth, _ = scoring.instance_truth(data, images, "annotator-1")
+    images = _masks.scored_images(data, "all")
+    truth, _ = instances_task.instance_truth(data, images, "annotator-1")
     numbering = instances.numbering(data.table("coverage"), "annotator-1")
     detections = instances.as_detections(data.regions, "annotator-2", truth, numbering)
     for k, d in enumerate(detections):
@@ -337,7 +335,6 @@ def test_a_run_scores_the_same_whichever_way_it_names_categories(
     """A detection names its category by the truth's id, by the release's label, by the source's
     own name, or by an id and a name that agree: each run, however mixed, scores as the run by id."""
     import regionbench
-    from regionbench.client import evaluation, scoring
 
     _, project, _ = exports
     folder = project / RELEASE
@@ -360,10 +357,7 @@ def test_a_run_scores_the_same_whichever_way_it_names_categories(
 
     def report(run: list[dict], name: str) -> dict:
         (out / name).write_text(json.dumps(run))
-        found = scoring.score(
-            scoring.MaskRun(release_, evaluation.release_hierarchy(release_), out / name, "instances",
-                            annotator="annotator-1", split="all")
-        )  # fmt: skip
+        found = regionbench.evaluate(release_, out / name, "instances", annotator="annotator-1", split="all")
         return {k: v for k, v in found.items() if k not in ("predictions", "predictions_sha256")}
 
     assert report(given, "mixed.json") == report(detections, "by-id.json")

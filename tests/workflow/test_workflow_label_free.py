@@ -133,14 +133,14 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     import numpy as np
     from PIL import Image
 
-    from regionbench.client import scoring
+    from regionbench.client.tasks.segments import segment_maps
 
     raw = one_category_tree(tmp_path / "raw")
     _, _, folder = built_release(tmp_path, "free", f"raw_dir: {raw}\n")
     data = regionbench.load(folder)
     run = tmp_path / "run"
     run.mkdir()
-    for image_id, labels in scoring.segment_maps(data, "annotator-1", data.images).items():
+    for image_id, labels in segment_maps(data, "annotator-1", data.images).items():
         Image.fromarray(labels.astype(np.uint16)).save(run / f"{image_id}.png")
     out = tmp_path / "report.json"
     done = evaluate(folder, str(run), "--task", "segments", "--exclude-annotator", "annotator-1", "--out", str(out))

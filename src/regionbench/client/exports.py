@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from regionbench.client import evaluation
 from regionbench.client.loader import Release
 from regionbench.core.errors import InputError
 
@@ -57,7 +56,9 @@ class ImageClefExport:
                 f"{out}: no concept or annotation files: they need the judgments of at least "
                 f"{imageclef.MIN_RAW_ANNOTATORS} annotators, and this release has {len(judges)}"
             ]
-        orders = evaluation.write_run_orders(release, out / "runs")
+        from regionbench.client.tasks import imageclef as imageclef_task
+
+        orders = imageclef_task.write_run_orders(release, out / "runs")
         return [
             *lines,
             f"{out / 'runs'}: for each of subsets {', '.join(orders)}, the concept order (concepts.txt) and the "

@@ -204,14 +204,26 @@ def read_results(path: Path, truth: dict, names: Mapping[str, int], others: Coll
     inside it) or a ``bbox``; polygons become RLE. Raises ``OutsideImages`` where detections lie
     on ``others`` (images of the release the truth leaves out), else ``InstancesError`` with one
     line per problem (the first ten)."""
-    from pycocotools import mask as coco_mask
+    return check_results(path, read_items(path), truth, names, others)
 
+
+def read_items(path: Path) -> list[Any]:
+    """The items of a COCO results file: a JSON list (its items checked by ``check_results``)."""
     try:
         items = errors.read_json(path, "a COCO results file")
     except ValueError as exc:
         raise InstancesError(f"{path}: {exc}") from None
     if not isinstance(items, list):
         raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
+    return items
+
+
+def check_results(
+    path: Path, items: Sequence[Any], truth: dict, names: Mapping[str, int], others: Collection[int] = ()
+) -> list[dict]:
+    """``read_results`` of the ``items`` of the results file ``path``, already read."""
+    from pycocotools import mask as coco_mask
+
     sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
     label_of = {c["id"]: c["name"] for c in truth["categories"]}
     problems, out, outside = [], [], Counter[int]()

@@ -26,9 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from regionbench.client import scoring
+from regionbench.client import tasks
 from regionbench.client.loader import Release
-from regionbench.client.scoring import MaskRun
 from regionbench.core import tables
 from regionbench.core.errors import InputError
 
@@ -186,13 +185,11 @@ def run_scores(data: Release, report: dict) -> dict[int, float]:
     return {int(k): float(v) for k, v in scores.items()}
 
 
-def drawn_predictions(run: MaskRun, report: dict, colour: dict[str, str]) -> dict[int, list[dict]]:
-    """Per image, a mask task's predictions (``predictions.shapes``) as the page draws them:
-    label, colour (a segment's by its number), SVG path ("" for an empty mask) and facts."""
-    from regionbench.client import predictions as predicted
-
+def drawn_predictions(run: tasks.Run, report: dict, colour: dict[str, str]) -> dict[int, list[dict]]:
+    """Per image, a task's predictions (``tasks.shapes``) as the page draws them: label, colour
+    (a segment's by its number), SVG path ("" for an empty mask) and facts."""
     out: dict[int, list[dict]] = {}
-    for image_id, found in predicted.shapes(run, report):
+    for image_id, found in tasks.shapes(run, report):
         paths = outline_paths(np.array([shape.polygon() for shape in found], dtype=object))
         out[image_id] = [
             {
@@ -230,7 +227,7 @@ def write_site(
     scores = run_scores(data, run) if run is not None else {}
     vocabulary = sorted(set(data.arrow("vocabulary", ["label"]).column("label").to_pylist()))
     colour = {label: PALETTE[k % len(PALETTE)] for k, label in enumerate(vocabulary)}
-    masks = scoring.rerun(data, run, Path(predictions)) if run is not None and predictions is not None else None
+    masks = tasks.rerun(data, run, Path(predictions)) if run is not None and predictions is not None else None
     predicted = {int(k): v for k, v in (run or {}).get("predicted", {}).items()}
     shutil.rmtree(out, ignore_errors=True)
     for folder in ("data/img", "img", "thumb", "charts"):

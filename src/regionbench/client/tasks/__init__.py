@@ -1,0 +1,300 @@
+"""Scoring tasks: what a researcher's predictions are scored as, one module of
+``regionbench.client.tasks`` each, found by name.
+
+A task module defines:
+
+- ``NAME``, ``SUMMARY`` (its line in ``evaluate --help``), ``PREDICTIONS`` and ``MEASURES`` (its
+  row of the manual's task table);
+- ``Settings``, a frozen dataclass deriving from ``_base.Settings``: each field an ``option``, so
+  the command line's options (grouped by the class that declares them), the report's
+  ``settings`` and ``view``'s rerun all derive from it;
+- ``scope_of(data, settings)``: what it scores (``scope.Scope``), said before anything is read;
+- ``read(predictions, data, settings)``: the predictions read and checked (or what the task
+  reads a batch at a time);
+- ``score(run) -> report`` (with ``per_image``);
+- optionally ``shapes(run, report)``: (image id, ``Shape`` list) per scored image, what
+  ``view`` draws beside the truth.
+
+``registry`` scans the package and refuses, in one line, a module that breaks the contract: a
+new task is one new file. The measures themselves (``metrics``, ``instances``, ``segments``,
+``semantic`` of ``regionbench.client``) stay below, free of files and settings. ``evaluate`` is
+the one door, ``render`` the one table, ``TaskError`` the one error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from regionbench.client import scope
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import (
+    Run,
+    Settings,
+    Shape,
+    TaskError,
+    predictions_digest,
+    release_hierarchy,
+)
+from regionbench.core.hierarchy import Hierarchy
+
+__all__ = [
+    "Run", "Settings", "Shape", "TaskError", "evaluate", "evaluate_release", "get", "registry", "release_hierarchy",
+    "render", "rerun",
+]  # fmt: skip
+
+CONTRACT: dict[str, tuple[str, ...] | type] = {
+    "NAME": str,
+    "SUMMARY": str,
+    "PREDICTIONS": str,
+    "MEASURES": str,
+    "Settings": type,
+    "scope_of": ("data", "settings"),
+    "read": ("predictions", "data", "settings"),
+    "score": ("run",),
+}
+OPTIONAL: dict[str, tuple[str, ...]] = {"shapes": ("run", "report")}
+
+
+def contract_problems(module: ModuleType) -> list[str]:
+    """What a task module lacks of the contract (module docstring): a missing member, a member of
+    another kind, a function whose parameters are not the contract's, a ``Settings`` that is not
+    a frozen dataclass of ``_base.Settings``. Empty: it keeps the contract."""
+    problems = []
+    for name, wanted in {**CONTRACT, **{k: v for k, v in OPTIONAL.items() if hasattr(module, k)}}.items():
+        if not hasattr(module, name):
+            problems.append(f"{name} missing")
+            continue
+        value = getattr(module, name)
+        if isinstance(wanted, tuple):
+            found = tuple(inspect.signature(value).parameters) if callable(value) else None
+            if found != wanted:
+                problems.append(f"{name}({', '.join(found or ())}) should be {name}({', '.join(wanted)})")
+        elif not isinstance(value, wanted):
+            problems.append(f"{name} is not a {wanted.__name__}")
+    settings = getattr(module, "Settings", None)
+    if isinstance(settings, type) and not (
+        issubclass(settings, Settings) and dataclasses.is_dataclass(settings) and settings.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    ):
+        problems.append("Settings is not a frozen dataclass deriving from regionbench.client.tasks._base.Settings")
+    return problems
+
+
+@cache
+def registry() -> dict[str, ModuleType]:
+    """Task name -> its module: every public module of ``regionbench.client.tasks``, in name
+    order; a module that breaks the contract is a ``TaskError`` naming what it lacks."""
+    import regionbench.client.tasks as package
+
+    found = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        if problems := contract_problems(module):
+            raise TaskError(
+                f"{module.__name__}: breaks the task contract ({'; '.join(problems)}); see regionbench.client.tasks"
+            )
+        found[module.NAME] = module
+    return found
+
+
+def get(name: str) -> ModuleType:
+    """The task called ``name``; a ``TaskError`` naming the tasks otherwise."""
+    tasks = registry()
+    if name not in tasks:
+        raise TaskError(f"task {name!r}: use {', '.join(tasks)}")
+    return tasks[name]
+
+
+def settings_of(name: str, **given: Any) -> Settings:
+    """Task ``name``'s settings from keyword arguments (field names; lists become tuples); an
+    argument the task does not take is a ``TaskError`` naming the tasks that do."""
+    task = get(name)
+    fields = {f.name for f in dataclasses.fields(task.Settings)}
+    if unknown := sorted(set(given) - fields):
+        takers = [n for n, t in registry().items() if unknown[0] in {f.name for f in dataclasses.fields(t.Settings)}]
+        flag = option_flag(unknown[0])
+        raise TaskError(f"{flag} is an option of {', '.join(takers) or 'no task'}, not of --task {name}")
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+    settings: Settings = task.Settings(**values)
+    return settings
+
+
+def option_flag(field_name: str) -> str:
+    """The command-line flag of a settings field, whichever task declares it."""
+    for task in registry().values():
+        for f in dataclasses.fields(task.Settings):
+            if f.name == field_name:
+                return str(f.metadata["flag"])
+    return f"--{field_name.replace('_', '-')}"
+
+
+def evaluate(
+    data: Release,
+    predictions: str | Path,
+    task: str,
+    tree: Hierarchy | None = None,
+    progress: Callable[[str], None] | None = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """The report of ``predictions`` scored as ``task`` against the release ``data``:
+    ``settings`` are the task's (``Settings`` fields, e.g. ``split="all"``, ``iou_type="bbox"``);
+    ``progress`` hears the scope line (what is scored) before anything is read. Raises
+    ``TaskError`` (one line per problem) for predictions or settings it cannot score."""
+    module = get(task)
+    chosen = settings_of(task, **settings).resolve(data)
+    scored = module.scope_of(data, chosen)
+    if progress is not None:
+        progress(scored.line())
+    path = Path(predictions)
+    run = Run(data, tree or release_hierarchy(data), path, chosen, module.read(path, data, chosen))
+    head: dict[str, Any] = {"release": {"dataset": data.dataset, "version": data.version}, "task": task}
+    if hasattr(chosen, "subset"):
+        head["subset"] = chosen.subset
+    head |= {"split": scored.split, "scored": scored.to_report(), "predictions": path.name}
+    report: dict[str, Any] = head | module.score(run)
+    report["predictions_sha256"] = predictions_digest(path)
+    report["settings"] = chosen.to_report()
+    return report
+
+
+def evaluate_release(
+    release: Release | str | Path, predictions: str | Path, task: str, **settings: Any
+) -> dict[str, Any]:
+    """``regionbench.evaluate``: ``evaluate`` of a loaded release, or of the release folder
+    ``release`` (loaded and verified first)."""
+    from regionbench.client.loader import load
+
+    data = release if isinstance(release, Release) else load(release)
+    return evaluate(data, predictions, task, **settings)
+
+
+def rerun(data: Release, report: Mapping[str, Any], predictions: Path) -> Run[Any]:
+    """The run ``report`` scored, its predictions read from ``predictions`` again (``view``
+    draws them); a ``TaskError`` when they are not the ones it scored, or the report is not one
+    of a task that draws (``shapes``)."""
+    module = registry().get(str(report.get("task")))
+    values = report.get("settings")
+    if module is None or not hasattr(module, "shapes") or not isinstance(values, dict):
+        raise TaskError(
+            "--predictions: the report is not of a mask task scored by this version; score the run with evaluate --out"
+        )
+    if not predictions.exists():
+        raise TaskError(f"--predictions {predictions}: no such file or folder; give the predictions the report scored")
+    if (found := predictions_digest(predictions)) != report.get("predictions_sha256"):
+        raise TaskError(
+            f"--predictions {predictions}: not the predictions the report scored (sha256 {found[:12]}, the report's "
+            f"{str(report.get('predictions_sha256'))[:12]}); give the file or folder it scored"
+        )
+    chosen = module.Settings.from_report(values)
+    return Run(data, release_hierarchy(data), predictions, chosen, module.read(predictions, data, chosen))
+
+
+def shapes(run: Run[Any], report: Mapping[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
+    """What the task of ``report`` draws of ``run``, image by image (its ``shapes``)."""
+    drawn: Iterator[tuple[int, list[Shape]]] = get(str(report["task"])).shapes(run, report)
+    return drawn
+
+
+COUNTS = ("regions", "images", "images_without_prediction", "ground_truth", "detections", "ignored_pixels",
+          "abstained_pixels")  # fmt: skip
+
+
+def render(report: Mapping[str, Any], scoped: bool = True) -> str:
+    """A report as lines: what was scored (unless ``scoped`` is False: the command line says it
+    before scoring), the run's counts and notes, its measures (and the label tasks' overlap and
+    per-category sections), the human ceiling and the spread over annotators."""
+    where = f"subset {report['subset']}" if "subset" in report else f"split {report['split']}"
+    head = (
+        f"{report['release']['dataset']} v{report['release']['version']}  task {report['task']}  "
+        f"{where}  predictions {report['predictions']}"
+    )
+    rows: list[tuple[str, object]] = [(k, report[k]) for k in COUNTS if k in report]
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            rows.append((prefix, value))
+
+    counted = len(rows)
+    walk("", report["measures"])
+    for section in ("overlap", "per_category"):
+        if section in report:
+            walk(section, report[section])
+    ceiling = {k: v for k, v in report.get("human_ceiling", {}).items() if k != "per_annotator"}
+    width = max([26, *(len(name) for name, _ in rows)])
+
+    def line(name: str, value: object) -> str:
+        return f"{name:<{width}}  {value:.4f}" if isinstance(value, float) else f"{name:<{width}}  {value}"
+
+    lines = [scope.Scope(**report["scored"]).line()] if scoped else []
+    lines += [head, "-" * len(head)]
+    lines += [line(name, value) for name, value in rows[:counted]]
+    lines += [f"note: {note}" for note in report.get("notes", [])]
+    lines += [line(name, value) for name, value in rows[counted:]]
+    if ceiling:
+        lines.append("human ceiling (each annotator against the others):")
+        lines += [line(f"  human.{k}", v) for k, v in ceiling.items() if isinstance(v, float)]
+    if "spread" in report:
+        lines.append("against each annotator (mean, std, min, max):")
+        for name, spread in report["spread"].items():
+            lines.append(
+                f"  {name:<{width - 2}}  " + "  ".join(f"{spread[k]:.4f}" for k in ("mean", "std", "min", "max"))
+            )
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every task's options on ``parser``: ``--task`` (its choices and their summaries), then each
+    settings field once, grouped by the class that declares it and titled by the tasks that take
+    it. An option not given is absent from the namespace (the task's default then holds)."""
+    tasks = registry()
+    parser.add_argument(
+        "--task",
+        required=True,
+        choices=list(tasks),
+        help="; ".join(f"{name}: {task.SUMMARY}" for name, task in tasks.items()),
+    )
+    seen: set[type] = set()
+    for task in tasks.values():
+        for klass in reversed(task.Settings.__mro__):
+            if klass in seen or not (isinstance(klass, type) and issubclass(klass, Settings)):
+                continue
+            seen.add(klass)
+            fields = klass.options()
+            if not fields:
+                continue
+            takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
+            title = "every task" if len(takers) == len(tasks) else ", ".join(takers)
+            group = parser.add_argument_group(title)
+            for f in fields:
+                extra = dict(f.metadata["argparse"])
+                if "metavar" not in extra and extra.get("action") is None and "choices" not in extra:
+                    extra["metavar"] = f.name.upper()
+                group.add_argument(
+                    f.metadata["flag"], dest=f.name, default=argparse.SUPPRESS, help=f.metadata["help"], **extra
+                )
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings fields an ``add_arguments`` parser was given, by field name."""
+    names = {f.name for task in registry().values() for f in dataclasses.fields(task.Settings)}
+    return {k: v for k, v in vars(args).items() if k in names}
+
+
+def manual_table() -> str:
+    """The manual's task table (docs/scoring.md holds it; a test compares), from the registry."""
+    rows = ["| task | predictions | measures |", "|---|---|---|"]
+    rows += [f"| `--task {name}` | {task.PREDICTIONS} | {task.MEASURES} |" for name, task in registry().items()]
+    return "\n".join(rows)

@@ -1,0 +1,180 @@
+"""What every task shares: its settings (a frozen dataclass whose fields are its command-line
+options), the run it scores, and its one error type."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import shapely
+
+from regionbench import release
+from regionbench.client.loader import Release
+from regionbench.core.errors import InputError
+from regionbench.core.hierarchy import Hierarchy, Node
+
+
+class TaskError(InputError):
+    """Predictions or settings a task cannot score; the message says what, where and how to fix
+    it, one line per problem."""
+
+
+def option(default: Any, flag: str, help: str, **argparse_options: Any) -> Any:
+    """A settings field that is the command-line option ``flag`` (``help`` its line of help;
+    ``argparse_options``: ``type``, ``choices``, ``metavar``, ``action``)."""
+    return field(default=default, metadata={"flag": flag, "help": help, "argparse": argparse_options})
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1")
+    return value
+
+
+def natural(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 0")
+    return int(text)
+
+
+def unit_interval(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number in [0, 1]")
+    return value
+
+
+S = TypeVar("S", bound="Settings")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings every task takes. A task's own ``Settings`` subclasses this (or a family's
+    subclass of it) with its own fields, each an ``option``: the command line, the report's
+    ``settings`` and ``view``'s rerun all derive from the fields."""
+
+    split: str = option(
+        "test",
+        "--split",
+        "score the test side of the split (default), or both sides; every task names what it scored first",
+        choices=["test", "all"],
+    )
+    annotator: str | None = option(
+        None, "--annotator", "score against this annotator (default: the reference annotator)"
+    )
+
+    def resolve(self: S, data: Release) -> S:
+        """These settings with what they leave to the release filled in (e.g. the reference
+        annotator): what the report keeps and a rerun reads back."""
+        return self
+
+    def to_report(self) -> dict[str, Any]:
+        """The settings as JSON values: a path by its name, a tuple as a list."""
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_report(cls: type[S], values: Mapping[str, Any]) -> S:
+        """The settings a report's ``settings`` holds (``to_report``): lists back to tuples; a
+        field it lacks keeps its default, a value it cannot take is a ``TaskError``."""
+        given = {f.name: _from_json(values[f.name]) for f in dataclasses.fields(cls) if f.name in values}
+        try:
+            return cls(**given)
+        except TypeError as exc:
+            raise TaskError(f"the report's settings are not this version's ({exc})") from None
+
+    @classmethod
+    def options(cls) -> list[dataclasses.Field]:
+        """The fields this class declares itself (not its bases'): its own command-line options."""
+        inherited = {
+            f.name for base in cls.__mro__[1:] if dataclasses.is_dataclass(base) for f in dataclasses.fields(base)
+        }
+        return [f for f in dataclasses.fields(cls) if f.name not in inherited]
+
+
+def _from_json(value: Any) -> Any:
+    return tuple(_from_json(v) for v in value) if isinstance(value, list) else value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return value.name
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Run(Generic[S]):
+    """One scoring: the release and its hierarchy, the predictions' path, the task's settings
+    (resolved against the release) and what the task's ``read`` made of the predictions."""
+
+    data: Release
+    tree: Hierarchy
+    predictions: Path
+    settings: S
+    given: Any = None
+
+
+def release_hierarchy(data: Release) -> Hierarchy:
+    """The label hierarchy a release carries in its vocabulary table (parents, relations)."""
+    vocabulary = data.vocabulary
+    roots = sorted(set(vocabulary["parent"].dropna()) - set(vocabulary["label"]))
+    if len(roots) != 1:
+        raise TaskError(f"the release's vocabulary has roots {roots}; expected exactly one")
+    nodes = {roots[0]: Node(roots[0], None)}
+    row: Any  # a row of the vocabulary table (pandas types its fields loosely)
+    for row in vocabulary.itertuples(index=False):
+        nodes[row.label] = Node(row.label, row.parent, row.relation or "is-a", bool(row.group))
+    return Hierarchy(roots[0], nodes)
+
+
+def predictions_digest(path: Path) -> str:
+    """sha256 of a predictions file, or over the relative path and sha256 of every file of a
+    predictions folder: the report names what it scored, and ``view`` draws only that."""
+    return release.sha256_file(path) if path.is_file() else release.fingerprint_tree(path)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One predicted shape ``view`` draws beside the truth: a boolean ``mask`` of the image, a
+    detection's COCO ``rle`` (decoded when drawn: a run holds up to 100 an image), or a COCO
+    ``box`` (x, y, w, h) where a detection has no mask; its ``label`` (None for a segment) and
+    ``facts`` (figures by name)."""
+
+    label: str | None
+    mask: np.ndarray | None = None
+    rle: dict[str, Any] | None = None
+    box: tuple[float, float, float, float] | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def polygon(self) -> shapely.Geometry | None:
+        """The shape's exact polygon (pixel squares; a box as it is), None when it is empty."""
+        from regionbench.core import geometry
+
+        if self.rle is not None:
+            from pycocotools import mask as coco_mask
+
+            mask = coco_mask.decode(self.rle).astype(bool)
+            box = [int(v) for v in coco_mask.toBbox(self.rle)]  # from the runs: no scan of the mask
+            return geometry.mask_to_polygon(mask, (box[0], box[1], box[2], box[3])) if box[2] and box[3] else None
+        if self.mask is not None:
+            return geometry.mask_to_polygon(self.mask) if self.mask.any() else None
+        left, top, width, height = self.box or (0.0, 0.0, 0.0, 0.0)
+        return shapely.box(left, top, left + width, top + height) if width > 0 and height > 0 else None

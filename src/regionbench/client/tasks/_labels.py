@@ -1,0 +1,246 @@
+"""What the label tasks (``region``, ``image``, ``imageclef``) share: a subset's truth on the
+scored side of its split, its settings, and strict reading of predictions files.
+
+The region task scores the subset's test regions (the region split). Image-level tasks score
+the test images of the image split: an image's truth is every label of the subset among its
+regions, and no image is on both sides. ``split="all"`` scores both sides; predictions for the
+side left out are refused in one line (``scope``). Concepts are the subset's labels in
+vocabulary (label id) order. Nothing is scored from an invalid run: every problem is reported
+with its line.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import metrics, scope
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Settings, TaskError, option, positive_int
+from regionbench.core import errors, numbers, tables
+
+KEY = tables.REGION_KEY
+KEY_IDS = ("image_id", "region_id")
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class LabelSettings(Settings):
+    """The label tasks' settings: which subset."""
+
+    subset: str = option("H", "--subset", "the subset whose split is scored (default H)", choices=list("ABCDEFGH"))
+
+
+@dataclass(frozen=True)
+class ImageSettings(LabelSettings):
+    """The image-level tasks' settings: the labels an image (the top k, and the baselines')."""
+
+    k: int = option(5, "--k", "labels per image of the top-k measures and baselines (default 5)", type=positive_int)
+
+
+def _fail(path: Path, problems: list[str]) -> None:
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        more = f"\n{path}: ... and {len(problems) - MAX_PROBLEMS} more problems" if len(problems) > MAX_PROBLEMS else ""
+        raise TaskError("\n".join(f"{path}: {p}" for p in shown) + more)
+
+
+@dataclass
+class Subset:
+    """What a subset of a release asks: its labels and the truth per scored (``test``) and train
+    image; with ``split="all"`` the scored images and regions are both sides, ``train`` still
+    the train side (its label frequencies drive the trivial baselines)."""
+
+    labels: list[str]  # concepts, in label id order
+    test: dict[int, set[str]]
+    train: dict[int, set[str]]
+    regions: pd.DataFrame  # the subset's scored regions: KEY + label
+    vocabulary: frozenset[str]  # every label of the release
+    split: str = "test"
+    others: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=[*KEY, "label"]))  # left out: KEY
+    subset: str = "H"
+    subset_regions: int = 0
+
+    def image_scope(self) -> scope.Scope:
+        """The scored images of the subset, as every task says it."""
+        side = "the test side of the image split" if self.split == "test" else "both sides of the image split"
+        total = len(set(self.test) | set(self.train))
+        return scope.Scope(self.split, side, len(self.test), total, f"images of subset {self.subset}")
+
+    def region_scope(self) -> scope.Scope:
+        """The scored regions of the subset, as every task says it."""
+        side = "the test side of the region split" if self.split == "test" else "both sides of the region split"
+        return scope.Scope(self.split, side, len(self.regions), self.subset_regions, f"regions of subset {self.subset}")
+
+    def left_out(self) -> set[int]:
+        """The subset's images the scored side leaves out."""
+        return set(self.train) - set(self.test)
+
+
+def subset_truth(data: Release, subset: str, annotator: str | None = None, split: str = "test") -> Subset:
+    """The subset's labels, the truth of its test and train images, and its test regions.
+
+    Image-level tasks use the image split: the truth of an image is every label of the subset
+    among its regions, and an image is on one side only. The region task keeps the region
+    split. The truth is the reference annotator's (whose regions the subsets hold);
+    ``annotator`` takes another annotator's regions on the same images, each on its image's
+    side of the image split. ``split="all"`` scores both sides.
+    """
+    if split not in scope.SPLITS:
+        raise TaskError(f"--split {split}: use test or all")
+    if data.subsets.empty:
+        raise TaskError(
+            f"release {data.dataset} v{data.version} has no subsets A-H (a collection whose regions carry one"
+            " label or none): the region, image and ImageCLEF tasks score against them"
+        )
+    members = data.subsets[data.subsets["subset"] == subset]
+    if members.empty:
+        raise TaskError(f"subset {subset!r} is not in the release; subsets: {sorted(data.subsets['subset'].unique())}")
+    if "image_split" not in members.columns:
+        raise TaskError(
+            f"release {data.dataset} v{data.version} has no image split (subsets.image_split); "
+            "score it with a release built by this version of regionbench"
+        )
+    reference = sorted(members["annotator"].unique())
+    if annotator is not None and [annotator] != reference:
+        side_of = members.drop_duplicates("image_id").set_index("image_id")["image_split"]
+        regions = data.regions[(data.regions["annotator"] == annotator) & data.regions["image_id"].isin(side_of.index)]
+        if regions.empty:
+            raise TaskError(
+                f"annotator {annotator!r} has no region on the subset's images; annotators: {data.annotators()}"
+            )
+        regions = regions[regions["label"].isin(set(members["label"]))]
+        sides = regions["image_id"].map(side_of)
+        members = regions.assign(subset=subset, split=sides, image_split=sides)[[*KEY, "label", "split", "image_split"]]
+    order = data.vocabulary.set_index("label")["label_id"]
+    labels = sorted(members["label"].unique(), key=lambda x: (order.get(x, 1 << 30), x))
+    truth: dict[str, dict[int, set[str]]] = {"train": defaultdict(set), "test": defaultdict(set)}
+    for side, image_id, label in members[["image_split", "image_id", "label"]].itertuples(index=False):
+        truth[side][int(image_id)].add(label)
+    scored = members["split"] == "test" if split == "test" else np.ones(len(members), dtype=bool)
+    test_regions = members[scored][[*KEY, "label"]].reset_index(drop=True)
+    others = members[~scored][[*KEY, "label"]].reset_index(drop=True)
+    vocabulary = frozenset(data.vocabulary["label"])
+    test = dict(truth["test"])
+    if split == "all":
+        for image_id, labels_of in truth["train"].items():
+            test.setdefault(image_id, set()).update(labels_of)
+    return Subset(labels, test, dict(truth["train"]), test_regions, vocabulary, split, others, subset, len(members))
+
+
+def _strict(value: object, parse: Callable[[str, str], float], what: str) -> float:
+    """One cell as ``parse`` reads it: strings strictly (``regionbench.core.numbers``); numbers from
+    Parquet as they are, if finite (and whole and not negative for an id)."""
+    if isinstance(value, str):
+        return parse(value, what)
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        number = float(value)
+        if not np.isfinite(number):
+            raise ValueError(f"{what} {value!r} is not a finite number")
+        if parse is numbers.parse_id:
+            # Integers as they are (a float would round ids beyond 2**53), in the range ids take.
+            whole = int(value) if isinstance(value, (int, np.integer)) else int(number) if number.is_integer() else -1
+            if not 0 <= whole <= numbers.MAX_ID:
+                raise ValueError(f"{what} {value!r} is not an id (a whole number from 0 to {numbers.MAX_ID})")
+            return whole
+        return number
+    raise ValueError(f"{what} is empty")
+
+
+def read_table(
+    path: Path,
+    required: list[str],
+    optional: list[str],
+    ids: tuple[str, ...] = (),
+    values: tuple[str, ...] | None = (),
+) -> pd.DataFrame:
+    """A Parquet or CSV predictions file with the ``required`` columns; the ``ids`` and ``values``
+    columns (``None``: every column but ``ids``) parsed strictly (ASCII digits, finite numbers),
+    every bad cell a problem with its row. CSV cells are read as text, so nothing is guessed
+    (``NA`` stays a label, ``1_0`` no number)."""
+    path = Path(path)
+    if problem := errors.file_problem(path, "a predictions file"):
+        raise TaskError(f"{path}: {problem}")
+    try:
+        if path.suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif path.suffix == ".csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+        else:
+            raise TaskError(f"{path}: predictions must be .parquet or .csv")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        if isinstance(exc, TaskError):
+            raise
+        raise TaskError(f"{path}: unreadable as {path.suffix[1:]} ({errors.first_line(exc)})") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise TaskError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")
+    if values is None:
+        values = tuple(c for c in frame.columns if c not in ids)
+    problems: list[str] = []
+    parsed: dict[str, tuple[list, str]] = {}
+    for columns, parse, dtype in ((ids, numbers.parse_id, "int64"), (values, numbers.parse_number, "float64")):
+        for name in (c for c in columns if c in frame.columns):
+            cells = []
+            for row, value in enumerate(frame[name].tolist()):
+                try:
+                    cells.append(_strict(value, parse, name))
+                except ValueError as exc:
+                    if len(problems) < MAX_PROBLEMS:
+                        problems.append(f"row {row + 2}: {exc}")
+            parsed[name] = (cells, dtype)
+    _fail(path, problems)
+    for name, (cells, dtype) in parsed.items():
+        frame[name] = np.array(cells, dtype=dtype)
+    for name in ("label", "annotator"):
+        if name in frame.columns:
+            frame[name] = frame[name].map(lambda v: None if v is None or v == "" else str(v))
+    return frame
+
+
+def _read_text(path: Path) -> str:
+    """A run or category file's UTF-8 text; a missing file or other bytes are a ``TaskError``."""
+    if problem := errors.file_problem(path, "a run or category file"):
+        raise TaskError(f"{path}: {problem}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[set[str]], list[str], dict]:
+    """The test images, their truth, the train label sets, the labels scored and the report's
+    sizes and diagnostics, shared by the image-level tasks."""
+    images = sorted(spec.test)
+    truth = [spec.test[i] for i in images]
+    train = [spec.train[i] for i in sorted(spec.train)]
+    # Label averages run over the labels present in the test images: a label no test image shows
+    # has no recall to measure, and counting it as 0 would mark down even a perfect run.
+    present = set().union(*truth) if truth else set()
+    scored = [label for label in spec.labels if label in present]
+    report = {
+        "images": len(images),
+        "concepts": len(spec.labels),
+        "concepts_in_test": len(scored),
+        "concepts_without_test_images": [label for label in spec.labels if label not in present],
+        "k": k,
+    }
+    report["diagnostics"] = metrics.label_set_stats(train, truth) | {
+        "baselines": metrics.trivial_baselines(train, truth, k, scored)
+    }
+    return images, truth, train, scored, report
+
+
+def per_image(images: list[int], truth: list[set[str]], predicted: Sequence[list[str]]) -> dict:
+    """Per image, the F1 of the labels the run gave it (best first) against its truth,
+    2|T and P| / (|T| + |P|) (1 when both are empty), and those labels."""
+    scores = {}
+    for image_id, true, given in zip(images, truth, predicted, strict=True):
+        mine = set(given)
+        scores[int(image_id)] = 2 * len(true & mine) / (len(true) + len(mine)) if true or mine else 1.0
+    return {"per_image": scores, "predicted": {int(i): list(p) for i, p in zip(images, predicted, strict=True)}}

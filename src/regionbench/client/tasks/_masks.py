@@ -1,0 +1,179 @@
+"""What the mask tasks (``instances``, ``segments``, ``semantic``) share: which images and whose
+truth, the predictions' files, and the spread and human ceiling of several truths.
+
+- **Which images.** The test side of the image split where the release has subsets A-H
+  (``split="test"``), else, or with ``split="all"``, every image; predictions for images left
+  out, or named for no image of the release, are refused in one line (``scope``).
+- **Against whom.** Instances and label maps: the reference annotator (the consensus where
+  there are several), or ``annotator``; ``all_annotators`` scores against each annotator and
+  gives the mean, spread, min and max. Segments: every human who covered the image, as the BSDS
+  benchmark does (``annotator``: that one only; ``exclude``: all but that one).
+- **The human ceiling.** Each annotator scored as a prediction against the others the same way,
+  beside the run's figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import scope
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Settings, TaskError, option
+from regionbench.core import errors, tables
+
+M = TypeVar("M", bound="MaskSettings")
+
+
+@dataclass(frozen=True)
+class MaskSettings(Settings):
+    """The mask tasks' settings: against every annotator."""
+
+    all_annotators: bool = option(
+        False, "--all-annotators", "score against each annotator: mean, spread, min, max", action="store_true"
+    )
+
+    def truths(self, data: Release) -> list[str]:
+        """Whom the run is scored against: every human, or the one annotator (``reference``);
+        an unknown name is a ``TaskError``."""
+        who = humans(data) if self.all_annotators else [self.annotator or reference(data)]
+        if any(a not in data.annotators() for a in who):
+            raise TaskError(f"no annotator {who[0]!r}; annotators: {', '.join(data.annotators())}")
+        return who
+
+
+def image_sizes(images: pd.DataFrame) -> dict[int, tuple[int, int]]:
+    """Image id -> (height, width) of rows of the release's images table."""
+    return {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}
+
+
+def humans(data: Release) -> list[str]:
+    """The annotators who drew (the derived consensus aside)."""
+    return [a for a in data.annotators() if a != tables.CONSENSUS]
+
+
+def reference(data: Release) -> str:
+    """The reference annotator: the subsets', else the consensus, else the only annotator."""
+    if not data.subsets.empty:
+        return str(data.subsets["annotator"].iloc[0])
+    names = data.annotators()
+    return tables.CONSENSUS if tables.CONSENSUS in names else names[0]
+
+
+def scored_images(data: Release, split: str) -> pd.DataFrame:
+    """The images of ``split`` (module docstring), by id."""
+    images = data.images.sort_values("image_id")
+    if split == "all" or data.subsets.empty:
+        return images
+    if split != "test":
+        raise TaskError(f"--split {split}: use test or all")
+    regions = data.regions
+    test = regions.loc[regions["image_split"] == "test", "image_id"].unique()
+    return images[images["image_id"].isin(test)]
+
+
+def mask_scope(data: Release, split: str) -> scope.Scope:
+    """What a mask task scores of ``data`` (``scored_images``), as every task says it."""
+    if split not in scope.SPLITS:
+        raise TaskError(f"--split {split}: use test or all")
+    has_split = not data.subsets.empty
+    side = scope.image_side(split, has_split)
+    return scope.Scope(split if has_split else "all", side, len(scored_images(data, split)), len(data.images), "images")
+
+
+def refuse_files_outside(data: Release, folder: Path, scored: pd.DataFrame, split: str) -> None:
+    """Prediction files (``.png``, ``.mat``) of ``folder`` and its scale folders that name no
+    image of the release, or images that ``scored`` leaves out: refused in one line (the second
+    kind by ``scope.Scope.refuse``), never dropped without a word."""
+    if not folder.is_dir():
+        return
+    keys, chosen = file_keys(data.images), set(scored["image_id"].astype(int))
+    files = [p for d in (folder, *(p for p in folder.iterdir() if p.is_dir())) for p in d.iterdir() if p.is_file()]
+    files = sorted(p for p in files if p.suffix.lower() in (".png", ".mat"))
+    if unknown := [p for p in files if p.stem not in keys]:
+        raise TaskError(
+            f"{folder}: {len(unknown)} prediction files name no image of the release, e.g. "
+            f"{unknown[0].relative_to(folder)}; name each by its image's id or its file's stem "
+            "(an image the build rejected is in the release's rejects table)"
+        )
+    if outside := [p for p in files if keys[p.stem] not in chosen]:
+        images = len({keys[p.stem] for p in outside})
+        raise mask_scope(data, split).refuse(folder, len(outside), f"prediction files for {images} images")
+
+
+def covered(data: Release) -> dict[int, list[str]]:
+    """Image id -> the annotators who covered it (``coverage``)."""
+    coverage = data.table("coverage")
+    out: dict[int, list[str]] = {}
+    for image_id, annotator in coverage[["image_id", "annotator"]].itertuples(index=False):
+        out.setdefault(int(image_id), []).append(str(annotator))
+    return out
+
+
+def natural_order(name: str) -> list[Any]:
+    """A sort key that orders the numbers in ``name`` by value (scale 2 before scale 10)."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def file_keys(images: pd.DataFrame) -> dict[str, int]:
+    """Prediction file stem -> image id: the id itself, or the stem of the image's file."""
+    out: dict[str, int] = {}
+    for image_id, path in images[["image_id", "path"]].itertuples(index=False):
+        out[str(int(image_id))] = int(image_id)
+        out.setdefault(Path(str(path)).stem, int(image_id))
+    return out
+
+
+def read_png(path: Path, shape: tuple[int, int]) -> np.ndarray:
+    """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size."""
+    from PIL import Image  # the build extra: scoring label maps reads PNG files
+
+    try:
+        with Image.open(path) as im:
+            if im.format != "PNG" or im.mode not in ("L", "P", "I;16", "I;16B", "I"):
+                raise TaskError(
+                    f"{path}: a {im.format} in mode {im.mode}; a label map is a single-channel 8- or 16-bit PNG"
+                )
+            values = np.asarray(im).astype(np.int64)
+    except OSError as exc:
+        raise TaskError(f"{path}: unreadable ({errors.first_line(exc)}); write the label map as a PNG") from None
+    if values.shape != shape:
+        raise TaskError(f"{path}: {values.shape[1]}x{values.shape[0]} differs from its image's {shape[1]}x{shape[0]}")
+    return values
+
+
+def spread(values: list[dict], keys: list[str]) -> dict[str, dict[str, float]]:
+    """Mean, standard deviation, min and max of each figure over several truths."""
+    return {
+        k: {
+            "mean": float(np.mean([v[k] for v in values])),
+            "std": float(np.std([v[k] for v in values])),
+            "min": float(np.min([v[k] for v in values])),
+            "max": float(np.max([v[k] for v in values])),
+        }
+        for k in keys
+    }
+
+
+def ceiling(each: dict[str, dict[str, float]]) -> dict:
+    """A human ceiling: each annotator's figures against the others, and their mean over the
+    annotators (none without two annotators)."""
+    if not each:
+        return {}
+    keys = next(iter(each.values()))
+    return {"per_annotator": each} | {k: float(np.mean([v[k] for v in each.values()])) for k in keys}
+
+
+BATCH = 64  # images whose label maps are held at a time
+
+
+def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
+    """``images`` ``BATCH`` rows at a time: label maps are whole images, held a batch at a time."""
+    for start in range(0, len(images), BATCH):
+        yield images.iloc[start : start + BATCH]

@@ -1,0 +1,245 @@
+"""``image``: scored labels per scored image of a subset (the image split); the k best are the
+prediction, scored per label and per image, ranked, example and label based, with the oracle,
+trivial baselines, label-set diagnostics, the train-overlap analysis and, with a threshold,
+semantic matching.
+
+Predictions: Parquet or CSV with ``image_id, label, score``, a row for every scored image.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import metrics, scope
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Run, TaskError, option, unit_interval
+from regionbench.client.tasks._labels import (
+    MAX_PROBLEMS,
+    ImageSettings,
+    Subset,
+    _fail,
+    image_sides,
+    per_image,
+    read_table,
+    subset_truth,
+)
+from regionbench.core import errors, tables
+from regionbench.core.hierarchy import Hierarchy
+
+NAME = "image"
+SUMMARY = "scored labels per scored image of a subset (Parquet or CSV)"
+PREDICTIONS = "Parquet or CSV: `image_id, label, score`, a row for every scored image"
+MEASURES = "top-k per label and per image (P, R, F1, N+), mAP, example and label based, the oracle, baselines, train overlap; semantic matching with `--semantic-threshold`"
+
+
+@dataclass(frozen=True)
+class Settings(ImageSettings):
+    """The image task's settings."""
+
+    semantic_threshold: float | None = option(
+        None, "--semantic-threshold", "also score with semantic matching, pairs of similarity above T in [0, 1]",
+        type=unit_interval, metavar="T",
+    )  # fmt: skip
+    similarity: str = option(
+        "hierarchy", "--similarity",
+        "label similarity of semantic matching: hierarchy (default) or a hook package.module:factory", metavar="NAME",
+    )  # fmt: skip
+    image_features: Path | None = option(
+        None, "--image-features", "Parquet/CSV of image_id and feature columns for the train-overlap analysis "
+        "(default: the regions' features)", type=Path, metavar="FILE",
+    )  # fmt: skip
+
+
+def scope_of(data: Release, settings: Settings) -> scope.Scope:
+    """The subset's scored images."""
+    return subset_truth(data, settings.subset, settings.annotator, settings.split).image_scope()
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, list[dict[str, float]]]:
+    """The subset's truth and, per scored image (by id), its {label: score} (``read_image_scores``)."""
+    spec = subset_truth(data, settings.subset, settings.annotator, settings.split)
+    return spec, read_image_scores(predictions, spec)
+
+
+def read_image_scores(path: Path, task: Subset) -> list[dict[str, float]]:
+    """Per test image (sorted by id), its {label: score}. Every test image needs a row, as the
+    region and ImageCLEF tasks need every region and image: a run that skips images would be
+    scored on the ones it chose (a method that ranks nothing for an image gives it one label
+    at score 0)."""
+    frame = read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
+    problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[:MAX_PROBLEMS]]
+    bad = ~frame["score"].between(0, 1)
+    for row in np.flatnonzero(bad)[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: score {frame['score'].iloc[row]!r} is not in [0, 1]")
+    for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[:MAX_PROBLEMS]:
+        problems.append(
+            f"row {row + 2}: label {frame['label'].iloc[row]!r} scored twice for image {frame['image_id'].iloc[row]}"
+        )
+    outside = ~frame["label"].astype(str).isin(task.vocabulary)
+    for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
+    given = set(frame["image_id"].astype(int))
+    if left := given & task.left_out():
+        rows = int(frame["image_id"].isin(left).sum())
+        raise task.image_scope().refuse(path, rows, f"rows on {len(left)} images")
+    unknown = sorted(given - set(task.test))
+    if unknown:
+        problems.append(f"{len(unknown)} images are no images of the subset, e.g. {unknown[0]}")
+    if skipped := sorted(set(task.test) - given):
+        problems.append(
+            f"{len(skipped)} scored images have no row, e.g. {skipped[0]}; score every scored image "
+            "(one label at score 0 for an image the method ranks nothing for)"
+        )
+    _fail(Path(path), problems)
+    scores: dict[int, dict[str, float]] = {i: {} for i in task.test}
+    for image_id, label, score in frame[["image_id", "label", "score"]].itertuples(index=False):
+        scores[int(image_id)][str(label)] = float(score)
+    return [scores[i] for i in sorted(task.test)]
+
+
+def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], float]:
+    """The label similarity of semantic matching: ``hierarchy`` (1 - e_hierarchy), or a Python
+    hook ``package.module:factory`` whose ``factory(tree)`` returns ``similarity(true, predicted)``
+    in [0, 1] (an embedding model, say; the module must be importable)."""
+    if name == "hierarchy":
+        return metrics.hierarchy_similarity(tree)
+    module_name, sep, attribute = name.partition(":")
+    if not sep or not module_name or not attribute:
+        raise TaskError(f"similarity {name!r}: use 'hierarchy' or a hook 'package.module:factory'")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise TaskError(f"similarity {name!r}: cannot load the hook ({exc})") from None
+
+    def said(what: str, exc: BaseException) -> TaskError:
+        return TaskError(
+            f"similarity {name!r}: the hook raised {type(exc).__name__} {what}: {errors.first_line(exc)}; fix the hook"
+        )
+
+    try:
+        hook = factory(tree)
+    except Exception as exc:  # the user's code: any failure is theirs to fix, in one line
+        raise said("when made", exc) from None
+
+    def similarity(true: str, predicted: str) -> float:
+        try:
+            value = float(hook(true, predicted))
+        except Exception as exc:  # the user's code, as above
+            raise said(f"on ({true!r}, {predicted!r})", exc) from None
+        if not 0 <= value <= 1:
+            raise TaskError(
+                f"similarity {name!r}: the hook gives {value} for ({true!r}, {predicted!r}), not a value in [0, 1]"
+            )
+        return value
+
+    return similarity
+
+
+def region_descriptors(data: Release, images: list[int], annotator: str | None = None) -> np.ndarray:
+    """One vector per image (rows in ``images`` order): the area-weighted mean of the 27
+    ``saiapr27`` features of its regions by ``annotator`` (default: the reference annotator), so
+    colour terms describe the labelled part of the image and shape terms its typical region. An
+    image without such regions gets the mean over the other images."""
+    regions = data.regions_of(annotator)
+    names = list(tables.FEATURE_NAMES)
+    weight = regions["area_px"].to_numpy(dtype=float)
+    sums = pd.DataFrame(regions[names].to_numpy(dtype=float) * weight[:, None], columns=names)
+    sums["image_id"], sums["weight"] = regions["image_id"].to_numpy(), weight
+    grouped = sums.groupby("image_id").sum()
+    means = grouped[names].div(grouped["weight"].where(grouped["weight"] > 0, 1.0), axis=0)
+    out = means.reindex(images)
+    return out.fillna(out.mean()).fillna(0.0).to_numpy()
+
+
+def read_image_features(path: Path, images: list[int]) -> np.ndarray:
+    """Image descriptors from a Parquet or CSV file (``image_id`` and one numeric column per
+    dimension, e.g. a CNN's features as Dutta et al. used), rows in ``images`` order; every
+    image needs exactly one row of finite numbers."""
+    frame = read_table(path, ["image_id"], ["one numeric column per dimension"], ids=("image_id",), values=None)
+    columns = [c for c in frame.columns if c != "image_id"]
+    problems = []
+    if not columns:
+        problems.append("no feature column besides image_id")
+    numeric = frame[columns].to_numpy(dtype=float)
+    for row in np.flatnonzero(frame["image_id"].duplicated())[:MAX_PROBLEMS]:
+        problems.append(f"row {row + 2}: image {frame['image_id'].iloc[row]} given twice")
+    missing = sorted(set(images) - set(frame["image_id"].astype(int)))
+    if missing:
+        problems.append(f"{len(missing)} train or test images of the subset have no row, e.g. {missing[0]}")
+    _fail(Path(path), problems)
+    by_id = dict(zip(frame["image_id"].astype(int), numeric, strict=True))
+    return np.array([by_id[i] for i in images])
+
+
+def overlap_analysis(
+    descriptors: np.ndarray,
+    n_train: int,
+    truth: list[set[str]],
+    ranked: list[list[str]],
+    labels: list[str],
+    neighbours: int = metrics.OVERLAP_NEIGHBOURS,
+    share: float = metrics.OVERLAP_SHARE,
+) -> dict:
+    """Dutta et al. 2018 (section 4.2.2, Tables 9-12): the top-k measures over the ``share`` of
+    test images most and least overlapping with the training images. ``descriptors`` has the
+    ``n_train`` training images first, then the test images (in ``truth`` order); it is
+    standardised with the training images' mean and standard deviation so that no dimension
+    weighs by its unit. Label averages run over the ``labels`` present in each part."""
+    train, test = descriptors[:n_train], descriptors[n_train:]
+    centre, scale = train.mean(axis=0), train.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    distance = metrics.train_distances((train - centre) / scale, (test - centre) / scale, neighbours)
+    out: dict = {"neighbours": min(neighbours, n_train), "share": share}
+    for name, rows in metrics.overlap_subsets(distance, share).items():
+        part_truth = [truth[r] for r in rows]
+        present = set().union(*part_truth) if part_truth else set()
+        counts = metrics.exact_counts(part_truth, [ranked[r] for r in rows])
+        out[f"{name}_overlapping"] = {
+            "images": len(rows),
+            "mean_distance": float(distance[rows].mean()) if rows else 0.0,
+            **metrics.top_k_counts(counts, [x for x in labels if x in present]),
+        }
+    return out
+
+
+def score(run: Run[Settings]) -> dict:
+    """Image task: scores per label per test image, ranked to the top k; the oracle, the
+    train-overlap analysis and, with a threshold, semantic matching."""
+    spec, scores = run.given
+    images, truth, train, scored, report = image_sides(spec, run.settings.k)
+    settings = run.settings
+    ranked = [metrics.top_k(s, settings.k) for s in scores]
+    report |= per_image(images, truth, ranked)
+    report["measures"] = {
+        "top_k": metrics.top_k_metrics(truth, scores, settings.k, scored),
+        "ranking": metrics.mean_average_precisions(truth, scores, scored),
+        "example_based": metrics.example_based(truth, ranked),
+        "label_based": metrics.label_based(truth, ranked, scored),
+    }
+    # What the run could score if it knew its wrong labels (JSON report only).
+    report["oracle"] = metrics.oracle_analysis(train, truth, ranked, settings.k, scored)
+    if spec.train and spec.split == "test":  # with --split all the train images are scored too
+        everyone = sorted(spec.train) + images
+        if settings.image_features is not None:
+            descriptors = read_image_features(settings.image_features, everyone)
+        else:
+            descriptors = region_descriptors(run.data, everyone, settings.annotator)
+        report["overlap"] = {
+            "descriptors": Path(settings.image_features).name if settings.image_features else "regions"
+        } | (overlap_analysis(descriptors, len(spec.train), truth, ranked, scored))
+    if settings.semantic_threshold is not None:
+        measure = similarity_function(settings.similarity, run.tree)
+        counts = metrics.semantic_counts(truth, ranked, measure, settings.semantic_threshold)
+        report["measures"]["semantic"] = {
+            "similarity": settings.similarity,
+            "threshold": settings.semantic_threshold,
+            "example_based": metrics.example_based_counts(counts),
+            "label_based": metrics.label_based_counts(counts, scored),
+        }
+    return report

@@ -1,0 +1,199 @@
+"""``imageclef``: an ImageCLEF photo-annotation run file (per line an image id, then
+``confidence binary`` per concept in concept order), scored overall and per concept category.
+
+``write_run_orders`` writes what a run file must follow, per subset: its concepts in column
+order and its scored images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from regionbench.client import metrics, scope
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Run, option
+from regionbench.client.tasks._labels import (
+    ImageSettings,
+    Subset,
+    _fail,
+    _read_text,
+    image_sides,
+    per_image,
+    subset_truth,
+)
+from regionbench.core import numbers
+from regionbench.core.hierarchy import Hierarchy
+
+NAME = "imageclef"
+SUMMARY = "an ImageCLEF run file of confidences and decisions per concept"
+PREDICTIONS = "an ImageCLEF run file: per line an image id, then `confidence binary` per concept in concept order"
+MEASURES = "MAP and interpolated AP per concept (mnap, miap, geometric means), F1 per photo instance, the same per concept category"
+
+
+@dataclass(frozen=True)
+class Settings(ImageSettings):
+    """The ImageCLEF task's settings."""
+
+    categories: Path | None = option(
+        None, "--categories", "lines '<concept> <category>' for per-category results (default: the hierarchy's branches)",
+        type=Path, metavar="FILE",
+    )  # fmt: skip
+
+
+def scope_of(data: Release, settings: Settings) -> scope.Scope:
+    """The subset's scored images."""
+    return subset_truth(data, settings.subset, settings.annotator, settings.split).image_scope()
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, np.ndarray, np.ndarray]:
+    """The subset's truth and the run's confidence and binary arrays (``read_imageclef_run``)."""
+    spec = subset_truth(data, settings.subset, settings.annotator, settings.split)
+    images = sorted(spec.test)
+    return spec, *read_imageclef_run(predictions, images, spec.labels, spec.image_scope(), spec.left_out())
+
+
+def write_run_orders(data: Release, out: Path) -> dict[str, dict[str, int]]:
+    """What an ImageCLEF run file for ``evaluate --task imageclef --subset X`` must follow, for
+    every subset X of the release: ``<out>/<X>/concepts.txt`` (its concepts in column order, a
+    line each) and ``<out>/<X>/images.txt`` (its test images of the image split, one line each
+    in the run file, any order). Returns per subset the number of concepts and images."""
+    counts = {}
+    for subset in sorted(data.subsets["subset"].unique()):
+        spec = subset_truth(data, subset)
+        folder = Path(out) / subset
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "concepts.txt").write_text("".join(f"{c}\n" for c in spec.labels), encoding="utf-8")
+        (folder / "images.txt").write_text("".join(f"{i}\n" for i in sorted(spec.test)), encoding="utf-8")
+        counts[subset] = {"concepts": len(spec.labels), "images": len(spec.test)}
+    return counts
+
+
+def read_imageclef_run(
+    path: Path, images: list[int], concepts: list[str], within: scope.Scope | None = None, others: Collection[int] = ()
+) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence and binary arrays (image x concept, images in ``images`` order) of a run file.
+
+    Each line: ``<image id> <confidence> <binary>`` for every concept, separated by single
+    spaces; confidences are numbers in [0, 1], binaries 0 or 1; every scored image exactly
+    once. Lines of ``others`` (images the scored side ``within`` leaves out) are refused in one
+    line.
+    """
+    path = Path(path)
+    index = {image: n for n, image in enumerate(images)}
+    confidence = np.zeros((len(images), len(concepts)))
+    binary = np.zeros((len(images), len(concepts)), dtype=bool)
+    seen: dict[int, int] = {}
+    problems, outside = [], set()
+    fields_expected = 1 + 2 * len(concepts)
+    lines = _read_text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline
+    for number, line in enumerate(lines, start=1):
+        where = f"line {number}"
+        fields = line.split(" ")
+        if len(fields) != fields_expected:
+            problems.append(
+                f"{where}: {len(fields)} fields, expected {fields_expected} (image id + confidence binary per each of {len(concepts)} concepts, single spaces)"
+            )
+            continue
+        name = fields[0].removesuffix(".jpg")
+        if numbers.is_id(name) and int(name) in others:
+            outside.add(int(name))
+            continue
+        if not numbers.is_id(name) or int(name) not in index:
+            problems.append(f"{where}: image {fields[0]!r} is no scored image of the subset")
+            continue
+        image = int(name)
+        if image in seen:
+            problems.append(f"{where}: image {image} already given on line {seen[image]}")
+            continue
+        seen[image] = number
+        for c, concept in enumerate(concepts):
+            raw_conf, raw_bin = fields[1 + 2 * c], fields[2 + 2 * c]
+            try:
+                value = numbers.parse_number(raw_conf)
+            except ValueError:
+                value = float("nan")
+            if not 0.0 <= value <= 1.0:
+                problems.append(
+                    f"{where}: confidence {raw_conf!r} for concept {c} ({concept}) is not a number in [0, 1]"
+                )
+                break
+            if raw_bin not in ("0", "1"):
+                problems.append(f"{where}: binary {raw_bin!r} for concept {c} ({concept}) is not 0 or 1")
+                break
+            confidence[index[image], c] = value
+            binary[index[image], c] = raw_bin == "1"
+    if outside and within is not None:
+        raise within.refuse(path, len(outside), f"lines on {len(outside)} images")
+    missing = [i for i in images if i not in seen]
+    if missing:
+        problems.append(f"{len(missing)} scored images have no line, e.g. {missing[0]}")
+    _fail(path, problems)
+    return confidence, binary
+
+
+def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
+    """Concept categories for per-category ImageCLEF results (as the 2010 task reported them):
+    one ``<concept> <category>`` per line, whitespace separated, ``#`` comments. Returns category
+    -> concept columns (in concept order), categories sorted; concepts the file does not name go
+    to ``uncategorised``. A concept outside the subset, or named twice, is an error with its line."""
+    path = Path(path)
+    text = _read_text(path)
+    column = {concept: n for n, concept in enumerate(concepts)}
+    category_of: dict[str, str] = {}
+    problems = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 2:
+            problems.append(f"line {number}: {len(fields)} fields, expected '<concept> <category>'")
+        elif fields[0] not in column:
+            problems.append(f"line {number}: concept {fields[0]!r} is not a concept of the subset")
+        elif fields[0] in category_of:
+            problems.append(f"line {number}: concept {fields[0]!r} already has category {category_of[fields[0]]!r}")
+        else:
+            category_of[fields[0]] = fields[1]
+    _fail(path, problems)
+    groups: dict[str, list[int]] = {}
+    for concept in concepts:
+        groups.setdefault(category_of.get(concept, "uncategorised"), []).append(column[concept])
+    return dict(sorted(groups.items()))
+
+
+def branch_categories(tree: Hierarchy, concepts: list[str]) -> dict[str, list[int]]:
+    """The default concept categories of per-category ImageCLEF results: each concept's branch,
+    its first-level node in the hierarchy (``Hierarchy.branch``); category -> concept columns (in
+    concept order), categories sorted. A concept the hierarchy does not hold is ``uncategorised``."""
+    groups: dict[str, list[int]] = {}
+    for n, concept in enumerate(concepts):
+        groups.setdefault(tree.branch(concept) if concept in tree.nodes else "uncategorised", []).append(n)
+    return dict(sorted(groups.items()))
+
+
+def score(run: Run[Settings]) -> dict:
+    """ImageCLEF task: a run file of confidences and decisions, scored overall and per concept
+    category (``categories``, else the hierarchy's branches)."""
+    spec, confidence, binary = run.given
+    images, truth, _, _, report = image_sides(spec, run.settings.k)
+    truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
+    report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
+    decided = [sorted(c for c, yes in zip(spec.labels, row, strict=True) if yes) for row in binary]
+    report |= per_image(images, truth, decided)
+    if run.settings.categories is not None:
+        groups = read_categories(run.settings.categories, spec.labels)
+        report["categories"] = Path(run.settings.categories).name
+    else:
+        groups = branch_categories(run.tree, spec.labels)
+        report["categories"] = "hierarchy branches"
+    report["per_category"] = {
+        name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
+        | {"concepts": len(columns)}
+        for name, columns in groups.items()
+    }
+    return report

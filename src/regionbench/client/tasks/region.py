@@ -1,0 +1,125 @@
+"""``region``: one label per scored region of a subset (the region split), scored with e_hard,
+soft accuracy and e_hierarchy in three directions, per-label accuracy and the confusion matrix.
+
+Predictions: Parquet or CSV with ``image_id, region_id[, annotator], label[, score]``, every
+scored region exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import metrics, scope
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Run, TaskError
+from regionbench.client.tasks._labels import (
+    KEY,
+    KEY_IDS,
+    MAX_PROBLEMS,
+    LabelSettings,
+    Subset,
+    _fail,
+    read_table,
+    subset_truth,
+)
+
+NAME = "region"
+SUMMARY = "a label per scored region of a subset (Parquet or CSV)"
+PREDICTIONS = "Parquet or CSV: `image_id, region_id[, annotator], label[, score]`, every scored region once"
+MEASURES = "e_hard, soft accuracy and mean e_hierarchy (any, specific, general directions), per-label accuracy, the confusion matrix"
+
+
+@dataclass(frozen=True)
+class Settings(LabelSettings):
+    """The region task's settings: the label tasks' (subset, split, annotator)."""
+
+
+def scope_of(data: Release, settings: Settings) -> scope.Scope:
+    """The subset's scored regions."""
+    return subset_truth(data, settings.subset, settings.annotator, settings.split).region_scope()
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> pd.DataFrame:
+    """The predictions joined to the subset's scored regions (``read_region_predictions``)."""
+    return read_region_predictions(predictions, subset_truth(data, settings.subset, settings.annotator, settings.split))
+
+
+def read_region_predictions(path: Path, task: Subset) -> pd.DataFrame:
+    """Region predictions joined to the subset's test regions (every one exactly once)."""
+    frame = read_table(path, ["image_id", "region_id", "label"], ["annotator", "score"], ids=KEY_IDS, values=("score",))
+    if "annotator" not in frame.columns:
+        names = sorted(task.regions["annotator"].unique())
+        frame["annotator"] = names[0] if names else ""
+    problems = []
+    if frame["label"].isna().any():
+        problems.append(f"row {int(np.flatnonzero(frame['label'].isna())[0]) + 2}: empty label")
+    duplicated = frame.duplicated(KEY, keep="first")
+    for row in np.flatnonzero(duplicated)[:MAX_PROBLEMS]:
+        r = frame.iloc[row]
+        problems.append(f"row {row + 2}: region {r['image_id']}/{r['region_id']} ({r['annotator']}) predicted twice")
+    joined = task.regions.merge(frame[[*KEY, "label"]].drop_duplicates(KEY), on=KEY, how="outer", indicator=True,
+                                suffixes=("", "_pred"))  # fmt: skip
+    extra = joined[joined["_merge"] == "right_only"]
+    missing = joined[joined["_merge"] == "left_only"]
+    outside = extra.merge(task.others[KEY], on=KEY)
+    if len(outside):
+        raise task.region_scope().refuse(
+            path, len(outside), f"predicted regions on {outside['image_id'].nunique()} images"
+        )
+    if len(extra):
+        e = extra.iloc[0]
+        problems.append(
+            f"{len(extra)} predicted regions are no regions of the subset, e.g. {e['image_id']}/{e['region_id']}"
+        )
+    if len(missing):
+        m = missing.iloc[0]
+        problems.append(f"{len(missing)} scored regions have no prediction, e.g. {m['image_id']}/{m['region_id']}")
+    _fail(Path(path), problems)
+    return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(KEY).reset_index(drop=True)
+
+
+def score(run: Run[Settings]) -> dict:
+    """Region task: a label per test region, scored with e_hard and e_hierarchy both ways."""
+    joined = run.given
+    true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
+    unknown = sorted(set(pred) - set(run.tree.nodes))
+    if unknown:
+        raise TaskError(f"{run.predictions}: labels {unknown[:5]} are not in the hierarchy")
+    names, matrix = metrics.confusion(true, pred)
+    return {
+        "regions": len(joined),
+        "measures": {
+            direction: metrics.region_scores(run.tree, true, pred, direction)
+            for direction in ("any", "specific", "general")
+        },
+        "per_label_accuracy": metrics.per_label_accuracy(true, pred),
+        "confusion": {"labels": names, "matrix": matrix.tolist()},
+        # Per image: the share of its test regions labelled exactly, and what the run said of each.
+        **per_region_image(joined),
+    }
+
+
+def per_region_image(joined: pd.DataFrame) -> dict:
+    """Per image of the region task: the share of its test regions the run labelled exactly
+    (``per_image``), and the label it gave each, by "annotator/region" (``predicted``)."""
+    ids = joined["image_id"].to_numpy()
+    images, inverse = np.unique(ids, return_inverse=True)
+    right = np.bincount(inverse, weights=(joined["label"] == joined["label_pred"]).to_numpy(), minlength=len(images))
+    shares = right / np.bincount(inverse, minlength=len(images))
+    predicted: dict[int, dict[str, str]] = {}
+    for image_id, annotator, region_id, label in zip(
+        ids.tolist(),
+        joined["annotator"].tolist(),
+        joined["region_id"].tolist(),
+        joined["label_pred"].tolist(),
+        strict=True,
+    ):
+        predicted.setdefault(int(image_id), {})[f"{annotator}/{region_id}"] = str(label)
+    return {
+        "per_image": {int(i): float(v) for i, v in zip(images.tolist(), shares.tolist(), strict=True)},
+        "predicted": predicted,
+    }

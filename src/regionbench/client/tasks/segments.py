@@ -1,0 +1,242 @@
+"""``segments``: machine segmentations scored with the BSDS500 region benchmark
+(``regionbench.client.segments``) against every human who covered each image, beside the
+humans' own ceiling.
+
+Predictions: a folder of label-map PNGs (one per image, named by image id or file stem), a
+folder per scale of a hierarchy, or BSDS's own ``.mat`` files (a cell ``segs``, or a ``ucm2``
+cut at ``thresholds`` levels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import scope
+from regionbench.client import segments as measures
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int
+from regionbench.client.tasks._masks import (
+    MaskSettings,
+    batches,
+    ceiling,
+    covered,
+    file_keys,
+    humans,
+    image_sizes,
+    mask_scope,
+    natural_order,
+    read_png,
+    refuse_files_outside,
+    scored_images,
+    spread,
+)  # fmt: skip
+from regionbench.core import errors, geometry
+
+NAME = "segments"
+SUMMARY = "segmentations as label-map PNGs (a folder per scale) or BSDS .mat files"
+PREDICTIONS = "a folder of label-map PNGs (8- or 16-bit, one channel, named by image id or file stem; labels name segments, from 0 or 1 alike), a folder per scale of a hierarchy (sorted naturally), or BSDS's own `.mat` files: a cell `segs`, or a `ucm2` cut at `--thresholds N`"
+MEASURES = "the BSDS500 region benchmark: covering ODS (and its threshold), OIS, best; PRI ODS/OIS; VI ODS/OIS in bits"
+
+
+@dataclass(frozen=True)
+class Settings(MaskSettings):
+    """The segments task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
+
+    exclude: str | None = option(None, "--exclude-annotator", "every human but NAME", metavar="NAME")
+    thresholds: int | None = option(None, "--thresholds", "levels to cut a ucm2 at", type=positive_int, metavar="N")
+    zero_is_unlabelled: bool = option(
+        False, "--zero-is-unlabelled", "label 0 of a prediction is no region for covering, as BSDS's code reads it "
+        "(default: a segment like any other, so 0- and 1-based maps of one partition score the same)",
+        action="store_true",
+    )  # fmt: skip
+
+
+def scope_of(data: Release, settings: Settings) -> scope.Scope:
+    """The scored images."""
+    return mask_scope(data, settings.split)
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, list[np.ndarray]]]:
+    """The thresholds and each scored image's segmentations (``read_segmentations``)."""
+    images = scored_images(data, settings.split)
+    refuse_files_outside(data, predictions, images, settings.split)
+    return read_segmentations(predictions, images, settings.thresholds)
+
+
+def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[int, np.ndarray]:
+    """``annotator``'s segmentation of each image: region k (in region order) numbered k, and the
+    pixels no region covers one more segment, as the release's agreement reads a region set
+    (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
+    regions = data.regions
+    mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna()].sort_values(["image_id", "region_id"])
+    shapes = image_sizes(images)
+    out: dict[int, np.ndarray] = {}
+    drawn: dict[int, int] = {}
+    for image_id, rle in zip(mine["image_id"].astype(int), mine["mask"], strict=True):
+        if image_id in shapes:
+            drawn[image_id] = drawn.get(image_id, 0) + 1
+            label = out.setdefault(image_id, np.zeros(shapes[image_id], dtype=np.int32))
+            label[geometry.from_rle(rle)] = drawn[image_id]
+    for image_id, label in out.items():
+        label[label == 0] = drawn[image_id] + 1  # the unlabelled rest: one segment
+    return out
+
+
+def read_segmentations(
+    folder: Path, images: pd.DataFrame, thresholds: int | None
+) -> tuple[list[float], dict[int, list[np.ndarray]]]:
+    """Each image's machine segmentations, one per threshold, from ``folder``: ``<key>.png``
+    (one), ``<scale>/<key>.png`` (one per subfolder, sorted naturally), or BSDS's own
+    ``<key>.mat`` holding a cell ``segs`` or a ``ucm2`` (cut at ``segments.thresholds``; it needs
+    ``thresholds``). ``key`` is the image id or its file's stem. Returns the thresholds and the
+    segmentations by image id; an image without any is absent."""
+    if problem := (None if folder.is_dir() else errors.file_problem(folder, "a folder of segmentations")):
+        raise TaskError(f"{folder}: {problem if folder.exists() else 'no such folder'}; give the folder of predictions")
+    keys = file_keys(images)
+    shapes = image_sizes(images)
+    scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: natural_order(p.name))
+    found: dict[int, list[np.ndarray]] = {}
+    if scales:
+        for scale in scales:
+            for path in sorted(scale.glob("*.png")):
+                if path.stem in keys:
+                    image_id = keys[path.stem]
+                    found.setdefault(image_id, []).append(read_png(path, shapes[image_id]))
+        levels = [float(k) for k in range(1, len(scales) + 1)]
+        short = [i for i, s in found.items() if len(s) != len(scales)]
+        if short:
+            raise TaskError(f"{folder}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
+        return levels, found
+    levels = []
+    for path in sorted(folder.iterdir(), key=lambda p: natural_order(p.name)):
+        if path.stem not in keys:
+            continue
+        image_id = keys[path.stem]
+        if path.suffix.lower() == ".png":
+            found[image_id], levels = [read_png(path, shapes[image_id])], [1.0]
+        elif path.suffix.lower() == ".mat":
+            found[image_id], levels = _read_mat(path, shapes[image_id], thresholds, levels)
+    return levels, found
+
+
+def _read_mat(
+    path: Path, shape: tuple[int, int], thresholds: int | None, levels: list[float]
+) -> tuple[list[np.ndarray], list[float]]:
+    from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
+
+    try:
+        variables = read_mat(path)
+    except ValueError as exc:
+        raise TaskError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
+    if "ucm2" in variables:
+        if thresholds is None:
+            raise TaskError(f"{path}: a ucm2 needs --thresholds N (the benchmark cuts it at N levels)")
+        ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
+        if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
+            raise TaskError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
+        cuts = measures.thresholds(thresholds)
+        return [measures.cut_ucm(ucm2, t) for t in cuts], [float(t) for t in cuts]
+    if "segs" in variables:
+        cell = np.asarray(variables["segs"], dtype=object).ravel()
+        maps = [np.asarray(m).astype(np.int64) for m in cell]
+        if any(m.shape != shape for m in maps):
+            raise TaskError(f"{path}: a segs entry differs from the image's size {shape}")
+        return maps, [float(k) for k in range(1, len(maps) + 1)]
+    raise TaskError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
+
+
+def _segments_of(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], who: list[str], ids: list[int]):
+    """Per image the human label maps of ``who`` who covered it."""
+    return {i: [maps[a][i] for a in who if a in covered.get(i, []) and i in maps[a]] for i in ids}
+
+
+def score(run: Run[Settings]) -> dict:
+    """The BSDS region benchmark of the run against the humans, against each with
+    ``all_annotators``, and the humans' ceiling."""
+    data, settings = run.data, run.settings
+    images = scored_images(data, settings.split)
+    people = humans(data)
+    who = [settings.annotator] if settings.annotator else [a for a in people if a != settings.exclude]
+    unknown = [a for a in (*who, settings.exclude) if a is not None and a not in people]
+    if unknown:
+        raise TaskError(f"no annotator {unknown[0]!r}; the humans are {', '.join(people)}")
+    covered_by = covered(data)
+    maps = {a: segment_maps(data, a, images) for a in people}
+    ids = [int(i) for i in images["image_id"]]
+    truth = _segments_of(maps, covered_by, who, ids)
+    ids = [i for i in ids if truth[i]]
+    levels, predicted = run.given
+    levels = levels or [1.0]
+    shape = image_sizes(images)
+
+    def machine(image_id: int) -> list[np.ndarray]:
+        """The image's segmentations; without a prediction, one segment at every threshold."""
+        return predicted.get(image_id) or [np.ones(shape[image_id], dtype=np.int64)] * len(levels)
+
+    zero = settings.zero_is_unlabelled
+    found = measures.collect(levels, [measures.score_image(machine(i), truth[i], zero) for i in ids])
+    report: dict = {
+        "images": len(ids),
+        "images_without_prediction": sum(i not in predicted for i in ids),
+        "truth": who,
+        "label_zero": "no region (BSDS's rule for covering)" if zero else "a segment, as every other label",
+        "thresholds": found.thresholds,
+        "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
+        # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
+        "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
+        "per_image_threshold": {ids[int(e["image"]) - 1]: e["threshold"] for e in found.per_image},
+    }
+    if settings.all_annotators:
+        each = {}
+        for a in who:
+            mine = [i for i in ids if a in covered_by.get(i, []) and i in maps[a]]
+            b = measures.collect(levels, [measures.score_image(machine(i), [maps[a][i]], zero) for i in mine])
+            each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
+        report["per_annotator"] = each
+        report["spread"] = spread(list(each.values()), ["covering", "pri", "vi"])
+    report["human_ceiling"] = segments_ceiling(maps, covered_by, people)
+    return report
+
+
+def segments_ceiling(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], people: list[str]) -> dict:
+    """Each human's segmentation scored against the others who covered the same images (one
+    threshold), and the mean over humans: the BSDS "Human" row."""
+    each = {}
+    for a in people:
+        ids = [i for i in sorted(maps[a]) if any(b != a and b in covered.get(i, []) and i in maps[b] for b in people)]
+        if not ids:
+            continue
+        scores = [
+            measures.score_image([maps[a][i]], [maps[b][i] for b in people if b != a and i in maps[b]]) for i in ids
+        ]
+        found = measures.collect([1.0], scores, as_published=False)
+        each[a] = {"covering": found.covering["ods"], "pri": found.pri["ods"], "vi": found.vi["ods"]}
+    return ceiling(each)
+
+
+def shapes(run: Run[Settings], report: dict) -> Iterator[tuple[int, list[Shape]]]:
+    """(image id, its segments) for every scored image, in id order, a batch of images at a time:
+    each segment of the image's segmentation at its best threshold (the one its per-image
+    covering was taken at), with its area."""
+    best = {int(k): float(v) for k, v in report.get("per_image_threshold", {}).items()}
+    for batch in batches(scored_images(run.data, run.settings.split)):
+        levels, found = read_segmentations(run.predictions, batch, run.settings.thresholds)
+        for image_id in batch["image_id"].astype(int):
+            maps = found.get(int(image_id))
+            if maps is None:
+                yield int(image_id), []
+                continue
+            chosen = maps[levels.index(best[image_id])] if image_id in best else maps[0]
+            values, areas = np.unique(chosen, return_counts=True)
+            yield (
+                int(image_id),
+                [
+                    Shape(None, chosen == value, facts={"segment": int(value), "area": int(area)})
+                    for value, area in zip(values.tolist(), areas.tolist(), strict=True)
+                ],
+            )

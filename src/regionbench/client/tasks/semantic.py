@@ -1,0 +1,326 @@
+"""``semantic``: label maps scored from one confusion matrix (``regionbench.client.semantic``),
+flat and at each level of the hierarchy, against one annotator's regions, every annotator's,
+and the human ceiling.
+
+Predictions: a folder of label-map PNGs of the release's label ids (or of other numbers,
+``label_names`` naming each); only the truth ignores: a predicted pixel holding the ignore value,
+or a value that names no label, is wrong where the truth is labelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import scope
+from regionbench.client import semantic as measures
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
+from regionbench.client.tasks._masks import (
+    MaskSettings,
+    batches,
+    ceiling,
+    humans,
+    image_sizes,
+    mask_scope,
+    read_png,
+    reference,
+    refuse_files_outside,
+    scored_images,
+    spread,
+)  # fmt: skip
+from regionbench.core import errors, geometry
+
+NAME = "semantic"
+SUMMARY = "label-map PNGs of the release's label ids"
+PREDICTIONS = "a folder of label-map PNGs of the release's label ids (or names, `--label-names map.json`: pixel value → label); the truth's unlabelled pixels are left out, a prediction's `--ignore` value (255) is a wrong pixel"
+MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, per-class IoU, and the same at each level of the hierarchy"
+
+
+@dataclass(frozen=True)
+class Settings(MaskSettings):
+    """The label-map task's settings."""
+
+    ignore: int = option(
+        255, "--ignore", "the pixel value of no label (255): left out where the truth has it, wrong where a map has it",
+        type=natural, metavar="VALUE",
+    )  # fmt: skip
+    label_names: Path | Mapping[str, str] | None = option(
+        None, "--label-names", "pixel value -> label name, a JSON object", type=Path, metavar="JSON"
+    )
+
+    def resolve(self, data: Release) -> Settings:
+        """The reference annotator named where none is given, and ``label_names`` read into the
+        map itself (the report keeps it, so a rerun needs no file)."""
+        names = self.label_names
+        if names is not None:
+            label = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+            names = {str(v): label[i] for v, i in sorted(pixel_values(names, data).items())}
+        annotator = self.annotator if self.annotator or self.all_annotators else reference(data)
+        return dataclasses.replace(self, annotator=annotator, label_names=names)
+
+    def pixel_values(self, data: Release) -> dict[int, int] | None:
+        """``label_names`` as pixel value -> label id (None: the values are label ids)."""
+        return pixel_values(self.label_names, data) if self.label_names is not None else None
+
+
+def scope_of(data: Release, settings: Settings) -> scope.Scope:
+    """The scored images."""
+    return mask_scope(data, settings.split)
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int] | None:
+    """The folder checked (no file for an image outside the scored side or of no image), and
+    the pixel value -> label id map; the maps themselves are read a batch at a time."""
+    if not predictions.is_dir():
+        problem = errors.file_problem(predictions, "a folder of label maps") or "not a folder"
+        raise TaskError(f"{predictions}: {problem}")
+    refuse_files_outside(data, predictions, scored_images(data, settings.split), settings.split)
+    return settings.pixel_values(data)
+
+
+def class_maps(
+    data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]
+) -> dict[int, tuple[np.ndarray, np.ndarray, int]]:
+    """``annotator``'s label map of each image as class indices (``index``: label id -> class),
+    with its ignore mask (no region, or regions of different labels overlapping) and the number
+    of overlapped pixels ignored."""
+    regions = data.regions
+    mine = regions[
+        (regions["annotator"] == annotator) & regions["mask"].notna() & regions["image_id"].isin(images["image_id"])
+    ]
+    drawn: dict[int, list[tuple[dict, int]]] = {}
+    for image_id, rle, label_id in zip(mine["image_id"], mine["mask"], mine["label_id"], strict=True):
+        drawn.setdefault(int(image_id), []).append((rle, int(label_id)))
+    out = {}
+    for image_id, height, width in images[["image_id", "height", "width"]].itertuples(index=False):
+        label = np.full((int(height), int(width)), -1, dtype=np.int64)
+        clash = np.zeros((int(height), int(width)), dtype=bool)
+        for rle, label_id in drawn.get(int(image_id), []):
+            mask = geometry.from_rle(rle)
+            k = index[int(label_id)]
+            clash |= mask & (label >= 0) & (label != k)
+            label[mask] = k
+        out[int(image_id)] = (np.where(clash, -1, label), (label < 0) | clash, int(clash.sum()))
+    return out
+
+
+def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: int) -> tuple[np.ndarray, int, int, int]:
+    """The confusion matrix of ``predicted`` class maps (image id -> classes, -1 where the run
+    abstains; a missing image abstains everywhere) against ``truth`` (``class_maps``), with the
+    pixels the truth ignores, its overlapped pixels and the pixels the run abstains on where the
+    truth is labelled. Only the truth ignores: an abstaining pixel is wrong (the matrix's last
+    column), as mmseg and cityscapesScripts count it."""
+    matrix = np.zeros((classes, classes + 1), dtype=np.int64)
+    overlapped = ignored = abstained = 0
+    for image_id, (label, ignore, clash) in truth.items():
+        overlapped += clash
+        ignored += int(ignore.sum())
+        mapped = predicted.get(image_id)
+        if mapped is None:
+            matrix += measures.confusion(np.where(ignore, 0, label), np.full(label.shape, classes), classes, ignore)
+            continue
+        abstains = mapped < 0
+        abstained += int((abstains & ~ignore).sum())
+        matrix += measures.confusion(np.where(ignore, 0, label), np.where(abstains, classes, mapped), classes, ignore)
+    return matrix, ignored, overlapped, abstained
+
+
+def _pixel_accuracy(truth: dict, predicted: dict[int, np.ndarray]) -> dict[int, float]:
+    """Per image, the share of the pixels its truth labels that the run gives their class (an
+    abstaining pixel is wrong); 0 for an image without a prediction, 1 with no pixel to score."""
+    out = {}
+    for image_id, (label, ignore, _) in truth.items():
+        mapped = predicted.get(image_id)
+        if mapped is None:
+            out[int(image_id)] = 0.0
+            continue
+        scored = ~ignore
+        out[int(image_id)] = float((mapped[scored] == label[scored]).mean()) if scored.any() else 1.0
+    return out
+
+
+def read_label_maps(
+    run: Run[Settings], images: pd.DataFrame, index: dict[int, int], unknown: Counter[int] | None = None
+) -> dict[int, np.ndarray]:
+    """The run's label maps (``<key>.png`` in ``run.predictions``, ``key`` the image id or its
+    file's stem) as class indices (``index``: label id -> class; -1 where the run abstains: the
+    ignore value, or a value naming no label, whose pixels ``unknown`` counts by value), by
+    image id; an image without one is absent."""
+    files = {}
+    for image_id, path in images[["image_id", "path"]].itertuples(index=False):
+        named = [run.predictions / f"{int(image_id)}.png", run.predictions / f"{Path(str(path)).stem}.png"]
+        if found := next((p for p in named if p.is_file()), None):
+            files[int(image_id)] = found
+    shapes = image_sizes(images)
+    return {
+        i: _classes(read_png(path, shapes[i]), index, run.given, run.settings.ignore, unknown)
+        for i, path in files.items()
+    }
+
+
+def score(run: Run[Settings]) -> dict:
+    """The confusion matrix of the run against each truth, its figures flat and per hierarchy
+    level, per image pixel accuracy and the human ceiling."""
+    data, settings = run.data, run.settings
+    images = scored_images(data, settings.split)
+    names, index = measures.label_codes(
+        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    )
+    truths = settings.truths(data)
+    classes = len(names)
+    # The confusion matrices, ignored and overlapped pixels add up image by image.
+    matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
+    ignored = overlapped = abstained = without = 0
+    unknown: Counter[int] = Counter()
+    per_image: dict[int, float] = {}
+    for batch in batches(images):
+        predicted = read_label_maps(run, batch, index, unknown)
+        for who in truths:
+            truth = class_maps(data, who, batch, index)
+            part, skipped, clashing, abstaining = _semantic_against(truth, predicted, classes)
+            matrices[who] += part
+            if who == truths[0]:
+                ignored, overlapped = ignored + skipped, overlapped + clashing
+                abstained += abstaining
+                per_image |= _pixel_accuracy(truth, predicted)
+                without += sum(1 for i in truth if i not in predicted)
+    matrix = matrices[truths[0]]
+    used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
+    flat = measures.measures(matrix, names)
+    report: dict = {
+        "truth": truths if settings.all_annotators else truths[0],
+        "images": len(images),
+        "images_without_prediction": without,
+        "ignored_pixels": ignored,
+        "overlapping_labels_pixels": overlapped,
+        # Where the truth is labelled and the run gives the ignore value or a value naming no
+        # label: wrong pixels, not left out (the values naming no label, with their pixels).
+        "abstained_pixels": abstained,
+        "unknown_values": {str(v): n for v, n in sorted(unknown.items())},
+        "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
+        "per_class_iou": flat["per_class_iou"],
+        "levels": measures.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
+        "per_image": per_image,
+    }
+    report["notes"] = []
+    named = run.given if run.given is not None else {i: i for i in index}
+    if settings.ignore in named and named[settings.ignore] in index:
+        report["notes"].append(
+            f"the ignore value {settings.ignore} is the id of label {names[index[named[settings.ignore]]]}: its pixels in a map "
+            "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
+        )
+    if unknown:
+        shown = ", ".join(f"{v} ({n} px)" for v, n in sorted(unknown.items())[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        hint = "; 0 is 'other' in ADE20K's maps: --ignore 0 names it" if 0 in unknown and settings.ignore != 0 else ""
+        report["notes"].append(
+            f"pixel values naming no label of the release, counted wrong: {shown}{more}; "
+            f"give --label-names if the maps number labels otherwise{hint}"
+        )
+    if settings.all_annotators:
+        figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
+        each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
+        report["per_annotator"] = each
+        report["spread"] = spread(list(each.values()), list(figures))
+        report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
+    report["human_ceiling"] = semantic_ceiling(data, images, index, classes, names)
+    return report
+
+
+def semantic_ceiling(
+    data: Release, images: pd.DataFrame, index: dict[int, int], classes: int, names: list[str]
+) -> dict:
+    """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
+    each (the mean over the others), and over them."""
+    people = humans(data)
+    if len(people) < 2:
+        return {}
+    pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
+    for batch in batches(images):
+        maps = {a: class_maps(data, a, batch, index) for a in people}
+        for (a, b), matrix in pairs.items():
+            predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
+            matrix += _semantic_against(maps[b], predicted, classes)[0]  # unlabelled by a: abstains
+    each = {}
+    for a in people:
+        runs = [measures.measures(pairs[(a, b)], names) for b in people if b != a]
+        each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
+    return ceiling(each)
+
+
+def pixel_values(names: Path | Mapping[str, str], data: Release) -> dict[int, int]:
+    """A map of pixel value -> label name (a JSON file, or the map itself), as label id per value."""
+    path = names if isinstance(names, Path) else "--label-names"
+    try:
+        given = errors.read_json(names, "a JSON map of pixel values to labels") if isinstance(names, Path) else names
+    except ValueError as exc:
+        raise TaskError(f"{path}: {exc}") from None
+    ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
+    if not isinstance(given, dict):
+        raise TaskError(f"{path}: a JSON object of pixel value -> label name")
+    out = {}
+    for value, label in given.items():
+        if not str(value).isdigit() or label not in ids:
+            raise TaskError(f"{path}: {value!r}: {label!r} is not a pixel value and a label of the release")
+        out[int(value)] = ids[label]
+    return out
+
+
+def _classes(
+    values: np.ndarray,
+    index: dict[int, int],
+    value_of: dict[int, int] | None,
+    ignore: int,
+    unknown: Counter[int] | None = None,
+) -> np.ndarray:
+    """Pixel values -> class indices; -1 for the ignore value and for a value naming no label
+    (``value_of``: pixel value -> label id, else the values are label ids), whose pixels
+    ``unknown`` counts by value."""
+    low = min(int(values.min()), 0) if values.size else 0  # a 32-bit PNG may hold negative values
+    counts = np.bincount((values - low).ravel()) if values.size else np.zeros(0, dtype=np.int64)
+    lookup = np.full(len(counts), -1, dtype=np.int64)  # pixel value - low -> class
+    for k in np.flatnonzero(counts).tolist():
+        value = k + low
+        label_id = value_of.get(value) if value_of is not None else value
+        if value == ignore:
+            continue
+        if label_id is None or label_id not in index:
+            if unknown is not None:
+                unknown[value] += int(counts[k])
+            continue
+        lookup[k] = index[label_id]
+    return lookup[values - low]
+
+
+def shapes(run: Run[Settings], report: dict) -> Iterator[tuple[int, list[Shape]]]:
+    """(image id, its labels) for every scored image, in id order, a batch of images at a time:
+    each label the map gives, its pixels as one shape, with its area and the share of them the
+    truth labels the same (pixels the truth ignores aside)."""
+    data = run.data
+    names, index = measures.label_codes(
+        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    )
+    for batch in batches(scored_images(data, run.settings.split)):
+        predicted = read_label_maps(run, batch, index)
+        truth = class_maps(data, str(run.settings.annotator), batch[batch["image_id"].isin(list(predicted))], index)
+        for image_id in batch["image_id"].astype(int):
+            classes = predicted.get(int(image_id))
+            if classes is None:
+                yield int(image_id), []
+                continue
+            label, ignore, _ = truth[int(image_id)]
+            areas = np.bincount(classes.ravel() + 1)[1:]  # pixels per class (-1, abstaining, aside)
+            scored = np.bincount(classes[~ignore].ravel() + 1, minlength=len(areas) + 1)[1:]
+            agreeing = np.bincount(classes[~ignore & (label == classes)].ravel() + 1, minlength=len(areas) + 1)[1:]
+            yield int(image_id), [
+                Shape(names[k], classes == k,
+                      facts={"area": int(areas[k]), "right": float(agreeing[k] / scored[k]) if scored[k] else None})
+                for k in np.flatnonzero(areas).tolist()
+            ]  # fmt: skip
