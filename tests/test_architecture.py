@@ -111,3 +111,28 @@ def test_cli_synth_profiles_are_the_synth_profiles() -> None:
     from regionbench.synthetic import scenes as synth
 
     assert set(cli.SYNTH_PROFILES) == set(synth.PROFILES)
+
+
+def test_each_package_imports_only_the_ones_above_it() -> None:
+    """docs/layout.md lists the library's packages top down and says each imports only the ones
+    above it (``cli`` and ``__main__`` on top of all): every import, a function's own included,
+    keeps that order."""
+    import re
+
+    text = (PROJECT / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = text[text.index("## The library") :]
+    order = re.findall(r"^\| `(\w+)` \|", section, re.M)
+    assert order[:2] == ["core", "io"] and len(order) == len(set(order)) >= 6
+    rank = {name: k for k, name in enumerate(order)} | {"cli": len(order), "__main__": len(order)}
+
+    def package(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else None  # regionbench itself: the lazy door, on no layer
+
+    upward = sorted(
+        f"{source} imports {target}"
+        for source, targets in import_graph().items()
+        for target in targets
+        if package(source) in rank and package(target) in rank and rank[package(target)] > rank[package(source)]
+    )
+    assert upward == []

@@ -314,11 +314,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from regionbench.client import tasks
 
+    given = tasks.settings_from_args(args)
+    tasks.settings_of(args.task, **given)  # a setting of another task: one line before the release is read
     data = loader.load(args.release, args.rev, verify=not args.no_verify)
-    report = tasks.evaluate(
-        data, args.predictions, args.task, progress=lambda line: print(line, flush=True),
-        **tasks.settings_from_args(args),
-    )  # fmt: skip
+    report = tasks.evaluate(data, args.predictions, args.task, progress=lambda line: print(line, flush=True), **given)
     print(tasks.render(report, scoped=False))
     if args.out:
         tables.write_json(args.out, report)

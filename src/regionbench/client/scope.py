@@ -10,6 +10,7 @@ number a paper would print wrongly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from regionbench.core.errors import InputError
 
@@ -49,7 +50,7 @@ class Scope:
             f"{self.unit}); score them too with --split all, or leave them out"
         )
 
-    def to_report(self) -> dict:
+    def to_report(self) -> dict[str, Any]:
         return {"split": self.split, "side": self.side, "count": self.count, "total": self.total, "unit": self.unit}
 
 

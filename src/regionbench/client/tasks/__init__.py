@@ -44,6 +44,7 @@ from regionbench.client.tasks._base import (
     predictions_digest,
     release_hierarchy,
 )
+from regionbench.core import errors
 from regionbench.core.hierarchy import Hierarchy
 
 __all__ = [
@@ -98,7 +99,13 @@ def registry() -> dict[str, ModuleType]:
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        try:
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+        except Exception as exc:  # a dropped-in module's own error: one line naming it
+            raise TaskError(
+                f"{package.__name__}.{info.name}: breaks the task contract: cannot be imported "
+                f"({type(exc).__name__}: {errors.first_line(exc)})"
+            ) from None
         if problems := contract_problems(module):
             raise TaskError(
                 f"{module.__name__}: breaks the task contract ({'; '.join(problems)}); see regionbench.client.tasks"

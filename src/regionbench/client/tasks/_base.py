@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,16 +90,23 @@ class Settings:
 
     @classmethod
     def from_report(cls: type[S], values: Mapping[str, Any]) -> S:
-        """The settings a report's ``settings`` holds (``to_report``): lists back to tuples; a
-        field it lacks keeps its default, a value it cannot take is a ``TaskError``."""
-        given = {f.name: _from_json(values[f.name]) for f in dataclasses.fields(cls) if f.name in values}
+        """The settings a report's ``settings`` holds (``to_report``): lists back to tuples, a
+        path field's name back to a path; a field it lacks keeps its default, a value it cannot
+        take is a ``TaskError``."""
+        hints = typing.get_type_hints(cls)
+        given: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in values:
+                value = _from_json(values[f.name])
+                paths = hints[f.name] is Path or Path in typing.get_args(hints[f.name])
+                given[f.name] = Path(value) if paths and isinstance(value, str) else value
         try:
             return cls(**given)
         except TypeError as exc:
             raise TaskError(f"the report's settings are not this version's ({exc})") from None
 
     @classmethod
-    def options(cls) -> list[dataclasses.Field]:
+    def options(cls) -> list[dataclasses.Field[Any]]:
         """The fields this class declares itself (not its bases'): its own command-line options."""
         inherited = {
             f.name for base in cls.__mro__[1:] if dataclasses.is_dataclass(base) for f in dataclasses.fields(base)

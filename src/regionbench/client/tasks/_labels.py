@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -183,7 +184,7 @@ def read_table(
     if values is None:
         values = tuple(c for c in frame.columns if c not in ids)
     problems: list[str] = []
-    parsed: dict[str, tuple[list, str]] = {}
+    parsed: dict[str, tuple[list[float], str]] = {}
     for columns, parse, dtype in ((ids, numbers.parse_id, "int64"), (values, numbers.parse_number, "float64")):
         for name in (c for c in columns if c in frame.columns):
             cells = []
@@ -213,7 +214,7 @@ def _read_text(path: Path) -> str:
         raise TaskError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[set[str]], list[str], dict]:
+def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[set[str]], list[str], dict[str, Any]]:
     """The test images, their truth, the train label sets, the labels scored and the report's
     sizes and diagnostics, shared by the image-level tasks."""
     images = sorted(spec.test)
@@ -236,7 +237,7 @@ def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[s
     return images, truth, train, scored, report
 
 
-def per_image(images: list[int], truth: list[set[str]], predicted: Sequence[list[str]]) -> dict:
+def per_image(images: list[int], truth: list[set[str]], predicted: Sequence[list[str]]) -> dict[str, Any]:
     """Per image, the F1 of the labels the run gave it (best first) against its truth,
     2|T and P| / (|T| + |P|) (1 when both are empty), and those labels."""
     scores = {}

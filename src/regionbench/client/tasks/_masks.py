@@ -148,7 +148,7 @@ def read_png(path: Path, shape: tuple[int, int]) -> np.ndarray:
     return values
 
 
-def spread(values: list[dict], keys: list[str]) -> dict[str, dict[str, float]]:
+def spread(values: list[dict[str, float]], keys: list[str]) -> dict[str, dict[str, float]]:
     """Mean, standard deviation, min and max of each figure over several truths."""
     return {
         k: {
@@ -161,7 +161,7 @@ def spread(values: list[dict], keys: list[str]) -> dict[str, dict[str, float]]:
     }
 
 
-def ceiling(each: dict[str, dict[str, float]]) -> dict:
+def ceiling(each: dict[str, dict[str, float]]) -> dict[str, Any]:
     """A human ceiling: each annotator's figures against the others, and their mean over the
     annotators (none without two annotators)."""
     if not each:

@@ -12,6 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -185,7 +186,7 @@ def overlap_analysis(
     labels: list[str],
     neighbours: int = metrics.OVERLAP_NEIGHBOURS,
     share: float = metrics.OVERLAP_SHARE,
-) -> dict:
+) -> dict[str, Any]:
     """Dutta et al. 2018 (section 4.2.2, Tables 9-12): the top-k measures over the ``share`` of
     test images most and least overlapping with the training images. ``descriptors`` has the
     ``n_train`` training images first, then the test images (in ``truth`` order); it is
@@ -195,7 +196,7 @@ def overlap_analysis(
     centre, scale = train.mean(axis=0), train.std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)
     distance = metrics.train_distances((train - centre) / scale, (test - centre) / scale, neighbours)
-    out: dict = {"neighbours": min(neighbours, n_train), "share": share}
+    out: dict[str, Any] = {"neighbours": min(neighbours, n_train), "share": share}
     for name, rows in metrics.overlap_subsets(distance, share).items():
         part_truth = [truth[r] for r in rows]
         present = set().union(*part_truth) if part_truth else set()
@@ -208,7 +209,7 @@ def overlap_analysis(
     return out
 
 
-def score(run: Run[Settings]) -> dict:
+def score(run: Run[Settings]) -> dict[str, Any]:
     """Image task: scores per label per test image, ranked to the top k; the oracle, the
     train-overlap analysis and, with a threshold, semantic matching."""
     spec, scores = run.given

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -176,7 +177,7 @@ def branch_categories(tree: Hierarchy, concepts: list[str]) -> dict[str, list[in
     return dict(sorted(groups.items()))
 
 
-def score(run: Run[Settings]) -> dict:
+def score(run: Run[Settings]) -> dict[str, Any]:
     """ImageCLEF task: a run file of confidences and decisions, scored overall and per concept
     category (``categories``, else the hierarchy's branches)."""
     spec, confidence, binary = run.given

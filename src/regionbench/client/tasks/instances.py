@@ -78,8 +78,8 @@ class InstanceRun:
     it), ``category`` (category id -> label) and ``release_id`` (the truth's image id -> the
     release's)."""
 
-    truth: dict
-    detections: list[dict]
+    truth: dict[str, Any]
+    detections: list[dict[str, Any]]
     category: dict[int, str]
     release_id: dict[int, int]
 
@@ -89,7 +89,7 @@ def named_categories(data: Release) -> pd.DataFrame | None:
     return data.table("source_categories") if "source_categories" in data.manifest["tables"] else None
 
 
-def instance_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[dict, dict[str, int]]:
+def instance_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[dict[str, Any], dict[str, int]]:
     """``who``'s regions of ``images`` as a COCO instances document, with the names a detection's
     ``label`` may give its category by (``measures.category_names``)."""
     named = named_categories(data)
@@ -114,7 +114,7 @@ def instance_run(run: Run[Settings], images: pd.DataFrame, who: str) -> Instance
     return InstanceRun(truth, detections, category, release_id)
 
 
-def score(run: Run[Settings]) -> dict:
+def score(run: Run[Settings]) -> dict[str, Any]:
     """COCOeval of the run against each truth (``MaskSettings.truths``), per image F1 at IoU 0.5
     against the first, and the human ceiling."""
     data, settings = run.data, run.settings
@@ -130,7 +130,7 @@ def score(run: Run[Settings]) -> dict:
         if who == truths[0]:  # per image, against the first truth, by the release's ids
             f1 = measures.per_image_f1(found.truth, found.detections, settings.iou_type, max_dets[-1])
             per_image = {found.release_id.get(i, i): v for i, v in f1.items()}
-    report: dict = {"truth": truths if settings.all_annotators else truths[0]}
+    report: dict[str, Any] = {"truth": truths if settings.all_annotators else truths[0]}
     if settings.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
         report["spread"] = spread(list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"]))
@@ -162,7 +162,9 @@ def score(run: Run[Settings]) -> dict:
     return report
 
 
-def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFrame, run: Run[Settings]) -> dict:
+def instances_ceiling(
+    data: Release, images: pd.DataFrame, coverage: pd.DataFrame, run: Run[Settings]
+) -> dict[str, Any]:
     """Each human's regions as detections (score 1) against each other human's, COCO's way: the
     mean AP of each, and over them."""
     people = humans(data)
@@ -183,7 +185,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, coverage: pd.DataFram
     return ceiling(each)
 
 
-def shapes(run: Run[Settings], report: dict) -> Iterator[tuple[int, list[Shape]]]:
+def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
     """(image id, its detections) for every scored image, in id order: each detection's mask (or
     box), label and score, and what became of it at IoU 0.5 against the report's truth
     (``measures.matches``), the best first (the page draws it on top)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,7 @@ def read_region_predictions(path: Path, task: Subset) -> pd.DataFrame:
     return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(KEY).reset_index(drop=True)
 
 
-def score(run: Run[Settings]) -> dict:
+def score(run: Run[Settings]) -> dict[str, Any]:
     """Region task: a label per test region, scored with e_hard and e_hierarchy both ways."""
     joined = run.given
     true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
@@ -103,7 +104,7 @@ def score(run: Run[Settings]) -> dict:
     }
 
 
-def per_region_image(joined: pd.DataFrame) -> dict:
+def per_region_image(joined: pd.DataFrame) -> dict[str, Any]:
     """Per image of the region task: the share of its test regions the run labelled exactly
     (``per_image``), and the label it gave each, by "annotator/region" (``predicted``)."""
     ids = joined["image_id"].to_numpy()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -150,12 +151,14 @@ def _read_mat(
     raise TaskError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
 
 
-def _segments_of(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], who: list[str], ids: list[int]):
+def _segments_of(
+    maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], who: list[str], ids: list[int]
+) -> dict[int, list[np.ndarray]]:
     """Per image the human label maps of ``who`` who covered it."""
     return {i: [maps[a][i] for a in who if a in covered.get(i, []) and i in maps[a]] for i in ids}
 
 
-def score(run: Run[Settings]) -> dict:
+def score(run: Run[Settings]) -> dict[str, Any]:
     """The BSDS region benchmark of the run against the humans, against each with
     ``all_annotators``, and the humans' ceiling."""
     data, settings = run.data, run.settings
@@ -180,7 +183,7 @@ def score(run: Run[Settings]) -> dict:
 
     zero = settings.zero_is_unlabelled
     found = measures.collect(levels, [measures.score_image(machine(i), truth[i], zero) for i in ids])
-    report: dict = {
+    report: dict[str, Any] = {
         "images": len(ids),
         "images_without_prediction": sum(i not in predicted for i in ids),
         "truth": who,
@@ -203,7 +206,9 @@ def score(run: Run[Settings]) -> dict:
     return report
 
 
-def segments_ceiling(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], people: list[str]) -> dict:
+def segments_ceiling(
+    maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], people: list[str]
+) -> dict[str, Any]:
     """Each human's segmentation scored against the others who covered the same images (one
     threshold), and the mean over humans: the BSDS "Human" row."""
     each = {}
@@ -219,7 +224,7 @@ def segments_ceiling(maps: dict[str, dict[int, np.ndarray]], covered: dict[int, 
     return ceiling(each)
 
 
-def shapes(run: Run[Settings], report: dict) -> Iterator[tuple[int, list[Shape]]]:
+def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
     """(image id, its segments) for every scored image, in id order, a batch of images at a time:
     each segment of the image's segmentation at its best threshold (the one its per-image
     covering was taken at), with its area."""

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -95,7 +96,7 @@ def class_maps(
     mine = regions[
         (regions["annotator"] == annotator) & regions["mask"].notna() & regions["image_id"].isin(images["image_id"])
     ]
-    drawn: dict[int, list[tuple[dict, int]]] = {}
+    drawn: dict[int, list[tuple[dict[str, Any], int]]] = {}
     for image_id, rle, label_id in zip(mine["image_id"], mine["mask"], mine["label_id"], strict=True):
         drawn.setdefault(int(image_id), []).append((rle, int(label_id)))
     out = {}
@@ -111,7 +112,9 @@ def class_maps(
     return out
 
 
-def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: int) -> tuple[np.ndarray, int, int, int]:
+def _semantic_against(
+    truth: dict[Any, Any], predicted: dict[int, np.ndarray], classes: int
+) -> tuple[np.ndarray, int, int, int]:
     """The confusion matrix of ``predicted`` class maps (image id -> classes, -1 where the run
     abstains; a missing image abstains everywhere) against ``truth`` (``class_maps``), with the
     pixels the truth ignores, its overlapped pixels and the pixels the run abstains on where the
@@ -132,7 +135,7 @@ def _semantic_against(truth: dict, predicted: dict[int, np.ndarray], classes: in
     return matrix, ignored, overlapped, abstained
 
 
-def _pixel_accuracy(truth: dict, predicted: dict[int, np.ndarray]) -> dict[int, float]:
+def _pixel_accuracy(truth: dict[Any, Any], predicted: dict[int, np.ndarray]) -> dict[int, float]:
     """Per image, the share of the pixels its truth labels that the run gives their class (an
     abstaining pixel is wrong); 0 for an image without a prediction, 1 with no pixel to score."""
     out = {}
@@ -165,7 +168,7 @@ def read_label_maps(
     }
 
 
-def score(run: Run[Settings]) -> dict:
+def score(run: Run[Settings]) -> dict[str, Any]:
     """The confusion matrix of the run against each truth, its figures flat and per hierarchy
     level, per image pixel accuracy and the human ceiling."""
     data, settings = run.data, run.settings
@@ -194,7 +197,7 @@ def score(run: Run[Settings]) -> dict:
     matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = measures.measures(matrix, names)
-    report: dict = {
+    report: dict[str, Any] = {
         "truth": truths if settings.all_annotators else truths[0],
         "images": len(images),
         "images_without_prediction": without,
@@ -236,7 +239,7 @@ def score(run: Run[Settings]) -> dict:
 
 def semantic_ceiling(
     data: Release, images: pd.DataFrame, index: dict[int, int], classes: int, names: list[str]
-) -> dict:
+) -> dict[str, Any]:
     """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
     each (the mean over the others), and over them."""
     people = humans(data)
@@ -296,10 +299,11 @@ def _classes(
                 unknown[value] += int(counts[k])
             continue
         lookup[k] = index[label_id]
-    return lookup[values - low]
+    classes: np.ndarray = lookup[values - low]
+    return classes
 
 
-def shapes(run: Run[Settings], report: dict) -> Iterator[tuple[int, list[Shape]]]:
+def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
     """(image id, its labels) for every scored image, in id order, a batch of images at a time:
     each label the map gives, its pixels as one shape, with its area and the share of them the
     truth labels the same (pixels the truth ignores aside)."""

@@ -1,0 +1,256 @@
+"""The task registry: every scoring task is one module that keeps the contract; the command
+line, the report's settings, view's rerun and the manual's table derive from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regionbench import cli
+from regionbench.client import tasks
+from regionbench.client.tasks import _base
+from regionbench.core.hierarchy import Hierarchy, Node
+
+SIX = ["image", "imageclef", "instances", "region", "segments", "semantic"]
+
+
+@pytest.fixture()
+def drop_in_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], None]]:
+    """``drop(name, source)`` puts a task module in a folder ``regionbench.client.tasks`` searches
+    too, as if copied into the package; undone after the test."""
+    import regionbench.client.tasks as package
+
+    extra = tmp_path / "tasks-extra"
+    extra.mkdir()
+    names: list[str] = []
+
+    def drop(name: str, source: str) -> None:
+        (extra / f"{name}.py").write_text(source)
+        names.append(f"regionbench.client.tasks.{name}")
+        sys.modules.pop(names[-1], None)
+        tasks.registry.cache_clear()
+
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(extra)])
+    yield drop
+    tasks.registry.cache_clear()
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+WHOLE = '''
+from dataclasses import dataclass
+from regionbench.client import scope
+from regionbench.client.tasks._base import Settings as Base, option
+
+NAME = "count"
+SUMMARY = "a count of the predictions' lines"
+PREDICTIONS = "a text file"
+MEASURES = "lines"
+
+
+@dataclass(frozen=True)
+class Settings(Base):
+    """The count task's settings."""
+
+    blank: bool = option(False, "--count-blank", "count blank lines too", action="store_true")
+
+
+def scope_of(data, settings):
+    return scope.Scope(settings.split, "every line", 1, 1, "files")
+
+
+def read(predictions, data, settings):
+    lines = predictions.read_text().splitlines()
+    return [line for line in lines if settings.blank or line.strip()]
+
+
+def score(run):
+    return {"measures": {"lines": len(run.given)}, "per_image": {}}
+'''
+
+
+def test_the_registry_holds_the_six_tasks_and_each_keeps_the_contract() -> None:
+    found = tasks.registry()
+    assert list(found) == SIX
+    for module in found.values():
+        assert tasks.contract_problems(module) == []
+        assert module.Settings.__doc__ and module.SUMMARY and module.PREDICTIONS and module.MEASURES
+    assert {name for name, module in found.items() if hasattr(module, "shapes")} == {
+        "instances",
+        "segments",
+        "semantic",
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda s: s.replace('NAME = "count"\n', ""), "NAME missing"),
+        (lambda s: s.replace("def score(run):", "def score(run, extra):"), "score(run, extra) should be score(run)"),
+        (lambda s: s.replace("class Settings(Base):", "class Settings:"), "Settings is not a frozen dataclass"),
+        (lambda s: s.replace("@dataclass(frozen=True)\n", "@dataclass\n"),
+         "cannot be imported (TypeError: cannot inherit non-frozen dataclass from a frozen one)"),
+        (lambda s: s.replace("def read(predictions, data, settings):", "def read(path, data, settings):"),
+         "read(path, data, settings) should be read(predictions, data, settings)"),
+        (lambda s: s + "\nshapes = 3\n", "shapes() should be shapes(run, report)"),
+    ],
+)  # fmt: skip
+def test_a_task_module_that_breaks_the_contract_is_one_line(drop_in_task, change, said: str) -> None:
+    drop_in_task("count", change(WHOLE))
+    with pytest.raises(tasks.TaskError) as refused:
+        tasks.registry()
+    text = str(refused.value)
+    assert (
+        "\n" not in text
+        and text.startswith("regionbench.client.tasks.count: breaks the task contract")
+        and said in text
+    )
+
+
+def stub_release() -> object:
+    """What the door reads of a release for a task that reads no table: its name and version."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(dataset="d", version="1.0.0")
+
+
+TREE = Hierarchy.from_nodes("entity", {"entity": Node("entity", None), "sky": Node("sky", "entity")})
+
+
+def test_a_new_task_is_one_file(drop_in_task, tmp_path: Path) -> None:
+    """A module dropped into the package is a task: the command line offers it with its option,
+    evaluate scores with it, and the report keeps its settings."""
+    drop_in_task("count", WHOLE)
+    assert "count" in tasks.registry()
+    args = cli.parser().parse_args(
+        ["evaluate", "--release", "r", "--predictions", "p", "--task", "count", "--count-blank"]
+    )
+    assert tasks.settings_from_args(args) == {"blank": True}
+    predictions = tmp_path / "run.txt"
+    predictions.write_text("a\n\nb\n")
+    heard: list[str] = []
+    report = tasks.evaluate(stub_release(), predictions, "count", TREE, heard.append, blank=True)  # type: ignore[arg-type]
+    assert heard == ["scored: 1 of 1 files, every line"] and report["measures"] == {"lines": 3}
+    assert report["settings"] == {"annotator": None, "blank": True, "split": "test"}
+    assert "lines                       3" in tasks.render(report)
+    assert tasks.evaluate(stub_release(), predictions, "count", TREE)["measures"] == {"lines": 2}  # type: ignore[arg-type]
+
+
+def settings_values(task: str) -> st.SearchStrategy[dict]:
+    """Values for every field of ``task``'s settings, of the field's type."""
+    strategies = {
+        "split": st.sampled_from(["test", "all"]),
+        "annotator": st.none() | st.sampled_from(["saiapr", "annotator-1"]),
+        "subset": st.sampled_from(list("ABCDEFGH")),
+        "k": st.integers(1, 20),
+        "semantic_threshold": st.none() | st.floats(0, 1),
+        "similarity": st.sampled_from(["hierarchy", "hooks:factory"]),
+        "image_features": st.none() | st.just(Path("features.csv")),
+        "categories": st.none() | st.just(Path("categories.txt")),
+        "all_annotators": st.booleans(),
+        "iou_type": st.sampled_from(["segm", "bbox"]),
+        "max_dets": st.integers(1, 300),
+        "area_ranges": st.lists(
+            st.tuples(st.sampled_from(["small", "medium", "large"]), st.floats(0, 100), st.floats(101, 1e10)),
+            max_size=3,
+        ).map(tuple),
+        "exclude": st.none() | st.just("annotator-2"),
+        "thresholds": st.none() | st.integers(1, 99),
+        "zero_is_unlabelled": st.booleans(),
+        "ignore": st.integers(0, 65535),
+        "label_names": st.none() | st.dictionaries(st.integers(0, 255).map(str), st.sampled_from(["sky", "sea"])),
+    }
+    fields = [f.name for f in dataclasses.fields(tasks.get(task).Settings)]
+    return st.fixed_dictionaries({name: strategies[name] for name in fields})
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_settings_come_back_from_the_report(data: st.DataObject) -> None:
+    """What a report keeps of a task's settings gives the same settings back (``view`` reruns a
+    report by them); a path is kept by its name."""
+    import json
+
+    task = data.draw(st.sampled_from(SIX))
+    values = data.draw(settings_values(task))
+    chosen = tasks.settings_of(task, **values)
+    kept = json.loads(json.dumps(chosen.to_report()))
+    again = tasks.get(task).Settings.from_report(kept)
+    expected = {k: Path(v.name) if isinstance(v, Path) else v for k, v in values.items()}
+    assert {f.name: getattr(again, f.name) for f in dataclasses.fields(again)} == expected
+
+
+def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them() -> None:
+    parser = cli.parser()
+    evaluate = next(a for a in parser._actions if isinstance(a, type(parser._subparsers._group_actions[0])))
+    sub = evaluate.choices["evaluate"]
+    groups = {g.title: {a.dest for a in g._group_actions} for g in sub._action_groups}
+    assert groups["every task"] == {"split", "annotator"}
+    assert groups["image, imageclef, region"] == {"subset"}
+    assert groups["instances, segments, semantic"] == {"all_annotators"}
+    for name, module in tasks.registry().items():
+        own = {f.name for f in module.Settings.options()}
+        assert groups.get(name, set()) == own, name
+    task = next(a for a in sub._actions if a.dest == "task")
+    assert task.choices == SIX and all(f"{name}: " in task.help for name in SIX)
+
+
+def test_an_option_of_another_task_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Before the release is read: a setting the chosen task does not take is one line, exit 2."""
+    args = ["evaluate", "--release", str(tmp_path / "none"), "--predictions", str(tmp_path), "--task", "semantic"]
+    assert cli.main([*args, "--iou-type", "bbox"]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == "regionbench: error: --iou-type is an option of instances, not of --task semantic"
+    )
+    with pytest.raises(
+        tasks.TaskError, match="--subset is an option of image, imageclef, region, not of --task semantic"
+    ):
+        tasks.settings_of("semantic", subset="H")
+
+
+def test_the_manual_s_task_table_is_the_registry_s() -> None:
+    text = (PROJECT / "docs" / "scoring.md").read_text(encoding="utf-8")
+    table = re.search(r"^\| task \| predictions \| measures \|\n(?:^\|.*\|\n)+", text, re.M)
+    assert table and table.group(0).strip() == tasks.manual_table()
+
+
+def test_render_lays_out_any_report() -> None:
+    report = {
+        "release": {"dataset": "d", "version": "1.0.0"}, "task": "t", "split": "test",
+        "scored": {"split": "test", "side": "the test side of the image split", "count": 2, "total": 5, "unit": "images"},
+        "predictions": "p", "images": 2, "notes": ["a note"], "measures": {"a": {"b": 0.5}, "n": 3},
+        "human_ceiling": {"a": 0.25, "per_annotator": {}},
+        "spread": {"a": {"mean": 0.5, "std": 0.0, "min": 0.5, "max": 0.5}},
+    }  # fmt: skip
+    lines = tasks.render(report).splitlines()
+    assert lines[0] == "scored: 2 of 5 images, the test side of the image split (--split all scores every one)"
+    assert lines[1] == "d v1.0.0  task t  split test  predictions p" and set(lines[2]) == {"-"}
+    assert lines[3:] == [
+        "images                      2", "note: a note", "a.b                         0.5000", "n                           3",
+        "human ceiling (each annotator against the others):", "  human.a                   0.2500",
+        "against each annotator (mean, std, min, max):", "  a                         0.5000  0.0000  0.5000  0.5000",
+    ]  # fmt: skip
+    assert tasks.render(report, scoped=False).splitlines()[0] == lines[1]
+
+
+def test_a_rerun_refuses_a_report_of_a_task_that_draws_nothing(tmp_path: Path) -> None:
+    data = stub_release()
+    with pytest.raises(tasks.TaskError, match="not of a mask task"):
+        tasks.rerun(data, {"task": "region", "settings": {}}, tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(tasks.TaskError, match="not the predictions the report scored"):
+        tasks.rerun(data, {"task": "semantic", "settings": {}, "predictions_sha256": "0" * 64}, tmp_path)  # type: ignore[arg-type]
+
+
+def test_the_settings_base_is_every_task_s() -> None:
+    for module in tasks.registry().values():
+        assert issubclass(module.Settings, _base.Settings)
+        assert {f.name for f in dataclasses.fields(module.Settings)} >= {"split", "annotator"}
