@@ -134,6 +134,16 @@ def subset_truth(data: Release, subset: str, annotator: str | None = None, split
     return Subset(labels, test, dict(truth["train"]), test_regions, vocabulary, split, others, subset, len(members))
 
 
+def image_scope_of(data: Release, settings: LabelSettings) -> scope.Scope:
+    """What an image-level task scores: the subset's images on the side of ``settings.split``."""
+    return subset_truth(data, settings.subset, settings.annotator, settings.split).image_scope()
+
+
+def region_scope_of(data: Release, settings: LabelSettings) -> scope.Scope:
+    """What the region task scores: the subset's regions on the side of ``settings.split``."""
+    return subset_truth(data, settings.subset, settings.annotator, settings.split).region_scope()
+
+
 def _strict(value: object, parse: Callable[[str, str], float], what: str) -> float:
     """One cell as ``parse`` reads it: strings strictly (``regionbench.core.numbers``); numbers from
     Parquet as they are, if finite (and whole and not negative for an id)."""

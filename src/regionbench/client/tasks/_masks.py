@@ -87,6 +87,11 @@ def mask_scope(data: Release, split: str) -> scope.Scope:
     return scope.Scope(split if has_split else "all", side, len(scored_images(data, split)), len(data.images), "images")
 
 
+def scope_of(data: Release, settings: MaskSettings) -> scope.Scope:
+    """What a mask task scores: the images of ``settings.split`` (``mask_scope``)."""
+    return mask_scope(data, settings.split)
+
+
 def refuse_files_outside(data: Release, folder: Path, scored: pd.DataFrame, split: str) -> None:
     """Prediction files (``.png``, ``.mat``) of ``folder`` and its scale folders that name no
     image of the release, or images that ``scored`` leaves out: refused in one line (the second

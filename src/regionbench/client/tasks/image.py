@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import metrics, scope
+from regionbench.client import metrics
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, TaskError, option, unit_interval
 from regionbench.client.tasks._labels import (
@@ -25,6 +25,7 @@ from regionbench.client.tasks._labels import (
     ImageSettings,
     Subset,
     _fail,
+    image_scope_of,
     image_sides,
     per_image,
     read_table,
@@ -57,9 +58,7 @@ class Settings(ImageSettings):
     )  # fmt: skip
 
 
-def scope_of(data: Release, settings: Settings) -> scope.Scope:
-    """The subset's scored images."""
-    return subset_truth(data, settings.subset, settings.annotator, settings.split).image_scope()
+scope_of = image_scope_of  # the subset's images on the scored side
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, list[dict[str, float]]]:

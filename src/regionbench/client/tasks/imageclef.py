@@ -22,6 +22,7 @@ from regionbench.client.tasks._labels import (
     Subset,
     _fail,
     _read_text,
+    image_scope_of,
     image_sides,
     per_image,
     subset_truth,
@@ -45,9 +46,7 @@ class Settings(ImageSettings):
     )  # fmt: skip
 
 
-def scope_of(data: Release, settings: Settings) -> scope.Scope:
-    """The subset's scored images."""
-    return subset_truth(data, settings.subset, settings.annotator, settings.split).image_scope()
+scope_of = image_scope_of  # the subset's images on the scored side
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, np.ndarray, np.ndarray]:

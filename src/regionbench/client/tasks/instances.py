@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from regionbench.client import instances as measures
-from regionbench.client import scope
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, option, positive_int
 from regionbench.client.tasks._masks import MaskSettings, ceiling, humans, mask_scope, reference, scored_images, spread
+from regionbench.client.tasks._masks import scope_of as masks_scope_of
 
 NAME = "instances"
 SUMMARY = "a COCO results JSON of instance masks or boxes"
@@ -61,9 +61,7 @@ class Settings(MaskSettings):
         return self if self.annotator or self.all_annotators else dataclasses.replace(self, annotator=reference(data))
 
 
-def scope_of(data: Release, settings: Settings) -> scope.Scope:
-    """The scored images."""
-    return mask_scope(data, settings.split)
+scope_of = masks_scope_of  # the images of the split
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> list[Any]:

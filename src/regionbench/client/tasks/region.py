@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import metrics, scope
+from regionbench.client import metrics
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, TaskError
 from regionbench.client.tasks._labels import (
@@ -25,6 +25,7 @@ from regionbench.client.tasks._labels import (
     Subset,
     _fail,
     read_table,
+    region_scope_of,
     subset_truth,
 )
 
@@ -39,9 +40,7 @@ class Settings(LabelSettings):
     """The region task's settings: the label tasks' (subset, split, annotator)."""
 
 
-def scope_of(data: Release, settings: Settings) -> scope.Scope:
-    """The subset's scored regions."""
-    return subset_truth(data, settings.subset, settings.annotator, settings.split).region_scope()
+scope_of = region_scope_of  # the subset's regions on the scored side
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> pd.DataFrame:

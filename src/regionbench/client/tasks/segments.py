@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import scope
 from regionbench.client import segments as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int
@@ -29,12 +28,14 @@ from regionbench.client.tasks._masks import (
     file_keys,
     humans,
     image_sizes,
-    mask_scope,
     natural_order,
     read_png,
     refuse_files_outside,
     scored_images,
     spread,
+)
+from regionbench.client.tasks._masks import (
+    scope_of as masks_scope_of,
 )  # fmt: skip
 from regionbench.core import errors, geometry
 
@@ -57,9 +58,7 @@ class Settings(MaskSettings):
     )  # fmt: skip
 
 
-def scope_of(data: Release, settings: Settings) -> scope.Scope:
-    """The scored images."""
-    return mask_scope(data, settings.split)
+scope_of = masks_scope_of  # the images of the split
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, list[np.ndarray]]]:

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import scope
 from regionbench.client import semantic as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
@@ -29,12 +28,14 @@ from regionbench.client.tasks._masks import (
     ceiling,
     humans,
     image_sizes,
-    mask_scope,
     read_png,
     reference,
     refuse_files_outside,
     scored_images,
     spread,
+)
+from regionbench.client.tasks._masks import (
+    scope_of as masks_scope_of,
 )  # fmt: skip
 from regionbench.core import errors, geometry
 
@@ -71,9 +72,7 @@ class Settings(MaskSettings):
         return pixel_values(self.label_names, data) if self.label_names is not None else None
 
 
-def scope_of(data: Release, settings: Settings) -> scope.Scope:
-    """The scored images."""
-    return mask_scope(data, settings.split)
+scope_of = masks_scope_of  # the images of the split
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int] | None:
