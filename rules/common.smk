@@ -6,13 +6,13 @@ from snakemake.exceptions import WorkflowError
 
 from regionbench import release
 from regionbench.core.errors import InputError
-from regionbench.io import imageclef, layouts
+from regionbench.io import layouts
 from regionbench.io.rawtree import RawTree
-from regionbench.io.shards import trees_state
 from regionbench.pipeline import config as build_config
 from regionbench.pipeline import vocabulary
 from regionbench.pipeline.provenance import code_version
 from regionbench.pipeline.subsets import SUBSET_SIZES
+from regionbench import synthetic
 from regionbench.synthetic import scenes as synth
 
 DATASET = config["dataset"]
@@ -45,7 +45,9 @@ def raw_tree():
             layouts.get(config["synth"]["layout"]),
             SHARD_SIZE,
             planned=(profile.n_images, profile.folders),
-            annotators=SYNTH_ANNOTATORS,
+            annotators=synthetic.writers()[config["synth"]["layout"]].annotators(
+                SYNTH_ANNOTATORS
+            ),
         )
     except InputError as exc:
         raise WorkflowError(str(exc)) from None
@@ -104,19 +106,6 @@ def agreement_tables(suffix=""):
     if not RAW.several_annotators:
         return []
     return expand(f"{RESULTS}/agreement/{{shard}}{suffix}.parquet", shard=shards())
-
-
-def image_label_source():
-    """The raw tree's ImageCLEF folder, an image-level annotation source, or "" without one."""
-    folder = Path(RAW.root, imageclef.FOLDER)
-    return str(folder) if not RAW.generated and folder.is_dir() else ""
-
-
-def image_label_state():
-    """Fingerprint of the ImageCLEF files: an edit reruns the image_labels rule."""
-    if not (folder := image_label_source()):
-        return "none"
-    return trees_state(folder, (".",))
 
 
 def local_cores():

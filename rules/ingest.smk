@@ -1,4 +1,4 @@
-# Raw SAIAPR folders or COCO image runs -> images, regions and rejects tables, one job per shard;
+# A raw tree of any layout, shard by shard -> images, regions and rejects tables, one job per shard;
 # the same job measures the features and relations while the pixels and masks are decoded.
 
 
@@ -98,8 +98,8 @@ rule image_labels:
         runtime=10,
     params:
         code=CODE,
-        folder=image_label_source(),
-        state=lambda wildcards: image_label_state(),
+        folder=RAW.image_label_source,
+        state=lambda wildcards: RAW.image_label_state(),
         strict=config["ingest"]["strict"],
     script:
         "../scripts/image_labels.py"

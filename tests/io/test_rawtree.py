@@ -49,9 +49,11 @@ def test_a_state_changes_with_its_shard_files_only(tmp_path: Path, tiny_raw: Pat
     ("layout", "annotators", "several"), [("saiapr", 3, False), ("coco", 3, True), ("coco", 1, False)]
 )
 def test_a_generated_tree_is_planned(layout: str, annotators: int, several: bool) -> None:
-    tree = RawTree(
-        "resources/raw/x", layouts.get(layout), planned=(300, ["00"] * 150 + ["01"] * 150), annotators=annotators
-    )
+    """A generated tree has as many annotators as its writer makes of those asked for."""
+    from regionbench import synthetic
+
+    made = synthetic.writers()[layout].annotators(annotators)
+    tree = RawTree("resources/raw/x", layouts.get(layout), planned=(300, ["00"] * 150 + ["01"] * 150), annotators=made)
     assert tree.generated and tree.inputs() == ["resources/raw/x"] and tree.state("00") == "generated"
     assert tree.shards == layouts.get(layout).planned_shards(300, ["00"] * 150 + ["01"] * 150, None)
     assert tree.several_annotators is several

@@ -105,9 +105,6 @@ class LabelMapLayout(Layout, Exports):
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: object) -> Reader:
         return Reader(root, reading)
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return 1
-
     def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
         """One 16-bit map per image, the label of each of ``annotator``'s regions (default: this
         layout's) painted with its value in ``labelmap.txt`` (label ids, as the release numbers them)."""

@@ -177,9 +177,6 @@ class Ade20kLayout(ImageRuns, NamesCategories):
         run = shard_run(items(Path(root)), shard, reading.shard_size)
         return MapReader(root, shard, run, reading, Format(table(Path(root))), [ANNOTATOR])
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return 1
-
     def category_files(self, root: Path) -> list[str]:
         path = info_file(base(Path(root)))
         return [str(path)] if path else []

@@ -240,9 +240,6 @@ class Ade20kFullLayout(ImageRuns, NamesCategories):
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
         return Reader(root, shard, shard_run(image_paths(Path(root)), shard, reading.shard_size), reading)
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return 1
-
     def category_files(self, root: Path) -> list[str]:
         return [str(p) for p in sorted((base(Path(root)) / "images" / "ADE").rglob("*.json"))]
 

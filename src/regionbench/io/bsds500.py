@@ -211,9 +211,6 @@ class Bsds500Layout(ImageRuns, NamesCategories):
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
         return Reader(root, shard, shard_run(items(root), shard, reading.shard_size), reading, self.annotators(root))
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return requested
-
     def category_files(self, root: Path) -> list[str]:
         return []  # the one label is the layout's, not the files'
 

@@ -167,9 +167,6 @@ class CityscapesLayout(ImageRuns, NamesCategories):
         run = shard_run(items(root), shard, reading.shard_size)
         return MapReader(root, shard, run, reading, FORMAT, self.annotators(root))
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return min(requested, len(ANNOTATORS))
-
     def category_files(self, root: Path) -> list[str]:
         return []  # the label table is the format's
 

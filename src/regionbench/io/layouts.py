@@ -180,9 +180,6 @@ class Layout(Protocol):
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> ShardReader:
         """A reader of one shard."""
 
-    def synthetic_annotators(self, requested: int) -> int:
-        """How many annotators a generated tree of this layout has when ``requested``."""
-
 
 @runtime_checkable
 class PreparesPieces(Layout, Protocol):
@@ -345,13 +342,30 @@ def get(name: str) -> Layout:
     return layouts[name]
 
 
-def detect(root: str | Path) -> Layout:
-    """The one layout whose tree ``root`` is; raises IngestError saying what each expects."""
+def detect(root: str | Path, named: str | None = None) -> Layout:
+    """The layout of the tree ``root``: the one layout that recognises it, or ``named`` (a
+    layout name), which must recognise it. Raises IngestError, one line: a tree no layout
+    recognises (saying what each expects), one that is not ``named``'s, and one that two
+    layouts recognise (set ``layout`` to say which)."""
     root = Path(root)
-    for layout in registry().values():
-        if layout.detect(root):
-            return layout
-    raise IngestError(f"{root}: {expected()}; check raw_dir or set layout in the config")
+    chosen = get(named) if named else None
+    found = [layout for layout in registry().values() if layout.detect(root)]
+    if chosen is not None and chosen not in found:
+        holds = f"a {found[0].name} tree" if found else "no tree of any layout"
+        raise IngestError(
+            f"layout is {chosen.name} but {root} holds {holds}; remove layout (it is detected) "
+            "or point raw_dir at a tree of that layout"
+        )
+    if chosen is not None:
+        return chosen
+    if not found:
+        raise IngestError(f"{root} holds {expected()}; check raw_dir or set layout in the config")
+    if len(found) > 1:
+        names = [layout.name for layout in found]
+        raise IngestError(
+            f"{root} holds both {' and '.join(f'a {n} tree' for n in names)}; set layout to one of {', '.join(names)}"
+        )
+    return found[0]
 
 
 def expected() -> str:

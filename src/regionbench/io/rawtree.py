@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-from regionbench.io import images
+from regionbench.io import imageclef, images
 from regionbench.io.layouts import Layout, NamesCategories, PreparesPieces
+from regionbench.io.shards import trees_state
 
 
 class RawTree:
@@ -16,7 +17,8 @@ class RawTree:
     number of its images and the folder of each, from its profile) is not on disk when the
     workflow plans it: its shards come from the plan, and it stands as one input for all its
     files. ``shard_size`` is the configured images per shard (None: the layout's default);
-    ``annotators`` the annotators requested of a generated tree."""
+    ``annotators`` the annotators of a generated tree (``synthetic``'s writer of its layout says
+    how many it makes)."""
 
     def __init__(
         self,
@@ -27,7 +29,7 @@ class RawTree:
         annotators: int = 1,
     ) -> None:
         self.root, self.layout, self.shard_size = root, layout, shard_size
-        self.planned, self.requested_annotators = planned, annotators
+        self.planned, self.annotators = planned, annotators
 
     @property
     def generated(self) -> bool:
@@ -107,7 +109,18 @@ class RawTree:
 
     @property
     def several_annotators(self) -> bool:
-        """Whether annotators are compared (a generated tree: as many as its layout makes)."""
+        """Whether annotators are compared (a generated tree: as many as its writer makes)."""
         if self.generated:
-            return self.layout.synthetic_annotators(self.requested_annotators) > 1
+            return self.annotators > 1
         return len(self.layout.annotators(Path(self.root))) > 1
+
+    @cached_property
+    def image_label_source(self) -> str:
+        """The tree's ImageCLEF folder (``io.imageclef.FOLDER``), an image-level annotation
+        source beside any layout's files, or "" without one (a generated tree has none)."""
+        folder = Path(self.root, imageclef.FOLDER)
+        return str(folder) if not self.generated and folder.is_dir() else ""
+
+    def image_label_state(self) -> str:
+        """Fingerprint of the ImageCLEF files ("none" without them): an edit reruns image_labels."""
+        return trees_state(self.image_label_source, (".",)) if self.image_label_source else "none"

@@ -325,9 +325,6 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> Reader:
         return Reader(root, shard, shard_run(names_of(base(Path(root))), shard, reading.shard_size), reading)
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return 1
-
     def category_files(self, root: Path) -> list[str]:
         return []  # VOC's classes are the format's, not the files'
 

@@ -169,19 +169,14 @@ def raw_layout(config: dict[str, Any], source: str = "config") -> Layout | None:
     if not path.is_dir():
         raise ConfigError(f"{source}: raw_dir {raw!r} is a file; give the folder of the raw tree")
     try:
-        named = layouts.get(config["layout"]) if config.get("layout") else None
+        named = layouts.get(config["layout"]).name if config.get("layout") else None
     except IngestError as exc:
         raise ConfigError(f"{source}: layout: {exc}") from None
-    found = [layout for layout in layouts.registry().values() if layout.detect(path)]
-    if named is not None and named not in found:
-        holds = f"a {found[0].name} tree" if found else "no tree of any layout"
-        raise ConfigError(
-            f"{source}: layout is {named.name} but raw_dir {raw!r} holds {holds}; remove layout (it is detected) "
-            "or point raw_dir at a tree of that layout"
-        )
-    if not found:
-        raise ConfigError(f"{source}: raw_dir {raw!r} holds {layouts.expected()}; check the path")
-    layout = named or found[0]
+    try:
+        layout = layouts.detect(path, named)
+    except IngestError as exc:
+        message = str(exc).replace(str(path), f"raw_dir {raw!r}", 1)
+        raise ConfigError(f"{source}: {message}") from None
     try:
         layout.check(path)
     except IngestError as exc:

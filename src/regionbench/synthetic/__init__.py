@@ -1,6 +1,7 @@
 """Synthetic collections: ``regionbench.synthetic.scenes`` draws the scenes and one module here per raw
-layout writes them as that layout's files (``saiapr``, ``coco``). A module names its layout in
-``LAYOUT`` and writes through ``generate``; a layout without a module has no generated trees."""
+layout writes them as that layout's files. A module names its layout in ``LAYOUT``, writes
+through ``generate`` and says in ``annotators(requested)`` how many annotators its trees have; a
+layout without a module has no generated trees."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ def writers() -> dict[str, ModuleType]:
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "LAYOUT"):
+            if missing := [name for name in ("generate", "annotators") if not callable(getattr(module, name, None))]:
+                raise InputError(f"{module.__name__}: a writer of {module.LAYOUT} trees without {', '.join(missing)}")
             found[module.LAYOUT] = module
     return found
 

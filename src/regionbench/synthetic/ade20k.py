@@ -62,3 +62,8 @@ def write_tree(out: str | Path, images: int, seed: int = 0, size: tuple[int, int
 def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
     """``write_tree`` with the profile's number of images at ADE20K's typical size."""
     return write_tree(out, get_profile(profile).n_images, options.seed)
+
+
+def annotators(requested: int) -> int:
+    """The annotators of a generated tree when ``requested`` are asked for: one annotator: the layout's files hold one."""
+    return 1

@@ -79,3 +79,8 @@ def write_tree(out: str | Path, images: int, seed: int = 0, size: tuple[int, int
 def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
     """``write_tree`` with the profile's number of images at a quarter of Cityscapes' size."""
     return write_tree(out, get_profile(profile).n_images, options.seed, (SIZE[0] // 4, SIZE[1] // 4))
+
+
+def annotators(requested: int) -> int:
+    """The annotators of a generated tree when ``requested`` are asked for: as many as asked, up to the layout's two (fine and coarse)."""
+    return min(requested, 2)  # the fine and the coarse annotations

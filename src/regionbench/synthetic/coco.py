@@ -140,3 +140,8 @@ def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[
     return write_collection(
         out, profile, options.seed, options.annotators, options.disagreement, options.workers, options.vocabulary
     )
+
+
+def annotators(requested: int) -> int:
+    """The annotators of a generated tree when ``requested`` are asked for: as many as asked: each traces every scene."""
+    return requested

@@ -158,3 +158,8 @@ def write_collection(
 def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
     """``write_collection`` with the options that apply here (yields folder, regions)."""
     return write_collection(out, profile, options.seed, options.quirks, options.workers, options.vocabulary)
+
+
+def annotators(requested: int) -> int:
+    """The annotators of a generated tree when ``requested`` are asked for: one annotator: the layout's files hold one."""
+    return 1

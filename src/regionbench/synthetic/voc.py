@@ -99,3 +99,8 @@ def write_tree(
 def generate(out: str | Path, profile: str, options: Options) -> Iterator[tuple[str, int]]:
     """``write_tree`` with the profile's number of images at VOC's size (yields file, regions)."""
     return write_tree(out, get_profile(profile).n_images, options.seed)
+
+
+def annotators(requested: int) -> int:
+    """The annotators of a generated tree when ``requested`` are asked for: one annotator: the layout's files hold one."""
+    return 1

@@ -127,6 +127,3 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
             f"{out}: {counts['annotators']} annotator files, {counts['images']} images, {counts['regions']} regions"
             + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
         ]
-
-    def synthetic_annotators(self, requested: int) -> int:
-        return requested

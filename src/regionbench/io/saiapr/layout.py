@@ -125,9 +125,6 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
         """Computed relations against the published code matrices, per relation group."""
         return relations_parity(official, computed)
 
-    def synthetic_annotators(self, requested: int) -> int:
-        return 1
-
     def category_files(self, root: Path) -> list[str]:
         texts = sorted(p for name in ("labels.txt", "ontology_path.txt") for p in Path(root).glob(f"*/{name}"))
         return [str(Path(root) / "wlist.txt")] + [str(p) for p in texts]
