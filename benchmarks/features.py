@@ -26,15 +26,15 @@ from skimage.measure import regionprops
 
 from regionbench.core import allocator, features, kernels, relations
 from regionbench.io.matlab import read_mat
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 from regionbench.synthetic.saiapr import write_folder
 
 
 def sample(cache: Path, n_images: int) -> list[tuple[Path, list[Path]]]:
     """(image, masks) files of a paper-profile sample, generating it on first use."""
     root = cache / f"paper_sample_{n_images}"
-    plans = synth.plan_collection("paper", seed=0)
-    chosen = plans[:: max(len(plans) // n_images, 1)][:n_images]
+    planned = plans.plan_collection("paper", seed=0)
+    chosen = planned[:: max(len(planned) // n_images, 1)][:n_images]
     if not (root / "done").exists():
         by_folder: dict[str, list] = {}
         for plan in chosen:

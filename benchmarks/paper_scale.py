@@ -45,7 +45,7 @@ import numpy as np
 from regionbench.core import features
 from regionbench.io.matlab import read_mat
 from regionbench.pipeline.jobs import logged_resources
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -297,7 +297,7 @@ def main() -> None:
     args = ap.parse_args()
 
     raw = collection(args.cache)
-    every = synth.folders("paper")
+    every = plans.folders("paper")
     warm_up(view(raw, every[:1], args.cache / "paper-raw-1-folders"), args.cache / "work", args.cores)
     figures = {"cores": args.cores, "classifiers": args.classifiers, "runs": {}}
     for fraction in sorted(args.fractions):

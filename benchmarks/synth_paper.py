@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 from regionbench.synthetic.saiapr import write_collection
 
 
@@ -49,8 +49,8 @@ def main() -> None:
     )
     figures = {
         "images": images,
-        **synth.summary(counts),
-        "regions_per_image": synth.regions_per_image(sum(counts.values()), images),
+        **plans.summary(counts),
+        "regions_per_image": plans.regions_per_image(sum(counts.values()), images),
         "top10": dict(counts.most_common(10)),
         "wall_s": round(wall, 1),
         "peak_rss_mib": round(peak_mib),

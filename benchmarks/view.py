@@ -32,7 +32,7 @@ from pathlib import Path
 from coco_scale import exponent
 from paper_scale import PROJECT, build, collection, fresh_project, view
 
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--run", action="store_true", help="also score and draw a label-map run")
     args = parser.parse_args()
     raw = collection(args.cache)
-    every = synth.folders("paper")
+    every = plans.folders("paper")
     work = args.cache / "view"
     runs = {}
     for fraction in args.fractions:

@@ -13,7 +13,7 @@ from regionbench.pipeline import vocabulary
 from regionbench.pipeline.provenance import code_version
 from regionbench.pipeline.subsets import SUBSET_SIZES
 from regionbench import synthetic
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 
 DATASET = config["dataset"]
 RESULTS = f"results/{DATASET}"
@@ -39,7 +39,7 @@ def raw_tree():
         layout = build_config.raw_layout(config)
         if layout is not None:
             return RawTree(config["raw_dir"], layout, SHARD_SIZE)
-        profile = synth.get_profile(config["synth"]["profile"])
+        profile = plans.get_profile(config["synth"]["profile"])
         return RawTree(
             f"resources/raw/{DATASET}",
             layouts.get(config["synth"]["layout"]),

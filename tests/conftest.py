@@ -20,7 +20,7 @@ from filelock import FileLock
 import regionbench
 from regionbench.pipeline.ingest import ingest_shard
 from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -233,7 +233,7 @@ def demo_ingest(demo_quirks: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     from regionbench.core import tables
 
     def make(out: Path) -> None:
-        for folder in synth.folders("demo"):
+        for folder in plans.folders("demo"):
             shard = ingest_shard(demo_quirks, folder)
             for name in ("images", "regions", "rejects", "features", "relations", "coverage"):
                 tables.write_parquet(getattr(shard, name), out / folder / f"{name}.parquet")

@@ -21,7 +21,7 @@ from regionbench.pipeline import agreement
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry, derive
 from regionbench.synthetic.coco import write_collection
-from regionbench.synthetic.scenes import load_hierarchy
+from regionbench.synthetic.plans import load_hierarchy
 
 HIERARCHY = load_hierarchy()
 CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()

@@ -108,9 +108,9 @@ def test_the_client_modules_need_no_build_dependency() -> None:
 
 def test_cli_synth_profiles_are_the_synth_profiles() -> None:
     from regionbench import cli
-    from regionbench.synthetic import scenes as synth
+    from regionbench.synthetic import plans
 
-    assert set(cli.SYNTH_PROFILES) == set(synth.PROFILES)
+    assert set(cli.SYNTH_PROFILES) == set(plans.PROFILES)
 
 
 def test_each_package_imports_only_the_ones_above_it() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from regionbench.core import tables
 from regionbench.pipeline import consensus, subsets
-from regionbench.synthetic.scenes import load_hierarchy
+from regionbench.synthetic.plans import load_hierarchy
 
 HIERARCHY = load_hierarchy()
 

@@ -25,7 +25,7 @@ from regionbench.io.coco import image_id_of
 from regionbench.pipeline import agreement
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry
-from regionbench.synthetic.scenes import load_hierarchy
+from regionbench.synthetic.plans import load_hierarchy
 
 HIERARCHY = load_hierarchy()
 CODES = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()

@@ -81,7 +81,7 @@ def test_the_papers_table_6(tree: Hierarchy, correct: str, predicted: str, value
 
 def test_the_paper_profile_annotates_with_200_leaves(tree: Hierarchy) -> None:
     """Paper 001, section 3.4: 255 labels used, 200 of them leaves of the hierarchy."""
-    from regionbench.synthetic.scenes import paper_label_order
+    from regionbench.synthetic.plans import paper_label_order
 
     used = paper_label_order()
     assert len(used) == 255

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench.pipeline import subsets
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import plans
 
 
 def regions_from_counts(counts: dict[str, int], per_image: int = 5) -> pa.Table:
@@ -24,7 +24,7 @@ def regions_from_counts(counts: dict[str, int], per_image: int = 5) -> pa.Table:
 
 @pytest.fixture(scope="module")
 def paper() -> tuple[pa.Table, dict]:
-    return subsets.make_subsets(regions_from_counts(synth.label_counts("paper")), seed=0)
+    return subsets.make_subsets(regions_from_counts(plans.label_counts("paper")), seed=0)
 
 
 def test_paper_subset_sizes_are_table_5(paper: tuple[pa.Table, dict]) -> None:

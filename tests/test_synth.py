@@ -10,19 +10,20 @@ from regionbench import synthetic
 from regionbench.io import images as images_io
 from regionbench.io.matlab import read_mat
 from regionbench.io.saiapr import parse_caption
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import captions, looks, rendering
+from regionbench.synthetic import plans as planning
 from regionbench.synthetic.saiapr import official_path, write_collection
 
 
 @pytest.fixture(scope="module")
 def paper() -> dict[str, int]:
-    return synth.label_counts("paper")
+    return planning.label_counts("paper")
 
 
 def test_paper_totals(paper: dict[str, int]) -> None:
     assert sum(paper.values()) == 99_555
     assert len(paper) == 255 and all(c > 0 for c in paper.values())
-    assert synth.regions_per_image(sum(paper.values()), synth.get_profile("paper").n_images) == 4.97
+    assert planning.regions_per_image(sum(paper.values()), planning.get_profile("paper").n_images) == 4.97
 
 
 def test_paper_top_ten(paper: dict[str, int]) -> None:
@@ -50,65 +51,65 @@ def test_paper_labels_above(paper: dict[str, int], threshold: int, n: int) -> No
 
 
 def test_unused_labels_come_from_animals_and_instruments(paper: dict[str, int]) -> None:
-    tree = synth.load_hierarchy()
+    tree = planning.load_hierarchy()
     unused = set(tree.labels) - set(paper)
     assert {tree.branch(x) for x in unused} <= {"animal", "man-made"}
     assert all(tree.branch(x) == "animal" or tree.parent(x) == "musical-instrument" for x in unused)
 
 
 def test_fill_meets_bounds_and_sum() -> None:
-    values = synth._fill(20, 777, hi=90, lo=5)
+    values = planning._fill(20, 777, hi=90, lo=5)
     assert sum(values) == 777 and max(values) <= 90 and min(values) >= 5
     assert values == sorted(values, reverse=True)
     with pytest.raises(ValueError):
-        synth._fill(3, 1000, hi=10, lo=1)
+        planning._fill(3, 1000, hi=10, lo=1)
 
 
 @pytest.mark.parametrize("profile", ["demo", "tiny"])
 def test_plan_realises_label_counts(profile: str) -> None:
-    plans = synth.plan_collection(profile, seed=1)
-    p = synth.get_profile(profile)
+    plans = planning.plan_collection(profile, seed=1)
+    p = planning.get_profile(profile)
     assert len(plans) == p.n_images
-    assert Counter(label for plan in plans for label in plan.labels) == Counter(synth.label_counts(profile))
+    assert Counter(label for plan in plans for label in plan.labels) == Counter(planning.label_counts(profile))
     assert sorted({plan.folder for plan in plans}) == list(p.folders)
     assert all(int(plan.folder) == plan.image_id // 1000 for plan in plans)
     assert len({plan.image_id for plan in plans}) == len(plans)
 
 
 def test_demo_size() -> None:
-    counts = synth.label_counts("demo")
-    assert sum(counts.values()) == 1500 and synth.get_profile("demo").n_images == 300
+    counts = planning.label_counts("demo")
+    assert sum(counts.values()) == 1500 and planning.get_profile("demo").n_images == 300
 
 
 def test_plan_is_seeded() -> None:
-    assert synth.plan_collection("tiny", seed=4) == synth.plan_collection("tiny", seed=4)
-    assert synth.plan_collection("tiny", seed=4) != synth.plan_collection("tiny", seed=5)
+    assert planning.plan_collection("tiny", seed=4) == planning.plan_collection("tiny", seed=4)
+    assert planning.plan_collection("tiny", seed=4) != planning.plan_collection("tiny", seed=5)
 
 
 def test_render_gives_non_empty_masks_and_scene_layout() -> None:
-    plans = synth.plan_collection("demo", seed=0)[:60]
+    plans = planning.plan_collection("demo", seed=0)[:60]
     sky_rows, ground_rows = [], []
     for plan in plans:
-        pixels, masks = synth.render(plan)
+        pixels, masks = rendering.render(plan)
         assert pixels.shape == (plan.height, plan.width, 3) and pixels.dtype == np.uint8
         assert len(masks) == len(plan.labels) and all(m.any() for m in masks)
         for label, m in zip(plan.labels, masks, strict=True):
             rows = np.nonzero(m)[0].mean() / plan.height
-            if synth.look(label).kind == "sky":
+            if looks.look(label).kind == "sky":
                 sky_rows.append(rows)
-            elif synth.look(label).kind == "ground":
+            elif looks.look(label).kind == "ground":
                 ground_rows.append(rows)
     assert np.mean(sky_rows) < 0.35 < 0.6 < np.mean(ground_rows)
 
 
 def test_group_contains_its_persons() -> None:
-    plans = [p for p in synth.plan_collection("demo", seed=0) if "group-of-persons" in p.labels]
+    plans = [p for p in planning.plan_collection("demo", seed=0) if "group-of-persons" in p.labels]
     nested = 0
     for plan in plans:
-        _, masks = synth.render(plan)
+        _, masks = rendering.render(plan)
         group = masks[plan.labels.index("group-of-persons")]
         for label, m in zip(plan.labels, masks, strict=True):
-            if synth.look(label).kind == "person" and (m & group).sum() == m.sum():
+            if looks.look(label).kind == "person" and (m & group).sum() == m.sum():
                 nested += 1
     assert nested > 0
 
@@ -130,10 +131,10 @@ def test_collection_is_deterministic(tiny_raw: Path, tmp_path: Path) -> None:
 
 def test_layout_matches_saiapr(tiny_raw: Path) -> None:
     words = dict(line.split("\t") for line in (tiny_raw / "wlist.txt").read_text().splitlines())
-    assert words["1"] == "n.a." and len(words) == len(synth.load_hierarchy().labels) + 1
+    assert words["1"] == "n.a." and len(words) == len(planning.load_hierarchy().labels) + 1
     rows = [line.split("\t") for line in (tiny_raw / "00" / "labels.txt").read_text().splitlines()]
     for image_id, region_id, label_id in rows:
-        assert words[label_id] in synth.load_hierarchy().nodes
+        assert words[label_id] in planning.load_hierarchy().nodes
         seg = read_mat(tiny_raw / "00" / "segmentation_masks" / f"{image_id}_{region_id}.mat")["segimg_t"]
         assert seg.dtype == np.float64 and set(np.unique(seg)) <= {0.0, -1.0} and (seg == 0).any()
         with Image.open(tiny_raw / "00" / "images" / f"{image_id}.jpg") as im:
@@ -143,14 +144,14 @@ def test_layout_matches_saiapr(tiny_raw: Path) -> None:
 
 
 def test_captions_are_cp1252_and_mention_labels(tiny_raw: Path) -> None:
-    plans = {p.image_id: p for p in synth.plan_collection("tiny", seed=0)}
+    plans = {p.image_id: p for p in planning.plan_collection("tiny", seed=0)}
     for path in sorted((tiny_raw / "annotations_complete_eng").rglob("*.eng")):
         data = path.read_bytes()
         assert not data.startswith(b"<?xml")
         fields, _ = parse_caption(data)
         text = fields["description"].lower()
         counts = Counter(plans[int(path.stem)].labels)
-        assert all(synth.caption_phrase(label, n).lower() in text for label, n in counts.items())
+        assert all(captions.caption_phrase(label, n).lower() in text for label, n in counts.items())
     assert any(b"\xfa" in p.read_bytes() or b"\xe1" in p.read_bytes() for p in tiny_raw.rglob("*.eng"))
 
 
@@ -179,8 +180,8 @@ def test_quirks_are_in_the_files(demo_quirks: Path) -> None:
 
 
 def test_ontology_path_spelling() -> None:
-    assert official_path("group-of-persons", synth.load_hierarchy()) == "entity->->humans->_group-of-persons  "
-    assert official_path("humans", synth.load_hierarchy()) == "entity->->humans  "
+    assert official_path("group-of-persons", planning.load_hierarchy()) == "entity->->humans->_group-of-persons  "
+    assert official_path("humans", planning.load_hierarchy()) == "entity->->humans  "
 
 
 @pytest.mark.parametrize("layout", sorted(synthetic.writers()))

@@ -164,10 +164,10 @@ def test_branch_statistics_add_up(demo_build: voc.VocabularyBuild) -> None:
 
 def test_table_2_counts_the_nodes_the_paper_profile_uses() -> None:
     """Paper 001, section 3.4 and Table 2: the leaves used add up to 200 of the 255 labels."""
-    from regionbench.synthetic import scenes as synth
+    from regionbench.synthetic import plans
 
     tree = Hierarchy.from_yaml(CONFIG / "hierarchy.yaml")
-    rows = voc.branch_stats(tree, Counter(synth.label_counts("paper"))).to_pylist()
+    rows = voc.branch_stats(tree, Counter(plans.label_counts("paper"))).to_pylist()
     assert sum(r["leaves"] for r in rows) == 200
     assert sum(r["descendants"] for r in rows) + len(rows) == 255  # the six branch nodes are used too
     assert sum(r["frequency"] for r in rows) == 99_555

@@ -1,5 +1,7 @@
-"""Synthetic collections: ``regionbench.synthetic.scenes`` draws the scenes and one module here per raw
-layout writes them as that layout's files. A module names its layout in ``LAYOUT``, writes
+"""Synthetic collections: ``plans`` plans them (profiles, each image's labels), ``looks`` gives
+each label its look, ``rendering`` draws the scenes, ``traces`` reads them as several annotators
+would, ``captions`` words them; one module here per raw layout writes them as that layout's
+files. A module names its layout in ``LAYOUT``, writes
 through ``generate`` and says in ``annotators(requested)`` how many annotators its trees have; a
 layout without a module has no generated trees."""
 
@@ -34,7 +36,7 @@ class Options:
 @cache
 def writers() -> dict[str, ModuleType]:
     """Layout name -> the module that generates collections in it (each module with a
-    ``LAYOUT``; ``scenes``, which draws the scenes, has none)."""
+    ``LAYOUT``; the modules that plan and draw the scenes have none)."""
     found = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")

@@ -12,7 +12,8 @@ import numpy as np
 from PIL import Image
 
 from regionbench.synthetic import Options
-from regionbench.synthetic.scenes import _blob, get_profile
+from regionbench.synthetic.plans import get_profile
+from regionbench.synthetic.rendering import blob
 
 LAYOUT = "ade20k"
 SIZE = (683, 512)  # ADE20K's typical image size (width, height)
@@ -31,8 +32,8 @@ def scene(k: int, size: tuple[int, int], seed: int) -> tuple[np.ndarray, np.ndar
     values = values.repeat(width, 1).astype(np.uint8)
     for _ in range(int(rng.integers(0, 4))):
         cx, cy = rng.uniform(0.2, 0.8) * width, rng.uniform(0.2, 0.8) * height
-        blob = _blob((height, width), cx, cy, 0.1 * width, 0.1 * height, rng)
-        values[blob] = rng.integers(1, len(NAMES) + 1)
+        spot = blob((height, width), cx, cy, 0.1 * width, 0.1 * height, rng)
+        values[spot] = rng.integers(1, len(NAMES) + 1)
     values[:, : int(rng.integers(0, width // 20))] = 0  # "other": pixels of none of the classes
     colours = rng.integers(30, 225, size=(len(NAMES) + 1, 3))
     pixels = colours[values].astype(np.float32) + rng.normal(0, 10, (height, width, 3))

@@ -13,7 +13,8 @@ import numpy as np
 from PIL import Image
 
 from regionbench.synthetic import Options
-from regionbench.synthetic.scenes import _blob, get_profile
+from regionbench.synthetic.plans import get_profile
+from regionbench.synthetic.rendering import blob
 
 LAYOUT = "ade20k-full"
 SIZE = (683, 512)
@@ -41,7 +42,7 @@ def scene(k: int, size: tuple[int, int], seed: int) -> tuple[np.ndarray, list[np
     for n in range(3, 3 + int(rng.integers(1, 4))):
         index = int(rng.choice([1831, 776, 2420]))
         cx, cy = rng.uniform(0.2, 0.8) * width, rng.uniform(0.4, 0.8) * height
-        mask = _blob((height, width), cx, cy, 0.1 * width, 0.15 * height, rng)
+        mask = blob((height, width), cx, cy, 0.1 * width, 0.15 * height, rng)
         classes[mask], instances[mask] = index, n
         objects.append({"id": n, "name": OBJECTS[index], "name_ndx": index})
         objects.append({"id": 100 + n, "name": PARTS[index][1], "name_ndx": PARTS[index][0]})

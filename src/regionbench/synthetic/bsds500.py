@@ -12,7 +12,7 @@ import scipy.io
 from PIL import Image
 
 from regionbench.synthetic import Options
-from regionbench.synthetic.scenes import get_profile
+from regionbench.synthetic.plans import get_profile
 
 LAYOUT = "bsds500"
 H, W = 30, 40  # the tests' size; generated collections use BSDS500's 481 x 321

@@ -14,7 +14,8 @@ from scipy import ndimage
 
 from regionbench.io.cityscapes import INSTANCE_BASE, LABELS
 from regionbench.synthetic import Options
-from regionbench.synthetic.scenes import _blob, get_profile
+from regionbench.synthetic.plans import get_profile
+from regionbench.synthetic.rendering import blob
 
 LAYOUT = "cityscapes"
 SIZE = (2048, 1024)  # Cityscapes' one image size (width, height)
@@ -34,10 +35,10 @@ def scene(k: int, size: tuple[int, int], seed: int) -> tuple[np.ndarray, np.ndar
     values = ids.astype(np.int32)
     for n in range(1, int(rng.integers(1, 5)) + 1):
         cx, cy = rng.uniform(0.1, 0.9) * width, rng.uniform(0.6, 0.8) * height
-        car = _blob((height, width), cx, cy, rng.uniform(0.04, 0.1) * width, rng.uniform(0.04, 0.08) * height, rng)
+        car = blob((height, width), cx, cy, rng.uniform(0.04, 0.1) * width, rng.uniform(0.04, 0.08) * height, rng)
         values[car & (values != IDS["unlabeled"])] = IDS["car"] * INSTANCE_BASE + n
     if rng.random() < 0.5:  # a crowd of people: the class id, no instance
-        crowd = _blob((height, width), rng.uniform(0.2, 0.8) * width, 0.55 * height, 0.05 * width, 0.06 * height, rng)
+        crowd = blob((height, width), rng.uniform(0.2, 0.8) * width, 0.55 * height, 0.05 * width, 0.06 * height, rng)
         values[crowd & (values < INSTANCE_BASE) & (values != IDS["unlabeled"])] = IDS["person"]
     colours = rng.integers(30, 225, size=(len(LABELS) + 1, 3))
     classes = np.where(values >= INSTANCE_BASE, values // INSTANCE_BASE, values)

@@ -1,5 +1,5 @@
-"""Synthetic several-annotator collections in the COCO layout: ``regionbench.synthetic.scenes`` draws each
-scene once and ``synth.trace`` gives every annotator's reading of it; this module writes the
+"""Synthetic several-annotator collections in the COCO layout: ``regionbench.synthetic.rendering`` draws each
+scene once and ``traces.trace`` gives every annotator's reading of it; this module writes the
 images, one COCO instances file per annotator and the scenes' ground truth.
 
 ``<root>/images/<image_id>.jpg``, ``<root>/annotations/annotator-<k>.json`` (compressed RLE
@@ -22,8 +22,8 @@ from threadpoolctl import threadpool_limits
 
 from regionbench.core import geometry
 from regionbench.core.errors import InputError
-from regionbench.synthetic import Options
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import Options, rendering, traces
+from regionbench.synthetic import plans as planning
 from regionbench.synthetic.saiapr import word_ids
 
 LAYOUT = "coco"
@@ -48,19 +48,19 @@ def _segmentation(mask: np.ndarray, uncompressed: bool) -> dict:
     return geometry.rle(mask)
 
 
-def _render_chunk(args: tuple[Path, list[synth.ImagePlan], int, int, float, str]) -> list[dict]:
+def _render_chunk(args: tuple[Path, list[planning.ImagePlan], int, int, float, str]) -> list[dict]:
     """Render a chunk of scenes, write their JPEGs; return per image the truth and each reading."""
     root, plans, seed, annotators, disagreement, vocabulary = args
-    hierarchy = synth.load_hierarchy(vocabulary)
+    hierarchy = planning.load_hierarchy(vocabulary)
     words = set(word_ids(vocabulary))
     out = []
     with threadpool_limits(limits=1):  # the workers already fill the cores
         for plan in plans:
-            pixels, masks = synth.render(plan, seed)
-            (root / "images" / f"{plan.image_id}.jpg").write_bytes(synth.photograph(plan, pixels))
+            pixels, masks = rendering.render(plan, seed)
+            (root / "images" / f"{plan.image_id}.jpg").write_bytes(rendering.photograph(plan, pixels))
             readings = {"truth": list(zip(plan.labels, masks, strict=True))}
             for k in range(1, annotators + 1):
-                readings[annotator_name(k)] = synth.trace(plan, masks, k, disagreement, seed, hierarchy, words)
+                readings[annotator_name(k)] = traces.trace(plan, masks, k, disagreement, seed, hierarchy, words)
             out.append({"plan": plan, "readings": readings})
     return out
 
@@ -101,7 +101,7 @@ def write_collection(
 ) -> Iterator[tuple[str, int]]:
     """Generate a COCO collection under ``out``; yields (file written, regions in it).
 
-    ``annotators`` people trace every scene at ``disagreement`` in [0, 1] (``synth.trace``);
+    ``annotators`` people trace every scene at ``disagreement`` in [0, 1] (``traces.trace``);
     ``truth.json`` holds the scenes as drawn.
     """
     if annotators < 1 or not 0 <= disagreement <= 1:
@@ -109,8 +109,8 @@ def write_collection(
     root = Path(out)
     (root / "images").mkdir(parents=True, exist_ok=True)
     (root / "annotations").mkdir(exist_ok=True)
-    vocab = str(vocabulary) if vocabulary is not None else synth.DEFAULT_VOCABULARY
-    plans = sorted(synth.plan_collection(profile, seed, vocab), key=lambda p: p.image_id)
+    vocab = str(vocabulary) if vocabulary is not None else planning.DEFAULT_VOCABULARY
+    plans = sorted(planning.plan_collection(profile, seed, vocab), key=lambda p: p.image_id)
     jobs = [
         (root, plans[start : start + CHUNK], seed, annotators, disagreement, vocab)
         for start in range(0, len(plans), CHUNK)
@@ -122,7 +122,7 @@ def write_collection(
     else:
         scenes = [scene for job in jobs for scene in _render_chunk(job)]
     ids = word_ids(vocab)
-    hierarchy = synth.load_hierarchy(vocab)
+    hierarchy = planning.load_hierarchy(vocab)
     # As annotation tools export them: each category under its parent, first-level ones without.
     parents = {
         label: hierarchy.parent(label) if label in hierarchy.nodes and hierarchy.depth(label) > 1 else ""

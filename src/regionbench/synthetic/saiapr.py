@@ -1,4 +1,4 @@
-"""Synthetic collections in the SAIAPR TC-12 layout: ``regionbench.synthetic.scenes`` draws the scenes,
+"""Synthetic collections in the SAIAPR TC-12 layout: ``regionbench.synthetic.rendering`` draws the scenes,
 this module measures them as the official files do and writes them through ``LayoutWriter``.
 
 Output is a function of (profile, seed, quirks, vocabulary) only.
@@ -20,14 +20,14 @@ from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
 from regionbench.pipeline.vocabulary import Registry
-from regionbench.synthetic import Options
-from regionbench.synthetic import scenes as synth
+from regionbench.synthetic import Options, captions, rendering
+from regionbench.synthetic import plans as planning
 
 LAYOUT = "saiapr"
 CHUNK = 100  # images per rendering job, so both cores stay busy to the last folder
 
 
-def word_ids(vocabulary: str = synth.DEFAULT_VOCABULARY) -> dict[str, int]:
+def word_ids(vocabulary: str = planning.DEFAULT_VOCABULARY) -> dict[str, int]:
     """Word -> id of the generated ``wlist.txt``: every row of the vocabulary's id registry."""
     return {label: i for i, label, _ in Registry.read(Path(vocabulary) / "label_ids.tsv").rows}
 
@@ -67,18 +67,18 @@ def _row_key(line: str) -> tuple[str, int]:
 
 
 def write_images(
-    root: Path, folder: str, plans: list[synth.ImagePlan], seed: int, quirks: Quirks, vocabulary: str
+    root: Path, folder: str, plans: list[planning.ImagePlan], seed: int, quirks: Quirks, vocabulary: str
 ) -> FolderRows:
     """Render and write the per-image files of ``plans`` (all in ``folder``); return their text rows."""
     writer = LayoutWriter(root)
-    hierarchy = synth.load_hierarchy(vocabulary)
+    hierarchy = planning.load_hierarchy(vocabulary)
     ids = word_ids(vocabulary)
     rows = FolderRows()
     for plan in sorted(plans, key=lambda p: str(p.image_id)):
-        pixels, masks = synth.render(plan, seed)
-        jpeg = synth.photograph(plan, pixels)
+        pixels, masks = rendering.render(plan, seed)
+        jpeg = rendering.photograph(plan, pixels)
         writer.image(folder, plan.image_id, jpeg)
-        writer.caption(folder, plan.image_id, synth.caption_fields(plan))
+        writer.caption(folder, plan.image_id, captions.caption_fields(plan))
         # The official features describe the stored JPEG, so measure the decoded file.
         measured = features.image_features(features.decode_image(io.BytesIO(jpeg)), masks)
         pairs = relations.pairwise(masks, (plan.height, plan.width))
@@ -93,17 +93,17 @@ def write_images(
 def write_folder(
     root: Path,
     folder: str,
-    plans: list[synth.ImagePlan],
+    plans: list[planning.ImagePlan],
     seed: int = 0,
     quirks: Quirks = Quirks(),
-    vocabulary: str = synth.DEFAULT_VOCABULARY,
+    vocabulary: str = planning.DEFAULT_VOCABULARY,
 ) -> int:
     """Render and write every image of one folder and its text files; returns the region count."""
     rows = write_images(root, folder, plans, seed, quirks, vocabulary)
     return LayoutWriter(root).texts(folder, rows.sorted(_row_key), quirks.trailer())
 
 
-def _write_images_job(args: tuple[Path, str, list[synth.ImagePlan], int, Quirks, str]) -> FolderRows:
+def _write_images_job(args: tuple[Path, str, list[planning.ImagePlan], int, Quirks, str]) -> FolderRows:
     # One BLAS thread per worker: the workers already fill the cores.
     with threadpool_limits(limits=1):
         return write_images(*args)
@@ -125,11 +125,11 @@ def write_collection(
     chunks are back.
     """
     root = Path(out)
-    vocab = str(vocabulary) if vocabulary is not None else synth.DEFAULT_VOCABULARY
-    plans = synth.plan_collection(profile, seed, vocab)
+    vocab = str(vocabulary) if vocabulary is not None else planning.DEFAULT_VOCABULARY
+    plans = planning.plan_collection(profile, seed, vocab)
     writer = LayoutWriter(root)
     writer.wordlist({i: label for label, i in word_ids(vocab).items()})
-    by_folder: dict[str, list[synth.ImagePlan]] = {}
+    by_folder: dict[str, list[planning.ImagePlan]] = {}
     for plan in plans:
         by_folder.setdefault(plan.folder, []).append(plan)
     jobs = [

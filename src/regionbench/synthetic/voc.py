@@ -14,7 +14,8 @@ from scipy import ndimage
 
 from regionbench.io.voc import CLASSES, VOID, palette
 from regionbench.synthetic import Options
-from regionbench.synthetic.scenes import _blob, get_profile
+from regionbench.synthetic.plans import get_profile
+from regionbench.synthetic.rendering import blob
 
 LAYOUT = "voc"
 SIZE = (500, 375)  # VOC's commonest image size (width, height)
@@ -38,7 +39,7 @@ def scene(
     for _ in range(int(rng.integers(1, 5))):
         value = int(rng.integers(1, len(CLASSES)))
         cx, cy = rng.uniform(0.2, 0.8) * width, rng.uniform(0.2, 0.8) * height
-        mask = _blob((height, width), cx, cy, rng.uniform(0.1, 0.25) * width, rng.uniform(0.1, 0.25) * height, rng)
+        mask = blob((height, width), cx, cy, rng.uniform(0.1, 0.25) * width, rng.uniform(0.1, 0.25) * height, rng)
         if mask.sum() < 50:
             continue
         classes[mask], instances[mask] = value, len(objects) + 1
