@@ -14,7 +14,6 @@ and validation number their images alike); its split the folder.
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,16 +23,14 @@ from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
     ImageRuns,
     Item,
+    Listed,
     MapReader,
     Meaning,
-    item_images,
-    item_states,
     safe_label,
     shard_run,
-    shard_runs,
 )
 from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import IngestError, shard_names
+from regionbench.io.shards import IngestError
 
 ANNOTATOR = "ade20k"
 OTHER = 0
@@ -156,15 +153,9 @@ class Ade20kLayout(ImageRuns, NamesCategories):
             )
         table(Path(root))
 
-    def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs(items(Path(root)), shard_size)))
-
-    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's images and maps (``labelmaps.item_states``)."""
-        return item_states(root, items(Path(root)), shards, shard_size)
-
-    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-        return item_images(items(Path(root)), shards, shard_size)
+    def listing(self, root: Path) -> list[Listed]:
+        """Every item's image and maps (``items``)."""
+        return [item.listed for item in items(Path(root))]
 
     def inputs(self, root: Path) -> list[str]:
         path = info_file(base(Path(root)))

@@ -25,15 +25,14 @@ from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
     ImageRuns,
+    Listed,
     masks_by_value,
     read_map,
-    runs_state,
     safe_label,
     shard_run,
-    shard_runs,
 )
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_names, shard_report
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
 ANNOTATOR = "ade20k"
 MASK_MODES = ("RGB", "RGBA")
@@ -213,23 +212,20 @@ class Ade20kFullLayout(ImageRuns, NamesCategories):
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are the shard's to report."""
 
-    def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs(image_paths(Path(root)), shard_size)))
-
-    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-        runs = shard_runs([p.relative_to(root).as_posix() for p in image_paths(Path(root))], shard_size)
-        return {s: list(runs[int(s)]) for s in shards if int(s) < len(runs)}
-
-    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's images, masks and JSON (``labelmaps.runs_state``)."""
-        runs = shard_runs([p.relative_to(root).as_posix() for p in image_paths(Path(root))], shard_size)
-
-        def files(rel: str) -> list[str]:
+    def listing(self, root: Path) -> list[Listed]:
+        """Each image of ``image_paths``: its file, its class and part masks and its JSON (the part
+        masks found in one pass over the tree)."""
+        root = Path(root)
+        parts: dict[str, list[str]] = {}
+        for path in sorted((base(root) / "images" / "ADE").rglob("*_parts_*.png")):
+            rel = path.relative_to(root).as_posix()
+            parts.setdefault(rel[: rel.rindex("_parts_")], []).append(rel)
+        listed = []
+        for path in image_paths(root):
+            rel = path.relative_to(root).as_posix()
             stem = rel.removesuffix(".jpg")
-            parts = sorted(p.relative_to(root).as_posix() for p in Path(root).glob(f"{stem}_parts_*.png"))
-            return [rel, f"{stem}_seg.png", f"{stem}.json", *parts]
-
-        return {s: runs_state(root, runs[int(s)], files) for s in shards if int(s) < len(runs)}
+            listed.append(Listed(rel, rel, (rel, f"{stem}_seg.png", f"{stem}.json", *parts.get(stem, []))))
+        return listed
 
     def inputs(self, root: Path) -> list[str]:
         return []

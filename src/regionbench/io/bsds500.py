@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.labelmaps import ImageRuns, runs_state, shard_run, shard_runs
+from regionbench.io.labelmaps import ImageRuns, Listed, shard_run
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_names, shard_report
+from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
 
 SEGMENT = "segment"  # the label of every region: BSDS segmentations carry none
 IMAGE_MODES = ("RGB", "L")
@@ -172,32 +172,16 @@ class Bsds500Layout(ImageRuns, NamesCategories):
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are the shard's to report."""
 
-    def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        """Runs of images in (split, name) order (``labelmaps.shard_runs``): a split of any size
-        is cut into shards of bounded memory."""
-        return shard_names(len(shard_runs(items(root), shard_size)))
-
-    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-        """Each run's ``images/<split>/<name>.jpg``."""
-        images, runs = (base(Path(root)) / "images").relative_to(root).as_posix(), shard_runs(items(root), shard_size)
-        return {
-            s: [f"{images}/{split}/{name}.jpg" for split, name in runs[int(s)]] for s in shards if int(s) < len(runs)
-        }
-
-    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's image and ground-truth files (``labelmaps.runs_state``)."""
-        folder, runs = base(Path(root)), shard_runs(items(root), shard_size)
-
-        def files(item: str) -> list[str]:
-            split, name = item.split("/")
-            paths = (folder / "images" / split / f"{name}.jpg", folder / "groundTruth" / split / f"{name}.mat")
-            return [p.relative_to(root).as_posix() for p in paths]
-
-        return {
-            s: runs_state(root, [f"{split}/{name}" for split, name in runs[int(s)]], files)
-            for s in shards
-            if int(s) < len(runs)
-        }
+    def listing(self, root: Path) -> list[Listed]:
+        """Each (split, name) of ``items``: its image and its ground-truth file."""
+        folder = base(Path(root))
+        images = (folder / "images").relative_to(root).as_posix()
+        truths = (folder / "groundTruth").relative_to(root).as_posix()
+        return [
+            Listed(f"{split}/{name}", f"{images}/{split}/{name}.jpg",
+                   (f"{images}/{split}/{name}.jpg", f"{truths}/{split}/{name}.mat"))
+            for split, name in items(root)
+        ]  # fmt: skip
 
     def inputs(self, root: Path) -> list[str]:
         return []  # each run's files are tracked by its state

@@ -14,7 +14,6 @@ the folder (train, val, test, train_extra).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,16 +23,13 @@ from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
     ImageRuns,
     Item,
+    Listed,
     MapReader,
     Meaning,
-    item_images,
-    item_states,
     safe_label,
     shard_run,
-    shard_runs,
 )
 from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import shard_names
 
 # (id, name, trainId, category, hasInstances, ignoreInEval): cityscapesscripts/helpers/labels.py
 LABELS = (
@@ -147,15 +143,9 @@ class CityscapesLayout(ImageRuns, NamesCategories):
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are the shard's to report."""
 
-    def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs(items(root), shard_size)))
-
-    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's image and maps (``labelmaps.item_states``)."""
-        return item_states(root, items(root), shards, shard_size)
-
-    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-        return item_images(items(root), shards, shard_size)
+    def listing(self, root: Path) -> list[Listed]:
+        """Every item's image and maps (``items``)."""
+        return [item.listed for item in items(Path(root))]
 
     def inputs(self, root: Path) -> list[str]:
         return []

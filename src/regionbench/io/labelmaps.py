@@ -84,9 +84,46 @@ def shard_run(items: Sequence[T], shard: str, shard_size: int | None) -> list[T]
     return runs[int(shard)] if int(shard) < len(runs) else []
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One image of a layout sharded by runs of images (``ImageRuns.listing``): ``name``, its key
+    in the run; ``image``, its image file (relative to the root; None when only a map names it);
+    ``files``, every file its shard's fingerprint covers (relative to the root; those that exist
+    count)."""
+
+    name: str
+    image: str | None
+    files: tuple[str, ...]
+
+
 class ImageRuns:
-    """What the layouts sharded by runs of images share (``io.layouts.Layout`` members): the
-    shards a generated tree will have, and no published features or relations."""
+    """What the layouts sharded by runs of images share (``io.layouts.Layout`` members): from one
+    ``listing`` of the tree (the layout's own), its shards, their fingerprints and image files;
+    the shards a generated tree will have; no published features or relations."""
+
+    def listing(self, root: Path) -> list[Listed]:
+        """Every image of the tree, in shard order (the layout says how it lists its tree)."""
+        raise NotImplementedError
+
+    def shards(self, root: Path, shard_size: int | None) -> list[str]:
+        """Runs of images in ``listing`` order (``shard_runs``): a split of any size is cut into
+        shards of bounded memory."""
+        return shard_names(len(shard_runs(self.listing(Path(root)), shard_size)))
+
+    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
+        """Per shard, the fingerprint of its images' files (``runs_state``)."""
+        runs = shard_runs(self.listing(Path(root)), shard_size)
+        files = {listed.name: list(listed.files) for run in runs for listed in run}
+        return {
+            s: runs_state(root, [listed.name for listed in runs[int(s)]], files.__getitem__)
+            for s in shards
+            if int(s) < len(runs)
+        }
+
+    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
+        """Per shard, its images' files."""
+        runs = shard_runs(self.listing(Path(root)), shard_size)
+        return {s: [i.image for i in runs[int(s)] if i.image is not None] for s in shards if int(s) < len(runs)}
 
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
         return shard_names(len(shard_runs([""] * images, shard_size)))
@@ -96,21 +133,6 @@ class ImageRuns:
 
     def official_relations(self, root: Path) -> list[str]:
         return []
-
-
-def item_states(root: Path, items: Sequence[Item], shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-    """Per shard of ``items`` (``shard_runs``), the fingerprint of its images and maps (``runs_state``)."""
-    runs = shard_runs(items, shard_size)
-    files = {i.name: [p for p in (i.image, *sorted(i.maps.values())) if p is not None] for run in runs for i in run}
-    return {
-        s: runs_state(root, [i.name for i in runs[int(s)]], files.__getitem__) for s in shards if int(s) < len(runs)
-    }
-
-
-def item_images(items: Sequence[Item], shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-    """Per shard of ``items`` (``shard_runs``), its items' image files."""
-    runs = shard_runs(items, shard_size)
-    return {s: [i.image for i in runs[int(s)] if i.image is not None] for s in shards if int(s) < len(runs)}
 
 
 def runs_state(root: Path, run: Sequence[str], files_of: Callable[[str], list[str]]) -> str:
@@ -131,6 +153,12 @@ class Item:
     maps: dict[str, str]
     split: str | None
     image_id: int
+
+    @property
+    def listed(self) -> Listed:
+        """The item as ``ImageRuns.listing`` gives it: its image and maps fingerprinted."""
+        files = tuple(p for p in (self.image, *sorted(self.maps.values())) if p is not None)
+        return Listed(self.name, self.image, files)
 
 
 @dataclass(frozen=True)

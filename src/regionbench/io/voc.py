@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.labelmaps import ImageRuns, masks_by_value, read_map, runs_state, shard_run, shard_runs
+from regionbench.io.labelmaps import ImageRuns, Listed, masks_by_value, read_map, shard_run
 from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
-from regionbench.io.shards import Ledger, image_row, region_row, shard_names, shard_report
+from regionbench.io.shards import Ledger, image_row, region_row, shard_report
 
 ANNOTATOR = "voc"
 CLASSES = (
@@ -285,35 +285,21 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are the shard's to report."""
 
-    def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        return shard_names(len(shard_runs(names_of(base(Path(root))), shard_size)))
-
-    def _files(self, root: Path) -> Callable[[str], list[str]]:
+    def listing(self, root: Path) -> list[Listed]:
+        """Each item of ``names_of``: its image, class and object maps and XML."""
         folder = base(Path(root))
         classes = class_folder(folder)
 
-        def files(name: str) -> list[str]:
-            paths = (
-                folder / "JPEGImages" / f"{name}.jpg",
-                classes / f"{name}.png",
-                folder / "SegmentationObject" / f"{name}.png",
-                folder / "Annotations" / f"{name}.xml",
-            )
-            return [p.relative_to(root).as_posix() for p in paths]
+        def relative(path: Path) -> str:
+            return path.relative_to(root).as_posix()
 
-        return files
-
-    def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
-        """Each run's image, maps and XML (``labelmaps.runs_state``)."""
-        runs = shard_runs(names_of(base(Path(root))), shard_size)
-        files = self._files(root)
-        return {shard: runs_state(root, runs[int(shard)], files) for shard in shards if int(shard) < len(runs)}
-
-    def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-        """Each run's ``JPEGImages/<name>.jpg``."""
-        runs = shard_runs(names_of(base(Path(root))), shard_size)
-        images = (base(Path(root)) / "JPEGImages").relative_to(root).as_posix()
-        return {s: [f"{images}/{name}.jpg" for name in runs[int(s)]] for s in shards if int(s) < len(runs)}
+        listed = []
+        for name in names_of(folder):
+            image = relative(folder / "JPEGImages" / f"{name}.jpg")
+            maps = (classes / f"{name}.png", folder / "SegmentationObject" / f"{name}.png")
+            xml = folder / "Annotations" / f"{name}.xml"
+            listed.append(Listed(name, image, (image, *(relative(p) for p in (*maps, xml)))))
+        return listed
 
     def inputs(self, root: Path) -> list[str]:
         lists = base(Path(root)) / "ImageSets" / "Segmentation"
