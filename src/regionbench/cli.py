@@ -16,7 +16,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -117,6 +117,19 @@ def check_targets(project: Path, targets: list[str]) -> None:
             )
 
 
+def _previous_release(project: Path, cfg: dict[str, Any], previous: str) -> Path:
+    """The release to diff against (``--previous``: a folder, a tag or none) as one more config
+    file, Snakemake's --config being flat; returns its path."""
+    if previous != "none" and Path(previous).exists():
+        if not (Path(previous) / "manifest.json").is_file():
+            raise UserError(f"--previous {previous}: not a release folder (no manifest.json)")
+        previous = str(Path(previous).resolve())
+    extra = project / ".snakemake" / "previous-release.yaml"
+    extra.parent.mkdir(parents=True, exist_ok=True)
+    extra.write_text(json.dumps({"release": {**cfg["release"], "previous": previous}}) + "\n")
+    return extra
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     project = Path(args.project_dir).resolve() if args.project_dir else find_project()
     overrides = [Path(p).resolve() for p in args.configfile]
@@ -130,16 +143,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(p.name for p in profiles.iterdir() if (p / "config.yaml").is_file()))
         raise UserError(f"--profile {args.profile}: no such profile in {profiles}; choose one of: {known}")
     if args.previous:
-        # The release to diff against, as one more config file (Snakemake's --config is flat).
-        previous = args.previous
-        if previous != "none" and Path(previous).exists():
-            if not (Path(previous) / "manifest.json").is_file():
-                raise UserError(f"--previous {args.previous}: not a release folder (no manifest.json)")
-            previous = str(Path(previous).resolve())
-        extra = project / ".snakemake" / "previous-release.yaml"
-        extra.parent.mkdir(parents=True, exist_ok=True)
-        extra.write_text(json.dumps({"release": {**cfg["release"], "previous": previous}}) + "\n")
-        overrides.append(extra)
+        overrides.append(_previous_release(project, cfg, args.previous))
     # Targets first: Snakemake's --configfile takes every word after it. The profile is given
     # relative to the project (Snakemake runs there), as Snakemake prints it on its first line.
     cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),

@@ -222,8 +222,6 @@ def check_results(
     path: Path, items: Sequence[Any], truth: dict, names: Mapping[str, int], others: Collection[int] = ()
 ) -> list[dict]:
     """``read_results`` of the ``items`` of the results file ``path``, already read."""
-    from pycocotools import mask as coco_mask
-
     sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
     label_of = {c["id"]: c["name"] for c in truth["categories"]}
     problems, out, outside = [], [], Counter[int]()
@@ -248,38 +246,8 @@ def check_results(
             problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
             continue
         detection: dict[str, Any] = {"image_id": image, "category_id": category, "score": score}
-        height, width = sizes[image]
-        segmentation = item.get("segmentation")
         try:
-            if isinstance(segmentation, dict):
-                size = segmentation.get("size")
-                if list(size or []) != [height, width]:
-                    raise ValueError(f"RLE size {size!r} differs from the image's [{height}, {width}]")
-                counts = segmentation.get("counts")
-                rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
-                if isinstance(counts, list):
-                    rle = coco_mask.frPyObjects(rle, height, width)
-                coco_mask.area(rle)  # decodable, or an error here
-                detection["segmentation"] = rle
-            elif isinstance(segmentation, list):
-                flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
-                if not flat or any(numbers.json_number(v) is None for v in flat):
-                    raise ValueError("polygons must be lists of finite numbers")
-                xs, ys = np.array(flat[0::2], dtype=float), np.array(flat[1::2], dtype=float)
-                if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
-                    raise ValueError(f"a polygon leaves the {width}x{height} image")
-                detection["segmentation"] = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
-            elif segmentation is not None:
-                raise ValueError("segmentation is neither an RLE nor polygons")
-            box = item.get("bbox")
-            if box is not None:
-                if not (
-                    isinstance(box, list) and len(box) == 4 and all(numbers.json_number(v) is not None for v in box)
-                ):
-                    raise ValueError(f"bbox {box!r} is not four numbers")
-                detection["bbox"] = [float(v) for v in box]
-            if "segmentation" not in detection and "bbox" not in detection:
-                raise ValueError("neither a segmentation nor a bbox")
+            detection |= _shape(item, *sizes[image])
         except (ValueError, TypeError) as exc:
             problems.append(f"{where}: {errors.first_line(exc)}")
             continue
@@ -290,6 +258,43 @@ def check_results(
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise InstancesError(f"{path}: " + f"; {path}: ".join(problems[:10]) + more)
     return out
+
+
+def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
+    """A detection's ``segmentation`` (an RLE of the image's size, or polygons inside it, as RLE)
+    and ``bbox`` (four numbers), at least one of them; a ``ValueError`` says what is wrong."""
+    from pycocotools import mask as coco_mask
+
+    found: dict[str, Any] = {}
+    segmentation = item.get("segmentation")
+    if isinstance(segmentation, dict):
+        size = segmentation.get("size")
+        if list(size or []) != [height, width]:
+            raise ValueError(f"RLE size {size!r} differs from the image's [{height}, {width}]")
+        counts = segmentation.get("counts")
+        rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
+        if isinstance(counts, list):
+            rle = coco_mask.frPyObjects(rle, height, width)
+        coco_mask.area(rle)  # decodable, or an error here
+        found["segmentation"] = rle
+    elif isinstance(segmentation, list):
+        flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
+        if not flat or any(numbers.json_number(v) is None for v in flat):
+            raise ValueError("polygons must be lists of finite numbers")
+        xs, ys = np.array(flat[0::2], dtype=float), np.array(flat[1::2], dtype=float)
+        if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
+            raise ValueError(f"a polygon leaves the {width}x{height} image")
+        found["segmentation"] = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+    elif segmentation is not None:
+        raise ValueError("segmentation is neither an RLE nor polygons")
+    box = item.get("bbox")
+    if box is not None:
+        if not (isinstance(box, list) and len(box) == 4 and all(numbers.json_number(v) is not None for v in box)):
+            raise ValueError(f"bbox {box!r} is not four numbers")
+        found["bbox"] = [float(v) for v in box]
+    if not found:
+        raise ValueError("neither a segmentation nor a bbox")
+    return found
 
 
 def _category(item: dict, label_of: Mapping[int, str], names: Mapping[str, int]) -> tuple[int, str | None]:

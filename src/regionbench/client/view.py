@@ -228,119 +228,28 @@ def write_site(
     vocabulary = sorted(set(data.arrow("vocabulary", ["label"]).column("label").to_pylist()))
     colour = {label: PALETTE[k % len(PALETTE)] for k, label in enumerate(vocabulary)}
     masks = tasks.rerun(data, run, Path(predictions)) if run is not None and predictions is not None else None
-    predicted = {int(k): v for k, v in (run or {}).get("predicted", {}).items()}
-    shutil.rmtree(out, ignore_errors=True)
-    for folder in ("data/img", "img", "thumb", "charts"):
-        (out / folder).mkdir(parents=True, exist_ok=True)
-    page_files = resources.files("regionbench") / "data" / "view"
-    for name in PAGE_FILES:
-        (out / name).write_bytes((page_files / name).read_bytes())
-
+    _new_site(out)
     images = sorted(data.arrow("images").to_pylist(), key=lambda row: int(row["image_id"]))
     ids = [int(row["image_id"]) for row in images]
-    feature_columns = list(tables.FEATURE_NAMES)
-    wanted = ["image_id", "annotator", "region_id", "label", "iscrowd", "area_px", "geometry", *feature_columns]
-    regions = data.arrow("regions", wanted).to_pylist()
-    for region, path in zip(regions, svg_paths([r.pop("geometry") for r in regions]), strict=True):
-        region["path"] = path
-    paths = dict(
-        zip(
-            *(data.arrow("vocabulary", ["label", "path"]).column(c).to_pylist() for c in ("label", "path")), strict=True
-        )
-    )
+    regions = _regions(data)
     labels = sorted({r["label"] for r in regions if r["label"] is not None})
-    label_index = {label: k for k, label in enumerate(labels)}
     annotators = sorted({str(r["annotator"]) for r in regions})
-    annotator_index = {name: k for k, name in enumerate(annotators)}
-    agreement = _agreement(data)
-    subsets = _subsets(data)
-    relations = _relations(data)
-    files = data.image_sources(ids, images_root)
-    suffix = {int(row["image_id"]): Path(row["path"]).suffix.lower() for row in images}
-
-    jobs = []
-    for image_id in ids:
-        source = files[image_id]
-        copy = out / "img" / f"{image_id}{suffix[image_id]}"
-        if isinstance(source, bytes):
-            copy.write_bytes(source)
-        else:
-            try:
-                os.link(source, copy)  # the raw tree's file itself, where the file system allows
-            except OSError:
-                shutil.copyfile(source, copy)
-        jobs.append((str(copy), str(out / "thumb" / f"{image_id}.jpg")))
-    pool = ProcessPoolExecutor(max(1, workers))
-    thumbnails = pool.map(_thumbnail, jobs, chunksize=32)  # made while the pages' data are written
-    drawn = drawn_predictions(masks, run, colour) if masks is not None and run is not None else {}
-
-    by_image: dict[int, list[dict[str, Any]]] = {}
-    for r in regions:
-        by_image.setdefault(int(r["image_id"]), []).append(r)
-    counts: dict[str, int] = {}
-    entries = []
-    for row in images:
-        image_id = int(row["image_id"])
-        mine = by_image.get(image_id, [])
-        layers: dict[str, list[dict[str, Any]]] = {}
-        for r in mine:
-            label = r["label"]
-            counts[label] = counts.get(label, 0) + 1
-            layers.setdefault(str(r["annotator"]), []).append(
-                {
-                    "id": int(r["region_id"]),
-                    "label": label,
-                    "colour": colour.get(label, "#888888"),
-                    "path": r["path"],
-                    "crowd": bool(r.get("iscrowd")),
-                    "hierarchy": str(paths.get(label) or ""),
-                    "area": _number(r["area_px"]),
-                    "features": {c: _number(r[c]) for c in feature_columns},
-                    "relations": relations.get((image_id, str(r["annotator"]), int(r["region_id"])), []),
-                }
-            )
-        split = row.get("split") if isinstance(row.get("split"), str) else None
-        caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
-        _js(
-            out / "data" / "img" / f"{image_id}.js",
-            "image",
-            {
-                "id": image_id,
-                "width": int(row["width"]),
-                "height": int(row["height"]),
-                "src": f"img/{image_id}{suffix[image_id]}",
-                "caption": caption,
-                "split": split,
-                "layers": layers,
-                "agreement": agreement.get(image_id),
-                "score": scores.get(image_id),
-                "predicted": predicted.get(image_id),
-                "drawn": drawn.get(image_id),
-            },
-        )
-        entries.append(
-            [
-                image_id,
-                sorted({label_index[r["label"]] for r in mine if r["label"] is not None}),
-                sorted({annotator_index[str(r["annotator"])] for r in mine}),
-                subsets.get(image_id, []),
-                split,
-                agreement.get(image_id),
-                scores.get(image_id),
-            ]
-        )
-    shown = len(regions)
-    list(thumbnails)
-    pool.shutdown()
+    jobs = _copy_images(out, images, data.image_sources(ids, images_root))
+    with ProcessPoolExecutor(max(1, workers)) as pool:  # shut on every path, an error's too
+        thumbnails = pool.map(_thumbnail, jobs, chunksize=32)  # made while the pages' data are written
+        pages = Pages(data, regions, colour, labels, annotators, scores, run or {})
+        pages.drawn = drawn_predictions(masks, run, colour) if masks is not None and run is not None else {}
+        entries = [pages.write(out, row) for row in images]
+        list(thumbnails)
     charts = _charts(data.folder / "results", out / "charts")
     parts = [entries[k : k + INDEX_PART] for k in range(0, len(entries), INDEX_PART)] or [[]]
     meta = {
         "dataset": data.dataset,
         "version": data.version,
         "digest": data.manifest.get("digest"),
-        "labels": [{"name": x, "colour": colour.get(x, "#888888"), "regions": counts.get(x, 0)} for x in labels],
+        "labels": [{"name": x, "colour": colour.get(x, "#888888"), "regions": pages.counts.get(x, 0)} for x in labels],
         "annotators": annotators,
-        "subsets": sorted({t for tokens in subsets.values() for t in tokens}),
+        "subsets": sorted({t for tokens in pages.subsets.values() for t in tokens}),
         "splits": sorted({str(e[4]) for e in entries if e[4]}),
         "page": PAGE,
         "index_parts": len(parts),
@@ -353,7 +262,115 @@ def write_site(
     for k, part in enumerate(parts):
         _js(out / "data" / "index" / f"{k}.js", "index", part)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return Site(out, len(ids), shown, size)
+    return Site(out, len(ids), len(regions), size)
+
+
+def _new_site(out: Path) -> None:
+    """``out`` emptied, with the site's folders and the page files."""
+    shutil.rmtree(out, ignore_errors=True)
+    for folder in ("data/img", "img", "thumb", "charts"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    page_files = resources.files("regionbench") / "data" / "view"
+    for name in PAGE_FILES:
+        (out / name).write_bytes((page_files / name).read_bytes())
+
+
+def _regions(data: Release) -> list[dict[str, Any]]:
+    """Every region's row as the pages show it: its outline as an SVG path, features, area."""
+    wanted = ["image_id", "annotator", "region_id", "label", "iscrowd", "area_px", "geometry", *tables.FEATURE_NAMES]
+    regions = data.arrow("regions", wanted).to_pylist()
+    for region, path in zip(regions, svg_paths([r.pop("geometry") for r in regions]), strict=True):
+        region["path"] = path
+    return regions
+
+
+def _copy_images(out: Path, images: list[dict[str, Any]], files: dict[int, Path | bytes]) -> list[tuple[str, str]]:
+    """Each image into ``img/`` (the raw tree's file linked where the file system allows, or the
+    embedded bytes); returns the (image, thumbnail) path pairs to make."""
+    jobs = []
+    for row in images:
+        image_id = int(row["image_id"])
+        source = files[image_id]
+        copy = out / "img" / f"{image_id}{Path(row['path']).suffix.lower()}"
+        if isinstance(source, bytes):
+            copy.write_bytes(source)
+        else:
+            try:
+                os.link(source, copy)  # the raw tree's file itself, where the file system allows
+            except OSError:
+                shutil.copyfile(source, copy)
+        jobs.append((str(copy), str(out / "thumb" / f"{image_id}.jpg")))
+    return jobs
+
+
+class Pages:
+    """The per-image pages of a site: each image's layers (an annotator's regions), agreement,
+    subsets, split, the run's score and what it said or drew; and the index entry of each."""
+
+    def __init__(
+        self,
+        data: Release,
+        regions: list[dict[str, Any]],
+        colour: dict[str, str],
+        labels: list[str],
+        annotators: list[str],
+        scores: dict[int, float],
+        run: dict[str, Any],
+    ) -> None:
+        self.colour, self.scores = colour, scores
+        self.label_index = {label: k for k, label in enumerate(labels)}
+        self.annotator_index = {name: k for k, name in enumerate(annotators)}
+        vocabulary = data.arrow("vocabulary", ["label", "path"])
+        self.paths = dict(zip(*(vocabulary.column(c).to_pylist() for c in ("label", "path")), strict=True))
+        self.agreement, self.subsets, self.relations = _agreement(data), _subsets(data), _relations(data)
+        self.predicted = {int(k): v for k, v in run.get("predicted", {}).items()}
+        self.drawn: dict[int, list[dict[str, Any]]] = {}
+        self.counts: dict[str, int] = {}  # regions per label, as the pages are written
+        self.regions_of: dict[int, list[dict[str, Any]]] = {}
+        for r in regions:
+            self.regions_of.setdefault(int(r["image_id"]), []).append(r)
+
+    def layer(self, image_id: int, r: dict[str, Any]) -> dict[str, Any]:
+        """One region as its annotator's layer draws it."""
+        label = r["label"]
+        return {
+            "id": int(r["region_id"]),
+            "label": label,
+            "colour": self.colour.get(label, "#888888"),
+            "path": r["path"],
+            "crowd": bool(r.get("iscrowd")),
+            "hierarchy": str(self.paths.get(label) or ""),
+            "area": _number(r["area_px"]),
+            "features": {c: _number(r[c]) for c in tables.FEATURE_NAMES},
+            "relations": self.relations.get((image_id, str(r["annotator"]), int(r["region_id"])), []),
+        }
+
+    def write(self, out: Path, row: dict[str, Any]) -> list[Any]:
+        """Image ``row``'s page data (``data/img/<id>.js``); returns its index entry."""
+        image_id = int(row["image_id"])
+        mine = self.regions_of.get(image_id, [])
+        layers: dict[str, list[dict[str, Any]]] = {}
+        for r in mine:
+            self.counts[r["label"]] = self.counts.get(r["label"], 0) + 1
+            layers.setdefault(str(r["annotator"]), []).append(self.layer(image_id, r))
+        split = row.get("split") if isinstance(row.get("split"), str) else None
+        caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
+        page = {
+            "id": image_id, "width": int(row["width"]), "height": int(row["height"]),
+            "src": f"img/{image_id}{Path(row['path']).suffix.lower()}", "caption": caption, "split": split,
+            "layers": layers, "agreement": self.agreement.get(image_id), "score": self.scores.get(image_id),
+            "predicted": self.predicted.get(image_id), "drawn": self.drawn.get(image_id),
+        }  # fmt: skip
+        _js(out / "data" / "img" / f"{image_id}.js", "image", page)
+        return [
+            image_id,
+            sorted({self.label_index[r["label"]] for r in mine if r["label"] is not None}),
+            sorted({self.annotator_index[str(r["annotator"])] for r in mine}),
+            self.subsets.get(image_id, []),
+            split,
+            self.agreement.get(image_id),
+            self.scores.get(image_id),
+        ]
 
 
 def _charts(results: Path, out: Path) -> list[str]:

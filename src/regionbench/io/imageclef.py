@@ -319,3 +319,66 @@ def ingest_judgments(
     rows.sort(key=lambda r: (r["image_id"], r["annotator"], r["label"]))
     check_ledger(f"{source} (ImageCLEF judgments)", report)
     return rows, rejects, report
+
+
+def write_run_orders(release: ReleaseTables, out: str | Path) -> dict[str, dict[str, int]]:
+    """What an ImageCLEF run file for ``evaluate --task imageclef --subset X`` must follow, for
+    every subset X of the release: ``<out>/<X>/concepts.txt`` (its labels in label id order,
+    ties by name: the run's column order, a line each) and ``<out>/<X>/images.txt`` (its test
+    images of the image split, a line each in the run file, any order). Returns per subset the
+    number of concepts and images."""
+    members = release.arrow("subsets", ["subset", "image_id", "label", "image_split"]).to_pylist()
+    order = {row["label"]: row["label_id"] for row in release.arrow("vocabulary", ["label", "label_id"]).to_pylist()}
+    counts = {}
+    for subset in sorted({row["subset"] for row in members}):
+        mine = [row for row in members if row["subset"] == subset]
+        concepts = sorted({row["label"] for row in mine}, key=lambda x: (order.get(x, 1 << 30), x))
+        images = sorted({row["image_id"] for row in mine if row["image_split"] == "test"})
+        folder = Path(out) / subset
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "concepts.txt").write_text("".join(f"{c}\n" for c in concepts), encoding="utf-8")
+        (folder / "images.txt").write_text("".join(f"{i}\n" for i in images), encoding="utf-8")
+        counts[subset] = {"concepts": len(concepts), "images": len(images)}
+    return counts
+
+
+class ImageClefExport:
+    """``regionbench export --format imageclef`` (an ``io.layouts.Exports``): the ImageCLEF 2012
+    concept and annotation files, clean and raw (``export_release``), when the release has the
+    judgments of ``MIN_RAW_ANNOTATORS``, and each subset's run-file order (``write_run_orders``)."""
+
+    name = "imageclef"
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        if images is not None or annotator is not None:
+            raise InputError(
+                "--format imageclef takes neither --images nor --annotator: the files hold every annotator's labels"
+            )
+        judges = sorted(set(release.arrow("regions", ["annotator"]).column("annotator").to_pylist()) - {"consensus"})
+        if len(judges) >= MIN_RAW_ANNOTATORS:
+            counts = export_release(release, out)
+            left_out = release.arrow("images", ["image_id"]).num_rows - counts["images"]
+            lines = [
+                f"{out}: concept and annotation files, clean and raw, of {counts['concepts']} concepts over "
+                f"{counts['images']} images by {counts['annotators']} annotators"
+                + (
+                    f"; {left_out} images judged by fewer than {MIN_RAW_ANNOTATORS} "
+                    "annotators left out (the raw files need three judgments per image)"
+                    if left_out
+                    else ""
+                )
+            ]
+        else:
+            lines = [
+                f"{out}: no concept or annotation files: they need the judgments of at least "
+                f"{MIN_RAW_ANNOTATORS} annotators, and this release has {len(judges)}"
+            ]
+        orders = write_run_orders(release, out / "runs")
+        return [
+            *lines,
+            f"{out / 'runs'}: for each of subsets {', '.join(orders)}, the concept order (concepts.txt) and the "
+            "test images (images.txt) of a run file for evaluate --task imageclef",
+        ]
+
+
+EXPORT = ImageClefExport()

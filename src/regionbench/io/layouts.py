@@ -266,6 +266,27 @@ class ReleaseTables(Protocol):
     def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """The table ``name`` (only ``columns``, when given)."""
 
+    def image_sources(self, ids: list[int], root: str | Path | None = None) -> dict[int, Path | bytes]:
+        """Where the pixels of images ``ids`` are: their files under the raw tree ``root``, else
+        the release's embedded bytes; an ``InputError`` names an image without them."""
+
+
+def image_files(release: ReleaseTables, images: Path, ids: list[int]) -> Iterator[tuple[int, bytes]]:
+    """(image id, its bytes) of each of ``ids`` from the raw tree ``images`` (``image_sources``),
+    each checked against the sha256 the release records: what every export copies images by."""
+    import hashlib
+
+    recorded = release.arrow("images", ["image_id", "sha256"]).to_pydict()
+    sha = dict(zip(recorded["image_id"], recorded["sha256"], strict=True))
+    for image_id, source in release.image_sources(ids, images).items():
+        content = source.read_bytes() if isinstance(source, Path) else source
+        if hashlib.sha256(content).hexdigest() != sha[image_id]:
+            where = source if isinstance(source, Path) else f"image {image_id}"
+            raise IngestError(
+                f"{where}: not the image the release records (sha256); pass the raw tree it was built from"
+            )
+        yield image_id, content
+
 
 @runtime_checkable
 class Exports(Protocol):

@@ -24,7 +24,16 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.labelmaps import ImageRuns, Listed, masks_by_value, read_map, shard_run
-from regionbench.io.layouts import About, Exports, ImageRecord, NamesCategories, Reading, ReleaseTables, TreeVocabulary
+from regionbench.io.layouts import (
+    About,
+    Exports,
+    ImageRecord,
+    NamesCategories,
+    Reading,
+    ReleaseTables,
+    TreeVocabulary,
+    image_files,
+)
 from regionbench.io.shards import Ledger, image_row, region_row, shard_report
 
 ANNOTATOR = "voc"
@@ -350,18 +359,12 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
     class and object maps (palette PNGs: the label id, the instance index; 255 where the
     annotator's ignore mask or no region lies), Annotations XML (each instance's label and
     flags), ImageSets lists by ``images.split`` and, with ``images`` (the raw tree), the images
-    checked against their sha256. Raises InputError for a label id or an instance index that
-    an 8-bit map cannot hold, or an annotator to choose."""
-    import hashlib
-    import shutil
-
+    checked against their sha256 (``layouts.image_files``). Raises InputError for a label id or
+    an instance index that an 8-bit map cannot hold, or an annotator to choose."""
     from PIL import Image
 
-    from regionbench.core import geometry
     from regionbench.core.errors import InputError
 
-    if out.exists():
-        raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
     columns = ["image_id", "annotator", "region_id", "label_id", "label", "annotation_id", "mask", *FLAGS]
     regions = release.arrow("regions", columns).to_pylist()
     people = sorted({r["annotator"] for r in regions} - {"consensus"})
@@ -376,7 +379,7 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
         for r in release.arrow("coverage", ["image_id", "annotator", "ignore_mask"]).to_pylist()
         if r["annotator"] == who and r["ignore_mask"] is not None
     }
-    rows = release.arrow("images", ["image_id", "path", "split", "width", "height", "sha256"]).to_pylist()
+    rows = release.arrow("images", ["image_id", "path", "split", "width", "height"]).to_pylist()
     folder = out / "VOC2012"
     for kind in ("JPEGImages", "SegmentationClass", "SegmentationObject", "Annotations", "ImageSets/Segmentation"):
         (folder / kind).mkdir(parents=True)
@@ -385,58 +388,69 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
     by_image: dict[int, list[dict[str, Any]]] = {}
     for r in mine:
         by_image.setdefault(r["image_id"], []).append(r)
+    named = {}
     for row in sorted(rows, key=lambda r: r["image_id"]):
-        name = voc_name(row["image_id"], row["path"])
-        shape = (row["height"], row["width"])
-        classes, objects = np.full(shape, VOID, np.uint8), np.full(shape, VOID, np.uint8)
-        described = []
+        name = named[row["image_id"]] = voc_name(row["image_id"], row["path"])
         found = sorted(by_image.get(row["image_id"], []), key=lambda r: r["region_id"])
-        numbered = [r for r in found if r["annotation_id"] is not None]
-        next_index = max((r["annotation_id"] for r in numbered), default=0) + 1
-        for r in found:
-            index = r["annotation_id"]
-            if index is None and r["label"] != "background":
-                index, next_index = next_index, next_index + 1
-            if index is not None and not 0 < index < VOID:
-                raise InputError(f"image {row['image_id']}: instance {index} does not fit VOC's object maps (1-254)")
-            mask = geometry.from_rle(r["mask"])
-            classes[mask], objects[mask] = r["label_id"], index or 0
-            if index is not None:
-                described.append((index, r))
-        if row["image_id"] in ignored:
-            void = geometry.from_rle(ignored[row["image_id"]])
-            classes[void], objects[void] = VOID, VOID
+        classes, objects, described = _maps(row, found, ignored.get(row["image_id"]))
         for kind, values in (("SegmentationClass", classes), ("SegmentationObject", objects)):
             picture = Image.fromarray(values, mode="P")
             picture.putpalette(colours)
             picture.save(folder / kind / f"{name}.png")
-        # the k-th <object> is instance k: an index no region has (an object hidden by others,
-        # which the release cannot know) keeps its place with an empty name
-        at = dict(described)
-        objects_xml = "".join(
-            "<object><name></name></object>"
-            if k not in at
-            else f"<object><name>{at[k]['label']}</name>"
-            + "".join(f"<{f}>{int(at[k][f])}</{f}>" for f in FLAGS if at[k][f] is not None)
-            + "</object>"
-            for k in range(1, max(at, default=0) + 1)
-        )
-        (folder / "Annotations" / f"{name}.xml").write_text(
-            f"<annotation><filename>{name}.jpg</filename>{objects_xml}</annotation>\n", encoding="utf-8"
-        )
+        (folder / "Annotations" / f"{name}.xml").write_text(_annotation(name, dict(described)), encoding="utf-8")
         instances += len(described)
         if row["split"] is not None:
             splits.setdefault(row["split"], []).append(name)
-        if images is not None:
-            source = Path(images) / row["path"]
-            content = source.read_bytes() if source.is_file() else b""
-            if hashlib.sha256(content).hexdigest() != row["sha256"]:
-                shutil.rmtree(out)
-                raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
-            (folder / "JPEGImages" / f"{name}.jpg").write_bytes(content)
     for split, names in sorted(splits.items()):
         (folder / "ImageSets/Segmentation" / f"{split}.txt").write_text("".join(f"{n}\n" for n in sorted(names)))
+    if images is not None:
+        for image_id, content in image_files(release, Path(images), sorted(named)):
+            (folder / "JPEGImages" / f"{named[image_id]}.jpg").write_bytes(content)
     return {"images": len(rows), "annotator": who, "instances": instances}
+
+
+def _maps(
+    row: dict[str, Any], found: list[dict[str, Any]], void: dict[str, Any] | None
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, dict[str, Any]]]]:
+    """An image's class and object maps from its regions ``found`` (region order; the regions
+    the source numbered keep their index, the others after them, background none), VOID where
+    the ignore mask ``void`` lies; and each instance's (index, region)."""
+    from regionbench.core import geometry
+    from regionbench.core.errors import InputError
+
+    shape = (row["height"], row["width"])
+    classes, objects = np.full(shape, VOID, np.uint8), np.full(shape, VOID, np.uint8)
+    described = []
+    next_index = max((r["annotation_id"] for r in found if r["annotation_id"] is not None), default=0) + 1
+    for r in found:
+        index = r["annotation_id"]
+        if index is None and r["label"] != "background":
+            index, next_index = next_index, next_index + 1
+        if index is not None and not 0 < index < VOID:
+            raise InputError(f"image {row['image_id']}: instance {index} does not fit VOC's object maps (1-254)")
+        mask = geometry.from_rle(r["mask"])
+        classes[mask], objects[mask] = r["label_id"], index or 0
+        if index is not None:
+            described.append((index, r))
+    if void is not None:
+        hidden = geometry.from_rle(void)
+        classes[hidden], objects[hidden] = VOID, VOID
+    return classes, objects, described
+
+
+def _annotation(name: str, at: dict[int, dict[str, Any]]) -> str:
+    """An image's Annotations XML: the k-th ``<object>`` is instance k (its label and flags); an
+    index no region has (an object hidden by others, which the release cannot know) keeps its
+    place with an empty name."""
+    objects_xml = "".join(
+        "<object><name></name></object>"
+        if k not in at
+        else f"<object><name>{at[k]['label']}</name>"
+        + "".join(f"<{f}>{int(at[k][f])}</{f}>" for f in FLAGS if at[k][f] is not None)
+        + "</object>"
+        for k in range(1, max(at, default=0) + 1)
+    )
+    return f"<annotation><filename>{name}.jpg</filename>{objects_xml}</annotation>\n"
 
 
 def hierarchy() -> Hierarchy:

@@ -432,10 +432,8 @@ def shard_agreement(
     there is nothing to compare and nothing is decoded; otherwise masks are decoded one image
     at a time.
     """
-    sizes = {
-        i: (h, w)
-        for i, h, w in zip(*(images.column(c).to_pylist() for c in ("image_id", "height", "width")), strict=True)
-    }
+    columns = (images.column(c).to_pylist() for c in ("image_id", "height", "width"))
+    sizes = {i: (h, w) for i, h, w in zip(*columns, strict=True)}
     covering = covering_annotators(coverage, derived)
     names = _annotators(covering)
     if len(names) < 2:
@@ -458,14 +456,7 @@ def shard_agreement(
             continue
         drawn = by_image.get(image_id, {})
         readings = {a: [(label, geometry.from_rle(rle)) for label, rle in drawn.get(a, [])] for a in present}
-        for i, first in enumerate(present):
-            for second in present[i + 1 :]:
-                a, b = readings[first], readings[second]
-                if a or b:
-                    pairs = match([m for _, m in a], [m for _, m in b], min_iou)
-                    row = pair_agreement(a, b, hierarchy, codes, min_iou, pairs)
-                    tally += label_tally(a, b, pairs)
-                    rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
+        rows += _pairs(image_id, present, readings, hierarchy, codes, min_iou, tally)
         maps = [label_map(readings[a], codes, shape) for a in present]
         samples.append(image_ratings(maps, np.array([index[a] for a in present]), units))
         units += len(samples[-1][0]) // len(present)
@@ -479,6 +470,29 @@ def shard_agreement(
         Ratings(unit, annotator, code, tuple(names), units),
         pa.Table.from_pylist(label_rows, schema=tables.AGREEMENT_LABELS),
     )
+
+
+def _pairs(
+    image_id: int,
+    present: list[str],
+    readings: dict[str, list[tuple[str, np.ndarray]]],
+    hierarchy: Hierarchy,
+    codes: Mapping[str, int],
+    min_iou: float,
+    tally: Counter[Any],
+) -> list[dict[str, Any]]:
+    """The agreement rows of every pair of the annotators ``present`` on one image (a pair who
+    both drew nothing has nothing to compare); each pair's label tally is added to ``tally``."""
+    rows = []
+    for i, first in enumerate(present):
+        for second in present[i + 1 :]:
+            a, b = readings[first], readings[second]
+            if a or b:
+                pairs = match([m for _, m in a], [m for _, m in b], min_iou)
+                row = pair_agreement(a, b, hierarchy, codes, min_iou, pairs)
+                tally.update(label_tally(a, b, pairs))
+                rows.append({"image_id": image_id, "annotator_a": first, "annotator_b": second, **row})
+    return rows
 
 
 PAIR_MEASURES = ("mean_iou", "mean_dice", "exact_label", "hierarchical_label", "pixel_kappa")

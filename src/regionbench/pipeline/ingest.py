@@ -80,20 +80,8 @@ def ingest_shard(
     earlier one's bytes (``io.rawtree.RawTree.copies``; None: found here), each rejected. Raises IngestError
     in ``settings.strict`` mode on any reject.
     """
-    root = Path(root)
-    layout = layouts.detect(root) if layout is None else layouts.get(layout) if isinstance(layout, str) else layout
     words = dict(words or {})
-    if copies is None:
-        copies = RawTree(str(root), layout, settings.shard_size).copies.get(shard, {})
-    reading = layouts.Reading(
-        words,
-        settings.max_image_pixels,
-        settings.category_map,
-        settings.shard_size,
-        str(pieces) if pieces else None,
-        copies,
-    )
-    reader = layout.read_shard(root, shard, reading, hierarchy)
+    reader = _reader(Path(root), shard, words, hierarchy, layout, settings, pieces, copies)
     ledger = reader.ledger
     several = hierarchy is not None and len(reader.annotators) > 1
     measures = Measures(relations)
@@ -105,7 +93,6 @@ def ingest_shard(
         if printable(record.row["path"]) != record.row["path"]:  # not UTF-8: no release can name it
             _reject_unnamed(record, ledger)
             continue
-        image_id = record.row["image_id"]
         if not record.covered_by:  # an image file no annotator's file lists: kept, and said
             ledger.quirks["images_no_annotator_lists"] += 1
         found = list(record.regions)
@@ -113,41 +100,10 @@ def ingest_shard(
             found += _consensus(record, words, hierarchy, agreement, ledger, derived)
         rows.append(record.row)
         regions += [row for row, _ in found]
-        coverage += [
-            {
-                "image_id": image_id,
-                "annotator": a,
-                "source_image_id": record.source_ids.get(a),
-                "ignore_mask": geometry.rle(record.ignore[a])
-                if a in record.ignore and record.ignore[a].any()
-                else None,
-            }
-            for a in record.covered_by
-        ]
-        measures.add(image_id, record.image.pixels, [(row, mask) for row, mask in found if mask is not None])
-        for row, mask in found:
-            if mask is None:
-                measures.add_known(
-                    (image_id, row["annotator"], row["region_id"]), record.known[(row["annotator"], row["region_id"])]
-                )
+        coverage += _coverage(record)
+        _measure(measures, record, found)
         ledger.quirks.update(image_quirks(record.image, (row for row, _ in found)))
-    report = reader.report()
-    _count_what_was_kept(report, len(rows), regions)
-    report["quirks"] = dict(sorted((k, n) for k, n in ledger.quirks.items() if n))  # only what was seen
-    if measures.crowded:  # said only when it happened: the report of an uncrowded build is unchanged
-        report["relations_near_pairs_only"] = measures.crowded
-    if derived is not None and derived["tried"]:
-        counts = {
-            "seen": derived["seen"],
-            "accepted": derived["accepted"],
-            "rejected": ledger.rejected("region", tables.CONSENSUS),
-        }
-        report["annotators"][tables.CONSENSUS] = counts
-        report["regions"] = {k: report["regions"][k] + counts[k] for k in COUNTS}
-    check_ledger(
-        f"shard {report['folder']}",
-        {"images": report["images"], "regions": report["regions"], **report.get("annotators", {})},
-    )
+    report = _report(reader.report(), ledger, len(rows), regions, measures, derived)
     ledger.fail_if_strict(settings.strict)
     return Shard(
         images=tables.from_rows(rows, tables.IMAGES, tables.KEYS["images"]),
@@ -178,6 +134,83 @@ def _count_what_was_kept(report: dict, images: int, regions: list[dict]) -> None
     for annotator, counts in report.get("annotators", {}).items():
         counts["accepted"] = kept[annotator]
     report["regions"]["accepted"] = sum(kept.values())
+
+
+def _reader(
+    root: Path,
+    shard: str,
+    words: dict[str, int],
+    hierarchy: Hierarchy | None,
+    layout: layouts.Layout | str | None,
+    settings: IngestSettings,
+    pieces: str | Path | None,
+    copies: Mapping[str, str] | None,
+) -> layouts.ShardReader:
+    """The reader of shard ``shard`` of the tree's layout (``ingest_shard`` says what each
+    argument is), its copies found here when the workflow did not give them."""
+    layout = layouts.detect(root) if layout is None else layouts.get(layout) if isinstance(layout, str) else layout
+    if copies is None:
+        copies = RawTree(str(root), layout, settings.shard_size).copies.get(shard, {})
+    reading = layouts.Reading(
+        words, settings.max_image_pixels, settings.category_map, settings.shard_size, str(pieces) if pieces else None,
+        copies,
+    )  # fmt: skip
+    return layout.read_shard(root, shard, reading, hierarchy)
+
+
+def _measure(measures: Measures, record: layouts.ImageRecord, found: list[tuple[dict[str, Any], Any]]) -> None:
+    """The features and relations of an image's regions ``found``: measured on its pixels and
+    masks, or, for a region its source describes without a mask, the features the source gave."""
+    image_id = record.row["image_id"]
+    measures.add(image_id, record.image.pixels, [(row, mask) for row, mask in found if mask is not None])
+    for row, mask in found:
+        if mask is None:
+            key = (row["annotator"], row["region_id"])
+            measures.add_known((image_id, *key), record.known[key])
+
+
+def _coverage(record: layouts.ImageRecord) -> list[dict[str, Any]]:
+    """The ``coverage`` rows of an accepted image: each annotator who covered it, the id their
+    file gives it and the pixels they marked as neither region nor background."""
+    return [
+        {
+            "image_id": record.row["image_id"],
+            "annotator": a,
+            "source_image_id": record.source_ids.get(a),
+            "ignore_mask": geometry.rle(record.ignore[a]) if a in record.ignore and record.ignore[a].any() else None,
+        }
+        for a in record.covered_by
+    ]
+
+
+def _report(
+    report: dict[str, Any],
+    ledger: Ledger,
+    images: int,
+    regions: list[dict[str, Any]],
+    measures: Measures,
+    derived: Counter[str] | None,
+) -> dict[str, Any]:
+    """The reader's report completed: what was kept, the quirks seen, relations measured near
+    pairs only (when it happened), the consensus counted; every raw item accounted for
+    (``check_ledger``)."""
+    _count_what_was_kept(report, images, regions)
+    report["quirks"] = dict(sorted((k, n) for k, n in ledger.quirks.items() if n))  # only what was seen
+    if measures.crowded:  # said only when it happened: the report of an uncrowded build is unchanged
+        report["relations_near_pairs_only"] = measures.crowded
+    if derived is not None and derived["tried"]:
+        counts = {
+            "seen": derived["seen"],
+            "accepted": derived["accepted"],
+            "rejected": ledger.rejected("region", tables.CONSENSUS),
+        }
+        report["annotators"][tables.CONSENSUS] = counts
+        report["regions"] = {k: report["regions"][k] + counts[k] for k in COUNTS}
+    check_ledger(
+        f"shard {report['folder']}",
+        {"images": report["images"], "regions": report["regions"], **report.get("annotators", {})},
+    )
+    return report
 
 
 def _consensus(

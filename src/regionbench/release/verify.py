@@ -38,7 +38,24 @@ def verify(folder: Path, expect: str | None = None) -> list[str]:
         problems.append(wrong)
     if not seal_holds(manifest):
         problems.append("manifest.json: digest does not match its content (the manifest was edited)")
-    listed = manifest["files"]
+    problems += _verify_files(folder, manifest["files"])
+    try:
+        schemas = load_schemas(folder / "schemas", sorted(manifest.get("tables", {})))
+    except ReleaseError as exc:
+        return [*problems, str(exc)]
+    problems += _verify_tables(folder, manifest, schemas)
+    if not problems:  # the tables are whole: their rows can be held to the ingest report and to each other
+        problems += _verify_ledger(folder, manifest) + _verify_references(folder, manifest)
+    document, unread = _read_croissant(folder)
+    problems += unread + _verify_croissant(folder, document)
+    problems += _verify_identity(folder, manifest, document)
+    return problems
+
+
+def _verify_files(folder: Path, listed: dict[str, str]) -> list[str]:
+    """The files of the release against the manifest's list: nothing more (files, folders
+    without a listed file, links, special files, never opened), nothing missing, every sha256."""
+    problems = []
     entries = sorted(folder.rglob("*"))
     links = {p.relative_to(folder).as_posix() for p in entries if p.is_symlink()}
     present = {p.relative_to(folder).as_posix() for p in entries if p.is_file()} - {"manifest.json"} - links
@@ -67,10 +84,13 @@ def verify(folder: Path, expect: str | None = None) -> list[str]:
                 problems.append(f"{rel}: a folder where manifest.json lists a file")
         elif sha256_file(path) != expected:
             problems.append(f"{rel}: sha256 differs from manifest.json")
-    try:
-        schemas = load_schemas(folder / "schemas", sorted(manifest.get("tables", {})))
-    except ReleaseError as exc:
-        return [*problems, str(exc)]
+    return problems
+
+
+def _verify_tables(folder: Path, manifest: dict[str, Any], schemas: dict[str, Any]) -> list[str]:
+    """Each table read row group by row group against its JSON Schema, its row count and its
+    logical content hash in the manifest."""
+    problems = []
     for name, entry in sorted(manifest.get("tables", {}).items()):
         path = folder / entry["path"]
         if _through_link(folder, entry["path"]):
@@ -88,11 +108,6 @@ def verify(folder: Path, expect: str | None = None) -> list[str]:
             problems.append(f"{entry['path']}: {found.rows} rows, manifest.json says {entry['rows']}")
         if found.content_sha256 and found.content_sha256 != entry["content_sha256"]:
             problems.append(f"{entry['path']}: content hash differs from manifest.json (records changed)")
-    if not problems:  # the tables are whole: their rows can be held to the ingest report and to each other
-        problems += _verify_ledger(folder, manifest) + _verify_references(folder, manifest)
-    document, unread = _read_croissant(folder)
-    problems += unread + _verify_croissant(folder, document)
-    problems += _verify_identity(folder, manifest, document)
     return problems
 
 

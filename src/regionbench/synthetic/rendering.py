@@ -87,22 +87,20 @@ def render(plan: ImagePlan, seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]
     return image, masks
 
 
-def _layout(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+def _bands(kinds: list[str], owner: np.ndarray, horizon: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """Each region's mask, the bands drawn: skies split the area above the horizon, grounds the
+    area below it (without a sky the ground still starts low: walls or backdrops fill the top);
+    ``owner`` takes them."""
     h, w = owner.shape
-    shape = (h, w)
-    kinds = [x.kind for x in plan.looks]
-    horizon = rng.uniform(0.32, 0.55) * h
     skies = [i for i, k in enumerate(kinds) if k == "sky"]
     grounds = [i for i, k in enumerate(kinds) if k == "ground"]
     yy = np.arange(h)[:, None]
-    drawn: list[np.ndarray] = [np.zeros(shape, bool) for _ in plan.labels]
-    # Bands: skies split the area above the horizon, grounds the area below it.
+    drawn: list[np.ndarray] = [np.zeros((h, w), bool) for _ in kinds]
     top = np.zeros(w)
     for k, i in enumerate(skies):
         bottom = _curve(w, horizon * (k + 1) / len(skies), 0.03 * h, rng)
         drawn[i] = (yy >= top[None, :]) & (yy < bottom[None, :])
         top = bottom
-    # Without a sky, the ground still starts low: walls or backdrops fill the top.
     start = _curve(w, horizon + 0.08 * h if skies else 0.7 * horizon, 0.04 * h, rng)
     for k, i in enumerate(grounds):
         stop = (
@@ -114,6 +112,15 @@ def _layout(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> lis
         start = stop
     for i in skies + grounds:
         owner[drawn[i]] = i
+    return drawn
+
+
+def _layout(plan: ImagePlan, owner: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    h, w = owner.shape
+    shape = (h, w)
+    kinds = [x.kind for x in plan.looks]
+    horizon = rng.uniform(0.32, 0.55) * h
+    drawn = _bands(kinds, owner, horizon, rng)
     container_box: tuple[float, float, float, float] | None = None
     for i, label in enumerate(plan.labels):
         kind = kinds[i]

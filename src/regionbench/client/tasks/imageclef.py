@@ -1,8 +1,8 @@
 """``imageclef``: an ImageCLEF photo-annotation run file (per line an image id, then
 ``confidence binary`` per concept in concept order), scored overall and per concept category.
 
-``write_run_orders`` writes what a run file must follow, per subset: its concepts in column
-order and its scored images.
+``io.imageclef.write_run_orders`` (``regionbench export --format imageclef``) writes what a
+run file must follow, per subset: its concepts in column order and its test images.
 """
 
 from __future__ import annotations
@@ -56,22 +56,6 @@ def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, 
     return spec, *read_imageclef_run(predictions, images, spec.labels, spec.image_scope(), spec.left_out())
 
 
-def write_run_orders(data: Release, out: Path) -> dict[str, dict[str, int]]:
-    """What an ImageCLEF run file for ``evaluate --task imageclef --subset X`` must follow, for
-    every subset X of the release: ``<out>/<X>/concepts.txt`` (its concepts in column order, a
-    line each) and ``<out>/<X>/images.txt`` (its test images of the image split, one line each
-    in the run file, any order). Returns per subset the number of concepts and images."""
-    counts = {}
-    for subset in sorted(data.subsets["subset"].unique()):
-        spec = subset_truth(data, subset)
-        folder = Path(out) / subset
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "concepts.txt").write_text("".join(f"{c}\n" for c in spec.labels), encoding="utf-8")
-        (folder / "images.txt").write_text("".join(f"{i}\n" for i in sorted(spec.test)), encoding="utf-8")
-        counts[subset] = {"concepts": len(spec.labels), "images": len(spec.test)}
-    return counts
-
-
 def read_imageclef_run(
     path: Path, images: list[int], concepts: list[str], within: scope.Scope | None = None, others: Collection[int] = ()
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -112,22 +96,8 @@ def read_imageclef_run(
             problems.append(f"{where}: image {image} already given on line {seen[image]}")
             continue
         seen[image] = number
-        for c, concept in enumerate(concepts):
-            raw_conf, raw_bin = fields[1 + 2 * c], fields[2 + 2 * c]
-            try:
-                value = numbers.parse_number(raw_conf)
-            except ValueError:
-                value = float("nan")
-            if not 0.0 <= value <= 1.0:
-                problems.append(
-                    f"{where}: confidence {raw_conf!r} for concept {c} ({concept}) is not a number in [0, 1]"
-                )
-                break
-            if raw_bin not in ("0", "1"):
-                problems.append(f"{where}: binary {raw_bin!r} for concept {c} ({concept}) is not 0 or 1")
-                break
-            confidence[index[image], c] = value
-            binary[index[image], c] = raw_bin == "1"
+        if problem := _concept_fields(fields[1:], concepts, confidence[index[image]], binary[index[image]]):
+            problems.append(f"{where}: {problem}")
     if outside and within is not None:
         raise within.refuse(path, len(outside), f"lines on {len(outside)} images")
     missing = [i for i in images if i not in seen]
@@ -135,6 +105,23 @@ def read_imageclef_run(
         problems.append(f"{len(missing)} scored images have no line, e.g. {missing[0]}")
     _fail(path, problems)
     return confidence, binary
+
+
+def _concept_fields(fields: list[str], concepts: list[str], confidence: np.ndarray, binary: np.ndarray) -> str | None:
+    """A line's ``confidence binary`` pairs, one per concept, into the image's rows of
+    ``confidence`` and ``binary``; the first bad pair's problem, else None."""
+    for c, concept in enumerate(concepts):
+        raw_conf, raw_bin = fields[2 * c], fields[2 * c + 1]
+        try:
+            value = numbers.parse_number(raw_conf)
+        except ValueError:
+            value = float("nan")
+        if not 0.0 <= value <= 1.0:
+            return f"confidence {raw_conf!r} for concept {c} ({concept}) is not a number in [0, 1]"
+        if raw_bin not in ("0", "1"):
+            return f"binary {raw_bin!r} for concept {c} ({concept}) is not 0 or 1"
+        confidence[c], binary[c] = value, raw_bin == "1"
+    return None
 
 
 def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:

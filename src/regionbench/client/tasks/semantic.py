@@ -211,21 +211,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "levels": measures.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
         "per_image": per_image,
     }
-    report["notes"] = []
-    named = run.given if run.given is not None else {i: i for i in index}
-    if settings.ignore in named and named[settings.ignore] in index:
-        report["notes"].append(
-            f"the ignore value {settings.ignore} is the id of label {names[index[named[settings.ignore]]]}: its pixels in a map "
-            "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
-        )
-    if unknown:
-        shown = ", ".join(f"{v} ({n} px)" for v, n in sorted(unknown.items())[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        hint = "; 0 is 'other' in ADE20K's maps: --ignore 0 names it" if 0 in unknown and settings.ignore != 0 else ""
-        report["notes"].append(
-            f"pixel values naming no label of the release, counted wrong: {shown}{more}; "
-            f"give --label-names if the maps number labels otherwise{hint}"
-        )
+    report["notes"] = _notes(settings.ignore, run.given, index, names, unknown)
     if settings.all_annotators:
         figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
         each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
@@ -234,6 +220,29 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
     report["human_ceiling"] = semantic_ceiling(data, images, index, classes, names)
     return report
+
+
+def _notes(
+    ignore: int, value_of: dict[int, int] | None, index: dict[int, int], names: list[str], unknown: Counter[int]
+) -> list[str]:
+    """What the output says of how the maps were read: an ignore value that is a label's id
+    (its pixels read as abstaining), and the values naming no label (counted wrong)."""
+    notes = []
+    named = value_of if value_of is not None else {i: i for i in index}
+    if ignore in named and named[ignore] in index:
+        notes.append(
+            f"the ignore value {ignore} is the id of label {names[index[named[ignore]]]}: its pixels in a map "
+            "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
+        )
+    if unknown:
+        shown = ", ".join(f"{v} ({n} px)" for v, n in sorted(unknown.items())[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        hint = "; 0 is 'other' in ADE20K's maps: --ignore 0 names it" if 0 in unknown and ignore != 0 else ""
+        notes.append(
+            f"pixel values naming no label of the release, counted wrong: {shown}{more}; "
+            f"give --label-names if the maps number labels otherwise{hint}"
+        )
+    return notes
 
 
 def semantic_ceiling(

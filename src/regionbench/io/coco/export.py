@@ -4,9 +4,7 @@ regions again."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ import pyarrow.compute as pc
 
 from regionbench.core import tables
 from regionbench.core.errors import InputError
-from regionbench.io.layouts import ReleaseTables
+from regionbench.io.layouts import ReleaseTables, image_files
 
 # The derived consensus is exported under a name ingest accepts as an annotator's file.
 CONSENSUS_FILE = "derived-consensus"
@@ -168,8 +166,6 @@ def export_release(
     Returns the number of annotators, images and regions written.
     """
     out = Path(out)
-    if out.exists():
-        raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
     image_rows = release.arrow("images", ["image_id", "path", "width", "height", "sha256"])
     regions = release.arrow("regions").sort_by([("image_id", "ascending"), ("region_id", "ascending")])
     coverage = release.arrow("coverage")
@@ -207,12 +203,7 @@ def export_release(
         (out / "annotations" / f"{name}.json").write_text(text + "\n", encoding="utf-8")
     (out / "images").mkdir()
     if images is not None:
-        for image_id, row in sorted(by_id.items()):
-            source = Path(images) / row["path"]
-            content = source.read_bytes() if source.is_file() else b""
-            if hashlib.sha256(content).hexdigest() != row["sha256"]:
-                shutil.rmtree(out)
-                raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
+        for image_id, content in image_files(release, Path(images), sorted(by_id)):
             (out / "images" / files[image_id]).parent.mkdir(parents=True, exist_ok=True)
             (out / "images" / files[image_id]).write_bytes(content)
     return {"annotators": len(chosen), "images": len(by_id), "regions": written.num_rows}

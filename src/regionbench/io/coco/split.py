@@ -237,6 +237,49 @@ def alike_files(contents: Mapping[str, str]) -> list[str]:
     return out
 
 
+def _image_entry_problem(im: Any, owner: str | None, entries: dict[int, list[str]]) -> str | None:
+    """What is wrong with an ``images`` entry (``owner`` its file name, ``entries`` every id's
+    file names in the file), or None."""
+    if not isinstance(im, dict):
+        return "an images entry that is not a JSON object"
+    if owner is None:
+        return f"file_name {im.get('file_name')!r} is not a file name"
+    if not is_id(im.get("id")):
+        return f"image id {im.get('id')!r} is not an integer"
+    if len(entries[im["id"]]) > 1:
+        return f"image id {im['id']} is listed for {' and '.join(sorted(set(entries[im['id']])))}"
+    return None
+
+
+def _annotation_problem(
+    ann: Any,
+    name: str | None,
+    image_listed_twice: bool,
+    seen_ids: set[int],
+    categories: dict[int, str],
+    ambiguous: dict[int, list[str]],
+) -> str | None:
+    """What is wrong with an ``annotations`` entry (``name`` its image's file, None when its id
+    names none), or None."""
+    if not isinstance(ann, dict):
+        return "an annotations entry that is not a JSON object"
+    image_id = ann.get("image_id")
+    if name is None and is_id(image_id) and image_listed_twice:
+        return f"its image id {image_id} is listed for several files in this file"
+    if name is None:
+        return f"annotation for unknown image id {image_id!r}"
+    if not is_id(ann.get("id")) or ann["id"] in seen_ids:
+        return "annotation id missing or used twice in this file"
+    if not uncategorised(ann) and not is_id(ann.get("category_id")):
+        return f"category id {ann.get('category_id')!r} is not an integer"
+    if not uncategorised(ann) and categories.get(ann["category_id"]) == "":
+        return f"category {ann['category_id']} has no name (or one that is not text); name the category"
+    if ann.get("category_id") in ambiguous:
+        names = ", ".join(ambiguous[ann["category_id"]])
+        return f"category id {ann['category_id']} names several categories ({names}); give each its own id"
+    return None
+
+
 class _Splitter:
     """The pieces being made: one ledger and listing per shard, annotation rows buffered and
     written in parts to each shard's Parquet file under ``staging``."""
@@ -283,16 +326,7 @@ class _Splitter:
         for n, im in enumerate(images):
             name = im.get("file_name") if isinstance(im, dict) else None
             owner = name if isinstance(name, str) and name else None
-            if not isinstance(im, dict):
-                problem = "an images entry that is not a JSON object"
-            elif owner is None:
-                problem = f"file_name {name!r} is not a file name"
-            elif not is_id(im.get("id")):
-                problem = f"image id {im.get('id')!r} is not an integer"
-            elif len(entries[im["id"]]) > 1:
-                problem = f"image id {im['id']} is listed for {' and '.join(sorted(set(entries[im['id']])))}"
-            else:
-                problem = None
+            problem = _image_entry_problem(im, owner, entries)
             key = f"images[{n}]" if owner is None else owner
             shard = self.count(annotator, "image-entry", key, owner, problem and f"{problem}; fix the entry")
             if problem is None and owner is not None:
@@ -310,25 +344,10 @@ class _Splitter:
             image_id = ann.get("image_id") if isinstance(ann, dict) else None
             name = by_coco_id.get(image_id) if is_id(image_id) else None
             key = f"{name or image_id}/{ann.get('id', n) if isinstance(ann, dict) else n}"
-            if not isinstance(ann, dict):
-                problem = "an annotations entry that is not a JSON object"
-            elif name is None and is_id(image_id) and image_id in several:
-                problem = f"its image id {image_id} is listed for several files in this file"
-            elif name is None:
-                problem = f"annotation for unknown image id {image_id!r}"
-            elif not is_id(ann.get("id")) or ann["id"] in seen_ids:
-                problem = "annotation id missing or used twice in this file"
-            elif not uncategorised(ann) and not is_id(ann.get("category_id")):
-                problem = f"category id {ann.get('category_id')!r} is not an integer"
-            elif not uncategorised(ann) and categories.get(ann["category_id"]) == "":
-                problem = f"category {ann['category_id']} has no name (or one that is not text); name the category"
-            elif ann.get("category_id") in ambiguous:
-                names = ", ".join(ambiguous[ann["category_id"]])
-                problem = f"category id {ann['category_id']} names several categories ({names}); give each its own id"
-            else:
-                problem = None
+            twice = is_id(image_id) and image_id in several
+            problem = _annotation_problem(ann, name, twice, seen_ids, categories, ambiguous)
             shard = self.count(annotator, "region", key, name, problem)
-            if problem is None:
+            if problem is None and isinstance(ann, dict) and name is not None:  # what the checks made sure of
                 seen_ids.add(ann["id"])
                 self.pieces[shard].rows.append((annotator, name, ann["id"], text))
                 self.buffered += len(text)

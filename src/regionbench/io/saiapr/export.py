@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pyarrow.compute as pc
 
 from regionbench.core import geometry, tables
 from regionbench.core.errors import InputError
-from regionbench.io.layouts import ReleaseTables
+from regionbench.io.layouts import ReleaseTables, image_files
 from regionbench.io.saiapr import spatial, text
 from regionbench.io.saiapr.ingest import ANNOTATOR
 from regionbench.io.saiapr.writer import FolderRows, LayoutWriter
@@ -32,8 +31,6 @@ def export_release(
     Returns the number of folders, images and regions written.
     """
     out = Path(out)
-    if out.exists():
-        raise InputError(f"{out}: already exists; export writes a new folder, choose another path")
     image_rows = release.arrow("images").to_pylist()
     regions = release.arrow("regions")
     found = sorted(set(regions["annotator"].to_pylist()))
@@ -46,15 +43,11 @@ def export_release(
     writer = LayoutWriter(out)
     writer.wordlist(dict(zip(vocabulary["label_id"].to_pylist(), vocabulary["label"].to_pylist(), strict=True)))
 
-    by_id = {}
+    by_id = {image["image_id"]: image for image in image_rows}
+    if images is not None:
+        for image_id, data in image_files(release, Path(images), sorted(by_id)):
+            writer.image(by_id[image_id]["folder"], image_id, data)
     for image in image_rows:
-        by_id[image["image_id"]] = image
-        if images is not None:
-            source = Path(images) / image["path"]
-            data = source.read_bytes() if source.is_file() else b""
-            if hashlib.sha256(data).hexdigest() != image["sha256"]:
-                raise InputError(f"{source}: missing or not the image the release records (sha256); pass the raw tree")
-            writer.image(image["folder"], image["image_id"], data)
         if image["caption_encoding"] is not None:
             fields = {name.lower(): image[f"caption_{name.lower()}"] for name in text.CAPTION_FIELDS}
             writer.caption(image["folder"], image["image_id"], fields, image["caption_encoding"])
