@@ -1,4 +1,4 @@
-# regionbench: raw SAIAPR-layout images and masks -> a versioned benchmark release.
+# regionbench: a raw tree of images and region masks (any layout of regionbench.io) -> a versioned benchmark release.
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError

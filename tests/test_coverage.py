@@ -21,7 +21,7 @@ from sklearn.metrics import rand_score
 
 from regionbench.core import geometry
 from regionbench.io import imageclef
-from regionbench.io.coco import image_id_of
+from regionbench.io.shards import image_id_of
 from regionbench.pipeline import agreement
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.pipeline.vocabulary import DEFAULT_DIR, Registry

@@ -22,8 +22,7 @@ from pycocotools import mask as coco_mask
 from regionbench.core import geometry
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io import layouts
-from regionbench.io.coco import image_id_of
-from regionbench.io.shards import DEFAULT_SHARDS, MAX_SHARD_SIZE, IngestError, Shard, default_shard_size
+from regionbench.io.shards import DEFAULT_SHARDS, MAX_SHARD_SIZE, IngestError, Shard, default_shard_size, image_id_of
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic.coco import uncompressed_rle
 

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
     ImageRuns,
     Listed,
@@ -32,7 +31,7 @@ from regionbench.io.labelmaps import (
     shard_run,
 )
 from regionbench.io.layouts import About, ImageRecord, NamesCategories, Reading, TreeVocabulary
-from regionbench.io.shards import Ledger, files_state, image_row, region_row, shard_report
+from regionbench.io.shards import Ledger, files_state, image_id_of, image_row, region_row, shard_report
 
 ANNOTATOR = "ade20k"
 MASK_MODES = ("RGB", "RGBA")

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.coco.split import image_id_of
 from regionbench.io.labelmaps import (
     ImageRuns,
     Item,
@@ -30,6 +29,7 @@ from regionbench.io.labelmaps import (
     shard_run,
 )
 from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.shards import image_id_of
 
 # (id, name, trainId, category, hasInstances, ignoreInEval): cityscapesscripts/helpers/labels.py
 LABELS = (

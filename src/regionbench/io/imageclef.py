@@ -74,7 +74,8 @@ def write_files(
 ) -> dict[str, int]:
     """Write the clean and raw concept and annotation files of ``judgments`` for ``images`` (ids
     as written) and ``concepts`` (in order): each image's raw lines hold the judgments of the
-    annotators who judged it (``judges``), at least ``MIN_RAW_ANNOTATORS``. Returns the number of
+    annotators who judged it (``judges``), at least ``MIN_RAW_ANNOTATORS``, under ``out`` (the
+    export door, ``client.exports``, makes sure it is a new folder). Returns the number of
     concepts, images and annotators."""
     out = Path(out)
     annotators = sorted(judgments)
@@ -87,8 +88,6 @@ def write_files(
     bad = [c for c in concepts if not c or any(ch.isspace() or ch == "/" for ch in c)]
     if bad:
         raise ImageClefError(f"concept names must have no spaces or slashes: {bad[:5]}")
-    if out.exists():
-        raise ImageClefError(f"{out}: already exists; export writes a new folder, choose another path")
     _lines(out / "concepts.txt", concepts)
     _lines(out / "annotators.txt", annotators)
     _lines(out / "judges.txt", [" ".join([image, *judges(judgments, image)]) for image in images])

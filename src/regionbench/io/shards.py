@@ -45,6 +45,16 @@ class IngestError(InputError):
     """Input that stops a strict (or impossible) ingest; one line per problem."""
 
 
+def image_id_of(file_name: str) -> int:
+    """The image id of a file name: its stem when all ASCII digits, else the first 63 bits of
+    sha256(file name)."""
+    stem = Path(file_name).stem
+    if stem.isascii() and stem.isdigit() and len(stem) <= 18:
+        return int(stem)
+    # surrogatepass: a name that is not UTF-8 on disk still has an id (ingest rejects its image)
+    return int.from_bytes(hashlib.sha256(file_name.encode("utf-8", "surrogatepass")).digest()[:8], "big") >> 1
+
+
 @dataclass
 class Shard:
     """One shard's accepted images and regions, its rejects, a report that counts both sides,

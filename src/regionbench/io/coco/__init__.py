@@ -6,12 +6,11 @@ instances file per annotator, ``<root>/annotations/<annotator>.json``.
 - ``layout``: the layout (``LAYOUT``) that ``regionbench.io.layouts`` finds;
 - ``categories``: the vocabulary from the files' categories;
 - ``export``: a release written back as COCO files;
-- ``synthetic``: generated several-annotator collections (``regionbench synth --layout coco``).
+- generated several-annotator collections: ``regionbench.synthetic.coco`` (``regionbench synth --layout coco``).
 """
 
 from regionbench.io.coco.ingest import ShardReader, annotators
 from regionbench.io.coco.layout import CocoLayout
-from regionbench.io.coco.split import image_id_of
 from regionbench.io.shards import default_shard_size
 
 LAYOUT = CocoLayout()
@@ -21,5 +20,4 @@ __all__ = [
     "ShardReader",
     "annotators",
     "default_shard_size",
-    "image_id_of",
 ]

@@ -32,9 +32,9 @@ from pycocotools import mask as coco_mask
 from regionbench.core import geometry, numbers, tables
 from regionbench.io import images as images_io
 from regionbench.io.coco import split
-from regionbench.io.coco.split import image_id_of, uncategorised
+from regionbench.io.coco.split import uncategorised
 from regionbench.io.layouts import ImageRecord, Reading
-from regionbench.io.shards import IngestError, Ledger, image_row, printable, region_row
+from regionbench.io.shards import IngestError, Ledger, image_id_of, image_row, printable, region_row
 
 ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")

@@ -39,7 +39,7 @@ import ijson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from regionbench.io.shards import IngestError, Ledger, default_shard_size, shard_names
+from regionbench.io.shards import IngestError, Ledger, default_shard_size, image_id_of, shard_names
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
 # core; at most 1,000 images each on large ones. The count depends on the collection alone, never
@@ -101,16 +101,6 @@ def plan(root: str | Path, shard_size: int | None) -> Plan:
     """The shards of the tree at ``root`` with ``shard_size`` images each (None: the default)."""
     on_disk = image_files(Path(root))
     return Plan(on_disk, shard_size or default_shard_size(len(on_disk)))
-
-
-def image_id_of(file_name: str) -> int:
-    """The image id of a file name: its stem when all ASCII digits, else the first 63 bits of
-    sha256(file name)."""
-    stem = Path(file_name).stem
-    if stem.isascii() and stem.isdigit() and len(stem) <= 18:
-        return int(stem)
-    # surrogatepass: a name that is not UTF-8 on disk still has an id (ingest rejects its image)
-    return int.from_bytes(hashlib.sha256(file_name.encode("utf-8", "surrogatepass")).digest()[:8], "big") >> 1
 
 
 def is_id(value: object) -> TypeGuard[int]:
