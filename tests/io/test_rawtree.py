@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from regionbench.io import layouts
 from regionbench.io.rawtree import RawTree
+from regionbench.io.shards import IngestError
 from regionbench.pipeline import config as build_config
 from regionbench.pipeline.config import ConfigError
 
@@ -68,3 +71,38 @@ def test_the_config_check_and_the_tree_detect_through_one_call(tmp_path: Path, c
         build_config.raw_layout({"raw_dir": "raw"})
     with pytest.raises(ConfigError, match="holds neither"):
         build_config.raw_layout({"raw_dir": str(tmp_path)})
+
+
+MARKERS = {
+    "images/": None, "annotations/a.json": "{}", "annotations/train/a.png": "", "groundTruth/": None,
+    "wlist.txt": "", "JPEGImages/": None, "SegmentationClass/": None, "leftImg8bit/": None, "gtFine/": None,
+    "images/ADE/": None,
+}  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chosen=st.sets(st.sampled_from(sorted(MARKERS))))
+def test_detection_is_one_rule_and_a_tree_of_two_layouts_is_one_line(tmp_path_factory, chosen: set[str]) -> None:
+    """Whatever a tree holds: the one layout that recognises it, or one line, saying what each
+    layout expects (none), or which two recognise it and that ``layout`` decides (several)."""
+    root = tmp_path_factory.mktemp("tree")
+    for marker in sorted(chosen):
+        path = root / marker
+        if MARKERS[marker] is None:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(MARKERS[marker])
+    found = [layout.name for layout in layouts.registry().values() if layout.detect(root)]
+    if len(found) == 1:
+        assert layouts.detect(root).name == found[0]
+        return
+    with pytest.raises(IngestError) as refused:
+        layouts.detect(root)
+    text = str(refused.value)
+    assert "\n" not in text
+    if found:
+        assert f"holds both {' and '.join(f'a {n} tree' for n in found)}; set layout to one of" in text
+        assert layouts.detect(root, found[1]).name == found[1]  # the config's layout decides
+    else:
+        assert "holds neither a " in text
