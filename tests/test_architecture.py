@@ -113,6 +113,24 @@ def test_cli_synth_profiles_are_the_synth_profiles() -> None:
     assert set(cli.SYNTH_PROFILES) == set(plans.PROFILES)
 
 
+def test_the_help_names_the_layouts_and_formats_there_are() -> None:
+    """The command line names the layouts with generated trees and the export formats in its help
+    (written out: the client install cannot import the build's modules to list them): the names
+    are the registries'."""
+    import argparse
+    import re
+
+    from regionbench import cli, synthetic
+    from regionbench.client import exports
+
+    sub = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    layout = next(a for a in sub.choices["synth"]._actions if a.dest == "layout")
+    named = set(re.findall(r"[a-z0-9-]+", layout.help.split(":", 1)[1])) - {"or"}
+    assert named == set(synthetic.writers())
+    export_format = next(a for a in sub.choices["export"]._actions if a.dest == "format")
+    assert set(re.findall(r"[a-z0-9-]+", export_format.help.split("(")[0])) - {"or"} == set(exports.formats())
+
+
 def test_each_package_imports_only_the_ones_above_it() -> None:
     """docs/layout.md lists the library's packages top down and says each imports only the ones
     above it (``cli`` and ``__main__`` on top of all): every import, a function's own included,
