@@ -235,6 +235,25 @@ def _sample_moments(values: np.ndarray, n: int, out: np.ndarray, at: int, stride
 
 
 @njit(**_JIT)
+def _shape_features(
+    row: np.ndarray, count: float, bw: int, bh: int, height: int, width: int, coords: np.ndarray,
+    std_xy: np.ndarray, edge: int,
+) -> None:  # fmt: skip
+    """The first nine features of a region (once per region): area, width and height of its box,
+    its mean x and y, their standard deviations, the share of its pixels on its edge, and the
+    share of its box it leaves empty."""
+    row[0] = count / (height * width)
+    row[1] = bw / width
+    row[2] = bh / height
+    row[3] = coords[0] / width
+    row[4] = coords[3] / height
+    row[5] = coords[1] / std_xy[0]
+    row[6] = coords[4] / std_xy[1]
+    row[7] = edge / count
+    row[8] = 1.0 - count / (bw * bh)
+
+
+@njit(**_JIT)
 def region_features(
     rgb: np.ndarray, lab: np.ndarray, origin: np.ndarray, masks: np.ndarray, boxes: np.ndarray, std_xy: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -280,15 +299,7 @@ def region_features(
         _level_moments(np.arange(x0 + 1, x0 + bw + 1).astype(np.float64), per_column, count, coords, 0, 1)
         _level_moments(np.arange(y0 + 1, y0 + bh + 1).astype(np.float64), per_row, count, coords, 3, 1)
         row = out[r]
-        row[0] = count / (height * width)
-        row[1] = bw / width
-        row[2] = bh / height
-        row[3] = coords[0] / width
-        row[4] = coords[3] / height
-        row[5] = coords[1] / std_xy[0]
-        row[6] = coords[4] / std_xy[1]
-        row[7] = edge / count
-        row[8] = 1.0 - count / (bw * bh)
+        _shape_features(row, count, bw, bh, height, width, coords, std_xy, edge)
         for c in range(3):
             _level_moments(levels, hist[c], count, row, 9 + c, 3)
             _sample_moments(gathered[c], n, row, 18 + c, 3)
@@ -406,6 +417,19 @@ def _inside(mask: np.ndarray, r: int, c: int) -> bool:
 
 
 @njit(**_JIT)
+def _ring_buffers(h: int, w: int, runs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What ``boundary_rings`` fills, sized by the ``runs`` of an h x w mask: corners (an end of
+    a run's side each), ring ends, components and outer flags (a ring has two vertical edges at
+    least), and the vertical edges (x, r)-(x, r+1) walked."""
+    corners = np.empty((4 * runs, 2), dtype=np.int64)
+    ends = np.empty(runs, dtype=np.int64)
+    ring_component = np.empty(runs, dtype=np.int64)
+    outer = np.empty(runs, dtype=np.bool_)
+    seen = np.zeros((h, w + 1), dtype=np.bool_)
+    return corners, ends, ring_component, outer, seen
+
+
+@njit(**_JIT)
 def boundary_rings(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rings of the boundary of the pixel squares of a boolean mask, by a crack-following walk.
 
@@ -421,17 +445,10 @@ def boundary_rings(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     4-connected component (numbered in raster order), and whether the ring is its component's
     outer boundary (positive shoelace area) rather than a hole.
     """
-    h, w = mask.shape
     start, stop, first, component = _row_runs(mask)
-    runs = len(start)
-    corners = np.empty((4 * runs, 2), dtype=np.int64)  # a corner is an end of a run's side
-    ends = np.empty(runs, dtype=np.int64)  # a ring has two vertical edges at least
-    ring_component = np.empty(runs, dtype=np.int64)
-    outer = np.empty(runs, dtype=np.bool_)
-    seen = np.zeros((h, w + 1), dtype=np.bool_)  # vertical edge (x, r)-(x, r+1)
-    n = 0
-    rings = 0
-    for r in range(h):
+    corners, ends, ring_component, outer, seen = _ring_buffers(mask.shape[0], mask.shape[1], len(start))
+    n = rings = 0
+    for r in range(mask.shape[0]):
         for k in range(first[r], first[r + 1]):
             for side in range(2):
                 # A run's left side is walked north, its right side south (the run on the right).
