@@ -6,6 +6,7 @@ says which values mean what.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,14 +97,15 @@ class Listed:
     files: tuple[str, ...]
 
 
-class ImageRuns:
+class ImageRuns(abc.ABC):
     """What the layouts sharded by runs of images share (``io.layouts.Layout`` members): from one
     ``listing`` of the tree (the layout's own), its shards, their fingerprints and image files;
-    the shards a generated tree will have; no published features or relations."""
+    the shards a generated tree will have; no published features or relations. A layout that
+    does not say how it lists its tree cannot be made (``abc``)."""
 
+    @abc.abstractmethod
     def listing(self, root: Path) -> list[Listed]:
         """Every image of the tree, in shard order (the layout says how it lists its tree)."""
-        raise NotImplementedError
 
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
         """Runs of images in ``listing`` order (``shard_runs``): a split of any size is cut into
