@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -392,25 +392,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 
-def _number(kind: type, low: float, high: float | None = None) -> Callable[[str], float]:
-    """An argparse type: ``kind`` (int: ASCII digits; float: a finite number) in [low, high],
-    strictly parsed (``regionbench.core.numbers``); the message names the range."""
-    bounds = f" >= {low:g}" if high is None else f" in [{low:g}, {high:g}]"
-    wanted = f"{'an integer' if kind is int else 'a number'}{bounds}"
-
-    def parse(text: str) -> float:
-        try:
-            value = numbers.parse_id(text) if kind is int else numbers.parse_number(text)
-        except ValueError:
-            value = None
-        if value is None or value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
 def _synth_command(sub: argparse._SubParsersAction) -> None:
     """synth: a synthetic collection."""
     s = sub.add_parser(
@@ -424,9 +405,11 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
         help="collection: paper (20,000 images), demo (300, the default), tiny (24), coco-demo (200)",
     )
     s.add_argument("--out", required=True, help="folder to write the collection into")
-    s.add_argument("--seed", type=_number(int, 0), default=0, help="seed of the generator (default 0)")
+    s.add_argument("--seed", type=numbers.argument(int, 0), default=0, help="seed of the generator (default 0)")
     s.add_argument("--quirks", action="store_true", help="carry every quirk of the official files")
-    s.add_argument("--workers", type=_number(int, 1), default=None, help="parallel folders (default: all cores)")
+    s.add_argument(
+        "--workers", type=numbers.argument(int, 1), default=None, help="parallel folders (default: all cores)"
+    )
     s.add_argument("--vocabulary", metavar="DIR", help="vocabulary folder (default: the library's SAIAPR vocabulary)")
     s.add_argument(
         "--layout",
@@ -434,10 +417,12 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
         help="raw layout to write: saiapr, coco, voc, cityscapes, ade20k, ade20k-full or bsds500",
     )
     s.add_argument(
-        "--annotators", type=_number(int, 1), help="coco, bsds500: annotators tracing every scene (default 3)"
+        "--annotators", type=numbers.argument(int, 1), help="coco, bsds500: annotators tracing every scene (default 3)"
     )
     s.add_argument(
-        "--disagreement", type=_number(float, 0, 1), help="coco: how much they differ, 0 (none) to 1 (default 0.3)"
+        "--disagreement",
+        type=numbers.argument(float, 0, 1),
+        help="coco: how much they differ, 0 (none) to 1 (default 0.3)",
     )
     s.set_defaults(func=cmd_synth)
 
@@ -446,7 +431,7 @@ def _build_command(sub: argparse._SubParsersAction) -> None:
     """build: the workflow."""
     b = sub.add_parser("build", help="run the Snakemake workflow (default target: the whole build)")
     b.add_argument("targets", nargs="*", help="Snakemake targets (files or rule names)")
-    b.add_argument("--cores", type=_number(int, 1), default=None, help="cores to use (default: the profile's)")
+    b.add_argument("--cores", type=numbers.argument(int, 1), default=None, help="cores to use (default: the profile's)")
     b.add_argument(
         "--configfile",
         nargs="+",
@@ -474,8 +459,10 @@ def _show_command(sub: argparse._SubParsersAction) -> None:
     """show: pictures of a release."""
     sh = sub.add_parser("show", help="draw images of a release with their regions coloured by label, to a PNG")
     sh.add_argument("release", help="release folder")
-    sh.add_argument("--image", type=_number(int, 0), action="append", help="an image id to draw (repeatable)")
-    sh.add_argument("--count", type=_number(int, 1), default=4, help="without --image: the first N images (default 4)")
+    sh.add_argument("--image", type=numbers.argument(int, 0), action="append", help="an image id to draw (repeatable)")
+    sh.add_argument(
+        "--count", type=numbers.argument(int, 1), default=4, help="without --image: the first N images (default 4)"
+    )
     sh.add_argument("--out", default="show.png", metavar="PNG", help="the picture to write (default show.png)")
     sh.add_argument("--images", metavar="ROOT", help="raw tree to read the images from (default: the release's own)")
     sh.add_argument("--annotator", default=None, help="whose regions to draw (default: the reference annotator)")
@@ -496,7 +483,9 @@ def _view_command(sub: argparse._SubParsersAction) -> None:
     )
     vw.add_argument("--no-verify", action="store_true", help="write the site of a release that does not verify")
     vw.add_argument("--serve", action="store_true", help="then serve the folder at http://127.0.0.1:PORT until Ctrl-C")
-    vw.add_argument("--port", type=_number(int, 1, 65535), default=8000, help="the port of --serve (default 8000)")
+    vw.add_argument(
+        "--port", type=numbers.argument(int, 1, 65535), default=8000, help="the port of --serve (default 8000)"
+    )
     vw.set_defaults(func=cmd_view)
 
 
@@ -518,7 +507,7 @@ def _diff_command(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("diff", help="records added, removed and changed between two releases; the bump they need")
     d.add_argument("old", help="the earlier release folder")
     d.add_argument("new", help="the later release folder")
-    d.add_argument("--examples", type=_number(int, 0), default=3, help="keys to show per table and kind")
+    d.add_argument("--examples", type=numbers.argument(int, 0), default=3, help="keys to show per table and kind")
     d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
     d.set_defaults(func=cmd_diff)
 
@@ -531,7 +520,7 @@ def _reproduce_command(sub: argparse._SubParsersAction) -> None:
     r.add_argument("tag", help="a release tag <dataset>-vX.Y.Z")
     r.add_argument("--repo", default=".", help="git repository, path or URL (default: the current folder)")
     r.add_argument("--workdir", help="where to clone and build (default: a temporary folder, removed after)")
-    r.add_argument("--cores", type=_number(int, 1), default=2, help="cores for the rebuild")
+    r.add_argument("--cores", type=numbers.argument(int, 1), default=2, help="cores for the rebuild")
     r.set_defaults(func=cmd_reproduce)
 
 
@@ -605,7 +594,9 @@ def _hierarchy_command(sub: argparse._SubParsersAction) -> None:
                 default="any",
                 help="credit ancestors and descendants (any), only labels below TRUE (specific) or above it (general)",
             )
-            a.add_argument("--threshold", type=_number(float, 0, 1), default=None, help="e above it counts as 1")
+            a.add_argument(
+                "--threshold", type=numbers.argument(float, 0, 1), default=None, help="e above it counts as 1"
+            )
 
 
 def _vocabulary_command(sub: argparse._SubParsersAction) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 
 ID = re.compile(r"[0-9]{1,19}")
 MAX_ID = 2**63 - 1  # an id fits a signed 64-bit integer (a COCO file name's hash id has 19 digits)
@@ -55,3 +57,24 @@ def json_number(value: object) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+def argument(kind: type, low: float, high: float | None = None) -> Callable[[str], Any]:
+    """An argparse type: ``kind`` (int: ASCII digits, ``parse_id``; float: a finite number,
+    ``parse_number``) in [low, high]; the message names the range."""
+    import argparse
+
+    bounds = f" >= {low:g}" if high is None else f" in [{low:g}, {high:g}]"
+    wanted = f"{'an integer' if kind is int else 'a number'}{bounds}"
+
+    def parse(text: str) -> Any:
+        try:
+            value: float | None = parse_id(text) if kind is int else parse_number(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse

@@ -3,7 +3,6 @@ options), the run it scores, and its one error type."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import typing
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ import shapely
 
 from regionbench import release
 from regionbench.client.loader import Release
+from regionbench.core import numbers
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy, Node
 
@@ -31,33 +31,9 @@ def option(default: Any, flag: str, help: str, **argparse_options: Any) -> Any:
     return field(default=default, metadata={"flag": flag, "help": help, "argparse": argparse_options})
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1")
-    return value
-
-
-def natural(text: str) -> int:
-    """An argparse type: a whole number >= 0."""
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 0")
-    return int(text)
-
-
-def unit_interval(text: str) -> float:
-    """An argparse type: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number in [0, 1]")
-    return value
+positive_int = numbers.argument(int, 1)  # argparse types, strictly parsed (``core.numbers``)
+natural = numbers.argument(int, 0)
+unit_interval = numbers.argument(float, 0, 1)
 
 
 S = TypeVar("S", bound="Settings")
