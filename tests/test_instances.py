@@ -237,15 +237,75 @@ def _by_pixels(truth: dict, detections: list[dict], max_dets: int) -> tuple[dict
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 100]))
 def test_the_per_image_f1_is_its_definition_on_the_pixels(seed: int, max_dets: int) -> None:
     """What ``view --run`` sorts an instances run by, and draws each detection as: each image's
-    F1 at IoU 0.5 and each detection's outcome and IoU, the same as counted on the decoded masks,
-    duplicates, crowds, empty images and the detection cap included."""
+    F1 at IoU 0.5 and each detection's outcome and IoU, read from the engine's own matches, the
+    same as counted on the decoded masks, duplicates, crowds, empty images and the detection cap
+    included."""
     truth, detections = truth_and_detections(seed)
-    ours = instances.per_image_f1(truth, detections, "segm", max_dets)
+    checked = instances.check_results(Path("results.json"), detections, truth, {})
+    found = instances.evaluate_range(truth, checked, "segm", max_dets, instances.area_bounds(None), outcomes=True)
+    ours = instances.per_image_f1(found.per_image)
     expected, outcomes = _by_pixels(truth, detections, max_dets)
     assert ours.keys() == expected.keys()
     assert all(ours[i] == pytest.approx(expected[i], abs=1e-12) for i in ours)
-    found = instances.matches(truth, detections, "segm", max_dets)
-    assert [m.index for m in found] == list(range(len(detections)))
-    for m in found:
-        assert m.outcome == outcomes[m.index][0]
-        assert m.iou == pytest.approx(outcomes[m.index][1], abs=1e-9)
+    assert sorted(found.outcomes) == list(range(len(detections)))
+    for index, (outcome, iou) in found.outcomes.items():
+        assert outcome == outcomes[index][0]
+        assert iou == pytest.approx(outcomes[index][1], abs=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    iou_type=st.sampled_from(["segm", "bbox"]),
+    cuts=st.lists(st.integers(1, 5), max_size=4),
+    most=st.sampled_from([2, 100]),
+)
+def test_ranges_of_images_accumulate_to_cocoeval_s_figures(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, iou_type: str, cuts: list[int], most: int
+) -> None:
+    """A run evaluated a range of images at a time (any cut of the images, in id order) and
+    accumulated gives pycocotools' figures, per category too: a run of many images is scored in
+    memory by the range."""
+    folder = tmp_path_factory.mktemp("ranges")
+    truth, detections = many_images(seed)
+    (folder / "truth.json").write_text(json.dumps(truth))
+    (folder / "results.json").write_text(json.dumps(detections))
+    checked = instances.check_results(folder / "results.json", detections, truth, {})
+    ids = sorted(e["id"] for e in truth["images"])
+    bounds = sorted({min(sum(cuts[: k + 1]), len(ids)) for k in range(len(cuts))} | {0, len(ids)})
+    parts = []
+    for low, high in itertools.pairwise(bounds):
+        chosen = set(ids[low:high])
+        part = {
+            "images": [e for e in truth["images"] if e["id"] in chosen],
+            "annotations": [dict(a) for a in truth["annotations"] if a["image_id"] in chosen],
+            "categories": truth["categories"],
+        }
+        mine = [dict(d) for d in checked if d["image_id"] in chosen]
+        parts.append(instances.evaluate_range(part, mine, iou_type, max(10, most), instances.area_bounds(None)))
+    categories = {c["id"]: c["name"] for c in truth["categories"]}
+    ours = instances.report(parts, categories, iou_type, (1, 10, most), None, {})
+    theirs = cocoeval(folder / "truth.json", folder / "results.json", iou_type, [1, 10, most])
+    assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-12)
+    whole = instances.score(truth, checked, iou_type, (1, 10, most))
+    assert ours["per_category_ap"] == whole["per_category_ap"] and ours["stats"] == whole["stats"]
+
+
+def many_images(seed: int) -> tuple[dict, list[dict]]:
+    """Several of ``truth_and_detections``' collections side by side, their images renumbered
+    apart and shuffled in the file, and detections whose scores tie across images."""
+    truth: dict = {"images": [], "annotations": [], "categories": []}
+    detections = []
+    rng = np.random.default_rng(seed)
+    for n in range(3):
+        one, found = truth_and_detections(seed + n)
+        shift = 10 * (n + 1) if n % 2 else 100 - 10 * n
+        truth["categories"] = one["categories"]
+        truth["images"] += [e | {"id": e["id"] + shift} for e in one["images"]]
+        start = len(truth["annotations"])
+        truth["annotations"] += [
+            a | {"id": start + a["id"], "image_id": a["image_id"] + shift} for a in one["annotations"]
+        ]
+        detections += [d | {"image_id": d["image_id"] + shift, "score": round(d["score"], 1)} for d in found]
+    order = rng.permutation(len(detections))
+    return truth, [detections[k] for k in order]

@@ -535,7 +535,7 @@ def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
     test = set(_masks.scored_images(data, "test")["image_id"].astype(int))
     who = _masks.reference(data)
     if task == "instances":
-        truth, _ = instances_task.instance_truth(data, images, who)
+        _, truth = instances_task.whole_truth(data, images, who)
         detections = coco.as_detections(data.regions, who, truth, coco.numbering(data.table("coverage"), who))
         path = out / "detections.json"
         path.write_text(json.dumps(detections))

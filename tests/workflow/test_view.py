@@ -210,7 +210,7 @@ def scored_detections(release: Path, out: Path) -> list[dict]:
     """An annotator's regions as detections against the reference truth, scores drawn evenly."""
     data = regionbench.load(release)
     images, coverage, truth_of = _masks.scored_images(data, "test"), data.table("coverage"), _masks.reference(data)
-    truth, _ = instances_task.instance_truth(data, images, truth_of)
+    _, truth = instances_task.whole_truth(data, images, truth_of)
     detections = instances.as_detections(
         data.regions, _masks.humans(data)[0], truth, instances.numbering(coverage, truth_of)
     )

@@ -224,7 +224,7 @@ def assert_same_for_pycocotools(source: Path, exported: Path) -> None:
 
 @pytest.mark.parametrize("iou_type", ["segm", "bbox"])
 def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
-    exports: tuple[Path, Path, dict], tmp_path: Path, iou_type: str
+    exports: tuple[Path, Path, dict], tmp_path: Path, iou_type: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``evaluate --task instances`` against annotator-1 gives COCOeval's 12 figures on the files
     ``export coco`` writes of the same release (crowd region, source areas and ids included), to
@@ -272,13 +272,15 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
 
     assert np.allclose([ours["measures"][k] for k in STATS], evaluation.stats, rtol=0, atol=1e-12)
     # per image (view --run sorts by it): the F1 at IoU 0.5 on the exported files, by the release's ids
-    from regionbench.client.instances import per_image_f1
+    from regionbench.client import instances
 
     paths = pq.read_table(folder / "data/images.parquet", columns=["image_id", "path"]).to_pylist()
     release_id = {
         im["id"]: next(p["image_id"] for p in paths if p["path"].endswith(im["file_name"])) for im in mine["images"]
     }
-    expected = {release_id[i]: v for i, v in per_image_f1(mine, detections, iou_type, 100).items()}
+    checked = instances.check_results(tmp_path / "results.json", detections, mine, {})
+    whole = instances.evaluate_range(mine, checked, iou_type, 100, instances.area_bounds(None))
+    expected = {release_id[i]: v for i, v in instances.per_image_f1(whole.per_image).items()}
     assert {int(i): v for i, v in ours["per_image"].items()} == expected and set(expected.values()) - {0.0, 1.0}
     import regionbench
 
@@ -286,6 +288,14 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     run = {"annotator": "annotator-1", "split": "all", "iou_type": iou_type}
     same = regionbench.evaluate(release_, tmp_path / "results.json", "instances", **run)
     assert same["measures"] == ours["measures"] and same["settings"] == ours["settings"]  # the command's
+    # a range of 5 images at a time, 40 detections held before spilling, on two processes: the same report
+    from regionbench.client.tasks import instances as task
+
+    monkeypatch.setattr(task, "RANGE", 5)
+    monkeypatch.setattr(task, "HELD", 40)
+    ranged = regionbench.evaluate(release_, tmp_path / "results.json", "instances", cores=2, **run)
+    assert json.dumps(ranged, sort_keys=True) == json.dumps(same, sort_keys=True)
+    monkeypatch.undo()
     each = regionbench.evaluate(release_, tmp_path / "results.json", "instances", **(run | {"annotator": None,
                                                                                           "all_annotators": True}))  # fmt: skip
     assert sorted(each["per_annotator"]) == ["annotator-1", "annotator-2"]
@@ -312,7 +322,7 @@ def named_run(folder: Path, out: Path) -> tuple[list[dict], dict[int, str], dict
 
     data = regionbench.load(folder)
     images = _masks.scored_images(data, "all")
-    truth, _ = instances_task.instance_truth(data, images, "annotator-1")
+    _, truth = instances_task.whole_truth(data, images, "annotator-1")
     numbering = instances.numbering(data.table("coverage"), "annotator-1")
     detections = instances.as_detections(data.regions, "annotator-2", truth, numbering)
     for k, d in enumerate(detections):

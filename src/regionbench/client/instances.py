@@ -21,12 +21,13 @@ union). This module only states the ground truth as COCO does and reads the resu
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import io
 import itertools
-import json
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -129,17 +130,28 @@ def category_names(categories: dict[int, str], named: pd.DataFrame | None, annot
     return out
 
 
+def truth_images(images: pd.DataFrame, ids: Mapping[int, int]) -> list[dict[str, Any]]:
+    """The COCO ``images`` entries of rows of the release's images table, under the ids ``ids``
+    gives them (release id -> the truth's, ``numbering``; else the release's), sorted by id."""
+    entries = [
+        {"id": ids.get(int(i), int(i)), "width": int(w), "height": int(h), "file_name": str(p)}
+        for i, w, h, p in images[["image_id", "width", "height", "path"]].itertuples(index=False)
+    ]
+    return sorted(entries, key=lambda e: e["id"])
+
+
 def ground_truth(
     regions: pd.DataFrame,
     images: pd.DataFrame,
     coverage: pd.DataFrame,
     annotator: str,
     categories: dict[int, str],
+    ids: Mapping[int, int] | None = None,
 ) -> dict:
     """The COCO instances document of ``annotator``'s regions of ``images`` (rows of the release's
-    images table), numbered as the source numbered them (module docstring), under
-    ``categories`` (``truth_categories``: id -> label)."""
-    ids = numbering(coverage, annotator)
+    images table), numbered as the source numbered them (module docstring; ``ids``: that
+    ``numbering``, when known), under ``categories`` (``truth_categories``: id -> label)."""
+    ids = numbering(coverage, annotator) if ids is None else ids
     category_of = {label: c for c, label in categories.items()}
     categories = dict(categories)
     chosen = set(images["image_id"].astype(int))
@@ -166,12 +178,8 @@ def ground_truth(
                 "iscrowd": int(bool(r["iscrowd"])),
             }
         )
-    entries = [
-        {"id": ids.get(int(i), int(i)), "width": int(w), "height": int(h), "file_name": str(p)}
-        for i, w, h, p in images[["image_id", "width", "height", "path"]].itertuples(index=False)
-    ]
     return {
-        "images": sorted(entries, key=lambda e: e["id"]),
+        "images": truth_images(images, ids),
         "annotations": annotations,
         "categories": [{"id": c, "name": n} for c, n in sorted(categories.items())],
     }
@@ -197,74 +205,152 @@ def as_detections(regions: pd.DataFrame, annotator: str, truth: dict, numbering:
 
 
 def read_results(path: Path, truth: dict, names: Mapping[str, int], others: Collection[int] = ()) -> list[dict]:
-    """The detections of a COCO results file, checked against ``truth``: every item an object
-    with a known ``image_id``, a category of the truth by ``category_id`` (its id in the truth)
-    or ``label`` (``names``: a name -> its id; ``category_names``), the two agreeing where both
-    are given, a finite ``score``, and a ``segmentation`` (RLE of the image's size, or polygons
-    inside it) or a ``bbox``; polygons become RLE. Raises ``OutsideImages`` where detections lie
-    on ``others`` (images of the release the truth leaves out), else ``InstancesError`` with one
-    line per problem (the first ten)."""
-    return check_results(path, read_items(path), truth, names, others)
+    """The detections of a COCO results file, checked against ``truth`` (``Checker``); raises
+    ``OutsideImages`` where detections lie on ``others`` (images of the release the truth leaves
+    out), else ``InstancesError`` with one line per problem (the first ten)."""
+    return check_results(path, stream_items(path), truth, names, others)
 
 
-def read_items(path: Path) -> list[Any]:
-    """The items of a COCO results file: a JSON list (its items checked by ``check_results``)."""
+def stream_items(path: Path) -> Iterator[Any]:
+    """The items of a COCO results file (a JSON list), read one at a time (ijson's C parser):
+    memory by the item, not the file. ``InstancesError`` in one line where it is no file, not
+    a list, or not JSON."""
+    import ijson
+
+    if problem := errors.file_problem(path, "a COCO results file"):
+        raise InstancesError(f"{path}: {problem}")
     try:
-        items = errors.read_json(path, "a COCO results file")
-    except ValueError as exc:
-        raise InstancesError(f"{path}: {exc}") from None
-    if not isinstance(items, list):
-        raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
-    return items
+        with path.open("rb") as f:
+            head = f.read(64).lstrip()
+            if head[:1] != b"[":
+                raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
+            f.seek(0)
+            yield from ijson.items(f, "item", use_float=True)
+    except ijson.JSONError as exc:
+        text = " ".join(str(exc).split())
+        if "UTF8" in text or "UTF-8" in text:
+            raise InstancesError(f"{path}: not UTF-8 text; write the results file as UTF-8 JSON") from None
+        if "NaN" in text or "Infinity" in text:  # yajl quotes the text where it stopped
+            text += " (NaN and Infinity are not JSON: write finite scores, e.g. json.dump(..., allow_nan=False))"
+        raise InstancesError(f"{path}: not valid JSON ({text[:300]})") from None
+    except OSError as exc:
+        raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
+
+
+def truth_header(truth: dict) -> dict:
+    """What checking detections needs of a truth: its ``images`` and ``categories``."""
+    return {"images": truth["images"], "categories": truth["categories"]}
+
+
+class Checker:
+    """Detections checked one at a time against a truth's images and categories (``header``:
+    ``truth_header``), as pycocotools' ``loadRes`` would take them and in the same pass:
+
+    - every item an object with a known ``image_id``; ``others`` (images of the release the
+      truth leaves out) are counted (``OutsideImages``), not checked;
+    - a category of the truth by ``category_id`` (its id in the truth) or ``label`` (``names``:
+      a name -> its id; ``category_names``), the two agreeing where both are given;
+    - a finite ``score``; a ``segmentation`` (RLE of the image's size, or polygons inside it,
+      made RLE) or a ``bbox`` (four numbers);
+    - its ``area`` as ``loadRes`` states it: the box's where the run's first detection has a
+      box, else the mask's (measured here, where the mask is decoded anyway); a box from the
+      mask where it has none (``boxes``: for every detection, else only where the area needs it).
+
+    ``take`` returns the detection (``None`` when refused), ``finish`` raises the problems."""
+
+    def __init__(
+        self, header: dict, names: Mapping[str, int], others: Collection[int] = (), boxes: bool = True
+    ) -> None:
+        self.boxes = boxes  # a box for every detection (scoring boxes, or drawing them)
+        self.sizes = {e["id"]: (e["height"], e["width"]) for e in header["images"]}
+        self.label_of = {c["id"]: c["name"] for c in header["categories"]}
+        self.names, self.others = names, others
+        self.problems: list[str] = []
+        self.outside = Counter[int]()
+        self.box_areas: bool | None = None  # loadRes: the first detection's kind decides for all
+        self.taken = 0
+
+    def take(self, n: int, item: Any) -> dict[str, Any] | None:
+        """Detection ``n`` (its position in the file) checked: the detection the engine reads."""
+        where = f"detection {n}"
+        if not isinstance(item, dict):
+            self.problems.append(f"{where}: not a JSON object")
+            return None
+        image = item.get("image_id")
+        if isinstance(image, int) and not isinstance(image, bool) and image in self.others:
+            self.outside[image] += 1
+            return None
+        if image not in self.sizes or isinstance(image, bool):
+            self.problems.append(f"{where}: image_id {image!r} is no image of the release")
+            return None
+        category, problem = _category(item, self.label_of, self.names)
+        if problem:
+            self.problems.append(f"{where}: {problem}")
+            return None
+        score = numbers.json_number(item.get("score"))
+        if score is None:
+            self.problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
+            return None
+        try:
+            shape = _shape(item, *self.sizes[image])
+        except (ValueError, TypeError) as exc:
+            self.problems.append(f"{where}: {errors.first_line(exc)}")
+            return None
+        if self.box_areas is None:
+            self.box_areas = "bbox" in shape
+        detection: dict[str, Any] = {"image_id": image, "category_id": category, "score": score} | shape
+        area = detection.pop("mask_area", None)
+        if self.box_areas or area is None or self.boxes:
+            if "bbox" not in detection:  # then it has a mask
+                detection["bbox"] = _mask_box(detection["segmentation"])
+            box = detection["bbox"]
+            area = box[2] * box[3] if self.box_areas or area is None else area
+        detection["area"] = area
+        self.taken += 1
+        return detection
+
+    def finish(self, path: Path) -> None:
+        """Raise what was found: ``OutsideImages``, else ``InstancesError`` (the first ten problems)."""
+        if self.outside:
+            raise OutsideImages(sum(self.outside.values()), len(self.outside))
+        if self.problems:
+            more = f" (and {len(self.problems) - 10} more)" if len(self.problems) > 10 else ""
+            raise InstancesError(f"{path}: " + f"; {path}: ".join(self.problems[:10]) + more)
 
 
 def check_results(
-    path: Path, items: Sequence[Any], truth: dict, names: Mapping[str, int], others: Collection[int] = ()
+    path: Path,
+    items: Iterable[Any],
+    truth: dict,
+    names: Mapping[str, int],
+    others: Collection[int] = (),
+    boxes: bool = True,
 ) -> list[dict]:
-    """``read_results`` of the ``items`` of the results file ``path``, already read."""
-    sizes = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
-    label_of = {c["id"]: c["name"] for c in truth["categories"]}
-    problems, out, outside = [], [], Counter[int]()
-    for n, item in enumerate(items):
-        where = f"detection {n}"
-        if not isinstance(item, dict):
-            problems.append(f"{where}: not a JSON object")
-            continue
-        image = item.get("image_id")
-        if isinstance(image, int) and not isinstance(image, bool) and image in others:
-            outside[image] += 1
-            continue
-        if image not in sizes or isinstance(image, bool):
-            problems.append(f"{where}: image_id {image!r} is no image of the release")
-            continue
-        category, problem = _category(item, label_of, names)
-        if problem:
-            problems.append(f"{where}: {problem}")
-            continue
-        score = numbers.json_number(item.get("score"))
-        if score is None:
-            problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
-            continue
-        detection: dict[str, Any] = {"image_id": image, "category_id": category, "score": score}
-        try:
-            detection |= _shape(item, *sizes[image])
-        except (ValueError, TypeError) as exc:
-            problems.append(f"{where}: {errors.first_line(exc)}")
-            continue
-        out.append(detection)
-    if outside:
-        raise OutsideImages(sum(outside.values()), len(outside))
-    if problems:
-        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        raise InstancesError(f"{path}: " + f"; {path}: ".join(problems[:10]) + more)
+    """``read_results`` of the ``items`` of the results file ``path`` (``Checker``)."""
+    checker = Checker(truth_header(truth), names, others, boxes)
+    out = [d for n, item in enumerate(items) if (d := checker.take(n, item)) is not None]
+    checker.finish(path)
     return out
 
 
-def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
-    """A detection's ``segmentation`` (an RLE of the image's size, or polygons inside it, as RLE)
-    and ``bbox`` (four numbers), at least one of them; a ``ValueError`` says what is wrong."""
-    from pycocotools import mask as coco_mask
+def _mask_box(rle: dict[str, Any]) -> list[float]:
+    return [float(v) for v in _masks().toBbox(rle)]
 
+
+@functools.cache
+def _masks() -> Any:
+    """pycocotools' mask module, imported once (a detection at a time, an import costs as much as
+    its checks)."""
+    from pycocotools import mask
+
+    return mask
+
+
+def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
+    """A detection's ``segmentation`` (an RLE of the image's size, or polygons inside it, as RLE,
+    with its ``mask_area``) and ``bbox`` (four numbers), at least one of them; a ``ValueError``
+    says what is wrong."""
+    coco_mask = _masks()
     found: dict[str, Any] = {}
     segmentation = item.get("segmentation")
     if isinstance(segmentation, dict):
@@ -275,7 +361,7 @@ def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
         rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
         if isinstance(counts, list):
             rle = coco_mask.frPyObjects(rle, height, width)
-        coco_mask.area(rle)  # decodable, or an error here
+        found["mask_area"] = int(coco_mask.area(rle))  # decodable, or an error here
         found["segmentation"] = rle
     elif isinstance(segmentation, list):
         flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
@@ -285,6 +371,7 @@ def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
         if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
             raise ValueError(f"a polygon leaves the {width}x{height} image")
         found["segmentation"] = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+        found["mask_area"] = int(coco_mask.area(found["segmentation"]))
     elif segmentation is not None:
         raise ValueError("segmentation is neither an RLE nor polygons")
     box = item.get("bbox")
@@ -316,95 +403,6 @@ def _category(item: dict, label_of: Mapping[int, str], names: Mapping[str, int])
     return int(by_id if by_id is not None else by_label), None  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
-class Match:
-    """What became of one detection at IoU 0.5 (``matches``): ``index`` in the detections given;
-    ``outcome`` "matched" (it took an instance), "unmatched" (it took none: a false positive),
-    "crowd" (unmatched but lying on a crowd region: not counted) or "dropped" (beyond the
-    ``max_dets`` best of its image and category: not scored); ``iou`` its IoU with the instance
-    it took, else its best with any instance of its category (0 when dropped)."""
-
-    index: int
-    outcome: str
-    iou: float
-
-    @property
-    def matched(self) -> bool:
-        return self.outcome == "matched"
-
-    @property
-    def counted(self) -> bool:
-        """Whether the detection counts in the run's F1 (a match or a false positive)."""
-        return self.outcome in ("matched", "unmatched")
-
-
-def matches(truth: dict, detections: Sequence[dict], iou_type: str = "segm", max_dets: int = 100) -> list[Match]:
-    """Each detection matched against ``truth``'s instances at IoU 0.5, as COCOeval matches at
-    that threshold: per image and category, detections best score first (at most ``max_dets``
-    kept) each take the unmatched instance they overlap most, at IoU >= 0.5. Crowd instances
-    are never taken; a detection left unmatched that overlaps one by half (IoU with the
-    detection's area as the union) is not counted against the run. Returns one ``Match`` per
-    detection, in the detections' order."""
-    from pycocotools import mask as coco_mask
-
-    key = "segmentation" if iou_type == "segm" else "bbox"
-
-    def shape(value: Any) -> Any:  # RLE counts as pycocotools takes them
-        if key == "segmentation" and isinstance(value.get("counts"), str):
-            return {"size": value["size"], "counts": value["counts"].encode()}
-        return value
-
-    instances: dict[tuple[int, int], list[Any]] = defaultdict(list)
-    crowds: dict[tuple[int, int], list[Any]] = defaultdict(list)
-    for a in truth["annotations"]:
-        (crowds if a["iscrowd"] else instances)[(a["image_id"], a["category_id"])].append(shape(a[key]))
-    found: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for k, d in enumerate(detections):
-        found[(d["image_id"], d["category_id"])].append(k)
-    out: list[Match] = []
-    for group, mine in found.items():
-        mine = sorted(mine, key=lambda k: -detections[k]["score"])
-        out += [Match(k, "dropped", 0.0) for k in mine[max_dets:]]
-        mine = mine[:max_dets]
-        boxes = [shape(detections[k][key]) for k in mine]
-        taken = np.zeros(len(instances[group]), dtype=bool)
-        ious = np.asarray(coco_mask.iou(boxes, instances[group], [0] * len(taken))) if taken.size else None
-        in_crowd = (
-            np.asarray(coco_mask.iou(boxes, crowds[group], [1] * len(crowds[group]))).max(axis=1) >= 0.5
-            if crowds[group]
-            else np.zeros(len(mine), dtype=bool)
-        )
-        for n, k in enumerate(mine):
-            best_iou = float(ious[n].max()) if ious is not None else 0.0
-            if ious is not None:
-                candidates = np.where(taken, -1.0, ious[n])
-                best = int(np.argmax(candidates))
-                if candidates[best] >= 0.5:
-                    taken[best] = True
-                    out.append(Match(k, "matched", float(candidates[best])))
-                    continue
-            out.append(Match(k, "crowd" if in_crowd[n] else "unmatched", best_iou))
-    return sorted(out, key=lambda m: m.index)
-
-
-def per_image_f1(
-    truth: dict, detections: Sequence[dict], iou_type: str = "segm", max_dets: int = 100
-) -> dict[int, float]:
-    """Per image of ``truth`` (its numbering), the F1 at IoU 0.5 of ``detections`` against the
-    image's instances (``matches``): F1 = 2 matched / (instances + counted detections), 1 when
-    the image has neither; crowd instances are not counted."""
-    counted: Counter[int] = Counter(a["image_id"] for a in truth["annotations"] if not a["iscrowd"])
-    matched: Counter[int] = Counter()
-    for m in matches(truth, detections, iou_type, max_dets):
-        image = detections[m.index]["image_id"]
-        counted[image] += m.counted
-        matched[image] += m.matched
-    return {
-        int(entry["id"]): 2 * matched[entry["id"]] / counted[entry["id"]] if counted[entry["id"]] else 1.0
-        for entry in truth["images"]
-    }
-
-
 def merged_area_ranges(given: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
     """The three area ranges: those ``given`` (name -> (low, high) in pixels), COCO's for the
     others. They may touch (COCOeval counts a bound in both) but not overlap, so an instance
@@ -428,6 +426,322 @@ def merged_area_ranges(given: dict[str, tuple[float, float]]) -> dict[str, tuple
     return ranges
 
 
+IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)  # COCOeval's .50:.05:.95 (bit t of ``Evaluated.hits``)
+RECALL_POINTS = np.linspace(0.0, 1.0, 101)
+OUTCOMES = ("matched", "unmatched", "crowd", "dropped")
+
+
+@dataclass
+class Evaluated:
+    """What the engine found on a range of images, kept small (26 bytes a detection) so that the
+    ranges of a run accumulate as one (``accumulate``). Per category index ``k`` (of the run's
+    sorted category ids), the range's detections the engine kept (at most the largest
+    ``max_dets`` an image), its images in id order, each image's best score first:
+
+    - ``scores[k]``: their scores; ``ranks[k]``: their places in their image (for fewer
+      ``max_dets``);
+    - ``hits[k]``, ``ignored[k]`` (area range x detection, uint16): bit t set where the detection
+      took an instance at IoU threshold t (``IOU_THRESHOLDS``), where it is ignored there (it
+      took a crowd or an instance outside the area range, or took none and lies outside it);
+
+    ``instances`` (category x area range) the instances not ignored; ``per_image`` the truth's
+    image id -> (instances, detections counted, detections matched) at IoU 0.5 over all areas,
+    crowds aside; ``outcomes`` (asked for) detection index -> (``OUTCOMES``, IoU)."""
+
+    scores: dict[int, np.ndarray] = field(default_factory=dict)
+    ranks: dict[int, np.ndarray] = field(default_factory=dict)
+    hits: dict[int, np.ndarray] = field(default_factory=dict)
+    ignored: dict[int, np.ndarray] = field(default_factory=dict)
+    instances: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    per_image: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    outcomes: dict[int, tuple[str, float]] = field(default_factory=dict)
+
+
+def _engine(
+    truth: dict, detections: Sequence[dict], iou_type: str, max_det: int, areas: Sequence[Sequence[float]]
+) -> Any:
+    """faster-coco-eval's ``COCOeval_faster`` evaluated on ``truth`` and ``detections`` (each with
+    its ``id``, ``area`` and shape), the per-image results kept for reading (``separate_eval``)."""
+    from faster_coco_eval import COCO, COCOeval_faster
+
+    gt = COCO()
+    gt.dataset = truth
+    gt.createIndex()
+    dt = COCO()
+    dt.dataset = {"images": truth["images"], "categories": truth["categories"], "annotations": list(detections)}
+    dt.createIndex()
+    quiet = lambda *args, **kwargs: None  # noqa: E731  the engine reports its progress
+    evaluation = COCOeval_faster(gt, dt, iou_type, print_function=quiet, separate_eval=True, rle_iou_max_workers=1)
+    evaluation.params.catIds = sorted(c["id"] for c in truth["categories"])
+    evaluation.params.imgIds = sorted(e["id"] for e in truth["images"])
+    evaluation.params.maxDets = [max_det]
+    evaluation.params.areaRng = [list(a) for a in areas]
+    evaluation.params.areaRngLbl = [str(k) for k in range(len(areas))]
+    with contextlib.redirect_stdout(io.StringIO()):
+        evaluation.evaluate()
+    return evaluation
+
+
+def evaluate_range(
+    truth: dict,
+    detections: Sequence[dict],
+    iou_type: str,
+    max_det: int,
+    areas: Sequence[Sequence[float]],
+    outcomes: bool = False,
+) -> Evaluated:
+    """The engine's per-image evaluation of a range of images (``truth``, a COCO instances
+    document, taken by the engine: give it a fresh one) and its ``detections`` (checked by
+    ``Checker``, their ``id`` set here), read into an ``Evaluated``: what COCOeval's
+    ``evaluateImg`` gives (matches and ignore flags per IoU threshold and area range, at most
+    ``max_det`` detections per image and category, best first), for ``areas`` (low, high) in
+    pixels, all areas first. ``outcomes``: each detection's at IoU 0.5 too (``Evaluated``)."""
+    for k, d in enumerate(detections, start=1):
+        d["id"] = k
+    if not detections:  # nothing for the engine to match: the instances alone
+        ids = sorted(e["id"] for e in truth["images"])
+        cat_index = {c: k for k, c in enumerate(sorted(c["id"] for c in truth["categories"]))}
+        return Evaluated(
+            instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
+        )
+    evaluation = _engine(truth, detections, iou_type, max_det, areas)
+    p = evaluation.params
+    cats, images, thresholds = list(p.catIds), list(p.imgIds), len(IOU_THRESHOLDS)
+    n_areas, n_images = len(areas), len(images)
+    cat_index, image_index = {c: k for k, c in enumerate(cats)}, {i: n for n, i in enumerate(images)}
+    groups: dict[tuple[int, int], list[int]] = defaultdict(list)  # (image, category index) -> detections
+    for n, d in enumerate(detections):
+        groups[(image_index[d["image_id"]], cat_index[d["category_id"]])].append(n)
+    states = evaluation._evalImgs_cpp  # k * A * I + a * I + i, as COCOeval's evalImgs
+    found = Evaluated(instances=_instances(truth, cat_index, areas))
+    sizes: dict[int, list[int]] = defaultdict(list)  # category index -> detections kept per group
+    scores: dict[int, list[float]] = defaultdict(list)
+    hits: dict[tuple[int, int], list[int]] = defaultdict(list)  # (category index, area) -> T x kept, per group
+    ignored: dict[tuple[int, int], list[int]] = defaultdict(list)
+    images_of: dict[int, list[int]] = defaultdict(list)  # category index -> each group's image index
+    collecting = gc.isenabled()
+    gc.disable()  # the engine's states are many small lists: a collection per thousand would triple the time
+    try:
+        for i, k in sorted(groups):
+            state = states[k * n_areas * n_images + i].__getstate__()
+            count = len(state[2])
+            sizes[k].append(count)
+            images_of[k].append(i)
+            scores[k] += state[2]
+            hits[(k, 0)] += state[0]
+            ignored[(k, 0)] += state[4]
+            if outcomes:
+                ranked = sorted(groups[(i, k)], key=lambda n: -detections[n]["score"])  # stable, as the engine
+                found.outcomes |= _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth)
+            for a in range(1, n_areas):
+                state = states[k * n_areas * n_images + a * n_images + i].__getstate__()
+                hits[(k, a)] += state[0]
+                ignored[(k, a)] += state[4]
+    finally:
+        if collecting:
+            gc.enable()
+    for k, counts in sizes.items():
+        found.scores[k] = np.asarray(scores[k], dtype=np.float64)
+        index, found.ranks[k] = _layout(np.asarray(counts, dtype=np.int64), thresholds)
+        found.hits[k] = np.stack([_bits(np.asarray(hits[(k, a)]), index) for a in range(n_areas)])
+        found.ignored[k] = np.stack([_bits(np.asarray(ignored[(k, a)]), index) for a in range(n_areas)])
+    found.per_image = _per_image(truth, images, found, {k: np.repeat(images_of[k], sizes[k]) for k in sizes})
+    return found
+
+
+def _layout(counts: np.ndarray, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each detection's T values lie in the groups' states laid end to end (each group
+    T x its count, threshold-major): a T x detections index, and each detection's place in its
+    group."""
+    starts = np.cumsum(counts) - counts
+    group = np.repeat(np.arange(len(counts)), counts)
+    place = np.arange(int(counts.sum())) - starts[group]
+    index = thresholds * starts[group][None, :] + np.arange(thresholds)[:, None] * counts[group][None, :] + place
+    return index, place.astype(np.uint16)
+
+
+def _bits(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """A detection's T flags (nonzero values at ``index``) as one uint16, bit t for threshold t."""
+    if not index.size:
+        return np.zeros(0, dtype=np.uint16)
+    flags = values[index] != 0
+    return (flags.astype(np.uint16) << np.arange(index.shape[0], dtype=np.uint16)[:, None]).sum(axis=0, dtype=np.uint16)
+
+
+def _instances(truth: dict, cat_index: Mapping[int, int], areas: Sequence[Sequence[float]]) -> np.ndarray:
+    """Category x area range: the instances COCOeval does not ignore (not crowd, its area within
+    the range, both bounds included)."""
+    out = np.zeros((len(cat_index), len(areas)), dtype=np.int64)
+    for a in truth["annotations"]:
+        if not a["iscrowd"]:
+            for r, (low, high) in enumerate(areas):
+                out[cat_index[a["category_id"]], r] += low <= a["area"] <= high
+    return out
+
+
+def _per_image(
+    truth: dict, images: Sequence[int], found: Evaluated, image_of: Mapping[int, np.ndarray]
+) -> dict[int, tuple[int, int, int]]:
+    """Truth image id -> (instances, detections counted, detections matched) at IoU 0.5 over all
+    areas (``image_of``: category index -> each kept detection's image index): counted = matched
+    or unmatched, not on a crowd; detections beyond ``max_det`` are not counted."""
+    instances = Counter(a["image_id"] for a in truth["annotations"] if not a["iscrowd"])
+    counted, matched = np.zeros(len(images), dtype=np.int64), np.zeros(len(images), dtype=np.int64)
+    for k, image in image_of.items():
+        hit, ignore = (found.hits[k][0] & 1).astype(bool), (found.ignored[k][0] & 1).astype(bool)
+        counted += np.bincount(image[~ignore], minlength=len(images))
+        matched += np.bincount(image[hit & ~ignore], minlength=len(images))
+    return {i: (instances[i], int(counted[n]), int(matched[n])) for n, i in enumerate(images)}
+
+
+def _outcomes(
+    evaluation: Any, state: tuple, ranked: Sequence[int], pair: tuple[int, int], truth: dict
+) -> dict[int, tuple[str, float]]:
+    """One image and category's detections (``ranked``: indices, best first, as the engine
+    ranks them) -> (outcome, IoU) at IoU 0.5 over all areas, from the engine's ``state``: the IoU
+    with the instance taken, else the best with any instance of the category (crowds aside)."""
+    count = len(state[2])
+    gts = [a for a in truth["annotations"] if (a["image_id"], a["category_id"]) == pair]
+    ious = np.asarray(evaluation.ious.get(pair, []), dtype=float).reshape(count, len(gts)) if gts else None
+    column = {a["id"]: c for c, a in enumerate(gts)}
+    plain = np.array([not a["iscrowd"] for a in gts], dtype=bool)
+    out = {n: ("dropped", 0.0) for n in ranked[count:]}
+    for j, n in enumerate(ranked[:count]):
+        taken, ignore = state[0][j], state[4][j]  # threshold 0 (IoU 0.5) comes first
+        best = float(ious[j][plain].max()) if ious is not None and plain.any() else 0.0
+        if taken and not ignore:
+            out[n] = ("matched", float(ious[j][column[taken]]) if ious is not None else 0.0)
+        else:
+            out[n] = ("crowd" if ignore else "unmatched", best)
+    return out
+
+
+def accumulate(
+    parts: Sequence[Evaluated], categories: int, areas: int, max_dets: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """COCOeval's ``accumulate`` over the ranges ``parts`` (in image order), as pycocotools
+    computes it: per category, area range and ``max_dets`` m, the detections of every image (its
+    m best) sorted by score (stable), tp and fp summed along them per IoU threshold, recall =
+    tp / instances, precision = tp / (tp + fp + eps) made non-increasing from the end and read at
+    the 101 recall points. Returns precision (T x R x K x A x M) and recall (T x K x A x M),
+    -1 where a category has no instance in the area range."""
+    thresholds, points = len(IOU_THRESHOLDS), len(RECALL_POINTS)
+    precision = -np.ones((thresholds, points, categories, areas, len(max_dets)))
+    recall = -np.ones((thresholds, categories, areas, len(max_dets)))
+    instances = np.sum([p.instances for p in parts], axis=0) if parts else np.zeros((categories, areas))
+    bit = (np.uint16(1) << np.arange(thresholds, dtype=np.uint16))[:, None]
+    for k in range(categories):
+        mine = [p for p in parts if k in p.scores]
+        if not mine or not instances[k].any():
+            if instances[k].any():  # instances, no detection: recall 0, precision 0
+                for a in np.flatnonzero(instances[k]):
+                    precision[:, :, k, a, :], recall[:, k, a, :] = 0.0, 0.0
+            continue
+        scores = np.concatenate([p.scores[k] for p in mine])
+        ranks = np.concatenate([p.ranks[k] for p in mine])
+        hits = np.concatenate([p.hits[k] for p in mine], axis=1)
+        ignored = np.concatenate([p.ignored[k] for p in mine], axis=1)
+        for m, most in enumerate(max_dets):
+            keep = np.flatnonzero(ranks < most)
+            order = keep[np.argsort(-scores[keep], kind="mergesort")]
+            for a in np.flatnonzero(instances[k]):
+                matched, ignore = (hits[a][order] & bit) != 0, (ignored[a][order] & bit) != 0
+                tp = np.cumsum(matched & ~ignore, axis=1).astype(float)
+                fp = np.cumsum(~matched & ~ignore, axis=1).astype(float)
+                precision[:, :, k, a, m], recall[:, k, a, m] = _curve(tp, fp, int(instances[k, a]))
+    return precision, recall
+
+
+def _curve(tp: np.ndarray, fp: np.ndarray, instances: int) -> tuple[np.ndarray, np.ndarray]:
+    """Precision at the recall points (T x R) and recall (T) of cumulated tp, fp (T x detections)."""
+    count = tp.shape[1]
+    if not count:
+        return np.zeros((tp.shape[0], len(RECALL_POINTS))), np.zeros(tp.shape[0])
+    rc = tp / instances
+    pr = np.maximum.accumulate((tp / (fp + tp + np.spacing(1)))[:, ::-1], axis=1)[:, ::-1]
+    out = np.zeros((tp.shape[0], len(RECALL_POINTS)))
+    for t in range(tp.shape[0]):
+        at = np.searchsorted(rc[t], RECALL_POINTS, side="left")
+        valid = at < count
+        out[t, valid] = pr[t, at[valid]]
+    return out, rc[:, -1]
+
+
+def summary(precision: np.ndarray, recall: np.ndarray, max_dets: Sequence[int]) -> dict[str, float]:
+    """COCOeval's 12 figures (``STATS``) of accumulated ``precision`` and ``recall``: the mean of
+    the entries that are not -1 (-1 where none), all areas or one, IoU .50:.95, .50 or .75, at the
+    largest ``max_dets`` (AR also at the others); AR100 is named for the largest."""
+    last = len(max_dets) - 1
+
+    def mean(values: np.ndarray) -> float:
+        values = values[values > -1]
+        return float(values.mean()) if values.size else -1.0
+
+    ap = [mean(precision[:, :, :, 0, last]), mean(precision[:1, :, :, 0, last]), mean(precision[5:6, :, :, 0, last])]
+    ap += [mean(precision[:, :, :, a, last]) for a in (1, 2, 3)]
+    ar = [mean(recall[:, :, 0, m]) for m in range(len(max_dets))] + [mean(recall[:, :, a, last]) for a in (1, 2, 3)]
+    names = [s.replace("AR100", f"AR{max_dets[-1]}") for s in STATS]
+    return dict(zip(names, ap + ar, strict=True))
+
+
+def per_category(precision: np.ndarray, categories: Mapping[int, str]) -> tuple[dict[str, float], list[str]]:
+    """Each category's AP (IoU .50:.95, all areas, the largest ``max_dets``), by name, and the
+    categories without an instance to find (no AP, in no mean); ``categories``: id -> name in
+    the order of the precision's category axis."""
+    out, absent = {}, []
+    for k, name in enumerate(categories.values()):
+        values = precision[:, :, k, 0, -1]
+        values = values[values > -1]
+        if values.size:
+            out[name] = float(values.mean())
+        else:
+            absent.append(name)
+    return out, sorted(absent)
+
+
+def per_image_f1(counts: Mapping[int, tuple[int, int, int]]) -> dict[int, float]:
+    """Per image, the F1 at IoU 0.5 of (instances, counted detections, matched) (``Evaluated.
+    per_image``): 2 matched / (instances + counted), 1 for an image with neither."""
+    return {i: 2 * m / (n + c) if n + c else 1.0 for i, (n, c, m) in counts.items()}
+
+
+def area_bounds(area_ranges: dict[str, tuple[float, float]] | None) -> list[list[float]]:
+    """The engine's area ranges: all areas, then small, medium, large (``merged_area_ranges``)."""
+    ranges = merged_area_ranges(area_ranges or {})
+    return [[0.0, 1e10]] + [list(ranges[k]) for k in ("small", "medium", "large")]
+
+
+def check_iou_type(iou_type: str) -> None:
+    """``segm`` or ``bbox``; else an ``InstancesError``."""
+    if iou_type not in ("segm", "bbox"):
+        raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
+
+
+def report(
+    parts: Sequence[Evaluated],
+    categories: Mapping[int, str],
+    iou_type: str,
+    max_dets: Sequence[int],
+    area_ranges: dict[str, tuple[float, float]] | None,
+    counts: Mapping[str, int],
+) -> dict:
+    """The figures of a run evaluated range by range (``parts``, in image order) against a truth
+    of ``categories`` (id -> name, sorted by id): the 12 figures (``summary``), per-category AP,
+    the categories absent, the settings and ``counts`` (images, ground_truth, crowd, detections)."""
+    precision, recall = accumulate(parts, len(categories), 4, max_dets)
+    found, absent = per_category(precision, categories)
+    ranges = merged_area_ranges(area_ranges or {})
+    return {
+        "iou_type": iou_type,
+        "max_dets": list(max_dets),
+        "area_ranges": {k: list(v) for k, v in ranges.items()},
+        **counts,
+        "stats": summary(precision, recall, max_dets),
+        "per_category_ap": found,
+        "categories_absent": absent,
+    }
+
+
 def score(
     truth: dict,
     detections: Sequence[dict],
@@ -435,55 +749,23 @@ def score(
     max_dets: Sequence[int] = (1, 10, 100),
     area_ranges: dict[str, tuple[float, float]] | None = None,
 ) -> dict:
-    """COCOeval of ``detections`` against ``truth`` (a COCO instances document): the 12 summary
-    figures (``STATS``, -1 where a figure has no ground truth, as COCOeval gives it), per-category
-    AP (over IoU .50:.95, all areas, the last ``max_dets``), and the settings."""
-    from faster_coco_eval import COCO, COCOeval_faster
-
-    if iou_type not in ("segm", "bbox"):
-        raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
+    """COCOeval of ``detections`` (checked: ``check_results``) against ``truth`` (a COCO
+    instances document) in one range: the 12 summary figures (``STATS``, -1 where a figure has
+    no ground truth, as COCOeval gives it), per-category AP (over IoU .50:.95, all areas, the
+    last ``max_dets``), the categories absent and the settings."""
+    check_iou_type(iou_type)
     if iou_type == "segm" and any("segmentation" not in d for d in detections):
         raise InstancesError(
             "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
-    ranges = merged_area_ranges(area_ranges or {})
-    with contextlib.redirect_stdout(io.StringIO()):  # the engine prints its progress
-        gt = COCO()
-        gt.dataset = json.loads(json.dumps(truth))
-        gt.createIndex()
-        dt = gt.loadRes([dict(d) for d in detections]) if detections else COCO()
-        if not detections:
-            dt.dataset = {"images": truth["images"], "annotations": [], "categories": truth["categories"]}
-            dt.createIndex()
-        evaluation = COCOeval_faster(gt, dt, iou_type, print_function=lambda *args, **kwargs: None)
-        evaluation.params.maxDets = list(max_dets)
-        evaluation.params.areaRng = [[0.0, 1e10]] + [list(ranges[k]) for k in ("small", "medium", "large")]
-        evaluation.params.areaRngLbl = ["all", "small", "medium", "large"]
-        evaluation.evaluate()
-        evaluation.accumulate()
-        evaluation.summarize()
-    stats = dict(zip(STATS, (float(v) for v in evaluation.stats[: len(STATS)]), strict=True))
-    if list(max_dets)[-1] != 100:
-        stats = {k.replace("AR100", f"AR{list(max_dets)[-1]}"): v for k, v in stats.items()}
-    precision = evaluation.eval["precision"][:, :, :, 0, -1]  # T x R x K, all areas, the most detections
-    names = {c["id"]: c["name"] for c in truth["categories"]}
-    per_category, absent = {}, []
-    for k, category in enumerate(evaluation.params.catIds):
-        values = precision[:, :, k]
-        values = values[values > -1]
-        if values.size:
-            per_category[names.get(category, str(category))] = float(values.mean())
-        else:  # no instance to find among the scored images (crowds aside): in no mean
-            absent.append(names.get(category, str(category)))
-    return {
-        "iou_type": iou_type,
-        "max_dets": list(max_dets),
-        "area_ranges": {k: list(v) for k, v in ranges.items()},
+    areas = area_bounds(area_ranges)
+    fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}  # the engine marks them
+    part = evaluate_range(fresh, [dict(d) for d in detections], iou_type, max(max_dets), areas)
+    categories = {c["id"]: c["name"] for c in sorted(truth["categories"], key=lambda c: c["id"])}
+    counts = {
         "images": len(truth["images"]),
         "ground_truth": len(truth["annotations"]),
         "crowd": sum(a["iscrowd"] for a in truth["annotations"]),
         "detections": len(detections),
-        "stats": stats,
-        "per_category_ap": per_category,
-        "categories_absent": sorted(absent),
     }
+    return report([part], categories, iou_type, max_dets, area_ranges, counts)

@@ -41,32 +41,44 @@ class Release:
     def __repr__(self) -> str:
         return f"Release({self.dataset!r}, v{self.version}, {str(self.folder)!r})"
 
-    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
-        """The table ``name`` as a DataFrame (only ``columns``, when given)."""
-        frame: pd.DataFrame = self.arrow(name, columns).to_pandas()
+    def table(self, name: str, columns: list[str] | None = None, filters: Any = None) -> pd.DataFrame:
+        """The table ``name`` as a DataFrame (only ``columns`` and the rows ``filters`` keep, when
+        given: pyarrow's filters, e.g. ``[("image_id", "in", ids)]``)."""
+        frame: pd.DataFrame = self.arrow(name, columns, filters).to_pandas()
         return frame
 
-    def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
-        """The table ``name`` as Arrow, its types as released (only ``columns``, when given);
-        once the release verified, its bytes are checked against the manifest first."""
+    def arrow(self, name: str, columns: list[str] | None = None, filters: Any = None) -> pa.Table:
+        """The table ``name`` as Arrow, its types as released (only ``columns`` and the rows
+        ``filters`` keep, when given; a filter skips the row groups it excludes); once the release
+        verified, its bytes are checked against the manifest first (hashed again only where the
+        file's size or time changed since)."""
         if name not in self.manifest["tables"]:
             raise release.ReleaseError(f"{self.folder}: no table {name!r}; tables: {sorted(self.manifest['tables'])}")
         rel = self.manifest["tables"][name]["path"]
         path = self.folder / rel
         try:
-            if not self.check_reads:
-                return pq.read_table(path, columns=columns)
-            data = path.read_bytes()
-            if hashlib.sha256(data).hexdigest() != self.manifest["files"].get(rel):
-                raise release.ReleaseError(
-                    f"{path}: changed since the release was verified (sha256 differs from manifest.json); "
-                    "fetch the release again, or run regionbench verify on it"
-                )
-            return pq.read_table(pa.BufferReader(data), columns=columns)
+            if self.check_reads:
+                self._check_file(path, rel)
+            return pq.read_table(path, columns=columns, filters=filters)
         except (OSError, pa.ArrowException) as exc:
             raise release.ReleaseError(
                 f"{path}: unreadable ({errors.first_line(exc)}); run regionbench verify on the release"
             ) from None
+
+    def _check_file(self, path: Path, rel: str) -> None:
+        """``path`` has the sha256 the manifest lists for ``rel``: hashed once, and again where
+        its size or time changed; a ``ReleaseError`` otherwise."""
+        stat = path.stat()
+        seen = (stat.st_size, stat.st_mtime_ns)
+        checked = self.__dict__.setdefault("_checked", {})
+        if checked.get(rel) == seen:
+            return
+        if release.sha256_file(path) != self.manifest["files"].get(rel):
+            raise release.ReleaseError(
+                f"{path}: changed since the release was verified (sha256 differs from manifest.json); "
+                "fetch the release again, or run regionbench verify on it"
+            )
+        checked[rel] = seen
 
     @cached_property
     def images(self) -> pd.DataFrame:

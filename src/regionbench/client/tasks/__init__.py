@@ -27,6 +27,7 @@ import argparse
 import dataclasses
 import importlib
 import inspect
+import os
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
@@ -151,11 +152,13 @@ def evaluate(
     task: str,
     tree: Hierarchy | None = None,
     progress: Callable[[str], None] | None = None,
+    cores: int | None = 1,
     **settings: Any,
 ) -> dict[str, Any]:
     """The report of ``predictions`` scored as ``task`` against the release ``data``:
     ``settings`` are the task's (``Settings`` fields, e.g. ``split="all"``, ``iou_type="bbox"``);
-    ``progress`` hears the scope line (what is scored) before anything is read. Raises
+    ``progress`` hears the scope line (what is scored) before anything is read; ``cores``: the
+    processes a task may use (None: every core; the report is the same for any). Raises
     ``TaskError`` (one line per problem) for predictions or settings it cannot score."""
     module = get(task)
     chosen = settings_of(task, **settings).resolve(data)
@@ -163,7 +166,8 @@ def evaluate(
     if progress is not None:
         progress(scored.line())
     path = Path(predictions)
-    run = Run(data, tree or release_hierarchy(data), path, chosen, module.read(path, data, chosen))
+    given = module.read(path, data, chosen)
+    run = Run(data, tree or release_hierarchy(data), path, chosen, given, cores or available_cores())
     head: dict[str, Any] = {"release": {"dataset": data.dataset, "version": data.version}, "task": task}
     if hasattr(chosen, "subset"):
         head["subset"] = chosen.subset
@@ -172,6 +176,11 @@ def evaluate(
     report["predictions_sha256"] = predictions_digest(path)
     report["settings"] = chosen.to_report()
     return report
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def evaluate_release(

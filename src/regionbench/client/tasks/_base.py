@@ -107,13 +107,15 @@ def _jsonable(value: Any) -> Any:
 @dataclass(frozen=True)
 class Run(Generic[S]):
     """One scoring: the release and its hierarchy, the predictions' path, the task's settings
-    (resolved against the release) and what the task's ``read`` made of the predictions."""
+    (resolved against the release), what the task's ``read`` made of the predictions, and the
+    processes it may use (a figure never depends on them)."""
 
     data: Release
     tree: Hierarchy
     predictions: Path
     settings: S
     given: Any = None
+    cores: int = 1
 
 
 def release_hierarchy(data: Release) -> Hierarchy:

@@ -60,21 +60,25 @@ def humans(data: Release) -> list[str]:
 
 def reference(data: Release) -> str:
     """The reference annotator: the subsets', else the consensus, else the only annotator."""
-    if not data.subsets.empty:
-        return str(data.subsets["annotator"].iloc[0])
+    if has_subsets(data):
+        return str(data.arrow("subsets", ["annotator"])["annotator"][0])
     names = data.annotators()
     return tables.CONSENSUS if tables.CONSENSUS in names else names[0]
+
+
+def has_subsets(data: Release) -> bool:
+    """Whether the release has subsets A-H (and so an image split), read from its manifest."""
+    return bool(data.manifest["tables"].get("subsets", {}).get("rows", 0))
 
 
 def scored_images(data: Release, split: str) -> pd.DataFrame:
     """The images of ``split`` (module docstring), by id."""
     images = data.images.sort_values("image_id")
-    if split == "all" or data.subsets.empty:
+    if split == "all" or not has_subsets(data):
         return images
     if split != "test":
         raise TaskError(f"--split {split}: use test or all")
-    regions = data.regions
-    test = regions.loc[regions["image_split"] == "test", "image_id"].unique()
+    test = data.table("regions", ["image_id"], [("image_split", "=", "test")])["image_id"].unique()
     return images[images["image_id"].isin(test)]
 
 
@@ -82,7 +86,7 @@ def mask_scope(data: Release, split: str) -> scope.Scope:
     """What a mask task scores of ``data`` (``scored_images``), as every task says it."""
     if split not in scope.SPLITS:
         raise TaskError(f"--split {split}: use test or all")
-    has_split = not data.subsets.empty
+    has_split = has_subsets(data)
     side = scope.image_side(split, has_split)
     return scope.Scope(split if has_split else "all", side, len(scored_images(data, split)), len(data.images), "images")
 

@@ -9,7 +9,17 @@ by name (the release's label or the source's own).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import dataclasses
+import functools
+import gc
+import multiprocessing
+import pickle
+import shutil
+import sys
+import tempfile
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,23 +73,18 @@ class Settings(MaskSettings):
 
 scope_of = masks_scope_of  # the images of the split
 
+RANGE = 250  # images evaluated at a time: the engine's memory is that of a range (~25,000 detections)
+HELD = 100_000  # detections held in memory while the results file is read; more are spilled to disk
+TRUTH_COLUMNS = [
+    "image_id", "annotator", "region_id", "label_id", "label", "category_id", "iscrowd", "mask", "area_px",
+    "bbox_x", "bbox_y", "bbox_w", "bbox_h", "source_area", "source_bbox_x", "source_bbox_y", "source_bbox_w",
+    "source_bbox_h",
+]  # fmt: skip
 
-def read(predictions: Path, data: Release, settings: Settings) -> list[Any]:
-    """The results file's items (checked against each truth when scored)."""
-    return measures.read_items(predictions)
 
-
-@dataclass(frozen=True)
-class InstanceRun:
-    """A run's detections against one annotator's regions, as COCO states them: ``truth`` (the
-    COCO document, images under the ids the source gave them), ``detections`` (read against
-    it), ``category`` (category id -> label) and ``release_id`` (the truth's image id -> the
-    release's)."""
-
-    truth: dict[str, Any]
-    detections: list[dict[str, Any]]
-    category: dict[int, str]
-    release_id: dict[int, int]
+def read(predictions: Path, data: Release, settings: Settings) -> Path:
+    """The results file, read range by range when scored (``Results``)."""
+    return predictions
 
 
 def named_categories(data: Release) -> pd.DataFrame | None:
@@ -87,29 +92,252 @@ def named_categories(data: Release) -> pd.DataFrame | None:
     return data.table("source_categories") if "source_categories" in data.manifest["tables"] else None
 
 
-def instance_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[dict[str, Any], dict[str, int]]:
-    """``who``'s regions of ``images`` as a COCO instances document, with the names a detection's
-    ``label`` may give its category by (``measures.category_names``)."""
-    named = named_categories(data)
-    categories = measures.truth_categories(data.regions, data.vocabulary, who, named)
-    truth = measures.ground_truth(data.regions, images, data.table("coverage"), who, categories)
-    return truth, measures.category_names(categories, named, who)
+@dataclass(frozen=True)
+class Truth:
+    """One annotator's truth over the scored images, as COCO states it, read a range of images at
+    a time: ``header`` (its ``images`` in its own ids, sorted, and ``categories``), ``names``
+    (what a detection's ``label`` may say: ``measures.category_names``), ``release_id`` (the
+    truth's image id -> the release's) and ``ranges`` (the truth's image ids, ``RANGE`` at a
+    time); ``numbering`` and ``coverage`` as ``measures.ground_truth`` takes them."""
+
+    data: Release
+    who: str
+    images: pd.DataFrame
+    header: dict[str, Any]
+    names: dict[str, int]
+    numbering: dict[int, int]
+    coverage: pd.DataFrame
+    ranges: list[list[int]]
+
+    @classmethod
+    def of(cls, data: Release, images: pd.DataFrame, who: str, size: int | None = None) -> Truth:
+        """``who``'s truth over ``images`` (rows of the images table), ``size`` images a range
+        (``RANGE``)."""
+        size = size or RANGE
+        named = named_categories(data)
+        labels = (  # the distinct (annotator, category, label) of the regions: what names the categories
+            data.arrow("regions", ["annotator", "category_id", "label"])
+            .group_by(["annotator", "category_id", "label"], use_threads=False)
+            .aggregate([])
+            .sort_by([("annotator", "ascending"), ("category_id", "ascending"), ("label", "ascending")])
+            .to_pandas()
+        )
+        categories = measures.truth_categories(labels, data.vocabulary, who, named)
+        coverage = data.table("coverage")
+        numbering = measures.numbering(coverage, who)
+        header = {
+            "images": measures.truth_images(images, numbering),
+            "categories": [{"id": c, "name": n} for c, n in categories.items()],
+        }
+        ids = [e["id"] for e in header["images"]]
+        return cls(
+            data, who, images, header, measures.category_names(categories, named, who), numbering, coverage,
+            [ids[k : k + size] for k in range(0, len(ids), size)],
+        )  # fmt: skip
+
+    @functools.cached_property
+    def release_id(self) -> dict[int, int]:
+        """The truth's image id -> the release's."""
+        return {v: k for k, v in self.numbering.items()}
+
+    def range_of(self) -> dict[int, int]:
+        """The truth's image id -> its range."""
+        return {i: r for r, ids in enumerate(self.ranges) for i in ids}
+
+    def document(self, r: int) -> dict[str, Any]:
+        """Range ``r`` as a COCO instances document (a fresh one: the engine marks it)."""
+        ids = [self.release_id.get(i, i) for i in self.ranges[r]]
+        regions = self.data.table("regions", TRUTH_COLUMNS, [("image_id", "in", ids), ("annotator", "=", self.who)])
+        images = self.images[self.images["image_id"].isin(ids)]
+        categories = {c["id"]: c["name"] for c in self.header["categories"]}
+        document = measures.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
+        return document | {"categories": self.header["categories"]}  # every range the run's categories
+
+    def others(self) -> set[int]:
+        """The images of the release the truth leaves out, in the truth's ids."""
+        chosen = set(self.images["image_id"].astype(int))
+        return {self.numbering.get(i, i) for i in self.data.images["image_id"].astype(int) if i not in chosen}
 
 
-def instance_run(run: Run[Settings], images: pd.DataFrame, who: str) -> InstanceRun:
-    """``run``'s detections of ``images`` against ``who``'s regions (``InstanceRun``): a
-    detection's category is one of the truth's, by its id in the source or by name."""
-    truth, names = instance_truth(run.data, images, who)
-    category = {c["id"]: c["name"] for c in truth["categories"]}
-    numbering = measures.numbering(run.data.table("coverage"), who)
-    release_id = {v: k for k, v in numbering.items()}
-    chosen = set(images["image_id"].astype(int))
-    others = {numbering.get(i, i) for i in run.data.images["image_id"].astype(int) if i not in chosen}
+class Held:
+    """A run's detections as read from its results file, by range of the truth: in memory up to
+    ``HELD``, then spilled to files of a temporary folder (a run grouped by image or not, memory
+    is bounded). Each detection is kept as (image, category, score, area, RLE counts, box)."""
+
+    def __init__(self, truth: Truth) -> None:
+        self.truth, self.count = truth, 0
+        self.memory: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+        self.in_memory = 0
+        self.folder = Path(tempfile.mkdtemp(prefix="regionbench-detections-"))
+        self.spilled: set[int] = set()
+
+    def __enter__(self) -> Held:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def add(self, r: int, d: dict[str, Any]) -> None:
+        """Detection ``d`` (checked) of range ``r``."""
+        rle = d.get("segmentation")
+        self.memory[r].append(
+            (d["image_id"], d["category_id"], d["score"], d["area"], rle["counts"] if rle else None, d.get("bbox"))
+        )
+        self.count += 1
+        self.in_memory += 1
+        if self.in_memory >= HELD:
+            self.spill()
+
+    def spill(self) -> None:
+        for r, items in self.memory.items():
+            with (self.folder / f"{r}.pickle").open("ab") as f:
+                pickle.dump(items, f, protocol=pickle.HIGHEST_PROTOCOL)
+            self.spilled.add(r)
+        self.memory.clear()
+        self.in_memory = 0
+
+    def detections(self, r: int) -> list[dict[str, Any]]:
+        """Range ``r``'s detections as the engine takes them."""
+        items: list[tuple[Any, ...]] = []
+        if r in self.spilled:
+            with (self.folder / f"{r}.pickle").open("rb") as f, contextlib.suppress(EOFError):
+                while True:
+                    items += pickle.load(f)
+        items += self.memory.get(r, [])
+        sizes = {e["id"]: [e["height"], e["width"]] for e in self.truth.header["images"]}
+        out = []
+        for image, category, score, area, counts, box in items:
+            d = {"image_id": image, "category_id": category, "score": score, "area": area}
+            if counts is not None:
+                d["segmentation"] = {"size": sizes[image], "counts": counts}
+            if box is not None:
+                d["bbox"] = box
+            out.append(d)
+        return out
+
+
+def hold(run: Run[Settings], truth: Truth) -> Held:
+    """The run's results file read once (streamed) and checked against ``truth`` (``measures.
+    Checker``); its detections held by range. Detections outside the scored images are refused
+    in one line (``scope.Scope.refuse``), as is a results file that cannot be scored."""
+    settings = run.settings
+    checker = measures.Checker(truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox")
+    range_of = truth.range_of()
+    held = Held(truth)
     try:
-        detections = measures.check_results(run.predictions, run.given, truth, names, others)
+        for n, item in enumerate(measures.stream_items(run.predictions)):
+            d = checker.take(n, item)
+            if d is None:
+                continue
+            if settings.iou_type == "segm" and "segmentation" not in d:
+                raise measures.InstancesError(
+                    f"{run.predictions}: detection {n}: --iou-type segm: every detection needs a segmentation "
+                    "(or score boxes with --iou-type bbox)"
+                )
+            held.add(range_of[d["image_id"]], d)
+        checker.finish(run.predictions)
     except measures.OutsideImages as exc:
-        raise mask_scope(run.data, run.settings.split).refuse(run.predictions, exc.detections, exc.what) from None
-    return InstanceRun(truth, detections, category, release_id)
+        held.__exit__()
+        raise mask_scope(run.data, settings.split).refuse(run.predictions, exc.detections, exc.what) from None
+    except BaseException:
+        held.__exit__()
+        raise
+    return held
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector paused: a run's detections are a million small objects
+    that hold no cycles, and each collection would walk them all (a third of the time)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+_HELD: Held | None = None  # the detections a forked worker evaluates (inherited, not sent)
+
+
+def _evaluate(r: int, document: dict[str, Any], settings: Settings) -> measures.Evaluated:
+    """Range ``r`` evaluated by the engine (in a worker: the detections the parent held)."""
+    assert _HELD is not None
+    areas = measures.area_bounds(dict((n, (lo, hi)) for n, lo, hi in settings.area_ranges))
+    found = measures.evaluate_range(document, _HELD.detections(r), settings.iou_type, max(10, settings.max_dets), areas)
+    give_back()
+    return found
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
+
+
+def give_back() -> None:
+    """Return the memory a range's evaluation freed to the system (glibc keeps it otherwise, and
+    a run of many ranges would grow by the fragments: 140 MiB over 5,000 images)."""
+    with contextlib.suppress(OSError, AttributeError):
+        if (libc := _libc()) is not None:
+            libc.malloc_trim(0)
+
+
+WORKER_RANGES = 8  # ranges a worker evaluates before a fresh one takes over
+
+
+def evaluated(held: Held, settings: Settings, cores: int) -> Iterator[tuple[dict[str, Any], measures.Evaluated]]:
+    """(range document, its evaluation) of every range in order, on ``cores`` worker processes
+    forked from this one (they inherit the held detections; this one reads the truth a range at a
+    time). A worker is replaced after ``WORKER_RANGES`` ranges: the engine's freed memory comes
+    back to the system only when its process ends (one process grew 300 MiB over 80 ranges)."""
+    global _HELD
+    _HELD = held
+    truth = held.truth
+    try:
+        if "fork" not in multiprocessing.get_all_start_methods():  # no forking: one range at a time, here
+            for r in range(len(truth.ranges)):
+                document = truth.document(r)
+                yield document, _evaluate(r, document, settings)
+            return
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(cores, len(truth.ranges)), maxtasksperchild=WORKER_RANGES) as pool:
+            pending: deque[tuple[dict[str, Any], Any]] = deque()
+            for r in range(len(truth.ranges)):
+                document = truth.document(r)
+                pending.append((document, pool.apply_async(_evaluate, (r, document, settings))))
+                while len(pending) > 2 * cores:
+                    first, result = pending.popleft()
+                    yield first, result.get()
+                    give_back()
+            while pending:
+                first, result = pending.popleft()
+                yield first, result.get()
+    finally:
+        _HELD = None
+
+
+def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[dict[str, Any], dict[int, float]]:
+    """The run scored against ``who``'s regions of ``images``, a range of images at a time
+    (``measures.evaluate_range``) and accumulated as one: the figures (``measures.report``) and
+    each image's F1 at IoU 0.5, by release id."""
+    settings = run.settings
+    truth = Truth.of(run.data, images, who)
+    counts = {"images": len(truth.header["images"]), "ground_truth": 0, "crowd": 0}
+    parts: list[measures.Evaluated] = []
+    per_image: dict[int, float] = {}
+    release_id = truth.release_id
+    with no_collection(), hold(run, truth) as held:
+        for document, part in evaluated(held, settings, run.cores):
+            counts["ground_truth"] += len(document["annotations"])
+            counts["crowd"] += sum(a["iscrowd"] for a in document["annotations"])
+            per_image |= {release_id.get(i, i): f for i, f in measures.per_image_f1(part.per_image).items()}
+            parts.append(part)
+        counts["detections"] = held.count
+    categories = {c["id"]: c["name"] for c in truth.header["categories"]}
+    ranges = {name: (low, high) for name, low, high in settings.area_ranges}
+    max_dets = (1, 10, settings.max_dets)
+    return measures.report(parts, categories, settings.iou_type, max_dets, ranges, counts), per_image
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
@@ -117,17 +345,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     against the first, and the human ceiling."""
     data, settings = run.data, run.settings
     images = scored_images(data, settings.split)
-    coverage = data.table("coverage")
     truths = settings.truths(data)
-    max_dets = (1, 10, settings.max_dets)
-    results = {}
+    results, per_image = {}, {}
     for who in truths:
-        found = instance_run(run, images, who)
-        ranges = {name: (low, high) for name, low, high in settings.area_ranges}
-        results[who] = measures.score(found.truth, found.detections, settings.iou_type, max_dets, ranges)
+        results[who], f1 = scored_against(run, images, who)
         if who == truths[0]:  # per image, against the first truth, by the release's ids
-            f1 = measures.per_image_f1(found.truth, found.detections, settings.iou_type, max_dets[-1])
-            per_image = {found.release_id.get(i, i): v for i, v in f1.items()}
+            per_image = f1
     report: dict[str, Any] = {"truth": truths if settings.all_annotators else truths[0]}
     if settings.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
@@ -144,7 +367,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report |= {k: first[k] for k in ("per_category_ap", "categories_absent")} | {"measures": first["stats"]}
         report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
     report["per_image"] = per_image  # F1 at IoU 0.5 (measures.per_image_f1)
-    report["human_ceiling"] = instances_ceiling(data, images, coverage, run)
+    report["human_ceiling"] = instances_ceiling(data, images, run)
     report["notes"] = []
     if settings.area_ranges:
         given = {name for name, _, _ in settings.area_ranges}
@@ -160,24 +383,35 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     return report
 
 
-def instances_ceiling(
-    data: Release, images: pd.DataFrame, coverage: pd.DataFrame, run: Run[Settings]
-) -> dict[str, Any]:
+def whole_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[Truth, dict[str, Any]]:
+    """``who``'s truth over ``images`` and its COCO document in one piece."""
+    truth = Truth.of(data, images, who)
+    documents = [truth.document(r) for r in range(len(truth.ranges))]
+    annotations = [a for d in documents for a in d["annotations"]]
+    for k, a in enumerate(annotations, start=1):
+        a["id"] = k
+    return truth, truth.header | {"annotations": annotations}
+
+
+def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -> dict[str, Any]:
     """Each human's regions as detections (score 1) against each other human's, COCO's way: the
     mean AP of each, and over them."""
     people = humans(data)
     if len(people) < 2:
         return {}
+    chosen = [int(i) for i in images["image_id"]]
     each = {}
     for a in people:
         runs = []
+        regions = data.table("regions", TRUTH_COLUMNS, [("image_id", "in", chosen), ("annotator", "=", a)])
         for b in people:
             if b == a:
                 continue
-            truth, _ = instance_truth(data, images, b)
-            detections = measures.as_detections(data.regions, a, truth, measures.numbering(coverage, b))
+            truth, document = whole_truth(data, images, b)
+            detections = measures.as_detections(regions, a, document, truth.numbering)
+            checked = measures.check_results(Path(a), detections, document, truth.names)
             runs.append(
-                measures.score(truth, detections, run.settings.iou_type, (1, 10, run.settings.max_dets))["stats"]
+                measures.score(document, checked, run.settings.iou_type, (1, 10, run.settings.max_dets))["stats"]
             )
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
     return ceiling(each)
@@ -185,18 +419,29 @@ def instances_ceiling(
 
 def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
     """(image id, its detections) for every scored image, in id order: each detection's mask (or
-    box), label and score, and what became of it at IoU 0.5 against the report's truth
-    (``measures.matches``), the best first (the page draws it on top)."""
-    images = scored_images(run.data, run.settings.split)
-    found = instance_run(run, images, str(run.settings.annotator))
+    box), label and score, and what became of it at IoU 0.5 against the report's truth (the
+    engine's own matches: ``measures.Evaluated.outcomes``), the best first (the page draws it on
+    top)."""
+    settings = run.settings
+    images = scored_images(run.data, settings.split)
+    truth = Truth.of(run.data, images, str(settings.annotator))
+    category = {c["id"]: c["name"] for c in truth.header["categories"]}
+    areas = measures.area_bounds(dict((n, (lo, hi)) for n, lo, hi in settings.area_ranges))
+    release_id = truth.release_id
     out: dict[int, list[Shape]] = {}
-    for m in measures.matches(found.truth, found.detections, run.settings.iou_type, run.settings.max_dets):
-        d = found.detections[m.index]
-        facts = {"score": d["score"], "iou": round(m.iou, 4), "outcome": m.outcome}
-        rle, box = d.get("segmentation"), tuple(d["bbox"]) if "segmentation" not in d else None
-        out.setdefault(found.release_id.get(d["image_id"], d["image_id"]), []).append(
-            Shape(found.category.get(d["category_id"]), rle=rle, box=box, facts=facts)
-        )
+    with hold(run, truth) as held:
+        for r in range(len(truth.ranges)):
+            detections = held.detections(r)
+            found = measures.evaluate_range(
+                truth.document(r), detections, settings.iou_type, max(10, settings.max_dets), areas, outcomes=True
+            )
+            for n, (outcome, iou) in sorted(found.outcomes.items()):
+                d = detections[n]
+                facts = {"score": d["score"], "iou": round(iou, 4), "outcome": outcome}
+                rle, box = d.get("segmentation"), tuple(d["bbox"]) if "segmentation" not in d else None
+                out.setdefault(release_id.get(d["image_id"], d["image_id"]), []).append(
+                    Shape(category.get(d["category_id"]), rle=rle, box=box, facts=facts)
+                )
     for image_id in images["image_id"].astype(int):
         drawn = out.get(int(image_id), [])
         drawn.sort(key=lambda s: -s.facts["score"])
