@@ -1,122 +1,123 @@
-"""Scoring segmentation methods: the instance task beside pycocotools' COCOeval on the same files,
-and the BSDS region benchmark, each at growing sizes.
+"""Scoring segmentation methods at the field's sizes: the whole ``evaluate --task instances`` command
+beside pycocotools' COCOeval and faster-coco-eval called directly on the same two files, and the
+BSDS region benchmark.
 
-    .venv/bin/python benchmarks/scoring.py [--images 250 500 1000] [--bsds 50 100 200]
+    .venv/bin/python benchmarks/scoring.py [--images 500 5000 20000] [--cocoeval-up-to 5000] [--bsds 50 200]
 
-Instances: a generated COCO-val-like collection (480x640 images, ~7.2 ground-truth instances an
-image, crowd regions among them, 100 detections an image near the truth), written as an
-instances file and a results file. ``ours`` is what ``evaluate --task instances`` does past
-loading the release (``instances.ground_truth`` from the regions table, ``read_results``,
-``score``); ``cocoeval`` is pycocotools on the two files (``COCO``, ``loadRes``, ``evaluate``,
-``accumulate``, ``summarize``). Both give the same 12 figures (checked).
+Instances: the collections of ``scoring_data.py`` (COCO-val-like: 640x480 images, ~7.2 instances
+an image, 1% crowd, 100 detections an image as RLE), built into releases once and cached. Each
+contender runs as its own process, timed by the kernel (``wait4``: CPU seconds, wall seconds,
+peak RSS of its largest process):
 
-Segments: BSDS-sized label maps (321x481), five humans and five machine scales an image,
-``segments.score_image`` then ``collect``.
+- ``ours``: ``regionbench evaluate --task instances --split all`` on one core and on every core
+  (release load, its checks, the report written: the whole command);
+- ``faster-coco-eval``: its ``COCO``, ``loadRes``, ``COCOeval_faster`` evaluate, accumulate and
+  summarize on the instances file and the results file, as its README calls it (its IoU
+  threads at their default);
+- ``cocoeval``: pycocotools the same way (up to ``--cocoeval-up-to`` images: it needs ~10 GiB and
+  half an hour beyond).
 
-Prints a line per size and, last, one JSON object: seconds and peak memory per size, the
-ours/cocoeval ratio at the largest, and the growth exponents (log time / log size).
+The 12 figures of each are checked equal (1e-12) before any time is printed. Segments:
+BSDS-sized label maps (321x481), five humans and five machine scales an image, scored with
+``segments.score_image`` then ``collect``. Prints a line per size and, last, one JSON object:
+every figure, the ratios to the engines and the growth exponents (log cost / log size) of CPU
+and peak memory from the smallest to the largest size.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import math
+import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-from pycocotools import mask as coco_mask
+from scoring_data import collection
 
 from regionbench.client import instances, segments
 
-H, W = 480, 640
-CATEGORIES = {k: str(k) for k in range(1, 81)}  # COCO's 80, named by their label (the label id)
+ENGINE = """
+import contextlib, io, json, sys
+from {module} import COCO
+from {evaluator}
+with contextlib.redirect_stdout(io.StringIO()):
+    gt = COCO(sys.argv[1])
+    evaluation = {cls}(gt, gt.loadRes(sys.argv[2]), "segm")
+    evaluation.evaluate()
+    evaluation.accumulate()
+    evaluation.summarize()
+print(json.dumps([float(v) for v in evaluation.stats[:12]]))
+"""
+ENGINES = {
+    "faster-coco-eval": ENGINE.format(
+        module="faster_coco_eval", evaluator="faster_coco_eval import COCOeval_faster", cls="COCOeval_faster"
+    ),
+    "cocoeval": ENGINE.format(
+        module="pycocotools.coco", evaluator="pycocotools.cocoeval import COCOeval", cls="COCOeval"
+    ),
+}
 
 
-def _rle(mask: np.ndarray) -> dict:
-    encoded = coco_mask.encode(np.asfortranarray(mask.astype(np.uint8)))
-    return {"size": [H, W], "counts": encoded["counts"].decode()}
+def timed(cmd: list[str]) -> tuple[dict, str]:
+    """Run ``cmd``; its CPU and wall seconds and peak RSS (MiB, its largest process), and stdout."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        errors = process.stderr.read().decode() if process.stderr else ""
+        if status != 0:
+            raise SystemExit(f"{cmd[:4]} failed: {errors[-2000:]}")
+        out.seek(0)
+        return {
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "wall_s": round(wall, 2),
+            "peak_mib": round(usage.ru_maxrss / 1024),
+        }, out.read().decode()
 
 
-def collection(n: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[dict]]:
-    """Images, regions and coverage tables of one annotator, and the detections."""
-    rng = np.random.default_rng(seed)
-    images = pd.DataFrame(
-        {"image_id": np.arange(1, n + 1), "width": W, "height": H, "path": [f"{i}.jpg" for i in range(1, n + 1)]}
-    )
-    regions, detections = [], []
-    for image_id in range(1, n + 1):
-        boxes = []
-        for k in range(int(rng.poisson(7.2))):
-            w, h = int(rng.integers(8, 200)), int(rng.integers(8, 200))
-            x, y = int(rng.integers(0, W - w)), int(rng.integers(0, H - h))
-            mask = np.zeros((H, W), dtype=bool)
-            mask[y : y + h, x : x + w] = True
-            regions.append(
-                {"image_id": image_id, "annotator": "a", "region_id": k + 1, "label_id": int(rng.integers(1, 81)),
-                 "label": "", "category_id": None, "mask": _rle(mask), "area_px": int(mask.sum()),
-                 "bbox_x": x, "bbox_y": y, "bbox_w": w, "bbox_h": h, "iscrowd": bool(rng.random() < 0.01)}
-            )  # fmt: skip
-            boxes.append((x, y, w, h, regions[-1]["label_id"]))
-        for _ in range(100):
-            if boxes and rng.random() < 0.5:
-                x, y, w, h, category = boxes[int(rng.integers(len(boxes)))]
-                x, y = max(0, x + int(rng.integers(-6, 7))), max(0, y + int(rng.integers(-6, 7)))
-            else:
-                w, h = int(rng.integers(8, 120)), int(rng.integers(8, 120))
-                x, y, category = int(rng.integers(0, W - w)), int(rng.integers(0, H - h)), int(rng.integers(1, 81))
-            w, h = min(w, W - x), min(h, H - y)
-            mask = np.zeros((H, W), dtype=bool)
-            mask[y : y + h, x : x + w] = True
-            detections.append({"image_id": image_id, "category_id": category, "segmentation": _rle(mask),
-                               "bbox": [x, y, w, h], "score": float(rng.random())})  # fmt: skip
-    frame = pd.DataFrame(regions)
-    frame["label"] = frame["label_id"].astype(str)
-    coverage = pd.DataFrame({"image_id": images["image_id"], "annotator": "a"})
-    return images, frame, coverage, detections
-
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def instances_at(n: int, folder: Path) -> dict:
-    images, regions, coverage, detections = collection(n)
-    truth = instances.ground_truth(regions, images, coverage, "a", CATEGORIES)
-    (folder / "truth.json").write_text(json.dumps(truth))
-    (folder / "results.json").write_text(json.dumps(detections))
-    del truth, detections
-    start = time.perf_counter()
-    truth = instances.ground_truth(regions, images, coverage, "a", CATEGORIES)
-    read = instances.read_results(folder / "results.json", truth, {})
-    ours = instances.score(truth, read, "segm")
-    ours_s = time.perf_counter() - start
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO(str(folder / "truth.json"))
-        evaluation = COCOeval(gt, gt.loadRes(str(folder / "results.json")), "segm")
-        evaluation.evaluate()
-        evaluation.accumulate()
-        evaluation.summarize()
-    theirs_s = time.perf_counter() - start
-    if not np.allclose(list(ours["stats"].values()), evaluation.stats, rtol=0, atol=1e-12):
-        raise SystemExit("our figures and COCOeval's differ: the timing means nothing")
-    return {"images": n, "instances": len(regions), "ours_s": round(ours_s, 2), "cocoeval_s": round(theirs_s, 2),
-            "ratio": round(ours_s / theirs_s, 3), "peak_mib": round(peak_mib())}  # fmt: skip
+def instances_at(n: int, cores: int, cocoeval_up_to: int) -> dict:
+    folder, truth, results = collection(n)
+    row: dict = {"images": n}
+    figures = {}
+    for name, code in ENGINES.items():
+        if name == "cocoeval" and n > cocoeval_up_to:
+            continue
+        row[name], said = timed([sys.executable, "-c", code, str(truth), str(results)])
+        figures[name] = json.loads(said.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as scratch:
+        for label, use in (("ours_1_core", 1), (f"ours_{cores}_cores", cores)):
+            report = Path(scratch) / f"{use}.json"
+            cmd = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--task", "instances",
+                   "--predictions", str(results), "--split", "all", "--cores", str(use), "--out", str(report)]  # fmt: skip
+            row[label], _ = timed(cmd)
+            measures = json.loads(report.read_text())["measures"]  # its keys sorted: read in COCO's order
+            figures[label] = [measures[k] for k in instances.STATS]
+        if (Path(scratch) / "1.json").read_bytes() != (Path(scratch) / f"{cores}.json").read_bytes():
+            raise SystemExit(f"{n} images: the reports on 1 and {cores} cores differ")
+    reference = figures.get("cocoeval", figures["faster-coco-eval"])
+    for name, values in figures.items():
+        if not np.allclose(values, reference, rtol=0, atol=1e-12):
+            raise SystemExit(f"{n} images: {name}'s figures differ from the reference's: the timing means nothing")
+    engine = row["faster-coco-eval"]
+    row["cpu_ratio_to_faster_coco_eval"] = {
+        k: round(row[k]["cpu_s"] / engine["cpu_s"], 3) for k in ("ours_1_core", f"ours_{cores}_cores")
+    }
+    row["wall_ratio_to_faster_coco_eval"] = round(row[f"ours_{cores}_cores"]["wall_s"] / engine["wall_s"], 3)
+    if "cocoeval" in row:
+        row["cpu_ratio_to_cocoeval"] = round(row["ours_1_core"]["cpu_s"] / row["cocoeval"]["cpu_s"], 3)
+    return row
 
 
 def bsds_at(n: int) -> dict:
     rng = np.random.default_rng(1)
-    start = time.perf_counter()
+    start = time.process_time()
     scored = []
     for _ in range(n):
         humans = [
@@ -129,36 +130,46 @@ def bsds_at(n: int) -> dict:
         ]
         scored.append(segments.score_image(machine, humans))
     segments.collect(range(1, 6), scored)
-    return {"images": n, "seconds": round(time.perf_counter() - start, 2), "peak_mib": round(peak_mib())}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"images": n, "cpu_s": round(time.process_time() - start, 2), "peak_mib": round(peak)}
 
 
-def exponent(rows: list[dict], size: str, cost: str) -> float:
+def exponent(rows: list[dict], cost: str, key: str | None = None) -> float:
     a, b = rows[0], rows[-1]
-    return round(math.log(b[cost] / a[cost]) / math.log(b[size] / a[size]), 2) if b[size] > a[size] else float("nan")
+    value = (lambda r: r[key][cost]) if key else (lambda r: r[cost])
+    return round(math.log(value(b) / value(a)) / math.log(b["images"] / a["images"]), 3) if len(rows) > 1 else math.nan
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--images", type=int, nargs="+", default=[250, 500, 1000])
-    ap.add_argument("--bsds", type=int, nargs="+", default=[50, 100, 200])
+    ap.add_argument("--images", type=int, nargs="+", default=[500, 5000, 20000])
+    ap.add_argument("--cocoeval-up-to", type=int, default=5000)
+    ap.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--bsds", type=int, nargs="+", default=[50, 200])
     args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for n in args.images:
-            rows.append(instances_at(n, Path(scratch)))
-            print(f"instances {n:>6} images: ours {rows[-1]['ours_s']:8.2f} s, cocoeval {rows[-1]['cocoeval_s']:8.2f} s, "
-                  f"ratio {rows[-1]['ratio']:.3f}, peak {rows[-1]['peak_mib']} MiB")  # fmt: skip
-    bsds = []
-    for n in args.bsds:
-        bsds.append(bsds_at(n))
-        print(
-            f"segments  {n:>6} images x 5 scales x 5 humans: {bsds[-1]['seconds']:6.2f} s, peak {bsds[-1]['peak_mib']} MiB"
-        )
-    print(json.dumps({
-        "instances": rows, "ratio_at_largest": rows[-1]["ratio"],
-        "instances_growth": {"ours": exponent(rows, "images", "ours_s"), "cocoeval": exponent(rows, "images", "cocoeval_s")},
-        "segments": bsds, "segments_growth": exponent(bsds, "images", "seconds"),
-    }))  # fmt: skip
+    for n in args.images:
+        rows.append(instances_at(n, args.cores, args.cocoeval_up_to))
+        r = rows[-1]
+        print(f"instances {n:>6} images: " + ", ".join(
+            f"{k} {r[k]['cpu_s']} s CPU {r[k]['wall_s']} s wall {r[k]['peak_mib']} MiB"
+            for k in ("ours_1_core", f"ours_{args.cores}_cores", "faster-coco-eval", "cocoeval") if k in r
+        ), flush=True)  # fmt: skip
+    bsds = [bsds_at(n) for n in args.bsds]
+    for b in bsds:
+        print(f"segments  {b['images']:>6} images x 5 scales x 5 humans: {b['cpu_s']} s CPU, peak {b['peak_mib']} MiB")
+    mine = f"ours_{args.cores}_cores"
+    growth = {
+        "ours_1_core_cpu": exponent(rows, "cpu_s", "ours_1_core"),
+        "ours_1_core_peak": exponent(rows, "peak_mib", "ours_1_core"),
+        f"{mine}_peak": exponent(rows, "peak_mib", mine),
+        "faster_coco_eval_cpu": exponent(rows, "cpu_s", "faster-coco-eval"),
+        "faster_coco_eval_peak": exponent(rows, "peak_mib", "faster-coco-eval"),
+    }
+    print(f"growth exponents over {args.images} images: {growth}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(json.dumps({"cores": args.cores, "instances": rows, "growth": growth, "segments": bsds}, sort_keys=True))
 
 
 if __name__ == "__main__":

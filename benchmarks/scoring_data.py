@@ -4,7 +4,8 @@
 
 A COCO-val-like tree per size: ``images/`` of 640x480 JPEGs (one flat colour each, so decoding is
 cheap, each file its own bytes), ``annotations/instances.json`` of ~7.2 instances an image over
-COCO's 80 categories (rectangles and hexagons of 8-200 pixels a side, 1% crowd), built into a
+COCO's 80 categories (rectangles and hexagons of 8-200 pixels a side, 1% crowd; area and bbox
+given, as COCO's files give them), built into a
 release by the workflow (classifiers off), and ``results.json``: 100 detections an image as RLE,
 half near an instance of the image, half anywhere, their scores uniform.
 """
@@ -63,8 +64,11 @@ def generate(root: Path, images: int, seed: int = 0) -> Path:
         truth[k] = []
         for _ in range(int(rng.poisson(INSTANCES))):
             box, category = _box(rng, 8, 200), int(rng.integers(1, 81))
+            polygon = _shape(rng, *box)
+            rle = coco_mask.frPyObjects([polygon], H, W)[0]  # area and bbox as COCO's files state them
             annotations.append({"id": len(annotations) + 1, "image_id": k, "category_id": category,
-                                "iscrowd": int(rng.random() < CROWD), "segmentation": [_shape(rng, *box)]})  # fmt: skip
+                                "iscrowd": int(rng.random() < CROWD), "segmentation": [polygon],
+                                "area": int(coco_mask.area(rle)), "bbox": [float(v) for v in coco_mask.toBbox(rle)]})  # fmt: skip
             truth[k].append((box, category))
     categories = [{"id": c, "name": f"category {c}", "supercategory": f"group {c % 10}"} for c in range(1, 81)]
     document = {"info": {}, "licenses": [], "images": entries, "annotations": annotations, "categories": categories}
