@@ -51,7 +51,7 @@ class Release:
         """The table ``name`` as Arrow, its types as released (only ``columns`` and the rows
         ``filters`` keep, when given; a filter skips the row groups it excludes); once the release
         verified, its bytes are checked against the manifest first (hashed again only where the
-        file's size or time changed since)."""
+        file's size, times or inode changed since)."""
         if name not in self.manifest["tables"]:
             raise release.ReleaseError(f"{self.folder}: no table {name!r}; tables: {sorted(self.manifest['tables'])}")
         rel = self.manifest["tables"][name]["path"]
@@ -67,9 +67,9 @@ class Release:
 
     def _check_file(self, path: Path, rel: str) -> None:
         """``path`` has the sha256 the manifest lists for ``rel``: hashed once, and again where
-        its size or time changed; a ``ReleaseError`` otherwise."""
+        its size, modification or change time or inode changed; a ``ReleaseError`` otherwise."""
         stat = path.stat()
-        seen = (stat.st_size, stat.st_mtime_ns)
+        seen = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)  # ctime: no one sets it back
         checked = self.__dict__.setdefault("_checked", {})
         if checked.get(rel) == seen:
             return
