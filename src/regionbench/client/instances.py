@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
@@ -616,36 +616,73 @@ def _outcomes(
     return out
 
 
+class Kept(NamedTuple):
+    """One category's detections over a run's ranges, in image order (``Evaluated``'s arrays
+    laid end to end): scores, ranks, hits and ignored (area range x detection)."""
+
+    scores: np.ndarray
+    ranks: np.ndarray
+    hits: np.ndarray
+    ignored: np.ndarray
+
+
+class Accumulated(Protocol):
+    """A run's evaluated ranges as ``accumulate`` reads them: ``instances`` (category x area
+    range, summed over the ranges) and ``kept(k)``, category index ``k``'s detections (``None``:
+    none)."""
+
+    instances: np.ndarray
+
+    def kept(self, k: int) -> Kept | None: ...
+
+
+class InMemory:
+    """``Accumulated`` of ranges held in memory (``parts``, in image order)."""
+
+    def __init__(self, parts: Sequence[Evaluated], categories: int, areas: int) -> None:
+        self.parts = parts
+        self.instances = np.sum([p.instances for p in parts], axis=0) if parts else np.zeros((categories, areas))
+
+    def kept(self, k: int) -> Kept | None:
+        mine = [p for p in self.parts if k in p.scores]
+        if not mine:
+            return None
+        return Kept(
+            np.concatenate([p.scores[k] for p in mine]),
+            np.concatenate([p.ranks[k] for p in mine]),
+            np.concatenate([p.hits[k] for p in mine], axis=1),
+            np.concatenate([p.ignored[k] for p in mine], axis=1),
+        )
+
+
 def accumulate(
-    parts: Sequence[Evaluated], categories: int, areas: int, max_dets: Sequence[int]
+    ranges: Accumulated, categories: int, areas: int, max_dets: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """COCOeval's ``accumulate`` over the ranges ``parts`` (in image order), as pycocotools
-    computes it: per category, area range and ``max_dets`` m, the detections of every image (its
-    m best) sorted by score (stable), tp and fp summed along them per IoU threshold, recall =
+    """COCOeval's ``accumulate`` over a run's evaluated ``ranges``, as pycocotools computes it:
+    per category, area range and ``max_dets`` m, the detections of every image (its m best)
+    sorted by score (stable), tp and fp summed along them per IoU threshold, recall =
     tp / instances, precision = tp / (tp + fp + eps) made non-increasing from the end and read at
     the 101 recall points. Returns precision (T x R x K x A x M) and recall (T x K x A x M),
-    -1 where a category has no instance in the area range."""
+    -1 where a category has no instance in the area range. One category's detections are read
+    at a time."""
     thresholds, points = len(IOU_THRESHOLDS), len(RECALL_POINTS)
     precision = -np.ones((thresholds, points, categories, areas, len(max_dets)))
     recall = -np.ones((thresholds, categories, areas, len(max_dets)))
-    instances = np.sum([p.instances for p in parts], axis=0) if parts else np.zeros((categories, areas))
+    instances = ranges.instances
     bit = (np.uint16(1) << np.arange(thresholds, dtype=np.uint16))[:, None]
     for k in range(categories):
-        mine = [p for p in parts if k in p.scores]
-        if not mine or not instances[k].any():
-            if instances[k].any():  # instances, no detection: recall 0, precision 0
-                for a in np.flatnonzero(instances[k]):
-                    precision[:, :, k, a, :], recall[:, k, a, :] = 0.0, 0.0
+        if not instances[k].any():
             continue
-        scores = np.concatenate([p.scores[k] for p in mine])
-        ranks = np.concatenate([p.ranks[k] for p in mine])
-        hits = np.concatenate([p.hits[k] for p in mine], axis=1)
-        ignored = np.concatenate([p.ignored[k] for p in mine], axis=1)
-        for m, most in enumerate(max_dets):
-            keep = np.flatnonzero(ranks < most)
-            order = keep[np.argsort(-scores[keep], kind="mergesort")]
+        kept = ranges.kept(k)
+        if kept is None:  # instances, no detection: recall 0, precision 0
             for a in np.flatnonzero(instances[k]):
-                matched, ignore = (hits[a][order] & bit) != 0, (ignored[a][order] & bit) != 0
+                precision[:, :, k, a, :], recall[:, k, a, :] = 0.0, 0.0
+            continue
+        for m, most in enumerate(max_dets):
+            keep = np.flatnonzero(kept.ranks < most)
+            order = keep[np.argsort(-kept.scores[keep], kind="mergesort")]
+            for a in np.flatnonzero(instances[k]):
+                matched, ignore = (kept.hits[a][order] & bit) != 0, (kept.ignored[a][order] & bit) != 0
                 tp = np.cumsum(matched & ~ignore, axis=1).astype(float)
                 fp = np.cumsum(~matched & ~ignore, axis=1).astype(float)
                 precision[:, :, k, a, m], recall[:, k, a, m] = _curve(tp, fp, int(instances[k, a]))
@@ -718,17 +755,20 @@ def check_iou_type(iou_type: str) -> None:
 
 
 def report(
-    parts: Sequence[Evaluated],
+    ranges: Accumulated | Sequence[Evaluated],
     categories: Mapping[int, str],
     iou_type: str,
     max_dets: Sequence[int],
     area_ranges: dict[str, tuple[float, float]] | None,
     counts: Mapping[str, int],
 ) -> dict:
-    """The figures of a run evaluated range by range (``parts``, in image order) against a truth
-    of ``categories`` (id -> name, sorted by id): the 12 figures (``summary``), per-category AP,
-    the categories absent, the settings and ``counts`` (images, ground_truth, crowd, detections)."""
-    precision, recall = accumulate(parts, len(categories), 4, max_dets)
+    """The figures of a run evaluated range by range (``ranges``, or their ``Evaluated`` in image
+    order) against a truth of ``categories`` (id -> name, sorted by id): the 12 figures
+    (``summary``), per-category AP, the categories absent, the settings and ``counts`` (images,
+    ground_truth, crowd, detections)."""
+    if isinstance(ranges, Sequence):
+        ranges = InMemory(ranges, len(categories), 4)
+    precision, recall = accumulate(ranges, len(categories), 4, max_dets)
     found, absent = per_category(precision, categories)
     ranges = merged_area_ranges(area_ranges or {})
     return {
