@@ -755,20 +755,20 @@ def check_iou_type(iou_type: str) -> None:
 
 
 def report(
-    ranges: Accumulated | Sequence[Evaluated],
+    evaluated: Accumulated | Sequence[Evaluated],
     categories: Mapping[int, str],
     iou_type: str,
     max_dets: Sequence[int],
     area_ranges: dict[str, tuple[float, float]] | None,
     counts: Mapping[str, int],
 ) -> dict:
-    """The figures of a run evaluated range by range (``ranges``, or their ``Evaluated`` in image
-    order) against a truth of ``categories`` (id -> name, sorted by id): the 12 figures
+    """The figures of a run evaluated range by range (``evaluated``: the ranges, or their
+    ``Evaluated`` in image order) against a truth of ``categories`` (id -> name, sorted by id): the 12 figures
     (``summary``), per-category AP, the categories absent, the settings and ``counts`` (images,
     ground_truth, crowd, detections)."""
-    if isinstance(ranges, Sequence):
-        ranges = InMemory(ranges, len(categories), 4)
-    precision, recall = accumulate(ranges, len(categories), 4, max_dets)
+    if isinstance(evaluated, Sequence):
+        evaluated = InMemory(evaluated, len(categories), 4)
+    precision, recall = accumulate(evaluated, len(categories), 4, max_dets)
     found, absent = per_category(precision, categories)
     ranges = merged_area_ranges(area_ranges or {})
     return {
