@@ -307,9 +307,10 @@ def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None
     out.mkdir()
     written = []
     ignore_value = ignore
-    for image_id, (label, ignore, _) in class_maps(data, _masks.reference(data), images, index).items():
+    for image_id, label in class_maps(data, _masks.reference(data), images, index).items():
         if image_ids is not None and image_id not in image_ids:
             continue
+        ignore = label >= len(index)  # no region, or regions of two labels
         values = np.where(ignore, ignore_value, np.vectorize(lambda k: ids[k])(np.where(ignore, 0, label)))
         Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
         written.append(image_id)

@@ -547,7 +547,7 @@ def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
     else:
         _, index = confusion.label_codes(dict(zip(data.vocabulary["label_id"], data.vocabulary["label"], strict=True)))
         ids = np.array([*sorted(index, key=index.get), 65535])  # class index -> label id; -1: the ignore value
-        maps = {i: ids[np.where(ignore, -1, label)] for i, (label, ignore, _) in semantic_task.class_maps(
+        maps = {i: ids[np.where(label >= len(index), -1, label.astype(np.int64))] for i, label in semantic_task.class_maps(
             data, who, images, index).items()}  # fmt: skip
     for image_id, values in maps.items():
         Image.fromarray(values.astype(np.uint16)).save(path / f"{image_id}.png")

@@ -139,8 +139,9 @@ def file_keys(images: pd.DataFrame) -> dict[str, int]:
     return out
 
 
-def read_png(path: Path, shape: tuple[int, int]) -> np.ndarray:
-    """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size."""
+def read_png(path: Path, shape: tuple[int, int], dtype: type | None = np.int64) -> np.ndarray:
+    """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size, as
+    ``dtype`` (None: the file's own, the smallest)."""
     from PIL import Image  # the build extra: scoring label maps reads PNG files
 
     try:
@@ -149,7 +150,8 @@ def read_png(path: Path, shape: tuple[int, int]) -> np.ndarray:
                 raise TaskError(
                     f"{path}: a {im.format} in mode {im.mode}; a label map is a single-channel 8- or 16-bit PNG"
                 )
-            values = np.asarray(im).astype(np.int64)
+            values = np.asarray(im)
+            values = values.astype(dtype) if dtype is not None else values
     except OSError as exc:
         raise TaskError(f"{path}: unreadable ({errors.first_line(exc)}); write the label map as a PNG") from None
     if values.shape != shape:

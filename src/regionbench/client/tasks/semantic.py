@@ -85,74 +85,78 @@ def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int]
     return settings.pixel_values(data)
 
 
-def class_maps(
-    data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]
-) -> dict[int, tuple[np.ndarray, np.ndarray, int]]:
+def codes(classes: int) -> type:
+    """The smallest unsigned type of a map of ``classes`` classes and the two codes past them:
+    ``classes`` (no label: no region, or a prediction that abstains) and ``classes + 1`` (regions
+    of different labels overlap)."""
+    return np.uint8 if classes + 2 <= 256 else np.uint16 if classes + 2 <= 65536 else np.uint32
+
+
+def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]) -> dict[int, np.ndarray]:
     """``annotator``'s label map of each image as class indices (``index``: label id -> class),
-    with its ignore mask (no region, or regions of different labels overlapping) and the number
-    of overlapped pixels ignored."""
-    regions = data.regions
-    mine = regions[
-        (regions["annotator"] == annotator) & regions["mask"].notna() & regions["image_id"].isin(images["image_id"])
-    ]
+    rasterised once into the smallest type (``codes``): ``len(index)`` where no region lies,
+    ``len(index) + 1`` where regions of different labels overlap (both ignored)."""
+    classes = len(index)
+    none, clash, dtype = classes, classes + 1, codes(classes)
+    ids = [int(i) for i in images["image_id"]]
+    bounds = [("image_id", ">=", min(ids, default=0)), ("image_id", "<=", max(ids, default=0))]
+    regions = data.table(
+        "regions", ["image_id", "annotator", "label_id", "mask"], [*bounds, ("annotator", "=", annotator)]
+    )
+    regions = regions[regions["mask"].notna() & regions["image_id"].isin(ids)]
     drawn: dict[int, list[tuple[dict[str, Any], int]]] = {}
-    for image_id, rle, label_id in zip(mine["image_id"], mine["mask"], mine["label_id"], strict=True):
-        drawn.setdefault(int(image_id), []).append((rle, int(label_id)))
+    for image_id, rle, label_id in zip(regions["image_id"], regions["mask"], regions["label_id"], strict=True):
+        drawn.setdefault(int(image_id), []).append((rle, index[int(label_id)]))
     out = {}
     for image_id, height, width in images[["image_id", "height", "width"]].itertuples(index=False):
-        label = np.full((int(height), int(width)), -1, dtype=np.int64)
-        clash = np.zeros((int(height), int(width)), dtype=bool)
-        for rle, label_id in drawn.get(int(image_id), []):
+        label = np.full((int(height), int(width)), none, dtype=dtype)
+        for rle, k in drawn.get(int(image_id), []):
             mask = geometry.from_rle(rle)
-            k = index[int(label_id)]
-            clash |= mask & (label >= 0) & (label != k)
-            label[mask] = k
-        out[int(image_id)] = (np.where(clash, -1, label), (label < 0) | clash, int(clash.sum()))
+            under = label[mask]  # a pixel another label holds is ignored, whatever comes after
+            label[mask] = np.where((under == none) | (under == k), k, clash).astype(dtype)
+        out[int(image_id)] = label
     return out
 
 
 def _semantic_against(
-    truth: dict[Any, Any], predicted: dict[int, np.ndarray], classes: int
-) -> tuple[np.ndarray, int, int, int]:
-    """The confusion matrix of ``predicted`` class maps (image id -> classes, -1 where the run
-    abstains; a missing image abstains everywhere) against ``truth`` (``class_maps``), with the
-    pixels the truth ignores, its overlapped pixels and the pixels the run abstains on where the
-    truth is labelled. Only the truth ignores: an abstaining pixel is wrong (the matrix's last
-    column), as mmseg and cityscapesScripts count it."""
+    truth: Mapping[int, np.ndarray], predicted: Mapping[int, np.ndarray], classes: int
+) -> tuple[np.ndarray, int, int, int, dict[int, float]]:
+    """The confusion matrix of ``predicted`` class maps (image id -> classes, ``classes`` where
+    the run abstains; a missing image abstains everywhere) against ``truth`` (``class_maps``),
+    one ``bincount`` an image, with the pixels the truth ignores, its overlapped pixels, the
+    pixels the run abstains on where the truth is labelled, and each image's pixel accuracy (0
+    without a prediction, 1 with no pixel to score). Only the truth ignores: an abstaining pixel
+    is wrong (the matrix's last column), as mmseg and cityscapesScripts count it."""
     matrix = np.zeros((classes, classes + 1), dtype=np.int64)
     overlapped = ignored = abstained = 0
-    for image_id, (label, ignore, clash) in truth.items():
-        overlapped += clash
-        ignored += int(ignore.sum())
+    accuracy: dict[int, float] = {}
+    for image_id, label in truth.items():
         mapped = predicted.get(image_id)
         if mapped is None:
-            matrix += measures.confusion(np.where(ignore, 0, label), np.full(label.shape, classes), classes, ignore)
-            continue
-        abstains = mapped < 0
-        abstained += int((abstains & ~ignore).sum())
-        matrix += measures.confusion(np.where(ignore, 0, label), np.where(abstains, classes, mapped), classes, ignore)
-    return matrix, ignored, overlapped, abstained
-
-
-def _pixel_accuracy(truth: dict[Any, Any], predicted: dict[int, np.ndarray]) -> dict[int, float]:
-    """Per image, the share of the pixels its truth labels that the run gives their class (an
-    abstaining pixel is wrong); 0 for an image without a prediction, 1 with no pixel to score."""
-    out = {}
-    for image_id, (label, ignore, _) in truth.items():
-        mapped = predicted.get(image_id)
-        if mapped is None:
-            out[int(image_id)] = 0.0
-            continue
-        scored = ~ignore
-        out[int(image_id)] = float((mapped[scored] == label[scored]).mean()) if scored.any() else 1.0
-    return out
+            counts = np.bincount(label.ravel(), minlength=classes + 2)
+            joint = np.zeros((classes + 2, classes + 1), dtype=np.int64)
+            joint[:, classes] = counts
+        else:
+            pairs = label.astype(np.int64) * (classes + 1) + mapped
+            joint = np.bincount(pairs.ravel(), minlength=(classes + 2) * (classes + 1)).reshape(
+                classes + 2, classes + 1
+            )
+        scored = joint[:classes]
+        matrix += scored
+        ignored += int(joint[classes:].sum())
+        overlapped += int(joint[classes + 1].sum())
+        abstained += int(scored[:, classes].sum()) if mapped is not None else 0
+        total = int(scored.sum())
+        right = int(np.trace(scored[:, :classes]))
+        accuracy[int(image_id)] = 0.0 if mapped is None else right / total if total else 1.0
+    return matrix, ignored, overlapped, abstained, accuracy
 
 
 def read_label_maps(
     run: Run[Settings], images: pd.DataFrame, index: dict[int, int], unknown: Counter[int] | None = None
 ) -> dict[int, np.ndarray]:
     """The run's label maps (``<key>.png`` in ``run.predictions``, ``key`` the image id or its
-    file's stem) as class indices (``index``: label id -> class; -1 where the run abstains: the
+    file's stem) as class indices (``index``: label id -> class; ``len(index)`` where the run abstains: the
     ignore value, or a value naming no label, whose pixels ``unknown`` counts by value), by
     image id; an image without one is absent."""
     files = {}
@@ -162,7 +166,7 @@ def read_label_maps(
             files[int(image_id)] = found
     shapes = image_sizes(images)
     return {
-        i: _classes(read_png(path, shapes[i]), index, run.given, run.settings.ignore, unknown)
+        i: _classes(read_png(path, shapes[i], dtype=None), index, run.given, run.settings.ignore, unknown)
         for i, path in files.items()
     }
 
@@ -186,12 +190,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         predicted = read_label_maps(run, batch, index, unknown)
         for who in truths:
             truth = class_maps(data, who, batch, index)
-            part, skipped, clashing, abstaining = _semantic_against(truth, predicted, classes)
+            part, skipped, clashing, abstaining, accuracy = _semantic_against(truth, predicted, classes)
             matrices[who] += part
             if who == truths[0]:
                 ignored, overlapped = ignored + skipped, overlapped + clashing
                 abstained += abstaining
-                per_image |= _pixel_accuracy(truth, predicted)
+                per_image |= accuracy
                 without += sum(1 for i in truth if i not in predicted)
     matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
@@ -257,8 +261,8 @@ def semantic_ceiling(
     for batch in batches(images):
         maps = {a: class_maps(data, a, batch, index) for a in people}
         for (a, b), matrix in pairs.items():
-            predicted = {i: np.where(ignore, -1, label) for i, (label, ignore, _) in maps[a].items()}
-            matrix += _semantic_against(maps[b], predicted, classes)[0]  # unlabelled by a: abstains
+            predicted = {i: np.minimum(label, classes) for i, label in maps[a].items()}  # unlabelled by a: abstains
+            matrix += _semantic_against(maps[b], predicted, classes)[0]
     each = {}
     for a in people:
         runs = [measures.measures(pairs[(a, b)], names) for b in people if b != a]
@@ -291,12 +295,12 @@ def _classes(
     ignore: int,
     unknown: Counter[int] | None = None,
 ) -> np.ndarray:
-    """Pixel values -> class indices; -1 for the ignore value and for a value naming no label
-    (``value_of``: pixel value -> label id, else the values are label ids), whose pixels
-    ``unknown`` counts by value."""
+    """Pixel values -> class indices in the smallest type (``codes``); ``len(index)`` (abstains)
+    for the ignore value and for a value naming no label (``value_of``: pixel value -> label id,
+    else the values are label ids), whose pixels ``unknown`` counts by value."""
     low = min(int(values.min()), 0) if values.size else 0  # a 32-bit PNG may hold negative values
     counts = np.bincount((values - low).ravel()) if values.size else np.zeros(0, dtype=np.int64)
-    lookup = np.full(len(counts), -1, dtype=np.int64)  # pixel value - low -> class
+    lookup = np.full(len(counts), len(index), dtype=codes(len(index)))  # pixel value - low -> class
     for k in np.flatnonzero(counts).tolist():
         value = k + low
         label_id = value_of.get(value) if value_of is not None else value
@@ -307,7 +311,7 @@ def _classes(
                 unknown[value] += int(counts[k])
             continue
         lookup[k] = index[label_id]
-    classes: np.ndarray = lookup[values - low]
+    classes: np.ndarray = lookup[values - low] if low else lookup[values]
     return classes
 
 
@@ -327,10 +331,13 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
             if classes is None:
                 yield int(image_id), []
                 continue
-            label, ignore, _ = truth[int(image_id)]
-            areas = np.bincount(classes.ravel() + 1)[1:]  # pixels per class (-1, abstaining, aside)
-            scored = np.bincount(classes[~ignore].ravel() + 1, minlength=len(areas) + 1)[1:]
-            agreeing = np.bincount(classes[~ignore & (label == classes)].ravel() + 1, minlength=len(areas) + 1)[1:]
+            label = truth[int(image_id)]
+            ignore = label >= len(names)
+            areas = np.bincount(classes.ravel(), minlength=len(names) + 1)[: len(names)]  # abstaining aside
+            scored = np.bincount(classes[~ignore].ravel(), minlength=len(names) + 1)[: len(names)]
+            agreeing = np.bincount(classes[~ignore & (label == classes)].ravel(), minlength=len(names) + 1)[
+                : len(names)
+            ]
             yield int(image_id), [
                 Shape(names[k], classes == k,
                       facts={"area": int(areas[k]), "right": float(agreeing[k] / scored[k]) if scored[k] else None})
