@@ -109,7 +109,7 @@ def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[
         drawn.setdefault(int(image_id), []).append((rle, index[int(label_id)]))
     out = {}
     for image_id, height, width in images[["image_id", "height", "width"]].itertuples(index=False):
-        label = np.full((int(height), int(width)), none, dtype=dtype)
+        label: np.ndarray = np.full((int(height), int(width)), none, dtype=dtype)
         for rle, k in drawn.get(int(image_id), []):
             mask = geometry.from_rle(rle)
             under = label[mask]  # a pixel another label holds is ignored, whatever comes after
@@ -300,7 +300,7 @@ def _classes(
     else the values are label ids), whose pixels ``unknown`` counts by value."""
     low = min(int(values.min()), 0) if values.size else 0  # a 32-bit PNG may hold negative values
     counts = np.bincount((values - low).ravel()) if values.size else np.zeros(0, dtype=np.int64)
-    lookup = np.full(len(counts), len(index), dtype=codes(len(index)))  # pixel value - low -> class
+    lookup: np.ndarray = np.full(len(counts), len(index), dtype=codes(len(index)))  # pixel value - low -> class
     for k in np.flatnonzero(counts).tolist():
         value = k + low
         label_id = value_of.get(value) if value_of is not None else value
