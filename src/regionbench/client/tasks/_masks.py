@@ -14,7 +14,11 @@ truth, the predictions' files, and the spread and human ceiling of several truth
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,3 +192,17 @@ def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
     """``images`` ``BATCH`` rows at a time: label maps are whole images, held a batch at a time."""
     for start in range(0, len(images), BATCH):
         yield images.iloc[start : start + BATCH]
+        give_back()
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
+
+
+def give_back() -> None:
+    """Return the memory a batch or range freed to the system: glibc keeps freed blocks for reuse,
+    and a run of many would grow by their fragments (140 MiB over 5,000 images of instances)."""
+    with contextlib.suppress(OSError, AttributeError):
+        if (libc := _libc()) is not None:
+            libc.malloc_trim(0)

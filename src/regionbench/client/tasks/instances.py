@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import dataclasses
 import functools
 import gc
 import multiprocessing
 import pickle
 import shutil
-import sys
 import tempfile
 from collections import defaultdict, deque
 from collections.abc import Iterator
@@ -31,7 +29,16 @@ import pandas as pd
 from regionbench.client import instances as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, option, positive_int
-from regionbench.client.tasks._masks import MaskSettings, ceiling, humans, mask_scope, reference, scored_images, spread
+from regionbench.client.tasks._masks import (
+    MaskSettings,
+    ceiling,
+    give_back,
+    humans,
+    mask_scope,
+    reference,
+    scored_images,
+    spread,
+)
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
 
 NAME = "instances"
@@ -321,19 +328,6 @@ def _evaluate(r: int, document: dict[str, Any], settings: Settings) -> measures.
     found = measures.evaluate_range(document, _HELD.detections(r), settings.iou_type, max(10, settings.max_dets), areas)
     give_back()
     return found
-
-
-@functools.cache
-def _libc() -> Any:
-    return ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
-
-
-def give_back() -> None:
-    """Return the memory a range's evaluation freed to the system (glibc keeps it otherwise, and
-    a run of many ranges would grow by the fragments: 140 MiB over 5,000 images)."""
-    with contextlib.suppress(OSError, AttributeError):
-        if (libc := _libc()) is not None:
-            libc.malloc_trim(0)
 
 
 WORKER_RANGES = 8  # ranges a worker evaluates before a fresh one takes over

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,28 @@ def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int]
     return settings.pixel_values(data)
 
 
+class Lazy(Mapping[int, np.ndarray]):
+    """Image id -> a map made when asked for (``make``), not kept: a batch's maps are not held."""
+
+    def __init__(self, ids: list[int], make: Callable[[int], np.ndarray]) -> None:
+        self.ids, self.make = ids, make
+        self.known = set(ids)
+
+    def __getitem__(self, image_id: int) -> np.ndarray:
+        if image_id not in self.known:
+            raise KeyError(image_id)
+        return self.make(image_id)
+
+    def __contains__(self, image_id: object) -> bool:  # without making the map (Mapping's would)
+        return image_id in self.known
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 def codes(classes: int) -> type:
     """The smallest unsigned type of a map of ``classes`` classes and the two codes past them:
     ``classes`` (no label: no region, or a prediction that abstains) and ``classes + 1`` (regions
@@ -92,10 +114,11 @@ def codes(classes: int) -> type:
     return np.uint8 if classes + 2 <= 256 else np.uint16 if classes + 2 <= 65536 else np.uint32
 
 
-def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]) -> dict[int, np.ndarray]:
+def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]) -> Mapping[int, np.ndarray]:
     """``annotator``'s label map of each image as class indices (``index``: label id -> class),
-    rasterised once into the smallest type (``codes``): ``len(index)`` where no region lies,
-    ``len(index) + 1`` where regions of different labels overlap (both ignored)."""
+    rasterised into the smallest type (``codes``) when asked for (``Lazy``: one map in memory at
+    a time): ``len(index)`` where no region lies, ``len(index) + 1`` where regions of different
+    labels overlap (both ignored)."""
     classes = len(index)
     none, clash, dtype = classes, classes + 1, codes(classes)
     ids = [int(i) for i in images["image_id"]]
@@ -107,15 +130,17 @@ def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[
     drawn: dict[int, list[tuple[dict[str, Any], int]]] = {}
     for image_id, rle, label_id in zip(regions["image_id"], regions["mask"], regions["label_id"], strict=True):
         drawn.setdefault(int(image_id), []).append((rle, index[int(label_id)]))
-    out = {}
-    for image_id, height, width in images[["image_id", "height", "width"]].itertuples(index=False):
-        label: np.ndarray = np.full((int(height), int(width)), none, dtype=dtype)
-        for rle, k in drawn.get(int(image_id), []):
+    shapes = image_sizes(images)
+
+    def rasterised(image_id: int) -> np.ndarray:
+        label: np.ndarray = np.full(shapes[image_id], none, dtype=dtype)
+        for rle, k in drawn.get(image_id, []):
             mask = geometry.from_rle(rle)
             under = label[mask]  # a pixel another label holds is ignored, whatever comes after
             label[mask] = np.where((under == none) | (under == k), k, clash).astype(dtype)
-        out[int(image_id)] = label
-    return out
+        return label
+
+    return Lazy(list(shapes), rasterised)
 
 
 def _semantic_against(
@@ -154,21 +179,22 @@ def _semantic_against(
 
 def read_label_maps(
     run: Run[Settings], images: pd.DataFrame, index: dict[int, int], unknown: Counter[int] | None = None
-) -> dict[int, np.ndarray]:
+) -> Mapping[int, np.ndarray]:
     """The run's label maps (``<key>.png`` in ``run.predictions``, ``key`` the image id or its
-    file's stem) as class indices (``index``: label id -> class; ``len(index)`` where the run abstains: the
-    ignore value, or a value naming no label, whose pixels ``unknown`` counts by value), by
-    image id; an image without one is absent."""
+    file's stem) as class indices (``index``: label id -> class; ``len(index)`` where the run
+    abstains: the ignore value, or a value naming no label, whose pixels ``unknown`` counts by
+    value), by image id, each read when asked for (``Lazy``: read it once); an image without one
+    is absent."""
     files = {}
     for image_id, path in images[["image_id", "path"]].itertuples(index=False):
         named = [run.predictions / f"{int(image_id)}.png", run.predictions / f"{Path(str(path)).stem}.png"]
         if found := next((p for p in named if p.is_file()), None):
             files[int(image_id)] = found
     shapes = image_sizes(images)
-    return {
-        i: _classes(read_png(path, shapes[i], dtype=None), index, run.given, run.settings.ignore, unknown)
-        for i, path in files.items()
-    }
+    return Lazy(
+        list(files),
+        lambda i: _classes(read_png(files[i], shapes[i], dtype=None), index, run.given, run.settings.ignore, unknown),
+    )
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
@@ -188,15 +214,19 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     per_image: dict[int, float] = {}
     for batch in batches(images):
         predicted = read_label_maps(run, batch, index, unknown)
-        for who in truths:
-            truth = class_maps(data, who, batch, index)
-            part, skipped, clashing, abstaining, accuracy = _semantic_against(truth, predicted, classes)
-            matrices[who] += part
-            if who == truths[0]:
-                ignored, overlapped = ignored + skipped, overlapped + clashing
-                abstained += abstaining
-                per_image |= accuracy
-                without += sum(1 for i in truth if i not in predicted)
+        truth = {who: class_maps(data, who, batch, index) for who in truths}
+        for image_id in batch["image_id"].astype(int).tolist():  # one image's maps at a time
+            given = {image_id: predicted[image_id]} if image_id in predicted else {}
+            for who in truths:
+                part, skipped, clashing, abstaining, accuracy = _semantic_against(
+                    {image_id: truth[who][image_id]}, given, classes
+                )
+                matrices[who] += part
+                if who == truths[0]:
+                    ignored, overlapped = ignored + skipped, overlapped + clashing
+                    abstained += abstaining
+                    per_image |= accuracy
+                    without += not given
     matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = measures.measures(matrix, names)
@@ -259,7 +289,7 @@ def semantic_ceiling(
         return {}
     pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
     for batch in batches(images):
-        maps = {a: class_maps(data, a, batch, index) for a in people}
+        maps = {a: dict(class_maps(data, a, batch, index)) for a in people}  # each used by every other
         for (a, b), matrix in pairs.items():
             predicted = {i: np.minimum(label, classes) for i, label in maps[a].items()}  # unlabelled by a: abstains
             matrix += _semantic_against(maps[b], predicted, classes)[0]
