@@ -81,7 +81,7 @@ class Settings(MaskSettings):
 scope_of = masks_scope_of  # the images of the split
 
 RANGE = 250  # images evaluated at a time: the engine's memory is that of a range (~25,000 detections)
-HELD = 100_000  # detections held in memory while the results file is read; more are spilled to disk
+HELD = 25_000  # detections held in memory while the results file is read; more are spilled to disk
 TRUTH_COLUMNS = [
     "image_id", "annotator", "region_id", "label_id", "label", "category_id", "iscrowd", "mask", "area_px",
     "bbox_x", "bbox_y", "bbox_w", "bbox_h", "source_area", "source_bbox_x", "source_bbox_y", "source_bbox_w",
@@ -161,7 +161,7 @@ class Truth:
     def document(self, r: int) -> dict[str, Any]:
         """Range ``r`` as a COCO instances document (a fresh one: the engine marks it)."""
         ids = [self.release_id.get(i, i) for i in self.ranges[r]]
-        regions = self.data.table("regions", TRUTH_COLUMNS, [("image_id", "in", ids), ("annotator", "=", self.who)])
+        regions = self.data.table("regions", TRUTH_COLUMNS, [*image_filter(ids), ("annotator", "=", self.who)])
         images = self.images[self.images["image_id"].isin(ids)]
         categories = {c["id"]: c["name"] for c in self.header["categories"]}
         document = measures.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
@@ -239,17 +239,18 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
     range_of = truth.range_of()
     held = Held(truth)
     try:
-        for n, item in enumerate(measures.stream_items(run.predictions)):
-            d = checker.take(n, item)
-            if d is None:
-                continue
-            if settings.iou_type == "segm" and "segmentation" not in d:
-                raise measures.InstancesError(
-                    f"{run.predictions}: detection {n}: --iou-type segm: every detection needs a segmentation "
-                    "(or score boxes with --iou-type bbox)"
-                )
-            held.add(range_of[d["image_id"]], d)
-        checker.finish(run.predictions)
+        with no_collection():  # a million small objects, no cycle among them
+            for n, item in enumerate(measures.stream_items(run.predictions)):
+                d = checker.take(n, item)
+                if d is None:
+                    continue
+                if settings.iou_type == "segm" and "segmentation" not in d:
+                    raise measures.InstancesError(
+                        f"{run.predictions}: detection {n}: --iou-type segm: every detection needs a segmentation "
+                        "(or score boxes with --iou-type bbox)"
+                    )
+                held.add(range_of[d["image_id"]], d)
+            checker.finish(run.predictions)
     except measures.OutsideImages as exc:
         held.__exit__()
         raise mask_scope(run.data, settings.split).refuse(run.predictions, exc.detections, exc.what) from None
@@ -267,29 +268,27 @@ class Spilled:
     def __init__(self, folder: Path, categories: int, areas: int) -> None:
         self.folder, self.areas = folder, areas
         self.instances = np.zeros((categories, areas), dtype=np.int64)
-        self.index: list[dict[int, tuple[int, int]]] = []  # per range: category -> (offset, detections)
+        self.index: list[np.ndarray] = []  # per range: detections per category
 
     def add(self, part: measures.Evaluated) -> None:
         """The next range's evaluation (in image order)."""
         self.instances += part.instances
-        found, offset = {}, 0
-        with (self.folder / f"part-{len(self.index)}.bin").open("wb") as f:
+        counts = np.zeros(len(self.instances), dtype=np.int64)  # arrays, not small objects: the
+        with (self.folder / f"part-{len(self.index)}.bin").open("wb") as f:  # parent's heap stays compact
             for k in sorted(part.scores):
                 for values in (part.scores[k], part.ranks[k], part.hits[k], part.ignored[k]):
                     f.write(np.ascontiguousarray(values).tobytes())
-                found[k] = (offset, len(part.scores[k]))
-                offset += len(part.scores[k]) * (8 + 2 + 4 * self.areas)
-        self.index.append(found)
+                counts[k] = len(part.scores[k])
+        self.index.append(counts)
 
     def kept(self, k: int) -> measures.Kept | None:
         """Category ``k``'s detections over the ranges, in order."""
         pieces = []
-        for r, found in enumerate(self.index):
-            if k in found:
-                offset, n = found[k]
-                raw = np.fromfile(
-                    self.folder / f"part-{r}.bin", dtype=np.uint8, count=n * (10 + 4 * self.areas), offset=offset
-                )
+        width = 10 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range
+        for r, counts in enumerate(self.index):
+            if n := int(counts[k]):
+                offset = int(counts[:k].sum()) * width
+                raw = np.fromfile(self.folder / f"part-{r}.bin", dtype=np.uint8, count=n * width, offset=offset)
                 scores = raw[: 8 * n].view(np.float64)
                 ranks = raw[8 * n : 10 * n].view(np.uint16)
                 hits = raw[10 * n : (10 + 2 * self.areas) * n].view(np.uint16).reshape(self.areas, n)
@@ -321,45 +320,45 @@ def no_collection() -> Iterator[None]:
 _HELD: Held | None = None  # the detections a forked worker evaluates (inherited, not sent)
 
 
-def _evaluate(r: int, document: dict[str, Any], settings: Settings) -> measures.Evaluated:
-    """Range ``r`` evaluated by the engine (in a worker: the detections the parent held)."""
+def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Evaluated]:
+    """Range ``r`` evaluated by the engine, its truth read here (in a worker: the parent reads
+    no truth, and its memory stays that of the held detections), with the truth's counts."""
     assert _HELD is not None
     areas = measures.area_bounds(dict((n, (lo, hi)) for n, lo, hi in settings.area_ranges))
-    found = measures.evaluate_range(document, _HELD.detections(r), settings.iou_type, max(10, settings.max_dets), areas)
+    document = _HELD.truth.document(r)
+    counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
+    with no_collection():
+        detections = _HELD.detections(r)
+        found = measures.evaluate_range(document, detections, settings.iou_type, max(10, settings.max_dets), areas)
+    del detections, document
     give_back()
-    return found
+    return counts, found
 
 
 WORKER_RANGES = 8  # ranges a worker evaluates before a fresh one takes over
 
 
-def evaluated(held: Held, settings: Settings, cores: int) -> Iterator[tuple[dict[str, Any], measures.Evaluated]]:
-    """(range document, its evaluation) of every range in order, on ``cores`` worker processes
-    forked from this one (they inherit the held detections; this one reads the truth a range at a
-    time). A worker is replaced after ``WORKER_RANGES`` ranges: the engine's freed memory comes
+def evaluated(held: Held, settings: Settings, cores: int) -> Iterator[tuple[dict[str, int], measures.Evaluated]]:
+    """(the range's truth counts, its evaluation) of every range in order, on ``cores`` worker
+    processes forked from this one (they inherit the held detections and read their range's
+    truth). A worker is replaced after ``WORKER_RANGES`` ranges: the engine's freed memory comes
     back to the system only when its process ends (one process grew 300 MiB over 80 ranges)."""
     global _HELD
     _HELD = held
-    truth = held.truth
+    ranges = range(len(held.truth.ranges))
     try:
         if "fork" not in multiprocessing.get_all_start_methods():  # no forking: one range at a time, here
-            for r in range(len(truth.ranges)):
-                document = truth.document(r)
-                yield document, _evaluate(r, document, settings)
+            yield from (_evaluate(r, settings) for r in ranges)
             return
         context = multiprocessing.get_context("fork")
-        with context.Pool(min(cores, len(truth.ranges)), maxtasksperchild=WORKER_RANGES) as pool:
-            pending: deque[tuple[dict[str, Any], Any]] = deque()
-            for r in range(len(truth.ranges)):
-                document = truth.document(r)
-                pending.append((document, pool.apply_async(_evaluate, (r, document, settings))))
+        with context.Pool(min(cores, len(ranges)), maxtasksperchild=WORKER_RANGES) as pool:
+            pending: deque[Any] = deque()
+            for r in ranges:
+                pending.append(pool.apply_async(_evaluate, (r, settings)))
                 while len(pending) > 2 * cores:
-                    first, result = pending.popleft()
-                    yield first, result.get()
-                    give_back()
+                    yield pending.popleft().get()
             while pending:
-                first, result = pending.popleft()
-                yield first, result.get()
+                yield pending.popleft().get()
     finally:
         _HELD = None
 
@@ -371,20 +370,25 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
     settings = run.settings
     truth = Truth.of(run.data, images, who)
     counts = {"images": len(truth.header["images"]), "ground_truth": 0, "crowd": 0}
-    per_image: dict[int, float] = {}
+    scored: list[tuple[np.ndarray, np.ndarray]] = []  # per range: truth image ids, their F1 (arrays)
     release_id = truth.release_id
     categories = {c["id"]: c["name"] for c in truth.header["categories"]}
     ranges = {name: (low, high) for name, low, high in settings.area_ranges}
-    with no_collection(), hold(run, truth) as held:
+    with hold(run, truth) as held:
         parts = Spilled(held.folder, len(categories), len(measures.area_bounds(ranges)))
-        for document, part in evaluated(held, settings, run.cores):
-            counts["ground_truth"] += len(document["annotations"])
-            counts["crowd"] += sum(a["iscrowd"] for a in document["annotations"])
-            per_image |= {release_id.get(i, i): f for i, f in measures.per_image_f1(part.per_image).items()}
+        for found, part in evaluated(held, settings, run.cores):
+            counts["ground_truth"] += found["ground_truth"]
+            counts["crowd"] += found["crowd"]
+            f1 = measures.per_image_f1(part.per_image)
+            scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
             parts.add(part)
         counts["detections"] = held.count
         max_dets = (1, 10, settings.max_dets)
-        return measures.report(parts, categories, settings.iou_type, max_dets, ranges, counts), per_image
+        figures = measures.report(parts, categories, settings.iou_type, max_dets, ranges, counts)
+    per_image = {
+        release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
+    }
+    return figures, per_image
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
