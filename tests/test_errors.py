@@ -139,3 +139,20 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
         with pytest.raises(ReleaseError, match=f"manifest.json: {said}") as refused:
             read_manifest(release)
         assert "the manifest file" in str(refused.value)
+
+
+def test_a_job_reports_its_own_peak_not_its_parent_s() -> None:
+    """A job started by a large parent (Snakemake), through a shell that execs Python, counts its
+    own memory: the kernel's ``ru_maxrss`` keeps the parent's peak across vfork and exec, the
+    job's high-water mark does not."""
+    import subprocess
+    import sys
+
+    held = bytearray(400 * 1024 * 1024)  # this process: the large parent
+    held[::4096] = b"x" * len(held[::4096])  # resident, page by page
+    said = subprocess.run(
+        [sys.executable, "-c", "from regionbench.pipeline.jobs import own_peak_kib; print(own_peak_kib())"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert int(said.stdout) < 300 * 1024  # KiB: the interpreter and the package, not the parent's 400 MiB
+    del held

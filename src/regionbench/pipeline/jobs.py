@@ -8,6 +8,7 @@ traceback and reported last as such."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import logging
@@ -40,12 +41,24 @@ def log_to(path: str) -> logging.Logger:
     return logging.getLogger("regionbench")
 
 
+def own_peak_kib() -> int:
+    """This process's own peak resident memory (KiB), since it became this program: the kernel's
+    high-water mark of its memory (``VmHWM``). ``ru_maxrss`` would not do: a process started by
+    vfork and exec (a Snakemake job's shell, which execs Python) keeps the peak its parent had
+    when it started, so every job read Snakemake's 346 MiB. ``ru_maxrss`` where there is no /proc."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _log_resources() -> None:
     """Log the job's peak resident memory and CPU time (with its child processes'), as the kernel
     counts them: Snakemake's benchmark files sample memory every 30 s after a job's first 30 s
     and miss a later, shorter peak. A line of the form ``RESOURCES`` (read by benchmarks/)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak_mib = max(own.ru_maxrss, children.ru_maxrss) / 1024  # Linux counts ru_maxrss in KiB
+    peak_mib = max(own_peak_kib(), children.ru_maxrss) / 1024  # Linux counts ru_maxrss in KiB
     cpu_s = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
     logging.getLogger("regionbench").info(RESOURCES.format(peak_mib=peak_mib, cpu_s=cpu_s))
 
