@@ -26,7 +26,6 @@ from regionbench.client import loader
 from regionbench.core import errors, geometry, numbers, tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
-from regionbench.pipeline import config as build_config
 from regionbench.pipeline import jobs, vocabulary
 
 if TYPE_CHECKING:
@@ -131,6 +130,8 @@ def _previous_release(project: Path, cfg: dict[str, Any], previous: str) -> Path
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from regionbench.pipeline import config as build_config  # jsonschema's 25 ms: the build's alone
+
     project = Path(args.project_dir).resolve() if args.project_dir else find_project()
     overrides = [Path(p).resolve() for p in args.configfile]
     cfg, layers = build_config.load_layers(project, overrides)

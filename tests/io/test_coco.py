@@ -22,7 +22,15 @@ from pycocotools import mask as coco_mask
 from regionbench.core import geometry
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io import layouts
-from regionbench.io.shards import DEFAULT_SHARDS, MAX_SHARD_SIZE, IngestError, Shard, default_shard_size, image_id_of
+from regionbench.io.shards import (
+    DEFAULT_SHARDS,
+    MAX_SHARD_SIZE,
+    MIN_SHARD_SIZE,
+    IngestError,
+    Shard,
+    default_shard_size,
+    image_id_of,
+)
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic.coco import uncompressed_rle
 
@@ -390,12 +398,16 @@ def test_any_mask_round_trips_through_both_rle_forms(
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 200_000))
 def test_default_shards_keep_every_core_busy(images: int) -> None:
-    """Without ingest.shard_size a small collection has as many shards as a machine of up to
-    eight cores has cores (every image its own shard below eight), a large one runs of 1,000."""
+    """Without ingest.shard_size a collection has as many shards as a machine of up to eight
+    cores has cores once each holds at least ``MIN_SHARD_SIZE`` images (a smaller one is fewer
+    shards, one below that size: a job's start costs more than its images), a large one runs
+    of 1,000."""
     size = default_shard_size(images)
     shards = -(-images // size)
-    assert 1 <= size <= MAX_SHARD_SIZE
-    assert shards >= min(images, DEFAULT_SHARDS)
+    assert MIN_SHARD_SIZE <= size <= MAX_SHARD_SIZE
+    assert shards >= min(images // MIN_SHARD_SIZE, DEFAULT_SHARDS) and shards >= 1
+    if images <= MIN_SHARD_SIZE:
+        assert shards == 1
     if images >= DEFAULT_SHARDS * MAX_SHARD_SIZE:
         assert size == MAX_SHARD_SIZE
 

@@ -26,14 +26,16 @@ MAX_IMAGE_PIXELS = 40_000_000
 
 # Shards of the layouts cut into runs of images (COCO, the label maps) when the config sets no size.
 DEFAULT_SHARDS = 8
+MIN_SHARD_SIZE = 100  # a job's start (a Python process, its imports: 0.8 s CPU) costs more than fewer images
 MAX_SHARD_SIZE = 1000
 
 
 def default_shard_size(images: int) -> int:
-    """Images per shard when the config sets none: floor(images / ``DEFAULT_SHARDS``), between 1
-    and ``MAX_SHARD_SIZE``, so a collection of n images has at least min(n, ``DEFAULT_SHARDS``)
-    shards up to ``DEFAULT_SHARDS`` x ``MAX_SHARD_SIZE`` images."""
-    return max(1, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
+    """Images per shard when the config sets none: floor(images / ``DEFAULT_SHARDS``), between
+    ``MIN_SHARD_SIZE`` and ``MAX_SHARD_SIZE``: a small collection is one shard or a few (ten
+    images were ten jobs, 9 s of CPU in process starts), one of up to ``DEFAULT_SHARDS`` x
+    ``MAX_SHARD_SIZE`` images at least ``DEFAULT_SHARDS`` shards from 800 images on."""
+    return max(MIN_SHARD_SIZE, min(MAX_SHARD_SIZE, images // DEFAULT_SHARDS))
 
 
 def shard_names(count: int) -> list[str]:

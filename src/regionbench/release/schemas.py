@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
-import jsonschema
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -101,7 +100,9 @@ def conform(table: pa.Table, schema: TableSchema) -> pa.Table:
 
 
 @cache
-def _value_validator(column_schema: str) -> jsonschema.Draft202012Validator:
+def _value_validator(column_schema: str) -> Any:
+    import jsonschema  # only a table's validation needs it: loading and scoring a release do not
+
     return jsonschema.Draft202012Validator(json.loads(column_schema))
 
 
