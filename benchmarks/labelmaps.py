@@ -5,7 +5,8 @@
 For each layout and size it generates (once, cached under ``--cache``) a tree at the format's
 typical image size (VOC 500x375, Cityscapes 2048x1024, ADE20K 683x512, BSDS500 481x321), then:
 
-1. times the floor: every image and every map (or ``.mat``) decoded once, nothing else;
+1. times the floor: every image and every map (or ``.mat``) decoded once, nothing else; and the
+   plain script a user would write (``plain``): that, and each region cut and RLE-encoded;
 2. times the layout's reading alone (every shard's records: files decoded, a mask, RLE and
    exact polygon per region) and ingest: every shard by ``pipeline.ingest.ingest_shard`` (the
    reading, then features, relations and the consensus where there are several annotators),
@@ -72,6 +73,34 @@ def floor(root: Path) -> float:
     return time.perf_counter() - start
 
 
+# The plain script's region maps: each map's distinct values are its regions (0 and 255 aside).
+REGION_MAPS = {"voc": "SegmentationObject", "cityscapes": "_instanceIds", "ade20k": "annotations", "bsds500": ".mat"}
+
+
+def plain(layout: str, root: Path) -> float:
+    """Seconds of the plain script a user would write: every image and map decoded once, and
+    each region of the layout's region maps (``REGION_MAPS``) cut as a mask and RLE-encoded
+    (pycocotools), nothing else."""
+    from pycocotools import mask as coco_mask
+
+    def encode(values: np.ndarray) -> None:
+        for v in np.unique(values):
+            if v not in (0, 255):
+                coco_mask.encode(np.asfortranarray((values == v).astype(np.uint8)))
+
+    start = time.perf_counter()
+    for path in sorted(root.rglob("*")):
+        if path.suffix == ".mat":
+            for human in scipy.io.loadmat(path)["groundTruth"][0]:
+                encode(human["Segmentation"][0, 0])
+        elif path.suffix in (".jpg", ".png"):
+            with Image.open(path) as image:
+                values = np.asarray(image)
+            if path.suffix == ".png" and REGION_MAPS[layout] in str(path):
+                encode(values)
+    return time.perf_counter() - start
+
+
 def ingest(layout: str, root: Path) -> tuple[float, float, int]:
     """Seconds to read every shard's records (the layout alone) and to ingest every shard, one
     after another in a child process, and its peak RSS in bytes."""
@@ -125,10 +154,13 @@ def main() -> None:
         for n in args.sizes:
             root = generate(layout, args.cache / f"{layout}-{n}", n)
             decode = floor(root)
+            script = plain(layout, root)
             read_s, seconds, peak = ingest(layout, root)
             row = {
                 "images": n,
                 "decode_s": round(decode, 2),
+                "plain_script_s": round(script, 2),
+                "ratio_to_plain_script": round(seconds / script, 2),
                 "read_s": round(read_s, 2),
                 "read_ratio": round(read_s / decode, 2),
                 "ingest_s": round(seconds, 2),
