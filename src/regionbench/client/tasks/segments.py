@@ -72,8 +72,12 @@ def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[in
     """``annotator``'s segmentation of each image: region k (in region order) numbered k, and the
     pixels no region covers one more segment, as the release's agreement reads a region set
     (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
-    regions = data.regions
-    mine = regions[(regions["annotator"] == annotator) & regions["mask"].notna()].sort_values(["image_id", "region_id"])
+    ids = [int(i) for i in images["image_id"]]
+    bounds = [("image_id", ">=", min(ids, default=0)), ("image_id", "<=", max(ids, default=0))]
+    regions = data.table(
+        "regions", ["image_id", "annotator", "region_id", "mask"], [*bounds, ("annotator", "=", annotator)]
+    )
+    mine = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
     shapes = image_sizes(images)
     out: dict[int, np.ndarray] = {}
     drawn: dict[int, int] = {}
@@ -106,7 +110,7 @@ def read_segmentations(
             for path in sorted(scale.glob("*.png")):
                 if path.stem in keys:
                     image_id = keys[path.stem]
-                    found.setdefault(image_id, []).append(read_png(path, shapes[image_id]))
+                    found.setdefault(image_id, []).append(read_png(path, shapes[image_id], dtype=None))
         levels = [float(k) for k in range(1, len(scales) + 1)]
         short = [i for i, s in found.items() if len(s) != len(scales)]
         if short:
@@ -118,7 +122,7 @@ def read_segmentations(
             continue
         image_id = keys[path.stem]
         if path.suffix.lower() == ".png":
-            found[image_id], levels = [read_png(path, shapes[image_id])], [1.0]
+            found[image_id], levels = [read_png(path, shapes[image_id], dtype=None)], [1.0]
         elif path.suffix.lower() == ".mat":
             found[image_id], levels = _read_mat(path, shapes[image_id], thresholds, levels)
     return levels, found
@@ -177,8 +181,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     shape = image_sizes(images)
 
     def machine(image_id: int) -> list[np.ndarray]:
-        """The image's segmentations; without a prediction, one segment at every threshold."""
-        return predicted.get(image_id) or [np.ones(shape[image_id], dtype=np.int64)] * len(levels)
+        """The image's segmentations (held in their files' own type, widened here); without a
+        prediction, one segment at every threshold."""
+        given = predicted.get(image_id)
+        if not given:
+            return [np.ones(shape[image_id], dtype=np.int64)] * len(levels)
+        return [m.astype(np.int64) for m in given]
 
     zero = settings.zero_is_unlabelled
     found = measures.collect(levels, [measures.score_image(machine(i), truth[i], zero) for i in ids])
