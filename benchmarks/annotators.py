@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from io import BytesIO
 from pathlib import Path
 
 import numpy as np
-from coco_scale import HEIGHT, WIDTH, _jittered, _polygon, exponent
+from coco_scale import HEIGHT, WIDTH, _jittered, _polygon, exponent, partial_tree
 from paper_scale import PROJECT, build, fresh_project, jobs, print_stages, stage_table, warm_up
 from PIL import Image
 
@@ -38,10 +37,7 @@ def generate(root: Path, images: int, annotators: int, per_image: int, regions: 
     """The tree at ``root`` (made once: only a complete tree is ever cached)."""
     if (root / "annotations").is_dir():
         return root
-    partial = root.with_name(root.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    (partial / "images").mkdir(parents=True)
-    (partial / "annotations").mkdir()
+    partial = partial_tree(root)
     rng = np.random.default_rng(seed)
     for k in range(1, images + 1):
         buffer = BytesIO()

@@ -68,14 +68,21 @@ def numbered(jpeg: bytes, k: int) -> bytes:
     return jpeg[:2] + b"\xff\xfe" + (len(text) + 2).to_bytes(2, "big") + text + jpeg[2:]
 
 
-def generate(root: Path, images: int, annotators: int, seed: int = 0) -> Path:
-    """The tree at ``root`` (made once: only a complete tree is ever cached)."""
-    if (root / "annotations").is_dir():
-        return root
+def partial_tree(root: Path) -> Path:
+    """An empty ``<root>.partial`` with ``images/`` and ``annotations/``: a tree is written there
+    and renamed to ``root`` when complete, so only a complete tree is ever cached."""
     partial = root.with_name(root.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     (partial / "images").mkdir(parents=True)
     (partial / "annotations").mkdir()
+    return partial
+
+
+def generate(root: Path, images: int, annotators: int, seed: int = 0) -> Path:
+    """The tree at ``root`` (made once: only a complete tree is ever cached)."""
+    if (root / "annotations").is_dir():
+        return root
+    partial = partial_tree(root)
     rng = np.random.default_rng(seed)
     payloads = []
     for _ in range(PAYLOADS):

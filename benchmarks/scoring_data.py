@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from io import BytesIO
 from pathlib import Path
 
 import numpy as np
-from coco_scale import numbered
+from coco_scale import numbered, partial_tree
 from paper_scale import PROJECT, build, fresh_project
 from PIL import Image
 from pycocotools import mask as coco_mask
@@ -49,10 +48,7 @@ def generate(root: Path, images: int, seed: int = 0) -> Path:
     """The tree and results file at ``root`` (made once: only a complete one is cached)."""
     if (root / "results.json").is_file():
         return root
-    partial = root.with_name(root.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    (partial / "images").mkdir(parents=True)
-    (partial / "annotations").mkdir()
+    partial = partial_tree(root)
     rng = np.random.default_rng(seed)
     jpeg = BytesIO()
     Image.new("RGB", (W, H), (90, 120, 150)).save(jpeg, "JPEG", quality=90)
