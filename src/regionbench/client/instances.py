@@ -227,12 +227,10 @@ def stream_items(path: Path) -> Iterator[Any]:
             f.seek(0)
             yield from ijson.items(f, "item", use_float=True)
     except ijson.JSONError as exc:
-        text = " ".join(str(exc).split())
-        if "UTF8" in text or "UTF-8" in text:
-            raise InstancesError(f"{path}: not UTF-8 text; write the results file as UTF-8 JSON") from None
-        if "NaN" in text or "Infinity" in text:  # yajl quotes the text where it stopped
-            text += " (NaN and Infinity are not JSON: write finite scores, e.g. json.dump(..., allow_nan=False))"
-        raise InstancesError(f"{path}: not valid JSON ({text[:300]})") from None
+        said = errors.streamed_json_problem(
+            exc, "write the results file as UTF-8 JSON", "write finite scores, e.g. json.dump(..., allow_nan=False)"
+        )
+        raise InstancesError(f"{path}: {said}") from None
     except OSError as exc:
         raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
 

@@ -43,6 +43,18 @@ def first_line(exc: BaseException) -> str:
     return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
+def streamed_json_problem(exc: BaseException, not_utf8: str, nan: str, fix: str | None = None) -> str:
+    """One line completing "<path>: " for a JSON file a streamed parse (ijson) stopped on: not
+    UTF-8 (``not_utf8``: what to do), else not valid JSON where it stopped, with ``nan`` (what to
+    write instead) when it stopped on NaN or Infinity, and ``fix`` when given."""
+    text = " ".join(str(exc).split())
+    if "UTF8" in text or "UTF-8" in text:
+        return f"not UTF-8 text; {not_utf8}"
+    if "NaN" in text or "Infinity" in text:  # yajl quotes the text where it stopped
+        text += f" (NaN and Infinity are not JSON: {nan})"
+    return f"not valid JSON ({text[:300]})" + (f"; {fix}" if fix else "")
+
+
 def describe(exc: BaseException) -> str | None:
     """The message of a user-caused error, ``None`` for a bug.
 

@@ -39,6 +39,7 @@ import ijson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from regionbench.core import errors
 from regionbench.io.shards import IngestError, Ledger, default_shard_size, image_id_of, shard_names
 
 # Default shards: eight on small collections, so a machine of up to eight cores ingests on every
@@ -125,12 +126,9 @@ def _items(path: Path, prefix: str) -> Iterator[object]:
         with path.open("rb") as f:
             yield from ijson.items(f, prefix, use_float=True)
     except ijson.JSONError as exc:
-        text = " ".join(str(exc).split())
-        if "UTF8" in text or "UTF-8" in text:
-            raise IngestError(f"{path}: not UTF-8 text; export COCO instances from the tool again") from None
-        if "NaN" in text or "Infinity" in text:  # yajl quotes the text where it stopped
-            text += " (NaN and Infinity are not JSON: write the file with allow_nan=False, or null)"
-        raise IngestError(f"{path}: not valid JSON ({text[:300]}); export COCO instances from the tool again") from None
+        again = "export COCO instances from the tool again"
+        said = errors.streamed_json_problem(exc, again, "write the file with allow_nan=False, or null", again)
+        raise IngestError(f"{path}: {said}") from None
 
 
 def top_level(path: Path, key: str) -> object:
