@@ -1,4 +1,5 @@
-"""Keep large freed memory blocks for reuse (glibc ``mallopt``).
+"""Keep large freed memory blocks for reuse (glibc ``mallopt``), or give freed memory back
+(``malloc_trim``) where a long run of batches would otherwise grow by its fragments.
 
 By default glibc serves every block above 128 KiB with its own ``mmap`` and returns it to the
 system when freed, so each NumPy temporary of an image (a 480x360x3 float array is 4 MB) is
@@ -27,3 +28,15 @@ def keep_freed_memory() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+
+
+def give_back() -> None:
+    """Return the memory freed since to the system (glibc's ``malloc_trim``): a run of many
+    batches or ranges would otherwise grow by the fragments each leaves (140 MiB over 5,000
+    images of instances). On a C library without it, nothing."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    trim(0)

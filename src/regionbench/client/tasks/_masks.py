@@ -14,11 +14,7 @@ truth, the predictions' files, and the spread and human ceiling of several truth
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import functools
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +27,7 @@ from regionbench.client import scope
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Settings, TaskError, option
 from regionbench.core import errors, tables
+from regionbench.core.allocator import give_back
 
 M = TypeVar("M", bound="MaskSettings")
 
@@ -68,6 +65,13 @@ def reference(data: Release) -> str:
         return str(data.arrow("subsets", ["annotator"])["annotator"][0])
     names = data.annotators()
     return tables.CONSENSUS if tables.CONSENSUS in names else names[0]
+
+
+def image_filter(ids: list[int]) -> list[tuple[str, str, Any]]:
+    """A pyarrow filter for the rows of images ``ids``: their bounds first, which the row groups'
+    statistics prune (``in`` alone reads every row group: 54 ms a range of a 20,000-image
+    release, against 4 ms)."""
+    return [("image_id", ">=", min(ids, default=0)), ("image_id", "<=", max(ids, default=0)), ("image_id", "in", ids)]
 
 
 def has_subsets(data: Release) -> bool:
@@ -193,16 +197,3 @@ def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
     for start in range(0, len(images), BATCH):
         yield images.iloc[start : start + BATCH]
         give_back()
-
-
-@functools.cache
-def _libc() -> Any:
-    return ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
-
-
-def give_back() -> None:
-    """Return the memory a batch or range freed to the system: glibc keeps freed blocks for reuse,
-    and a run of many would grow by their fragments (140 MiB over 5,000 images of instances)."""
-    with contextlib.suppress(OSError, AttributeError):
-        if (libc := _libc()) is not None:
-            libc.malloc_trim(0)

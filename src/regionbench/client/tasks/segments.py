@@ -27,6 +27,7 @@ from regionbench.client.tasks._masks import (
     covered,
     file_keys,
     humans,
+    image_filter,
     image_sizes,
     natural_order,
     read_png,
@@ -73,10 +74,8 @@ def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[in
     pixels no region covers one more segment, as the release's agreement reads a region set
     (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
     ids = [int(i) for i in images["image_id"]]
-    bounds = [("image_id", ">=", min(ids, default=0)), ("image_id", "<=", max(ids, default=0))]
-    regions = data.table(
-        "regions", ["image_id", "annotator", "region_id", "mask"], [*bounds, ("annotator", "=", annotator)]
-    )
+    columns = ["image_id", "annotator", "region_id", "mask"]
+    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", annotator)])
     mine = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
     shapes = image_sizes(images)
     out: dict[int, np.ndarray] = {}

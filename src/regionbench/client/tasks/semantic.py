@@ -27,6 +27,7 @@ from regionbench.client.tasks._masks import (
     batches,
     ceiling,
     humans,
+    image_filter,
     image_sizes,
     read_png,
     reference,
@@ -122,11 +123,9 @@ def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[
     classes = len(index)
     none, clash, dtype = classes, classes + 1, codes(classes)
     ids = [int(i) for i in images["image_id"]]
-    bounds = [("image_id", ">=", min(ids, default=0)), ("image_id", "<=", max(ids, default=0))]
-    regions = data.table(
-        "regions", ["image_id", "annotator", "label_id", "mask"], [*bounds, ("annotator", "=", annotator)]
-    )
-    regions = regions[regions["mask"].notna() & regions["image_id"].isin(ids)]
+    columns = ["image_id", "annotator", "label_id", "mask"]
+    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", annotator)])
+    regions = regions[regions["mask"].notna()]
     drawn: dict[int, list[tuple[dict[str, Any], int]]] = {}
     for image_id, rle, label_id in zip(regions["image_id"], regions["mask"], regions["label_id"], strict=True):
         drawn.setdefault(int(image_id), []).append((rle, index[int(label_id)]))
