@@ -623,6 +623,18 @@ class Kept(NamedTuple):
     hits: np.ndarray
     ignored: np.ndarray
 
+    @classmethod
+    def joined(cls, pieces: Sequence[Kept]) -> Kept | None:
+        """``pieces`` (one a range, in image order) laid end to end; None without any."""
+        if not pieces:
+            return None
+        return cls(
+            np.concatenate([p.scores for p in pieces]),
+            np.concatenate([p.ranks for p in pieces]),
+            np.concatenate([p.hits for p in pieces], axis=1),
+            np.concatenate([p.ignored for p in pieces], axis=1),
+        )
+
 
 class Accumulated(Protocol):
     """A run's evaluated ranges as ``accumulate`` reads them: ``instances`` (category x area
@@ -642,14 +654,8 @@ class InMemory:
         self.instances = np.sum([p.instances for p in parts], axis=0) if parts else np.zeros((categories, areas))
 
     def kept(self, k: int) -> Kept | None:
-        mine = [p for p in self.parts if k in p.scores]
-        if not mine:
-            return None
-        return Kept(
-            np.concatenate([p.scores[k] for p in mine]),
-            np.concatenate([p.ranks[k] for p in mine]),
-            np.concatenate([p.hits[k] for p in mine], axis=1),
-            np.concatenate([p.ignored[k] for p in mine], axis=1),
+        return Kept.joined(
+            [Kept(p.scores[k], p.ranks[k], p.hits[k], p.ignored[k]) for p in self.parts if k in p.scores]
         )
 
 

@@ -78,6 +78,18 @@ class Settings(MaskSettings):
         """The reference annotator named where none is given."""
         return self if self.annotator or self.all_annotators else dataclasses.replace(self, annotator=reference(data))
 
+    def ranges(self) -> dict[str, tuple[float, float]]:
+        """The area ranges given, by name (``measures.merged_area_ranges`` adds COCO's)."""
+        return {name: (low, high) for name, low, high in self.area_ranges}
+
+    def evaluate(
+        self, document: dict[str, Any], detections: list[dict[str, Any]], outcomes: bool = False
+    ) -> measures.Evaluated:
+        """``measures.evaluate_range`` of a range under these settings: the engine keeps the most
+        detections any figure reads (10 for AR10, or more)."""
+        areas = measures.area_bounds(self.ranges())
+        return measures.evaluate_range(document, detections, self.iou_type, max(10, self.max_dets), areas, outcomes)
+
 
 scope_of = masks_scope_of  # the images of the split
 
@@ -277,7 +289,7 @@ class Spilled:
 
     def kept(self, k: int) -> measures.Kept | None:
         """Category ``k``'s detections over the ranges, in order."""
-        pieces = []
+        pieces: list[measures.Kept] = []
         width = 10 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range
         for r, counts in enumerate(self.index):
             if n := int(counts[k]):
@@ -287,15 +299,8 @@ class Spilled:
                 ranks = raw[8 * n : 10 * n].view(np.uint16)
                 hits = raw[10 * n : (10 + 2 * self.areas) * n].view(np.uint16).reshape(self.areas, n)
                 ignored = raw[(10 + 2 * self.areas) * n :].view(np.uint16).reshape(self.areas, n)
-                pieces.append((scores, ranks, hits, ignored))
-        if not pieces:
-            return None
-        return measures.Kept(
-            np.concatenate([p[0] for p in pieces]),
-            np.concatenate([p[1] for p in pieces]),
-            np.concatenate([p[2] for p in pieces], axis=1),
-            np.concatenate([p[3] for p in pieces], axis=1),
-        )
+                pieces.append(measures.Kept(scores, ranks, hits, ignored))
+        return measures.Kept.joined(pieces)
 
 
 @contextlib.contextmanager
@@ -318,12 +323,11 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     """Range ``r`` evaluated by the engine, its truth read here (in a worker: the parent reads
     no truth, and its memory stays that of the held detections), with the truth's counts."""
     assert _HELD is not None
-    areas = measures.area_bounds(dict((n, (lo, hi)) for n, lo, hi in settings.area_ranges))
     document = _HELD.truth.document(r)
     counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
     with no_collection():
         detections = _HELD.detections(r)
-        found = measures.evaluate_range(document, detections, settings.iou_type, max(10, settings.max_dets), areas)
+        found = settings.evaluate(document, detections)
     del detections, document
     give_back()
     return counts, found
@@ -367,7 +371,7 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
     scored: list[tuple[np.ndarray, np.ndarray]] = []  # per range: truth image ids, their F1 (arrays)
     release_id = truth.release_id
     categories = {c["id"]: c["name"] for c in truth.header["categories"]}
-    ranges = {name: (low, high) for name, low, high in settings.area_ranges}
+    ranges = settings.ranges()
     with hold(run, truth) as held:
         parts = Spilled(held.folder, len(categories), len(measures.area_bounds(ranges)))
         for found, part in evaluated(held, settings, run.cores):
@@ -471,15 +475,12 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     images = scored_images(run.data, settings.split)
     truth = Truth.of(run.data, images, str(settings.annotator))
     category = {c["id"]: c["name"] for c in truth.header["categories"]}
-    areas = measures.area_bounds(dict((n, (lo, hi)) for n, lo, hi in settings.area_ranges))
     release_id = truth.release_id
     out: dict[int, list[Shape]] = {}
     with hold(run, truth) as held:
         for r in range(len(truth.ranges)):
             detections = held.detections(r)
-            found = measures.evaluate_range(
-                truth.document(r), detections, settings.iou_type, max(10, settings.max_dets), areas, outcomes=True
-            )
+            found = settings.evaluate(truth.document(r), detections, outcomes=True)
             for n, (outcome, iou) in sorted(found.outcomes.items()):
                 d = detections[n]
                 facts = {"score": d["score"], "iou": round(iou, 4), "outcome": outcome}
