@@ -266,7 +266,6 @@ class Checker:
         self.problems: list[str] = []
         self.outside = Counter[int]()
         self.box_areas: bool | None = None  # loadRes: the first detection's kind decides for all
-        self.taken = 0
 
     def take(self, n: int, item: Any) -> dict[str, Any] | None:
         """Detection ``n`` (its position in the file) checked: the detection the engine reads."""
@@ -304,7 +303,6 @@ class Checker:
             box = detection["bbox"]
             area = box[2] * box[3] if self.box_areas or area is None else area
         detection["area"] = area
-        self.taken += 1
         return detection
 
     def finish(self, path: Path) -> None:
@@ -752,12 +750,6 @@ def area_bounds(area_ranges: dict[str, tuple[float, float]] | None) -> list[list
     return [[0.0, 1e10]] + [list(ranges[k]) for k in ("small", "medium", "large")]
 
 
-def check_iou_type(iou_type: str) -> None:
-    """``segm`` or ``bbox``; else an ``InstancesError``."""
-    if iou_type not in ("segm", "bbox"):
-        raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
-
-
 def report(
     evaluated: Accumulated | Sequence[Evaluated],
     categories: Mapping[int, str],
@@ -797,7 +789,8 @@ def score(
     instances document) in one range: the 12 summary figures (``STATS``, -1 where a figure has
     no ground truth, as COCOeval gives it), per-category AP (over IoU .50:.95, all areas, the
     last ``max_dets``), the categories absent and the settings."""
-    check_iou_type(iou_type)
+    if iou_type not in ("segm", "bbox"):
+        raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
     if iou_type == "segm" and any("segmentation" not in d for d in detections):
         raise InstancesError(
             "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
