@@ -190,6 +190,7 @@ class Held:
         self.in_memory = 0
         self.folder = Path(tempfile.mkdtemp(prefix="regionbench-detections-"))
         self.spilled: set[int] = set()
+        self.sizes = {e["id"]: [e["height"], e["width"]] for e in truth.header["images"]}  # an RLE's size
 
     def __enter__(self) -> Held:
         return self
@@ -224,12 +225,11 @@ class Held:
                 while True:
                     items += pickle.load(f)
         items += self.memory.get(r, [])
-        sizes = {e["id"]: [e["height"], e["width"]] for e in self.truth.header["images"]}
         out = []
         for image, category, score, area, counts, box in items:
             d = {"image_id": image, "category_id": category, "score": score, "area": area}
             if counts is not None:
-                d["segmentation"] = {"size": sizes[image], "counts": counts}
+                d["segmentation"] = {"size": self.sizes[image], "counts": counts}
             if box is not None:
                 d["bbox"] = box
             out.append(d)
