@@ -64,6 +64,16 @@ def categories(root: str | Path, files: Files | None = None) -> dict[str, str | 
     return {name: min(c, key=lambda p: (-c[p], p or "")) for name, c in sorted(seen.items())}
 
 
+def hierarchy_of(found: dict[str, str | None]) -> Hierarchy:
+    """The hierarchy of categories ``found`` (label -> its supercategory's label, or None): every
+    supercategory under ``entity``, each category under its supercategory (a category named as a
+    supercategory is that node)."""
+    supers = sorted({p for p in found.values() if p} - {ROOT})
+    nodes = {ROOT: Node(ROOT, None)} | {s: Node(s, ROOT) for s in supers}
+    nodes |= {c: Node(c, p or ROOT) for c, p in found.items() if c not in supers and c != ROOT}
+    return Hierarchy(ROOT, nodes)
+
+
 def write_vocabulary(root: str | Path, out: str | Path) -> TreeVocabulary:
     """Write ``hierarchy.yaml`` (each category under its supercategory, under ``entity``) and
     ``category_names.tsv`` (name, label: every category name that is not a label as it stands,
@@ -77,10 +87,8 @@ def write_vocabulary(root: str | Path, out: str | Path) -> TreeVocabulary:
         raise IngestError(f"{root}/annotations: no categories, and no annotation without one, in any COCO file")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    supers = sorted({p for p in found.values() if p} - {ROOT})
-    nodes = {ROOT: Node(ROOT, None)} | {s: Node(s, ROOT) for s in supers}
-    nodes |= {c: Node(c, p or ROOT) for c, p in found.items() if c not in supers and c != ROOT}
-    tree = Hierarchy(ROOT, nodes)
+    tree = hierarchy_of(found)
+    supers = [s for s in tree.labels if s in set(found.values())]
     tree.write_yaml(
         out / "hierarchy.yaml", "Built from the COCO categories: each category under its supercategory, under entity."
     )

@@ -51,11 +51,16 @@ def category_label(name: str) -> str:
 
 
 def _instance_files(root: str | Path) -> list[Path]:
-    """The ``annotations/*.json`` files of a tree, the suffix in any case (``.JSON`` too)."""
+    """The ``annotations/*.json`` files of a tree, the suffix in any case (``.JSON`` too), but
+    panoptic files (``io.panoptic``: ``panoptic_<split>.json`` beside its PNG folder)."""
+    from regionbench.io.panoptic import is_panoptic_file
+
     folder = Path(root, "annotations")
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() == ".json" and not p.is_dir())
+    return sorted(
+        p for p in folder.iterdir() if p.suffix.lower() == ".json" and not p.is_dir() and not is_panoptic_file(p)
+    )
 
 
 def annotators(root: str | Path) -> dict[str, Path]:
