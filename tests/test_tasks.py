@@ -19,7 +19,7 @@ from regionbench.client import tasks
 from regionbench.client.tasks import _base
 from regionbench.core.hierarchy import Hierarchy, Node
 
-SIX = ["image", "imageclef", "instances", "region", "segments", "semantic"]
+TASKS = ["image", "imageclef", "instances", "panoptic", "region", "segments", "semantic"]
 
 
 @pytest.fixture()
@@ -77,14 +77,15 @@ def score(run):
 '''
 
 
-def test_the_registry_holds_the_six_tasks_and_each_keeps_the_contract() -> None:
+def test_the_registry_holds_the_seven_tasks_and_each_keeps_the_contract() -> None:
     found = tasks.registry()
-    assert list(found) == SIX
+    assert list(found) == TASKS
     for module in found.values():
         assert tasks.contract_problems(module) == []
         assert module.Settings.__doc__ and module.SUMMARY and module.PREDICTIONS and module.MEASURES
     assert {name for name, module in found.items() if hasattr(module, "shapes")} == {
         "instances",
+        "panoptic",
         "segments",
         "semantic",
     }
@@ -179,7 +180,7 @@ def test_settings_come_back_from_the_report(data: st.DataObject) -> None:
     report by them); a path is kept by its name."""
     import json
 
-    task = data.draw(st.sampled_from(SIX))
+    task = data.draw(st.sampled_from(TASKS))
     values = data.draw(settings_values(task))
     chosen = tasks.settings_of(task, **values)
     kept = json.loads(json.dumps(chosen.to_report()))
@@ -195,12 +196,12 @@ def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them()
     groups = {g.title: {a.dest for a in g._group_actions} for g in sub._action_groups}
     assert groups["every task"] == {"split", "annotator"}
     assert groups["image, imageclef, region"] == {"subset"}
-    assert groups["instances, segments, semantic"] == {"all_annotators"}
+    assert groups["instances, panoptic, segments, semantic"] == {"all_annotators"}
     for name, module in tasks.registry().items():
         own = {f.name for f in module.Settings.options()}
         assert groups.get(name, set()) == own, name
     task = next(a for a in sub._actions if a.dest == "task")
-    assert task.choices == SIX and all(f"{name}: " in task.help for name in SIX)
+    assert task.choices == TASKS and all(f"{name}: " in task.help for name in TASKS)
 
 
 def test_an_option_of_another_task_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

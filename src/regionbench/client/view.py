@@ -284,6 +284,15 @@ def _regions(data: Release) -> list[dict[str, Any]]:
     return regions
 
 
+def _stuff(data: Release) -> set[tuple[str, str]]:
+    """(annotator, label) of the categories a source marks as stuff (a panoptic file's
+    ``isthing`` 0: ``source_categories.has_instances`` false), which the pages draw apart from things."""
+    if "source_categories" not in data.manifest.get("tables", {}):
+        return set()
+    rows = data.arrow("source_categories", ["annotator", "label", "has_instances"]).to_pylist()
+    return {(str(r["annotator"]), str(r["label"])) for r in rows if r["has_instances"] is False and r["label"]}
+
+
 def _copy_images(out: Path, images: list[dict[str, Any]], files: dict[int, Path | bytes]) -> list[tuple[str, str]]:
     """Each image into ``img/`` (the raw tree's file linked where the file system allows, or the
     embedded bytes); returns the (image, thumbnail) path pairs to make."""
@@ -322,6 +331,7 @@ class Pages:
         self.annotator_index = {name: k for k, name in enumerate(annotators)}
         vocabulary = data.arrow("vocabulary", ["label", "path"])
         self.paths = dict(zip(*(vocabulary.column(c).to_pylist() for c in ("label", "path")), strict=True))
+        self.stuff = _stuff(data)
         self.agreement, self.subsets, self.relations = _agreement(data), _subsets(data), _relations(data)
         self.predicted = {int(k): v for k, v in run.get("predicted", {}).items()}
         self.drawn: dict[int, list[dict[str, Any]]] = {}
@@ -339,6 +349,7 @@ class Pages:
             "colour": self.colour.get(label, "#888888"),
             "path": r["path"],
             "crowd": bool(r.get("iscrowd")),
+            "stuff": (str(r["annotator"]), label) in self.stuff,
             "hierarchy": str(self.paths.get(label) or ""),
             "area": _number(r["area_px"]),
             "features": {c: _number(r[c]) for c in tables.FEATURE_NAMES},

@@ -147,7 +147,7 @@ const RB = {
         row.insertCell().textContent = String(region.id);
         const cell = row.insertCell();
         cell.appendChild(RB.element("span", { class: "swatch", style: `background:${region.colour}` }));
-        cell.append(region.label + (region.crowd ? " (crowd)" : ""));
+        cell.append(region.label + (region.crowd ? " (crowd)" : "") + (region.stuff ? " (stuff)" : ""));
         row.insertCell().textContent = region.area === null ? "" : String(region.area);
         if (perRegion) {
           const said = perRegion[`${annotator}/${region.id}`];
@@ -162,6 +162,7 @@ const RB = {
         path.setAttribute("stroke", region.colour);
         path.setAttribute("fill-rule", "evenodd");
         path.setAttribute("data-region", `${annotator}/${region.id}`);
+        if (region.stuff) path.setAttribute("class", "stuff"); // stuff apart from things: a panoptic truth
         const show = () => {
           svg.querySelectorAll("path.chosen").forEach((p) => p.classList.remove("chosen"));
           path.classList.add("chosen");
@@ -193,7 +194,7 @@ const RB = {
     const listing = document.getElementById("predictions");
     document.getElementById("run-listing").hidden = false;
     const header = listing.insertRow();
-    const figures = { instances: ["score", "outcome", "iou"], segments: ["segment", "area"], semantic: ["area", "right"] }[task];
+    const figures = { instances: ["score", "outcome", "iou"], segments: ["segment", "area"], semantic: ["area", "right"], panoptic: ["kind", "outcome", "iou", "area"] }[task];
     const labelled = task !== "segments"; // a segment has a number, not a label
     const heading = { iou: "IoU", right: "right" };
     for (const name of ["#", ...(labelled ? ["label"] : []), ...figures]) header.appendChild(RB.element("th", {}, heading[name] || name));
@@ -218,6 +219,7 @@ const RB = {
       path.setAttribute("stroke", shape.colour);
       path.setAttribute("fill-rule", "evenodd");
       path.setAttribute("data-predicted", String(k));
+      if (shape.facts.kind === "stuff") path.setAttribute("class", "stuff");
       const show = () => {
         svg.querySelectorAll("path.chosen").forEach((p) => p.classList.remove("chosen"));
         path.classList.add("chosen");
@@ -257,12 +259,16 @@ const RB = {
     panel.replaceChildren();
     const name = shape.label === null ? `segment ${shape.facts.segment}` : shape.label;
     panel.appendChild(RB.element("h2", {}, `${name} (the run, ${task} ${k + 1})`));
-    const said = {
+    const said = (task === "panoptic" ? {
+      matched: "matched a truth segment of its label at IoU > 0.5",
+      unmatched: "matched no truth segment: a false positive",
+      "left out": "lies mostly on VOID and crowds of its label: not counted",
+    } : {
       matched: "took an instance of its label at IoU ≥ 0.5",
       unmatched: "took no instance: a false positive",
       crowd: "lies on a crowd region: not counted",
       dropped: "beyond the detections scored per image and label",
-    }[shape.facts.outcome];
+    })[shape.facts.outcome];
     if (said) panel.appendChild(RB.element("p", { class: shape.facts.outcome === "matched" ? "right" : "wrong" }, said));
     const table = RB.element("table", { class: "features" });
     for (const [name, value] of Object.entries(shape.facts)) {

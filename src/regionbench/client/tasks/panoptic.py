@@ -1,0 +1,390 @@
+"""``panoptic``: panoptic segmentations scored by panoptic quality (``regionbench.client.panoptic``),
+as the COCO panoptic API scores them, with what it does not give: several crowd segments of a
+category taken together, PQ at each level of the release's hierarchy, against each annotator,
+the human ceiling and each image's PQ.
+
+Predictions: the COCO panoptic results format every panoptic model writes, a JSON file
+(``annotations``: per image ``image_id``, ``file_name`` and ``segments_info`` of ``id`` and
+``category_id``) and a folder of RGB PNGs (segment id = R + 256 G + 256^2 B, 0 VOID): the folder
+named as the JSON without ``.json`` (as the API defaults), else the JSON's own folder; or a
+folder holding one JSON and the PNGs.
+
+The truth is the annotator's regions, painted in region order; pixels of no region are VOID.
+Category ids are the source's (``source_categories``; a release without them: the label ids);
+``isthing`` its ``has_instances`` (a category without one is a thing).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import panoptic as measures
+from regionbench.client.loader import Release
+from regionbench.client.semantic import at_level
+from regionbench.client.tasks._base import Run, Shape, TaskError
+from regionbench.client.tasks._masks import (
+    MaskSettings,
+    batches,
+    covered,
+    humans,
+    image_filter,
+    image_sizes,
+    mask_scope,
+    reference,
+    scored_images,
+    spread,
+)
+from regionbench.client.tasks._masks import (
+    scope_of as masks_scope_of,
+)  # fmt: skip
+from regionbench.core import errors, geometry
+
+NAME = "panoptic"
+SUMMARY = "COCO panoptic PNGs and their segments JSON"
+PREDICTIONS = "COCO panoptic results: a JSON of `segments_info` per image and its folder of RGB PNGs (segment id = R + 256G + 256²B, 0 VOID)"
+MEASURES = "PQ, SQ, RQ (all, things, stuff, per class; the COCO panoptic API's rules), PQ at each level of the hierarchy, per image"
+CONVENTIONS = [
+    "a predicted and a truth segment of one category match when IoU > 0.5; VOID pixels are left out of the union",
+    "truth pixels of no region are VOID; a predicted segment more than half in VOID and its category's crowds is not a false positive",
+    "every crowd segment of a category counts together (the COCO panoptic API takes one per category)",
+    "a category counts in the averages when it has a TP, FP or FN: a category only predicted has PQ 0",
+    "an image without a prediction: its truth segments are false negatives",
+]
+
+
+@dataclass(frozen=True)
+class Settings(MaskSettings):
+    """The panoptic task's settings: the mask tasks' (split, annotator, every annotator)."""
+
+    def resolve(self, data: Release) -> Settings:
+        """The reference annotator named where none is given."""
+        annotator = self.annotator if self.annotator or self.all_annotators else reference(data)
+        return dataclasses.replace(self, annotator=annotator)
+
+
+scope_of = masks_scope_of  # the images of the split
+
+
+@dataclass(frozen=True)
+class Classes:
+    """The categories scored: ``names`` (labels) in index order, ``things`` per index, the source's
+    category id -> index (``by_id``) and label -> index."""
+
+    names: list[str]
+    things: np.ndarray
+    by_id: dict[int, int]
+    by_label: dict[str, int]
+
+
+def classes(data: Release) -> Classes:
+    """The release's categories (module docstring): one per vocabulary label, the source's ids
+    (each annotator's, where they agree) naming them, else the label ids."""
+    vocabulary = data.vocabulary.sort_values("label_id")
+    names = [str(v) for v in vocabulary["label"]]
+    by_label = {name: k for k, name in enumerate(names)}
+    try:
+        source = data.arrow("source_categories").to_pylist()
+    except errors.InputError:  # a release made before the table
+        source = []
+    source = [r for r in source if r["label"] in by_label]
+    by_id = {int(r["category_id"]): by_label[r["label"]] for r in source}
+    if not by_id:
+        by_id = {
+            int(i): by_label[str(label)] for i, label in zip(vocabulary["label_id"], vocabulary["label"], strict=True)
+        }
+    things = np.ones(len(names), dtype=bool)
+    for row in source:
+        if row["has_instances"] is not None:
+            things[by_label[row["label"]]] = bool(row["has_instances"])
+    return Classes(names, things, by_id, by_label)
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """What ``read`` found: per release image id its PNG and segments (id -> category index)."""
+
+    files: dict[int, tuple[Path, dict[int, int]]]
+
+
+def _located(predictions: Path) -> tuple[Path, Path]:
+    """The JSON file and the PNG folder of ``predictions`` (module docstring)."""
+    if predictions.is_dir():
+        found = sorted(predictions.glob("*.json"))
+        if len(found) != 1:
+            raise TaskError(
+                f"{predictions}: {len(found)} JSON files; a panoptic run is one JSON of segments_info and its PNGs"
+            )
+        return found[0], found[0].with_suffix("") if found[0].with_suffix("").is_dir() else predictions
+    if not predictions.is_file():
+        raise TaskError(
+            f"{predictions}: {errors.file_problem(predictions, 'a COCO panoptic results JSON') or 'not a file'}"
+        )
+    folder = predictions.with_suffix("")
+    return predictions, folder if folder.is_dir() else predictions.parent
+
+
+def image_keys(data: Release) -> dict[str, int]:
+    """What a prediction may call an image -> its release id: the id, each annotator's own id
+    (``coverage.source_image_id``), its file's name and stem (Cityscapes' without ``_leftImg8bit``)."""
+    keys: dict[str, int] = {}
+    for image_id, path in data.images[["image_id", "path"]].itertuples(index=False):
+        name = Path(str(path)).name
+        stem = Path(name).stem
+        for key in (str(int(image_id)), name, stem, stem.removesuffix("_leftImg8bit")):
+            keys.setdefault(key, int(image_id))
+    coverage = data.table("coverage", ["image_id", "source_image_id"])
+    for image_id, source_id in coverage.itertuples(index=False):
+        if pd.notna(source_id):
+            keys.setdefault(str(int(source_id)), int(image_id))
+    return keys
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> Predicted:
+    """The results JSON checked: every entry names an image of the scored side once, each
+    segment an integer id (not 0, once) of a known category; the PNGs are read when scored."""
+    document_path, folder = _located(predictions)
+    try:
+        document = errors.read_json(document_path, "a COCO panoptic results JSON")
+    except ValueError as exc:
+        raise TaskError(f"{document_path}: {exc}") from None
+    entries = document.get("annotations") if isinstance(document, dict) else document
+    if not isinstance(entries, list):
+        raise TaskError(f"{document_path}: no annotations list; write the COCO panoptic results format")
+    keys, known = image_keys(data), classes(data)
+    scored = set(scored_images(data, settings.split)["image_id"].astype(int))
+    files: dict[int, tuple[Path, dict[int, int]]] = {}
+    unknown, outside = [], 0
+    for k, entry in enumerate(entries):
+        where = f"{document_path.name}: annotations[{k}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("file_name"), str):
+            raise TaskError(f"{where}: an entry without image_id, file_name and segments_info")
+        image_id = keys.get(str(entry.get("image_id")), keys.get(Path(entry["file_name"]).stem))
+        if image_id is None:
+            unknown.append(entry.get("image_id"))
+            continue
+        if image_id not in scored:
+            outside += 1
+            continue
+        if image_id in files:
+            raise TaskError(f"{where}: image {entry.get('image_id')} has a second entry; give each image one")
+        files[image_id] = (folder / entry["file_name"], _segments(where, entry.get("segments_info"), known))
+    if unknown:
+        raise TaskError(
+            f"{document_path}: {len(unknown)} entries name no image of the release, e.g. image_id {unknown[0]!r}; "
+            "name each by its image's id or file name (an image the build rejected is in the rejects table)"
+        )
+    if outside:
+        raise mask_scope(data, settings.split).refuse(document_path, outside, "predicted images")
+    if entries and not files:
+        raise TaskError(f"{document_path}: no entry for an image of the scored side")
+    return Predicted(files)
+
+
+def _segments(where: str, listed: object, known: Classes) -> dict[int, int]:
+    """An entry's ``segments_info`` as segment id -> category index; a TaskError names the first
+    problem (what the COCO panoptic API would stop on)."""
+    if not isinstance(listed, list):
+        raise TaskError(f"{where}: segments_info is not a list")
+    out: dict[int, int] = {}
+    for segment in listed:
+        number = segment.get("id") if isinstance(segment, dict) else None
+        category = segment.get("category_id") if isinstance(segment, dict) else None
+        if not isinstance(number, int) or isinstance(number, bool) or not 0 < number < 1 << 24:
+            raise TaskError(f"{where}: segment id {number!r} is not an integer in 1 .. 2^24 - 1 (0 is VOID)")
+        if not isinstance(category, int) or category not in known.by_id:
+            raise TaskError(f"{where}: segment {number} has unknown category_id {category!r}; use the release's ids")
+        if number in out:
+            raise TaskError(f"{where}: segment id {number} is listed twice")
+        out[number] = known.by_id[category]
+    return out
+
+
+def _predicted(path: Path, segments: dict[int, int], shape: tuple[int, int]) -> measures.Segments:
+    """A prediction's ``Segments`` from its PNG; a TaskError for a PNG that is not the image's
+    RGB map, a segment of the JSON without pixels, or an id of the PNG the JSON lacks."""
+    from regionbench.io.panoptic import read_png
+
+    try:
+        ids = read_png(path, shape)
+        found = measures.dense(ids, {i: (c, False) for i, c in segments.items()})
+    except ValueError as exc:
+        raise TaskError(f"{path}: {exc}") from None
+    areas = np.bincount(found.ids.ravel(), minlength=found.count + 1)
+    if empty := [i for k, i in enumerate(sorted(segments), start=1) if areas[k] == 0]:
+        raise TaskError(f"{path}: segments {empty[:5]} of its JSON entry have no pixels in the PNG")
+    return found
+
+
+def truth_segments(data: Release, who: str, batch: pd.DataFrame, known: Classes) -> dict[int, measures.Segments]:
+    """``who``'s segments of each image of ``batch``: its regions in region order (a later one
+    keeps a pixel two hold), pixels of none VOID."""
+    ids = [int(i) for i in batch["image_id"]]
+    columns = ["image_id", "region_id", "label", "iscrowd", "mask"]
+    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
+    regions = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
+    grouped = dict(iter(regions.groupby("image_id", sort=True)))
+    out = {}
+    for image_id, shape in image_sizes(batch).items():
+        own = grouped.get(image_id)
+        painted = np.zeros(shape, dtype=np.int32)
+        category, crowd = [0], [False]
+        if own is not None:
+            for k, (rle, label, iscrowd) in enumerate(zip(own["mask"], own["label"], own["iscrowd"], strict=True), 1):
+                painted[geometry.from_rle(rle)] = k
+                category.append(known.by_label[str(label)])
+                crowd.append(bool(iscrowd))
+        out[image_id] = measures.Segments(painted, np.array(category), np.array(crowd))
+    return out
+
+
+def _levels(run: Run[Settings], known: Classes) -> dict[str, np.ndarray]:
+    """Per depth of the hierarchy above the deepest label's: category index -> its ancestor's index."""
+    tree = run.tree
+    deepest = max((tree.depth(n) for n in known.names if n in tree.nodes), default=0)
+    return {
+        str(depth): np.array([known.by_label[a] for a in at_level(tree, known.names, depth)], dtype=np.int64)
+        for depth in range(1, deepest)
+    }
+
+
+def score(run: Run[Settings]) -> dict[str, Any]:
+    """Each image's predicted segments matched against each truth; PQ, SQ, RQ overall, things,
+    stuff, per class, per hierarchy level, per image; the human ceiling."""
+    data, settings = run.data, run.settings
+    known = classes(data)
+    given: Predicted = run.given
+    images = scored_images(data, settings.split)
+    truths = settings.truths(data)
+    size = len(known.names)
+    levels = _levels(run, known)
+    tallies = {who: np.zeros((size, 4)) for who in truths}
+    level_tallies = {depth: np.zeros((size, 4)) for depth in levels}
+    per_image: dict[int, float] = {}
+    without = segments_predicted = segments_true = 0
+    for batch in batches(images):
+        truth = {who: truth_segments(data, who, batch, known) for who in truths}
+        for image_id, shape in image_sizes(batch).items():
+            if image_id in given.files:
+                predicted = _predicted(*given.files[image_id], shape)
+            else:
+                without += 1
+                predicted = measures.Segments(np.zeros(shape, np.int32), np.zeros(1, np.int64), np.zeros(1, bool))
+            segments_predicted += predicted.count
+            for who in truths:
+                reference_truth = truth[who][image_id]
+                histogram = measures.joint(reference_truth, predicted)
+                matched = measures.match(reference_truth, predicted, size, histogram)
+                tallies[who] += matched.tally
+                if who != truths[0]:
+                    continue
+                segments_true += int((~reference_truth.crowd[1:]).sum())
+                if (quality := measures.image_quality(matched.tally)) is not None:
+                    per_image[image_id] = quality
+                for depth, up in levels.items():
+                    level_tallies[depth] += measures.match(
+                        reference_truth,
+                        predicted,
+                        size,
+                        histogram,
+                        up[reference_truth.category],
+                        up[predicted.category],
+                    ).tally
+    tally = tallies[truths[0]]
+    report: dict[str, Any] = {
+        "truth": truths if settings.all_annotators else truths[0],
+        "images": len(images),
+        "images_without_prediction": without,
+        "ground_truth": segments_true,
+        "detections": segments_predicted,
+        "measures": measures.summary(tally, known.things),
+        "per_class": measures.per_class(tally, known.names, known.things),
+        "levels": {depth: measures.average(t) for depth, t in level_tallies.items()},
+        "per_image": per_image,
+        "conventions": CONVENTIONS,
+        "notes": _notes(tally, without, len(images)),
+    }
+    if settings.all_annotators:
+        each = {who: measures.average(t) for who, t in tallies.items()}
+        figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
+        report["per_annotator"] = each
+        report["spread"] = spread(list(each.values()), figures)
+        report["measures"]["all"] = {k: v["mean"] for k, v in report["spread"].items()}
+    report["human_ceiling"] = ceiling(data, images, known)
+    return report
+
+
+def _notes(tally: np.ndarray, without: int, images: int) -> list[str]:
+    """What a reader of the figures should know: images scored without a prediction, and
+    categories that count only false positives (PQ 0 that no truth segment explains)."""
+    notes = []
+    if without:
+        notes.append(
+            f"{without} of {images} scored images have no prediction: their truth segments count as false negatives"
+        )
+    only_predicted = int(((tally[:, measures.TP] + tally[:, measures.FN] == 0) & (tally[:, measures.FP] > 0)).sum())
+    if only_predicted:
+        notes.append(
+            f"{only_predicted} categories are predicted but absent from the truth of the scored images: each counts PQ 0"
+        )
+    return notes
+
+
+def ceiling(data: Release, images: pd.DataFrame, known: Classes) -> dict[str, Any]:
+    """Each human's segments scored against each other human's on the images both covered: PQ,
+    SQ and RQ pooled over every (image, human, other human) triple, and per human (against the
+    others, pooled); none with fewer than two humans."""
+    people = humans(data)
+    if len(people) < 2:
+        return {}
+    size = len(known.names)
+    pooled = np.zeros((size, 4))
+    each = {who: np.zeros((size, 4)) for who in people}
+    looked = covered(data)
+    for batch in batches(images):
+        segments = {who: truth_segments(data, who, batch, known) for who in people}
+        for image_id in image_sizes(batch):
+            present = [who for who in people if who in looked.get(image_id, [])]
+            for a in present:
+                for b in present:
+                    if a == b:
+                        continue
+                    truth, predicted = segments[b][image_id], segments[a][image_id]
+                    plain = measures.Segments(predicted.ids, predicted.category, np.zeros_like(predicted.crowd))
+                    found = measures.match(truth, plain, size).tally
+                    pooled += found
+                    each[a] += found
+    return {"per_annotator": {who: measures.average(t) for who, t in each.items()}} | {
+        k: v for k, v in measures.average(pooled).items() if k != "n"
+    }
+
+
+def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
+    """(image id, its predicted segments) for every scored image, in id order: each segment's
+    label, pixels, area, matched IoU and outcome (a match, a false positive, or left out: mostly
+    VOID or a crowd of its category)."""
+    data, given = run.data, run.given
+    assert isinstance(given, Predicted)
+    known = classes(data)
+    for batch in batches(scored_images(data, run.settings.split)):
+        truth = truth_segments(data, str(run.settings.annotator), batch, known)
+        for image_id, shape in image_sizes(batch).items():
+            if image_id not in given.files:
+                yield image_id, []
+                continue
+            predicted = _predicted(*given.files[image_id], shape)
+            matched = measures.match(truth[image_id], predicted, len(known.names))
+            areas = np.bincount(predicted.ids.ravel(), minlength=predicted.count + 1)
+            found = []
+            for k in range(1, predicted.count + 1):
+                outcome = "matched" if matched.iou[k] > 0 else "unmatched" if matched.false_positive[k] else "left out"
+                kind = "thing" if known.things[predicted.category[k]] else "stuff"
+                facts = {"kind": kind, "outcome": outcome, "iou": float(matched.iou[k]), "area": int(areas[k])}
+                found.append(Shape(known.names[predicted.category[k]], predicted.ids == k, facts=facts))
+            yield image_id, found
