@@ -86,13 +86,21 @@ INGEST_SETTINGS = {
     "relations": config["relations"],
     "agreement": config["agreement"],
 }
-# The vocabulary folder: the config's; else a real tree's own categories when its layout
-# names them (rule categories); else the library's SAIAPR vocabulary, which the generated
-# collections are drawn from.
+# The vocabulary folder: the config's; else the tree's own categories when its layout names
+# them (rule categories) and it is real or generated with its format's classes; else the
+# library's SAIAPR vocabulary, which the other generated collections are drawn from.
 VOCABULARY = config["vocabulary_dir"] or (
     DERIVED_VOCABULARY
-    if isinstance(RAW.layout, layouts.NamesCategories) and not RAW.generated
+    if isinstance(RAW.layout, layouts.NamesCategories)
+    and (not RAW.generated or synthetic.own_categories(RAW.layout.name))
     else str(vocabulary.DEFAULT_DIR)
+)
+# What the synthetic scenes are drawn from: the vocabulary, unless the writer draws its format's
+# own classes (then the build's vocabulary comes from the generated tree: no cycle).
+SYNTH_VOCABULARY = (
+    str(vocabulary.DEFAULT_DIR)
+    if RAW.generated and synthetic.own_categories(RAW.layout.name)
+    else VOCABULARY
 )
 
 

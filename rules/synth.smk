@@ -6,8 +6,8 @@ if RAW.generated:
     rule synth:
         input:
             # The scenes are drawn from the vocabulary: editing it regenerates the collection.
-            hierarchy=f"{VOCABULARY}/hierarchy.yaml",
-            registry=f"{VOCABULARY}/label_ids.tsv",
+            hierarchy=f"{SYNTH_VOCABULARY}/hierarchy.yaml",
+            registry=f"{SYNTH_VOCABULARY}/label_ids.tsv",
         output:
             directory(RAW.root),
         log:

@@ -247,6 +247,7 @@ class PanopticReader:
     def records(self) -> Iterator[ImageRecord]:
         if self.shard == "00":  # what cannot be an image, once per build
             for file, key, reason in entries(self.root)[1]:
+                self.counts["images"][0] += 1
                 self.ledger.reject(file, key, "image", reason)
         for entry in self.run:
             self.counts["images"][0] += 1
@@ -302,9 +303,11 @@ class PanopticReader:
         ignore: np.ndarray = ids == VOID
         categories = self.categories.get(who, {})
         region_id = 0
-        for segment in listed:
+        for k, segment in enumerate(listed):
             self.counts[who][0] += 1
-            key = f"{entry.name}/{who}/{segment.get('id') if isinstance(segment, dict) else '?'}"
+            number = segment.get("id") if isinstance(segment, dict) else None
+            plain = _is_int(number) and counted[number] == 1
+            key = f"{entry.name}/{who}/{number if plain else f'segments_info[{k}]'}"
             label, problem = None, _segment_problem(segment, counted, masks, categories)
             if problem is None:
                 category = categories[segment["category_id"]]
@@ -521,8 +524,9 @@ def export_release(
     folder of RGB PNGs beside it, each region a segment painted in region order (a later region
     keeps a pixel two regions hold), its id the source's segment id where the release keeps them,
     its ``area`` and ``bbox`` the source's where given, else measured; pixels of no region are
-    VOID. Categories are the source's (ids, names, supercategories, ``isthing``) where the release
-    keeps them, else the vocabulary's labels. With ``images`` (the raw tree) the image files are
+    VOID. An image's id is the number its annotator's file gave it, else its file's stem (as
+    Cityscapes and ADE20K name theirs, without ``_leftImg8bit``). Categories are the source's (ids,
+    names, supercategories, ``isthing``) where the release keeps them, else the vocabulary's labels. With ``images`` (the raw tree) the image files are
     copied into ``images/<split>/``, each checked against its sha256.
 
     Returns the number of annotators, images, segments and overlapped pixels written.
@@ -575,30 +579,30 @@ def export_release(
         documents: dict[str, dict[str, list[Any]]] = {}
         for image_id in sorted(covered):
             row, split = rows[image_id], split_of[image_id]
+            stem = Path(names[image_id]).stem
             document = documents.setdefault(split, {"images": [], "annotations": []})
             (base / f"panoptic_{split}").mkdir(parents=True, exist_ok=True)
             own = by_image.get((who, image_id), [])
             ids = np.zeros((row["height"], row["width"]), dtype=np.uint32)
             info = []
             numbers = _segment_ids([r["annotation_id"] for r in own], [r["region_id"] for r in own])
-            for region, number in zip(own, numbers, strict=True):
+            for region, segment_id in zip(own, numbers, strict=True):
                 mask = geometry.from_rle(region["mask"])
                 overlapped += int(np.count_nonzero(ids[mask]))
-                ids[mask] = number
+                ids[mask] = segment_id
                 box = [region[b] for b in boxes] if None not in (region[b] for b in boxes) else [
                     region["bbox_x"], region["bbox_y"], region["bbox_w"], region["bbox_h"]]  # fmt: skip
                 info.append({
-                    "id": number, "iscrowd": int(region["iscrowd"]),
+                    "id": segment_id, "iscrowd": int(region["iscrowd"]),
                     "category_id": region["category_id"] if region["category_id"] is not None and own_ids
                     else category_of[region["label"]],
                     "area": region["area_px"] if region["source_area"] is None else _whole(region["source_area"]),
                     "bbox": [_whole(v) for v in box],
                 })  # fmt: skip
             segments += len(info)
-            stem = Path(names[image_id]).stem
             Image.fromarray(id_to_rgb(ids)).save(base / f"panoptic_{split}" / f"{stem}.png")
             source_id = covered[image_id]
-            number = int(source_id) if source_id is not None else image_id
+            number: int | str = int(source_id) if source_id is not None else stem.removesuffix("_leftImg8bit")
             document["images"].append({"id": number, "file_name": names[image_id], "width": row["width"],
                                        "height": row["height"]})  # fmt: skip
             document["annotations"].append({"image_id": number, "file_name": f"{stem}.png", "segments_info": info})

@@ -2,8 +2,9 @@
 each label its look, ``rendering`` draws the scenes, ``traces`` reads them as several annotators
 would, ``captions`` words them; one module here per raw layout writes them as that layout's
 files. A module names its layout in ``LAYOUT``, writes
-through ``generate`` and says in ``annotators(requested)`` how many annotators its trees have; a
-layout without a module has no generated trees."""
+through ``generate`` and says in ``annotators(requested)`` how many annotators its trees have,
+and with ``OWN_CATEGORIES = True`` that its trees name their format's classes (a build derives
+its vocabulary from them); a layout without a module has no generated trees."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ def writers() -> dict[str, ModuleType]:
                 raise InputError(f"{module.__name__}: a writer of {module.LAYOUT} trees without {', '.join(missing)}")
             found[module.LAYOUT] = module
     return found
+
+
+def own_categories(layout: str) -> bool:
+    """Whether generated trees of ``layout`` name their format's own classes (a writer's
+    ``OWN_CATEGORIES``), from which a build derives its vocabulary, rather than the library
+    vocabulary's labels (``Options.vocabulary``)."""
+    return bool(getattr(writers().get(layout), "OWN_CATEGORIES", False))
 
 
 def generate(layout: str, out: str | Path, profile: str, options: Options = Options()) -> Iterator[tuple[str, int]]:

@@ -16,6 +16,7 @@ from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
 LAYOUT = "ade20k"
+OWN_CATEGORIES = True  # the format\'s classes, not the library vocabulary\'s labels
 SIZE = (683, 512)  # ADE20K's typical image size (width, height)
 NAMES = (
     "wall", "building, edifice", "sky", "floor, flooring", "tree", "ceiling", "road, route", "bed",

@@ -17,6 +17,7 @@ from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
 LAYOUT = "ade20k-full"
+OWN_CATEGORIES = True  # the format\'s classes, not the library vocabulary\'s labels
 SIZE = (683, 512)
 # (class index, name): indices past 255 use the R channel, as ADE20K's 3,688 classes do
 OBJECTS = {2978: "wall", 312: "floor, flooring", 1831: "person, individual", 776: "chair", 2420: "table"}

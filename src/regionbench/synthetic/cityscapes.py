@@ -18,6 +18,7 @@ from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
 LAYOUT = "cityscapes"
+OWN_CATEGORIES = True  # the format\'s classes, not the library vocabulary\'s labels
 SIZE = (2048, 1024)  # Cityscapes' one image size (width, height)
 CITIES = {"train": ("aachen", "bremen"), "val": ("frankfurt",)}
 IDS = {name: i for i, name, *_ in LABELS}

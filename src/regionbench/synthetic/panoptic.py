@@ -23,6 +23,7 @@ from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
 LAYOUT = "coco-panoptic"
+OWN_CATEGORIES = True  # the format\'s classes, not the library vocabulary\'s labels
 
 # (id, name, supercategory, isthing): stuff first (top to bottom band), then things
 CATEGORIES: dict[str, tuple[tuple[int, str, str, int], ...]] = {

@@ -18,6 +18,7 @@ from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
 LAYOUT = "voc"
+OWN_CATEGORIES = True  # the format\'s classes, not the library vocabulary\'s labels
 SIZE = (500, 375)  # VOC's commonest image size (width, height)
 BORDER = 2  # VOC's void border: pixels within this many of an object's outline
 

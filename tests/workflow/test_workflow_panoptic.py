@@ -1,0 +1,171 @@
+"""Panoptic trees as published build, verify and export back pixel-exact, and a panoptic run
+scores as the COCO panoptic API scores it (``pq_compute``), on releases the workflow builds."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import build, workflow_copy, write_config
+from panopticapi.evaluation import pq_compute
+from PIL import Image
+from test_readme import command, matches
+
+from regionbench import release
+from regionbench.io import panoptic
+from regionbench.synthetic import panoptic as synth
+
+COCO = "dataset: panoptic-demo\nsynth: {profile: tiny, seed: 0, layout: coco-panoptic, annotators: 2}\nclassifiers: {names: [naive, majority]}\n"
+RELEASE = "releases/panoptic-demo/v1.0.0"
+
+
+@pytest.fixture(scope="module")
+def coco(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny profile as a COCO panoptic tree of two annotators, built."""
+    project = workflow_copy(tmp_path_factory.mktemp("panoptic") / "project")
+    done = build(project, "--configfile", str(write_config(project, COCO)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return project
+
+
+def _quiet_pq(gt_json: Path, pred_json: Path) -> dict:
+    with contextlib.redirect_stdout(io.StringIO()):
+        return pq_compute(str(gt_json), str(pred_json), str(gt_json.with_suffix("")), str(pred_json.with_suffix("")))
+
+
+def _merged(documents: list[Path], out: Path) -> Path:
+    """One panoptic JSON and folder of several (the splits of one annotator): what a run is."""
+    merged: dict = {"images": [], "annotations": []}
+    out.with_suffix("").mkdir(parents=True)
+    for path in documents:
+        document = json.loads(path.read_text())
+        merged["images"] += document["images"]
+        merged["annotations"] += document["annotations"]
+        merged["categories"] = document["categories"]
+        for png in path.with_suffix("").iterdir():
+            shutil.copy(png, out.with_suffix("") / png.name)
+    out.write_text(json.dumps(merged))
+    return out
+
+
+def test_the_built_release_exports_back_to_what_the_pq_api_calls_identical(coco: Path, tmp_path: Path) -> None:
+    """Each annotator's export scores PQ 1.0 against its source files (things and stuff), and
+    each exported PNG holds the source's segment ids pixel for pixel."""
+    folder = coco / RELEASE
+    assert release.verify(folder) == []
+    raw = coco / "resources/raw/panoptic-demo"
+    if not raw.is_dir():
+        raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    for who in ("annotator1", "annotator2"):
+        out = tmp_path / who
+        done = subprocess.run(
+            [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "coco-panoptic",
+             "--annotator", who, "--images", str(raw)], capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        for split in ("train2017", "val2017"):
+            source = raw / f"annotations/{who}/panoptic_{split}.json"
+            exported = out / f"annotations/panoptic_{split}.json"
+            result = _quiet_pq(source, exported)
+            assert result["All"]["pq"] == 1.0 and result["All"]["n"] > 0
+            assert result["Things"]["pq"] == 1.0 and result["Stuff"]["pq"] == 1.0
+            for png in source.with_suffix("").iterdir():
+                ours = panoptic.rgb_to_id(np.asarray(Image.open(exported.with_suffix("") / png.name)))
+                assert np.array_equal(ours, panoptic.rgb_to_id(np.asarray(Image.open(png))))
+        assert sorted(p.name for p in (out / "images/val2017").iterdir()) == sorted(
+            p.name for p in (raw / "images/val2017").iterdir()
+        )
+
+
+def test_a_panoptic_run_scores_as_the_coco_panoptic_api_scores_it(coco: Path, tmp_path: Path) -> None:
+    """annotator2's files as a run against annotator1's regions: PQ, SQ, RQ (all, things, stuff)
+    and per class equal ``pq_compute`` of the same files against annotator1's export, to 1e-12;
+    with two annotators the human ceiling is the same pair both ways."""
+    folder = coco / RELEASE
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
+    truth_export = tmp_path / "truth"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(truth_export), "--format", "coco-panoptic",
+         "--annotator", "annotator1"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    truth = _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
+    expected = _quiet_pq(truth, run)
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "panoptic", "--annotator", "annotator1", "--split", "all", "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(report.read_text())
+    for theirs, mine in (("All", "all"), ("Things", "things"), ("Stuff", "stuff")):
+        for key in ("pq", "sq", "rq"):
+            assert abs(ours["measures"][mine][key] - expected[theirs][key]) <= 1e-12, (mine, key)
+        assert ours["measures"][mine]["n"] == expected[theirs]["n"]
+    names = {c["id"]: c["name"] for c in json.loads(truth.read_text())["categories"]}
+    for category_id, figures in expected["per_class"].items():
+        label = names[category_id].lower()
+        if label in ours["per_class"]:
+            assert all(abs(ours["per_class"][label][k] - figures[k]) <= 1e-12 for k in ("pq", "sq", "rq"))
+        else:
+            assert figures == {"pq": 0.0, "sq": 0.0, "rq": 0.0}  # counted nothing: in neither mean
+    assert ours["conventions"] and set(ours["levels"]) == {"1"}
+    assert set(ours["per_image"]) <= {str(i) for i in range(1, 25)}
+    ceiling = ours["human_ceiling"]
+    assert abs(ceiling["per_annotator"]["annotator2"]["pq"] - expected["All"]["pq"]) <= 1e-12
+
+
+def test_the_worked_panoptic_example_runs(coco: Path) -> None:
+    """docs/scoring.md's panoptic example: the output it shows is this release's."""
+    from conftest import readme_blocks
+
+    (block,) = [b for b in readme_blocks("### Panoptic quality") if b.kind == "console"]
+    lines = block.body.splitlines()
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    shutil.copytree(raw / "annotations/annotator2", coco / "run")
+    argv = command(lines[0].removeprefix("$ "))
+    done = subprocess.run([sys.executable, "-m", "regionbench", *argv[1:]], capture_output=True, text=True, cwd=coco)
+    assert done.returncode == 0, done.stderr
+    assert matches(lines[1:], (done.stderr + done.stdout).splitlines()), done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("flavour", ["cityscapes", "ade20k"])
+def test_cityscapes_and_ade20k_panoptic_trees_build_verify_and_export_back(tmp_path: Path, flavour: str) -> None:
+    raw = tmp_path / "raw"
+    list(synth.write_tree(raw, 6, 2, flavour))
+    project = workflow_copy(tmp_path / "project")
+    config = write_config(
+        project,
+        f"dataset: {flavour}-panoptic\nraw_dir: {raw}\nlayout: coco-panoptic\nclassifiers: {{names: [naive]}}\n"
+        "subsets: {seed: 0, split_unit: region, split: source}\n",
+    )
+    done = build(project, "--configfile", str(config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / f"releases/{flavour}-panoptic/v1.0.0"
+    assert release.verify(folder) == []
+    out = tmp_path / "export"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "coco-panoptic"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for source in panoptic.sources(raw):
+        exported = out / f"annotations/panoptic_{source.split}.json"
+        assert _quiet_pq(raw / source.json, exported)["All"]["pq"] == 1.0
+        names = {a["file_name"].removesuffix("_gtFine_panoptic.png").removesuffix(".png") for a in
+                 json.loads((raw / source.json).read_text())["annotations"]}  # fmt: skip
+        for png in (raw / source.folder).iterdir():
+            stem = png.name.removesuffix("_gtFine_panoptic.png").removesuffix(".png")
+            assert stem in names
+            mine = next(exported.with_suffix("").glob(f"{stem}*.png"))
+            ours = panoptic.rgb_to_id(np.asarray(Image.open(mine)))
+            assert np.array_equal(ours, panoptic.rgb_to_id(np.asarray(Image.open(png))))
