@@ -403,7 +403,7 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     """synth: a synthetic collection."""
     s = sub.add_parser(
         "synth",
-        help="write a synthetic collection in a raw layout (SAIAPR TC-12, COCO, VOC, Cityscapes, ADE20K, BSDS500)",
+        help="write a synthetic collection in a raw layout (SAIAPR TC-12, COCO, COCO panoptic, VOC, Cityscapes, ADE20K, BSDS500)",
     )
     s.add_argument(
         "--profile",
@@ -421,10 +421,12 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--layout",
         default="saiapr",
-        help="raw layout to write: saiapr, coco, voc, cityscapes, ade20k, ade20k-full or bsds500",
+        help="raw layout to write: saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, ade20k-full or bsds500",
     )
     s.add_argument(
-        "--annotators", type=numbers.argument(int, 1), help="coco, bsds500: annotators tracing every scene (default 3)"
+        "--annotators",
+        type=numbers.argument(int, 1),
+        help="coco, coco-panoptic, bsds500: annotators tracing every scene (default 3)",
     )
     s.add_argument(
         "--disagreement",

@@ -221,8 +221,8 @@ def shapes(run: Run[Any], report: Mapping[str, Any]) -> Iterator[tuple[int, list
     return drawn
 
 
-COUNTS = ("regions", "images", "images_without_prediction", "ground_truth", "detections", "ignored_pixels",
-          "abstained_pixels")  # fmt: skip
+COUNTS = ("regions", "images", "images_without_prediction", "ground_truth", "detections", "truth_segments",
+          "crowd_segments", "predicted_segments", "ignored_pixels", "abstained_pixels")  # fmt: skip
 
 
 def render(report: Mapping[str, Any], scoped: bool = True) -> str:

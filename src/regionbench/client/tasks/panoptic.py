@@ -267,7 +267,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     tallies = {who: np.zeros((size, 4)) for who in truths}
     level_tallies = {depth: np.zeros((size, 4)) for depth in levels}
     per_image: dict[int, float] = {}
-    without = segments_predicted = segments_true = 0
+    without = segments_predicted = segments_true = crowds = 0
     for batch in batches(images):
         truth = {who: truth_segments(data, who, batch, known) for who in truths}
         for image_id, shape in image_sizes(batch).items():
@@ -285,6 +285,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
                 if who != truths[0]:
                     continue
                 segments_true += int((~reference_truth.crowd[1:]).sum())
+                crowds += int(reference_truth.crowd[1:].sum())
                 if (quality := measures.image_quality(matched.tally)) is not None:
                     per_image[image_id] = quality
                 for depth, up in levels.items():
@@ -301,8 +302,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "truth": truths if settings.all_annotators else truths[0],
         "images": len(images),
         "images_without_prediction": without,
-        "ground_truth": segments_true,
-        "detections": segments_predicted,
+        "truth_segments": segments_true,
+        "crowd_segments": crowds,
+        "predicted_segments": segments_predicted,
         "measures": measures.summary(tally, known.things),
         "per_class": measures.per_class(tally, known.names, known.things),
         "levels": {depth: measures.average(t) for depth, t in level_tallies.items()},
