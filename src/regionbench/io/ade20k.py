@@ -140,8 +140,11 @@ class Ade20kLayout(ImageRuns, NamesCategories):
     official_measures = ()
 
     def detect(self, root: Path) -> bool:
+        from regionbench.io.panoptic import is_panoptic_file
+
         folder = base(Path(root))
-        return (folder / "images").is_dir() and any((folder / "annotations").glob("*/*.png"))
+        maps = (p for p in (folder / "annotations").glob("*/") if not is_panoptic_file(p.with_suffix(".json")))
+        return (folder / "images").is_dir() and any(any(p.glob("*.png")) for p in maps)
 
     def check(self, root: Path) -> None:
         """The class table must be there: without it no value has a name."""
