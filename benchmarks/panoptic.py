@@ -6,7 +6,8 @@ script, and the whole ``evaluate --task panoptic`` command beside the COCO panop
 
 Per size, a COCO panoptic tree of 640x480 images (one flat colour JPEG each, so that decoding is
 cheap, each file its own bytes): 3-5 stuff bands and 6-16 things (rectangles and ellipses, 1 in
-20 a crowd), VOID between bands; built once into a release (classifiers off) and cached. The run
+20 a crowd, one a category and image as in COCO's files, where the API's crowd rule is defined),
+VOID between bands; built once into a release (classifiers off) and cached. The run
 is the truth moved 4 pixels right and down, 1 segment in 10 relabelled, 1 in 20 dropped to VOID,
 as a results JSON and its PNG folder. Each side runs as its own process, timed by the kernel
 (CPU seconds, wall seconds, peak RSS):
@@ -43,7 +44,7 @@ from paper_scale import PROJECT, build, fresh_project
 from PIL import Image
 from scoring import timed
 
-from regionbench.io.panoptic import id_to_rgb, rgb_to_id
+from regionbench.io.panoptic import id_to_rgb
 
 H, W = 480, 640
 CACHE = PROJECT / "resources" / "bench" / "panoptic"
@@ -116,6 +117,7 @@ def scene(rng: np.random.Generator) -> tuple[np.ndarray, list[dict]]:
         ids[top + 2 : bottom] = value  # two rows of VOID between bands
         info.append({"id": value, "category_id": 100 + int(rng.integers(1, 11)), "iscrowd": 0})
     yy, xx = np.mgrid[0:H, 0:W]
+    crowded: set[int] = set()
     for _ in range(int(rng.integers(6, 17))):
         w, h = int(rng.integers(12, 200)), int(rng.integers(12, 200))
         x, y = int(rng.integers(0, W - w)), int(rng.integers(0, H - h))
@@ -125,7 +127,10 @@ def scene(rng: np.random.Generator) -> tuple[np.ndarray, list[dict]]:
         else:
             inside = ((xx - x - w / 2) / (w / 2)) ** 2 + ((yy - y - h / 2) / (h / 2)) ** 2 < 1
             ids[inside] = value
-        info.append({"id": value, "category_id": int(rng.integers(1, 21)), "iscrowd": int(rng.random() < 0.05)})
+        category = int(rng.integers(1, 21))
+        crowd = rng.random() < 0.05 and category not in crowded  # one crowd a category, as COCO's files have
+        crowded |= {category} if crowd else set()
+        info.append({"id": value, "category_id": category, "iscrowd": int(crowd)})
     present = np.unique(ids)
     kept = []
     for segment in info:

@@ -167,3 +167,37 @@ def test_the_reference_reads_our_encoding(tmp_path: Path) -> None:
 
     assert np.array_equal(rgb2id(np.array(Image.open(tmp_path / "x.png"), dtype=np.uint32)), ids)
     assert json.dumps(rgb_to_id(id_to_rgb(ids)).tolist()) == json.dumps(ids.tolist())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 9), st.lists(st.integers(0, 2**32 - 1), max_size=6), st.booleans())
+def test_painting_from_runs_is_painting_the_masks_in_order(
+    height: int, width: int, seeds: list[int], apart: bool
+) -> None:
+    """``paint`` of the regions' uncompressed RLE equals their decoded masks painted in order, a
+    later region over an earlier one, whether they overlap or not."""
+    from pycocotools import mask as coco_mask
+
+    masks = [np.random.default_rng(seed).random((height, width)) < 0.4 for seed in seeds]
+    if apart:  # a partition, as a panoptic truth is
+        owner = np.full((height, width), -1)
+        for k, mask in enumerate(masks):
+            owner[mask] = k
+        masks = [owner == k for k in range(len(masks))]
+    expected = np.zeros((height, width), np.int32)
+    runs = []
+    for k, mask in enumerate(masks, start=1):
+        expected[mask] = k
+        rle = coco_mask.encode(np.asfortranarray(mask, dtype=np.uint8))
+        runs.append(coco_mask_counts(rle, height, width))
+    assert np.array_equal(measures.paint((height, width), runs), expected)
+
+
+def coco_mask_counts(rle: dict, height: int, width: int) -> list[int]:
+    """The uncompressed counts of a compressed RLE, by decoding it (the test's own way)."""
+    from pycocotools import mask as coco_mask
+
+    flat = coco_mask.decode(rle).ravel(order="F")
+    changes = np.flatnonzero(np.diff(np.concatenate([[0], flat, [1 - flat[-1]]])))  # run boundaries
+    counts = np.diff(np.concatenate([[0], changes]))
+    return [int(c) for c in counts]

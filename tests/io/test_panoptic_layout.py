@@ -177,3 +177,24 @@ def test_a_damaged_tree_loses_nothing_and_says_why(
     if "unlisted image" in damage:
         assert said["unlisted image"] in reasons
     assert len({r["key"] for r in shard.rejects.to_pylist()}) == shard.rejects.num_rows  # each item once
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    values=st.integers(1, 70),
+    listed_share=st.floats(0, 1),
+)
+def test_segment_masks_are_the_masks_of_every_value_listed_or_not(seed: int, values: int, listed_share: float) -> None:
+    """Comparisons per listed id (few) or the sorted pixels (many): either way one mask per id of
+    the map but VOID, the ids no segment lists included."""
+    from regionbench.io.labelmaps import masks_by_value
+
+    rng = np.random.default_rng(seed)
+    palette = rng.choice(np.arange(1, 1 << 24), size=values, replace=False)
+    ids = np.where(rng.random((9, 11)) < 0.2, 0, palette[rng.integers(0, values, size=(9, 11))]).astype(np.uint32)
+    listed = [int(v) for v in palette if rng.random() < listed_share] + [int(rng.integers(1, 1 << 24))]
+    found = panoptic.segment_masks(ids, listed, int((ids == 0).sum()))
+    expected = dict(masks_by_value(ids, skip=(0,)))
+    assert sorted(found) == sorted(expected)
+    assert all(np.array_equal(found[v], expected[v]) for v in expected)

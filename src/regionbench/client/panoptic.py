@@ -53,10 +53,14 @@ class Matched:
 
 
 def joint(truth: Segments, predicted: Segments) -> np.ndarray:
-    """The (n + 1) x (m + 1) histogram of (truth index, predicted index) over the pixels."""
+    """The (n + 1) x (m + 1) histogram of (truth index, predicted index) over the pixels (one
+    ``bincount``; both maps taken in the truth's memory order, painted column-major from runs)."""
     n, m = truth.count, predicted.count
-    pairs = truth.ids.astype(np.int64) * (m + 1) + predicted.ids
-    counts: np.ndarray = np.bincount(pairs.ravel(), minlength=(n + 1) * (m + 1)).reshape(n + 1, m + 1)
+    column_major = truth.ids.flags.f_contiguous and not truth.ids.flags.c_contiguous
+    pairs = truth.ids.astype(np.int64, order="F" if column_major else "C")
+    pairs *= m + 1
+    pairs += np.asfortranarray(predicted.ids) if column_major else np.ascontiguousarray(predicted.ids)
+    counts: np.ndarray = np.bincount(pairs.ravel(order="K"), minlength=(n + 1) * (m + 1)).reshape(n + 1, m + 1)
     return counts
 
 
@@ -146,16 +150,71 @@ def image_quality(tally: np.ndarray) -> float | None:
     return None if pq is None else float(pq)
 
 
+def paint(shape: tuple[int, int], runs: Sequence[Sequence[int]]) -> np.ndarray:
+    """The map of dense indices 1..n of regions given as uncompressed COCO RLE counts (``runs``:
+    per region, column-major run lengths alternating background and region), a later region over
+    an earlier one, 0 where none lies.
+
+    Segments that do not overlap (a panoptic truth) are one ``np.repeat`` of the sorted runs,
+    without a mask per region; overlapping ones are painted run by run, in region order."""
+    height, width = shape
+    starts, ends, index = [], [], []
+    for k, counts in enumerate(runs, start=1):
+        edges = np.cumsum(np.asarray(counts, dtype=np.int64))
+        begin, end = edges[0::2][: len(edges) // 2], edges[1::2]  # run 2j + 1 is the region's
+        kept = end > begin
+        starts.append(begin[kept])
+        ends.append(end[kept])
+        index.append(np.full(int(kept.sum()), k, dtype=np.int32))
+    if not runs:
+        return np.zeros(shape, dtype=np.int32)
+    start, end, value = np.concatenate(starts), np.concatenate(ends), np.concatenate(index)
+    order = np.argsort(start, kind="stable")
+    start, end, value = start[order], end[order], value[order]
+    if np.all(start[1:] >= end[:-1]):
+        lengths = np.empty(2 * len(start) + 1, dtype=np.int64)
+        lengths[0:-1:2] = start - np.concatenate([[0], end[:-1]])  # the background before each run
+        lengths[1::2] = end - start
+        lengths[-1] = height * width - (end[-1] if len(end) else 0)
+        values = np.zeros(2 * len(start) + 1, dtype=np.int32)
+        values[1::2] = value
+        flat = np.repeat(values, lengths)
+    else:
+        flat = np.zeros(height * width, dtype=np.int32)
+        for k in np.argsort(value, kind="stable"):  # region order: a later region over an earlier
+            flat[start[k] : end[k]] = value[k]
+    painted: np.ndarray = flat.reshape(width, height).T
+    return painted
+
+
+UNKNOWN = np.uint16(65535)  # a segment id the segments lack, in the lookup table
+_table: np.ndarray | None = None  # segment id -> dense index, allocated once (2^24 ids, 32 MiB)
+
+
 def dense(ids: np.ndarray, segments: Mapping[int, tuple[int, bool]]) -> Segments:
-    """``Segments`` of a map of segment ids (0 VOID) and ``segments``: id -> (category index,
-    crowd), in id order; a raise of ValueError names an id of the map that ``segments`` lacks."""
+    """``Segments`` of a map of segment ids (0 VOID, ids below 2^24) and ``segments``: id ->
+    (category index, crowd), in id order; a ValueError names the ids of the map that
+    ``segments`` lacks.
+
+    One gather from a table of every possible id (its few entries set and reset per map): the
+    map's pixels hold a few tens of ids, so the gather stays in cache (a ``searchsorted`` costs
+    log m comparisons a pixel)."""
+    global _table
     order = sorted(segments)
-    lookup_ids = np.array([0, *order], dtype=np.int64)
-    position = np.searchsorted(lookup_ids, ids)
-    position = np.minimum(position, len(lookup_ids) - 1)
-    if not np.array_equal(lookup_ids[position], ids):
-        missing = sorted(set(np.unique(ids[lookup_ids[position] != ids]).tolist()))
-        raise ValueError(f"segment ids {missing[:5]} are in the map but not in its segments")
+    if len(order) >= int(UNKNOWN) or (order and order[-1] >= 1 << 24) or (order and order[0] <= 0):
+        raise ValueError("segment ids are 1 .. 2^24 - 1, at most 65534 an image")
+    if _table is None:
+        _table = np.full(1 << 24, UNKNOWN, dtype=np.uint16)
+    table = _table
+    keys = np.array([0, *order], dtype=np.int64)
+    table[keys] = np.arange(len(keys), dtype=np.uint16)
+    try:
+        position = table[ids]
+        if (position == UNKNOWN).any():
+            missing = sorted(set(np.unique(ids[position == UNKNOWN]).tolist()))
+            raise ValueError(f"segment ids {missing[:5]} are in the map but not in its segments")
+    finally:
+        table[keys] = UNKNOWN
     category = np.array([0, *(segments[i][0] for i in order)], dtype=np.int64)
     crowd = np.array([False, *(segments[i][1] for i in order)], dtype=bool)
-    return Segments(position.astype(np.int32), category, crowd)
+    return Segments(position, category, crowd)

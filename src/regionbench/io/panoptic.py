@@ -53,8 +53,11 @@ ADE_SPLITS = {"train": "training", "val": "validation"}
 
 def rgb_to_id(pixels: np.ndarray) -> np.ndarray:
     """Segment ids of an RGB panoptic PNG's pixels: R + 256 G + 256^2 B (panopticapi's ``rgb2id``)."""
-    p = pixels.astype(np.uint32)
-    ids: np.ndarray = p[..., 0] | (p[..., 1] << 8) | (p[..., 2] << 16)
+    ids: np.ndarray = pixels[..., 2].astype(np.uint32)  # in place from here: no 32-bit copy of all three planes
+    ids <<= 8
+    ids |= pixels[..., 1]
+    ids <<= 8
+    ids |= pixels[..., 0]
     return ids
 
 
@@ -233,6 +236,27 @@ def read_png(path: Path, shape: tuple[int, int]) -> np.ndarray:
     return rgb_to_id(pixels)
 
 
+FEW = 48  # listed segments up to which one comparison each beats sorting the pixels
+
+
+def segment_masks(ids: np.ndarray, listed: Sequence[int], void: int) -> dict[int, np.ndarray]:
+    """Each segment id's mask in a map of ids (VOID aside; ``void`` its VOID pixels): one
+    comparison per ``listed`` id when they are few (a COCO image lists tens; cheaper than sorting
+    the pixels, ``labelmaps.masks_by_value``), and the ids no segment lists from the pixels those
+    leave; else ``masks_by_value``."""
+    if len(listed) > FEW:
+        return dict(masks_by_value(ids, skip=(VOID,)))
+    masks, covered = {}, void
+    for value in sorted(set(listed) - {VOID}):
+        mask = ids == value
+        if count := int(np.count_nonzero(mask)):
+            masks[value], covered = mask, covered + count
+    if covered < ids.size:  # pixels of ids no segment lists
+        left = np.where(np.isin(ids, [VOID, *masks]), VOID, ids)
+        masks |= dict(masks_by_value(left, skip=(VOID,)))
+    return masks
+
+
 class PanopticReader:
     """A shard of panoptic ``entries`` being read (``io.layouts.ShardReader``): per annotator a
     region per segment, VOID and the pixels of segments it cannot use the ignore mask."""
@@ -299,8 +323,8 @@ class PanopticReader:
         the pixels of every segment it rejects."""
         listed = segments if isinstance(segments, list) else []
         counted = Counter(s.get("id") for s in listed if isinstance(s, dict))
-        masks = dict(masks_by_value(ids, skip=(VOID,)))
         ignore: np.ndarray = ids == VOID
+        masks = segment_masks(ids, [n for n in counted if _is_int(n)], int(np.count_nonzero(ignore)))
         categories = self.categories.get(who, {})
         region_id = 0
         for k, segment in enumerate(listed):

@@ -15,7 +15,7 @@ truth, the predictions' files, and the spread and human ceiling of several truth
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,6 +30,7 @@ from regionbench.core import errors, tables
 from regionbench.core.allocator import give_back
 
 M = TypeVar("M", bound="MaskSettings")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,28 @@ class MaskSettings(Settings):
         if any(a not in data.annotators() for a in who):
             raise TaskError(f"no annotator {who[0]!r}; annotators: {', '.join(data.annotators())}")
         return who
+
+
+class Lazy(Mapping[int, T]):
+    """Image id -> a map made when asked for (``make``), not kept: a batch's maps are not held."""
+
+    def __init__(self, ids: list[int], make: Callable[[int], T]) -> None:
+        self.ids, self.make = ids, make
+        self.known = set(ids)
+
+    def __getitem__(self, image_id: int) -> T:
+        if image_id not in self.known:
+            raise KeyError(image_id)
+        return self.make(image_id)
+
+    def __contains__(self, image_id: object) -> bool:  # without making the map (Mapping's would)
+        return image_id in self.known
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 def image_sizes(images: pd.DataFrame) -> dict[int, tuple[int, int]]:

@@ -17,7 +17,7 @@ Category ids are the source's (``source_categories``; a release without them: th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from regionbench.client.loader import Release
 from regionbench.client.semantic import at_level
 from regionbench.client.tasks._base import Run, Shape, TaskError
 from regionbench.client.tasks._masks import (
+    Lazy,
     MaskSettings,
     batches,
     covered,
@@ -44,7 +45,7 @@ from regionbench.client.tasks._masks import (
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
-from regionbench.core import errors, geometry
+from regionbench.core import errors
 
 NAME = "panoptic"
 SUMMARY = "COCO panoptic PNGs and their segments JSON"
@@ -208,40 +209,45 @@ def _segments(where: str, listed: object, known: Classes) -> dict[int, int]:
 
 def _predicted(path: Path, segments: dict[int, int], shape: tuple[int, int]) -> measures.Segments:
     """A prediction's ``Segments`` from its PNG; a TaskError for a PNG that is not the image's
-    RGB map, a segment of the JSON without pixels, or an id of the PNG the JSON lacks."""
+    RGB map or holds an id the JSON lacks (``refuse_empty`` then checks each segment has pixels)."""
     from regionbench.io.panoptic import read_png
 
     try:
-        ids = read_png(path, shape)
-        found = measures.dense(ids, {i: (c, False) for i, c in segments.items()})
+        return measures.dense(read_png(path, shape), {i: (c, False) for i, c in segments.items()})
     except ValueError as exc:
         raise TaskError(f"{path}: {exc}") from None
-    areas = np.bincount(found.ids.ravel(), minlength=found.count + 1)
+
+
+def refuse_empty(path: Path, segments: dict[int, int], areas: np.ndarray) -> None:
+    """A TaskError naming the segments of a JSON entry without pixels in its PNG (``areas``: each
+    predicted segment's, in id order after VOID: a histogram's column sums)."""
     if empty := [i for k, i in enumerate(sorted(segments), start=1) if areas[k] == 0]:
         raise TaskError(f"{path}: segments {empty[:5]} of its JSON entry have no pixels in the PNG")
-    return found
 
 
-def truth_segments(data: Release, who: str, batch: pd.DataFrame, known: Classes) -> dict[int, measures.Segments]:
-    """``who``'s segments of each image of ``batch``: its regions in region order (a later one
-    keeps a pixel two hold), pixels of none VOID."""
+def truth_segments(data: Release, who: str, batch: pd.DataFrame, known: Classes) -> Mapping[int, measures.Segments]:
+    """``who``'s segments of each image of ``batch``, made when asked for (``Lazy``): its regions
+    in region order (a later one keeps a pixel two hold), pixels of none VOID, painted from their
+    runs (``panoptic.paint``; faster-coco-eval's C++ mask module reads the compressed RLE)."""
+    from faster_coco_eval import mask_api_new_cpp
+
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "region_id", "label", "iscrowd", "mask"]
     regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
     regions = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
     grouped = dict(iter(regions.groupby("image_id", sort=True)))
-    out = {}
-    for image_id, shape in image_sizes(batch).items():
+    shapes = image_sizes(batch)
+
+    def segments(image_id: int) -> measures.Segments:
         own = grouped.get(image_id)
-        painted = np.zeros(shape, dtype=np.int32)
-        category, crowd = [0], [False]
-        if own is not None:
-            for k, (rle, label, iscrowd) in enumerate(zip(own["mask"], own["label"], own["iscrowd"], strict=True), 1):
-                painted[geometry.from_rle(rle)] = k
-                category.append(known.by_label[str(label)])
-                crowd.append(bool(iscrowd))
-        out[image_id] = measures.Segments(painted, np.array(category), np.array(crowd))
-    return out
+        if own is None:
+            return measures.Segments(np.zeros(shapes[image_id], np.int32), np.zeros(1, np.int64), np.zeros(1, bool))
+        runs = [r["counts"] for r in mask_api_new_cpp.toUncompressedRLE(list(own["mask"]))]
+        category = [0, *(known.by_label[str(label)] for label in own["label"])]
+        crowd = [False, *(bool(c) for c in own["iscrowd"])]
+        return measures.Segments(measures.paint(shapes[image_id], runs), np.array(category), np.array(crowd))
+
+    return Lazy(list(shapes), segments)
 
 
 def _levels(run: Run[Settings], known: Classes) -> dict[str, np.ndarray]:
@@ -280,6 +286,8 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             for who in truths:
                 reference_truth = truth[who][image_id]
                 histogram = measures.joint(reference_truth, predicted)
+                if who == truths[0] and image_id in given.files:
+                    refuse_empty(*given.files[image_id], histogram.sum(axis=0))
                 matched = measures.match(reference_truth, predicted, size, histogram)
                 tallies[who] += matched.tally
                 if who != truths[0]:
@@ -353,11 +361,12 @@ def ceiling(data: Release, images: pd.DataFrame, known: Classes) -> dict[str, An
         segments = {who: truth_segments(data, who, batch, known) for who in people}
         for image_id in image_sizes(batch):
             present = [who for who in people if who in looked.get(image_id, [])]
+            painted = {who: segments[who][image_id] for who in present}  # each painted once, used by every other
             for a in present:
                 for b in present:
                     if a == b:
                         continue
-                    truth, predicted = segments[b][image_id], segments[a][image_id]
+                    truth, predicted = painted[b], painted[a]
                     plain = measures.Segments(predicted.ids, predicted.category, np.zeros_like(predicted.crowd))
                     found = measures.match(truth, plain, size).tally
                     pooled += found
@@ -381,8 +390,10 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
                 yield image_id, []
                 continue
             predicted = _predicted(*given.files[image_id], shape)
-            matched = measures.match(truth[image_id], predicted, len(known.names))
-            areas = np.bincount(predicted.ids.ravel(), minlength=predicted.count + 1)
+            histogram = measures.joint(truth[image_id], predicted)
+            areas = histogram.sum(axis=0)
+            refuse_empty(*given.files[image_id], areas)
+            matched = measures.match(truth[image_id], predicted, len(known.names), histogram)
             found = []
             for k in range(1, predicted.count + 1):
                 outcome = "matched" if matched.iou[k] > 0 else "unmatched" if matched.false_positive[k] else "left out"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from regionbench.client import semantic as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
 from regionbench.client.tasks._masks import (
+    Lazy,
     MaskSettings,
     batches,
     ceiling,
@@ -84,28 +85,6 @@ def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int]
         raise TaskError(f"{predictions}: {problem}")
     refuse_files_outside(data, predictions, scored_images(data, settings.split), settings.split)
     return settings.pixel_values(data)
-
-
-class Lazy(Mapping[int, np.ndarray]):
-    """Image id -> a map made when asked for (``make``), not kept: a batch's maps are not held."""
-
-    def __init__(self, ids: list[int], make: Callable[[int], np.ndarray]) -> None:
-        self.ids, self.make = ids, make
-        self.known = set(ids)
-
-    def __getitem__(self, image_id: int) -> np.ndarray:
-        if image_id not in self.known:
-            raise KeyError(image_id)
-        return self.make(image_id)
-
-    def __contains__(self, image_id: object) -> bool:  # without making the map (Mapping's would)
-        return image_id in self.known
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.ids)
-
-    def __len__(self) -> int:
-        return len(self.ids)
 
 
 def codes(classes: int) -> type:
