@@ -324,7 +324,7 @@ class PanopticReader:
         listed = segments if isinstance(segments, list) else []
         counted = Counter(s.get("id") for s in listed if isinstance(s, dict))
         ignore: np.ndarray = ids == VOID
-        masks = segment_masks(ids, [int(n) for n in counted if _is_int(n)], int(np.count_nonzero(ignore)))
+        masks = segment_masks(ids, [n for n in counted if isinstance(n, int)], int(np.count_nonzero(ignore)))
         categories = self.categories.get(who, {})
         region_id = 0
         for k, segment in enumerate(listed):
