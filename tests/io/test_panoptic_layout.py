@@ -132,11 +132,11 @@ def _damage(root: Path, kind: str) -> str:
         segments.append(dict(segments[0]))
     elif kind == "segment id 0":
         segments.append({"id": 0, "category_id": 1, "iscrowd": 0})
-    elif kind == "wrong mode":
+    elif kind == "wrong mode" and png.exists():
         Image.open(png).convert("L").save(png)
-    elif kind == "wrong size":
+    elif kind == "wrong size" and png.exists():
         Image.open(png).resize((10, 10)).save(png)
-    elif kind == "missing png":
+    elif kind == "missing png" and png.exists():
         png.unlink()
     elif kind == "missing image":
         (root / "images/val2017" / document["images"][0]["file_name"]).unlink()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.io.coco.ingest import is_panoptic_file
 from regionbench.io.labelmaps import (
     ImageRuns,
     Item,
@@ -140,8 +141,6 @@ class Ade20kLayout(ImageRuns, NamesCategories):
     official_measures = ()
 
     def detect(self, root: Path) -> bool:
-        from regionbench.io.panoptic import is_panoptic_file
-
         folder = base(Path(root))
         maps = (p for p in (folder / "annotations").glob("*/") if not is_panoptic_file(p.with_suffix(".json")))
         return (folder / "images").is_dir() and any(any(p.glob("*.png")) for p in maps)

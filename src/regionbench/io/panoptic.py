@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.io.coco.categories import hierarchy_of
+from regionbench.io.coco.ingest import category_label, is_panoptic_file, mapped_label
 from regionbench.io.labelmaps import ImageRuns, Listed, masks_by_value, shard_run
 from regionbench.io.layouts import (
     About,
@@ -76,11 +78,6 @@ class Source:
     split: str
     json: str
     folder: str
-
-
-def is_panoptic_file(path: Path) -> bool:
-    """Whether ``path`` is a panoptic JSON: named ``*panoptic_<split>.json`` with its PNG folder beside it."""
-    return path.suffix == ".json" and "panoptic_" in path.stem and path.with_suffix("").is_dir()
 
 
 def sources(root: Path) -> list[Source]:
@@ -365,8 +362,6 @@ class PanopticReader:
         return ignore
 
     def _label(self, category: dict[str, Any]) -> str | None:
-        from regionbench.io.coco.ingest import mapped_label
-
         label = mapped_label(category["name"], self.reading.words, self.reading.category_map)
         return label if label in self.reading.words else None
 
@@ -449,9 +444,6 @@ class PanopticLayout(ImageRuns, NamesCategories, Exports):
 
     def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
         """Each category under its supercategory, under ``entity`` (as for COCO instances)."""
-        from regionbench.io.coco.categories import hierarchy_of
-        from regionbench.io.coco.ingest import category_label
-
         seen: dict[str, Counter[str | None]] = {}
         renamed = {}
         for table in category_table(Path(root)).values():
@@ -477,8 +469,6 @@ class PanopticLayout(ImageRuns, NamesCategories, Exports):
 
     def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
         """Each annotator's categories, ``isthing`` as ``has_instances``."""
-        from regionbench.io.coco.ingest import mapped_label
-
         rows = []
         for who, table in category_table(Path(root)).items():
             for category_id, category in sorted(table.items()):

@@ -50,11 +50,15 @@ def category_label(name: str) -> str:
     return re.sub(r"[^\w.]+", "-", name.casefold()).strip("-")
 
 
+def is_panoptic_file(path: Path) -> bool:
+    """Whether ``path`` is a COCO panoptic JSON (``io.panoptic``): named ``*panoptic_<split>.json``
+    with its PNG folder beside it."""
+    return path.suffix == ".json" and "panoptic_" in path.stem and path.with_suffix("").is_dir()
+
+
 def _instance_files(root: str | Path) -> list[Path]:
     """The ``annotations/*.json`` files of a tree, the suffix in any case (``.JSON`` too), but
-    panoptic files (``io.panoptic``: ``panoptic_<split>.json`` beside its PNG folder)."""
-    from regionbench.io.panoptic import is_panoptic_file
-
+    panoptic files (``is_panoptic_file``: the ``coco-panoptic`` layout's)."""
     folder = Path(root, "annotations")
     if not folder.is_dir():
         return []
