@@ -550,7 +550,11 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
         e.add_argument("release", help="release folder")
         e.add_argument("out", help="folder to write (must not exist)")
         if alias is None:
-            e.add_argument("--format", required=True, help="saiapr, coco, coco-panoptic, voc or imageclef (any layout that exports)")
+            e.add_argument(
+                "--format",
+                required=True,
+                help="saiapr, coco, coco-panoptic, voc or imageclef (any layout that exports)",
+            )
         else:
             e.set_defaults(format=alias)
         e.add_argument(

@@ -171,3 +171,49 @@ def test_cityscapes_and_ade20k_panoptic_trees_build_verify_and_export_back(tmp_p
             mine = next(exported.with_suffix("").glob(f"{stem}*.png"))
             ours = panoptic.rgb_to_id(np.asarray(Image.open(mine)))
             assert np.array_equal(ours, panoptic.rgb_to_id(np.asarray(Image.open(png))))
+
+
+@pytest.mark.browser
+def test_a_panoptic_run_is_drawn_beside_the_truth_stuff_apart_from_things(browser, coco: Path, tmp_path: Path) -> None:
+    """``view`` of a scored panoptic run: every predicted segment drawn with its outcome, the
+    outcomes summing to the report's TP and FP per class; stuff (the source's isthing 0) dotted
+    apart from things, in the truth's layers and the run's, in Chromium."""
+    from conftest import open_page, view
+
+    folder = coco / RELEASE
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "run.json")
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "panoptic", "--annotator", "annotator1", "--split", "all", "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scored = json.loads(report.read_text())
+    site = tmp_path / "site"
+    done = view(str(folder), "--out", str(site), "--images", str(raw), "--run", str(report), "--predictions", str(run))
+    assert done.returncode == 0, done.stderr
+    stuff = {c["name"] for c in json.loads(run.read_text())["categories"] if not c["isthing"]}
+    outcomes: dict[str, dict[str, int]] = {}
+    for image_id in scored["per_image"]:
+        text = (site / "data" / "img" / f"{image_id}.js").read_text()
+        page = json.loads(text[len('RB.load("image",') : -len(");\n")])
+        for shape in page["drawn"]:
+            assert shape["path"] and (shape["facts"]["kind"] == "stuff") == (shape["label"] in stuff)
+            counted = outcomes.setdefault(shape["label"], {"matched": 0, "unmatched": 0, "left out": 0})
+            counted[shape["facts"]["outcome"]] += 1
+        for regions in page["layers"].values():
+            assert all(region["stuff"] == (region["label"] in stuff) for region in regions)
+    for label, figures in scored["per_class"].items():
+        assert outcomes.get(label, {}).get("matched", 0) == figures["tp"]
+        assert outcomes.get(label, {}).get("unmatched", 0) == figures["fp"]
+    errors: list[str] = []
+    first = next(iter(scored["per_image"]))
+    page = open_page(browser, f"file://{site}/image.html?id={first}", errors)
+    page.wait_for_selector("#outlines g.run path")
+    assert page.locator("#outlines g[data-annotator='annotator1'] path.stuff").count() > 0
+    assert page.locator("#outlines g.run path.stuff").count() > 0
+    assert page.locator("#outlines g.run path:not(.stuff)").count() > 0
+    assert "(stuff)" in page.inner_text("#regions")
+    assert errors == []

@@ -284,13 +284,15 @@ def _regions(data: Release) -> list[dict[str, Any]]:
     return regions
 
 
-def _stuff(data: Release) -> set[tuple[str, str]]:
-    """(annotator, label) of the categories a source marks as stuff (a panoptic file's
-    ``isthing`` 0: ``source_categories.has_instances`` false), which the pages draw apart from things."""
+def _stuff(data: Release) -> set[str]:
+    """The labels the source marks as stuff (a panoptic file's ``isthing`` 0:
+    ``source_categories.has_instances`` false) and as a thing nowhere, which the pages draw apart
+    from things, whoever drew the region (the consensus too)."""
     if "source_categories" not in data.manifest.get("tables", {}):
         return set()
-    rows = data.arrow("source_categories", ["annotator", "label", "has_instances"]).to_pylist()
-    return {(str(r["annotator"]), str(r["label"])) for r in rows if r["has_instances"] is False and r["label"]}
+    rows = data.arrow("source_categories", ["label", "has_instances"]).to_pylist()
+    marked = {str(r["label"]) for r in rows if r["label"] and r["has_instances"] is False}
+    return marked - {str(r["label"]) for r in rows if r["label"] and r["has_instances"] is not False}
 
 
 def _copy_images(out: Path, images: list[dict[str, Any]], files: dict[int, Path | bytes]) -> list[tuple[str, str]]:
@@ -349,7 +351,7 @@ class Pages:
             "colour": self.colour.get(label, "#888888"),
             "path": r["path"],
             "crowd": bool(r.get("iscrowd")),
-            "stuff": (str(r["annotator"]), label) in self.stuff,
+            "stuff": label in self.stuff,
             "hierarchy": str(self.paths.get(label) or ""),
             "area": _number(r["area_px"]),
             "features": {c: _number(r[c]) for c in tables.FEATURE_NAMES},

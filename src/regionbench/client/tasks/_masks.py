@@ -173,7 +173,7 @@ def file_keys(images: pd.DataFrame) -> dict[str, int]:
 def read_png(path: Path, shape: tuple[int, int], dtype: type | None = np.int64) -> np.ndarray:
     """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size, as
     ``dtype`` (None: the file's own, the smallest)."""
-    from PIL import Image  # the build extra: scoring label maps reads PNG files
+    from PIL import Image  # the client install has it, yet only a mask task needs it
 
     try:
         with Image.open(path) as im:
