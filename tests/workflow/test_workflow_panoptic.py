@@ -217,3 +217,70 @@ def test_a_panoptic_run_is_drawn_beside_the_truth_stuff_apart_from_things(browse
     assert page.locator("#outlines g.run path:not(.stuff)").count() > 0
     assert "(stuff)" in page.inner_text("#regions")
     assert errors == []
+
+
+def _evaluate(folder: Path, run: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "panoptic", "--split", "all", *extra], capture_output=True, text=True,
+    )  # fmt: skip
+
+
+def test_against_every_annotator_each_is_its_own_truth(coco: Path, tmp_path: Path) -> None:
+    """``--all-annotators``: the run against each annotator gives what ``--annotator`` gives for
+    it, the headline their mean."""
+    folder = coco / RELEASE
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "run.json")
+    every = tmp_path / "every.json"
+    assert _evaluate(folder, run, "--all-annotators", "--out", str(every)).returncode == 0
+    report = json.loads(every.read_text())
+    assert set(report["per_annotator"]) == {"annotator1", "annotator2"}
+    for who in ("annotator1", "annotator2"):
+        one = tmp_path / f"{who}.json"
+        assert _evaluate(folder, run, "--annotator", who, "--out", str(one)).returncode == 0
+        assert report["per_annotator"][who] == json.loads(one.read_text())["measures"]["all"]
+    assert report["per_annotator"]["annotator2"]["pq"] == 1.0  # the run is annotator2's own files
+    assert report["measures"]["all"]["pq"] == pytest.approx(
+        np.mean([v["pq"] for v in report["per_annotator"].values()])
+    )
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("unknown category", "unknown category_id 999"),
+        ("id not in png", "have no pixels in the PNG"),
+        ("png id not in json", "are in the map but not in its segments"),
+        ("wrong size", "its image 160x120"),
+        ("unknown image", "name no image of the release"),
+        ("second entry", "has a second entry"),
+        ("segment id 0", "0 is VOID"),
+    ],
+)
+def test_a_run_the_task_cannot_score_is_one_line(coco: Path, tmp_path: Path, damage: str, said: str) -> None:
+    folder = coco / RELEASE
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "run.json")
+    document = json.loads(run.read_text())
+    entry = document["annotations"][0]
+    png = run.with_suffix("") / entry["file_name"]
+    if damage == "unknown category":
+        entry["segments_info"][0]["category_id"] = 999
+    elif damage == "id not in png":
+        entry["segments_info"].append({"id": 4242, "category_id": entry["segments_info"][0]["category_id"]})
+    elif damage == "png id not in json":
+        entry["segments_info"].pop()
+    elif damage == "wrong size":
+        Image.open(png).resize((20, 10)).save(png)
+    elif damage == "unknown image":
+        document["annotations"].append(dict(entry, image_id=999999, file_name="nothing.png"))
+    elif damage == "second entry":
+        document["annotations"].append(dict(entry))
+    elif damage == "segment id 0":
+        entry["segments_info"][0]["id"] = 0
+    run.write_text(json.dumps(document))
+    done = _evaluate(folder, run)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0] and "Traceback" not in done.stderr, done.stderr
