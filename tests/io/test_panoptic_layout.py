@@ -198,3 +198,24 @@ def test_segment_masks_are_the_masks_of_every_value_listed_or_not(seed: int, val
     expected = dict(masks_by_value(ids, skip=(0,)))
     assert sorted(found) == sorted(expected)
     assert all(np.array_equal(found[v], expected[v]) for v in expected)
+
+
+def test_a_stuff_class_in_two_segments_is_kept_as_the_file_has_it_and_counted(
+    trees: dict[str, Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "coco"
+    shutil.copytree(trees["coco"], root)
+    json_path = root / "annotations/annotator1/panoptic_val2017.json"
+    document = json.loads(json_path.read_text())
+    annotation = document["annotations"][0]
+    png = root / "annotations/annotator1/panoptic_val2017" / annotation["file_name"]
+    ids = panoptic.rgb_to_id(np.asarray(Image.open(png)))
+    sky = annotation["segments_info"][0]  # the top band: stuff
+    half = (ids == sky["id"]) & (np.arange(ids.shape[1])[None, :] < ids.shape[1] // 2)
+    ids[half] = 4242
+    Image.fromarray(panoptic.id_to_rgb(ids)).save(png)
+    annotation["segments_info"].append(dict(sky, id=4242))
+    json_path.write_text(json.dumps(document))
+    shard = ingest_shard(root, "00", words(root), layout="coco-panoptic", settings=ALL)
+    balanced(shard)
+    assert shard.report["quirks"].get("stuff_class_in_several_segments") == 1, shard.report

@@ -352,6 +352,10 @@ class PanopticReader:
                 category_id=int(segment["category_id"]), source_area=_number(segment.get("area")),
                 source_bbox=_box(segment.get("bbox")),
             ), mask))  # fmt: skip
+        stuff = Counter(r["category_id"] for r, _ in found if r["annotator"] == who and not _thing(categories, r))
+        # The format has one segment a stuff class and image; a file with two keeps both, counted.
+        if split := sum(n - 1 for n in stuff.values()):
+            self.ledger.quirks["stuff_class_in_several_segments"] += split
         listed_ids = set(counted)
         for value, mask in masks.items():  # pixels of an id no segment lists
             if value not in listed_ids:
@@ -385,6 +389,11 @@ def _segment_problem(
     if segment["id"] not in masks:
         return f"segment id {segment['id']} has no pixels in the PNG"
     return None
+
+
+def _thing(categories: dict[int, dict[str, Any]], row: dict[str, Any]) -> bool:
+    """Whether a region's category is a thing (its ``isthing``; a category that does not say is one)."""
+    return categories.get(row["category_id"], {}).get("isthing", 1) == 1
 
 
 def _number(value: object) -> float | None:
