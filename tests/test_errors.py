@@ -156,3 +156,18 @@ def test_a_job_reports_its_own_peak_not_its_parent_s() -> None:
     )  # fmt: skip
     assert int(said.stdout) < 300 * 1024  # KiB: the interpreter and the package, not the parent's 400 MiB
     del held
+
+
+@given(
+    st.sampled_from(
+        ["scipy", "scipy.optimize", "sklearn", "snakemake", "numba", "matplotlib.pyplot", "dvc.repo", "SimpleITK"]
+    )
+)
+def test_a_package_of_an_install_extra_that_is_missing_names_the_extra(name: str) -> None:
+    """The client install lacks the build extra's packages: a command that needs one says which
+    install brings it, in one line, never a traceback; a missing module of the library itself
+    stays a bug."""
+    said = errors.describe(ModuleNotFoundError(f"No module named {name!r}", name=name))
+    extra = "dvc" if name.startswith("dvc") else "build"
+    assert said == f"this needs {name.split('.')[0]}, which this install lacks: pip install 'regionbench[{extra}]'"
+    assert errors.describe(ModuleNotFoundError("x", name="regionbench.nothing")) is None

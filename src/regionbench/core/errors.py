@@ -59,11 +59,16 @@ def describe(exc: BaseException) -> str | None:
     """The message of a user-caused error, ``None`` for a bug.
 
     ``InputError`` (and every error class of the library that derives from it) is its own
-    message; an ``OSError`` from the machine (no space, read-only, permission, missing path)
+    message; a package an install extra brings and this install lacks names the extra; an ``OSError`` from the machine (no space, read-only, permission, missing path)
     names the file, the system's reason and what to do.
     """
     if isinstance(exc, InputError):
         return str(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != "regionbench":
+        # a package of an install extra that this install lacks (the client has no SciPy, no DVC)
+        package = exc.name.split(".")[0]
+        extra = "dvc" if package == "dvc" else "build"
+        return f"this needs {package}, which this install lacks: pip install 'regionbench[{extra}]'"
     if isinstance(exc, OSError) and exc.errno in _OS_HINTS:
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or os.strerror(exc.errno)}; {_OS_HINTS[exc.errno]}"
