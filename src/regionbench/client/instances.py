@@ -453,11 +453,23 @@ class Evaluated:
     outcomes: dict[int, tuple[str, float]] = field(default_factory=dict)
 
 
+IOU_TYPES = ("segm", "bbox", "boundary")
+DILATION_RATIO = 0.02  # Boundary IoU's band: this share of the image diagonal (boundary-iou-api's default)
+
+
 def _engine(
-    truth: dict, detections: Sequence[dict], iou_type: str, max_det: int, areas: Sequence[Sequence[float]]
+    truth: dict,
+    detections: Sequence[dict],
+    iou_type: str,
+    max_det: int,
+    areas: Sequence[Sequence[float]],
+    dilation_ratio: float = DILATION_RATIO,
 ) -> Any:
     """faster-coco-eval's ``COCOeval_faster`` evaluated on ``truth`` and ``detections`` (each with
-    its ``id``, ``area`` and shape), the per-image results kept for reading (``separate_eval``)."""
+    its ``id``, ``area`` and shape), the per-image results kept for reading (``separate_eval``).
+    ``boundary``: Boundary IoU (Cheng et al., CVPR 2021), each mask's pixels within
+    ``dilation_ratio`` of the image diagonal of its contour, the IoU the smaller of mask and
+    boundary IoU (crowds: the mask's), as boundary-iou-api computes it."""
     from faster_coco_eval import COCO, COCOeval_faster
 
     gt = COCO()
@@ -467,7 +479,10 @@ def _engine(
     dt.dataset = {"images": truth["images"], "categories": truth["categories"], "annotations": list(detections)}
     dt.createIndex()
     quiet = lambda *args, **kwargs: None  # noqa: E731  the engine reports its progress
-    evaluation = COCOeval_faster(gt, dt, iou_type, print_function=quiet, separate_eval=True, rle_iou_max_workers=1)
+    evaluation = COCOeval_faster(
+        gt, dt, iou_type, print_function=quiet, separate_eval=True, rle_iou_max_workers=1,
+        boundary_dilation_ratio=dilation_ratio, boundary_cpu_count=1,
+    )  # fmt: skip
     evaluation.params.catIds = sorted(c["id"] for c in truth["categories"])
     evaluation.params.imgIds = sorted(e["id"] for e in truth["images"])
     evaluation.params.maxDets = [max_det]
@@ -485,6 +500,7 @@ def evaluate_range(
     max_det: int,
     areas: Sequence[Sequence[float]],
     outcomes: bool = False,
+    dilation_ratio: float = DILATION_RATIO,
 ) -> Evaluated:
     """The engine's per-image evaluation of a range of images (``truth``, a COCO instances
     document, taken by the engine: give it a fresh one) and its ``detections`` (checked by
@@ -500,7 +516,7 @@ def evaluate_range(
         return Evaluated(
             instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
         )
-    evaluation = _engine(truth, detections, iou_type, max_det, areas)
+    evaluation = _engine(truth, detections, iou_type, max_det, areas, dilation_ratio)
     p = evaluation.params
     cats, images, thresholds = list(p.catIds), list(p.imgIds), len(IOU_THRESHOLDS)
     n_areas, n_images = len(areas), len(images)
@@ -750,6 +766,27 @@ def area_bounds(area_ranges: dict[str, tuple[float, float]] | None) -> list[list
     return [[0.0, 1e10]] + [list(ranges[k]) for k in ("small", "medium", "large")]
 
 
+def band_covers_mask(annotations: Sequence[dict], dilation_ratio: float) -> int:
+    """How many of the (non-crowd) truth ``annotations`` (their ``segmentation`` RLEs) lie wholly in
+    their own boundary band (``dilation_ratio`` of the diagonal): objects so thin that their
+    boundary IoU is their mask IoU, which users of Boundary AP ask to know."""
+    from faster_coco_eval import mask_api_new_cpp
+
+    rles = [
+        {"size": list(a["segmentation"]["size"]), "counts": _text(a["segmentation"]["counts"])}
+        for a in annotations
+        if not a["iscrowd"] and isinstance(a.get("segmentation"), dict)
+    ]
+    if not rles:
+        return 0
+    bands = mask_api_new_cpp.toBoundary(rles, dilation_ratio)
+    return int(np.count_nonzero(mask_api_new_cpp.area(bands) == mask_api_new_cpp.area(rles)))
+
+
+def _text(counts: str | bytes) -> str:
+    return counts.decode("ascii") if isinstance(counts, bytes) else counts
+
+
 def report(
     evaluated: Accumulated | Sequence[Evaluated],
     categories: Mapping[int, str],
@@ -784,20 +821,21 @@ def score(
     iou_type: str = "segm",
     max_dets: Sequence[int] = (1, 10, 100),
     area_ranges: dict[str, tuple[float, float]] | None = None,
+    dilation_ratio: float = DILATION_RATIO,
 ) -> dict:
     """COCOeval of ``detections`` (checked: ``check_results``) against ``truth`` (a COCO
     instances document) in one range: the 12 summary figures (``STATS``, -1 where a figure has
     no ground truth, as COCOeval gives it), per-category AP (over IoU .50:.95, all areas, the
     last ``max_dets``), the categories absent and the settings."""
-    if iou_type not in ("segm", "bbox"):
-        raise InstancesError(f"--iou-type {iou_type}: use segm or bbox")
-    if iou_type == "segm" and any("segmentation" not in d for d in detections):
+    if iou_type not in IOU_TYPES:
+        raise InstancesError(f"--iou-type {iou_type}: use {', '.join(IOU_TYPES)}")
+    if iou_type != "bbox" and any("segmentation" not in d for d in detections):
         raise InstancesError(
-            "--iou-type segm: every detection needs a segmentation (or score boxes with --iou-type bbox)"
+            f"--iou-type {iou_type}: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
     areas = area_bounds(area_ranges)
     fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}  # the engine marks them
-    part = evaluate_range(fresh, [dict(d) for d in detections], iou_type, max(max_dets), areas)
+    part = evaluate_range(fresh, [dict(d) for d in detections], iou_type, max(max_dets), areas, False, dilation_ratio)
     categories = {c["id"]: c["name"] for c in sorted(truth["categories"], key=lambda c: c["id"])}
     counts = {
         "images": len(truth["images"]),

@@ -393,7 +393,7 @@ def _segment_problem(
 
 def _thing(categories: dict[int, dict[str, Any]], row: dict[str, Any]) -> bool:
     """Whether a region's category is a thing (its ``isthing``; a category that does not say is one)."""
-    return categories.get(row["category_id"], {}).get("isthing", 1) == 1
+    return bool(categories.get(row["category_id"], {}).get("isthing", 1) == 1)
 
 
 def _number(value: object) -> float | None:

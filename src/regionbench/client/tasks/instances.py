@@ -28,7 +28,7 @@ import pandas as pd
 
 from regionbench.client import instances as measures
 from regionbench.client.loader import Release
-from regionbench.client.tasks._base import Run, Shape, option, positive_int
+from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
 from regionbench.client.tasks._masks import (
     MaskSettings,
     ceiling,
@@ -65,7 +65,17 @@ def area_range(text: str) -> tuple[str, float, float]:
 class Settings(MaskSettings):
     """The instance task's settings."""
 
-    iou_type: str = option("segm", "--iou-type", "masks (segm) or boxes (bbox)", choices=["segm", "bbox"])
+    iou_type: str = option(
+        "segm",
+        "--iou-type",
+        "masks (segm), boxes (bbox), or mask boundaries (boundary: Boundary IoU)",
+        choices=list(measures.IOU_TYPES),
+    )
+    dilation_ratio: float = option(
+        measures.DILATION_RATIO, "--dilation-ratio",
+        "--iou-type boundary: the band's width, a share of the image diagonal (0.02, as boundary-iou-api)",
+        type=unit_interval, metavar="RATIO",
+    )  # fmt: skip
     max_dets: int = option(
         100, "--max-dets", "detections an image (100; LVIS uses 300)", type=positive_int, metavar="N"
     )
@@ -75,7 +85,12 @@ class Settings(MaskSettings):
     )  # fmt: skip
 
     def resolve(self, data: Release) -> Settings:
-        """The reference annotator named where none is given."""
+        """The reference annotator named where none is given; a band width without Boundary IoU
+        is refused (it would change nothing)."""
+        if self.iou_type != "boundary" and self.dilation_ratio != measures.DILATION_RATIO:
+            raise TaskError(f"--dilation-ratio is a setting of --iou-type boundary, not of --iou-type {self.iou_type}")
+        if self.iou_type == "boundary" and not self.dilation_ratio > 0:
+            raise TaskError("--dilation-ratio 0: the band needs a width; use the default 0.02 or more")
         return self if self.annotator or self.all_annotators else dataclasses.replace(self, annotator=reference(data))
 
     def ranges(self) -> dict[str, tuple[float, float]]:
@@ -88,7 +103,9 @@ class Settings(MaskSettings):
         """``measures.evaluate_range`` of a range under these settings: the engine keeps the most
         detections any figure reads (10 for AR10, or more)."""
         areas = measures.area_bounds(self.ranges())
-        return measures.evaluate_range(document, detections, self.iou_type, max(10, self.max_dets), areas, outcomes)
+        return measures.evaluate_range(
+            document, detections, self.iou_type, max(10, self.max_dets), areas, outcomes, self.dilation_ratio
+        )
 
 
 scope_of = masks_scope_of  # the images of the split
@@ -250,10 +267,10 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
                 d = checker.take(n, item)
                 if d is None:
                     continue
-                if settings.iou_type == "segm" and "segmentation" not in d:
+                if settings.iou_type != "bbox" and "segmentation" not in d:
                     raise measures.InstancesError(
-                        f"{run.predictions}: detection {n}: --iou-type segm: every detection needs a segmentation "
-                        "(or score boxes with --iou-type bbox)"
+                        f"{run.predictions}: detection {n}: --iou-type {settings.iou_type}: every detection needs a "
+                        "segmentation (or score boxes with --iou-type bbox)"
                     )
                 held.add(range_of[d["image_id"]], d)
             checker.finish(run.predictions)
@@ -325,6 +342,8 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     assert _HELD is not None
     document = _HELD.truth.document(r)
     counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
+    if settings.iou_type == "boundary":
+        counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     with no_collection():
         detections = _HELD.detections(r)
         found = settings.evaluate(document, detections)
@@ -375,8 +394,8 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
     with hold(run, truth) as held:
         parts = Spilled(held.folder, len(categories), len(measures.area_bounds(ranges)))
         for found, part in evaluated(held, settings, run.cores):
-            counts["ground_truth"] += found["ground_truth"]
-            counts["crowd"] += found["crowd"]
+            for key, value in found.items():
+                counts[key] = counts.get(key, 0) + value
             f1 = measures.per_image_f1(part.per_image)
             scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
             parts.add(part)
@@ -418,6 +437,13 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     report["per_image"] = per_image  # F1 at IoU 0.5 (measures.per_image_f1)
     report["human_ceiling"] = instances_ceiling(data, images, run)
     report["notes"] = []
+    if settings.iou_type == "boundary":
+        thin = report.get("band_covers_mask", 0)
+        report["notes"].append(
+            f"Boundary IoU, the band {settings.dilation_ratio:g} of each image's diagonal: {thin} of the "
+            f"{report.get('ground_truth', 0) - report.get('crowd', 0)} truth instances lie wholly within their band "
+            "(thin or small objects), for them boundary IoU is mask IoU"
+        )
     if settings.area_ranges:
         given = {name for name, _, _ in settings.area_ranges}
         origin = {name: "given" if name in given else "COCO's" for name in first["area_ranges"]}
