@@ -120,6 +120,98 @@ def test_the_figures_are_cocoeval_s(
     assert ours["crowd"] == 1 and ours["images"] == 3
 
 
+def large_shapes(seed: int) -> tuple[dict, list[dict]]:
+    """Ellipses and boxes of 20-120 px on 240x180 images (one a crowd), and detections that move
+    or grow them by a few pixels (where mask and boundary IoU part) or invent one, scored."""
+    from pycocotools import mask as coco_mask
+
+    rng = np.random.default_rng(seed)
+    height, width = 180, 240
+    yy, xx = np.mgrid[0:height, 0:width]
+
+    def encoded(mask: np.ndarray) -> dict:
+        rle = coco_mask.encode(np.asfortranarray(mask, dtype=np.uint8))
+        return {"size": rle["size"], "counts": rle["counts"].decode()}
+
+    def shape() -> np.ndarray:
+        w, h = rng.integers(20, 120, size=2)
+        x, y = rng.integers(0, width - w), rng.integers(0, height - h)
+        if rng.random() < 0.5:
+            return (xx >= x) & (xx < x + w) & (yy >= y) & (yy < y + h)
+        return ((xx - x - w / 2) / (w / 2)) ** 2 + ((yy - y - h / 2) / (h / 2)) ** 2 < 1
+
+    annotations, detections = [], []
+    for image_id in (1, 2, 3):
+        for _ in range(int(rng.integers(1, 5))):
+            mask = shape()
+            rle = encoded(mask)
+            crowd = int(len(annotations) == 1)
+            annotations.append({"id": len(annotations) + 1, "image_id": image_id, "category_id": int(rng.integers(1, 3)),
+                                "segmentation": rle, "area": int(mask.sum()), "iscrowd": crowd,
+                                "bbox": [float(v) for v in coco_mask.toBbox(rle)]})  # fmt: skip
+            moved = np.roll(mask, tuple(rng.integers(-4, 5, size=2)), axis=(0, 1))
+            detections.append({"image_id": image_id, "category_id": annotations[-1]["category_id"],
+                               "segmentation": encoded(moved), "score": float(rng.random())})  # fmt: skip
+        detections.append(
+            {"image_id": image_id, "category_id": 1, "segmentation": encoded(shape()), "score": float(rng.random())}
+        )
+    truth = {
+        "images": [{"id": i, "width": width, "height": height, "file_name": f"{i}.png"} for i in (1, 2, 3)],
+        "annotations": annotations,
+        "categories": [{"id": 1, "name": "sky"}, {"id": 2, "name": "grass"}],
+    }
+    return truth, detections
+
+
+def faster_coco_eval(truth: Path, results: Path, iou_type: str, **options: float) -> np.ndarray:
+    """faster-coco-eval's 12 figures of the two files, as its README calls it."""
+    from faster_coco_eval import COCO, COCOeval_faster
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(truth))
+        evaluation = COCOeval_faster(gt, gt.loadRes(str(results)), iou_type, **options)
+        evaluation.evaluate()
+        evaluation.accumulate()
+        evaluation.summarize()
+    return np.asarray(evaluation.stats[:12])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16), ratio=st.sampled_from([0.005, 0.02, 0.1]))
+def test_boundary_figures_are_faster_coco_eval_s(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, ratio: float
+) -> None:
+    """Boundary AP (``--iou-type boundary``) equals faster-coco-eval's ``iouType="boundary"``
+    (boundary-iou-api's) at any band width, the crowd region included; the thin instances the
+    band covers whole are counted."""
+    folder = tmp_path_factory.mktemp("boundary")
+    truth, detections = large_shapes(seed)
+    (folder / "truth.json").write_text(json.dumps(truth))
+    (folder / "results.json").write_text(json.dumps(detections))
+    read = instances.read_results(folder / "results.json", truth, {})
+    ours = instances.score(truth, read, "boundary", (1, 10, 100), dilation_ratio=ratio)
+    theirs = faster_coco_eval(folder / "truth.json", folder / "results.json", "boundary", boundary_dilation_ratio=ratio)
+    assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-9)
+    segm = instances.score(truth, read, "segm", (1, 10, 100))
+    assert ours["stats"]["AP"] <= segm["stats"]["AP"] + 1e-12  # the smaller of mask and boundary IoU
+
+
+def test_the_band_covers_a_thin_instance_whole_and_a_large_one_not() -> None:
+    from pycocotools import mask as coco_mask
+
+    def rle(box: tuple[slice, slice]) -> dict:
+        mask = np.zeros((200, 300), np.uint8, order="F")
+        mask[box] = 1
+        encoded = coco_mask.encode(mask)
+        return {"size": encoded["size"], "counts": encoded["counts"].decode()}
+
+    thin = {"iscrowd": 0, "segmentation": rle((slice(10, 14), slice(10, 200)))}
+    large = {"iscrowd": 0, "segmentation": rle((slice(20, 180), slice(20, 280)))}
+    crowd = dict(thin, iscrowd=1)
+    assert instances.band_covers_mask([thin, large, crowd], 0.02) == 1
+    assert instances.band_covers_mask([thin, large], 0.5) == 2
+
+
 def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
     truth, _ = truth_and_detections(0)
     bad = [

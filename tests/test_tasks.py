@@ -157,7 +157,8 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "image_features": st.none() | st.just(Path("features.csv")),
         "categories": st.none() | st.just(Path("categories.txt")),
         "all_annotators": st.booleans(),
-        "iou_type": st.sampled_from(["segm", "bbox"]),
+        "iou_type": st.sampled_from(["segm", "bbox", "boundary"]),
+        "dilation_ratio": st.floats(0.001, 1),
         "max_dets": st.integers(1, 300),
         "area_ranges": st.lists(
             st.tuples(st.sampled_from(["small", "medium", "large"]), st.floats(0, 100), st.floats(101, 1e10)),

@@ -45,7 +45,7 @@ from regionbench.core.allocator import give_back
 NAME = "instances"
 SUMMARY = "a COCO results JSON of instance masks or boxes"
 PREDICTIONS = "a COCO results JSON: a list of `{image_id, category_id` or `label, segmentation` (RLE or polygons) or `bbox, score}`"
-MEASURES = "COCO's 12 figures (AP, AP50, AP75, AP small/medium/large, AR1/10/100, AR small/medium/large), per-category AP and the categories without instances among the scored images"
+MEASURES = "COCO's 12 figures over masks, boxes or mask boundaries (Boundary AP; AP, AP50, AP75, AP small/medium/large, AR1/10/100, AR small/medium/large), per-category AP and the categories without instances among the scored images"
 
 
 def area_range(text: str) -> tuple[str, float, float]:
