@@ -234,3 +234,36 @@ def test_bsds500_gives_the_agreement_of_the_same_segments_as_coco_files(tmp_path
         tables[name] = table.sort_by([(c, "ascending") for c in table.column_names if c != "geometry"])
     assert tables["bsds"].num_rows > 0
     assert tables["bsds"].equals(tables["coco"])
+
+
+def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(tmp_path: Path) -> None:
+    """A crowd of very unequal coverage (five humans on one image, two on the others): the
+    segments task's human ceiling pools every (image, human, other human) and equals the release's
+    agreement table (BSDS500's Human row), while the mean of the per-human means, kept beside it,
+    does not."""
+    from PIL import Image
+
+    from regionbench.client.tasks.segments import segment_maps
+    from regionbench.synthetic import bsds500 as bsds
+
+    raw = bsds.write_tree(tmp_path / "raw", {"test": [11, 12, 13, 14, 15, 16]}, humans=5, seed=7)
+    for k, path in enumerate(sorted((raw / "data/groundTruth/test").glob("*.mat"))):
+        cell = scipy.io.loadmat(path)["groundTruth"]
+        keep = cell.shape[1] if k == 0 else 2  # one image keeps its five humans
+        scipy.io.savemat(path, {"groundTruth": cell[:, :keep]})
+    _, _, folder = built_release(tmp_path, "crowd", f"raw_dir: {raw}\n")
+    data = regionbench.load(folder)
+    run = tmp_path / "run"
+    run.mkdir()
+    for image_id, labels in segment_maps(data, "human-1", data.images).items():
+        Image.fromarray(labels.astype(np.uint16)).save(run / f"{image_id}.png")
+    out = tmp_path / "report.json"
+    done = evaluate(folder, str(run), "--task", "segments", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    ceiling = json.loads(out.read_text())["human_ceiling"]
+    table = json.loads((folder / "results/agreement.json").read_text())["label_free"]
+    assert ceiling["pri"] == pytest.approx(table["pri"], rel=1e-12)
+    assert ceiling["vi"] == pytest.approx(table["vi_bits"], rel=1e-12)
+    assert ceiling["covering"] == pytest.approx(table["covering"], rel=1e-12)
+    assert ceiling["pairs"] == 5 * 4 + 5 * 2 * 1
+    assert abs(ceiling["annotator_mean"]["pri"] - ceiling["pri"]) > 1e-6  # unequal coverage: two answers

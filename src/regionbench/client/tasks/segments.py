@@ -23,7 +23,6 @@ from regionbench.client.tasks._base import Run, Shape, TaskError, option, positi
 from regionbench.client.tasks._masks import (
     MaskSettings,
     batches,
-    ceiling,
     covered,
     file_keys,
     humans,
@@ -215,19 +214,50 @@ def score(run: Run[Settings]) -> dict[str, Any]:
 def segments_ceiling(
     maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], people: list[str]
 ) -> dict[str, Any]:
-    """Each human's segmentation scored against the others who covered the same images (one
-    threshold), and the mean over humans: the BSDS "Human" row."""
+    """The humans' ceiling, BSDS500's "Human" row: every ordered pair of humans who covered an
+    image, one's segmentation scored against the other's (covering of the other's, Rand index,
+    VI in bits), pooled over every (image, human, other human) as the benchmark and the release's
+    agreement table pool them, so a human who covered few images weighs as many pairs as they
+    are in. Beside it, ``per_annotator``: each human against the others who covered the same
+    images (one threshold: covering over all their regions, PRI and VI the mean over images of
+    the mean over the others), and ``annotator_mean``, the unweighted mean of those."""
+    pairs: dict[str, list[tuple[int, measures.ImageScores]]] = {a: [] for a in people}
+    for i in sorted({i for a in people for i in maps[a]}):
+        present = [a for a in people if a in covered.get(i, []) and i in maps[a]]
+        for a in present:
+            for b in present:
+                if a != b:
+                    pairs[a].append((i, measures.score_image([maps[a][i]], [maps[b][i]])))
+    found = [score for scored in pairs.values() for _, score in scored]
+    if not found:
+        return {}
+    covering = [float(p.cnt_r[0] / p.sum_r[0]) if p.sum_r[0] else 0.0 for p in found]
     each = {}
-    for a in people:
-        ids = [i for i in sorted(maps[a]) if any(b != a and b in covered.get(i, []) and i in maps[b] for b in people)]
-        if not ids:
+    for a, scored in pairs.items():
+        if not scored:
             continue
-        scores = [
-            measures.score_image([maps[a][i]], [maps[b][i] for b in people if b != a and i in maps[b]]) for i in ids
-        ]
-        found = measures.collect([1.0], scores, as_published=False)
-        each[a] = {"covering": found.covering["ods"], "pri": found.pri["ods"], "vi": found.vi["ods"]}
-    return ceiling(each)
+        by_image: dict[int, list[measures.ImageScores]] = {}
+        for i, score in scored:
+            by_image.setdefault(i, []).append(score)
+        images = [
+            measures.ImageScores(
+                np.sum([p.cnt_r for p in ps], axis=0), np.sum([p.sum_r for p in ps], axis=0),
+                np.sum([p.cnt_p for p in ps], axis=0), np.sum([p.sum_p for p in ps], axis=0),
+                np.mean([p.ri for p in ps], axis=0), np.mean([p.vi for p in ps], axis=0),
+                float(sum(p.cnt_r_best for p in ps)),
+            )
+            for _, ps in sorted(by_image.items())
+        ]  # fmt: skip
+        collected = measures.collect([1.0], images, as_published=False)
+        each[a] = {"covering": collected.covering["ods"], "pri": collected.pri["ods"], "vi": collected.vi["ods"]}
+    return {
+        "covering": float(np.mean(covering)),
+        "pri": float(np.mean([p.ri[0] for p in found])),
+        "vi": float(np.mean([p.vi[0] for p in found])),
+        "pairs": len(found),
+        "per_annotator": each,
+        "annotator_mean": {k: float(np.mean([v[k] for v in each.values()])) for k in ("covering", "pri", "vi")},
+    }
 
 
 def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
