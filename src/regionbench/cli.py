@@ -264,6 +264,8 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if not Path(args.folder).is_dir():  # an input error like every other (exit 2), not a failed verification
+        raise UserError(f"{args.folder}: no such folder; give a release folder (releases/<dataset>/v<version>)")
     problems = release.verify(Path(args.folder), expect=args.expect)
     for line in problems:
         print(f"{args.folder}: {line}")

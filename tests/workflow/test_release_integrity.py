@@ -150,6 +150,8 @@ def test_a_tampered_or_missing_release_is_one_line(tiny_release: Path, tmp_path:
             regionbench.load(source)
     done = cli("evaluate", "--release", str(tiny_release), "--predictions", "x.csv", "--task", "region", "--no-verify")
     assert done.returncode == 2 and "x.csv: no such file" in done.stderr
+    done = cli("verify", str(missing))  # an input error, as everywhere: exit 2, one line
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and f"{missing}: no such folder" in done.stderr
 
 
 def test_export_and_diff_refuse_a_damaged_release(tiny_release: Path, tmp_path: Path) -> None:
@@ -294,6 +296,9 @@ def test_a_release_resealed_whole_is_told_apart_by_its_pinned_digest(tiny_releas
     assert not [p for p in release.verify(forged) if "digest" in p]
     problems = release.verify(forged, expect=pinned)
     assert any("is not the pinned" in p for p in problems), problems
+    forged_digest = json.loads((forged / "manifest.json").read_text())["digest"]
+    said = next(p for p in problems if "is not the pinned" in p)
+    assert f"sha256:{forged_digest}" in said and pinned in said  # both in full: a user compares them
     for check in (True, False):
         with pytest.raises(release.ReleaseError, match="is not the pinned"):
             regionbench.load(forged, verify=check, expect=pinned)

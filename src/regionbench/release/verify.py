@@ -123,7 +123,7 @@ def expect_problem(manifest: dict, expect: str) -> str | None:
     digest = str(manifest.get("digest", ""))
     if not digest.startswith(pin):
         return (
-            f"manifest.json: digest {digest[:16]}... is not the pinned {pin[:16]}...: this is another release, "
+            f"manifest.json: digest sha256:{digest} is not the pinned {expect.strip()}: this is another release, "
             "or one edited and sealed again; fetch the pinned version"
         )
     return None
