@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.io
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io import layouts
@@ -48,8 +51,33 @@ def test_an_image_without_usable_ground_truth_is_a_reject(tmp_path: Path) -> Non
     reasons = dict(zip(shard.rejects["key"].to_pylist(), shard.rejects["reason"].to_pylist(), strict=True))
     assert reasons == {
         "1.jpg": "no ground truth data/groundTruth/train/1.mat",
-        "2.jpg": "no cell 'groundTruth' (found other)",
+        "2.jpg": "2.mat: no cell 'groundTruth' (found other)",
         "3.jpg": "ground truth without its image: data/images/train/3.jpg is missing",
         "4.jpg": "no ground truth data/groundTruth/train/4.mat",
     }
     assert shard.report["images"] == {"seen": 4, "accepted": 0, "rejected": 4}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.floats(0, 0.95), garbage=st.binary(max_size=64), how=st.sampled_from(["truncate", "garble", "empty"]))
+def test_an_unreadable_mat_is_named_not_its_image(
+    tmp_path_factory: pytest.TempPathFactory, cut: float, garbage: bytes, how: str
+) -> None:
+    """A damaged ground-truth file (cut short, bytes overwritten, empty) is a reject that names
+    the .mat to fix, its path the reject's source; the image itself is fine."""
+    root = bsds.write_tree(tmp_path_factory.mktemp("bsds"), {"train": [7]})
+    mat = root / "data" / "groundTruth" / "train" / "7.mat"
+    content = mat.read_bytes()
+    if how == "truncate":
+        content = content[: int(len(content) * cut)]
+    elif how == "garble":
+        at = int(len(content) * cut)
+        content = content[:at] + garbage + content[at + len(garbage) :]
+    else:
+        content = b""
+    mat.write_bytes(content)
+    shard = ingest_shard(root, "00", {"segment": 1}, TREE, layout="bsds500", settings=IngestSettings(shard_size=10))
+    report = shard.report
+    assert report["images"]["seen"] == report["images"]["accepted"] + report["images"]["rejected"] == 1
+    for row in shard.rejects.to_pylist():
+        assert row["source"] == "data/groundTruth/train/7.mat" and row["reason"].startswith("7.mat: "), row

@@ -102,9 +102,14 @@ class Reader:
                 continue
             try:
                 image = self.reading.read_image(self.root, path, ("JPEG",), IMAGE_MODES)
-                people = humans_of(truth) if truth.is_file() else None
             except ValueError as exc:
                 self.ledger.reject(rel, path.name, "image", str(exc))
+                continue
+            try:
+                people = humans_of(truth) if truth.is_file() else None
+            except ValueError as exc:  # the .mat is what to fix: named, not its image
+                where = truth.relative_to(self.root).as_posix()
+                self.ledger.reject(where, path.name, "image", f"{truth.name}: {exc}")
                 continue
             if people is None:
                 self.ledger.reject(
