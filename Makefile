@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml constraints.txt
 	# The COCO panoptic API, the reference of the panoptic tests: its metadata pins NumPy < 2, which
 	# its code does not need (tests/test_panoptic.py runs it on ours), so it comes without its deps.
 	$(BIN)/pip install --quiet --no-deps panopticapi-lite==0.2.0
+	# TIDE's reference code, for tests/test_tide.py: it asks for opencv-python (the GUI build) for its
+	# plots; the headless build and seaborn give it what its import needs.
+	$(BIN)/pip install --quiet -c constraints.txt opencv-python-headless==4.13.0.92 seaborn==0.13.2 appdirs==1.4.4
+	$(BIN)/pip install --quiet --no-deps tidecv==1.0.1
 	touch $(STAMP)
 
 release: $(STAMP)
