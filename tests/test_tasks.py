@@ -159,6 +159,7 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "all_annotators": st.booleans(),
         "iou_type": st.sampled_from(["segm", "bbox", "boundary"]),
         "dilation_ratio": st.floats(0.001, 1),
+        "tide": st.booleans(),
         "max_dets": st.integers(1, 300),
         "area_ranges": st.lists(
             st.tuples(st.sampled_from(["small", "medium", "large"]), st.floats(0, 100), st.floats(101, 1e10)),

@@ -82,3 +82,22 @@ def test_tide_equals_tidecv(tmp_path_factory: pytest.TempPathFactory, seed: int,
         assert found["main"][kind] == pytest.approx(main[NAMES[kind]], abs=1e-6), (kind, found["main"], main)
     for kind in tide.SPECIAL:
         assert found["special"][kind] == pytest.approx(special[kind], abs=1e-6), (kind, found["special"], special)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), cut=st.integers(1, 2))
+def test_parts_of_ranges_of_images_join_into_the_run_s(seed: int, cut: int) -> None:
+    """The instances task collects TIDE a range of images at a time (on worker processes): the
+    parts joined give the figures of the whole run, whatever the cut."""
+    truth, detections = with_errors(seed)
+    by_image: dict[int, list[dict]] = {}
+    for k, a in enumerate(truth["annotations"]):
+        by_image.setdefault(a["image_id"], []).append(dict(a, id=k))
+    found: dict[int, list[dict]] = {}
+    for k, d in enumerate(detections):
+        found.setdefault(d["image_id"], []).append(dict(d, id=k))
+    images = [im["id"] for im in truth["images"]]
+    whole = tide.summarize(tide.collect(images, by_image, found))
+    joined = tide.collect(images[:cut], by_image, found)
+    joined.add(tide.collect(images[cut:], by_image, found))
+    assert tide.summarize(joined) == whole

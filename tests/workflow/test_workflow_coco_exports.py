@@ -407,3 +407,63 @@ def test_a_detection_of_no_category_of_the_truth_is_one_line(
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "detection 3: " in lines[0] and said in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+def test_tide_errors_are_tidecv_s_on_the_exported_files(
+    exports: tuple[Path, Path, dict], tmp_path: Path, iou_type: str
+) -> None:
+    """``evaluate --task instances --tide`` against annotator-1: TIDE's AP50 and every error type's
+    dAP equal tidecv's on the files ``export coco`` writes (crowd region included) to 1e-6, with
+    detections relabelled and duplicated."""
+    import contextlib
+    import io
+    import subprocess
+    import sys
+
+    from tidecv import TIDE, datasets
+
+    _, project, _ = exports
+    folder, out = project / RELEASE, tmp_path / "coco"
+    assert cli.main(["export-coco", str(folder), str(out)]) == 0
+    mine = json.loads((out / "annotations/annotator-1.json").read_text())
+    other = json.loads((out / "annotations/annotator-2.json").read_text())
+    rng = np.random.default_rng(1)
+    ids = {im["file_name"]: im["id"] for im in mine["images"]}
+    theirs = {im["id"]: im["file_name"] for im in other["images"]}
+    categories = sorted(c["id"] for c in mine["categories"])
+    detections = []
+    for a in other["annotations"]:
+        if theirs[a["image_id"]] not in ids:
+            continue
+        d = {"image_id": ids[theirs[a["image_id"]]], "category_id": a["category_id"], "segmentation": a["segmentation"],
+             "bbox": a["bbox"], "score": float(rng.random())}  # fmt: skip
+        detections.append(d)
+        if rng.random() < 0.3:  # another class
+            detections.append(d | {"category_id": int(rng.choice(categories)), "score": float(rng.random())})
+        if rng.random() < 0.2:  # a duplicate
+            detections.append(d | {"score": float(rng.random())})
+    (tmp_path / "results.json").write_text(json.dumps(detections))
+    with contextlib.redirect_stdout(io.StringIO()):
+        evaluator = TIDE()
+        mode = TIDE.BOX if iou_type == "bbox" else TIDE.MASK
+        run = evaluator.evaluate(
+            datasets.COCO(str(out / "annotations/annotator-1.json")),
+            datasets.COCOResult(str(tmp_path / "results.json")),
+            mode=mode,
+            name="run",
+        )
+        main, special = evaluator.get_main_errors()["run"], evaluator.get_special_errors()["run"]
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
+         str(tmp_path / "results.json"), "--task", "instances", "--annotator", "annotator-1", "--split", "all",
+         "--iou-type", iou_type, "--tide", "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())["tide"]
+    assert found["ap"] == pytest.approx(run.ap, abs=1e-6)
+    assert {k: pytest.approx(v, abs=1e-6) for k, v in main.items()} == found["main"]
+    assert {k: pytest.approx(v, abs=1e-6) for k, v in special.items()} == found["special"]
+    assert sum(found["counts"].values()) > 0 and "tide.main.Cls" in done.stdout

@@ -245,7 +245,7 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
 
     counted = len(rows)
     walk("", report["measures"])
-    for section in ("overlap", "per_category"):
+    for section in ("overlap", "per_category", "tide"):
         if section in report:
             walk(section, report[section])
     ceiling = {k: v for k, v in report.get("human_ceiling", {}).items() if k != "per_annotator"}

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from regionbench.client import instances as measures
+from regionbench.client import tide as tide_measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
 from regionbench.client.tasks._masks import (
@@ -79,6 +80,10 @@ class Settings(MaskSettings):
     max_dets: int = option(
         100, "--max-dets", "detections an image (100; LVIS uses 300)", type=positive_int, metavar="N"
     )
+    tide: bool = option(
+        False, "--tide", "TIDE's error types at IoU 0.5 (Cls, Loc, Both, Dupe, Bkg, Miss): each type's dAP and each "
+        "detection's type (view draws it)", action="store_true",
+    )  # fmt: skip
     area_ranges: tuple[tuple[str, float, float], ...] = option(
         (), "--area-range", "an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
         type=area_range, action="append", metavar="NAME=LO:HI",
@@ -96,6 +101,19 @@ class Settings(MaskSettings):
     def ranges(self) -> dict[str, tuple[float, float]]:
         """The area ranges given, by name (``measures.merged_area_ranges`` adds COCO's)."""
         return {name: (low, high) for name, low, high in self.area_ranges}
+
+    def errors(self, r: int, document: dict[str, Any], detections: list[dict[str, Any]]) -> tide_measures.Part:
+        """TIDE's part of range ``r`` (``client.tide.collect``): its truth instances and detections
+        named (r, their index in the range), masks compared as masks (boxes under bbox)."""
+        shape = "bbox" if self.iou_type == "bbox" else "segmentation"
+        truth: dict[int, list[dict[str, Any]]] = {}
+        for k, a in enumerate(document["annotations"]):
+            truth.setdefault(a["image_id"], []).append(a | {"id": (r, k)})
+        found: dict[int, list[dict[str, Any]]] = {}
+        for n, d in enumerate(detections):
+            found.setdefault(d["image_id"], []).append(d | {"id": (r, n)})
+        images = sorted(e["id"] for e in document["images"])
+        return tide_measures.collect(images, truth, found, shape, self.max_dets)
 
     def evaluate(
         self, document: dict[str, Any], detections: list[dict[str, Any]], outcomes: bool = False
@@ -336,9 +354,10 @@ def no_collection() -> Iterator[None]:
 _HELD: Held | None = None  # the detections a forked worker evaluates (inherited, not sent)
 
 
-def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Evaluated]:
+def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]:
     """Range ``r`` evaluated by the engine, its truth read here (in a worker: the parent reads
-    no truth, and its memory stays that of the held detections), with the truth's counts."""
+    no truth, and its memory stays that of the held detections), with the truth's counts and,
+    with ``--tide``, TIDE's part of the range."""
     assert _HELD is not None
     document = _HELD.truth.document(r)
     counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
@@ -346,16 +365,19 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
         counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     with no_collection():
         detections = _HELD.detections(r)
+        errors = settings.errors(r, document, detections) if settings.tide else None
         found = settings.evaluate(document, detections)
     del detections, document
     give_back()
-    return counts, found
+    return counts, found, errors
 
 
 WORKER_RANGES = 8  # ranges a worker evaluates before a fresh one takes over
 
 
-def evaluated(held: Held, settings: Settings, cores: int) -> Iterator[tuple[dict[str, int], measures.Evaluated]]:
+def evaluated(
+    held: Held, settings: Settings, cores: int
+) -> Iterator[tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]]:
     """(the range's truth counts, its evaluation) of every range in order, on ``cores`` worker
     processes forked from this one (they inherit the held detections and read their range's
     truth). A worker is replaced after ``WORKER_RANGES`` ranges: the engine's freed memory comes
@@ -393,15 +415,20 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
     ranges = settings.ranges()
     with hold(run, truth) as held:
         parts = Spilled(held.folder, len(categories), len(measures.area_bounds(ranges)))
-        for found, part in evaluated(held, settings, run.cores):
+        errors = tide_measures.Part()
+        for found, part, range_errors in evaluated(held, settings, run.cores):
             for key, value in found.items():
                 counts[key] = counts.get(key, 0) + value
+            if range_errors is not None:
+                errors.add(range_errors)
             f1 = measures.per_image_f1(part.per_image)
             scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
             parts.add(part)
         counts["detections"] = held.count
         max_dets = (1, 10, settings.max_dets)
         figures = measures.report(parts, categories, settings.iou_type, max_dets, ranges, counts)
+    if settings.tide:
+        figures["tide"] = tide_measures.summarize(errors)
     per_image = {
         release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
     }
@@ -428,7 +455,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         k: v
         for k, v in first.items()
         if k not in ("stats", "per_category_ap", "categories_absent", "ground_truth", "crowd")
-    }
+    }  # TIDE's errors among them, against the first truth
     if settings.all_annotators:  # the headline: the mean over the annotators
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}
     else:
@@ -506,10 +533,14 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     with hold(run, truth) as held:
         for r in range(len(truth.ranges)):
             detections = held.detections(r)
-            found = settings.evaluate(truth.document(r), detections, outcomes=True)
+            document = truth.document(r)
+            errors = settings.errors(r, document, detections).outcomes if settings.tide else {}
+            found = settings.evaluate(document, detections, outcomes=True)
             for n, (outcome, iou) in sorted(found.outcomes.items()):
                 d = detections[n]
                 facts = {"score": d["score"], "iou": round(iou, 4), "outcome": outcome}
+                if settings.tide:
+                    facts["error"] = errors.get((r, n), "beyond the detections an image")
                 rle, box = d.get("segmentation"), tuple(d["bbox"]) if "segmentation" not in d else None
                 out.setdefault(release_id.get(d["image_id"], d["image_id"]), []).append(
                     Shape(category.get(d["category_id"]), rle=rle, box=box, facts=facts)

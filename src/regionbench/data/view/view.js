@@ -194,7 +194,7 @@ const RB = {
     const listing = document.getElementById("predictions");
     document.getElementById("run-listing").hidden = false;
     const header = listing.insertRow();
-    const figures = { instances: ["score", "outcome", "iou"], segments: ["segment", "area"], semantic: ["area", "right"], panoptic: ["kind", "outcome", "iou", "area"] }[task];
+    const figures = { instances: ["score", "outcome", "iou"].concat(shapes.some((s) => s.facts.error) ? ["error"] : []), segments: ["segment", "area"], semantic: ["area", "right"], panoptic: ["kind", "outcome", "iou", "area"] }[task];
     const labelled = task !== "segments"; // a segment has a number, not a label
     const heading = { iou: "IoU", right: "right" };
     for (const name of ["#", ...(labelled ? ["label"] : []), ...figures]) header.appendChild(RB.element("th", {}, heading[name] || name));
@@ -270,6 +270,14 @@ const RB = {
       dropped: "beyond the detections scored per image and label",
     })[shape.facts.outcome];
     if (said) panel.appendChild(RB.element("p", { class: shape.facts.outcome === "matched" ? "right" : "wrong" }, said));
+    const error = {
+      Cls: "TIDE: a classification error, it lies on an object of another label",
+      Loc: "TIDE: a localisation error, on an object of its label but not well enough (IoU 0.1 to 0.5)",
+      Both: "TIDE: wrong label and poorly placed",
+      Dupe: "TIDE: a duplicate of a better-scored detection of the same object",
+      Bkg: "TIDE: a background error, on no object (IoU at most 0.1)",
+    }[shape.facts.error];
+    if (error) panel.appendChild(RB.element("p", { class: "wrong" }, error));
     const table = RB.element("table", { class: "features" });
     for (const [name, value] of Object.entries(shape.facts)) {
       const row = table.insertRow();
