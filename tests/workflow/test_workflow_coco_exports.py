@@ -467,3 +467,30 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
     assert {k: pytest.approx(v, abs=1e-6) for k, v in main.items()} == found["main"]
     assert {k: pytest.approx(v, abs=1e-6) for k, v in special.items()} == found["special"]
     assert sum(found["counts"].values()) > 0 and "tide.main.Cls" in done.stdout
+
+
+def test_the_human_ceiling_of_boundary_ap_takes_the_run_s_band(
+    exports: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    """Under ``--iou-type boundary`` the humans are scored against each other with the run's band:
+    a narrower band gives a lower ceiling (every edge pixel counts), and the report keeps it."""
+    import subprocess
+    import sys
+
+    _, project, _ = exports
+    folder = project / RELEASE
+    detections = tmp_path / "none.json"
+    detections.write_text("[]")
+    ceilings = {}
+    for ratio in ("0.005", "0.2"):
+        out = tmp_path / f"{ratio}.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(detections),
+             "--task", "instances", "--split", "all", "--iou-type", "boundary", "--dilation-ratio", ratio,
+             "--out", str(out)], capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        report = json.loads(out.read_text())
+        assert report["settings"]["dilation_ratio"] == float(ratio)
+        ceilings[ratio] = report["human_ceiling"]["AP"]
+    assert ceilings["0.005"] < ceilings["0.2"]

@@ -513,7 +513,13 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
             detections = measures.as_detections(regions, a, document, truth.numbering)
             checked = measures.check_results(Path(a), detections, document, truth.names)
             runs.append(
-                measures.score(document, checked, run.settings.iou_type, (1, 10, run.settings.max_dets))["stats"]
+                measures.score(
+                    document,
+                    checked,
+                    run.settings.iou_type,
+                    (1, 10, run.settings.max_dets),
+                    dilation_ratio=run.settings.dilation_ratio,
+                )["stats"]
             )
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
     return ceiling(each)
