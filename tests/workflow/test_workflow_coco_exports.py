@@ -291,6 +291,21 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     run = {"annotator": "annotator-1", "split": "all", "iou_type": iou_type}
     same = regionbench.evaluate(release_, tmp_path / "results.json", "instances", **run)
     assert same["measures"] == ours["measures"] and same["settings"] == ours["settings"]  # the command's
+    # what the score was computed on, and the breakdown by hierarchy level from the same figures
+    assert ours["release"]["digest"] == json.loads((folder / "manifest.json").read_text())["digest"]
+    from regionbench.client.semantic import at_level
+    from regionbench.client.tasks import release_hierarchy
+
+    tree = release_hierarchy(release_)
+    named = pq.read_table(folder / "data/source_categories.parquet").to_pylist()
+    label = {r["name"]: r["label"] for r in named if r["annotator"] == "annotator-1" and r["label"]}
+    names = list(ours["per_category_ap"])
+    for depth, nodes in ours["per_level_ap"].items():
+        under = at_level(tree, [label.get(n, n) for n in names], int(depth))
+        for node, value in nodes.items():
+            members = [ours["per_category_ap"][n] for n, u in zip(names, under, strict=True) if u == node]
+            assert value == pytest.approx(float(np.mean(members)), abs=1e-12)
+    assert ours["per_level_ap"] and ours["conventions"]
     # a range of 5 images at a time, 40 detections held before spilling, on two processes: the same report
     from regionbench.client.tasks import instances as task
 

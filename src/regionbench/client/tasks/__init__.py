@@ -168,7 +168,11 @@ def evaluate(
     path = Path(predictions)
     given = module.read(path, data, chosen)
     run = Run(data, tree or release_hierarchy(data), path, chosen, given, cores or available_cores())
-    head: dict[str, Any] = {"release": {"dataset": data.dataset, "version": data.version}, "task": task}
+    digest = data.manifest.get("digest")  # the truth's exact version: a score names what it was computed on
+    head: dict[str, Any] = {
+        "release": {"dataset": data.dataset, "version": data.version, "digest": digest},
+        "task": task,
+    }
     if hasattr(chosen, "subset"):
         head["subset"] = chosen.subset
     head |= {"split": scored.split, "scored": scored.to_report(), "predictions": path.name}

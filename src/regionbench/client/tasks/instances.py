@@ -462,6 +462,17 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report |= {k: first[k] for k in ("per_category_ap", "categories_absent")} | {"measures": first["stats"]}
         report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
     report["per_image"] = per_image  # F1 at IoU 0.5 (measures.per_image_f1)
+    if "per_category_ap" in report:
+        report["per_level_ap"] = level_ap(data, run, str(truths[0]), report["per_category_ap"])
+    report["conventions"] = [
+        f"the truth: {truths[0] if not settings.all_annotators else 'each human'}'s regions, crowd regions as COCO's "
+        "ignore regions",
+        "an instance's area (the area ranges) is its source's area where the source gives one, else its pixels",
+        "a category without an instance among the scored images has no AP and enters no mean",
+        f"IoU: {settings.iou_type}"
+        + (f", the band {settings.dilation_ratio:g} of the diagonal" if settings.iou_type == "boundary" else ""),
+        "per_level_ap: the mean AP of the categories under each node of the release's hierarchy, by depth",
+    ]
     report["human_ceiling"] = instances_ceiling(data, images, run)
     report["notes"] = []
     if settings.iou_type == "boundary":
@@ -483,6 +494,33 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             f"mean; categories_absent in the report): {shown}"
         )
     return report
+
+
+def level_ap(
+    data: Release, run: Run[Settings], who: str, per_category: dict[str, float]
+) -> dict[str, dict[str, float]]:
+    """Per depth of the hierarchy above the deepest label's, the mean of the per-category APs of the
+    categories under each node (a category by its label: the source's names mapped through
+    ``source_categories``), from the figures already accumulated: no second evaluation."""
+    from regionbench.client.semantic import at_level
+
+    named = named_categories(data)
+    label_of = {}
+    if named is not None:
+        mine = named[named["annotator"] == who] if (named["annotator"] == who).any() else named
+        label_of = {
+            str(n): str(label) for n, label in zip(mine["name"], mine["label"], strict=True) if label is not None
+        }
+    labels = {name: label_of.get(name, name) for name in per_category}
+    tree = run.tree
+    deepest = max((tree.depth(label) for label in labels.values() if label in tree.nodes), default=0)
+    out: dict[str, dict[str, float]] = {}
+    for depth in range(1, deepest):
+        groups: dict[str, list[float]] = {}
+        for name, node in zip(per_category, at_level(tree, list(labels.values()), depth), strict=True):
+            groups.setdefault(node, []).append(per_category[name])
+        out[str(depth)] = {node: float(np.mean(values)) for node, values in sorted(groups.items())}
+    return out
 
 
 def whole_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[Truth, dict[str, Any]]:
