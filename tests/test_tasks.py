@@ -120,7 +120,7 @@ def stub_release() -> object:
     """What the door reads of a release for a task that reads no table: its name and version."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(dataset="d", version="1.0.0")
+    return SimpleNamespace(dataset="d", version="1.0.0", manifest={"digest": "d" * 64})
 
 
 TREE = Hierarchy.from_nodes("entity", {"entity": Node("entity", None), "sky": Node("sky", "entity")})
@@ -160,6 +160,7 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "iou_type": st.sampled_from(["segm", "bbox", "boundary"]),
         "dilation_ratio": st.floats(0.001, 1),
         "tide": st.booleans(),
+        "allow_missing": st.booleans(),
         "max_dets": st.integers(1, 300),
         "area_ranges": st.lists(
             st.tuples(st.sampled_from(["small", "medium", "large"]), st.floats(0, 100), st.floats(101, 1e10)),
@@ -199,6 +200,7 @@ def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them()
     assert groups["every task"] == {"split", "annotator"}
     assert groups["image, imageclef, region"] == {"subset"}
     assert groups["instances, panoptic, segments, semantic"] == {"all_annotators"}
+    assert groups["panoptic, segments, semantic"] == {"allow_missing"}
     for name, module in tasks.registry().items():
         own = {f.name for f in module.Settings.options()}
         assert groups.get(name, set()) == own, name

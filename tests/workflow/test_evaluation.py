@@ -326,11 +326,29 @@ def test_label_maps_of_the_truth_score_one_and_a_missing_one_counts(tiny_build: 
     assert found["measures"]["pixel_accuracy"] == 1.0 and found["measures"]["miou"] == 1.0
     assert all(level["pixel_accuracy"] == 1.0 for level in found["levels"].values())
     (tmp_path / "maps" / f"{written[0]}.png").unlink()
+    done = evaluate_cli("--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic")
+    assert done.returncode == 2 and f"1 of the {len(written)} scored images have no prediction" in done.stderr
+    assert "--allow-missing" in done.stderr and done.stderr.count("\n") == 1
     done = evaluate_cli(
-        "--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", "semantic", "--out", str(report)
+        "--release",
+        str(folder),
+        "--predictions",
+        str(tmp_path / "maps"),
+        "--task",
+        "semantic",
+        "--allow-missing",
+        "--out",
+        str(report),
     )
+    assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
     assert found["images_without_prediction"] == 1 and found["measures"]["pixel_accuracy"] < 1.0
+    for task in ("semantic", "segments"):  # a run of no file never scores, allowed or not
+        empty = tmp_path / f"empty-{task}"
+        empty.mkdir()
+        for allowed in ([], ["--allow-missing"]):
+            done = evaluate_cli("--release", str(folder), "--predictions", str(empty), "--task", task, *allowed)
+            assert done.returncode == 2 and "no prediction for any of the" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("first", [1, 0])
@@ -384,7 +402,9 @@ def test_label_maps_that_cannot_be_scored_are_one_line(tiny_build: Path, tmp_pat
     (tmp_path / "maps").mkdir()
     make(tmp_path / "maps" / f"{int(first['image_id'])}.png", (int(first["height"]), int(first["width"])))
     for task in ("semantic", "segments"):
-        done = evaluate_cli("--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", task)
+        done = evaluate_cli(
+            "--release", str(folder), "--predictions", str(tmp_path / "maps"), "--task", task, "--allow-missing"
+        )
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
         assert "Traceback" not in done.stderr
 
@@ -418,9 +438,9 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     truth_label_maps(folder, tmp_path / "maps")
     (tmp_path / "maps" / sorted((tmp_path / "maps").iterdir())[0].name).unlink()  # one image without a map
     data = regionbench.load(folder)
-    whole = tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True)
+    whole = tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True, allow_missing=True)
     monkeypatch.setattr(_masks, "BATCH", batch)
-    assert tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True) == whole
+    assert tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True, allow_missing=True) == whole
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
 
 

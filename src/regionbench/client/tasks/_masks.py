@@ -72,6 +72,35 @@ class Lazy(Mapping[int, T]):
         return len(self.ids)
 
 
+@dataclass(frozen=True)
+class FileSettings(MaskSettings):
+    """The settings of the mask tasks whose run is a file per image (label maps, segmentations,
+    panoptic PNGs): a scored image without its file is refused unless allowed."""
+
+    allow_missing: bool = option(
+        False, "--allow-missing", "score an image without a prediction as an empty one (counted and said); "
+        "without it a missing one is refused", action="store_true",
+    )  # fmt: skip
+
+    def refuse_missing(self, where: Path, scored: pd.DataFrame, predicted: set[int]) -> None:
+        """A ``TaskError`` when images of ``scored`` (rows of the images table) have no prediction
+        in ``predicted`` (their ids), unless ``allow_missing``: a run of no file never scores."""
+        ids = [int(i) for i in scored["image_id"]]
+        missing = [i for i in ids if i not in predicted]
+        if not missing or (self.allow_missing and len(missing) < len(ids)):
+            return
+        path = dict(zip(scored["image_id"].astype(int), scored["path"], strict=True))[missing[0]]
+        if len(missing) == len(ids):
+            raise TaskError(
+                f"{where}: no prediction for any of the {len(ids)} scored images (a file each, named by the image's id "
+                f"or its file's stem, e.g. {missing[0]} or {Path(str(path)).stem}); give the run's files"
+            )
+        raise TaskError(
+            f"{where}: {len(missing)} of the {len(ids)} scored images have no prediction, e.g. image {missing[0]} "
+            f"({Path(str(path)).stem}); give them, or --allow-missing to score them as empty"
+        )
+
+
 def image_sizes(images: pd.DataFrame) -> dict[int, tuple[int, int]]:
     """Image id -> (height, width) of rows of the release's images table."""
     return {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}

@@ -30,8 +30,8 @@ from regionbench.client.loader import Release
 from regionbench.client.semantic import at_level
 from regionbench.client.tasks._base import Run, Shape, TaskError
 from regionbench.client.tasks._masks import (
+    FileSettings,
     Lazy,
-    MaskSettings,
     batches,
     covered,
     humans,
@@ -56,13 +56,14 @@ CONVENTIONS = [
     "truth pixels of no region are VOID; a predicted segment more than half in VOID and its category's crowds is not a false positive",
     "every crowd segment of a category counts together (the COCO panoptic API takes one per category)",
     "a category counts in the averages when it has a TP, FP or FN: a category only predicted has PQ 0",
-    "an image without a prediction: its truth segments are false negatives",
+    "an image without a prediction (--allow-missing): its truth segments are false negatives",
 ]
 
 
 @dataclass(frozen=True)
-class Settings(MaskSettings):
-    """The panoptic task's settings: the mask tasks' (split, annotator, every annotator)."""
+class Settings(FileSettings):
+    """The panoptic task's settings: the file-per-image mask tasks' (split, annotator, every
+    annotator, missing images allowed)."""
 
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given."""
@@ -183,8 +184,7 @@ def read(predictions: Path, data: Release, settings: Settings) -> Predicted:
         )
     if outside:
         raise mask_scope(data, settings.split).refuse(document_path, outside, "predicted images")
-    if entries and not files:
-        raise TaskError(f"{document_path}: no entry for an image of the scored side")
+    settings.refuse_missing(document_path, scored_images(data, settings.split), set(files))
     return Predicted(files)
 
 

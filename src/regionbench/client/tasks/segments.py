@@ -21,7 +21,7 @@ from regionbench.client import segments as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int
 from regionbench.client.tasks._masks import (
-    MaskSettings,
+    FileSettings,
     batches,
     covered,
     file_keys,
@@ -46,7 +46,7 @@ MEASURES = "the BSDS500 region benchmark: covering ODS (and its threshold), OIS,
 
 
 @dataclass(frozen=True)
-class Settings(MaskSettings):
+class Settings(FileSettings):
     """The segments task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
 
     exclude: str | None = option(None, "--exclude-annotator", "every human but NAME", metavar="NAME")
@@ -65,7 +65,9 @@ def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[flo
     """The thresholds and each scored image's segmentations (``read_segmentations``)."""
     images = scored_images(data, settings.split)
     refuse_files_outside(data, predictions, images, settings.split)
-    return read_segmentations(predictions, images, settings.thresholds)
+    levels, found = read_segmentations(predictions, images, settings.thresholds)
+    settings.refuse_missing(predictions, images, set(found))
+    return levels, found
 
 
 def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[int, np.ndarray]:

@@ -23,10 +23,11 @@ from regionbench.client import semantic as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
 from regionbench.client.tasks._masks import (
+    FileSettings,
     Lazy,
-    MaskSettings,
     batches,
     ceiling,
+    file_keys,
     humans,
     image_filter,
     image_sizes,
@@ -48,7 +49,7 @@ MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, p
 
 
 @dataclass(frozen=True)
-class Settings(MaskSettings):
+class Settings(FileSettings):
     """The label-map task's settings."""
 
     ignore: int = option(
@@ -83,7 +84,10 @@ def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int]
     if not predictions.is_dir():
         problem = errors.file_problem(predictions, "a folder of label maps") or "not a folder"
         raise TaskError(f"{predictions}: {problem}")
-    refuse_files_outside(data, predictions, scored_images(data, settings.split), settings.split)
+    scored = scored_images(data, settings.split)
+    refuse_files_outside(data, predictions, scored, settings.split)
+    keys = file_keys(scored)
+    settings.refuse_missing(predictions, scored, {keys[p.stem] for p in predictions.glob("*.png") if p.stem in keys})
     return settings.pixel_values(data)
 
 
