@@ -401,3 +401,48 @@ def many_images(seed: int) -> tuple[dict, list[dict]]:
         detections += [d | {"image_id": d["image_id"] + shift, "score": round(d["score"], 1)} for d in found]
     order = rng.permutation(len(detections))
     return truth, [detections[k] for k in order]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(
+        ["negative box", "short polygon", "odd polygon", "rle overflow", "counts overflow", "bad counts"]
+    ),
+    size=st.integers(1, 40),
+    at=st.integers(0, 5),
+)
+def test_a_detection_of_no_possible_shape_is_one_line_naming_it(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, size: int, at: int
+) -> None:
+    """Boxes of negative size, polygons of fewer than 3 points or an odd count, RLE runs that
+    cover more pixels than the image: refused in one line naming the detection, never scored or
+    a traceback."""
+    from pycocotools import mask as coco_mask
+
+    truth, _ = truth_and_detections(0)
+    height, width = truth["images"][0]["height"], truth["images"][0]["width"]
+    good = {"image_id": 1, "category_id": 1, "bbox": [1, 1, 5, 5], "score": 0.5}
+    bad: dict = {"image_id": 1, "category_id": 1, "score": 0.5}
+    if kind == "negative box":
+        bad["bbox"] = [1, 1, -size, 5] if at % 2 else [1, 1, 5, -size]
+    elif kind == "short polygon":
+        bad["segmentation"] = [[1, 1, 2, 2][: 2 * (at % 3)] or [1, 1]]
+    elif kind == "odd polygon":
+        bad["segmentation"] = [[1, 1, 5, 1, 5, 5, float(size % 7)]]
+    elif kind == "rle overflow":  # runs that go on past the last pixel, the region's included
+        runs = [height * width - 1, size + 1]  # the region runs past the image's end
+        bad["segmentation"] = coco_mask.frPyObjects(
+            {"size": [height, width + size], "counts": runs}, height, width + size
+        )
+        bad["segmentation"] = {"size": [height, width], "counts": bad["segmentation"]["counts"].decode()}
+    elif kind == "counts overflow":
+        bad["segmentation"] = {"size": [height, width], "counts": [height * width + size, 1]}
+    else:
+        bad["segmentation"] = {"size": [height, width], "counts": [-size, height * width + size]}
+    folder = tmp_path_factory.mktemp("bad")
+    results = [good] * at + [bad]
+    (folder / "r.json").write_text(json.dumps(results))
+    with pytest.raises(instances.InstancesError) as refused:
+        instances.read_results(folder / "r.json", truth, {})
+    text = str(refused.value)
+    assert f"detection {at}:" in text and "\n" not in text, text

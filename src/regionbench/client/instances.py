@@ -354,15 +354,27 @@ def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
         if list(size or []) != [height, width]:
             raise ValueError(f"RLE size {size!r} differs from the image's [{height}, {width}]")
         counts = segmentation.get("counts")
+        if isinstance(counts, list):
+            if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+                raise ValueError("RLE counts must be non-negative integers")
+            if sum(counts) != height * width:
+                raise ValueError(f"RLE counts cover {sum(counts)} pixels, the {width}x{height} image {height * width}")
+        elif not isinstance(counts, str):
+            raise ValueError("RLE counts are neither a string nor a list of integers")
         rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
         if isinstance(counts, list):
             rle = coco_mask.frPyObjects(rle, height, width)
         found["mask_area"] = int(coco_mask.area(rle))  # decodable, or an error here
+        x, y, w, h = (float(v) for v in coco_mask.toBbox(rle))
+        if x + w > width or y + h > height:  # runs past the last pixel: the counts overflow the mask
+            raise ValueError(f"RLE counts run past the {width}x{height} image (more pixels than it has)")
         found["segmentation"] = rle
     elif isinstance(segmentation, list):
         flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
         if not flat or any(numbers.json_number(v) is None for v in flat):
             raise ValueError("polygons must be lists of finite numbers")
+        if any(len(part) < 6 or len(part) % 2 for part in segmentation):
+            raise ValueError("a polygon is x, y pairs of at least 3 points (6 numbers, an even count)")
         xs, ys = np.array(flat[0::2], dtype=float), np.array(flat[1::2], dtype=float)
         if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
             raise ValueError(f"a polygon leaves the {width}x{height} image")
@@ -374,6 +386,8 @@ def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
     if box is not None:
         if not (isinstance(box, list) and len(box) == 4 and all(numbers.json_number(v) is not None for v in box)):
             raise ValueError(f"bbox {box!r} is not four numbers")
+        if box[2] < 0 or box[3] < 0:
+            raise ValueError(f"bbox {box!r} has a negative width or height (COCO's box is x, y, width, height)")
         found["bbox"] = [float(v) for v in box]
     if not found:
         raise ValueError("neither a segmentation nor a bbox")
