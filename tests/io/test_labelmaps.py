@@ -99,6 +99,38 @@ def test_voc_instances_are_regions_pixel_exact_or_rejects(tmp_path: Path, classe
     assert shard.images.to_pylist()[0]["split"] == "val"
     # the list names 2008_000002, which has no image: a reject, not a silence
     assert "2008_000002" in shard.rejects.column("key").to_pylist()
+    # a class VOC does not have, under no instance: a reject naming it (was dropped without a word)
+    stray = set(np.unique(classes[(instances == 0) & ~void]).tolist()) - set(range(21))
+    keys = shard.rejects.column("key").to_pylist()
+    assert {k for k in keys if "/class-" in k} == {f"2008_000001/class-{v}" for v in stray}
+
+
+@PROPERTY
+@given(
+    lists=st.lists(st.sampled_from(["train", "val", "trainval", "test"]), min_size=1, max_size=4, unique=True),
+    empty=st.booleans(),
+)
+def test_voc_split_lists_are_read_against_each_other(tmp_path: Path, lists: list[str], empty: bool) -> None:
+    """An image in two split lists (trainval, their union, aside) is a reject naming both; an
+    empty list is a named quirk; one list gives the image its split."""
+    classes = np.zeros((H, W), np.uint8)
+    root = voc_tree(tmp_path / str(np.random.default_rng().integers(1 << 40)), classes, None, mode="L")
+    (root / "VOC2012/SegmentationObject").rmdir()
+    folder = root / "VOC2012/ImageSets/Segmentation"
+    (folder / "val.txt").unlink()
+    for name in lists:
+        (folder / f"{name}.txt").write_text("2008_000001\n")
+    if empty:
+        (folder / "extra.txt").write_text("")
+    shard = ingest_shard(root, "00", VOC_WORDS, layout="voc", settings=ALL)
+    balanced(shard)
+    splits = [n for n in lists if n != "trainval"]
+    if len(splits) > 1:
+        [reason] = shard.rejects.column("reason").to_pylist()
+        assert all(f"{n}.txt" in reason for n in splits) and shard.images.num_rows == 0
+    else:
+        assert shard.images.to_pylist()[0]["split"] == (splits[0] if splits else None)
+    assert shard.report["quirks"].get("empty_split_list", 0) == int(empty)
 
 
 @PROPERTY

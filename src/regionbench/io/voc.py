@@ -135,10 +135,14 @@ class Reader:
         self.folder = base(self.root)
         self.ledger = Ledger(self.root)
         self.split_of: dict[str, str] = {}
+        self.lists_of: dict[str, list[str]] = {}  # name -> the split lists naming it (trainval aside)
         for split, listed in split_lists(self.folder).items():
+            if not listed and shard == "00":  # said once, by the first shard
+                self.ledger.quirks["empty_split_list"] += 1
             if split != UNION:
-                for name in listed:
-                    self.split_of.setdefault(name, split)  # lists read in name order: train before val
+                for name in dict.fromkeys(listed):
+                    self.split_of.setdefault(name, split)
+                    self.lists_of.setdefault(name, []).append(split)
         self.counts = {"images": [0, 0], ANNOTATOR: [0, 0]}  # seen, accepted
 
     def _rel(self, path: Path) -> str:
@@ -155,6 +159,11 @@ class Reader:
                 self.ledger.reject(
                     self._rel(class_map), name, "image", "not named YYYY_NNNNNN, as VOC names its images"
                 )
+                continue
+            if len(lists := self.lists_of.get(name, [])) > 1:
+                named = " and ".join(f"ImageSets/Segmentation/{s}.txt" for s in lists)
+                reason = f"listed in {named}: an image is in one split (trainval aside); remove it from all but one"
+                self.ledger.reject(self._rel(jpeg), name, "image", reason)
                 continue
             if not jpeg.is_file():
                 listed = "a split list names it" if not class_map.is_file() else "its label map has no image"
@@ -246,6 +255,13 @@ class Reader:
                 made = self._region(image_id, value, mask, regions, annotation_id=index, flags=flags)
             self._keep(source, f"{name}/instance-{index}", reason, made, regions)
         background = (instances == 0) & ~void
+        for value, mask in masks_by_value(np.where(background & (classes >= len(CLASSES)), classes, 0), skip=(0,)):
+            # pixels of a class VOC does not have and no instance: a region the map cannot mean
+            reason = f"class index {value} ({int(mask.sum())} px) is outside VOC's table (0-20, 255 void)"
+            self._keep(
+                self._rel(class_folder(self.folder) / f"{name}.png"), f"{name}/class-{value}", reason, None, regions
+            )
+            background &= ~mask
         if background.any():
             strays = background & (classes != 0)
             if strays.any():  # object pixels the instance map gives no instance: kept, and said
