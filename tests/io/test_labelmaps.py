@@ -263,6 +263,30 @@ def test_ade20k_classes_are_regions_and_other_is_ignored(tmp_path: Path, values)
     assert {r["annotation_id"] for r in shard.regions.to_pylist()} <= {None}  # no instances in this format
 
 
+@PROPERTY
+@given(same_pixels=st.booleans())
+def test_ade20k_an_image_in_two_splits_is_one_image_and_a_rejected_copy(
+    tmp_path: Path, same_pixels: bool, where: str
+) -> None:
+    """The same image name in training and validation: the first (training) is the image, the
+    other a reject naming it, whether the files are the same bytes or not; nothing is lost."""
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    list(ade_synth.write_tree(root, 0))
+    folder = root / "ADEChallengeData2016"
+    for split in ("training", "validation"):
+        for kind in ("images", "annotations"):
+            (folder / kind / split).mkdir(parents=True, exist_ok=True)
+        shade = 90 if same_pixels or split == "training" else 120
+        Image.fromarray(np.full((H, W, 3), shade, np.uint8)).save(folder / f"images/{split}/ADE_x_00000001.jpg")
+        Image.fromarray(np.ones((H, W), np.uint8), mode="L").save(folder / f"annotations/{split}/ADE_x_00000001.png")
+    known = ade20k.table(root)
+    shard = ingest_shard(root, "00", {label: i for i, (_, label) in known.items()}, layout="ade20k", settings=ALL)
+    balanced(shard)
+    assert shard.images.num_rows == 1 and shard.images["split"][0].as_py() == "training"
+    [reject] = shard.rejects.to_pylist()
+    assert reject["key"] == "validation/ADE_x_00000001" and "training/ADE_x_00000001" in reject["reason"]
+
+
 def test_ade20k_without_its_class_table_says_where_it_goes(tmp_path: Path) -> None:
     list(ade_synth.write_tree(tmp_path, 2, size=(20, 10)))
     (tmp_path / "ADEChallengeData2016/objectInfo150.txt").unlink()

@@ -108,10 +108,13 @@ def items(root: Path) -> list[Item]:
     for path in folder.glob("annotations/*/*.png"):
         entry = found.setdefault((path.parent.name, path.stem), {"maps": {}})
         entry["maps"][ANNOTATOR] = path.relative_to(root).as_posix()
-    return [
-        Item(f"{split}/{name}", e.get("image"), e["maps"], split, image_id_of(name))
-        for (split, name), e in sorted(found.items())
-    ]
+    first: dict[str, str] = {}  # image name -> the first item of it (training before validation)
+    out = []
+    for (split, name), e in sorted(found.items()):
+        key = f"{split}/{name}"
+        copy_of = first.setdefault(name, key)
+        out.append(Item(key, e.get("image"), e["maps"], split, image_id_of(name), None if copy_of == key else copy_of))
+    return out
 
 
 class Ade20kLayout(ImageRuns, NamesCategories):

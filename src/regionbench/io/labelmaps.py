@@ -148,13 +148,15 @@ def runs_state(root: Path, run: Sequence[str], files_of: Callable[[str], list[st
 class Item:
     """One image of a label-map collection: ``name`` (its key in rejects), ``image`` and each
     annotator's ``maps`` (paths relative to the root; the image None when a map has no image),
-    the collection's own ``split`` and the release's ``image_id``."""
+    the collection's own ``split`` and the release's ``image_id``; ``copy_of`` the earlier item
+    of the same name in another split (one image, one id: the copy is a reject)."""
 
     name: str
     image: str | None
     maps: dict[str, str]
     split: str | None
     image_id: int
+    copy_of: str | None = None  # an earlier item of the same image name (another split): this one is rejected
 
     @property
     def listed(self) -> Listed:
@@ -205,6 +207,10 @@ class MapReader:
         for item in self.items:
             self.counts["images"][0] += 1
             first = next(iter(sorted(item.maps.values())), item.name)
+            if item.copy_of is not None:
+                reason = f"the image name of {item.copy_of} again, in another split: an image is in one split"
+                self.ledger.reject(item.image or first, item.name, "image", reason)
+                continue
             if item.image is None:
                 self.ledger.reject(first, item.name, "image", "a label map without its image")
                 continue
