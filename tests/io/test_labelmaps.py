@@ -265,9 +265,7 @@ def test_ade20k_classes_are_regions_and_other_is_ignored(tmp_path: Path, values)
 
 @PROPERTY
 @given(same_pixels=st.booleans())
-def test_ade20k_an_image_in_two_splits_is_one_image_and_a_rejected_copy(
-    tmp_path: Path, same_pixels: bool, where: str
-) -> None:
+def test_ade20k_an_image_in_two_splits_is_one_image_and_a_rejected_copy(tmp_path: Path, same_pixels: bool) -> None:
     """The same image name in training and validation: the first (training) is the image, the
     other a reject naming it, whether the files are the same bytes or not; nothing is lost."""
     root = tmp_path / str(np.random.default_rng().integers(1 << 40))
