@@ -392,3 +392,40 @@ def test_any_file_name_is_an_image_or_a_reject_never_a_traceback(tmp_path: Path,
     utf8 = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace") == name
     assert shard.images.num_rows == int(utf8)
     assert all(r["reason"] == "its file name is not UTF-8 text; rename the file (a release names files in UTF-8)" for r in shard.rejects.to_pylist() if r["item"] == "image")  # fmt: skip
+
+
+@PROPERTY
+@given(damage=st.sampled_from(["missing", "not json", "empty file", "no object list", "no object", "fine"]))
+def test_ade20k_full_an_image_whose_json_cannot_stand_is_a_reject(tmp_path: Path, damage: str) -> None:
+    """The full release's per-image JSON (its objects' names): missing, broken, empty, without
+    an object list, or listing nothing beside a mask of objects — the image is a reject naming
+    the JSON (its regions were accepted before); a sound one changes nothing."""
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    folder = root / "images/ADE/validation/street"
+    folder.mkdir(parents=True)
+    Image.fromarray(np.full((H, W, 3), 90, np.uint8)).save(folder / "ADE_val_00000001.jpg")
+    classes = np.full((H, W), 7)
+    Image.fromarray(ade_full_synth.encode(classes, np.ones((H, W), np.int64))).save(folder / "ADE_val_00000001_seg.png")
+    other = root / "images/ADE/validation/park"  # another image names class 7, so its label exists
+    other.mkdir(parents=True)
+    (other / "ADE_val_00000002.json").write_text(
+        json.dumps({"annotation": {"object": [{"name": "road", "name_ndx": 7}]}})
+    )
+    text = {
+        "not json": "{not json", "empty file": "", "no object list": json.dumps({"annotation": {}}),
+        "no object": json.dumps({"annotation": {"object": []}}),
+        "fine": json.dumps({"annotation": {"object": [{"name": "road", "name_ndx": 7}]}}),
+    }.get(damage)  # fmt: skip
+    if text is not None:
+        (folder / "ADE_val_00000001.json").write_text(text)
+    layout = layouts.get("ade20k-full")
+    (tmp_path / "vocabulary").mkdir(exist_ok=True)
+    words = layout.write_vocabulary(root, tmp_path / "vocabulary").ids
+    shard = ingest_shard(root, "00", words, layout=layout, settings=ALL)
+    balanced(shard)
+    if damage == "fine":
+        assert shard.images.num_rows == 1 and shard.rejects.num_rows == 0
+        return
+    [reject] = shard.rejects.to_pylist()
+    assert reject["source"].endswith("ADE_val_00000001.json") and reject["reason"].startswith("ADE_val_00000001.json")
+    assert shard.images.num_rows == 0 and shard.regions.num_rows == 0

@@ -89,6 +89,25 @@ def class_names(root: Path) -> dict[int, tuple[str, str]]:
     return _names(str(root), files_state(root, files))
 
 
+def json_problem(path: Path, has_objects: bool) -> str | None:
+    """Why an image's JSON (its objects' names and ids) cannot stand beside its masks: missing,
+    not JSON, without an ``annotation.object`` list, or listing no object while the mask holds
+    some (``has_objects``); None when it can."""
+    if not path.is_file():
+        return f"{path.name} is missing: the full release gives each image its JSON of objects"
+    try:
+        objects = json.loads(path.read_text(encoding="utf-8"))["annotation"]["object"]
+    except (ValueError, UnicodeDecodeError):
+        return f"{path.name} is not readable JSON; take the file from the release again"
+    except (KeyError, TypeError):
+        return f"{path.name} has no annotation.object list"
+    if not isinstance(objects, list):
+        return f"{path.name}: annotation.object is not a list"
+    if not objects and has_objects:
+        return f"{path.name} lists no object while its mask holds objects"
+    return None
+
+
 class Reader:
     """A run of ADE20K images being read (``io.layouts.ShardReader``)."""
 
@@ -112,6 +131,11 @@ class Reader:
                     levels.append(read_map(part, MASK_MODES, shape))
             except ValueError as exc:
                 self.ledger.reject(rel, path.name, "image", str(exc))
+                continue
+            if (problem := json_problem(path.with_suffix(".json"), bool((decode(levels[0])[0] > 0).any()))) is not None:
+                self.ledger.reject(
+                    path.with_suffix(".json").relative_to(self.root).as_posix(), path.name, "image", problem
+                )
                 continue
             self.counts["images"][1] += 1
             split = path.relative_to(base(self.root) / "images" / "ADE").parts[0]
