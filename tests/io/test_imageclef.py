@@ -140,3 +140,32 @@ def test_byte_order_marks_anywhere_read_as_without(
         for path in (p for p in paths if p.is_file()):
             path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     assert imageclef.read_files(out) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(judgment_sets, st.sampled_from(["fewer", "twice", "as written"]), st.integers(0, 4))
+def test_annotators_txt_must_name_each_judge_once(
+    tmp_path_factory: pytest.TempPathFactory, judgments: imageclef.Judgments, change: str, k: int
+) -> None:
+    """Without judges.txt, annotators.txt names the columns of every raw line: fewer names than
+    judgments, or one name twice (two judges' votes merged into one annotator), is refused in one
+    line naming the file; the file as written reads back."""
+    full = every_image(judgments)
+    out = tmp_path_factory.mktemp("clef") / "out"
+    imageclef.write_files(out, full, CONCEPTS, IMAGES)
+    (out / "judges.txt").unlink()
+    names = (out / "annotators.txt").read_text().split()
+    if change == "fewer":
+        names.pop(k % len(names))
+    elif change == "twice":
+        names[k % len(names)] = names[(k + 1) % len(names)]
+    (out / "annotators.txt").write_text("".join(f"{n}\n" for n in names))
+    if change == "as written":
+        assert imageclef.read_files(out)[0] == full
+        return
+    with pytest.raises(imageclef.ImageClefError) as refused:
+        imageclef.read_files(out)
+    text = str(refused.value)
+    assert "\n" not in text and ("annotators.txt" in text or "judgments of image" in text), text
+    if change == "twice":
+        assert "annotators.txt" in text and "a name twice" in text
