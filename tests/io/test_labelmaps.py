@@ -429,3 +429,38 @@ def test_ade20k_full_an_image_whose_json_cannot_stand_is_a_reject(tmp_path: Path
     [reject] = shard.rejects.to_pylist()
     assert reject["source"].endswith("ADE_val_00000001.json") and reject["reason"].startswith("ADE_val_00000001.json")
     assert shard.images.num_rows == 0 and shard.regions.num_rows == 0
+
+
+@PROPERTY
+@given(
+    damage=st.sampled_from(["another class", "wrong size", "not a png", "absent", "as written"]),
+    pixels=st.integers(1, 50),
+)
+def test_cityscapes_label_ids_are_read_against_the_instance_ids(tmp_path: Path, damage: str, pixels: int) -> None:
+    """``*_gtFine_labelIds.png`` must give each pixel the class its instance id does: one that
+    differs, is of another size or is no PNG makes its image a reject naming the label map; an
+    absent one is not needed; as written, nothing changes."""
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    list(cs_synth.write_tree(root, 1, 0, (32, 16)))
+    [labels] = sorted(root.glob("gtFine/*/*/*_gtFine_labelIds.png"))
+    values = np.asarray(Image.open(labels)).copy()
+    if damage == "another class":
+        flat = values.reshape(-1)
+        flat[:pixels] = (flat[:pixels] + 1) % 34
+        Image.fromarray(values).save(labels)
+    elif damage == "wrong size":
+        Image.fromarray(values[:-1]).save(labels)
+    elif damage == "not a png":
+        labels.write_bytes(b"not a png")
+    elif damage == "absent":
+        labels.unlink()
+    words = cityscapes.LAYOUT.write_vocabulary(root, tmp_path).ids
+    shard = ingest_shard(root, "00", words, layout="cityscapes", settings=ALL)
+    balanced(shard)
+    if damage in ("absent", "as written"):
+        assert shard.images.num_rows == 1 and shard.rejects.num_rows == 0
+        return
+    [reject] = shard.rejects.to_pylist()
+    assert labels.name in reject["reason"] and shard.images.num_rows == 0, reject
+    if damage == "another class":
+        assert reject["source"] == labels.relative_to(root).as_posix()

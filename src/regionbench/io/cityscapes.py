@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.labelmaps import (
     ImageRuns,
@@ -25,6 +27,7 @@ from regionbench.io.labelmaps import (
     Listed,
     MapReader,
     Meaning,
+    read_map,
     safe_label,
     shard_run,
 )
@@ -74,8 +77,30 @@ class Format:
             return f"value {value}: {name!r} (class {class_id}) has no instances in Cityscapes' label table"
         return Meaning(class_id, safe_label(name), instance, crowd=has_instances and instance is None)
 
+    def agrees(self, root: Path, item: Item, maps: dict[str, np.ndarray]) -> tuple[str, str] | None:
+        """Each annotator's ``*_labelIds.png`` beside its instance map, where there is one, must
+        give every pixel the class its instance id does (``class x 1000 + instance`` or the class);
+        (the label map, the reason) where it does not; a ValueError for one that cannot be read."""
+        for who, values in maps.items():
+            labels = label_ids_of(item.maps[who])
+            if labels not in item.also:
+                continue
+            given = read_map(Path(root) / labels, ("L", "P"), values.shape).astype(np.int64)
+            classes = np.where(values >= INSTANCE_BASE, values // INSTANCE_BASE, values)
+            if (differ := int(np.count_nonzero(given != classes))) > 0:
+                return (
+                    labels,
+                    f"{Path(labels).name} gives {differ} pixels another class than {Path(item.maps[who]).name}",
+                )
+        return None
+
 
 FORMAT = Format()
+
+
+def label_ids_of(instance_map: str) -> str:
+    """The ``*_labelIds.png`` beside an ``*_instanceIds.png`` (paths relative to the root)."""
+    return instance_map.removesuffix("_instanceIds.png") + "_labelIds.png"
 
 
 def stem_of(path: Path, suffix: str) -> str:
@@ -97,9 +122,12 @@ def _items(root: str, state: str) -> tuple[Item, ...]:
             key = (path.parts[-3], path.parts[-2], stem_of(path, f"{folder}_instanceIds"))
             found.setdefault(key, {"maps": {}})["maps"][who] = path.relative_to(base).as_posix()
     return tuple(
-        Item(f"{split}/{city}/{name}", entry.get("image"), entry["maps"], split, image_id_of(name))
+        Item(
+            f"{split}/{city}/{name}", entry.get("image"), entry["maps"], split, image_id_of(name),
+            also=tuple(sorted(label_ids_of(m) for m in entry["maps"].values() if (base / label_ids_of(m)).is_file())),
+        )
         for (split, city, name), entry in sorted(found.items())
-    )
+    )  # fmt: skip
 
 
 def items(root: Path) -> tuple[Item, ...]:

@@ -149,7 +149,8 @@ class Item:
     """One image of a label-map collection: ``name`` (its key in rejects), ``image`` and each
     annotator's ``maps`` (paths relative to the root; the image None when a map has no image),
     the collection's own ``split`` and the release's ``image_id``; ``copy_of`` the earlier item
-    of the same name in another split (one image, one id: the copy is a reject)."""
+    of the same name in another split (one image, one id: the copy is a reject); ``also`` the
+    item's other files a format checks its maps against (``MapFormat.agrees``)."""
 
     name: str
     image: str | None
@@ -157,11 +158,12 @@ class Item:
     split: str | None
     image_id: int
     copy_of: str | None = None  # an earlier item of the same image name (another split): this one is rejected
+    also: tuple[str, ...] = ()  # other files of the item its reading checks (fingerprinted with it)
 
     @property
     def listed(self) -> Listed:
         """The item as ``ImageRuns.listing`` gives it: its image and maps fingerprinted."""
-        files = tuple(p for p in (self.image, *sorted(self.maps.values())) if p is not None)
+        files = tuple(p for p in (self.image, *sorted(self.maps.values()), *self.also) if p is not None)
         return Listed(self.name, self.image, files)
 
 
@@ -188,6 +190,9 @@ class MapFormat(Protocol):
     ignore_values: tuple[int, ...]
 
     def meaning(self, value: int) -> Meaning | str: ...
+
+    # Optionally, ``agrees(root, item, maps) -> (file, reason) | None``: whether other files of the
+    # item (``Item.also``) say what its maps say; a ValueError for one that cannot be read.
 
 
 class MapReader:
@@ -221,8 +226,12 @@ class MapReader:
                 image = self.reading.read_image(self.root, self.root / item.image, fmt.image_formats, fmt.image_modes)
                 shape = (image.height, image.width)
                 maps = {a: read_map(self.root / p, fmt.map_modes, shape) for a, p in sorted(item.maps.items())}
+                problem = fmt.agrees(self.root, item, maps) if hasattr(fmt, "agrees") else None
             except ValueError as exc:
                 self.ledger.reject(item.image, item.name, "image", str(exc))
+                continue
+            if problem is not None:  # a second file of the format says otherwise: the one to fix is named
+                self.ledger.reject(problem[0], item.name, "image", problem[1])
                 continue
             row = image_row(item.image_id, self.shard, item.image, image, item.split)
             found: list[tuple[dict[str, Any], np.ndarray | None]] = []
