@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from test_labelmaps import balanced  # the ledger of a shard balances: one check for every layout's tests
 
 from regionbench.core import geometry
 from regionbench.io import layouts, panoptic
@@ -21,15 +22,6 @@ from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic import panoptic as synth
 
 ALL = IngestSettings(shard_size=1000)
-
-
-def balanced(shard) -> None:
-    report = shard.report
-    for counts in [report["images"], report["regions"], *report["annotators"].values()]:
-        assert counts["seen"] == counts["accepted"] + counts["rejected"], report
-    assert report["regions"]["accepted"] == shard.regions.num_rows
-    assert report["images"]["accepted"] == shard.images.num_rows
-    assert shard.rejects.num_rows == report["images"]["rejected"] + report["regions"]["rejected"]
 
 
 def words(root: Path) -> dict[str, int]:

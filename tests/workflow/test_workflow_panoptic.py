@@ -55,6 +55,13 @@ def _merged(documents: list[Path], out: Path) -> Path:
     return out
 
 
+def _evaluate(folder: Path, run: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+         "--task", "panoptic", "--split", "all", *extra], capture_output=True, text=True,
+    )  # fmt: skip
+
+
 def test_the_built_release_exports_back_to_what_the_pq_api_calls_identical(coco: Path, tmp_path: Path) -> None:
     """Each annotator's export scores PQ 1.0 against its source files (things and stuff), and
     each exported PNG holds the source's segment ids pixel for pixel."""
@@ -100,11 +107,7 @@ def test_a_panoptic_run_scores_as_the_coco_panoptic_api_scores_it(coco: Path, tm
     truth = _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
     expected = _quiet_pq(truth, run)
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "panoptic", "--annotator", "annotator1", "--split", "all", "--out", str(report)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = _evaluate(folder, run, "--annotator", "annotator1", "--out", str(report))
     assert done.returncode == 0, done.stderr
     ours = json.loads(report.read_text())
     for theirs, mine in (("All", "all"), ("Things", "things"), ("Stuff", "stuff")):
@@ -184,11 +187,7 @@ def test_a_panoptic_run_is_drawn_beside_the_truth_stuff_apart_from_things(browse
     raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
     run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "run.json")
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "panoptic", "--annotator", "annotator1", "--split", "all", "--out", str(report)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = _evaluate(folder, run, "--annotator", "annotator1", "--out", str(report))
     assert done.returncode == 0, done.stderr
     scored = json.loads(report.read_text())
     site = tmp_path / "site"
@@ -217,13 +216,6 @@ def test_a_panoptic_run_is_drawn_beside_the_truth_stuff_apart_from_things(browse
     assert page.locator("#outlines g.run path:not(.stuff)").count() > 0
     assert "(stuff)" in page.inner_text("#regions")
     assert errors == []
-
-
-def _evaluate(folder: Path, run: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "panoptic", "--split", "all", *extra], capture_output=True, text=True,
-    )  # fmt: skip
 
 
 def test_against_every_annotator_each_is_its_own_truth(coco: Path, tmp_path: Path) -> None:

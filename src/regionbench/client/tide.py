@@ -36,11 +36,10 @@ FOREGROUND, BACKGROUND = 0.5, 0.1
 
 @dataclass
 class PerClass:
-    """One class's AP data: detections by id (score, whether a match, in push order), the
-    truth instances left unmatched, and how many truth instances there are."""
+    """One class's AP data: detections by id (score, whether a match, in push order) and how
+    many truth instances there are."""
 
     points: dict[int, tuple[float, bool]] = field(default_factory=dict)
-    missed: set[int] = field(default_factory=set)
     positives: int = 0
 
     def empty(self) -> bool:
@@ -115,7 +114,6 @@ class Part:
         for class_id, found in other.data.by_class.items():
             mine = self.data.of(class_id)
             mine.points.update(found.points)
-            mine.missed |= found.missed
             mine.positives += found.positives
         self.errors += other.errors
         for class_id, ids in other.missed.items():
@@ -190,7 +188,6 @@ def _image(
         g["_used"], g["_usable"] = False, False
     if not preds:
         for g in instances:
-            data.of(g["category_id"]).missed.add(g["id"])
             missed.setdefault(g["category_id"], []).append(g["id"])
             errors.append(Error("Miss", g["id"], None, (g["category_id"], -1)))
         return
@@ -239,7 +236,6 @@ def _image(
         errors.append(error)
     for g in instances:
         if not g["_used"]:
-            data.of(g["category_id"]).missed.add(g["id"])
             missed.setdefault(g["category_id"], []).append(g["id"])
             if not g["_usable"]:
                 errors.append(Error("Miss", g["id"], None, (g["category_id"], -1)))

@@ -558,6 +558,7 @@ def export_release(
 
     from regionbench.core import geometry, tables
     from regionbench.core.errors import InputError
+    from regionbench.io.coco.export import as_written
     from regionbench.io.layouts import image_files
 
     out = Path(out)
@@ -619,8 +620,8 @@ def export_release(
                     "id": segment_id, "iscrowd": int(region["iscrowd"]),
                     "category_id": region["category_id"] if region["category_id"] is not None and own_ids
                     else category_of[region["label"]],
-                    "area": region["area_px"] if region["source_area"] is None else _whole(region["source_area"]),
-                    "bbox": [_whole(v) for v in box],
+                    "area": region["area_px"] if region["source_area"] is None else as_written(region["source_area"]),
+                    "bbox": [as_written(v) for v in box],
                 })  # fmt: skip
             segments += len(info)
             Image.fromarray(id_to_rgb(ids)).save(base / f"panoptic_{split}" / f"{stem}.png")
@@ -642,8 +643,3 @@ def export_release(
             target.write_bytes(content)
     (out / "images").mkdir(parents=True, exist_ok=True)
     return {"annotators": len(chosen), "images": len(rows), "segments": segments, "overlapped": overlapped}
-
-
-def _whole(value: float) -> int | float:
-    """A number as the source's JSON wrote it most likely: a whole one as an integer."""
-    return int(value) if float(value).is_integer() else value

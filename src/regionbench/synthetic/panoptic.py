@@ -150,9 +150,7 @@ def write_tree(
     ]
     for k in range(images):
         split = splits[1] if k % 3 == 2 else splits[0]
-        image_path, file_name, png, source_id = _names(flavour, k, split.removesuffix("2017"))
-        if flavour == "coco":
-            image_path = f"images/{split}/{file_name}"
+        image_path, file_name, png, source_id = _names(flavour, k, split)
         regions = 0
         for a, annotator in enumerate(names):
             pixels, ids, segments = scene(k, flavour, seed, size, jitter=2 * a)

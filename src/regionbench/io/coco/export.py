@@ -37,7 +37,7 @@ def _ids_or_none(values: list[int | None], labels: list[str] | None = None) -> l
     return known if consistent and len(set(per_label.values())) == len(per_label) else None
 
 
-def _number(value: float) -> int | float:
+def as_written(value: float) -> int | float:
     """A source number as JSON wrote it most likely: a whole one as an integer (equal either way)."""
     return int(value) if float(value).is_integer() else value
 
@@ -67,8 +67,8 @@ def _instances(
                 "image_id": regions["image_id"][k],
                 "category_id": category_ids[k],
                 "segmentation": {"size": list(regions["mask"][k]["size"]), "counts": regions["mask"][k]["counts"]},
-                "area": regions["area_px"][k] if source_area is None else _number(source_area),
-                "bbox": box if None in source_box else [_number(v) for v in source_box],
+                "area": regions["area_px"][k] if source_area is None else as_written(source_area),
+                "bbox": box if None in source_box else [as_written(v) for v in source_box],
                 "iscrowd": int(regions["iscrowd"][k]),
             }
         )
