@@ -470,6 +470,66 @@ class Evaluated:
 IOU_TYPES = ("segm", "bbox", "boundary")
 DILATION_RATIO = 0.02  # Boundary IoU's band: this share of the image diagonal (boundary-iou-api's default)
 
+PROTOCOLS = ("coco", "lvis")
+LVIS = "lvis"
+"""LVIS's federated protocol (Gupta et al., CVPR 2019), as its ``lvis`` package's ``LVISEval``
+scores a run (the engine's ``lvis_style``): an image's file states which categories were
+verified absent (``neg_category_ids``) and which are present but not annotated exhaustively
+(``not_exhaustive_category_ids``);
+
+- a detection of a category the image neither annotates nor verified absent is dropped: nobody
+  checked, so it is neither right nor wrong;
+- a detection of a non-exhaustive category that takes no instance is ignored;
+- an image keeps its ``LVIS_MAX_DETS`` best detections over all categories (``capped``), before
+  those rules; the figures are AP at that count (``LVIS_STATS``), APr/APc/APf the mean AP of the
+  rare, common and frequent categories (``frequency``)."""
+LVIS_MAX_DETS = 300
+FREQUENCIES = ("r", "c", "f")
+
+
+def lvis_stats(most: int) -> tuple[str, ...]:
+    """LVISEval's 13 figures, named as it names them, at ``most`` detections an image."""
+    return (
+        "AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
+        f"AR@{most}", f"ARs@{most}", f"ARm@{most}", f"ARl@{most}",
+    )  # fmt: skip
+
+
+def capped(detections: Sequence[dict], most: int) -> list[dict]:
+    """Each image's ``most`` best detections over all its categories, as LVIS's results loader
+    keeps them (``LVISResults.limit_dets_per_image``): by score, ties in file order."""
+    by_image: dict[int, list[dict]] = defaultdict(list)
+    for d in detections:
+        by_image[d["image_id"]].append(d)
+    out: list[dict] = []
+    for items in by_image.values():
+        out += items if len(items) <= most else sorted(items, key=lambda d: -d["score"])[:most]
+    return out
+
+
+def lvis_summary(precision: np.ndarray, recall: np.ndarray, groups: Sequence[Sequence[int]], most: int) -> dict[str, float]:
+    """LVISEval's ``summarize`` of accumulated ``precision`` and ``recall`` (one ``max_dets``,
+    ``most``): the mean of the entries that are not -1 (-1 where none), all areas or one, IoU
+    .50:.95, .50 or .75; APr/APc/APf over the category indices ``groups`` (rare, common,
+    frequent)."""
+
+    def mean(values: np.ndarray) -> float:
+        values = values[values > -1]
+        return float(values.mean()) if values.size else -1.0
+
+    ap = [mean(precision[:, :, :, 0, -1]), mean(precision[:1, :, :, 0, -1]), mean(precision[5:6, :, :, 0, -1])]
+    ap += [mean(precision[:, :, :, a, -1]) for a in (1, 2, 3)]
+    ap += [mean(precision[:, :, list(g), 0, -1]) for g in groups]
+    ar = [mean(recall[:, :, a, -1]) for a in (0, 1, 2, 3)]
+    return dict(zip(lvis_stats(most), ap + ar, strict=True))
+
+
+def frequency_groups(categories: Sequence[dict]) -> list[list[int]]:
+    """The indices (in id order) of the rare, common and frequent ``categories`` (their
+    ``frequency``), as LVISEval groups them."""
+    ordered = sorted(categories, key=lambda c: c["id"])
+    return [[k for k, c in enumerate(ordered) if c.get("frequency") == f] for f in FREQUENCIES]
+
 
 def _engine(
     truth: dict,
@@ -478,12 +538,14 @@ def _engine(
     max_det: int,
     areas: Sequence[Sequence[float]],
     dilation_ratio: float = DILATION_RATIO,
+    lvis: bool = False,
 ) -> Any:
     """faster-coco-eval's ``COCOeval_faster`` evaluated on ``truth`` and ``detections`` (each with
     its ``id``, ``area`` and shape), the per-image results kept for reading (``separate_eval``).
     ``boundary``: Boundary IoU (Cheng et al., CVPR 2021), each mask's pixels within
     ``dilation_ratio`` of the image diagonal of its contour, the IoU the smaller of mask and
-    boundary IoU (crowds: the mask's), as boundary-iou-api computes it."""
+    boundary IoU (crowds: the mask's), as boundary-iou-api computes it. ``lvis``: LVIS's
+    federated rules (``LVIS``)."""
     from faster_coco_eval import COCO, COCOeval_faster
 
     gt = COCO()
@@ -495,7 +557,7 @@ def _engine(
     quiet = lambda *args, **kwargs: None  # noqa: E731  the engine reports its progress
     evaluation = COCOeval_faster(
         gt, dt, iou_type, print_function=quiet, separate_eval=True, rle_iou_max_workers=1,
-        boundary_dilation_ratio=dilation_ratio, boundary_cpu_count=1,
+        boundary_dilation_ratio=dilation_ratio, boundary_cpu_count=1, lvis_style=lvis,
     )  # fmt: skip
     evaluation.params.catIds = sorted(c["id"] for c in truth["categories"])
     evaluation.params.imgIds = sorted(e["id"] for e in truth["images"])
@@ -515,13 +577,16 @@ def evaluate_range(
     areas: Sequence[Sequence[float]],
     outcomes: bool = False,
     dilation_ratio: float = DILATION_RATIO,
+    lvis: bool = False,
 ) -> Evaluated:
     """The engine's per-image evaluation of a range of images (``truth``, a COCO instances
     document, taken by the engine: give it a fresh one) and its ``detections`` (checked by
     ``Checker``, their ``id`` set here), read into an ``Evaluated``: what COCOeval's
     ``evaluateImg`` gives (matches and ignore flags per IoU threshold and area range, at most
     ``max_det`` detections per image and category, best first), for ``areas`` (low, high) in
-    pixels, all areas first. ``outcomes``: each detection's at IoU 0.5 too (``Evaluated``)."""
+    pixels, all areas first. ``outcomes``: each detection's at IoU 0.5 too (``Evaluated``).
+    ``lvis``: LVIS's federated rules (``LVIS``; the truth's images carry its lists, its
+    categories their ``frequency``)."""
     for k, d in enumerate(detections, start=1):
         d["id"] = k
     if not detections:  # nothing for the engine to match: the instances alone
@@ -530,7 +595,7 @@ def evaluate_range(
         return Evaluated(
             instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
         )
-    evaluation = _engine(truth, detections, iou_type, max_det, areas, dilation_ratio)
+    evaluation = _engine(truth, detections, iou_type, max_det, areas, dilation_ratio, lvis)
     p = evaluation.params
     cats, images, thresholds = list(p.catIds), list(p.imgIds), len(IOU_THRESHOLDS)
     n_areas, n_images = len(areas), len(images)
@@ -808,11 +873,13 @@ def report(
     max_dets: Sequence[int],
     area_ranges: dict[str, tuple[float, float]] | None,
     counts: Mapping[str, int],
+    groups: Sequence[Sequence[int]] | None = None,
 ) -> dict:
     """The figures of a run evaluated range by range (``evaluated``: the ranges, or their
     ``Evaluated`` in image order) against a truth of ``categories`` (id -> name, sorted by id): the 12 figures
-    (``summary``), per-category AP, the categories absent, the settings and ``counts`` (images,
-    ground_truth, crowd, detections)."""
+    (``summary``; LVIS's 13, ``lvis_summary``, where the frequency ``groups`` are given),
+    per-category AP, the categories absent, the settings and ``counts`` (images, ground_truth,
+    crowd, detections)."""
     if isinstance(evaluated, Sequence):
         evaluated = InMemory(evaluated, len(categories), 4)
     precision, recall = accumulate(evaluated, len(categories), 4, max_dets)
@@ -823,7 +890,9 @@ def report(
         "max_dets": list(max_dets),
         "area_ranges": {k: list(v) for k, v in ranges.items()},
         **counts,
-        "stats": summary(precision, recall, max_dets),
+        "stats": summary(precision, recall, max_dets)
+        if groups is None
+        else lvis_summary(precision, recall, groups, max_dets[-1]),
         "per_category_ap": found,
         "categories_absent": absent,
     }
@@ -836,20 +905,23 @@ def score(
     max_dets: Sequence[int] = (1, 10, 100),
     area_ranges: dict[str, tuple[float, float]] | None = None,
     dilation_ratio: float = DILATION_RATIO,
+    protocol: str = "coco",
 ) -> dict:
     """COCOeval of ``detections`` (checked: ``check_results``) against ``truth`` (a COCO
     instances document) in one range: the 12 summary figures (``STATS``, -1 where a figure has
     no ground truth, as COCOeval gives it), per-category AP (over IoU .50:.95, all areas, the
-    last ``max_dets``), the categories absent and the settings."""
+    last ``max_dets``), the categories absent and the settings. ``protocol`` ``lvis``: LVISEval's
+    (``LVIS``; ``max_dets`` its one count, its 13 figures ``lvis_stats``)."""
     if iou_type not in IOU_TYPES:
         raise InstancesError(f"--iou-type {iou_type}: use {', '.join(IOU_TYPES)}")
     if iou_type != "bbox" and any("segmentation" not in d for d in detections):
         raise InstancesError(
             f"--iou-type {iou_type}: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
-    areas = area_bounds(area_ranges)
+    areas, lvis = area_bounds(area_ranges), protocol == LVIS
     fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}  # the engine marks them
-    part = evaluate_range(fresh, [dict(d) for d in detections], iou_type, max(max_dets), areas, False, dilation_ratio)
+    chosen = capped(detections, max_dets[-1]) if lvis else detections
+    part = evaluate_range(fresh, [dict(d) for d in chosen], iou_type, max(max_dets), areas, False, dilation_ratio, lvis)
     categories = {c["id"]: c["name"] for c in sorted(truth["categories"], key=lambda c: c["id"])}
     counts = {
         "images": len(truth["images"]),
@@ -857,4 +929,5 @@ def score(
         "crowd": sum(a["iscrowd"] for a in truth["annotations"]),
         "detections": len(detections),
     }
-    return report([part], categories, iou_type, max_dets, area_ranges, counts)
+    groups = frequency_groups(truth["categories"]) if lvis else None
+    return report([part], categories, iou_type, max_dets, area_ranges, counts, groups)

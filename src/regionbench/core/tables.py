@@ -189,8 +189,16 @@ AGREEMENT = pa.schema(
 
 # Which annotators covered (were shown) each image: an annotator absent from an image is not one
 # who drew nothing on it (docs/agreement.md, "Coverage").
+# LVIS's federated lists are one file's statements about one image: they sit beside its id there.
 COVERAGE = pa.schema(
-    [("image_id", pa.int64()), ("annotator", pa.string()), ("source_image_id", pa.int64()), ("ignore_mask", RLE)]
+    [
+        ("image_id", pa.int64()),
+        ("annotator", pa.string()),
+        ("source_image_id", pa.int64()),
+        ("ignore_mask", RLE),
+        ("neg_category_ids", pa.list_(pa.int64())),
+        ("not_exhaustive_category_ids", pa.list_(pa.int64())),
+    ]
 )
 
 # The categories each annotator's source file names, as it names them (io.layouts.NamesCategories).
@@ -204,6 +212,8 @@ SOURCE_CATEGORIES = pa.schema(
         ("train_id", pa.int64()),
         ("has_instances", pa.bool_()),
         ("ignore_in_eval", pa.bool_()),
+        ("frequency", pa.string()),
+        ("synonyms", pa.list_(pa.string())),
     ]
 )
 

@@ -42,7 +42,9 @@ class ImageRecord:
     in name order (one who drew nothing covered it too), and ``source_ids`` the id each of them
     gives the image in their own file, where it differs from the release's numbering or may;
     ``ignore`` per annotator the pixels they marked as neither a region nor background (a
-    label map's void), which scoring leaves out.
+    label map's void), which scoring leaves out; ``federated`` per annotator what their file
+    states of the image's categories beyond its regions (LVIS's ``neg_category_ids`` and
+    ``not_exhaustive_category_ids``: ``coverage`` columns).
     """
 
     key: str
@@ -53,6 +55,7 @@ class ImageRecord:
     known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     source_ids: dict[str, int] = field(default_factory=dict)
     ignore: dict[str, np.ndarray] = field(default_factory=dict)
+    federated: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ DATA_TYPES = {
     "string": TEXT,
     "bool": mlc.DataType.BOOL,
     "binary": TEXT,
+    "list<int64>": mlc.DataType.INT64,  # a list of them: the field is an array
+    "list<string>": TEXT,
 }
 # The geometry column's WKB, typed as GeoSPARQL's literal for it beside the text mlcroissant reads.
 WKB = "http://www.opengis.net/ont/geosparql#wkbLiteral"
@@ -91,6 +93,7 @@ def _field(ctx: mlc.Context, table: str, column: str, spec: dict, file_id: str) 
         data_types=data_types,
         source=_source(ctx, file_id, column),
         **({"references": mlc.Source(ctx=ctx, field=target)} if target else {}),
+        **({"is_array": True, "array_shape": "-1"} if spec["x-arrow-type"].startswith("list<") else {}),
     )
 
 

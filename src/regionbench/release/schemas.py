@@ -40,6 +40,8 @@ ARROW_TYPES = {
     "bool": pa.bool_(),
     "binary": pa.binary(),
     "rle": tables.RLE,  # a mask as COCO writes it: {size: [height, width], counts}
+    "list<int64>": pa.list_(pa.int64()),
+    "list<string>": pa.list_(pa.string()),
 }
 
 

@@ -99,10 +99,13 @@ def write_vocabulary(root: str | Path, out: str | Path) -> TreeVocabulary:
     return TreeVocabulary(tree.labels, counts)
 
 
+FREQUENCIES = ("r", "c", "f")  # LVIS's frequency groups: rare, common, frequent
+
+
 def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]]:
-    """Each annotator file's categories as it lists them (id, name, supercategory) with the label
-    each maps to (``ingest.mapped_label``; None when no vocabulary label): what an export writes
-    back. An entry without an integer id and a string name is left out (ingest reports it)."""
+    """Each annotator file's categories as it lists them (id, name, supercategory; LVIS's frequency
+    and synonyms) with the label each maps to (``ingest.mapped_label``; None when no vocabulary
+    label): what an export writes back. An entry without an integer id and a string name is left out (ingest reports it)."""
     rows = []
     for annotator, path in annotators(root).items():
         _, listed = check_file(path)
@@ -113,7 +116,7 @@ def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]
                 or not isinstance(category.get("name"), str)
             ):
                 continue
-            parent = category.get("supercategory")
+            parent, synonyms = category.get("supercategory"), category.get("synonyms")
             label = mapped_label(category["name"], reading.words, reading.category_map)
             rows.append(
                 {
@@ -122,6 +125,9 @@ def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]
                     "name": category["name"],
                     "supercategory": parent if isinstance(parent, str) else None,
                     "label": label if label in reading.words else None,
+                    # LVIS's: how often the category is seen (r, c, f), its other names
+                    "frequency": category.get("frequency") if category.get("frequency") in FREQUENCIES else None,
+                    "synonyms": synonyms if isinstance(synonyms, list) and all(isinstance(w, str) for w in synonyms) else None,
                 }
             )
     return rows

@@ -267,6 +267,25 @@ def split_of(name: str, annotators: Iterable[str] = ()) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
+FEDERATED = ("neg_category_ids", "not_exhaustive_category_ids")  # LVIS's per-image category lists
+
+
+def federated_lists(entry: Mapping[str, Any], quirks: Counter[Any]) -> dict[str, list[int]]:
+    """What an ``images`` entry states of the image's categories beyond its annotations (LVIS's
+    federated lists, ``FEDERATED``), each as sorted distinct category ids. A list that is not
+    one of integer ids is left out and counted (quirk ``federated_list_not_ids``)."""
+    out = {}
+    for key in FEDERATED:
+        if key not in entry:
+            continue
+        given = entry[key]
+        if isinstance(given, list) and all(split.is_id(c) for c in given):
+            out[key] = sorted(set(given))
+        else:
+            quirks["federated_list_not_ids"] += 1
+    return out
+
+
 class ShardReader:
     """One shard of a COCO tree being read (``io.layouts.ShardReader``): shard ``shard`` of the
     runs of ``reading.shard_size`` file names in sorted order.
@@ -341,7 +360,11 @@ class ShardReader:
                     if isinstance(e.get("height"), int) and isinstance(e.get("width"), int)
                 )
                 row |= self._license(entries)
-                yield ImageRecord(name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids)
+                federated = {a: federated_lists(entry, self.ledger.quirks) for a, entry in entries.items()}
+                yield ImageRecord(
+                    name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids,
+                    federated={a: lists for a, lists in federated.items() if lists},
+                )  # fmt: skip
 
     def _license(self, entries: dict[str, dict[str, Any]]) -> dict[str, str | None]:
         """The image's licence (``license``, ``license_url``) as the first annotator listing it

@@ -43,6 +43,9 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
             "images.caption_title": "null: the COCO layout has no captions",
             "regions.label_id": "id of the label in the vocabulary (vocabulary.label_id); the category id of the "
             "annotator's file is category_id",
+            "coverage.neg_category_ids": "an LVIS file's neg_category_ids of the image: the categories verified absent",
+            "coverage.not_exhaustive_category_ids": "an LVIS file's not_exhaustive_category_ids of the image: "
+            "categories present whose every instance is not annotated",
         },
     )
     official_measures = ()
