@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# plots; the headless build and seaborn give it what its import needs.
 	$(BIN)/pip install --quiet -c constraints.txt opencv-python-headless==4.13.0.92 seaborn==0.13.2 appdirs==1.4.4
 	$(BIN)/pip install --quiet --no-deps tidecv==1.0.1
+	# LVIS's reference evaluation, for tests/test_lvis.py: its metadata asks for the GUI OpenCV build;
+	# it needs what the lines above installed.
+	$(BIN)/pip install --quiet --no-deps lvis==0.5.3
 	touch $(STAMP)
 
 release: $(STAMP)

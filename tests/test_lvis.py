@@ -84,11 +84,14 @@ def lvis_eval(truth: dict, detections: list[dict], iou_type: str, most: int) -> 
 
     logging.getLogger("lvis").setLevel(logging.ERROR)
     gt = LVIS.__new__(LVIS)
-    gt.logger, gt.dataset = logging.getLogger("lvis"), {
-        "images": [dict(e) for e in truth["images"]],
-        "annotations": [dict(a) for a in truth["annotations"]],
-        "categories": [dict(c) for c in truth["categories"]],
-    }
+    gt.logger, gt.dataset = (
+        logging.getLogger("lvis"),
+        {
+            "images": [dict(e) for e in truth["images"]],
+            "annotations": [dict(a) for a in truth["annotations"]],
+            "categories": [dict(c) for c in truth["categories"]],
+        },
+    )
     gt._create_index()
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()):
         patch.setattr(np, "float", float, raising=False)

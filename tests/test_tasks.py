@@ -161,7 +161,8 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "dilation_ratio": st.floats(0.001, 1),
         "tide": st.booleans(),
         "allow_missing": st.booleans(),
-        "max_dets": st.integers(1, 300),
+        "max_dets": st.none() | st.integers(1, 300),
+        "protocol": st.sampled_from(["coco", "lvis"]),
         "area_ranges": st.lists(
             st.tuples(st.sampled_from(["small", "medium", "large"]), st.floats(0, 100), st.floats(101, 1e10)),
             max_size=3,

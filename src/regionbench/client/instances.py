@@ -507,7 +507,9 @@ def capped(detections: Sequence[dict], most: int) -> list[dict]:
     return out
 
 
-def lvis_summary(precision: np.ndarray, recall: np.ndarray, groups: Sequence[Sequence[int]], most: int) -> dict[str, float]:
+def lvis_summary(
+    precision: np.ndarray, recall: np.ndarray, groups: Sequence[Sequence[int]], most: int
+) -> dict[str, float]:
     """LVISEval's ``summarize`` of accumulated ``precision`` and ``recall`` (one ``max_dets``,
     ``most``): the mean of the entries that are not -1 (-1 where none), all areas or one, IoU
     .50:.95, .50 or .75; APr/APc/APf over the category indices ``groups`` (rare, common,

@@ -77,9 +77,15 @@ class Settings(MaskSettings):
         "--iou-type boundary: the band's width, a share of the image diagonal (0.02, as boundary-iou-api)",
         type=unit_interval, metavar="RATIO",
     )  # fmt: skip
-    max_dets: int = option(
-        100, "--max-dets", "detections an image (100; LVIS uses 300)", type=positive_int, metavar="N"
-    )
+    protocol: str = option(
+        "coco", "--protocol", "COCO's evaluation (coco), or LVIS's federated one (lvis: an image's neg_category_ids "
+        "and not_exhaustive_category_ids decide what a detection counts as; 300 detections an image; APr/APc/APf)",
+        choices=list(measures.PROTOCOLS),
+    )  # fmt: skip
+    max_dets: int | None = option(
+        None, "--max-dets", "detections an image (COCO: 100 of each category; LVIS: 300 over all)",
+        type=positive_int, metavar="N",
+    )  # fmt: skip
     tide: bool = option(
         False, "--tide", "TIDE's error types at IoU 0.5 (Cls, Loc, Both, Dupe, Bkg, Miss): each type's dAP and each "
         "detection's type (view draws it)", action="store_true",
@@ -96,7 +102,34 @@ class Settings(MaskSettings):
             raise TaskError(f"--dilation-ratio is a setting of --iou-type boundary, not of --iou-type {self.iou_type}")
         if self.iou_type == "boundary" and not self.dilation_ratio > 0:
             raise TaskError("--dilation-ratio 0: the band needs a width; use the default 0.02 or more")
-        return self if self.annotator or self.all_annotators else dataclasses.replace(self, annotator=reference(data))
+        if self.lvis and self.tide:
+            raise TaskError(
+                "--tide follows COCO's protocol (TIDE has no federated rules): drop --tide or --protocol lvis"
+            )
+        most = self.max_dets or (measures.LVIS_MAX_DETS if self.lvis else 100)
+        resolved = dataclasses.replace(self, max_dets=most)
+        return (
+            resolved
+            if self.annotator or self.all_annotators
+            else dataclasses.replace(resolved, annotator=reference(data))
+        )
+
+    @property
+    def lvis(self) -> bool:
+        return self.protocol == measures.LVIS
+
+    @property
+    def most(self) -> int:
+        """Detections an image (``resolve`` has set them)."""
+        return int(self.max_dets or 100)
+
+    def max_dets_read(self) -> tuple[int, ...]:
+        """The detection counts the figures read: COCO's 1, 10 and ``most``; LVIS's one."""
+        return (self.most,) if self.lvis else (1, 10, self.most)
+
+    def kept(self, detections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The detections of a range the protocol scores: under LVIS each image's ``most`` best."""
+        return measures.capped(detections, self.most) if self.lvis else detections
 
     def ranges(self) -> dict[str, tuple[float, float]]:
         """The area ranges given, by name (``measures.merged_area_ranges`` adds COCO's)."""
@@ -113,7 +146,7 @@ class Settings(MaskSettings):
         for n, d in enumerate(detections):
             found.setdefault(d["image_id"], []).append(d | {"id": (r, n)})
         images = sorted(e["id"] for e in document["images"])
-        return tide_measures.collect(images, truth, found, shape, self.max_dets)
+        return tide_measures.collect(images, truth, found, shape, self.most)
 
     def evaluate(
         self, document: dict[str, Any], detections: list[dict[str, Any]], outcomes: bool = False
@@ -121,8 +154,9 @@ class Settings(MaskSettings):
         """``measures.evaluate_range`` of a range under these settings: the engine keeps the most
         detections any figure reads (10 for AR10, or more)."""
         areas = measures.area_bounds(self.ranges())
+        most = self.most if self.lvis else max(10, self.most)
         return measures.evaluate_range(
-            document, detections, self.iou_type, max(10, self.max_dets), areas, outcomes, self.dilation_ratio
+            document, detections, self.iou_type, most, areas, outcomes, self.dilation_ratio, self.lvis
         )
 
 
@@ -163,11 +197,12 @@ class Truth:
     numbering: dict[int, int]
     coverage: pd.DataFrame
     ranges: list[list[int]]
+    federated: dict[int, dict[str, list[int]]] = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def of(cls, data: Release, images: pd.DataFrame, who: str, size: int | None = None) -> Truth:
+    def of(cls, data: Release, images: pd.DataFrame, who: str, size: int | None = None, lvis: bool = False) -> Truth:
         """``who``'s truth over ``images`` (rows of the images table), ``size`` images a range
-        (``RANGE``)."""
+        (``RANGE``); ``lvis``: with LVIS's facts (``lvis_facts``)."""
         size = size or RANGE
         named = named_categories(data)
         labels = (  # the distinct (annotator, category, label) of the regions: what names the categories
@@ -184,10 +219,13 @@ class Truth:
             "images": measures.truth_images(images, numbering),
             "categories": [{"id": c, "name": n} for c, n in categories.items()],
         }
+        federated: dict[int, dict[str, list[int]]] = {}
+        if lvis:
+            header["categories"], federated = lvis_facts(coverage, named, who, categories, numbering)
         ids = [e["id"] for e in header["images"]]
         return cls(
             data, who, images, header, measures.category_names(categories, named, who), numbering, coverage,
-            [ids[k : k + size] for k in range(0, len(ids), size)],
+            [ids[k : k + size] for k in range(0, len(ids), size)], federated,
         )  # fmt: skip
 
     @functools.cached_property
@@ -206,12 +244,50 @@ class Truth:
         images = self.images[self.images["image_id"].isin(ids)]
         categories = {c["id"]: c["name"] for c in self.header["categories"]}
         document = measures.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
+        if self.federated:  # LVIS: what the file verified of each image
+            document["images"] = [e | self.federated.get(e["id"], NOTHING_VERIFIED) for e in document["images"]]
         return document | {"categories": self.header["categories"]}  # every range the run's categories
 
     def others(self) -> set[int]:
         """The images of the release the truth leaves out, in the truth's ids."""
         chosen = set(self.images["image_id"].astype(int))
         return {self.numbering.get(i, i) for i in self.data.images["image_id"].astype(int) if i not in chosen}
+
+
+NOTHING_VERIFIED: dict[str, list[int]] = {"neg_category_ids": [], "not_exhaustive_category_ids": []}
+
+
+def lvis_facts(
+    coverage: pd.DataFrame, named: pd.DataFrame | None, who: str, categories: dict[int, str], numbering: dict[int, int]
+) -> tuple[list[dict[str, Any]], dict[int, dict[str, list[int]]]]:
+    """What LVIS's protocol needs of ``who``'s file: the truth's ``categories`` (id -> name) each
+    with its ``frequency`` (``source_categories``), and each image's federated lists
+    (``coverage``), by the truth's image id. A file without them is refused in one line."""
+    own = coverage[coverage["annotator"] == who] if "neg_category_ids" in coverage.columns else coverage.iloc[:0]
+    given = [isinstance(v, list | np.ndarray) for v in own.get("neg_category_ids", [])]
+    if not any(given):
+        raise TaskError(
+            f"--protocol lvis: annotator {who}'s file lists no image's neg_category_ids (LVIS's federated lists); "
+            "score it with --protocol coco, or build the release from its LVIS file"
+        )
+    lists = {}
+    for image_id, negative, partial in zip(
+        own["image_id"], own["neg_category_ids"], own["not_exhaustive_category_ids"], strict=True
+    ):
+        lists[numbering.get(int(image_id), int(image_id))] = {
+            "neg_category_ids": [int(c) for c in negative] if isinstance(negative, list | np.ndarray) else [],
+            "not_exhaustive_category_ids": [int(c) for c in partial] if isinstance(partial, list | np.ndarray) else [],
+        }
+    frequency: dict[int, str] = {}
+    if named is not None and "frequency" in named.columns:
+        mine = named[named["annotator"] == who]
+        frequency = {int(c): str(f) for c, f in zip(mine["category_id"], mine["frequency"], strict=True) if f}
+    if missing := [n for c, n in categories.items() if c not in frequency]:
+        raise TaskError(
+            f"--protocol lvis: {len(missing)} of annotator {who}'s categories have no frequency (r, c or f), e.g. "
+            f"{missing[0]!r}: LVIS's protocol groups every category by it (its file's categories give it)"
+        )
+    return [{"id": c, "name": n, "frequency": frequency[c]} for c, n in categories.items()], lists
 
 
 class Held:
@@ -364,7 +440,7 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     if settings.iou_type == "boundary":
         counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     with no_collection():
-        detections = _HELD.detections(r)
+        detections = settings.kept(_HELD.detections(r))
         errors = settings.errors(r, document, detections) if settings.tide else None
         found = settings.evaluate(document, detections)
     del detections, document
@@ -407,7 +483,7 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
     (``measures.evaluate_range``) and accumulated as one: the figures (``measures.report``) and
     each image's F1 at IoU 0.5, by release id."""
     settings = run.settings
-    truth = Truth.of(run.data, images, who)
+    truth = Truth.of(run.data, images, who, lvis=settings.lvis)
     counts = {"images": len(truth.header["images"]), "ground_truth": 0, "crowd": 0}
     scored: list[tuple[np.ndarray, np.ndarray]] = []  # per range: truth image ids, their F1 (arrays)
     release_id = truth.release_id
@@ -425,8 +501,10 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
             scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
             parts.add(part)
         counts["detections"] = held.count
-        max_dets = (1, 10, settings.max_dets)
-        figures = measures.report(parts, categories, settings.iou_type, max_dets, ranges, counts)
+        groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
+        figures = measures.report(
+            parts, categories, settings.iou_type, settings.max_dets_read(), ranges, counts, groups
+        )
     if settings.tide:
         figures["tide"] = tide_measures.summarize(errors)
     per_image = {
@@ -472,6 +550,14 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         f"IoU: {settings.iou_type}"
         + (f", the band {settings.dilation_ratio:g} of the diagonal" if settings.iou_type == "boundary" else ""),
         "per_level_ap: the mean AP of the categories under each node of the release's hierarchy, by depth",
+        (
+            f"protocol: LVIS's federated evaluation: each image's {settings.most} best detections over all categories; "
+            "a detection of a category the image's file neither annotates nor lists in neg_category_ids is dropped, "
+            "an unmatched one of a category in its not_exhaustive_category_ids is ignored; APr/APc/APf: the mean AP "
+            "of the rare, common and frequent categories (source_categories.frequency)"
+            if settings.lvis
+            else f"protocol: COCO's: each image's {settings.most} best detections of each category"
+        ),
     ]
     report["human_ceiling"] = instances_ceiling(data, images, run)
     report["notes"] = []
@@ -523,31 +609,38 @@ def level_ap(
     return out
 
 
-def whole_truth(data: Release, images: pd.DataFrame, who: str) -> tuple[Truth, dict[str, Any]]:
-    """``who``'s truth over ``images`` and its COCO document in one piece."""
-    truth = Truth.of(data, images, who)
+def whole_truth(data: Release, images: pd.DataFrame, who: str, lvis: bool = False) -> tuple[Truth, dict[str, Any]]:
+    """``who``'s truth over ``images`` and its COCO document in one piece (``lvis``: with LVIS's
+    facts)."""
+    truth = Truth.of(data, images, who, lvis=lvis)
     documents = [truth.document(r) for r in range(len(truth.ranges))]
     annotations = [a for d in documents for a in d["annotations"]]
     for k, a in enumerate(annotations, start=1):
         a["id"] = k
-    return truth, truth.header | {"annotations": annotations}
+    entries = sorted((e for d in documents for e in d["images"]), key=lambda e: e["id"])
+    return truth, truth.header | {"images": entries, "annotations": annotations}
 
 
 def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -> dict[str, Any]:
-    """Each human's regions as detections (score 1) against each other human's, COCO's way: the
-    mean AP of each, and over them."""
+    """Each human's regions as detections (score 1) against each other human's, under the run's
+    protocol: the mean AP of each, and over them. Under LVIS's only a human whose file gives its
+    federated lists is a truth."""
     people = humans(data)
     if len(people) < 2:
         return {}
     chosen = [int(i) for i in images["image_id"]]
+    truths = {}
+    for b in people:
+        with contextlib.suppress(TaskError):  # LVIS: a file without the lists judges no one
+            truths[b] = whole_truth(data, images, b, run.settings.lvis)
     each = {}
     for a in people:
         runs = []
         regions = data.table("regions", TRUTH_COLUMNS, [*image_filter(chosen), ("annotator", "=", a)])
         for b in people:
-            if b == a:
+            if b == a or b not in truths:
                 continue
-            truth, document = whole_truth(data, images, b)
+            truth, document = truths[b]
             detections = measures.as_detections(regions, a, document, truth.numbering)
             checked = measures.check_results(Path(a), detections, document, truth.names)
             runs.append(
@@ -555,11 +648,13 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
                     document,
                     checked,
                     run.settings.iou_type,
-                    (1, 10, run.settings.max_dets),
+                    run.settings.max_dets_read(),
                     dilation_ratio=run.settings.dilation_ratio,
+                    protocol=run.settings.protocol,
                 )["stats"]
             )
-        each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
+        if runs:
+            each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
     return ceiling(each)
 
 
@@ -570,13 +665,13 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     top)."""
     settings = run.settings
     images = scored_images(run.data, settings.split)
-    truth = Truth.of(run.data, images, str(settings.annotator))
+    truth = Truth.of(run.data, images, str(settings.annotator), lvis=settings.lvis)
     category = {c["id"]: c["name"] for c in truth.header["categories"]}
     release_id = truth.release_id
     out: dict[int, list[Shape]] = {}
     with hold(run, truth) as held:
         for r in range(len(truth.ranges)):
-            detections = held.detections(r)
+            detections = settings.kept(held.detections(r))
             document = truth.document(r)
             errors = settings.errors(r, document, detections).outcomes if settings.tide else {}
             found = settings.evaluate(document, detections, outcomes=True)

@@ -127,7 +127,9 @@ def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]
                     "label": label if label in reading.words else None,
                     # LVIS's: how often the category is seen (r, c, f), its other names
                     "frequency": category.get("frequency") if category.get("frequency") in FREQUENCIES else None,
-                    "synonyms": synonyms if isinstance(synonyms, list) and all(isinstance(w, str) for w in synonyms) else None,
+                    "synonyms": synonyms
+                    if isinstance(synonyms, list) and all(isinstance(w, str) for w in synonyms)
+                    else None,
                 }
             )
     return rows

@@ -89,6 +89,18 @@ def _source_image_ids(coverage: pa.Table, ids: list[int]) -> dict[int, int]:
     return {i: int(given[i]) for i in ids}
 
 
+LVIS_CATEGORY = ("frequency", "synonyms")  # source_categories columns an LVIS file's categories carry
+FEDERATED = ("neg_category_ids", "not_exhaustive_category_ids")  # coverage columns its images carry
+
+
+def _federated(coverage: pa.Table) -> dict[int, dict[str, list[int]]]:
+    """Release image id -> the LVIS lists the annotator's file gave the image (``coverage``)."""
+    if not set(FEDERATED) <= set(coverage.column_names):
+        return {}
+    rows = coverage.select(["image_id", *FEDERATED]).to_pylist()
+    return {r["image_id"]: {k: r[k] for k in FEDERATED if r[k] is not None} for r in rows}
+
+
 def _source_rows(release: ReleaseTables) -> list[dict[str, Any]]:
     """The release's ``source_categories`` rows; none in a release made before the table."""
     try:
@@ -134,6 +146,7 @@ def _categories(
                 "name": r["name"],
                 "supercategory": r["supercategory"] if r["supercategory"] is not None else parent.get(r["label"], ""),
             }
+            | {k: r[k] for k in LVIS_CATEGORY if r.get(k) is not None}  # an LVIS file's, written back
             for r in own
         ]
         return categories, [int(i) for i in ids if i is not None]
@@ -159,7 +172,8 @@ def export_release(
     Its ``images`` are the images the annotator covered, by release image id and file name;
     each region is an annotation with its compressed RLE, box, area and ``iscrowd`` (box and
     area as the source gave them, ``_instances``). Categories are the source's as its file named
-    them, where the release keeps them (``_categories``).
+    them, where the release keeps them (``_categories``); an LVIS file's federated lists and
+    category frequencies and synonyms are written back.
     With ``images`` (the raw tree) the image files are copied into ``images/``, each checked
     against the sha256 the release records.
 
@@ -189,9 +203,10 @@ def export_release(
         covered = own["image_id"].to_pylist()
         mine = regions.filter(pc.equal(regions["annotator"], who))
         ids = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
-        numbered = _source_image_ids(own, ids)
+        numbered, lists = _source_image_ids(own, ids), _federated(own)
         entries = [
             {"id": numbered[i], "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
+            | lists.get(i, {})
             for i in ids
         ]
         categories, category_ids = _categories(who, named, vocabulary, mine)
