@@ -82,3 +82,31 @@ def test_prediction_files_for_no_image_of_the_release_are_one_line(bench_release
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "1 prediction files name no image of the release, e.g. 2019.mat" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected", "options"), [("segs", "test_4", []), ("ucm2", "test_1", ["--thresholds", "5"])]
+)
+def test_the_boundary_benchmark_by_the_cli_gives_the_published_figures(
+    bench_release: Path, tmp_path: Path, kind: str, expected: str, options: list[str]
+) -> None:
+    """``evaluate --task boundaries`` on the release built from the benchmark's humans (their
+    boundaries made from their segmentations): eval_bdry.txt within 0.0005, the curve in the
+    report, and the humans' own ceiling."""
+    import json
+
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
+         str(BENCH / kind), "--task", "boundaries", "--out", str(report), *options],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    o, s = found["measures"]["ods"], found["measures"]["ois"]
+    ours = [o["threshold"], o["recall"], o["precision"], o["f"], s["recall"], s["precision"], s["f"]]
+    published = [float(v) for v in (BENCH / expected / "eval_bdry.txt").read_text().split()]
+    assert np.allclose([*ours, found["measures"]["ap"]], published, rtol=0, atol=5e-4)
+    assert len(found["curve"]["recall"]) == len(found["thresholds"]) == 5
+    ceiling = found["human_ceiling"]
+    assert 0.5 < ceiling["f"] < 1 and len(ceiling["per_annotator"]) >= 5

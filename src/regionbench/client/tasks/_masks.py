@@ -25,7 +25,7 @@ import pandas as pd
 
 from regionbench.client import scope
 from regionbench.client.loader import Release
-from regionbench.client.tasks._base import Settings, TaskError, option
+from regionbench.client.tasks._base import Settings, TaskError, option, positive_int
 from regionbench.core import errors, tables
 from regionbench.core.allocator import give_back
 
@@ -99,6 +99,18 @@ class FileSettings(MaskSettings):
             f"{where}: {len(missing)} of the {len(ids)} scored images have no prediction, e.g. image {missing[0]} "
             f"({Path(str(path)).stem}); give them, or --allow-missing to score them as empty"
         )
+
+
+@dataclass(frozen=True)
+class BenchmarkSettings(FileSettings):
+    """The settings of BSDS's benchmarks (segments, boundaries): the truth is every human but
+    ``exclude`` (or ``annotator``); a soft map or ucm2 is cut at ``thresholds`` levels."""
+
+    exclude: str | None = option(None, "--exclude-annotator", "every human but NAME", metavar="NAME")
+    thresholds: int | None = option(
+        None, "--thresholds", "levels to cut a ucm2 (boundaries: or a probability map; 99 by default) at",
+        type=positive_int, metavar="N",
+    )  # fmt: skip
 
 
 def image_sizes(images: pd.DataFrame) -> dict[int, tuple[int, int]]:

@@ -19,9 +19,9 @@ import pandas as pd
 
 from regionbench.client import segments as measures
 from regionbench.client.loader import Release
-from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int
+from regionbench.client.tasks._base import Run, Shape, TaskError, option
 from regionbench.client.tasks._masks import (
-    FileSettings,
+    BenchmarkSettings,
     batches,
     covered,
     file_keys,
@@ -46,11 +46,9 @@ MEASURES = "the BSDS500 region benchmark: covering ODS (and its threshold), OIS,
 
 
 @dataclass(frozen=True)
-class Settings(FileSettings):
+class Settings(BenchmarkSettings):
     """The segments task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
 
-    exclude: str | None = option(None, "--exclude-annotator", "every human but NAME", metavar="NAME")
-    thresholds: int | None = option(None, "--thresholds", "levels to cut a ucm2 at", type=positive_int, metavar="N")
     zero_is_unlabelled: bool = option(
         False, "--zero-is-unlabelled", "label 0 of a prediction is no region for covering, as BSDS's code reads it "
         "(default: a segment like any other, so 0- and 1-based maps of one partition score the same)",

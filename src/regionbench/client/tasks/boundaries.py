@@ -1,0 +1,231 @@
+"""``boundaries``: boundary maps scored with the BSDS500 boundary benchmark
+(``regionbench.client.boundaries``) against every human who covered each image, beside the
+humans' own ceiling.
+
+Predictions: a folder with a file per image, named by image id or file stem: a boundary
+probability PNG (8 or 16 bits, one channel; cut at ``--thresholds`` levels), BSDS's own
+``.mat`` (a ``ucm2``, cut the same way, or a cell ``segs``, each segmentation's boundaries), or,
+with ``--png segments``, label-map PNGs whose segments' boundaries are scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client import boundaries as measures
+from regionbench.client.loader import Release
+from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
+from regionbench.client.tasks._masks import (
+    BenchmarkSettings,
+    batches,
+    covered,
+    file_keys,
+    humans,
+    image_sizes,
+    natural_order,
+    read_png,
+    refuse_files_outside,
+    scored_images,
+    spread,
+)
+from regionbench.client.tasks._masks import scope_of as masks_scope_of
+from regionbench.client.tasks.segments import segment_maps
+from regionbench.core import errors
+
+NAME = "boundaries"
+SUMMARY = "boundary maps: probability PNGs, BSDS .mat files (ucm2, segs) or label maps"
+PREDICTIONS = "a folder of boundary probability PNGs (8- or 16-bit, one channel, named by image id or file stem), BSDS's own `.mat` files (a `ucm2` or a cell `segs`), or label-map PNGs with `--png segments`"
+MEASURES = "the BSDS500 boundary benchmark: ODS (threshold, recall, precision, F), OIS (recall, precision, F), AP and the precision-recall curve"
+SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a soft map
+
+
+@dataclass(frozen=True)
+class Settings(BenchmarkSettings):
+    """The boundaries task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
+
+    max_dist: float = option(
+        measures.MAX_DIST, "--max-dist", "the matching distance, a share of the image diagonal (0.0075, as BSDS)",
+        type=unit_interval, metavar="SHARE",
+    )  # fmt: skip
+    png: str = option(
+        "boundaries", "--png", "what a PNG holds: a boundary probability map (boundaries) or a label map whose "
+        "segments' boundaries are scored (segments)", choices=["boundaries", "segments"],
+    )  # fmt: skip
+
+
+scope_of = masks_scope_of  # the images of the split
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, Path]]:
+    """The thresholds and each scored image's file (read and checked here, held as its path:
+    an image's maps are made when it is scored)."""
+    images = scored_images(data, settings.split)
+    refuse_files_outside(data, predictions, images, settings.split)
+    if problem := (None if predictions.is_dir() else errors.file_problem(predictions, "a folder of boundary maps")):
+        detail = problem if predictions.exists() else "no such folder"
+        raise TaskError(f"{predictions}: {detail}; give the folder of predictions")
+    keys, found = file_keys(images), {}
+    for path in sorted(predictions.iterdir(), key=lambda p: natural_order(p.name)):
+        if path.stem in keys and path.suffix.lower() in (".png", ".mat"):
+            found[keys[path.stem]] = path
+    settings.refuse_missing(predictions, images, set(found))
+    shapes, levels = image_sizes(images), None
+    for image_id, path in found.items():  # every file read once now: a bad one is refused before scoring
+        mine = [float(t) for t in boundary_maps(path, shapes[image_id], settings)[0]]
+        if levels is not None and mine != levels:
+            raise TaskError(f"{path}: {len(mine)} thresholds where the run's other files have {len(levels)}")
+        levels = mine
+    return levels or [1.0], found
+
+
+def boundary_maps(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[float], list[np.ndarray]]:
+    """A prediction file's thresholds and its boundary map at each (``client.boundaries``)."""
+    soft: np.ndarray | None = None
+    if path.suffix.lower() == ".png":
+        values = read_png(path, shape, dtype=None)
+        if settings.png == "segments":
+            return [1.0], [measures.seg2bdry(values)]
+        soft = values / (65535.0 if values.dtype == np.uint16 else 255.0)
+    else:
+        from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
+
+        try:
+            variables = read_mat(path)
+        except ValueError as exc:
+            raise TaskError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
+        if "ucm2" in variables:
+            ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
+            if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
+                raise TaskError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
+            soft = ucm2[2::2, 2::2]
+        elif "segs" in variables:
+            maps = [np.asarray(m).astype(np.int64) for m in np.asarray(variables["segs"], dtype=object).ravel()]
+            if any(m.shape != shape for m in maps):
+                raise TaskError(f"{path}: a segs entry differs from the image's size {shape}")
+            return [float(k) for k in range(1, len(maps) + 1)], [measures.seg2bdry(m) for m in maps]
+        else:
+            found = ", ".join(sorted(variables)) or "nothing"
+            raise TaskError(f"{path}: neither a ucm2 nor a segs cell (found {found})")
+    levels = measures.thresholds(settings.thresholds or SOFT_LEVELS)
+    return [float(t) for t in levels], [soft >= t for t in levels]
+
+
+def human_boundaries(data: Release, people: list[str], images: pd.DataFrame) -> dict[str, dict[int, np.ndarray]]:
+    """Each human's boundaries per image: the boundaries of their segmentation (``segments.
+    segment_maps``), thinned, as BSDS's ``groundTruth`` ``Boundaries`` are made."""
+    out: dict[str, dict[int, np.ndarray]] = {}
+    for a in people:
+        out[a] = {i: measures.thin(measures.seg2bdry(m)) for i, m in segment_maps(data, a, images).items()}
+    return out
+
+
+def score(run: Run[Settings]) -> dict[str, Any]:
+    """The BSDS boundary benchmark of the run against the humans (against each with
+    ``all_annotators``) and the humans' ceiling."""
+    data, settings = run.data, run.settings
+    images = scored_images(data, settings.split)
+    people = humans(data)
+    who = [settings.annotator] if settings.annotator else [a for a in people if a != settings.exclude]
+    if unknown := [a for a in (*who, settings.exclude) if a is not None and a not in people]:
+        raise TaskError(f"no annotator {unknown[0]!r}; the humans are {', '.join(people)}")
+    levels, files = run.given
+    covered_by, shapes = covered(data), image_sizes(images)
+    counts: dict[str, list[measures.ImageCounts]] = {a: [] for a in who}
+    together, ids = [], []
+    for batch in batches(images):
+        truth = human_boundaries(data, people, batch)
+        for image_id in batch["image_id"].astype(int):
+            mine = [a for a in who if a in covered_by.get(int(image_id), []) and int(image_id) in truth[a]]
+            if not mine:
+                continue
+            path = files.get(int(image_id))
+            if path is None:  # --allow-missing: no boundary at all
+                maps = [np.zeros(shapes[int(image_id)], dtype=bool)] * len(levels)
+            else:
+                maps = boundary_maps(path, shapes[int(image_id)], settings)[1]
+            maps = [measures.thin(m) for m in maps]  # once, for every human
+            theirs = [truth[a][int(image_id)] for a in mine]
+            together.append(measures.score_image(maps, theirs, settings.max_dist, thinned=False))
+            ids.append(int(image_id))
+            if settings.all_annotators:
+                for a, human in zip(mine, theirs, strict=True):
+                    counts[a].append(measures.score_image(maps, [human], settings.max_dist, thinned=False))
+    if not ids:
+        raise TaskError("no scored image was covered by the chosen humans; choose others with --annotator")
+    found = measures.collect(levels, together)
+    report: dict[str, Any] = {
+        "images": len(ids),
+        "images_without_prediction": sum(i not in files for i in ids),
+        "truth": who,
+        "thresholds": found.thresholds,
+        "measures": {"ods": found.ods, "ois": found.ois, "ap": found.ap},
+        "curve": found.curve,  # recall, precision, F per threshold: the PR curve view draws
+        "per_image": {i: e["f"] for i, e in zip(ids, found.per_image, strict=True)},
+        "per_image_threshold": {i: e["threshold"] for i, e in zip(ids, found.per_image, strict=True)},
+        "conventions": [
+            f"matching within {settings.max_dist:g} of the image diagonal, one to one, as few pixels left over as can "
+            "be and then the nearest (correspondPixels' outlier cost 100 times the distance)",
+            "machine maps thinned to one pixel (bwmorph thin); a human's boundaries: its segmentation's, thinned",
+            "ODS on the curve interpolated between thresholds, OIS at each image's best threshold, AP at recall "
+            "0:0.01:1",
+        ],
+    }
+    if settings.all_annotators:
+        each = {a: measures.collect(levels, c) for a, c in counts.items() if c}
+        report["per_annotator"] = {a: {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap} for a, b in each.items()}
+        report["spread"] = spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
+    report["human_ceiling"] = boundaries_ceiling(data, images, people, covered_by, settings.max_dist)
+    return report
+
+
+def boundaries_ceiling(
+    data: Release, images: pd.DataFrame, people: list[str], covered_by: dict[int, list[str]], max_dist: float
+) -> dict[str, Any]:
+    """The humans' ceiling, as BSDS500 states its human F: each human's boundaries scored against
+    the other humans who covered the image, the counts pooled over every (image, human):
+    recall, precision and F; per annotator the same over their images."""
+    pooled: dict[str, np.ndarray] = {}
+    for batch in batches(images):
+        truth = human_boundaries(data, people, batch)
+        for image_id in batch["image_id"].astype(int):
+            present = [a for a in people if a in covered_by.get(int(image_id), []) and int(image_id) in truth[a]]
+            for a in present:
+                others = [truth[b][int(image_id)] for b in present if b != a]
+                if others:
+                    c = measures.score_image([truth[a][int(image_id)]], others, max_dist, thinned=False)
+                    counts = np.array([c.cnt_r[0], c.sum_r[0], c.cnt_p[0], c.sum_p[0]], dtype=np.int64)
+                    pooled[a] = pooled.get(a, np.zeros(4, dtype=np.int64)) + counts
+    if not pooled:
+        return {}
+
+    def figures(c: np.ndarray) -> dict[str, float]:
+        r, p = c[0] / c[1] if c[1] else 0.0, c[2] / c[3] if c[3] else 0.0
+        return {"recall": float(r), "precision": float(p), "f": float(measures.f_measure(r, p))}
+
+    total = np.sum(list(pooled.values()), axis=0)
+    return figures(total) | {"per_annotator": {a: figures(c) for a, c in sorted(pooled.items())}}
+
+
+def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
+    """(image id, its boundary) for every scored image, in id order: the thinned boundary map at
+    the image's best threshold, with its F there."""
+    best = {int(k): float(v) for k, v in report.get("per_image_threshold", {}).items()}
+    f = {int(k): float(v) for k, v in report.get("per_image", {}).items()}
+    _, files = run.given
+    for batch in batches(scored_images(run.data, run.settings.split)):
+        shapes_ = image_sizes(batch)
+        for image_id in batch["image_id"].astype(int):
+            path = files.get(int(image_id))
+            if path is None or int(image_id) not in best:
+                yield int(image_id), []
+                continue
+            levels, maps = boundary_maps(path, shapes_[int(image_id)], run.settings)
+            at = int(np.argmin([abs(t - best[int(image_id)]) for t in levels]))
+            drawn = measures.thin(maps[at])
+            yield int(image_id), [Shape(None, drawn, facts={"threshold": levels[at], "f": round(f[int(image_id)], 4)})]
