@@ -19,7 +19,7 @@ from regionbench.client import tasks
 from regionbench.client.tasks import _base
 from regionbench.core.hierarchy import Hierarchy, Node
 
-TASKS = ["image", "imageclef", "instances", "panoptic", "region", "segments", "semantic"]
+TASKS = ["boundaries", "image", "imageclef", "instances", "panoptic", "region", "segments", "semantic"]
 
 
 @pytest.fixture()
@@ -77,13 +77,14 @@ def score(run):
 '''
 
 
-def test_the_registry_holds_the_seven_tasks_and_each_keeps_the_contract() -> None:
+def test_the_registry_holds_the_eight_tasks_and_each_keeps_the_contract() -> None:
     found = tasks.registry()
     assert list(found) == TASKS
     for module in found.values():
         assert tasks.contract_problems(module) == []
         assert module.Settings.__doc__ and module.SUMMARY and module.PREDICTIONS and module.MEASURES
     assert {name for name, module in found.items() if hasattr(module, "shapes")} == {
+        "boundaries",
         "instances",
         "panoptic",
         "segments",
@@ -170,6 +171,8 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "exclude": st.none() | st.just("annotator-2"),
         "thresholds": st.none() | st.integers(1, 99),
         "zero_is_unlabelled": st.booleans(),
+        "max_dist": st.floats(0.001, 0.1),
+        "png": st.sampled_from(["boundaries", "segments"]),
         "ignore": st.integers(0, 65535),
         "label_names": st.none() | st.dictionaries(st.integers(0, 255).map(str), st.sampled_from(["sky", "sea"])),
     }
@@ -200,8 +203,9 @@ def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them()
     groups = {g.title: {a.dest for a in g._group_actions} for g in sub._action_groups}
     assert groups["every task"] == {"split", "annotator"}
     assert groups["image, imageclef, region"] == {"subset"}
-    assert groups["instances, panoptic, segments, semantic"] == {"all_annotators"}
-    assert groups["panoptic, segments, semantic"] == {"allow_missing"}
+    assert groups["boundaries, instances, panoptic, segments, semantic"] == {"all_annotators"}
+    assert groups["boundaries, panoptic, segments, semantic"] == {"allow_missing"}
+    assert groups["boundaries, segments"] == {"exclude", "thresholds"}
     for name, module in tasks.registry().items():
         own = {f.name for f in module.Settings.options()}
         assert groups.get(name, set()) == own, name

@@ -110,3 +110,36 @@ def test_the_boundary_benchmark_by_the_cli_gives_the_published_figures(
     assert len(found["curve"]["recall"]) == len(found["thresholds"]) == 5
     ceiling = found["human_ceiling"]
     assert 0.5 < ceiling["f"] < 1 and len(ceiling["per_annotator"]) >= 5
+
+
+def test_view_draws_the_run_s_precision_recall_curve_and_boundaries(bench_release: Path, tmp_path: Path) -> None:
+    """``view --run`` of a boundaries report: the site's charts hold the run's precision-recall
+    curve (one vertex per threshold, at the report's recall and precision), and each image page
+    draws the run's boundary at the image's best threshold with its F."""
+    import json
+
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
+         str(BENCH / "ucm2"), "--task", "boundaries", "--thresholds", "5", "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "view", str(bench_release), "--out", str(site), "--run", str(report),
+         "--predictions", str(BENCH / "ucm2"), "--images", str(bench_release.parents[3] / "raw")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    svg = (site / "charts" / "run-precision-recall.svg").read_text()
+    curve = [line for line in svg.splitlines() if 'stroke="#4c72b0"' in line]
+    vertices = [tuple(float(v) for v in point.split(",")) for point in curve[0].split('"')[1].split()]
+    expected = [(40 + r * 360, 40 + (1 - p) * 360) for r, p in zip(found["curve"]["recall"],
+                                                                    found["curve"]["precision"], strict=True)]  # fmt: skip
+    assert np.allclose(vertices, expected, atol=0.06)
+    assert "run-precision-recall.svg" in (site / "data" / "meta.js").read_text()
+    page = (site / "data" / "img" / "2018.js").read_text()
+    drawn = json.loads(page[len('RB.load("image",') : -len(");\n")])
+    assert "2018" in found["per_image"] and str(round(found["per_image"]["2018"], 4)) in json.dumps(drawn)

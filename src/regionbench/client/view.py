@@ -241,7 +241,7 @@ def write_site(
         pages.drawn = drawn_predictions(masks, run, colour) if masks is not None and run is not None else {}
         entries = [pages.write(out, row) for row in images]
         list(thumbnails)
-    charts = _charts(data.folder / "results", out / "charts")
+    charts = _charts(data.folder / "results", out / "charts") + _run_charts(run or {}, out / "charts")
     parts = [entries[k : k + INDEX_PART] for k in range(0, len(entries), INDEX_PART)] or [[]]
     meta = {
         "dataset": data.dataset,
@@ -393,6 +393,66 @@ def _charts(results: Path, out: Path) -> list[str]:
         shutil.copyfile(svg, out / svg.name)
         names.append(svg.name)
     return names
+
+
+RUN_CURVE = "run-precision-recall.svg"
+
+
+def _run_charts(report: dict, out: Path) -> list[str]:
+    """A run's precision-recall curve (a report with ``curve``: the boundaries task's), drawn into
+    ``out``; its name, or none."""
+    curve = report.get("curve")
+    if not isinstance(curve, dict) or not curve.get("recall"):
+        return []
+    (out / RUN_CURVE).write_text(precision_recall_svg(report), encoding="utf-8")
+    return [RUN_CURVE]
+
+
+def precision_recall_svg(report: dict) -> str:
+    """The curve of a run report as an SVG: precision against recall per threshold, the ODS
+    point, and the humans' point where the report has a ceiling; iso-F lines at 0.1 steps, as
+    BSDS draws its curves. Hand-written (no plotting library in the client), the same bytes for
+    the same report."""
+    size, pad = 360, 40
+
+    def xy(r: float, p: float) -> str:
+        return f"{pad + r * size:.1f},{pad + (1 - p) * size:.1f}"
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size + 2 * pad} {size + 2 * pad}" '
+        f'width="{size + 2 * pad}" height="{size + 2 * pad}" font-family="sans-serif" font-size="11">',
+        f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="white" stroke="#444"/>',
+    ]
+    for f in np.arange(0.1, 1.0, 0.1):  # iso-F: p = f r / (2 r - f), r from f/2 to 1
+        r = np.linspace(f / 2 + 1e-3, 1, 60)
+        p = f * r / (2 * r - f)
+        keep = p <= 1
+        points = " ".join(xy(a, b) for a, b in zip(r[keep], p[keep], strict=True))
+        parts.append(f'<polyline points="{points}" fill="none" stroke="#ccc" stroke-width="0.6"/>')
+    for k in range(6):
+        v = k / 5
+        parts.append(f'<text x="{pad + v * size:.1f}" y="{pad + size + 14}" text-anchor="middle">{v:.1f}</text>')
+        parts.append(f'<text x="{pad - 4}" y="{pad + (1 - v) * size + 4:.1f}" text-anchor="end">{v:.1f}</text>')
+    recall, precision = report["curve"]["recall"], report["curve"]["precision"]
+    points = " ".join(xy(r, p) for r, p in zip(recall, precision, strict=True))
+    parts.append(f'<polyline points="{points}" fill="none" stroke="#4c72b0" stroke-width="2"/>')
+    ods = report.get("measures", {}).get("ods", {})
+    if "recall" in ods:
+        cx, cy = xy(ods["recall"], ods["precision"]).split(",")
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="#4c72b0"/>')
+    human = report.get("human_ceiling", {})
+    if "recall" in human:
+        cx, cy = xy(human["recall"], human["precision"]).split(",")
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="#c44e52"/>')
+    title = f"Precision-recall: ODS F {ods.get('f', 0):.3f}" + (f", humans F {human['f']:.3f}" if "f" in human else "")
+    parts += [
+        f'<text x="{pad + size / 2}" y="{pad - 14}" text-anchor="middle" font-size="13">{title}</text>',
+        f'<text x="{pad + size / 2}" y="{pad + size + 32}" text-anchor="middle">recall</text>',
+        f'<text x="12" y="{pad + size / 2}" text-anchor="middle" transform="rotate(-90 12 {pad + size / 2})">'
+        "precision</text>",
+        "</svg>",
+    ]
+    return "\n".join(parts) + "\n"
 
 
 def _figures(results: Path) -> dict[str, Any]:
