@@ -482,6 +482,16 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
     assert {k: pytest.approx(v, abs=1e-6) for k, v in main.items()} == found["main"]
     assert {k: pytest.approx(v, abs=1e-6) for k, v in special.items()} == found["special"]
     assert sum(found["counts"].values()) > 0 and "tide.main.Cls" in done.stdout
+    # against each human: the same TIDE each --annotator gives, in one run
+    import regionbench
+
+    data = regionbench.load(folder)
+    options = {"split": "all", "iou_type": iou_type, "tide": True}
+    each = regionbench.evaluate(data, tmp_path / "results.json", "instances", all_annotators=True, **options)
+    assert sorted(each["per_annotator_tide"]) == ["annotator-1", "annotator-2"]
+    assert each["per_annotator_tide"]["annotator-1"] == found
+    alone = regionbench.evaluate(data, tmp_path / "results.json", "instances", annotator="annotator-2", **options)
+    assert each["per_annotator_tide"]["annotator-2"] == alone["tide"] != found
 
 
 def test_the_human_ceiling_of_boundary_ap_takes_the_run_s_band(

@@ -28,7 +28,8 @@ FREQUENCY = "rcf"
 def lvis_tree(root: Path) -> dict:
     """A two-annotator COCO tree whose first file is made an LVIS file: each image verifies some
     categories absent and marks one of its own not exhaustive, every category has a frequency
-    and synonyms. The second file stays plain COCO. Returns the LVIS file's content."""
+    and synonyms. The second file stays plain COCO. The images lie in two source splits
+    (``images/train/``, ``images/val/``). Returns the LVIS file's content."""
     for _ in write_collection(root, "tiny", annotators=2, disagreement=0.2, workers=1):
         pass
     folder = root / "annotations"
@@ -47,6 +48,16 @@ def lvis_tree(root: Path) -> dict:
         absent = [c for c in ids if c not in own]
         entry["neg_category_ids"] = sorted(int(c) for c in rng.choice(absent, size=min(4, len(absent)), replace=False))
         entry["not_exhaustive_category_ids"] = own[:1] if own and rng.random() < 0.5 else []
+    names = sorted(e["file_name"] for e in data["images"])
+    split = {name: "train" if k % 2 else "val" for k, name in enumerate(names)}  # two source splits
+    for name, side in split.items():
+        (root / "images" / side).mkdir(exist_ok=True)
+        (root / "images" / name).rename(root / "images" / side / name)
+    plain = json.loads((folder / "plain.json").read_text())
+    for document in (data, plain):
+        for entry in document["images"]:
+            entry["file_name"] = f"{split[entry['file_name']]}/{entry['file_name']}"
+    (folder / "plain.json").write_text(json.dumps(plain))
     (folder / "lvis.json").write_text(json.dumps(data))
     return data
 
@@ -134,6 +145,19 @@ def test_lvis_protocol_is_lvis_eval_s(
     assert list(ours["measures"]) == list(theirs)
     assert np.allclose(list(ours["measures"].values()), list(theirs.values()), rtol=0, atol=1e-9)
     assert ours["settings"]["max_dets"] == 300 and any("LVIS's federated" in c for c in ours["conventions"])
+    # each source split's figures: LVISEval on that split's images alone, from the same evaluation
+    assert sorted(ours["per_source_split"]) == ["train", "val"]
+    for side, figures in ours["per_source_split"].items():
+        part = [e for e in data["images"] if e["file_name"].startswith(f"{side}/")]
+        ids = {e["id"] for e in part}
+        alone = {
+            "images": part,
+            "annotations": [a for a in data["annotations"] if a["image_id"] in ids],
+            "categories": data["categories"],
+        }
+        expected = lvis_eval(alone, [d for d in run if d["image_id"] in ids], iou_type, 300)
+        assert figures["images"] == len(part)
+        assert np.allclose([figures[k] for k in expected], list(expected.values()), rtol=0, atol=1e-9)
 
 
 def test_a_file_without_lvis_lists_is_refused_in_one_line(lvis_release: tuple[Path, dict], tmp_path: Path) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import dataclasses
 import functools
 import gc
+import itertools
 import multiprocessing
 import pickle
 import shutil
@@ -223,10 +225,19 @@ class Truth:
         if lvis:
             header["categories"], federated = lvis_facts(coverage, named, who, categories, numbering)
         ids = [e["id"] for e in header["images"]]
+        split_of = {
+            numbering.get(int(i), int(i)): sp for i, sp in zip(images["image_id"], images["split"], strict=True)
+        }
         return cls(
             data, who, images, header, measures.category_names(categories, named, who), numbering, coverage,
-            [ids[k : k + size] for k in range(0, len(ids), size)], federated,
+            ranges_within_splits(ids, split_of, size), federated,
         )  # fmt: skip
+
+    def split_of_range(self, r: int) -> str | None:
+        """The source split (``images.split``) of range ``r``'s images: a range never crosses one."""
+        first = self.release_id.get(self.ranges[r][0], self.ranges[r][0])
+        found = self.images.loc[self.images["image_id"] == first, "split"]
+        return None if found.empty or pd.isna(found.iloc[0]) else str(found.iloc[0])
 
     @functools.cached_property
     def release_id(self) -> dict[int, int]:
@@ -252,6 +263,17 @@ class Truth:
         """The images of the release the truth leaves out, in the truth's ids."""
         chosen = set(self.images["image_id"].astype(int))
         return {self.numbering.get(i, i) for i in self.data.images["image_id"].astype(int) if i not in chosen}
+
+
+def ranges_within_splits(ids: list[int], split_of: dict[int, Any], size: int) -> list[list[int]]:
+    """``ids`` (in order) cut into ranges of at most ``size`` that never cross a source split, so
+    that a split's figures accumulate from its own ranges (``per_source_split``); the order of
+    the images, which ties between scores follow, is kept."""
+    out: list[list[int]] = []
+    for _, run in itertools.groupby(ids, key=lambda i: split_of.get(i)):
+        chunk = list(run)
+        out += [chunk[k : k + size] for k in range(0, len(chunk), size)]
+    return out
 
 
 NOTHING_VERIFIED: dict[str, list[int]] = {"neg_category_ids": [], "not_exhaustive_category_ids": []}
@@ -386,10 +408,20 @@ class Spilled:
         self.folder, self.areas = folder, areas
         self.instances = np.zeros((categories, areas), dtype=np.int64)
         self.index: list[np.ndarray] = []  # per range: detections per category
+        self.part_instances: list[np.ndarray] = []  # per range: its instances (category x area range)
+        self.chosen: list[int] | None = None  # the ranges read (None: all)
+
+    def only(self, chosen: list[int]) -> Spilled:
+        """The same evaluation restricted to the ranges ``chosen`` (a source split's)."""
+        view = copy.copy(self)
+        view.chosen = chosen
+        view.instances = np.sum([self.part_instances[r] for r in chosen], axis=0)
+        return view
 
     def add(self, part: measures.Evaluated) -> None:
         """The next range's evaluation (in image order)."""
         self.instances += part.instances
+        self.part_instances.append(part.instances)
         counts = np.zeros(len(self.instances), dtype=np.int64)  # arrays, not small objects: the
         with (self.folder / f"part-{len(self.index)}.bin").open("wb") as f:  # parent's heap stays compact
             for k in sorted(part.scores):
@@ -402,7 +434,8 @@ class Spilled:
         """Category ``k``'s detections over the ranges, in order."""
         pieces: list[measures.Kept] = []
         width = 10 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range
-        for r, counts in enumerate(self.index):
+        for r in self.chosen if self.chosen is not None else range(len(self.index)):
+            counts = self.index[r]
             if n := int(counts[k]):
                 offset = int(counts[:k].sum()) * width
                 raw = np.fromfile(self.folder / f"part-{r}.bin", dtype=np.uint8, count=n * width, offset=offset)
@@ -505,12 +538,38 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
         figures = measures.report(
             parts, categories, settings.iou_type, settings.max_dets_read(), ranges, counts, groups
         )
+        figures["per_source_split"] = per_source_split(truth, parts, len(categories), settings, groups)
     if settings.tide:
         figures["tide"] = tide_measures.summarize(errors)
     per_image = {
         release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
     }
     return figures, per_image
+
+
+def per_source_split(
+    truth: Truth, parts: Spilled, categories: int, settings: Settings, groups: list[list[int]] | None
+) -> dict[str, dict[str, Any]]:
+    """The figures of each source split (``images.split``: COCO's val2017, a folder's train)
+    among the scored images, from the ranges already evaluated (none cross a split): nothing is
+    evaluated again. Empty where the scored images are of one split or none."""
+    by_split: dict[str, list[int]] = {}
+    for r in range(len(truth.ranges)):
+        if (split := truth.split_of_range(r)) is not None:
+            by_split.setdefault(split, []).append(r)
+    if len(by_split) < 2:
+        return {}
+    out = {}
+    areas = len(measures.area_bounds(settings.ranges()))
+    for split, chosen in sorted(by_split.items()):
+        precision, recall = measures.accumulate(parts.only(chosen), categories, areas, settings.max_dets_read())
+        stats = (
+            measures.summary(precision, recall, settings.max_dets_read())
+            if groups is None
+            else measures.lvis_summary(precision, recall, groups, settings.most)
+        )
+        out[split] = {"images": sum(len(truth.ranges[r]) for r in chosen)} | stats
+    return out
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
@@ -527,6 +586,8 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     report: dict[str, Any] = {"truth": truths if settings.all_annotators else truths[0]}
     if settings.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
+        if settings.tide:  # why the run fails, against each human
+            report["per_annotator_tide"] = {a: r["tide"] for a, r in results.items()}
         report["spread"] = spread(list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"]))
     first = results[truths[0]]
     report |= {
