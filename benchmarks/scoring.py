@@ -3,6 +3,7 @@ beside pycocotools' COCOeval and faster-coco-eval called directly on the same tw
 BSDS region benchmark.
 
     .venv/bin/python benchmarks/scoring.py [--images 500 5000 20000] [--cocoeval-up-to 5000] [--bsds 50 200]
+        [--boundary 500 2000] [--lvis 500 2000] [--only instances boundary lvis bsds]
 
 Instances: the collections of ``scoring_data.py`` (COCO-val-like: 640x480 images, ~7.2 instances
 an image, 1% crowd, 100 detections an image as RLE), built into releases once and cached. Each
@@ -18,6 +19,10 @@ peak RSS of its largest process):
   threads at their default);
 - ``cocoeval``: pycocotools the same way (up to ``--cocoeval-up-to`` images: it needs ~10 GiB and
   half an hour beyond).
+
+Boundary AP (``--iou-type boundary``) beside faster-coco-eval's ``iouType="boundary"``, and
+LVIS's federated AP (``--protocol lvis``, on an LVIS variant of the collection) beside the
+``lvis`` package's ``LVISEval`` and faster-coco-eval's ``lvis_style``, the same way.
 
 The 12 figures of each are checked equal (1e-12) before any time is printed. Segments:
 BSDS-sized label maps (321x481), five humans and five machine scales an image, scored with
@@ -125,6 +130,84 @@ def instances_at(n: int, cores: int, cocoeval_up_to: int) -> dict:
     return row
 
 
+BOUNDARY_ENGINE = """
+import contextlib, io, json, sys
+from faster_coco_eval import COCO, COCOeval_faster
+with contextlib.redirect_stdout(io.StringIO()):
+    gt = COCO(sys.argv[1])
+    evaluation = COCOeval_faster(gt, gt.loadRes(sys.argv[2]), "boundary")
+    evaluation.evaluate()
+    evaluation.accumulate()
+    evaluation.summarize()
+print(json.dumps([float(v) for v in evaluation.stats[:12]]))
+"""
+# lvis 0.5.3 calls np.float, which NumPy removed: the alias is given back for its run.
+LVIS_ENGINE = """
+import json, logging, sys
+import numpy as np
+np.float = float
+from lvis import LVIS, LVISEval, LVISResults
+logging.disable(logging.WARNING)
+gt = LVIS(sys.argv[1])
+evaluation = LVISEval(gt, LVISResults(gt, sys.argv[2]), "segm")
+evaluation.run()
+print(json.dumps({k: float(v) for k, v in evaluation.results.items()}))
+"""
+LVIS_FASTER = """
+import contextlib, io, json, sys
+from faster_coco_eval import COCO, COCOeval_faster
+with contextlib.redirect_stdout(io.StringIO()):
+    gt = COCO(sys.argv[1])
+    evaluation = COCOeval_faster(gt, gt.loadRes(sys.argv[2]), "segm", lvis_style=True)
+    evaluation.params.maxDets = [300]
+    evaluation.evaluate()
+    evaluation.accumulate()
+    evaluation.summarize()
+print(json.dumps(evaluation.stats_as_dict))
+"""
+
+
+def ours(folder: Path, results: Path, cores: int, *options: str) -> tuple[dict, dict]:
+    """``evaluate --task instances`` timed on ``cores``: its usage and its figures."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "report.json"
+        cmd = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--task", "instances",
+               "--predictions", str(results), "--split", "all", "--cores", str(cores), "--out", str(report), *options]  # fmt: skip
+        usage, _ = timed(cmd)
+        return usage, json.loads(report.read_text())["measures"]
+
+
+def boundary_at(n: int, cores: int) -> dict:
+    """Boundary AP: ours against faster-coco-eval's ``iouType="boundary"`` on the same files."""
+    folder, truth, results = collection(n)
+    row: dict = {"images": n}
+    row["faster-coco-eval"], said = timed([sys.executable, "-c", BOUNDARY_ENGINE, str(truth), str(results)])
+    reference = json.loads(said.strip().splitlines()[-1])
+    for label, use in (("ours_1_core", 1), (f"ours_{cores}_cores", cores)):
+        row[label], measures = ours(folder, results, use, "--iou-type", "boundary")
+        if not np.allclose([measures[k] for k in instances.STATS], reference, rtol=0, atol=1e-9):
+            raise SystemExit(f"{n} images: Boundary AP differs from faster-coco-eval's: the timing means nothing")
+    row["cpu_ratio_to_faster_coco_eval"] = round(row["ours_1_core"]["cpu_s"] / row["faster-coco-eval"]["cpu_s"], 3)
+    return row
+
+
+def lvis_at(n: int, cores: int) -> dict:
+    """LVIS's federated AP: ours against the ``lvis`` package and faster-coco-eval's
+    ``lvis_style`` on the same files."""
+    folder, truth, results = collection(n, lvis=True)
+    row: dict = {"images": n}
+    row["lvis"], said = timed([sys.executable, "-c", LVIS_ENGINE, str(truth), str(results)])
+    reference = json.loads(said.strip().splitlines()[-1])
+    row["faster-coco-eval"], _ = timed([sys.executable, "-c", LVIS_FASTER, str(truth), str(results)])
+    for label, use in (("ours_1_core", 1), (f"ours_{cores}_cores", cores)):
+        row[label], measures = ours(folder, results, use, "--protocol", "lvis")
+        if not np.allclose([measures[k] for k in reference], list(reference.values()), rtol=0, atol=1e-9):
+            raise SystemExit(f"{n} images: LVIS AP differs from LVISEval's: the timing means nothing")
+    row["cpu_ratio_to_lvis"] = round(row["ours_1_core"]["cpu_s"] / row["lvis"]["cpu_s"], 3)
+    row["cpu_ratio_to_faster_coco_eval"] = round(row["ours_1_core"]["cpu_s"] / row["faster-coco-eval"]["cpu_s"], 3)
+    return row
+
+
 def bsds_at(n: int) -> dict:
     rng = np.random.default_rng(1)
     start = time.process_time()
@@ -145,6 +228,9 @@ def bsds_at(n: int) -> dict:
 
 
 def exponent(rows: list[dict], cost: str, key: str | None = None) -> float:
+    """log(cost of the largest) / log(cost of the smallest) over log of their sizes; nan with one size."""
+    if len(rows) < 2:
+        return math.nan
     a, b = rows[0], rows[-1]
     value = (lambda r: r[key][cost]) if key else (lambda r: r[cost])
     return round(math.log(value(b) / value(a)) / math.log(b["images"] / a["images"]), 3) if len(rows) > 1 else math.nan
@@ -156,7 +242,15 @@ def main() -> None:
     ap.add_argument("--cocoeval-up-to", type=int, default=5000)
     ap.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--bsds", type=int, nargs="+", default=[50, 200])
+    ap.add_argument("--boundary", type=int, nargs="*", default=[500, 2000], help="images for Boundary AP")
+    ap.add_argument("--lvis", type=int, nargs="*", default=[500, 2000], help="images for LVIS's AP")
+    ap.add_argument("--only", choices=["instances", "boundary", "lvis", "bsds"], nargs="*", help="these parts alone")
     args = ap.parse_args()
+    wanted = set(args.only or ["instances", "boundary", "lvis", "bsds"])
+    if "instances" not in wanted:
+        args.images = []
+    if "bsds" not in wanted:
+        args.bsds = []
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     rows = []
     for n in args.images:
@@ -178,8 +272,19 @@ def main() -> None:
         "faster_coco_eval_peak": exponent(rows, "peak_mib", "faster-coco-eval"),
     }
     print(f"growth exponents over {args.images} images: {growth}")
+    boundary = [boundary_at(n, args.cores) for n in (args.boundary if "boundary" in wanted else [])]
+    for b in boundary:
+        print(f"boundary  {b['images']:>6} images: ours {b['ours_1_core']['cpu_s']} s CPU (1 core), faster-coco-eval "
+              f"{b['faster-coco-eval']['cpu_s']} s: ratio {b['cpu_ratio_to_faster_coco_eval']}", flush=True)  # fmt: skip
+    lvis = [lvis_at(n, args.cores) for n in (args.lvis if "lvis" in wanted else [])]
+    for b in lvis:
+        print(f"lvis      {b['images']:>6} images: ours {b['ours_1_core']['cpu_s']} s CPU (1 core), lvis "
+              f"{b['lvis']['cpu_s']} s, faster-coco-eval {b['faster-coco-eval']['cpu_s']} s", flush=True)  # fmt: skip
+    growth |= {"boundary_ours_1_core_cpu": exponent(boundary, "cpu_s", "ours_1_core"),
+               "lvis_ours_1_core_cpu": exponent(lvis, "cpu_s", "ours_1_core")}  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print(json.dumps({"cores": args.cores, "instances": rows, "growth": growth, "segments": bsds}, sort_keys=True))
+    print(json.dumps({"cores": args.cores, "instances": rows, "growth": growth, "segments": bsds,
+                      "boundary": boundary, "lvis": lvis}, sort_keys=True))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -44,8 +44,10 @@ def _box(rng: np.random.Generator, low: int, high: int) -> tuple[int, int, int, 
     return int(rng.integers(0, W - w)), int(rng.integers(0, H - h)), w, h
 
 
-def generate(root: Path, images: int, seed: int = 0) -> Path:
-    """The tree and results file at ``root`` (made once: only a complete one is cached)."""
+def generate(root: Path, images: int, seed: int = 0, lvis: bool = False) -> Path:
+    """The tree and results file at ``root`` (made once: only a complete one is cached).
+    ``lvis``: an LVIS file (each image 5 categories verified absent, one of its own not
+    exhaustive at 30%, every category a frequency), crowds aside as LVIS has none."""
     if (root / "results.json").is_file():
         return root
     partial = partial_tree(root)
@@ -63,10 +65,18 @@ def generate(root: Path, images: int, seed: int = 0) -> Path:
             polygon = _shape(rng, *box)
             rle = coco_mask.frPyObjects([polygon], H, W)[0]  # area and bbox as COCO's files state them
             annotations.append({"id": len(annotations) + 1, "image_id": k, "category_id": category,
-                                "iscrowd": int(rng.random() < CROWD), "segmentation": [polygon],
+                                "iscrowd": int(not lvis and rng.random() < CROWD), "segmentation": [polygon],
                                 "area": int(coco_mask.area(rle)), "bbox": [float(v) for v in coco_mask.toBbox(rle)]})  # fmt: skip
             truth[k].append((box, category))
     categories = [{"id": c, "name": f"category {c}", "supercategory": f"group {c % 10}"} for c in range(1, 81)]
+    if lvis:
+        for c in categories:
+            c["frequency"] = "rcf"[c["id"] % 3]
+        for entry in entries:
+            own = sorted({category for _, category in truth[entry["id"]]})
+            absent = [c for c in range(1, 81) if c not in own]
+            entry["neg_category_ids"] = sorted(int(c) for c in rng.choice(absent, size=5, replace=False))
+            entry["not_exhaustive_category_ids"] = own[:1] if own and rng.random() < 0.3 else []
     document = {"info": {}, "licenses": [], "images": entries, "annotations": annotations, "categories": categories}
     (partial / "annotations" / "instances.json").write_text(json.dumps(document))
     with (partial / "results.json").open("w") as f:  # written an image at a time
@@ -103,9 +113,10 @@ def release(root: Path, cores: int = 2) -> Path:
     return out
 
 
-def collection(images: int, cores: int = 2, cache: Path = CACHE) -> tuple[Path, Path, Path]:
-    """(release folder, the instances file it was built from, the results file) at ``images``."""
-    root = generate(cache / f"coco-{images}", images)
+def collection(images: int, cores: int = 2, cache: Path = CACHE, lvis: bool = False) -> tuple[Path, Path, Path]:
+    """(release folder, the instances file it was built from, the results file) at ``images``
+    (``lvis``: the LVIS variant, ``generate``)."""
+    root = generate(cache / f"{'lvis' if lvis else 'coco'}-{images}", images, lvis=lvis)
     return release(root, cores), root / "annotations" / "instances.json", root / "results.json"
 
 

@@ -194,6 +194,13 @@ def test_boundary_figures_are_faster_coco_eval_s(
     assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-9)
     segm = instances.score(truth, read, "segm", (1, 10, 100))
     assert ours["stats"]["AP"] <= segm["stats"]["AP"] + 1e-12  # the smaller of mask and boundary IoU
+    # the bands the engine made of the truth count the thin instances as bands made afresh do
+    fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}
+    instances.evaluate_range(fresh, [dict(d) for d in read], "boundary", 100, instances.area_bounds(None), False, ratio)
+    assert all("boundary" in a for a in fresh["annotations"])
+    assert instances.band_covers_mask(fresh["annotations"], ratio) == instances.band_covers_mask(
+        truth["annotations"], ratio
+    )
 
 
 def test_the_band_covers_a_thin_instance_whole_and_a_large_one_not() -> None:

@@ -200,6 +200,38 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
     assert (
         found["images"] == 5 and found["measures"]["covering"]["ods"] == 1.0 and found["measures"]["pri"]["ods"] == 1.0
     )
+    # human-2's maps as a run against human-1, per source split in one pass: each split's figures
+    # are the benchmark's over that split's images alone (segments, boundaries)
+    from regionbench.client import boundaries, segments
+
+    other, maps = tmp_path / "other", {}
+    other.mkdir()
+    for path in (raw / "data/groundTruth").glob("*/*.mat"):
+        cell = scipy.io.loadmat(path)["groundTruth"]
+        maps[int(path.stem)] = (cell[0, 0]["Segmentation"][0, 0], cell[0, 1]["Segmentation"][0, 0])
+        segs = np.empty((1, 1), dtype=object)
+        segs[0, 0] = maps[int(path.stem)][1]
+        scipy.io.savemat(other / path.name, {"segs": segs})
+    sides = {"train": [11, 12, 13], "val": [21, 22]}
+    for task in ("segments", "boundaries"):
+        scored = evaluate(folder, str(other), "--task", task, "--annotator", "human-1", "--out", str(out))
+        assert scored.returncode == 0, scored.stderr
+        split = json.loads(out.read_text())["per_source_split"]
+        assert sorted(split) == ["train", "val"]
+        for side, ids in sides.items():
+            assert split[side]["images"] == len(ids)
+            if task == "segments":
+                alone = segments.collect([1.0], [segments.score_image([maps[i][1]], [maps[i][0]]) for i in ids])
+                assert split[side]["covering"] == alone.covering["ods"] and split[side]["vi"] == alone.vi["ods"]
+            else:
+                counts = [
+                    boundaries.score_image(
+                        [boundaries.seg2bdry(maps[i][1])], [boundaries.thin(boundaries.seg2bdry(maps[i][0]))]
+                    )
+                    for i in ids
+                ]
+                alone_b = boundaries.collect([1.0], counts)
+                assert split[side]["ods_f"] == alone_b.ods["f"] and split[side]["ap"] == alone_b.ap
 
 
 def test_bsds500_gives_the_agreement_of_the_same_segments_as_coco_files(tmp_path: Path) -> None:

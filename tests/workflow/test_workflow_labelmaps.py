@@ -90,6 +90,28 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
         p.read_bytes() for p in (base / "JPEGImages").iterdir()
     )
 
+    # label maps scored per source split: the val side alone (--split test: the release's test side
+    # is VOC's val) gives what --split all reports for val, from the same per-image matrices
+    run = tmp_path / "run"
+    run.mkdir()
+    for k, path in enumerate(sorted((base / "SegmentationClass").glob("*.png"))):
+        values = np.asarray(Image.open(path)).copy()
+        values[: values.shape[0] // (2 + k % 3)] = k % 5  # wrong in part, differently per image
+        Image.fromarray(values).save(run / path.name)
+    reports = {}
+    for side in ("all", "test"):
+        done = subprocess.run(
+            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+             "--task", "semantic", "--split", side, "--out", str(tmp_path / f"{side}.json")],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        reports[side] = json.loads((tmp_path / f"{side}.json").read_text())
+    split = reports["all"]["per_source_split"]
+    assert sorted(split) == ["train", "val"] and split["val"]["images"] == len(lists["val"])
+    assert split["val"] == {"images": len(lists["val"])} | reports["test"]["measures"]
+    assert reports["test"]["per_source_split"] == {}  # one split scored: no breakdown
+
 
 def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path) -> None:
     """Each format's generated tree builds with its own classes as the vocabulary (the format's

@@ -113,6 +113,17 @@ class BenchmarkSettings(FileSettings):
     )  # fmt: skip
 
 
+def source_split_of(images: pd.DataFrame) -> dict[int, str]:
+    """Image id -> its source split (``images.split``: COCO's val2017, VOC's val) of rows of the
+    images table, for the images that have one: what ``per_source_split`` breaks figures down by."""
+    return {int(i): s for i, s in zip(images["image_id"], images["split"], strict=True) if isinstance(s, str)}
+
+
+def several(groups: dict[str, Any]) -> dict[str, Any]:
+    """``groups`` (a breakdown by source split) where there are two or more, else none."""
+    return dict(sorted(groups.items())) if len(groups) > 1 else {}
+
+
 def image_sizes(images: pd.DataFrame) -> dict[int, tuple[int, int]]:
     """Image id -> (height, width) of rows of the release's images table."""
     return {int(i): (int(h), int(w)) for i, h, w in images[["image_id", "height", "width"]].itertuples(index=False)}

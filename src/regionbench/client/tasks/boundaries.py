@@ -32,6 +32,8 @@ from regionbench.client.tasks._masks import (
     read_png,
     refuse_files_outside,
     scored_images,
+    several,
+    source_split_of,
     spread,
 )
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
@@ -168,6 +170,13 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "curve": found.curve,  # recall, precision, F per threshold: the PR curve view draws
         "per_image": {i: e["f"] for i, e in zip(ids, found.per_image, strict=True)},
         "per_image_threshold": {i: e["threshold"] for i, e in zip(ids, found.per_image, strict=True)},
+        "per_source_split": several(
+            {
+                split: {"images": len(part)} | {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap}
+                for split, part in _by_split(ids, together, source_split_of(images)).items()
+                for b in [measures.collect(levels, part)]
+            }
+        ),
         "conventions": [
             f"matching within {settings.max_dist:g} of the image diagonal, one to one, as few pixels left over as can "
             "be and then the nearest (correspondPixels' outlier cost 100 times the distance)",
@@ -182,6 +191,17 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report["spread"] = spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
     report["human_ceiling"] = boundaries_ceiling(data, images, people, covered_by, settings.max_dist)
     return report
+
+
+def _by_split(
+    ids: list[int], counts: list[measures.ImageCounts], split_of: dict[int, str]
+) -> dict[str, list[measures.ImageCounts]]:
+    """The scored images' counts grouped by their source split."""
+    out: dict[str, list[measures.ImageCounts]] = {}
+    for i, c in zip(ids, counts, strict=True):
+        if (split := split_of.get(i)) is not None:
+            out.setdefault(split, []).append(c)
+    return out
 
 
 def boundaries_ceiling(

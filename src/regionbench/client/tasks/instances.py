@@ -470,12 +470,12 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     assert _HELD is not None
     document = _HELD.truth.document(r)
     counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
-    if settings.iou_type == "boundary":
-        counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     with no_collection():
         detections = settings.kept(_HELD.detections(r))
         errors = settings.errors(r, document, detections) if settings.tide else None
         found = settings.evaluate(document, detections)
+    if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
+        counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     del detections, document
     give_back()
     return counts, found, errors

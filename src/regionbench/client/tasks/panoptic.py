@@ -17,6 +17,7 @@ Category ids are the source's (``source_categories``; a release without them: th
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,8 @@ from regionbench.client.tasks._masks import (
     mask_scope,
     reference,
     scored_images,
+    several,
+    source_split_of,
     spread,
 )
 from regionbench.client.tasks._masks import (
@@ -273,6 +276,8 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     tallies = {who: np.zeros((size, 4)) for who in truths}
     level_tallies = {depth: np.zeros((size, 4)) for depth in levels}
     per_image: dict[int, float] = {}
+    split_of, counted = source_split_of(images), Counter[str]()  # the first truth's tallies per source split
+    split_tallies: dict[str, np.ndarray] = {}
     without = segments_predicted = segments_true = crowds = 0
     for batch in batches(images):
         truth = {who: truth_segments(data, who, batch, known) for who in truths}
@@ -292,6 +297,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
                 tallies[who] += matched.tally
                 if who != truths[0]:
                     continue
+                if (split := split_of.get(image_id)) is not None:
+                    split_tallies[split] = split_tallies.get(split, 0) + matched.tally
+                    counted[split] += 1
                 segments_true += int((~reference_truth.crowd[1:]).sum())
                 crowds += int(reference_truth.crowd[1:].sum())
                 if (quality := measures.image_quality(matched.tally)) is not None:
@@ -317,6 +325,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "per_class": measures.per_class(tally, known.names, known.things),
         "levels": {depth: measures.average(t) for depth, t in level_tallies.items()},
         "per_image": per_image,
+        "per_source_split": several(
+            {s: {"images": counted[s]} | measures.summary(t, known.things) for s, t in split_tallies.items()}
+        ),
         "conventions": CONVENTIONS,
         "notes": _notes(tally, without, len(images)),
     }

@@ -32,6 +32,8 @@ from regionbench.client.tasks._masks import (
     read_png,
     refuse_files_outside,
     scored_images,
+    several,
+    source_split_of,
     spread,
 )
 from regionbench.client.tasks._masks import (
@@ -187,7 +189,8 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         return [m.astype(np.int64) for m in given]
 
     zero = settings.zero_is_unlabelled
-    found = measures.collect(levels, [measures.score_image(machine(i), truth[i], zero) for i in ids])
+    scored = [measures.score_image(machine(i), truth[i], zero) for i in ids]
+    found = measures.collect(levels, scored)
     report: dict[str, Any] = {
         "images": len(ids),
         "images_without_prediction": sum(i not in predicted for i in ids),
@@ -198,6 +201,13 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
         "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
         "per_image_threshold": {ids[int(e["image"]) - 1]: e["threshold"] for e in found.per_image},
+        "per_source_split": several(
+            {
+                split: {"images": len(members)}
+                | {k: v["ods"] for k, v in _collected([scored[k] for k in members], levels).items()}
+                for split, members in _by_split(ids, source_split_of(images)).items()
+            }
+        ),
     }
     if settings.all_annotators:
         each = {}
@@ -209,6 +219,21 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report["spread"] = spread(list(each.values()), ["covering", "pri", "vi"])
     report["human_ceiling"] = segments_ceiling(maps, covered_by, people)
     return report
+
+
+def _by_split(ids: list[int], split_of: dict[int, str]) -> dict[str, list[int]]:
+    """Each source split's positions among the scored ``ids``."""
+    out: dict[str, list[int]] = {}
+    for k, i in enumerate(ids):
+        if (split := split_of.get(i)) is not None:
+            out.setdefault(split, []).append(k)
+    return out
+
+
+def _collected(scored: list[measures.ImageScores], levels: list[float]) -> dict[str, dict[str, float]]:
+    """The benchmark collected over ``scored`` (some images' scores) only: covering, PRI, VI."""
+    part = measures.collect(levels, scored)
+    return {"covering": part.covering, "pri": part.pri, "vi": part.vi}
 
 
 def segments_ceiling(

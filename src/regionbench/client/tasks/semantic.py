@@ -35,6 +35,8 @@ from regionbench.client.tasks._masks import (
     reference,
     refuse_files_outside,
     scored_images,
+    several,
+    source_split_of,
     spread,
 )
 from regionbench.client.tasks._masks import (
@@ -194,6 +196,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     ignored = overlapped = abstained = without = 0
     unknown: Counter[int] = Counter()
     per_image: dict[int, float] = {}
+    split_of = source_split_of(images)
+    by_split: dict[str, np.ndarray] = {}  # the first truth's matrix per source split, image by image too
+    counted: Counter[str] = Counter()
     for batch in batches(images):
         predicted = read_label_maps(run, batch, index, unknown)
         truth = {who: class_maps(data, who, batch, index) for who in truths}
@@ -205,6 +210,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
                 )
                 matrices[who] += part
                 if who == truths[0]:
+                    if (split := split_of.get(image_id)) is not None:
+                        by_split[split] = by_split.get(split, 0) + part
+                        counted[split] += 1
                     ignored, overlapped = ignored + skipped, overlapped + clashing
                     abstained += abstaining
                     per_image |= accuracy
@@ -226,6 +234,14 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "per_class_iou": flat["per_class_iou"],
         "levels": measures.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
         "per_image": per_image,
+        # each source split's figures (images.split), from the same per-image matrices
+        "per_source_split": several(
+            {
+                split: {"images": counted[split]}
+                | {k: v for k, v in measures.measures(m, names).items() if k != "per_class_iou"}
+                for split, m in by_split.items()
+            }
+        ),
     }
     report["notes"] = _notes(settings.ignore, run.given, index, names, unknown)
     if settings.all_annotators:
