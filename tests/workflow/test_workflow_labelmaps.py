@@ -5,6 +5,7 @@ the test side."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,10 +99,14 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
         values = np.asarray(Image.open(path)).copy()
         values[: values.shape[0] // (2 + k % 3)] = k % 5  # wrong in part, differently per image
         Image.fromarray(values).save(run / path.name)
+    val = tmp_path / "run-val"  # the test side's files only: any other is refused
+    val.mkdir()
+    for name in lists["val"]:
+        shutil.copy(run / f"{name}.png", val / f"{name}.png")
     reports = {}
-    for side in ("all", "test"):
+    for side, files in (("all", run), ("test", val)):
         done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(files),
              "--task", "semantic", "--split", side, "--out", str(tmp_path / f"{side}.json")],
             capture_output=True, text=True,
         )  # fmt: skip
