@@ -2,6 +2,7 @@
 
 import io
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,3 +68,90 @@ def test_failures_and_warnings_are_lines() -> None:
 
 def test_clock() -> None:
     assert (clock(0), clock(61.4), clock(3725)) == ("0:00", "1:01", "1:02:05")
+
+
+class Timed(io.StringIO):
+    """A stream that notes the clock at each line it is given."""
+
+    def __init__(self, now: Clock) -> None:
+        super().__init__()
+        self.now, self.times = now, []
+
+    def write(self, text: str) -> int:
+        self.times += [self.now.t] * text.count("\n")
+        return super().write(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["start", "finish", "wait"]), st.floats(0, 200)), max_size=30))
+def test_a_plain_log_never_goes_quiet_for_longer_than_quiet_while_jobs_run(events: list[tuple[str, float]]) -> None:
+    """Jobs start and finish at any times, the ticker looks every second: while a job runs, no
+    two lines of a plain log are more than ``QUIET`` (plus a tick) apart, and every line is plain."""
+    from regionbench.pipeline import progress
+
+    now = Clock()
+    out = Timed(now)
+    p = BuildProgress(out, live=False, now=now)
+    for jobid in range(1, 31):
+        p.job_info(jobid, "ingest")
+    p.plan({"ingest": 30, "total": 30})
+    next_job, quiet_since_running = 1, []
+    for kind, seconds in events:
+        if kind == "start" and next_job <= 30:
+            p.started([next_job])
+            next_job += 1
+        elif kind == "finish" and p.running:
+            p.finished(min(p.running))
+        for _ in range(int(seconds)):  # time passes, a tick a second
+            now.t += 1
+            p.tick()
+            if p.running:
+                quiet_since_running.append(now.t - max([t for t in out.times if t <= now.t], default=p.start))
+    p.close()
+    assert all(gap <= progress.QUIET + progress.TICK for gap in quiet_since_running)
+    assert all(ch == "\n" or ch.isprintable() for ch in out.getvalue())
+
+
+def test_a_long_stage_says_what_still_runs() -> None:
+    now = Clock()
+    out = io.StringIO()
+    p = BuildProgress(out, live=False, now=now)
+    p.job_info(1, "ingest")
+    p.plan({"ingest": 1, "total": 1})
+    p.started([1])
+    for _ in range(95):
+        now.t += 1
+        p.tick()
+    assert out.getvalue().splitlines()[1:] == [
+        "[0/1] 0:30 elapsed  still running: ingest",
+        "[0/1] 1:00 elapsed  still running: ingest",
+        "[0/1] 1:30 elapsed  still running: ingest",
+    ]
+    p.finished(1)
+    now.t += 100
+    p.tick()  # nothing runs: nothing to say
+    assert out.getvalue().splitlines()[-1] == "[1/1] 1:35 elapsed  ingest (1 job)"
+
+
+def test_the_ticker_thread_writes_while_no_event_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``start_ticking`` on a real clock: a quiet plain log gets its line without any event;
+    ``close`` stops the thread."""
+    import time
+
+    from regionbench.pipeline import progress
+
+    monkeypatch.setattr(progress, "QUIET", 0.05)
+    out = io.StringIO()
+    p = BuildProgress(out, live=False)
+    p.job_info(1, "ingest")
+    p.plan({"ingest": 1, "total": 1})
+    p.started([1])
+    p.start_ticking(interval=0.01)
+    deadline = time.monotonic() + 5
+    while "still running: ingest" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    p.close()
+    assert "still running: ingest" in out.getvalue()
+    written = out.getvalue()
+    time.sleep(0.1)
+    assert out.getvalue() == written  # closed: the ticker has stopped

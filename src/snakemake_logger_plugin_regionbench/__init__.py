@@ -27,6 +27,7 @@ class LogHandler(LogHandlerBase):
         stream = sys.stdout if self.common_settings.stdout else sys.stderr
         live = stream.isatty() and os.environ.get("TERM", "") != "dumb" and "CI" not in os.environ
         self.progress = BuildProgress(stream, live=live)
+        self.progress.start_ticking()  # a live clock on a terminal, a line every 30 s in a quiet log
 
     def emit(self, record: LogRecord) -> None:
         event = getattr(record, "event", None)

@@ -4,21 +4,25 @@
 and end, failures, warnings) by the Snakemake logger plugin ``regionbench``
 (``snakemake_logger_plugin_regionbench``) and writes one line per finished stage: jobs done
 of the total, elapsed time and a naive ETA (the wall time per finished job times the jobs
-left). On a terminal a status line below them shows the same live, redrawn in place;
-anywhere else (CI, a pipe, a file) only plain lines are written, with no
-control characters. Snakemake's own report of every job is in its log file and, with
+left). On a terminal a status line below them shows the same live, redrawn in place every
+second; anywhere else (CI, a pipe, a file) only plain lines are written, with no control
+characters, and a stage that runs long gets a line every ``QUIET`` seconds (what runs, for how
+long), so a log never looks stalled. Snakemake's own report of every job is in its log file and, with
 ``regionbench build --verbose``, on the screen.
 """
 
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
 
 # Snakemake's target rule: a job that only gathers the release's files.
 TARGET_RULE = "all"
+QUIET = 30.0  # seconds a plain log may go without a line while jobs run
+TICK = 1.0  # seconds between the ticker's looks (``BuildProgress.start_ticking``)
 
 
 def clock(seconds: float) -> str:
@@ -46,6 +50,9 @@ class BuildProgress:
         self.scheduled: dict[str, int] = {}
         self.running: set[int] = set()
         self.status = ""  # the status line on screen, "" when none
+        self.last_line = self.start  # when the last permanent line was written
+        self.lock = threading.RLock()  # events and the ticker write from different threads
+        self.stopped = threading.Event()
 
     # -- events ----------------------------------------------------------------------------
     def plan(self, jobs: dict[str, int], dry_run: bool = False) -> None:
@@ -96,9 +103,31 @@ class BuildProgress:
         """A warning or error of Snakemake's, shown as it is."""
         self._line(text.rstrip())
 
+    def tick(self) -> None:
+        """Time passed: the status line's clock redrawn (a terminal), or, in a plain log quiet for
+        ``QUIET`` seconds while jobs run, a line saying what runs and for how long."""
+        with self.lock:
+            if self.stopped.is_set():  # closed while this tick waited: the screen stays clear
+                return
+            if self.live:
+                self._redraw()
+            elif self.running and self.planned and self.now() - self.last_line >= QUIET:
+                self._line(f"[{self.finished_jobs}/{self.total}] {self._times()}  still running: {self._stages()}")
+
+    def start_ticking(self, interval: float = TICK) -> None:
+        """``tick`` every ``interval`` seconds on a daemon thread, until ``close``."""
+
+        def ticking() -> None:
+            while not self.stopped.wait(interval):
+                self.tick()
+
+        threading.Thread(target=ticking, name="build-progress", daemon=True).start()
+
     def close(self) -> None:
-        self._clear()
-        self.stream.flush()
+        self.stopped.set()
+        with self.lock:
+            self._clear()
+            self.stream.flush()
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -119,22 +148,28 @@ class BuildProgress:
     # -- output ----------------------------------------------------------------------------
     def _line(self, text: str) -> None:
         """A permanent line, above the status line when there is one."""
-        self._clear()
-        self.stream.write(text + "\n")
-        self._redraw()
+        with self.lock:
+            self._clear()
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self.last_line = self.now()
+            self._redraw()
+
+    def _stages(self) -> str:
+        """The stages of the running jobs, by name."""
+        return ", ".join(sorted({self.rule_of.get(j, "?") for j in self.running} - {TARGET_RULE}))
 
     def _redraw(self) -> None:
         if not self.live or not self.planned:
             return
-        stages = sorted({self.rule_of.get(j, "?") for j in self.running} - {TARGET_RULE})
-        status = f"[{self.finished_jobs}/{self.total}] {self._times()}" + (
-            f"  running: {', '.join(stages)}" if stages else ""
-        )
+        stages = self._stages()
+        status = f"[{self.finished_jobs}/{self.total}] {self._times()}" + (f"  running: {stages}" if stages else "")
         status = status[: self.width]
-        self._clear()
-        self.stream.write(status)
-        self.stream.flush()
-        self.status = status
+        with self.lock:
+            self._clear()
+            self.stream.write(status)
+            self.stream.flush()
+            self.status = status
 
     def _clear(self) -> None:
         if self.status:
