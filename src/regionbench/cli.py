@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 import traceback
@@ -26,7 +25,7 @@ from regionbench.client import loader
 from regionbench.core import errors, geometry, numbers, tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
-from regionbench.pipeline import jobs, vocabulary
+from regionbench.pipeline import driver, jobs, vocabulary
 
 if TYPE_CHECKING:
     import http.server
@@ -161,10 +160,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     # Rule scripts run with the interpreter found on PATH: make it this environment's.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    is_live = driver.live(sys.stderr)  # Snakemake's progress writes to a pipe to us: it is told
+    env["REGIONBENCH_LIVE"] = "1" if is_live else "0"
     with exclusive_build(project) as lock:
         jobs.clear_failures(project)
         # Snakemake inherits the lock, so it stays held if this process is killed first.
-        code = subprocess.call(cmd, cwd=project, env=env, pass_fds=(lock,))
+        code = driver.run(cmd, sys.stderr, is_live, cwd=project, env=env, pass_fds=(lock,))
     if code:
         # The reason, not Snakemake's job report, is what the user reads last.
         messages = jobs.failures(project)

@@ -22,10 +22,13 @@ class LogHandler(LogHandlerBase):
     def __post_init__(self) -> None:
         # Imported here, not above: Snakemake imports every logger plugin it finds before any
         # run, so this module must import cleanly even beside another copy of regionbench.
+        from regionbench.pipeline import driver
         from regionbench.pipeline.progress import BuildProgress
 
         stream = sys.stdout if self.common_settings.stdout else sys.stderr
-        live = stream.isatty() and os.environ.get("TERM", "") != "dumb" and "CI" not in os.environ
+        # Under ``regionbench build`` standard error is a pipe to it: it says whether a terminal is behind.
+        said = os.environ.get("REGIONBENCH_LIVE")
+        live = said == "1" if said is not None else driver.live(stream)
         self.progress = BuildProgress(stream, live=live)
         self.progress.start_ticking()  # a live clock on a terminal, a line every 30 s in a quiet log
 

@@ -1,0 +1,84 @@
+"""Ctrl-C during a build: one line, what finished kept, and the rerun resumes to the bytes of a
+build never interrupted; on a terminal (a pseudo-terminal's Ctrl-C reaches every process of the
+build) and under a shell's job control (``set -m``: ``kill -INT`` to the build's process group)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
+
+INTERRUPTED = "regionbench: interrupted; what finished is kept: run the same command again to resume"
+NOISE = ("Traceback", "KeyboardInterrupt", "RuleException", "WorkflowError", "CalledProcessError", "failed:")
+FIRST = "results/tiny/ingest/00/regions.parquet"  # an output of the stage finished before the interrupt
+DONE = "ingest (2 jobs)"  # the line that says the stage has finished
+
+
+def _resumes(project: Path, override: Path, tiny_build: Path) -> None:
+    """The first job's output kept; the rerun builds the tiny release, byte for byte."""
+    kept = (project / FIRST).stat().st_mtime_ns
+    again = build(project, "--configfile", str(override))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (project / FIRST).stat().st_mtime_ns == kept
+    assert file_digests(project / TINY_RELEASE) == file_digests(tiny_build / TINY_RELEASE)
+
+
+def test_ctrl_c_on_a_terminal_says_one_line_and_the_rerun_resumes(tiny_build: Path, tmp_path: Path) -> None:
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, TINY)
+    pid, fd = pty.fork()
+    if pid == 0:  # the build on a terminal, as a person runs it
+        env = {k: v for k, v in os.environ.items() if k != "CI"}
+        os.execve(sys.executable, build_command(project, "--configfile", str(override)), env)
+    out, sent, deadline = b"", None, time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the build closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        if sent is None and DONE.encode() in out:
+            os.write(fd, b"\x03")  # Ctrl-C, as typed
+            sent = len(out)
+    _, status = os.waitpid(pid, 0)
+    assert sent is not None, "the build ended before it could be interrupted"
+    after = out[sent:].decode(errors="replace").replace("\r", "\n").replace("\x1b[2K", "")
+    said = [line for line in after.splitlines() if line.strip() and line.strip() != "^C"]
+    assert os.waitstatus_to_exitcode(status) == 130, after
+    assert said[-1] == INTERRUPTED and not any(word in after for word in NOISE), after
+    assert all(line.startswith("[") for line in said[:-1]), after  # at most a status line's last redraw
+    _resumes(project, override, tiny_build)
+
+
+def test_sigint_to_the_build_s_process_group_under_job_control(tiny_build: Path, tmp_path: Path) -> None:
+    """A script with job control (``set -m``) runs the build in the background, piped to a file,
+    and sends SIGINT to its process group: one line in the log, exit 130, and the rerun resumes."""
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, TINY)
+    log = tmp_path / "build.log"
+    command = " ".join(build_command(project, "--configfile", str(override)))
+    script = f"""
+set -m
+{command} > {log} 2>&1 &
+build=$!
+until grep -q '{DONE}' {log} || ! kill -0 $build 2>/dev/null; do sleep 0.1; done
+kill -INT -- -$build
+wait $build
+echo "exit $?"
+"""
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600)
+    text = log.read_text()
+    assert done.stdout.strip() == "exit 130", done.stdout + text
+    lines = text.splitlines()
+    assert lines[-1] == INTERRUPTED and not any(word in text for word in NOISE), text
+    assert all(line.isprintable() for line in lines)  # a pipe: plain lines
+    _resumes(project, override, tiny_build)
