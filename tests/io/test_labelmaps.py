@@ -192,6 +192,29 @@ def test_voc_flags_come_from_the_xml_object_of_the_same_index(tmp_path: Path) ->
         assert xml_name == row["label"] and {f: row[f] for f in voc.FLAGS} == flags
 
 
+@PROPERTY
+@given(keep=st.floats(0, 0.95), garbage=st.binary(max_size=40))
+def test_an_unreadable_annotations_xml_leaves_the_flags_unknown_and_is_said(
+    tmp_path: Path, keep: float, garbage: bytes
+) -> None:
+    """An XML cut short or overwritten: the image and its regions are kept (the XML holds only
+    flags), their flags null, and the quirk counted; the readable XMLs' flags are unchanged."""
+    root = tmp_path / str(np.random.default_rng().integers(1 << 40))
+    list(voc_synth.write_tree(root, 4, seed=2, size=(60, 40)))
+    folder = root / "VOCdevkit/VOC2012"
+    xml = sorted((folder / "Annotations").glob("*.xml"))[0]
+    text = xml.read_bytes()
+    xml.write_bytes(text[: int(len(text) * keep)] + garbage)
+    broken = voc.flags_of(xml) is None
+    shard = ingest_shard(root, "00", VOC_WORDS, layout="voc", settings=ALL)
+    balanced(shard)
+    assert shard.report["quirks"].get("annotation_xml_unreadable", 0) == int(broken)
+    if broken:
+        names = dict(zip(shard.images["image_id"].to_pylist(), shard.images["path"].to_pylist(), strict=True))
+        mine = [r for r in shard.regions.to_pylist() if Path(names[r["image_id"]]).stem == xml.stem]
+        assert all(r["difficult"] is None for r in mine)
+
+
 # --- Cityscapes -------------------------------------------------------------------------------------------
 
 CS_VALUES = st.sampled_from([0, 1, 7, 23, 24, 26, 34, 99, 7001, 24001, 26000, 26001, 26002, 34001, 65535])

@@ -230,7 +230,10 @@ class Reader:
         the background's pixels as one region."""
         regions: Found = []
         source = self._rel(self.folder / "SegmentationObject" / f"{name}.png")
-        described = flags_of(self.folder / "Annotations" / f"{name}.xml")
+        xml = self.folder / "Annotations" / f"{name}.xml"
+        described = flags_of(xml)
+        if described is None and xml.exists():  # its flags unknown (null), said
+            self.ledger.quirks["annotation_xml_unreadable"] += 1
         for index, drawn in masks_by_value(instances, skip=(0, VOID)):
             mask = drawn & ~void  # a pixel void in either map is no region's
             under = np.unique(classes[mask])
