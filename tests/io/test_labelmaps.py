@@ -316,6 +316,26 @@ def test_ade20k_without_its_class_table_says_where_it_goes(tmp_path: Path) -> No
         layout.check(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("layout", "make"),
+    [("voc", voc_synth.write_tree), ("ade20k", ade_synth.write_tree), ("ade20k-full", ade_full_synth.write_tree)],
+)
+def test_grayscale_photos_among_colour_ones_are_kept_and_counted(tmp_path: Path, layout: str, make) -> None:
+    """The generated trees ship a grayscale JPEG every fourth image, as VOC and ADE20K do: each is
+    accepted with its regions, and counted (``grayscale_images``)."""
+    list(make(tmp_path / "raw", 8, 0, (48, 32)))
+    photos = [p for p in (tmp_path / "raw").rglob("*.jpg")]
+    gray = sum(Image.open(p).mode == "L" for p in photos)
+    assert 0 < gray < len(photos)
+    found = layouts.get(layout)
+    (tmp_path / "vocabulary").mkdir()
+    words = found.write_vocabulary(tmp_path / "raw", tmp_path / "vocabulary").ids
+    shard = ingest_shard(tmp_path / "raw", "00", words, layout=found, settings=ALL)
+    balanced(shard)
+    assert shard.images.num_rows == len(photos) and shard.report["quirks"]["grayscale_images"] == gray
+    assert set(shard.images["mode"].to_pylist()) == {"RGB", "L"}
+
+
 @pytest.mark.parametrize("make", [voc_synth.write_tree, cs_synth.write_tree, ade_synth.write_tree], ids=["voc", "cityscapes", "ade20k"])  # fmt: skip
 def test_each_generated_tree_is_detected_as_its_layout(tmp_path: Path, make) -> None:
     list(make(tmp_path, 2, 0, (32, 24)))

@@ -160,8 +160,9 @@ def printable(name: str) -> str:
 def image_quirks(image: DecodedImage, rows: Iterable[dict[Any, Any]]) -> Counter[Any]:
     """The oddities of one accepted image and its ``regions`` rows, counted the same way in
     every layout, never rejected: ``identical_masks`` (rows repeating the mask of an earlier row
-    by the same annotator: a region traced twice, or copied under another label) and
-    ``exif_orientation_not_applied`` (pixels taken as stored, as the masks are drawn on them)."""
+    by the same annotator: a region traced twice, or copied under another label),
+    ``exif_orientation_not_applied`` (pixels taken as stored, as the masks are drawn on them) and
+    ``grayscale_images`` (one channel among colour photos, as SAIAPR, VOC and ADE20K ship some)."""
     seen: set[tuple[str, str]] = set()
     quirks: Counter[Any] = Counter()
     for row in rows:
@@ -170,6 +171,7 @@ def image_quirks(image: DecodedImage, rows: Iterable[dict[Any, Any]]) -> Counter
             quirks["identical_masks"] += key in seen
             seen.add(key)
     quirks["exif_orientation_not_applied"] += image.orientation != 1
+    quirks["grayscale_images"] += image.mode == "L"
     return +quirks  # only what was seen
 
 

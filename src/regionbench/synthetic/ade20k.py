@@ -4,14 +4,13 @@ twelve of the benchmark's classes as it names them."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-from regionbench.synthetic import Options
+from regionbench.synthetic import Options, photos
 from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
@@ -54,9 +53,7 @@ def write_tree(out: str | Path, images: int, seed: int = 0, size: tuple[int, int
         pixels, values = scene(k, size, seed)
         for kind in ("images", "annotations"):
             (root / kind / split).mkdir(parents=True, exist_ok=True)
-        jpeg = io.BytesIO()
-        Image.fromarray(pixels).save(jpeg, format="JPEG", quality=90)
-        (root / "images" / split / f"{name}.jpg").write_bytes(jpeg.getvalue())
+        (root / "images" / split / f"{name}.jpg").write_bytes(photos.jpeg(pixels, k))
         Image.fromarray(values, mode="L").save(root / "annotations" / split / f"{name}.png")
         yield f"images/{split}/{name}.jpg", len(set(np.unique(values).tolist()) - {0})
 

@@ -4,7 +4,6 @@ the JSON naming each object's class, under ``images/ADE/<split>/<scene>/``."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from regionbench.synthetic import Options
+from regionbench.synthetic import Options, photos
 from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
@@ -71,9 +70,7 @@ def write_tree(out: str | Path, images: int, seed: int = 0, size: tuple[int, int
         folder.mkdir(parents=True, exist_ok=True)
         name = f"ADE_{prefix}_{k + 1:08d}"
         pixels, levels, objects = scene(k, size, seed)
-        jpeg = io.BytesIO()
-        Image.fromarray(pixels).save(jpeg, format="JPEG", quality=90)
-        (folder / f"{name}.jpg").write_bytes(jpeg.getvalue())
+        (folder / f"{name}.jpg").write_bytes(photos.jpeg(pixels, k))
         for level, mask in enumerate(levels):
             Image.fromarray(mask).save(folder / (f"{name}_seg.png" if level == 0 else f"{name}_parts_{level}.png"))
         (folder / f"{name}.json").write_text(json.dumps({"annotation": {"filename": f"{name}.jpg", "object": objects}}))

@@ -4,7 +4,6 @@ flags, and the ImageSets split lists (every third image in val)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from PIL import Image
 from scipy import ndimage
 
 from regionbench.io.voc import CLASSES, VOID, palette
-from regionbench.synthetic import Options
+from regionbench.synthetic import Options, photos
 from regionbench.synthetic.plans import get_profile
 from regionbench.synthetic.rendering import blob
 
@@ -80,9 +79,7 @@ def write_tree(
     for k in range(images):
         name = name_of(k)
         pixels, classes, instances, objects = scene(k, size, seed)
-        jpeg = io.BytesIO()
-        Image.fromarray(pixels).save(jpeg, format="JPEG", quality=90)
-        (folder / "JPEGImages" / f"{name}.jpg").write_bytes(jpeg.getvalue())
+        (folder / "JPEGImages" / f"{name}.jpg").write_bytes(photos.jpeg(pixels, k))
         for kind, values in (("SegmentationClass", classes), ("SegmentationObject", instances)):
             if kind == "SegmentationObject" and sbd:
                 continue

@@ -390,8 +390,6 @@ class FolderReader:
             except ValueError as exc:
                 ledger.reject(path, str(image_id), "image", str(exc))
                 continue
-            if image.mode == "L":
-                ledger.quirks["grayscale_images"] += 1
             row = image_row(image_id, self.folder, path.relative_to(self.root).as_posix(), image)
             if self.folder.isdigit() and image_id // 1000 != int(self.folder):  # NN holds NN000-NN999
                 ledger.quirks["image_in_another_folder"] += 1
