@@ -42,11 +42,27 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
         *skipped,
         *labels_only(ingest),
+        *quirks(ingest, shown),
         *alike(ingest),
         *unlicensed(manifest),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
     ]
+
+
+SHOWN_QUIRKS = 3  # the most frequent quirks named in the build's last lines
+
+
+def quirks(ingest: dict, shown: str) -> list[str]:
+    """A line naming the most frequent quirks the ingest counted (kept, not rejected: nothing
+    accepted without a word), where a reader finds them all; none when there were none."""
+    counted = ingest.get("quirks") or {}
+    if not counted:
+        return []
+    ranked = sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = ", ".join(f"{k} {n:,}" for k, n in ranked[:SHOWN_QUIRKS])
+    more = f" and {len(ranked) - SHOWN_QUIRKS} more kinds" if len(ranked) > SHOWN_QUIRKS else ""
+    return [f"  quirks, counted and kept: {named}{more} (all: {shown}/results/ingest_report.json)"]
 
 
 def alike(ingest: dict) -> list[str]:
