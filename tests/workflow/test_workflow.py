@@ -307,3 +307,39 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
     planned = build(project, *target, "--verbose").stdout  # Snakemake's report names every job's files
     assert re.search(r"^ingest\s+1$", planned, re.M) and re.search(r"^ingest_report\s+1$", planned, re.M), planned
     assert "ingest/01/" in planned and "ingest/00/" not in planned.split("rule ingest_report")[0]
+
+
+def _svg_texts(path: Path) -> list[str]:
+    """The text of every ``<text>`` element of a figure (the project writes text as text)."""
+    import html
+
+    return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", path.read_text())]
+
+
+def test_every_chart_number_is_the_tables_s(tiny_build: Path) -> None:
+    """Each figure of the card is recomputed from the release's own Parquet with pandas: the
+    relation shares (each group's pairs, as the axis says), the subsets' label counts on the
+    classifier chart's axis, and the labels of the regions-per-label chart in order; the card's
+    relation table holds both shares."""
+    folder = tiny_build / TINY_RELEASE
+    results = folder / "results"
+    relations = pq.read_table(folder / "data/relations.parquet").to_pandas()
+    expected = sorted(
+        f"{100 * share:.1f} %"
+        for group in ("topological", "horizontal", "vertical")
+        for share in relations[group].value_counts(normalize=True).to_numpy()
+    )
+    shown = sorted(t for t in _svg_texts(results / "relation_stats.svg") if t.endswith(" %"))
+    assert shown == expected
+    card = (folder / "README.md").read_text()
+    assert "| share of the group's pairs | normalised frequency |" in card
+    subsets = pq.read_table(folder / "data/subsets.parquet", columns=["subset", "label"]).to_pandas()
+    labels = subsets.groupby("subset")["label"].nunique().to_dict()
+    texts = _svg_texts(results / "classifiers.svg")
+    ticks = {texts[k]: int(texts[k + 1]) for k in range(len(texts) - 1) if texts[k] in labels}
+    assert ticks == labels  # the release's own label counts, not the paper's (H: 100)
+    regions = pq.read_table(folder / "data/regions.parquet", columns=["label"]).to_pandas()
+    counts = regions["label"].value_counts()
+    ranked = sorted(counts.index, key=lambda label: (-counts[label], label))[:50]
+    drawn = _svg_texts(results / "collection.svg")
+    assert drawn[: len(ranked)] == ranked

@@ -67,6 +67,10 @@ def test_a_label_free_collection_skips_subsets_and_classifiers(
     assert why[0].upper() + why[1:] in card and "Reference classifiers" not in card
     summary = json.loads((folder / "results/agreement.json").read_text())
     assert summary["labelled"] is False and 0 < summary["label_free"]["pri"] < 1
+    # one label: label agreement is 1 by construction and not on the card; the label-free measures are
+    assert "same label, matched regions" not in card and "Fleiss' kappa" not in card
+    free = summary["label_free"]
+    assert f"| all | {free['pri']:.4f} | {free['vi_bits']:.4f} | {free['covering']:.4f} |" in card
     serves_what_it_holds(folder, raw, tmp_path, embedded=categories, capsys=capsys)
     site_shows_the_release(browser, folder, tmp_path / "site", None if categories else raw)
 

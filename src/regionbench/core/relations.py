@@ -161,17 +161,22 @@ def pairwise(
 
 
 def relation_stats(shards: Iterable[pa.Table]) -> pa.Table:
-    """Paper Table 3: count of ordered pairs per relation and its share of all relation values
-    (``shards`` need only the ``GROUPS`` columns, and are counted one at a time)."""
+    """Paper Table 3: count of ordered pairs per relation, its share of all relation values of
+    the three groups (``share``, the paper's normalised frequency) and of its group's pairs
+    (``share_of_pairs``: each group gives every pair one value). ``shards`` need only the
+    ``GROUPS`` columns, and are counted one at a time."""
     counts = {v: 0 for v in (*TOPOLOGICAL, *HORIZONTAL, *VERTICAL)}
     for table in shards:
         for group in GROUPS:
             for value, n in zip(*pc.value_counts(table.column(group)).flatten(), strict=True):
                 counts[value.as_py()] += n.as_py()
     total = sum(counts.values())
-    rows = [
-        {"group": group, "relation": v, "count": counts[v], "share": counts[v] / total if total else 0.0}
-        for group, values in (("topological", TOPOLOGICAL), ("horizontal", HORIZONTAL), ("vertical", VERTICAL))
-        for v in values
-    ]
+    rows = []
+    for group, values in (("topological", TOPOLOGICAL), ("horizontal", HORIZONTAL), ("vertical", VERTICAL)):
+        pairs = sum(counts[v] for v in values)  # every ordered pair has one value per group
+        rows += [
+            {"group": group, "relation": v, "count": counts[v], "share": counts[v] / total if total else 0.0,
+             "share_of_pairs": counts[v] / pairs if pairs else 0.0}
+            for v in values
+        ]  # fmt: skip
     return pa.Table.from_pylist(rows, schema=tables.RELATION_STATS)

@@ -107,7 +107,13 @@ RELATIONS = pa.schema(
 )
 
 RELATION_STATS = pa.schema(
-    [("group", pa.string()), ("relation", pa.string()), ("count", pa.int64()), ("share", pa.float64())]
+    [
+        ("group", pa.string()),
+        ("relation", pa.string()),
+        ("count", pa.int64()),
+        ("share", pa.float64()),
+        ("share_of_pairs", pa.float64()),
+    ]
 )
 
 VOCABULARY = pa.schema(

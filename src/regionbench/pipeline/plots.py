@@ -17,6 +17,7 @@ from regionbench.pipeline.subsets import SUBSET_SIZES
 
 # No dates or random ids in the files, so reruns give the same bytes.
 plt.rcParams["svg.hashsalt"] = "regionbench"
+plt.rcParams["svg.fonttype"] = "none"  # text stays text: readable, searchable, and checked against the tables
 _METADATA = {
     "png": {"Software": None},
     "svg": {"Date": None, "Creator": None},
@@ -39,6 +40,7 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
     one line per classifier and baseline, as in the paper's Fig. 7."""
     rows = summary.to_pylist()
     subsets = [s for s in SUBSET_SIZES if any(r["subset"] == s for r in rows)]
+    labels = {r["subset"]: r["n_labels"] for r in rows}  # the release's own, not the paper's sizes
     names = sorted({r["classifier"] for r in rows})
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     for ax, measure, title in zip(
@@ -49,7 +51,8 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
             style = "--" if name in ("random", "majority") else "-"
             ax.plot(subsets, [value.get(s) for s in subsets], style, marker="o", ms=3, label=name)
         ax.set_title(title)
-        ax.set_xlabel("subset (A: 2 labels ... H: 100 labels)")
+        ax.set_xticks(range(len(subsets)), [f"{s}\n{labels[s]}" for s in subsets])
+        ax.set_xlabel("subset, and the labels it holds")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("% of test regions")
     handles, labels = axes[0].get_legend_handles_labels()
@@ -127,16 +130,16 @@ def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:
 
 
 def relation_figure(stats: pa.Table, png: str | Path, svg: str | Path) -> None:
-    """The shares of the spatial relations over ordered region pairs (the paper's Table 3,
-    ``relations.relation_stats``): one panel per relation group."""
+    """Each relation's share of the ordered region pairs of its group (each group holds every
+    pair once: ``share_of_pairs`` of ``relations.relation_stats``): one panel per group."""
     rows = stats.to_pylist()
     groups = list(dict.fromkeys(r["group"] for r in rows))
     fig, axes = plt.subplots(1, len(groups), figsize=(3.8 * len(groups), 2.8), squeeze=False)
     for ax, group in zip(axes[0], groups, strict=True):
         mine = [r for r in rows if r["group"] == group][::-1]
-        ax.barh([r["relation"] for r in mine], [100 * r["share"] for r in mine], color="#55a868")
+        ax.barh([r["relation"] for r in mine], [100 * r["share_of_pairs"] for r in mine], color="#55a868")
         for i, r in enumerate(mine):
-            ax.text(100 * r["share"] + 1, i, f"{100 * r['share']:.1f} %", va="center", fontsize=7)
+            ax.text(100 * r["share_of_pairs"] + 1, i, f"{100 * r['share_of_pairs']:.1f} %", va="center", fontsize=7)
         ax.set_xlim(0, 115)
         ax.set_title(f"{group} relations")
         ax.set_xlabel("% of ordered region pairs")

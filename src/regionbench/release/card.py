@@ -168,26 +168,29 @@ def _coverage(coverage: dict) -> list[str]:
 def _agreement(report: dict, has_figure: bool) -> list[str]:
     """The card's agreement section from an ``agreement.summary`` report."""
     out = [f"## Agreement between annotators ({', '.join(report['annotators'])})", ""]
-    out += _table(
-        ["measure", "value"],
-        [
-            [f"regions matched one to one (IoU >= {report['min_iou']}), share", report["matched_share"]],
-            ["mean IoU of matched regions", report["mean_iou"]],
-            ["mean Dice of matched regions", report["mean_dice"]],
+    rows = [
+        [f"regions matched one to one (IoU >= {report['min_iou']}), share", report["matched_share"]],
+        ["mean IoU of matched regions", report["mean_iou"]],
+        ["mean Dice of matched regions", report["mean_dice"]],
+    ]
+    if report["labelled"]:  # with one label these are 1 by construction: not shown
+        rows += [
             ["same label, matched regions", report["exact_label"]],
             ["label within the hierarchy (e < 1), matched regions", report["hierarchical_label"]],
             ["pixel Cohen's kappa, mean over image pairs", report["pixel_kappa"]],
             ["Fleiss' kappa", report["fleiss_kappa"]],
             ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
-        ],
-    )
-    out += ["", f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
+        ]
+    out += _table(["measure", "value"], rows)
+    out.append("")
+    if report["labelled"]:
+        out += [f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
     if coverage := report.get("coverage"):
         out += _coverage(coverage)
     if not report["labelled"]:
         out += [
-            f"Every segment carries the one label `{report['per_label'][0]['label']}`: the label measures above",
-            "are trivial and the label-free measures below carry the agreement.",
+            f"Every segment carries the one label `{report['per_label'][0]['label']}`: label agreement is 1 by",
+            "construction and not shown; the label-free measures below carry the agreement.",
             "",
         ]
     free = report["label_free"]
@@ -390,9 +393,15 @@ def _relations(folder: Path) -> list[str]:
     if not (path := _results(folder, "relation_stats.parquet")):
         return []
     rows = pq.read_table(path).to_pylist()
-    out = ["Spatial relations over ordered region pairs:", ""]
+    out = [
+        "Spatial relations over ordered region pairs: each group gives every pair one value, so a",
+        "relation's share of its group's pairs sums to 1 per group; the normalised frequency is the",
+        "paper's Table 3, a share of all relation values of the three groups.",
+        "",
+    ]
     out += _table(
-        ["group", "relation", "pairs", "share"], [[r["group"], r["relation"], r["count"], r["share"]] for r in rows]
+        ["group", "relation", "pairs", "share of the group's pairs", "normalised frequency"],
+        [[r["group"], r["relation"], r["count"], r["share_of_pairs"], r["share"]] for r in rows],
     )
     out.append("")
     if _results(folder, "relation_stats.png"):
