@@ -42,7 +42,7 @@ embed = source.embeds(found, params.images)
 provenance = release.Provenance(
     dataset=params.dataset,
     version=params.version,
-    license=params.license,
+    license=source.resolved_license(params.license, params.synthetic, found.get("license")),
     code_version=params.code,
     config_sha256=params.config_sha256,
     # Hashed first, by forked workers while this process is small (2.3 GB at paper scale).

@@ -700,3 +700,25 @@ def test_a_category_id_listed_twice_is_said_once_for_the_build(tmp_path_factory,
     for shard in shards:
         reconciles(shard)
     assert [s.report["quirks"].get("category_id_listed_twice", 0) for s in shards] == [expected, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    configured=st.none() | st.sampled_from(["CC0-1.0", "MIT"]),
+    generated=st.booleans(),
+    stated=st.none() | st.sampled_from(["CC-BY-2.0", "CC BY 2.0", "see the website", "per image: CC BY; PD"]),
+)
+def test_a_release_never_claims_a_licence_nobody_stated(configured, generated: bool, stated) -> None:
+    """The release's licence: the config's, else a generated collection's own, else the source's
+    SPDX id, or "other" for terms in words; else "unknown", never a default."""
+    from regionbench.pipeline.source import GENERATED_LICENSE, resolved_license
+
+    found = resolved_license(configured, generated, stated)
+    if configured:
+        assert found == configured
+    elif generated:
+        assert found == GENERATED_LICENSE
+    elif stated is None:
+        assert found == "unknown"
+    else:
+        assert found == (stated if " " not in stated else "other")

@@ -17,6 +17,7 @@ from conftest import build, one_category_tree, site_shows_the_release, workflow_
 import regionbench
 from regionbench import cli, release
 from regionbench.pipeline import vocabulary
+from regionbench.release.croissant import NO_LICENCE
 
 
 def evaluate(folder: Path, predictions: str, *args: str) -> subprocess.CompletedProcess:
@@ -95,10 +96,13 @@ def serves_what_it_holds(
     if embedded:
         assert manifest["source"]["name"] == "Berkeley-like segments" and front["license"] == "cc-by-4.0"
         assert "- licence of the images: CC-BY-4.0" in card
-    else:  # the generated files state no licence: paths only, said in the card and the build
+        licences = croissant["license"] if isinstance(croissant["license"], list) else [croissant["license"]]
+        assert licences == ["https://spdx.org/licenses/CC-BY-4.0.html"]  # the release takes the source's
+    else:  # the files state no licence and the config sets none: paths only, and no licence claimed anywhere
         assert manifest["source"]["license"] is None and "licence of the images: not stated by the source" in card
-    licences = croissant["license"] if isinstance(croissant["license"], list) else [croissant["license"]]
-    assert licences == ["https://spdx.org/licenses/CC-BY-4.0.html"]  # the images' is the same, or unstated
+        assert manifest["license"] == "unknown" and front["license"] == "unknown"
+        assert croissant["license"] in (NO_LICENCE, [NO_LICENCE])
+        assert "- licence of this release: unknown: not stated by the source" in card
     out = tmp_path / "show.png"
     shown = cli.main(["show", str(folder), "--count", "2", "--out", str(out)])
     assert shown == (0 if embedded else 2), capsys.readouterr().err
@@ -303,3 +307,24 @@ def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(tmp_path
     assert ceiling["covering"] == pytest.approx(table["covering"], rel=1e-12)
     assert ceiling["pairs"] == 5 * 4 + 5 * 2 * 1
     assert abs(ceiling["annotator_mean"]["pri"] - ceiling["pri"]) > 1e-6  # unequal coverage: two answers
+
+
+def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
+    """``source.license`` in words ("see the website"): the release's licence is "other", the
+    card says so with the source's words, Croissant quotes them, and verify agrees with the build."""
+    import yaml
+
+    from regionbench import release
+
+    raw = one_category_tree(tmp_path / "raw", categories=False)
+    done, _, folder = built_release(tmp_path, "words", f"raw_dir: {raw}\nsource: {{license: see the website}}\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert release.verify(folder) == []
+    manifest = json.loads((folder / "manifest.json").read_text())
+    card = (folder / "README.md").read_text()
+    front = yaml.safe_load(card.split("---")[1])
+    assert manifest["license"] == "other" and front["license"] == "other" and front["license_name"]
+    assert "- licence of the images: see the website" in card
+    assert "- licence of this release's annotations: the source's terms, above" in card
+    croissant = json.loads((folder / "croissant.json").read_text())
+    assert croissant["license"] in ("see the website", ["see the website"])

@@ -9,19 +9,41 @@ the build's own: its images carry the release's licence.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from regionbench.release.manifest import OTHER, UNKNOWN
 
 FIELDS = ("name", "homepage", "citation", "license")
 
+GENERATED_LICENSE = "CC-BY-4.0"  # a generated collection is the project's own data
+SPDX_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,63}")  # an identifier, not a sentence
+
+
+def resolved_license(configured: str | None, generated: bool, stated: str | None) -> str:
+    """The release's licence: the config's (``release.license``) where it gives one; else a
+    generated collection's ``GENERATED_LICENSE``; else what the source states (``source.license``
+    or its files), as an SPDX id, or ``OTHER`` when it states its terms in words; else
+    ``UNKNOWN``."""
+    if configured:
+        return configured
+    if generated:
+        return GENERATED_LICENSE
+    if stated:
+        return stated if SPDX_ID.fullmatch(stated) else OTHER
+    return UNKNOWN
+
 
 def describe(
-    layout: str, root: str | Path, configured: dict[str, str | None], generated: bool, release_license: str
+    layout: str, root: str | Path, configured: dict[str, str | None], generated: bool, release_license: str | None
 ) -> dict[str, str | None]:
-    """The source of the collection at ``root``: ``FIELDS``, each None where nothing states it."""
+    """The source of the collection at ``root``: ``FIELDS``, each None where nothing states it
+    (``release_license``: the config's, which a generated collection's images carry)."""
     from regionbench.io import layouts  # a build's concern: readers of releases need no image library
 
     if generated:
-        found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": release_license}
+        own = resolved_license(release_license, True, None)
+        found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": own}
     else:
         kind = layouts.get(layout)
         found = {"name": kind.about.name, "homepage": kind.about.original, "citation": kind.about.citation}

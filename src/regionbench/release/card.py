@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from regionbench.release import huggingface
+from regionbench.release.manifest import OTHER, UNKNOWN
 from regionbench.release.schemas import TABLES, load_schemas
 
 
@@ -98,6 +99,8 @@ def _front_matter(folder: Path, manifest: dict) -> list[str]:
     # The release's licence covers its annotations; embedded photographs keep their own.
     embedded = manifest.get("images") == "embedded" and not manifest["synthetic"]
     licence: dict[str, Any] = {"license": manifest["license"].lower()}
+    if manifest["license"] == OTHER:  # the source's terms, in its words (the Source section quotes them)
+        licence["license_name"] = "source-terms"
     if embedded and origin.images_license != manifest["license"]:
         licence = {
             "license": "other",
@@ -346,7 +349,15 @@ def _source_section(manifest: dict) -> list[str]:
     else:
         out.append(f"- licence of the images: {origin.images_license}")
         held = "carry their bytes" if manifest.get("images") == "embedded" else "name them by path"
-        out.append(f"- the image files under `hf/` {held}; the annotations are released under {manifest['license']}")
+        out.append(f"- the image files under `hf/` {held}")
+    if manifest["license"] == UNKNOWN:
+        out.append(
+            "- licence of this release: unknown: not stated by the source, and none set in the build's config"
+            " (`release.license`)"
+        )
+    else:
+        terms = "the source's terms, above" if manifest["license"] == OTHER else manifest["license"]
+        out.append(f"- licence of this release's annotations: {terms}")
     return [*out, ""]
 
 

@@ -15,10 +15,11 @@ import mlcroissant as mlc
 import rdflib
 
 from regionbench.release.card import source
-from regionbench.release.manifest import ReleaseError, sha256_file
+from regionbench.release.manifest import ReleaseError, is_spdx, sha256_file
 from regionbench.release.schemas import TABLES, load_schemas
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
+NO_LICENCE = "unknown: not stated by the source, and none set in the build's config"
 INT32, TEXT = mlc.DataType.INT32, mlc.DataType.TEXT
 DATA_TYPES = {
     "int32": INT32,
@@ -159,8 +160,15 @@ def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
         ),
         version=manifest["version"],
         # The release's licence (its annotations), and the images' own where the source states it.
-        license=[f"https://spdx.org/licenses/{manifest['license']}.html"]
-        + ([origin.images_license] if origin.images_license and origin.images_license != manifest["license"] else []),
+        license=(
+            ([f"https://spdx.org/licenses/{manifest['license']}.html"] if is_spdx(manifest["license"]) else [])
+            + (
+                [origin.images_license]
+                if origin.images_license and origin.images_license != manifest["license"]
+                else []
+            )
+        )
+        or [NO_LICENCE],  # stated nowhere: said, none claimed
         creators=[mlc.Organization(ctx=ctx, name=manifest["creator"])],
         date_published=datetime.datetime.fromisoformat(manifest["date"]),
         url=origin.url,

@@ -104,6 +104,13 @@ class Provenance:
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
+UNKNOWN = "unknown"  # a release licence: none stated by the config or the source, never a default one
+OTHER = "other"  # a release licence: the source states its terms in words, not by an SPDX id
+
+
+def is_spdx(licence: str | None) -> bool:
+    """Whether a release's ``license`` names an SPDX licence (not ``UNKNOWN`` or ``OTHER``)."""
+    return bool(licence) and licence not in (UNKNOWN, OTHER)
 
 
 def inside_path(rel: object) -> bool:

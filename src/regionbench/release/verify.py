@@ -13,7 +13,7 @@ import yaml
 
 from regionbench.core.errors import first_line, parse_json
 from regionbench.core.tables import CONSENSUS
-from regionbench.release.manifest import ReleaseError, inside_path, read_manifest, seal_holds, sha256_file
+from regionbench.release.manifest import ReleaseError, inside_path, is_spdx, read_manifest, seal_holds, sha256_file
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
 
@@ -248,7 +248,7 @@ def _verify_identity(folder: Path, manifest: dict, document: object) -> list[str
         problems += [
             f"croissant.json: {key} {said[key]!r}, manifest.json says {expected[key]!r}"
             for key in expected
-            if key in document and said[key] != expected[key] and (key != "license" or licence)
+            if key in document and said[key] != expected[key] and (key != "license" or is_spdx(licence))
         ]
     card = folder / "README.md"
     front = _front_matter(card.read_text(encoding="utf-8")) if card.is_file() else None
