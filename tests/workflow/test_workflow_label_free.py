@@ -311,13 +311,15 @@ def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(tmp_path
 
 def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
     """``source.license`` in words ("see the website"): the release's licence is "other", the
-    card says so with the source's words, Croissant quotes them, and verify agrees with the build."""
+    card says so with the source's words, Croissant quotes them, and verify agrees with the build;
+    HTML in the config's text is shown on the card as written, not rendered."""
     import yaml
 
     from regionbench import release
 
     raw = one_category_tree(tmp_path / "raw", categories=False)
-    done, _, folder = built_release(tmp_path, "words", f"raw_dir: {raw}\nsource: {{license: see the website}}\n")
+    config = f"raw_dir: {raw}\nsource: {{license: see the website, name: '<b>Streets</b> & more'}}\n"
+    done, _, folder = built_release(tmp_path, "words", config)
     assert done.returncode == 0, done.stderr[-2000:]
     assert release.verify(folder) == []
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -326,5 +328,6 @@ def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
     assert manifest["license"] == "other" and front["license"] == "other" and front["license_name"]
     assert "- licence of the images: see the website" in card
     assert "- licence of this release's annotations: the source's terms, above" in card
+    assert "- collection: &lt;b&gt;Streets&lt;/b&gt; &amp; more" in card and "<b>" not in card  # shown, not rendered
     croissant = json.loads((folder / "croissant.json").read_text())
     assert croissant["license"] in ("see the website", ["see the website"])

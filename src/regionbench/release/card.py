@@ -3,6 +3,7 @@ provenance, known conflicts and how to cite. Everything comes from the release f
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,20 +335,26 @@ def _introduction(manifest: dict) -> list[str]:
     return out
 
 
+def _said(text: str | None) -> str:
+    """Text the config or the source's files gave, as the card shows it: HTML in it is shown as
+    written, never rendered (a card is Markdown, which renders HTML)."""
+    return html.escape(text or "", quote=False)
+
+
 def _source_section(manifest: dict) -> list[str]:
     """Where the images come from, under which licence, and whether the release carries them."""
     origin = source(manifest)
     if manifest["synthetic"]:
         return []
-    named = origin.name or "a collection that names itself nowhere in its files"
-    out = ["## Source", "", f"- collection: {named}" + (f" ({origin.url})" if origin.url else "")]
+    named = _said(origin.name) or "a collection that names itself nowhere in its files"
+    out = ["## Source", "", f"- collection: {named}" + (f" ({_said(origin.url)})" if origin.url else "")]
     if origin.images_license is None:
         out.append(
             "- licence of the images: not stated by the source; this release names each image file by its path"
             " and does not carry it (set `source.license` in the build's config where it is known)"
         )
     else:
-        out.append(f"- licence of the images: {origin.images_license}")
+        out.append(f"- licence of the images: {_said(origin.images_license)}")
         held = "carry their bytes" if manifest.get("images") == "embedded" else "name them by path"
         out.append(f"- the image files under `hf/` {held}")
     if manifest["license"] == UNKNOWN:
@@ -551,7 +558,7 @@ def _use_and_citation(manifest: dict) -> list[str]:
         "## Citation",
         "",
         "```bibtex",
-        source(manifest).citation,
+        source(manifest).citation.replace("```", "` ` `"),  # a fence in the text would end the block
         "```",
         "",
         "Cite the version with the digest of its `manifest.json`, which `regionbench verify` prints",
