@@ -722,3 +722,37 @@ def test_a_release_never_claims_a_licence_nobody_stated(configured, generated: b
         assert found == "unknown"
     else:
         assert found == (stated if " " not in stated else "other")
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    info=st.sampled_from(
+        [
+            ({"description": "COCO 2017 Dataset", "url": "http://cocodataset.org"}, "lin2014microsoft"),
+            ({"description": "LVIS v1.0", "url": "http://lvisdataset.org"}, "gupta2019lvis"),
+            ({"description": "my street scenes"}, None),
+            ({"url": "https://cocodataset.org/#home"}, "lin2014microsoft"),
+            ({"description": "COCOA shapes"}, None),
+            ({}, None),
+        ]
+    ),
+    overridden=st.booleans(),
+)
+def test_a_collection_the_files_name_is_cited_as_it_asks(tmp_path_factory, info: tuple, overridden: bool) -> None:
+    """A COCO or LVIS file (its ``info``) gets its collection's citation and home page on the
+    card; an annotation tool's export cites nothing of its own; the config wins."""
+    from regionbench.pipeline import source
+
+    stated, key = info
+    files = [alice_file(), bob_file()]
+    for data in files:
+        data["info"] = stated
+    root = write_tree(tmp_path_factory.mktemp("coco"), *files)
+    configured = {"citation": "@misc{mine}"} if overridden else {}
+    found = source.describe("coco", root, configured, generated=False, release_license=None)
+    if overridden:
+        assert found["citation"] == "@misc{mine}"
+    elif key is None:
+        assert found["citation"] is None
+    else:
+        assert key in str(found["citation"]) and found["homepage"]

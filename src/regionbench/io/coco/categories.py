@@ -10,6 +10,7 @@ from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, mapped_label
+from regionbench.io.coco.known import identify
 from regionbench.io.coco.split import check_file, is_id, licenses, streamed_annotations, top_level, uncategorised
 from regionbench.io.layouts import Reading, TreeVocabulary
 from regionbench.io.shards import IngestError
@@ -140,7 +141,8 @@ def describe_source(root: str | Path) -> dict[str, str | None]:
     first file (by annotator) whose ``info`` has a ``description`` or ``url``; ``license`` when
     every image entry of every file names a licence of its file's ``licenses`` table: that
     licence, or "per image" and their names when they differ (each image's is its
-    ``images.license``). None where the files say nothing, or not of every image."""
+    ``images.license``); the ``citation`` the collection asks for where ``info`` names one it
+    knows (``known``: COCO, LVIS). None where the files say nothing, or not of every image."""
     found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": None}
     used: set[str] = set()
     unlicensed = False
@@ -160,4 +162,7 @@ def describe_source(root: str | Path) -> dict[str, str | None]:
                 used.add(str(named["name"] or named["url"]))
     if used and not unlicensed:
         found["license"] = next(iter(used)) if len(used) == 1 else "per image: " + "; ".join(sorted(used))
+    if (known := identify(found["name"], found["homepage"])) is not None:  # COCO, LVIS: cited as they ask
+        found["citation"] = known.citation
+        found["homepage"] = found["homepage"] or known.homepage
     return found
