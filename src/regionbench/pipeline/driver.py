@@ -10,11 +10,13 @@ waits for Snakemake to finish stopping (a second Ctrl-C kills it) and says one l
 
 from __future__ import annotations
 
+import collections
 import os
 import select
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -27,57 +29,91 @@ def live(stream: TextIO) -> bool:
     return stream.isatty() and os.environ.get("TERM", "") != "dumb" and "CI" not in os.environ
 
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+POLL = 0.05  # seconds between the main thread's looks: where a signal's Python handler runs
+# Seconds what the command says is held before it is shown: the thread that takes an interrupt
+# may get the processor after the relaying one on a loaded machine, and what an interrupted job
+# printed meanwhile is then dropped with the rest.
+HOLD = 0.5
+
+
 def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
     """Run ``cmd`` (``popen``: ``subprocess.Popen``'s options), its standard error relayed to
     ``stream``; its exit code. An interrupt (SIGINT, or SIGTERM or SIGHUP to this process,
     passed on to the command) silences the relay, waits for the command to stop (a second one
-    kills it), clears a live status line and raises ``KeyboardInterrupt``."""
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, **popen)
+    kills it), clears a live status line and raises ``KeyboardInterrupt``.
+
+    The main thread blocks the signals while it waits, so the kernel gives them to another
+    thread of this process, whose C handler writes the signal's number to a pipe the relay
+    watches (``signal.set_wakeup_fd``). What the command says is held ``HOLD`` seconds before it
+    is written, and dropped when the number comes first: the words of jobs interrupted with it
+    never reach ``stream``."""
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, **popen)  # before any mask: it inherits ours
     assert proc.stderr is not None
-    quiet = threading.Event()
+    quiet, ended = threading.Event(), threading.Event()
     out = getattr(stream, "buffer", None)
-    # The signal's number is written here the moment it arrives (C level, before any Python
-    # handler runs): the relay falls silent before an interrupted job's words can reach it.
     woken, wake = os.pipe()
     os.set_blocking(wake, False)
     os.set_blocking(woken, False)
     before = signal.set_wakeup_fd(wake)
 
+    def interrupted_yet() -> bool:
+        """Whether a signal has arrived (its number waits in ``woken``)."""
+        if select.select([woken], [], [], 0)[0]:
+            os.read(woken, 512)
+            quiet.set()
+        return quiet.is_set()
+
     def relay() -> None:
         assert proc.stderr is not None
         pipe = proc.stderr.fileno()
-        while True:
-            ready, _, _ = select.select([pipe, woken], [], [])
-            if woken in ready:
-                quiet.set()
-                os.read(woken, 512)
-            if pipe not in ready:
-                continue
-            chunk = os.read(pipe, 65536)
-            if not chunk:
-                return
-            if quiet.is_set():
-                continue  # read on, so the command never blocks on a full pipe
-            if out is not None:
-                out.write(chunk)
-            else:
-                stream.write(chunk.decode(errors="replace"))
-            stream.flush()
+        held: collections.deque[tuple[float, bytes]] = collections.deque()  # (when it may be written, bytes)
+        try:
+            while True:
+                wait = max(0.0, held[0][0] - time.monotonic()) if held else None
+                ready, _, _ = select.select([pipe, woken], [], [], wait)
+                if interrupted_yet():
+                    held.clear()
+                if pipe in ready:
+                    chunk = os.read(pipe, 65536)
+                    if not chunk:
+                        break
+                    if not quiet.is_set():  # read on when quiet, so the command never blocks on a full pipe
+                        held.append((time.monotonic() + HOLD, chunk))
+                while held and held[0][0] <= time.monotonic() and not interrupted_yet():
+                    write(held.popleft()[1])
+            while held and not interrupted_yet():  # the command has ended: the rest, at once
+                write(held.popleft()[1])
+        finally:
+            ended.set()
+
+    def write(chunk: bytes) -> None:
+        if out is not None:
+            out.write(chunk)
+        else:
+            stream.write(chunk.decode(errors="replace"))
+        stream.flush()
 
     def interrupted(signum: int, _frame: object) -> None:
-        quiet.set()  # first, before anything the interrupt makes them print reaches the screen
+        quiet.set()
         if signum != signal.SIGINT:  # a terminal's Ctrl-C reached them too; these did not
             proc.send_signal(signal.SIGINT)
         raise KeyboardInterrupt
 
+    previous = {s: signal.signal(s, interrupted) for s in SIGNALS}
     relaying = threading.Thread(target=relay, name="snakemake-stderr", daemon=True)
-    relaying.start()
-    previous = {s: signal.signal(s, interrupted) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    relaying.start()  # with the signals unblocked: the thread the kernel gives them to
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
-        code = proc.wait()
+        while not ended.wait(POLL):  # Python runs a signal's handler here, in the main thread
+            pass
+        while proc.poll() is None:  # its standard error closed: it is ending
+            time.sleep(POLL)
+        code = proc.returncode
     except KeyboardInterrupt:
         try:
-            proc.wait()
+            while proc.poll() is None:
+                time.sleep(POLL)
         except KeyboardInterrupt:  # asked twice: no more waiting
             proc.kill()
             proc.wait()
@@ -86,6 +122,7 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
             stream.flush()
         raise
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for s, handler in previous.items():
             signal.signal(s, handler)
         signal.set_wakeup_fd(before)

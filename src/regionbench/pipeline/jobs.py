@@ -12,6 +12,7 @@ import contextlib
 import functools
 import hashlib
 import logging
+import os
 import re
 import resource
 import sys
@@ -76,7 +77,8 @@ def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb:
     if issubclass(kind, KeyboardInterrupt):  # Ctrl-C: nothing to report, and a rerun resumes
         interrupted = f"interrupted (log: {log_path}): the job's outputs are not kept; run the build again to resume"
         _record(interrupted)
-        sys.stderr.write(interrupted + "\n")
+        if "REGIONBENCH_LIVE" not in os.environ:  # under regionbench build, which says it once for all
+            sys.stderr.write(interrupted + "\n")
         return
     message = errors.describe(exc)
     if message is None:
