@@ -37,7 +37,7 @@ from regionbench.client.tasks._masks import (
     spread,
 )
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
-from regionbench.client.tasks.segments import segment_maps
+from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
 
 NAME = "boundaries"
@@ -95,25 +95,10 @@ def boundary_maps(path: Path, shape: tuple[int, int], settings: Settings) -> tup
             return [1.0], [measures.seg2bdry(values)]
         soft = values / (65535.0 if values.dtype == np.uint16 else 255.0)
     else:
-        from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
-
-        try:
-            variables = read_mat(path)
-        except ValueError as exc:
-            raise TaskError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
-        if "ucm2" in variables:
-            ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
-            if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
-                raise TaskError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
-            soft = ucm2[2::2, 2::2]
-        elif "segs" in variables:
-            maps = [np.asarray(m).astype(np.int64) for m in np.asarray(variables["segs"], dtype=object).ravel()]
-            if any(m.shape != shape for m in maps):
-                raise TaskError(f"{path}: a segs entry differs from the image's size {shape}")
-            return [float(k) for k in range(1, len(maps) + 1)], [measures.seg2bdry(m) for m in maps]
-        else:
-            found = ", ".join(sorted(variables)) or "nothing"
-            raise TaskError(f"{path}: neither a ucm2 nor a segs cell (found {found})")
+        ucm2, segs = bsds_mat(path, shape)
+        if ucm2 is None:
+            return [float(k) for k in range(1, len(segs) + 1)], [measures.seg2bdry(m) for m in segs]
+        soft = ucm2[2::2, 2::2]
     levels = measures.thresholds(settings.thresholds or SOFT_LEVELS)
     return [float(t) for t in levels], [soft >= t for t in levels]
 

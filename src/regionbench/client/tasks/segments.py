@@ -131,6 +131,18 @@ def read_segmentations(
 def _read_mat(
     path: Path, shape: tuple[int, int], thresholds: int | None, levels: list[float]
 ) -> tuple[list[np.ndarray], list[float]]:
+    ucm2, segs = bsds_mat(path, shape)
+    if ucm2 is not None:
+        if thresholds is None:
+            raise TaskError(f"{path}: a ucm2 needs --thresholds N (the benchmark cuts it at N levels)")
+        cuts = measures.thresholds(thresholds)
+        return [measures.cut_ucm(ucm2, t) for t in cuts], [float(t) for t in cuts]
+    return segs, [float(k) for k in range(1, len(segs) + 1)]
+
+
+def bsds_mat(path: Path, shape: tuple[int, int]) -> tuple[np.ndarray | None, list[np.ndarray]]:
+    """A BSDS prediction ``.mat`` of an image of ``shape``: its ``ucm2`` (double size) and no
+    segmentation, or None and its cell ``segs``; anything else one line naming the file."""
     from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
 
     try:
@@ -138,19 +150,16 @@ def _read_mat(
     except ValueError as exc:
         raise TaskError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
     if "ucm2" in variables:
-        if thresholds is None:
-            raise TaskError(f"{path}: a ucm2 needs --thresholds N (the benchmark cuts it at N levels)")
         ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
         if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
             raise TaskError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
-        cuts = measures.thresholds(thresholds)
-        return [measures.cut_ucm(ucm2, t) for t in cuts], [float(t) for t in cuts]
+        return ucm2, []
     if "segs" in variables:
         cell = np.asarray(variables["segs"], dtype=object).ravel()
         maps = [np.asarray(m).astype(np.int64) for m in cell]
         if any(m.shape != shape for m in maps):
             raise TaskError(f"{path}: a segs entry differs from the image's size {shape}")
-        return maps, [float(k) for k in range(1, len(maps) + 1)]
+        return None, maps
     raise TaskError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
 
 
