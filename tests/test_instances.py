@@ -22,11 +22,11 @@ H, W = 40, 60
 
 def rle(mask: np.ndarray) -> dict:
     encoded = coco_mask.encode(np.asfortranarray(mask.astype(np.uint8)))
-    return {"size": [H, W], "counts": encoded["counts"].decode()}
+    return {"size": list(mask.shape), "counts": encoded["counts"].decode()}
 
 
-def box_mask(x: int, y: int, w: int, h: int) -> np.ndarray:
-    mask = np.zeros((H, W), dtype=bool)
+def box_mask(x: int, y: int, w: int, h: int, size: tuple[int, int] = (H, W)) -> np.ndarray:
+    mask = np.zeros(size, dtype=bool)
     mask[y : y + h, x : x + w] = True
     return mask
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pycocotools import mask as coco_mask
+from test_instances import box_mask as instances_box
+from test_instances import rle
 
 from regionbench.client import instances
 
@@ -19,15 +20,8 @@ H, W = 48, 64
 CATEGORIES = 8
 
 
-def rle(mask: np.ndarray) -> dict:
-    encoded = coco_mask.encode(np.asfortranarray(mask.astype(np.uint8)))
-    return {"size": [H, W], "counts": encoded["counts"].decode()}
-
-
 def box_mask(x: int, y: int, w: int, h: int) -> np.ndarray:
-    mask = np.zeros((H, W), dtype=bool)
-    mask[y : y + h, x : x + w] = True
-    return mask
+    return instances_box(x, y, w, h, (H, W))
 
 
 def lvis_collection(seed: int, images: int = 6) -> tuple[dict, list[dict]]:
