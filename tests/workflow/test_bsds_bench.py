@@ -34,6 +34,15 @@ def bench_tree(root: Path) -> Path:
     return root
 
 
+def evaluate(release: Path, predictions: Path | str, *options: str) -> subprocess.CompletedProcess:
+    """``regionbench evaluate`` of ``predictions`` on ``release`` with ``options``."""
+    return subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
+         str(predictions), *options],
+        capture_output=True, text=True,
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def bench_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("bsds-bench")
@@ -53,11 +62,7 @@ def test_the_bench_data_scored_by_the_cli_gives_the_published_figures(
     import json
 
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
-         str(BENCH / kind), "--task", "segments", "--out", str(report), *options],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(bench_release, str(BENCH / kind), "--task", "segments", "--out", str(report), *options)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "scored: 5 of 5 images, every image (the release has no image split)"
     found = json.loads(report.read_text())["measures"]
@@ -74,11 +79,7 @@ def test_prediction_files_for_no_image_of_the_release_are_one_line(bench_release
     left out without a word."""
     shutil.copytree(BENCH / "segs", tmp_path / "segs")
     shutil.copy(tmp_path / "segs" / "2018.mat", tmp_path / "segs" / "2019.mat")
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
-         str(tmp_path / "segs"), "--task", "segments"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(bench_release, str(tmp_path / "segs"), "--task", "segments")
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "1 prediction files name no image of the release, e.g. 2019.mat" in lines[0]
@@ -96,11 +97,7 @@ def test_the_boundary_benchmark_by_the_cli_gives_the_published_figures(
     import json
 
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
-         str(BENCH / kind), "--task", "boundaries", "--out", str(report), *options],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(bench_release, str(BENCH / kind), "--task", "boundaries", "--out", str(report), *options)
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
     o, s = found["measures"]["ods"], found["measures"]["ois"]
@@ -119,11 +116,9 @@ def test_view_draws_the_run_s_precision_recall_curve_and_boundaries(bench_releas
     import json
 
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(bench_release), "--predictions",
-         str(BENCH / "ucm2"), "--task", "boundaries", "--thresholds", "5", "--out", str(report)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = evaluate(
+        bench_release, str(BENCH / "ucm2"), "--task", "boundaries", "--thresholds", "5", "--out", str(report)
+    )
     assert done.returncode == 0, done.stderr
     site = tmp_path / "site"
     done = subprocess.run(
