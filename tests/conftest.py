@@ -58,6 +58,34 @@ def build(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(build_command(project, *args), capture_output=True, text=True, cwd=project)
 
 
+def on_a_terminal(command: list[str], when: bytes | None = None, keys: bytes = b"") -> tuple[int, bytes, int | None]:
+    """``command`` run on a pseudo-terminal as a person runs it (``CI`` unset: CI asks for plain
+    lines even on a terminal), typing ``keys`` once its output holds ``when``: its exit code,
+    everything it wrote, and where in that the keys were typed (None: never)."""
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command, its output on the terminal
+        os.execve(command[0], command, {k: v for k, v in os.environ.items() if k != "CI"})
+    out, sent, deadline = b"", None, time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        if when is not None and sent is None and when in out:
+            os.write(fd, keys)
+            sent = len(out)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out, sent
+
+
 def write_config(project: Path, text: str) -> Path:
     path = project / "override.yaml"
     path.write_text(text)

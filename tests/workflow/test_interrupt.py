@@ -4,15 +4,10 @@ build) and under a shell's job control (``set -m``: ``kill -INT`` to the build's
 
 from __future__ import annotations
 
-import os
-import pty
-import select
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, workflow_copy, write_config
+from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, on_a_terminal, workflow_copy, write_config
 
 INTERRUPTED = "regionbench: interrupted; what finished is kept: run the same command again to resume"
 NOISE = ("Traceback", "KeyboardInterrupt", "RuleException", "WorkflowError", "CalledProcessError", "failed:")
@@ -32,28 +27,11 @@ def _resumes(project: Path, override: Path, tiny_build: Path) -> None:
 def test_ctrl_c_on_a_terminal_says_one_line_and_the_rerun_resumes(tiny_build: Path, tmp_path: Path) -> None:
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, TINY)
-    pid, fd = pty.fork()
-    if pid == 0:  # the build on a terminal, as a person runs it
-        env = {k: v for k, v in os.environ.items() if k != "CI"}
-        os.execve(sys.executable, build_command(project, "--configfile", str(override)), env)
-    out, sent, deadline = b"", None, time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if select.select([fd], [], [], 0.1)[0]:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the build closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        if sent is None and DONE.encode() in out:
-            os.write(fd, b"\x03")  # Ctrl-C, as typed
-            sent = len(out)
-    _, status = os.waitpid(pid, 0)
+    code, out, sent = on_a_terminal(build_command(project, "--configfile", str(override)), DONE.encode(), b"\x03")
     assert sent is not None, "the build ended before it could be interrupted"
     after = out[sent:].decode(errors="replace").replace("\r", "\n").replace("\x1b[2K", "")
     said = [line for line in after.splitlines() if line.strip() and line.strip() != "^C"]
-    assert os.waitstatus_to_exitcode(status) == 130, after
+    assert code == 130, after
     assert said[-1] == INTERRUPTED and not any(word in after for word in NOISE), after
     assert all(line.startswith("[") for line in said[:-1]), after  # at most a status line's last redraw
     _resumes(project, override, tiny_build)

@@ -20,6 +20,7 @@ from conftest import (
     build_command,
     build_output,
     file_digests,
+    on_a_terminal,
     workflow_copy,
     write_config,
 )
@@ -107,27 +108,12 @@ def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_buil
 
 def test_a_terminal_sees_a_status_line(tmp_path: Path) -> None:
     """On a terminal the status line is redrawn in place and erased at the end."""
-    import pty
-
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, TINY)
-    status, out = None, b""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the build, its output on the terminal
-        env = {k: v for k, v in os.environ.items() if k != "CI"}  # CI asks for plain lines even on a terminal
-        command = build_command(project, "results/tiny/vocabulary.parquet", "--configfile", str(override))
-        os.execve(sys.executable, command, env)
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-    _, status = os.waitpid(pid, 0)
+    command = build_command(project, "results/tiny/vocabulary.parquet", "--configfile", str(override))
+    code, out, _ = on_a_terminal(command)
     text = out.decode()
-    assert os.waitstatus_to_exitcode(status) == 0, text[-3000:]
+    assert code == 0, text[-3000:]
     assert "\r\x1b[2K[" in text and "elapsed" in text
     assert text.rstrip("\r\n").endswith("\x1b[2K") or "vocabulary (1 job)" in text.splitlines()[-1]
 
