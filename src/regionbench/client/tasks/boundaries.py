@@ -79,28 +79,35 @@ def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[flo
     settings.refuse_missing(predictions, images, set(found))
     shapes, levels = image_sizes(images), None
     for image_id, path in found.items():  # every file read once now: a bad one is refused before scoring
-        mine = [float(t) for t in boundary_maps(path, shapes[image_id], settings)[0]]
+        mine = _read(path, shapes[image_id], settings)[0]
         if levels is not None and mine != levels:
             raise TaskError(f"{path}: {len(mine)} thresholds where the run's other files have {len(levels)}")
         levels = mine
     return levels or [1.0], found
 
 
-def boundary_maps(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[float], list[np.ndarray]]:
-    """A prediction file's thresholds and its boundary map at each (``client.boundaries``)."""
-    soft: np.ndarray | None = None
+def _read(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[float], np.ndarray | list[np.ndarray]]:
+    """A prediction file's thresholds and what it holds: a soft map (a probability PNG / 255 or
+    / 65535, a ``ucm2`` at the pixels) to cut at them, or a segmentation per threshold."""
     if path.suffix.lower() == ".png":
         values = read_png(path, shape, dtype=None)
         if settings.png == "segments":
-            return [1.0], [measures.seg2bdry(values)]
+            return [1.0], [values]
         soft = values / (65535.0 if values.dtype == np.uint16 else 255.0)
     else:
         ucm2, segs = bsds_mat(path, shape)
         if ucm2 is None:
-            return [float(k) for k in range(1, len(segs) + 1)], [measures.seg2bdry(m) for m in segs]
+            return [float(k) for k in range(1, len(segs) + 1)], segs
         soft = ucm2[2::2, 2::2]
-    levels = measures.thresholds(settings.thresholds or SOFT_LEVELS)
-    return [float(t) for t in levels], [soft >= t for t in levels]
+    return [float(t) for t in measures.thresholds(settings.thresholds or SOFT_LEVELS)], soft
+
+
+def boundary_maps(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[float], list[np.ndarray]]:
+    """A prediction file's thresholds and its boundary map at each (``client.boundaries``)."""
+    levels, held = _read(path, shape, settings)
+    if isinstance(held, list):  # segmentations: their segments' boundaries
+        return levels, [measures.seg2bdry(m) for m in held]
+    return levels, [held >= t for t in levels]
 
 
 def human_boundaries(data: Release, people: list[str], images: pd.DataFrame) -> dict[str, dict[int, np.ndarray]]:
@@ -125,9 +132,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     covered_by, shapes = covered(data), image_sizes(images)
     counts: dict[str, list[measures.ImageCounts]] = {a: [] for a in who}
     together, ids = [], []
+    pooled: dict[str, np.ndarray] = {}  # the humans' ceiling, from the same human maps
     for batch in batches(images):
         truth = human_boundaries(data, people, batch)
         for image_id in batch["image_id"].astype(int):
+            _pool_ceiling(truth, int(image_id), people, covered_by, settings.max_dist, pooled)
             mine = [a for a in who if a in covered_by.get(int(image_id), []) and int(image_id) in truth[a]]
             if not mine:
                 continue
@@ -174,7 +183,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         each = {a: measures.collect(levels, c) for a, c in counts.items() if c}
         report["per_annotator"] = {a: {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap} for a, b in each.items()}
         report["spread"] = spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
-    report["human_ceiling"] = boundaries_ceiling(data, images, people, covered_by, settings.max_dist)
+    report["human_ceiling"] = boundaries_ceiling(pooled)
     return report
 
 
@@ -189,23 +198,29 @@ def _by_split(
     return out
 
 
-def boundaries_ceiling(
-    data: Release, images: pd.DataFrame, people: list[str], covered_by: dict[int, list[str]], max_dist: float
-) -> dict[str, Any]:
+def _pool_ceiling(
+    truth: dict[str, dict[int, np.ndarray]],
+    image_id: int,
+    people: list[str],
+    covered_by: dict[int, list[str]],
+    max_dist: float,
+    pooled: dict[str, np.ndarray],
+) -> None:
+    """Add to ``pooled`` (human -> cntR, sumR, cntP, sumP) each human's boundaries of
+    ``image_id`` scored against the other humans who covered it."""
+    present = [a for a in people if a in covered_by.get(image_id, []) and image_id in truth[a]]
+    for a in present:
+        others = [truth[b][image_id] for b in present if b != a]
+        if others:
+            c = measures.score_image([truth[a][image_id]], others, max_dist, thinned=False)
+            counts = np.array([c.cnt_r[0], c.sum_r[0], c.cnt_p[0], c.sum_p[0]], dtype=np.int64)
+            pooled[a] = pooled.get(a, np.zeros(4, dtype=np.int64)) + counts
+
+
+def boundaries_ceiling(pooled: dict[str, np.ndarray]) -> dict[str, Any]:
     """The humans' ceiling, as BSDS500 states its human F: each human's boundaries scored against
-    the other humans who covered the image, the counts pooled over every (image, human):
-    recall, precision and F; per annotator the same over their images."""
-    pooled: dict[str, np.ndarray] = {}
-    for batch in batches(images):
-        truth = human_boundaries(data, people, batch)
-        for image_id in batch["image_id"].astype(int):
-            present = [a for a in people if a in covered_by.get(int(image_id), []) and int(image_id) in truth[a]]
-            for a in present:
-                others = [truth[b][int(image_id)] for b in present if b != a]
-                if others:
-                    c = measures.score_image([truth[a][int(image_id)]], others, max_dist, thinned=False)
-                    counts = np.array([c.cnt_r[0], c.sum_r[0], c.cnt_p[0], c.sum_p[0]], dtype=np.int64)
-                    pooled[a] = pooled.get(a, np.zeros(4, dtype=np.int64)) + counts
+    the other humans who covered the image, the counts (``_pool_ceiling``) pooled over every
+    (image, human): recall, precision and F; per annotator the same over their images."""
     if not pooled:
         return {}
 
