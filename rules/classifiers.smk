@@ -7,6 +7,7 @@ checkpoint subsets:
         ingested=f"{RESULTS}/ingest/report.json",  # stops here when ingest accepted nothing
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
+        duplicate_groups=DUPLICATE_GROUPS,  # kept on one side of the split
     output:
         subsets=f"{RESULTS}/subsets.parquet",
         report=f"{RESULTS}/subsets.json",

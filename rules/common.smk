@@ -28,6 +28,10 @@ RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
 PIECES = f"{RESULTS}/pieces"  # a prepared tree's shard pieces (rule prepare)
 
 
+DUPLICATE_AUDIT = config["audit"]["duplicates"]["enabled"]
+DUPLICATE_GROUPS = (
+    [f"{RESULTS}/audit/duplicate_groups.parquet"] if DUPLICATE_AUDIT else []
+)
 SHARD_SIZE = config["ingest"]["shard_size"]  # None: the layout's default
 SYNTH_ANNOTATORS = config["synth"]["annotators"]  # of a generated collection
 
@@ -247,6 +251,8 @@ def release_results(wildcards=None, classifiers=True):
         )
     }
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
+    if DUPLICATE_AUDIT:
+        files["audit_duplicates.json"] = f"{RESULTS}/audit_duplicates.json"
     files["image_labels.json"] = f"{RESULTS}/image_labels.json"
     if RAW.official("features"):
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"

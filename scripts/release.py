@@ -5,6 +5,7 @@ from functools import partial
 from pathlib import Path
 
 from regionbench import release
+from regionbench.audit import duplicates
 from regionbench.client import history
 from regionbench.core import tables
 from regionbench.pipeline import source
@@ -23,6 +24,19 @@ def region_part(regions: str, features: str):
     return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits)
 
 
+def audit_table():
+    """The near-duplicate groups with each image's splits and subsets (empty when the audit is off)."""
+    if not inp.duplicate_groups:
+        return duplicates.release_table(
+            duplicates.GROUPS.empty_table(), tables.IMAGES.empty_table(), tables.SUBSETS.empty_table()
+        )
+    groups = tables.read_parquet(inp.duplicate_groups[0])
+    images = tables.concat([tables.read_parquet(p, ["image_id", "split"]) for p in inp.images])
+    return duplicates.release_table(
+        groups, images, tables.read_parquet(inp.subsets, ["subset", "image_id", "image_split"])
+    )
+
+
 # The subsets hold a row per region and subset, more than the regions: read and handed over by row group.
 splits = release.region_splits(Path(inp.subsets))
 data = {
@@ -37,6 +51,7 @@ data = {
     "subsets": release.file_parts(Path(inp.subsets)),
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
 }
+data["audit_duplicates"] = audit_table()
 found = json.loads(Path(inp.source).read_text(encoding="utf-8"))
 embed = source.embeds(found, params.images)
 provenance = release.Provenance(

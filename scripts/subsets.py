@@ -34,7 +34,13 @@ else:
             fail(f"subsets: {exc}")
         sides = subsets.source_sides(split_of, test_split)
         log.info("the collection's own split: %s is the test side", test_split)
-    table, report = subsets.make_subsets(regions, seed=params.seed, split_unit=split_unit, fixed_sides=sides)
+    groups = {}
+    for path in snakemake.input.duplicate_groups:  # none when the duplicate audit is off
+        found = tables.read_parquet(path, ["image_id", "group_id"])
+        groups = dict(zip(found["image_id"].to_pylist(), found["group_id"].to_pylist(), strict=True))
+    table, report = subsets.make_subsets(
+        regions, seed=params.seed, split_unit=split_unit, fixed_sides=sides, groups=groups
+    )
     if sides is not None:
         report["source_split"] = {"test": test_split, "splits": sorted(set(split_of.values()))}
 report["reference_annotator"] = reference
@@ -45,6 +51,8 @@ for name, r in report["subsets"].items():
     log.info(
         "%s: %d regions (%d train, %d test), %d labels", name, r["regions"], r["train"], r["test"], len(r["labels"])
     )
+if cut := report.get("near_duplicates", {}).get("groups_across_sides"):
+    log.warning("the collection's own split cuts %d near-duplicate groups (kept as the collection has it)", cut)
 log.info(
     "reference annotator %s, split by %s; images straddling the split: %s",
     reference,

@@ -44,6 +44,8 @@ IMAGES = pa.schema(
         ("height", pa.int32()),
         ("mode", pa.string()),
         ("sha256", pa.string()),
+        ("phash", pa.string()),
+        ("dhash", pa.string()),
         ("caption_title", pa.string()),
         ("caption_description", pa.string()),
         ("caption_notes", pa.string()),

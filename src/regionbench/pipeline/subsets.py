@@ -99,62 +99,91 @@ def label_sets_of(image_ids: list[int], labels: list[str]) -> dict[int, set[str]
     return sets
 
 
-def image_splits(label_sets: dict[int, set[str]], seed: int = 0, test_share: float = TEST_SHARE) -> dict[int, str]:
+def image_splits(
+    label_sets: dict[int, set[str]],
+    seed: int = 0,
+    test_share: float = TEST_SHARE,
+    groups: dict[int, int] | None = None,
+) -> dict[int, str]:
     """``train`` or ``test`` per image by iterative stratification of its label set (module
     docstring; Sechidis et al. 2011, Algorithm 1, two folds).
 
-    Parameters: ``label_sets`` maps image id to its labels; ``seed`` orders ties. Returns image id
-    -> side. Desired counts start at share x |images of l| per side and label; placing an image
-    takes one from each of its labels' counts on that side.
+    Parameters: ``label_sets`` maps image id to its labels; ``seed`` orders ties; ``groups`` maps
+    an image to its near-duplicate group (``audit.duplicates``): a group is placed as one item,
+    with the union of its images' labels, so near-copies are never on both sides. Returns image
+    id -> side. Desired counts start at share x |images of l| per side and label; placing an
+    image takes one from each of its labels' counts on that side.
     """
     shares = {"test": test_share, "train": 1.0 - test_share}
-    images_of: dict[str, list[int]] = {}
-    for image, labels in label_sets.items():
-        for label in labels:
-            images_of.setdefault(label, []).append(image)
-    want = {
-        side: {label: share * len(members) for label, members in images_of.items()} for side, share in shares.items()
-    }
+    groups = groups or {}
+    members: dict[int, list[int]] = {}  # the items placed: an image, or a group of images
+    for image in label_sets:
+        members.setdefault(groups.get(image, image), []).append(image)
+    images_of: Counter[str] = Counter()
+    units_of: dict[str, set[int]] = {}
+    for unit, images in members.items():
+        for image in images:
+            images_of.update(label_sets[image])
+            for label in label_sets[image]:
+                units_of.setdefault(label, set()).add(unit)
+    want = {side: {label: share * count for label, count in images_of.items()} for side, share in shares.items()}
     room = {side: share * len(label_sets) for side, share in shares.items()}
     side_of: dict[int, str] = {}
-    remaining = {label: set(members) for label, members in images_of.items()}
+    placed: set[int] = set()
 
-    def place(image: int, label: str | None) -> None:
+    def place(unit: int, label: str | None) -> None:
         def need(side: str) -> tuple:
-            return (want[side][label] if label else 0.0, room[side], _hash(seed, "side", image, side))
+            return (want[side][label] if label else 0.0, room[side], _hash(seed, "side", unit, side))
 
         side = max(shares, key=need)
-        side_of[image] = side
-        room[side] -= 1
-        for other in label_sets[image]:
-            want[side][other] -= 1
-            remaining[other].discard(image)
+        placed.add(unit)
+        for image in members[unit]:
+            side_of[image] = side
+            room[side] -= 1
+            for other in label_sets[image]:
+                want[side][other] -= 1
+                units_of[other].discard(unit)
 
-    while any(remaining.values()):
-        label = min((x for x in remaining if remaining[x]), key=lambda x: (len(remaining[x]), x))
-        for image in sorted(remaining[label], key=lambda i: (_hash(seed, "image", i), i)):
-            place(image, label)
-    for image in sorted(set(label_sets) - set(side_of), key=lambda i: (_hash(seed, "image", i), i)):
-        place(image, None)  # images without labels only balance the sides
+    while any(units_of.values()):
+        label = min((x for x in units_of if units_of[x]), key=lambda x: (len(units_of[x]), x))
+        for unit in sorted(units_of[label], key=lambda i: (_hash(seed, "image", i), i)):
+            if unit not in placed:
+                place(unit, label)
+    for unit in sorted(set(members) - placed, key=lambda i: (_hash(seed, "image", i), i)):
+        place(unit, None)  # images without labels only balance the sides
     return side_of
 
 
 def assign_splits(
-    keys: list[tuple[int, str, int]], labels: list[str], seed: int = 0, split_unit: str = "region"
+    keys: list[tuple[int, str, int]],
+    labels: list[str],
+    seed: int = 0,
+    split_unit: str = "region",
+    fixed: dict[int, str] | None = None,
 ) -> list[str]:
-    """``train`` or ``test`` for each region key (image_id, annotator, region_id)."""
+    """``train`` or ``test`` for each region key (image_id, annotator, region_id).
+
+    ``fixed`` (image id -> side) places every region of those images on their image's side (the
+    images of a near-duplicate group); each label's other regions then fill its test share."""
     if split_unit not in SPLIT_UNITS:
         raise InputError(f"split_unit must be one of {', '.join(SPLIT_UNITS)}, not {split_unit!r}")
     if split_unit == "image":
         sides = image_splits(label_sets_of([k[0] for k in keys], labels), seed)
         return [sides[k[0]] for k in keys]
+    fixed = fixed or {}
     by_label: dict[str, list[int]] = {}
     for n, label in enumerate(labels):
         by_label.setdefault(label, []).append(n)
     splits = ["train"] * len(keys)
     for members in by_label.values():
-        order = sorted(members, key=lambda n: (_hash(seed, *keys[n]), keys[n]))
-        for n in order[: round(TEST_SHARE * len(order))]:
+        free = [n for n in members if keys[n][0] not in fixed]
+        taken = 0
+        for n in members:
+            if keys[n][0] in fixed:
+                splits[n] = fixed[keys[n][0]]
+                taken += splits[n] == "test"
+        order = sorted(free, key=lambda n: (_hash(seed, *keys[n]), keys[n]))
+        for n in order[: max(0, round(TEST_SHARE * len(members)) - taken)]:
             splits[n] = "test"
     return splits
 
@@ -230,13 +259,19 @@ def skip_reason(regions: pa.Table, annotator: str) -> str | None:
 
 
 def make_subsets(
-    regions: pa.Table, seed: int = 0, split_unit: str = "region", fixed_sides: dict[int, str] | None = None
+    regions: pa.Table,
+    seed: int = 0,
+    split_unit: str = "region",
+    fixed_sides: dict[int, str] | None = None,
+    groups: dict[int, int] | None = None,
 ) -> tuple[pa.Table, dict]:
     """Subsets A-H with splits, and a report (sizes, label lists, straddling images).
 
     ``regions`` needs the columns image_id, annotator, region_id and label. ``fixed_sides`` (image
     id -> train or test, ``source_sides``) replaces the stratified image split, and the split unit
-    is then the image.
+    is then the image. ``groups`` (image id -> near-duplicate group) keeps each group on one side
+    of the image split and of the region split; a fixed split is kept as it is, and the report
+    counts the groups it cuts (``near_duplicates``).
     """
     cols = {c: regions.column(c).to_pylist() for c in ("image_id", "region_id")}
     cols |= {c: _shared_strings(regions.column(c)) for c in ("annotator", "label")}
@@ -244,10 +279,15 @@ def make_subsets(
     label_sets = label_sets_of(cols["image_id"], cols["label"])
     if fixed_sides is not None:
         split_unit = "image"
-    image_side = image_splits(label_sets, seed) if fixed_sides is None else {i: fixed_sides[i] for i in label_sets}
+    groups = {i: g for i, g in (groups or {}).items() if i in label_sets}
+    if fixed_sides is None:
+        image_side = image_splits(label_sets, seed, groups=groups)
+    else:
+        image_side = {i: fixed_sides[i] for i in label_sets}
     image_sides = [image_side[image_id] for image_id in cols["image_id"]]
     # With the image as split unit the region split is the image split: stratify once.
-    splits = image_sides if split_unit == "image" else assign_splits(keys, cols["label"], seed, split_unit)
+    grouped = {i: image_side[i] for i in groups}
+    splits = image_sides if split_unit == "image" else assign_splits(keys, cols["label"], seed, split_unit, grouped)
     members = subset_labels(cols["label"])
     parts: list[pa.Table] = []
     report: dict = {"seed": seed, "split_unit": split_unit, "subsets": {}}
@@ -278,7 +318,23 @@ def make_subsets(
         }
     report["straddling_images"] = straddling_images(cols["image_id"], splits)
     report["image_split"] = image_split_report(label_sets, image_side)
+    report["near_duplicates"] = cut_groups(groups, image_side)
     return tables.concat(parts).cast(tables.SUBSETS), report
+
+
+def cut_groups(groups: dict[int, int], side: dict[int, str]) -> dict:
+    """How many near-duplicate groups (image -> group) the image split keeps whole, and the
+    groups it cuts with their images on each side (only a fixed split can cut one)."""
+    sides: dict[int, dict[str, list[int]]] = {}
+    for image, group in sorted(groups.items()):
+        sides.setdefault(group, {}).setdefault(side[image], []).append(image)
+    cut = {group: by_side for group, by_side in sides.items() if len(by_side) > 1}
+    return {
+        "groups": len(sides),
+        "images": len(groups),
+        "groups_across_sides": len(cut),
+        "across": [{"group_id": g, **dict(sorted(s.items()))} for g, s in sorted(cut.items())],
+    }
 
 
 def _shared_strings(column: pa.ChunkedArray) -> list[str | None]:

@@ -182,6 +182,10 @@ REFERENCES = (
     ("image_labels", ["image_id"], "images", ["image_id"]),
     ("image_labels", ["label_id", "label"], "vocabulary", ["label_id", "label"]),
     ("source_categories", ["label"], "vocabulary", ["label"]),
+    ("audit_duplicates", ["image_id"], "images", ["image_id"]),
+    ("audit_duplicates", ["group_id"], "images", ["image_id"]),
+    ("audit_duplicates", ["nearest_image_id"], "images", ["image_id"]),
+    ("audit_duplicates", ["nearest_image_id", "group_id"], "audit_duplicates", ["image_id", "group_id"]),
 )  # fmt: skip
 
 

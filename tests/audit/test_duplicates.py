@@ -1,0 +1,113 @@
+"""Perceptual hashes equal imagehash's; the neighbour index finds exactly the pairs an all-pairs
+comparison finds; groups are the connected components and never lose a pair."""
+
+from __future__ import annotations
+
+import imagehash
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from PIL import Image
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from regionbench.audit import duplicates, hashes
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(np.uint8, st.tuples(st.integers(1, 90), st.integers(1, 90), st.just(3))),
+    st.booleans(),
+)
+def test_hashes_equal_imagehash(pixels: np.ndarray, smooth: bool) -> None:
+    if smooth:  # photos are smooth: the DCT's low frequencies then carry the image
+        pixels = np.cumsum(pixels, axis=1, dtype=np.uint64).astype(np.uint8)
+    image = Image.fromarray(pixels)
+    assert hashes.image_hashes(pixels) == (str(imagehash.phash(image)), str(imagehash.dhash(image)))
+
+
+def test_grey_pixels_hash_as_their_rgb() -> None:
+    grey = np.add.outer(np.arange(40), np.arange(60)).astype(np.uint8)
+    assert hashes.image_hashes(grey) == hashes.image_hashes(np.stack([grey] * 3, axis=-1))
+
+
+def _near(rng: np.random.Generator, values: np.ndarray, bits: int) -> np.ndarray:
+    out = values.copy()
+    for _ in range(bits):
+        out ^= np.uint64(1) << rng.integers(0, 64, len(values)).astype(np.uint64)
+    return out
+
+
+@st.composite
+def collections(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
+    """Hash pairs of distinct images and of near-copies (a few bits flipped, chains of copies)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = draw(st.integers(0, 300))
+    phash = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    dhash = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    for _ in range(draw(st.integers(0, 3))):
+        if len(phash) == 0:
+            break
+        source = rng.integers(0, len(phash), draw(st.integers(1, 60)))
+        bits = draw(st.integers(0, 16))
+        phash = np.concatenate([phash, _near(rng, phash[source], bits)])
+        dhash = np.concatenate([dhash, _near(rng, dhash[source], bits)])
+    return phash, dhash
+
+
+def _all_pairs(phash: np.ndarray, dhash: np.ndarray, threshold: int) -> set[tuple[int, int]]:
+    total = duplicates.distances(phash[:, None], phash[None, :]) + duplicates.distances(dhash[:, None], dhash[None, :])
+    i, j = np.nonzero(np.triu(total <= threshold, 1))
+    return set(zip(i.tolist(), j.tolist(), strict=True))
+
+
+@settings(max_examples=80, deadline=None)
+@given(collections(), st.integers(0, 40))
+def test_index_finds_every_pair_an_all_pairs_comparison_finds(hashed: tuple, threshold: int) -> None:
+    phash, dhash = hashed
+    i, j, distance = duplicates.near_pairs(phash, dhash, threshold)
+    assert set(zip(i.tolist(), j.tolist(), strict=True)) == _all_pairs(phash, dhash, threshold)
+    assert np.array_equal(distance, duplicates.distances(phash[i], phash[j]) + duplicates.distances(dhash[i], dhash[j]))
+    assert list(zip(i, j, strict=True)) == sorted(zip(i, j, strict=True))
+
+
+@settings(max_examples=80, deadline=None)
+@given(collections())
+def test_groups_are_the_connected_components(hashed: tuple) -> None:
+    phash, dhash = hashed
+    n = len(phash)
+    ids = np.arange(n, dtype=np.int64) * 7 + 3  # image ids are not positions
+    i, j, distance = duplicates.near_pairs(phash, dhash)
+    table = duplicates.groups(ids, i, j, distance).to_pydict()
+    _, label = connected_components(coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)), directed=False)
+    grouped = {int(ids[k]) for k in set(i.tolist()) | set(j.tolist())}
+    assert set(table["image_id"]) == grouped  # every image with a pair, and no other
+    position = {int(v): k for k, v in enumerate(ids)}
+    for image, group, nearest, dist in zip(
+        table["image_id"], table["group_id"], table["nearest_image_id"], table["distance"], strict=True
+    ):
+        members = ids[label == label[position[image]]]
+        assert group == members.min()
+        assert label[position[nearest]] == label[position[image]] and nearest != image
+        pairs = {(a, b): d for a, b, d in zip(i.tolist(), j.tolist(), distance.tolist(), strict=True)}
+        a, b = sorted((position[image], position[nearest]))
+        assert pairs[(a, b)] == dist
+        own = [d for (x, y), d in pairs.items() if position[image] in (x, y)]
+        assert dist == min(own)
+
+
+def test_an_image_without_hashes_is_one_line() -> None:
+    images = pa.table({"image_id": [1, 2], "phash": ["00ff00ff00ff00ff", None], "dhash": ["0" * 16, "1" * 16]})
+    try:
+        duplicates.duplicate_groups(images)
+    except ValueError as exc:
+        assert "no perceptual hash" in str(exc)
+    else:
+        raise AssertionError("a missing hash was taken")
+
+
+def test_block_count_grows_with_the_collection() -> None:
+    counts = [duplicates.block_count(n, 11) for n in (10**3, 10**5, 10**6, 10**8)]
+    assert counts == sorted(counts, reverse=True) and counts[1] == 4 and counts[-1] == 3
