@@ -299,6 +299,27 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from regionbench.audit import releases
+
+    found = [loader.load(folder) for folder in (args.release, *([args.other] if args.other else []))]
+    names = [f"{r.dataset} v{r.version}" for r in found]
+    if len(names) == 2 and names[0] == names[1]:
+        names = [f"{names[0]} (first)", f"{names[1]} (second)"]
+    hashed = [releases.hashed(name, r) for name, r in zip(names, found, strict=True)]
+    threshold = args.threshold if args.threshold is not None else releases.build_threshold(found[0])
+    report = (
+        releases.audit_one(hashed[0], threshold)
+        if len(hashed) == 1
+        else releases.audit_two(hashed[0], hashed[1], threshold)
+    )
+    for line in releases.lines(report, args.examples):
+        print(line)
+    if args.json:
+        tables.write_json(args.json, report)
+    return 1 if args.check and releases.leaks(report) else 0
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from regionbench.pipeline.reproduce import reproduce  # clones and builds: the build install
 
@@ -524,6 +545,24 @@ def _diff_command(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=cmd_diff)
 
 
+def _audit_command(sub: argparse._SubParsersAction) -> None:
+    """audit: near-duplicates in a release or across two."""
+    a = sub.add_parser("audit", help="near-duplicate images in a release (across its splits), or across two releases")
+    a.add_argument("release", help="a release folder")
+    a.add_argument("other", nargs="?", help="a second release folder: report its images that near-copy the first's")
+    a.add_argument(
+        "--threshold",
+        type=numbers.argument(int, 0, 128),
+        help="bits of 128 (DCT and difference hash) two near-copies may differ in (default: the build's)",
+    )
+    a.add_argument("--examples", type=numbers.argument(int, 0), default=5, help="pairs to print per kind")
+    a.add_argument("--json", metavar="FILE", help="write the whole report, every pair, as JSON")
+    a.add_argument(
+        "--check", action="store_true", help="exit 1 when a pair crosses the subsets' split, or the two releases"
+    )
+    a.set_defaults(func=cmd_audit)
+
+
 def _reproduce_command(sub: argparse._SubParsersAction) -> None:
     """reproduce: a tag rebuilt."""
     r = sub.add_parser(
@@ -661,6 +700,7 @@ def parser() -> argparse.ArgumentParser:
         _view_command,
         _verify_command,
         _diff_command,
+        _audit_command,
         _reproduce_command,
         _export_command,
         _evaluate_command,

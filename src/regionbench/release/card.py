@@ -506,6 +506,40 @@ def _rejects(folder: Path, manifest: dict) -> list[str]:
     return [*out, ""]
 
 
+def _audit(folder: Path) -> list[str]:
+    """What the audits before publishing found: near-duplicate groups, where they lie."""
+    out = ["## Audit", ""]
+    found = _results(folder, "audit_duplicates.json")
+    if found is None:
+        return [*out, "The near-duplicate audit was switched off for this build (`audit.duplicates.enabled`).", ""]
+    report = json.loads(found.read_text(encoding="utf-8"))
+    subsets = json.loads(p.read_text()) if (p := _results(folder, "subsets.json")) else {}
+    cut = subsets.get("near_duplicates", {}).get("groups_across_sides", 0)
+    out += [
+        f"Near-duplicate images (perceptual hashes within {report['threshold']} of 128 bits, "
+        f"`data/audit_duplicates.parquet`): {report['groups']:,} groups of {report['images']:,} images "
+        f"among {report['images_hashed']:,}; the largest holds {report['largest_group']:,}.",
+        "",
+    ]
+    if subsets.get("subsets"):
+        if cut:
+            out.append(
+                f"The collection's own split, which subsets A-H keep, puts {cut:,} groups on both of their sides: "
+                "their images are listed with `image_split` in the table."
+            )
+        else:
+            out.append(
+                "Subsets A-H keep every group on one side of their split: no test image has a near-copy in train."
+            )
+    across = report["groups_across_source_splits"]
+    if across:
+        out.append(
+            f"{across:,} groups have images in more than one of the collection's own splits (`split`), "
+            "as the collection distributes them: a score on one split may have seen near-copies in another."
+        )
+    return [*out, ""]
+
+
 def _conflicts(folder: Path) -> list[str]:
     """Nodes that ingest found under several parents."""
     out = ["## Known conflicts", ""]
@@ -580,6 +614,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         _tables(manifest, schemas),
         _statistics(folder),
         _rejects(folder, manifest),
+        _audit(folder),
         _conflicts(folder),
         _provenance(manifest),
         _use_and_citation(manifest),
