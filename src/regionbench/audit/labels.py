@@ -1,0 +1,307 @@
+"""Label-error candidates: the regions whose label or mask is likely wrong, ranked from evidence
+the build already has.
+
+Three kinds of evidence, each a score in [0, 1]:
+
+- **classifier** (confident learning, Northcutt, Jiang and Chuang, JAIR 2021): out-of-fold
+  probabilities p̂(label | region) from a logistic regression on the region's 27 features
+  (``folds``-fold, stratified, seeded). With per-label thresholds t_j = mean p̂_j over the
+  regions labelled j, a region labelled i is a candidate when some j ≠ i has p̂_j ≥ t_j and
+  p̂_j > p̂_i; its suggested label is the most probable such j. Score: 1 - p̂_i (self-confidence)
+  for a candidate, 0 otherwise. cleanlab's ``find_label_issues(filter_by="confident_learning")``
+  applies nearly the same rule (it also takes a region whose own label is below its threshold
+  while another's is above); a test measures how far they agree.
+- **annotators** (several annotators): for each other annotator who covered the image, the
+  region of theirs that overlaps it most (IoU); they agree when that IoU is at least 0.5 and the
+  label is the same. Score: the share of them who do not agree. Their most common label among
+  the overlapping regions of another label is a suggestion.
+- **features**: how far the region's features lie from its label's (median absolute deviation
+  per feature, robust z averaged over the features), as a rank among the label's regions.
+  Score: half that rank above the label's 90th percentile, else 0 (weak on its own: a label's
+  regions vary).
+
+A region's score is the largest of the three; the audit keeps the regions with a score above 0,
+ranked by score (ties: the region key). Memory: the probabilities (8 bytes a region and label)
+and one image's masks at a time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+FOLDS = 5
+AGREE_IOU = 0.5
+OUTLIER_FROM = 0.9  # a label's regions above this rank of feature distance count as evidence
+_CHUNK = 65_536  # regions per block of the confident-learning rule
+
+AUDIT = pa.schema(
+    [
+        ("rank", pa.int64()),
+        ("image_id", pa.int64()),
+        ("annotator", pa.string()),
+        ("region_id", pa.int32()),
+        ("label", pa.string()),
+        ("suggested_label", pa.string()),
+        ("score", pa.float64()),
+        ("classifier_score", pa.float64()),
+        ("annotator_score", pa.float64()),
+        ("feature_score", pa.float64()),
+        ("self_confidence", pa.float64()),
+        ("annotators_compared", pa.int32()),
+        ("annotators_agreeing", pa.int32()),
+        ("evidence", pa.string()),
+    ]
+)
+
+
+def out_of_fold(
+    x: np.ndarray, y: np.ndarray, classes: int, folds: int = FOLDS, seed: int = 0, max_train: int | None = 20_000
+) -> np.ndarray:
+    """Out-of-fold probabilities (n x ``classes``) of a standardised multinomial logistic
+    regression; rows of a label with fewer than ``folds`` regions are NaN (no fold could hold
+    it out). Each fold is fitted on at most ``max_train`` rows, a stratified seeded sample."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    from regionbench.pipeline.classifiers import training_sample
+
+    n = len(y)
+    p = np.full((n, classes), np.nan)
+    usable = np.flatnonzero(np.bincount(y, minlength=classes)[y] >= folds)
+    if len(np.unique(y[usable])) < 2:
+        return p
+    p[usable] = 0.0
+    split = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    for train, test in split.split(x[usable], y[usable]):
+        fit_rows = usable[train][training_sample(y[usable[train]], max_train, seed)]
+        scaler = StandardScaler().fit(x[fit_rows])
+        model = LogisticRegression(max_iter=300).fit(scaler.transform(x[fit_rows]), y[fit_rows])
+        rows = usable[test]
+        p[np.ix_(rows, model.classes_)] = model.predict_proba(scaler.transform(x[rows]))
+    return p
+
+
+def confident_learning(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(candidate, self-confidence p̂_i, suggested label index or -1) per region (module
+    docstring); rows of NaN probabilities are no candidates and have NaN self-confidence."""
+    n, k = p.shape
+    known = ~np.isnan(p[:, 0]) if k else np.zeros(n, bool)
+    own = np.full(n, np.nan)
+    own[known] = p[known, y[known]]
+    thresholds = np.full(k, np.inf)
+    for j in range(k):
+        members = known & (y == j)
+        if members.any():
+            thresholds[j] = p[members, j].mean()
+    candidate = np.zeros(n, bool)
+    suggested = np.full(n, -1, np.int64)
+    for first in range(0, n, _CHUNK):  # blocks: the n x k masks never exist whole
+        rows = np.arange(first, min(n, first + _CHUNK))
+        rows = rows[known[rows]]
+        block = p[rows]
+        above = (block >= thresholds[None, :]) & (block > own[rows, None])
+        above[np.arange(len(rows)), y[rows]] = False
+        hit = above.any(axis=1)
+        candidate[rows] = hit
+        best = np.argmax(np.where(above, block, -1.0), axis=1)
+        suggested[rows[hit]] = best[hit]
+    return candidate, own, suggested
+
+
+def feature_outliers(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each region's rank (0-1) among its label's regions by robust distance from their median."""
+    scale = x.std(axis=0)
+    z = (x - x.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    rank = np.zeros(len(y))
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        if len(rows) < 3:
+            continue
+        centre = np.median(z[rows], axis=0)
+        spread = 1.4826 * np.median(np.abs(z[rows] - centre), axis=0)
+        distance = np.minimum(np.abs(z[rows] - centre) / np.maximum(spread, 1e-6), 10.0).mean(axis=1)
+        order = np.argsort(np.argsort(distance, kind="stable"), kind="stable")
+        rank[rows] = order / max(len(rows) - 1, 1)
+    return rank
+
+
+@dataclass(frozen=True)
+class Annotators:
+    """Per region: the other annotators compared, those who agree, their suggested label."""
+
+    compared: int
+    agreeing: int
+    suggestion: str | None
+
+
+def annotator_agreement(
+    reference: list[tuple[int, np.ndarray, str]], others: dict[str, list[tuple[np.ndarray, str]]]
+) -> Iterator[Annotators]:
+    """For each region of one image (``reference``: region id, mask, label), the other
+    annotators who covered it (``others``: annotator -> their regions' masks and labels; an
+    annotator who drew nothing there has an empty list) and how many agree with it."""
+    if not reference:
+        return
+    flat = np.stack([m.ravel() for _, m, _ in reference]).astype(np.float32)
+    area = flat.sum(axis=1)
+    best: list[list[tuple[float, str | None]]] = [[] for _ in reference]
+    for regions in others.values():
+        if not regions:
+            for entry in best:
+                entry.append((0.0, None))
+            continue
+        theirs = np.stack([m.ravel() for m, _ in regions]).astype(np.float32)
+        inter = flat @ theirs.T
+        union = area[:, None] + theirs.sum(axis=1)[None, :] - inter
+        iou = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
+        top = iou.argmax(axis=1)
+        for n, k in enumerate(top):
+            best[n].append((float(iou[n, k]), regions[k][1]))
+    for (_, _, label), matches in zip(reference, best, strict=True):
+        agreeing = sum(1 for iou, other in matches if iou >= AGREE_IOU and other == label)
+        named = Counter(other for iou, other in matches if iou >= AGREE_IOU and other not in (None, label))
+        yield Annotators(len(matches), agreeing, named.most_common(1)[0][0] if named else None)
+
+
+def scores(
+    candidate: np.ndarray, self_confidence: np.ndarray, compared: np.ndarray, agreeing: np.ndarray, outlier: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(score, classifier score, annotator score, feature score) per region (module docstring)."""
+    classifier = np.where(candidate, 1.0 - np.nan_to_num(self_confidence, nan=1.0), 0.0)
+    annotator = np.where(compared > 0, 1.0 - agreeing / np.maximum(compared, 1), 0.0)
+    feature = np.where(outlier > OUTLIER_FROM, 0.5 * outlier, 0.0)
+    return np.maximum.reduce([classifier, annotator, feature]), classifier, annotator, feature
+
+
+def evidence_text(
+    label: str,
+    self_confidence: float,
+    classifier_suggestion: str | None,
+    suggested_p: float,
+    compared: int,
+    agreeing: int,
+    outlier: float,
+) -> str:
+    """One line of what speaks against a region's label or mask."""
+    parts = []
+    if classifier_suggestion is not None:
+        parts.append(f"classifier: p({label}) {self_confidence:.2f} < p({classifier_suggestion}) {suggested_p:.2f}")
+    if compared:
+        parts.append(f"annotators: {agreeing} of {compared} agree")
+    if outlier > OUTLIER_FROM:
+        parts.append(f"features: farther from its label's than {100 * outlier:.0f}% of them")
+    return "; ".join(parts)
+
+
+def annotator_evidence(regions: pa.Table, coverage: pa.Table, reference: str) -> dict[tuple[int, int], Annotators]:
+    """(image id, region id) of each ``reference`` region -> what the other annotators say, from
+    one shard's ``regions`` (image_id, annotator, region_id, label, mask) and ``coverage``
+    (image_id, annotator). The derived consensus is no other annotator."""
+    from regionbench.core import geometry, tables
+
+    covered: dict[int, set[str]] = {}
+    for image, annotator in zip(coverage["image_id"].to_pylist(), coverage["annotator"].to_pylist(), strict=True):
+        covered.setdefault(image, set()).add(annotator)
+    by_image: dict[int, list[dict]] = {}
+    for row in regions.select(["image_id", "annotator", "region_id", "label", "mask"]).to_pylist():
+        if row["mask"] is not None:
+            by_image.setdefault(row["image_id"], []).append(row)
+    out: dict[tuple[int, int], Annotators] = {}
+    for image, rows in sorted(by_image.items()):
+        ours = [(r["region_id"], geometry.from_rle(r["mask"]), r["label"]) for r in rows if r["annotator"] == reference]
+        names = sorted(covered.get(image, set()) - {reference, tables.CONSENSUS})
+        if not ours or not names:
+            continue
+        others = {
+            name: [(geometry.from_rle(r["mask"]), r["label"]) for r in rows if r["annotator"] == name] for name in names
+        }
+        for (region, _, _), found in zip(ours, annotator_agreement(ours, others), strict=True):
+            out[(image, region)] = found
+    return out
+
+
+def audit(
+    keys: pa.Table,
+    x: np.ndarray,
+    annotators: dict[tuple[int, int], Annotators],
+    folds: int = FOLDS,
+    seed: int = 0,
+    max_train: int | None = 20_000,
+) -> pa.Table:
+    """The ``AUDIT`` table of the regions ``keys`` (image_id, annotator, region_id, label; their
+    features ``x`` row by row), ``annotators`` the evidence of ``annotator_evidence``: the
+    regions with any evidence against them, ranked."""
+    labels = keys.column("label").to_pylist()
+    names, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    p = out_of_fold(x, y, len(names), folds, seed, max_train)
+    candidate, own, suggested = confident_learning(p, y)
+    outlier = feature_outliers(x, y)
+    images = keys.column("image_id").to_pylist()
+    regions = keys.column("region_id").to_pylist()
+    said = [annotators.get((i, r)) for i, r in zip(images, regions, strict=True)]
+    compared = np.array([a.compared if a else 0 for a in said])
+    agreeing = np.array([a.agreeing if a else 0 for a in said])
+    score, by_classifier, by_annotators, by_features = scores(candidate, own, compared, agreeing, outlier)
+    keep = np.flatnonzero(score > 0)
+    key_order = np.lexsort(
+        (
+            np.asarray(regions)[keep],
+            np.asarray(keys.column("annotator").to_pylist(), dtype=object)[keep].astype(str),
+            np.asarray(images)[keep],
+        )
+    )
+    keep = keep[key_order]
+    keep = keep[np.argsort(-score[keep], kind="stable")]
+    rows = []
+    for rank, n in enumerate(keep.tolist(), start=1):
+        from_classifier = str(names[suggested[n]]) if candidate[n] else None
+        suggestion = from_classifier or (said[n].suggestion if said[n] else None)
+        rows.append(
+            {
+                "rank": rank,
+                "image_id": images[n],
+                "annotator": keys.column("annotator")[n].as_py(),
+                "region_id": regions[n],
+                "label": labels[n],
+                "suggested_label": suggestion,
+                "score": round(float(score[n]), 6),
+                "classifier_score": round(float(by_classifier[n]), 6),
+                "annotator_score": round(float(by_annotators[n]), 6),
+                "feature_score": round(float(by_features[n]), 6),
+                "self_confidence": None if np.isnan(own[n]) else round(float(own[n]), 6),
+                "annotators_compared": int(compared[n]),
+                "annotators_agreeing": int(agreeing[n]),
+                "evidence": evidence_text(
+                    labels[n],
+                    float(own[n]),
+                    from_classifier,
+                    float(p[n, suggested[n]]) if candidate[n] else 0.0,
+                    int(compared[n]),
+                    int(agreeing[n]),
+                    float(outlier[n]),
+                ),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=AUDIT)
+
+
+def summary(table: pa.Table, regions: int) -> dict:
+    """Counts for a report and the card: regions audited, candidates, and by which evidence."""
+    columns = {
+        c: np.asarray(table.column(c).to_numpy(zero_copy_only=False))
+        for c in ("classifier_score", "annotator_score", "feature_score")
+    }
+    return {
+        "regions": regions,
+        "candidates": table.num_rows,
+        "by_classifier": int(np.sum(columns["classifier_score"] > 0)),
+        "by_annotators": int(np.sum(columns["annotator_score"] > 0)),
+        "by_features": int(np.sum(columns["feature_score"] > 0)),
+        "with_suggestion": int(table.num_rows - table.column("suggested_label").null_count),
+    }

@@ -1,0 +1,83 @@
+"""The label audit: confident learning as cleanlab applies it, annotators' agreement, and
+injected label errors ranked above clean regions on a generated collection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from cleanlab.filter import find_label_issues
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regionbench.audit import labels
+
+
+@st.composite
+def probabilities(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted probabilities of n regions over k labels, and the labels given (some wrong)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n, k = draw(st.integers(20, 400)), draw(st.integers(2, 12))
+    truth = np.concatenate([np.arange(k), rng.integers(0, k, n - k)]) if n >= k else rng.integers(0, k, n)
+    logits = rng.normal(0, 1, (len(truth), k))
+    logits[np.arange(len(truth)), truth] += draw(st.floats(0.0, 4.0))
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    given_labels = truth.copy()
+    wrong = rng.random(len(truth)) < draw(st.floats(0.0, 0.3))
+    given_labels[wrong] = rng.integers(0, k, int(wrong.sum()))
+    return p, given_labels
+
+
+@settings(max_examples=80, deadline=None)
+@given(probabilities())
+def test_candidates_are_cleanlab_s_but_where_the_own_label_beats_every_confident_other(case: tuple) -> None:
+    p, y = case
+    if len(np.unique(y)) < p.shape[1]:  # cleanlab needs every label given once
+        return
+    candidate, own, suggested = labels.confident_learning(p, y)
+    issues = find_label_issues(y, p, filter_by="confident_learning")
+    thresholds = np.array([p[y == j, j].mean() for j in range(p.shape[1])])
+    near = np.any(np.abs(p - thresholds) < 1e-6, axis=1)  # cleanlab lowers each threshold by 1e-6
+    assert not np.any(candidate & ~issues & ~near)  # every candidate of ours is one of cleanlab's
+    for n in np.flatnonzero(issues & ~candidate & ~near):
+        confident = [j for j in range(p.shape[1]) if j != y[n] and p[n, j] >= thresholds[j]]
+        assert all(p[n, j] <= own[n] for j in confident)  # the one case the rules part
+    assert np.all(suggested[candidate] != y[candidate]) and np.all(suggested[~candidate] == -1)
+    assert np.allclose(own, p[np.arange(len(y)), y])
+
+
+def test_annotators_agree_by_overlap_and_label() -> None:
+    square = np.zeros((20, 20), bool)
+    square[2:10, 2:10] = True
+    moved = np.roll(square, 6, axis=1)  # IoU 2/14 with the square
+    ours = [(1, square, "dog"), (2, ~square, "grass")]
+    others = {"b": [(square, "dog"), (~square, "grass")], "c": [(square, "cat")], "d": [(moved, "dog")], "e": []}
+    found = list(labels.annotator_agreement(ours, others))
+    assert [(f.compared, f.agreeing, f.suggestion) for f in found] == [(4, 1, "cat"), (4, 1, None)]
+
+
+def test_injected_label_errors_rank_above_clean_regions() -> None:
+    rng = np.random.default_rng(3)
+    k, per = 6, 120
+    centres = rng.normal(0, 3, (k, 27))
+    y = np.repeat(np.arange(k), per)
+    x = centres[y] + rng.normal(0, 1, (len(y), 27))
+    flipped = rng.choice(len(y), 36, replace=False)
+    given_labels = y.copy()
+    given_labels[flipped] = (y[flipped] + rng.integers(1, k, len(flipped))) % k
+    names = [f"l{j}" for j in range(k)]
+    keys = pa.table(
+        {
+            "image_id": np.arange(len(y), dtype=np.int64),
+            "annotator": ["a"] * len(y),
+            "region_id": np.ones(len(y), dtype=np.int32),
+            "label": [names[j] for j in given_labels],
+        }
+    )
+    table = labels.audit(keys, x, {})
+    top = set(table["image_id"].to_pylist()[: len(flipped)])
+    assert len(top & set(flipped.tolist())) >= 0.9 * len(flipped)
+    suggested = dict(zip(table["image_id"].to_pylist(), table["suggested_label"].to_pylist(), strict=True))
+    assert sum(suggested.get(int(n)) == names[y[n]] for n in flipped) >= 0.9 * len(flipped)
+    assert table["rank"].to_pylist() == list(range(1, table.num_rows + 1))
+    assert table["score"].to_pylist() == sorted(table["score"].to_pylist(), reverse=True)
