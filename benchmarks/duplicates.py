@@ -58,7 +58,11 @@ def photos(folder: Path | None) -> tuple[list[np.ndarray], list[np.ndarray]]:
     real.append(skimage.data.stereo_motorcycle()[0])
     real += list(load_sample_images().images)
     if folder is not None:
-        real += [np.asarray(Image.open(p).convert("RGB")) for p in sorted(folder.rglob("*")) if p.suffix.lower() in (".jpg", ".jpeg", ".png")]
+        real += [
+            np.asarray(Image.open(p).convert("RGB"))
+            for p in sorted(folder.rglob("*"))
+            if p.suffix.lower() in (".jpg", ".jpeg", ".png")
+        ]
     real = [np.stack([p] * 3, -1) if p.ndim == 2 else p[..., :3] for p in real]
     from regionbench.synthetic.saiapr import write_collection
 
@@ -119,7 +123,11 @@ def accuracy(sets: dict[str, list[np.ndarray]], copies: int, thresholds: list[in
             i, j, _ = duplicates.near_pairs(phash, dhash, threshold)
             group = duplicates.components(len(values), i, j)
             found = {
-                kind: float(np.mean([group[n] == group[original_of[source[n]]] for n in range(len(values)) if kind_of[n] == kind]))
+                kind: float(
+                    np.mean(
+                        [group[n] == group[original_of[source[n]]] for n in range(len(values)) if kind_of[n] == kind]
+                    )
+                )
                 for kind in KINDS
             }
             wrong = int(np.sum(src[i] != src[j]))
@@ -129,7 +137,9 @@ def accuracy(sets: dict[str, list[np.ndarray]], copies: int, thresholds: list[in
                 "recall_without_flip": float(np.mean([found[k] for k in KINDS if k != "flip"])),
                 "false_positive_pairs": wrong,
                 "false_positive_rate": wrong / distinct,
-                "photos_paired_wrongly": int(len({int(x) for x in src[i][src[i] != src[j]]} | {int(x) for x in src[j][src[i] != src[j]]})),
+                "photos_paired_wrongly": len(
+                    {int(x) for x in src[i][src[i] != src[j]]} | {int(x) for x in src[j][src[i] != src[j]]}
+                ),
             }
             print(
                 f"{name} ({len(originals)} photos, {len(values)} images), threshold {threshold}: recall "
@@ -167,8 +177,15 @@ def ingest_cost(images: int) -> dict:
                 times[case].append(time.perf_counter() - start)
         shards.hashes.image_hashes = real  # type: ignore[assignment]
     best = {case: min(t) for case, t in times.items()}
-    print(f"ingest of {images} 500x375 VOC images: {best['without']:.2f} s without the hashes, {best['with']:.2f} s with ({best['with'] / best['without']:.3f}x)")
-    return {"images": images, "seconds_without": best["without"], "seconds_with": best["with"], "ratio": best["with"] / best["without"]}
+    print(
+        f"ingest of {images} 500x375 VOC images: {best['without']:.2f} s without the hashes, {best['with']:.2f} s with ({best['with'] / best['without']:.3f}x)"
+    )
+    return {
+        "images": images,
+        "seconds_without": best["without"],
+        "seconds_with": best["with"],
+        "ratio": best["with"] / best["without"],
+    }
 
 
 def smooth_hashes(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -202,21 +219,33 @@ def index_cost(sizes: list[int], threshold: int) -> dict:
                 d[target] ^= np.uint64(1) << np.uint64(bit)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = time.perf_counter()
-        i, j, _ = duplicates.near_pairs(p, d, threshold)
+        i, _j, _ = duplicates.near_pairs(p, d, threshold)
         seconds = time.perf_counter() - start
         peak = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
-        row = {"images": n, "seconds": seconds, "pairs": len(i), "blocks": duplicates.block_count(n, threshold // 2), "peak_growth_bytes": peak}
+        row = {
+            "images": n,
+            "seconds": seconds,
+            "pairs": len(i),
+            "blocks": duplicates.block_count(n, threshold // 2),
+            "peak_growth_bytes": peak,
+        }
         if n <= 30_000:
             start = time.perf_counter()
             together = 0
             for first in range(0, n, 2000):  # all pairs, 2,000 rows at a time
-                total = duplicates.distances(p[first : first + 2000, None], p[None, :]) + duplicates.distances(d[first : first + 2000, None], d[None, :])
+                total = duplicates.distances(p[first : first + 2000, None], p[None, :]) + duplicates.distances(
+                    d[first : first + 2000, None], d[None, :]
+                )
                 rows_i, cols = np.nonzero(total <= threshold)
                 together += int(np.sum(rows_i + first < cols))
             row["all_pairs_seconds"] = time.perf_counter() - start
             assert together == len(i), (together, len(i))
         rows.append(row)
-        print(f"index: {n:,} images, {len(i):,} pairs in {seconds:.2f} s" + (f" (all pairs: {row['all_pairs_seconds']:.2f} s)" if "all_pairs_seconds" in row else ""), flush=True)
+        print(
+            f"index: {n:,} images, {len(i):,} pairs in {seconds:.2f} s"
+            + (f" (all pairs: {row['all_pairs_seconds']:.2f} s)" if "all_pairs_seconds" in row else ""),
+            flush=True,
+        )
     first, last = rows[0], rows[-1]
     growth = math.log(last["seconds"] / first["seconds"]) / math.log(last["images"] / first["images"])
     print(f"index cost grows as n^{growth:.2f} from {first['images']:,} to {last['images']:,} images")

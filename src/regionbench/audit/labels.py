@@ -261,7 +261,8 @@ def audit(
     rows = []
     for rank, n in enumerate(keep.tolist(), start=1):
         from_classifier = str(names[suggested[n]]) if candidate[n] else None
-        suggestion = from_classifier or (said[n].suggestion if said[n] else None)
+        heard = said[n]
+        suggestion = from_classifier or (heard.suggestion if heard is not None else None)
         rows.append(
             {
                 "rank": rank,
