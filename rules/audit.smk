@@ -20,3 +20,38 @@ rule near_duplicates:
         threshold=config["audit"]["duplicates"]["threshold"],
     script:
         "../scripts/near_duplicates.py"
+
+
+rule audit_labels:
+    input:
+        subsets=f"{RESULTS}/subsets.parquet",
+        report=f"{RESULTS}/subsets.json",
+        features=expand(f"{RESULTS}/features/{{shard}}.parquet", shard=shards()),
+        # the other annotators' masks, when there are others
+        regions=(
+            expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards())
+            if RAW.several_annotators
+            else []
+        ),
+        coverage=(
+            expand(f"{RESULTS}/ingest/{{shard}}/coverage.parquet", shard=shards())
+            if RAW.several_annotators
+            else []
+        ),
+    output:
+        table=f"{RESULTS}/audit/labels.parquet",
+        report=f"{RESULTS}/audit_labels.json",
+    log:
+        f"{LOGS}/audit_labels.log",
+    benchmark:
+        f"{LOGS}/benchmarks/audit_labels.tsv"
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        code=CODE,
+        folds=config["audit"]["labels"]["folds"],
+        seed=config["audit"]["labels"]["seed"],
+        max_train=config["audit"]["labels"]["max_train"],
+    script:
+        "../scripts/audit_labels.py"

@@ -32,6 +32,8 @@ DUPLICATE_AUDIT = config["audit"]["duplicates"]["enabled"]
 DUPLICATE_GROUPS = (
     [f"{RESULTS}/audit/duplicate_groups.parquet"] if DUPLICATE_AUDIT else []
 )
+LABEL_AUDIT = config["audit"]["labels"]["enabled"]
+LABEL_AUDIT_TABLE = [f"{RESULTS}/audit/labels.parquet"] if LABEL_AUDIT else []
 SHARD_SIZE = config["ingest"]["shard_size"]  # None: the layout's default
 SYNTH_ANNOTATORS = config["synth"]["annotators"]  # of a generated collection
 
@@ -253,6 +255,8 @@ def release_results(wildcards=None, classifiers=True):
     files["ingest_report.json"] = f"{RESULTS}/ingest/report.json"
     if DUPLICATE_AUDIT:
         files["audit_duplicates.json"] = f"{RESULTS}/audit_duplicates.json"
+    if LABEL_AUDIT:
+        files["audit_labels.json"] = f"{RESULTS}/audit_labels.json"
     files["image_labels.json"] = f"{RESULTS}/image_labels.json"
     if RAW.official("features"):
         files["features_parity.json"] = f"{RESULTS}/features_parity.json"

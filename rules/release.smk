@@ -39,6 +39,7 @@ rule release:
         source=f"{RESULTS}/source.json",
         subsets=f"{RESULTS}/subsets.parquet",
         duplicate_groups=DUPLICATE_GROUPS,
+        label_audit=LABEL_AUDIT_TABLE,
         # Apart (see classifier_results): the fixed results' jobs belong in the first plan.
         results=lambda wildcards: list(release_results(classifiers=False).values()),
         classifier_results=lambda wildcards: list(classifier_results().values()),

@@ -5,7 +5,7 @@ from functools import partial
 from pathlib import Path
 
 from regionbench import release
-from regionbench.audit import duplicates
+from regionbench.audit import duplicates, labels
 from regionbench.client import history
 from regionbench.core import tables
 from regionbench.pipeline import source
@@ -52,6 +52,7 @@ data = {
     "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
 }
 data["audit_duplicates"] = audit_table()
+data["audit_labels"] = tables.read_parquet(inp.label_audit[0]) if inp.label_audit else labels.AUDIT.empty_table()
 found = json.loads(Path(inp.source).read_text(encoding="utf-8"))
 embed = source.embeds(found, params.images)
 provenance = release.Provenance(

@@ -537,6 +537,45 @@ def _audit(folder: Path) -> list[str]:
             f"{across:,} groups have images in more than one of the collection's own splits (`split`), "
             "as the collection distributes them: a score on one split may have seen near-copies in another."
         )
+    return [*out, "", *_label_audit(folder)]
+
+
+LABEL_CANDIDATES_LISTED = 10
+
+
+def _label_audit(folder: Path) -> list[str]:
+    """The label-error candidates: how many, by which evidence, the likeliest."""
+    found = _results(folder, "audit_labels.json")
+    if found is None:
+        return ["The label audit was switched off for this build (`audit.labels.enabled`).", ""]
+    report = json.loads(found.read_text(encoding="utf-8"))
+    if report.get("skipped"):
+        return [f"No label audit: {report['skipped']}.", ""]
+    out = [
+        f"Label-error candidates (`data/audit_labels.parquet`, to review, nothing changed): {report['candidates']:,} "
+        f"of the {report['regions']:,} regions of subset H; flagged by the classifier's out-of-fold probabilities "
+        f"{report['by_classifier']:,}, by the other annotators {report['by_annotators']:,}, by their features "
+        f"{report['by_features']:,}; {report['with_suggestion']:,} with a suggested label.",
+        "",
+    ]
+    table = pq.read_table(
+        folder / "data" / "audit_labels.parquet",
+        columns=["rank", "image_id", "region_id", "label", "suggested_label", "score", "evidence"],
+    )
+    rows = [
+        [
+            r["rank"],
+            r["image_id"],
+            r["region_id"],
+            _said(r["label"]),
+            _said(r["suggested_label"] or ""),
+            f"{r['score']:.2f}",
+            _said(r["evidence"]),
+        ]
+        for r in table.slice(0, LABEL_CANDIDATES_LISTED).to_pylist()
+    ]
+    if rows:
+        out += _table(["rank", "image", "region", "label", "suggested", "score", "evidence"], rows)
     return [*out, ""]
 
 

@@ -25,7 +25,7 @@ from regionbench.release.manifest import ReleaseError
 
 TABLES = (
     "images", "regions", "relations", "vocabulary", "subsets", "rejects", "agreement", "image_labels", "coverage",
-    "source_categories", "audit_duplicates",
+    "source_categories", "audit_duplicates", "audit_labels",
 )  # fmt: skip
 
 

@@ -186,6 +186,8 @@ REFERENCES = (
     ("audit_duplicates", ["group_id"], "images", ["image_id"]),
     ("audit_duplicates", ["nearest_image_id"], "images", ["image_id"]),
     ("audit_duplicates", ["nearest_image_id", "group_id"], "audit_duplicates", ["image_id", "group_id"]),
+    ("audit_labels", ["image_id", "annotator", "region_id", "label"], "regions", ["image_id", "annotator", "region_id", "label"]),
+    ("audit_labels", ["suggested_label"], "vocabulary", ["label"]),
 )  # fmt: skip
 
 
