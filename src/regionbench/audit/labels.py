@@ -13,8 +13,9 @@ Three kinds of evidence, each a score in [0, 1]:
   while another's is above); a test measures how far they agree.
 - **annotators** (several annotators): for each other annotator who covered the image, the
   region of theirs that overlaps it most (IoU); they agree when that IoU is at least 0.5 and the
-  label is the same. Score: the share of them who do not agree. Their most common label among
-  the overlapping regions of another label is a suggestion.
+  label is the same. Score: the share of them who do not agree, when it is at least half (a
+  majority that agrees is no evidence: a consensus region is one by definition). Their most
+  common label among the overlapping regions of another label is a suggestion.
 - **features**: how far the region's features lie from its label's (median absolute deviation
   per feature, robust z averaged over the features), as a rank among the label's regions.
   Score: half that rank above the label's 90th percentile, else 0 (weak on its own: a label's
@@ -174,7 +175,8 @@ def scores(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(score, classifier score, annotator score, feature score) per region (module docstring)."""
     classifier = np.where(candidate, 1.0 - np.nan_to_num(self_confidence, nan=1.0), 0.0)
-    annotator = np.where(compared > 0, 1.0 - agreeing / np.maximum(compared, 1), 0.0)
+    disagreeing = np.where(compared > 0, 1.0 - agreeing / np.maximum(compared, 1), 0.0)
+    annotator = np.where(disagreeing >= 0.5, disagreeing, 0.0)
     feature = np.where(outlier > OUTLIER_FROM, 0.5 * outlier, 0.0)
     return np.maximum.reduce([classifier, annotator, feature]), classifier, annotator, feature
 

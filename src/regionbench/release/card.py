@@ -572,7 +572,7 @@ def _label_audit(folder: Path) -> list[str]:
             f"{r['score']:.2f}",
             _said(r["evidence"]),
         ]
-        for r in table.slice(0, LABEL_CANDIDATES_LISTED).to_pylist()
+        for r in table.sort_by("rank").slice(0, LABEL_CANDIDATES_LISTED).to_pylist()
     ]
     if rows:
         out += _table(["rank", "image", "region", "label", "suggested", "score", "evidence"], rows)
