@@ -85,7 +85,10 @@ def perturb(
     label = keys["label"].to_pylist()
     known = sorted(set(label))
     x = x.copy()
-    key_rows = {(r["image_id"], r["annotator"], r["region_id"]): i for i, r in enumerate(keys.select(tables.REGION_KEY).to_pylist())}
+    key_rows = {
+        (r["image_id"], r["annotator"], r["region_id"]): i
+        for i, r in enumerate(keys.select(tables.REGION_KEY).to_pylist())
+    }
     path_of = dict(zip(images["image_id"].to_pylist(), images["path"].to_pylist(), strict=True))
     rows = regions.to_pylist()
     for region in rows:
@@ -171,17 +174,25 @@ def main() -> None:
         kept = {c["label"] for c in counts if c["count_all"] >= labels.FOLDS}
         keys = mine.filter(pc.is_in(mine["label"], pa.array(sorted(kept)))).select([*tables.REGION_KEY, "label"])
         keys = keys.sort_by([(k, "ascending") for k in tables.REGION_KEY])
-        joined = keys.join(found_features, keys=tables.REGION_KEY).sort_by([(k, "ascending") for k in tables.REGION_KEY])
+        joined = keys.join(found_features, keys=tables.REGION_KEY).sort_by(
+            [(k, "ascending") for k in tables.REGION_KEY]
+        )
         x = np.column_stack([joined[name].to_numpy() for name in tables.FEATURE_NAMES])
         changed, keys, x, kind_of = perturb(regions, keys, x, hierarchy, root, image_table, args.share)
         said = labels.annotator_evidence(changed, coverage, annotator)
         y = np.unique(np.asarray(keys["label"].to_pylist(), dtype=object), return_inverse=True)[1]
         p = labels.out_of_fold(x, y, int(y.max()) + 1)
-        row_of = {(i, r): n for n, (i, r) in enumerate(zip(keys["image_id"].to_pylist(), keys["region_id"].to_pylist(), strict=True))}
+        row_of = {
+            (i, r): n
+            for n, (i, r) in enumerate(zip(keys["image_id"].to_pylist(), keys["region_id"].to_pylist(), strict=True))
+        }
         results = {}
         for name, evidence in (("ours", said), ("ours, one annotator", {})):
             table = labels.audit(keys, x, evidence)
-            ranked = [row_of[(i, r)] for i, r in zip(table["image_id"].to_pylist(), table["region_id"].to_pylist(), strict=True)]
+            ranked = [
+                row_of[(i, r)]
+                for i, r in zip(table["image_id"].to_pylist(), table["region_id"].to_pylist(), strict=True)
+            ]
             results[name] = at_k(ranked, kind_of)
         issues = find_label_issues(y, p, filter_by="confident_learning", return_indices_ranked_by="self_confidence")
         results["cleanlab"] = at_k([int(i) for i in issues], kind_of)

@@ -116,9 +116,9 @@ def changes(old: Path, new: Path) -> Changes:
                 out.masks_changed.append(((row["image_id"], row["annotator"], row["region_id"]), iou))
 
     vocabularies = [_table(Path(f), "vocabulary", ["label_id", "label"]) for f in (old, new)]
-    for row in _renamed(*vocabularies, ["label_id"], "label"):
+    for row in _renamed(vocabularies[0], vocabularies[1], ["label_id"], "label"):
         out.renamed_labels.append((row["label_id"], row["label"], row["label_new"]))
     sources = [_table(Path(f), "source_categories", ["annotator", "category_id", "name"]) for f in (old, new)]
-    for row in _renamed(*sources, ["annotator", "category_id"], "name"):
+    for row in _renamed(sources[0], sources[1], ["annotator", "category_id"], "name"):
         out.renamed_categories.append((row["annotator"], row["category_id"], row["name"], row["name_new"]))
     return out
