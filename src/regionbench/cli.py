@@ -26,6 +26,7 @@ from regionbench.core import errors, geometry, numbers, tables
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import driver, jobs, vocabulary
+from regionbench.release import changes
 
 if TYPE_CHECKING:
     import http.server
@@ -243,12 +244,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from regionbench.client import tasks, view  # thumbnails need Pillow: the build install
 
     data = loader.load(args.release, verify=not args.no_verify)
-    run = None
-    if args.run:
-        try:
-            run = json.loads(Path(args.run).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UserError(f"--run {args.run}: not a report of evaluate --out ({exc})") from None
+    run = _run_report(args.run) if args.run else None
     server = _site_server(Path(args.out), args.port) if args.serve else None
     site = view.write_site(data, Path(args.out), args.images, run, predictions=args.predictions)
     if run is not None and hasattr(tasks.registry().get(str(run.get("task"))), "shapes") and args.predictions is None:
@@ -288,6 +284,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     diff = release.diff_releases(Path(args.old), Path(args.new), examples=args.examples)
     for line in diff.lines():
         print(line)
+    for line in changes.changes(Path(args.old), Path(args.new)).lines(args.examples):
+        print(line)
+    if args.run:
+        _rescored_run(args)
     if args.check:
         old, new = (release.read_manifest(Path(folder))["version"] for folder in (args.old, args.new))
         try:
@@ -297,6 +297,33 @@ def cmd_diff(args: argparse.Namespace) -> int:
             return 1
         print(f"bump check: {old} -> {new} is enough")
     return 0
+
+
+def _run_report(path: str) -> dict:
+    """The report ``evaluate --out`` wrote at ``path``; a UserError naming it otherwise."""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--run {path}: not a report of evaluate --out ({exc})") from None
+    if not isinstance(report, dict):
+        raise UserError(f"--run {path}: not a report of evaluate --out (a JSON object)")
+    return report
+
+
+def _rescored_run(args: argparse.Namespace) -> None:
+    """diff --run: the run scored on both releases, measure by measure."""
+    from regionbench.client import tasks
+
+    if not args.predictions:
+        raise UserError("--run needs --predictions: the file or folder the report scored")
+    report = _run_report(args.run)
+    scored = [tasks.rescore(loader.load(folder), report, Path(args.predictions)) for folder in (args.old, args.new)]
+    before, after = (tasks.measures(r) for r in scored)
+    print(f"run {args.run} ({report.get('task')}) scored on both:")
+    for name in sorted(set(before) | set(after)):
+        a, b = before.get(name), after.get(name)
+        change = f"{b - a:+.4f}" if a is not None and b is not None else "n/a"
+        print(f"  {name:<28} {a if a is None else f'{a:.4f}'} -> {b if b is None else f'{b:.4f}'} ({change})")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -542,6 +569,8 @@ def _diff_command(sub: argparse._SubParsersAction) -> None:
     d.add_argument("new", help="the later release folder")
     d.add_argument("--examples", type=numbers.argument(int, 0), default=3, help="keys to show per table and kind")
     d.add_argument("--check", action="store_true", help="exit 1 unless NEW's version is enough of a bump over OLD's")
+    d.add_argument("--run", metavar="REPORT", help="an evaluate report (--out): score its run on both releases")
+    d.add_argument("--predictions", metavar="PATH", help="with --run: the predictions the report scored")
     d.set_defaults(func=cmd_diff)
 
 

@@ -319,3 +319,74 @@ def test_build_previous_must_be_a_release(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"regionbench: error: --previous {tmp_path}: not a release folder (no manifest.json)"
     ]
+
+
+def test_diff_says_how_regions_changed_and_scores_a_run_on_both(tiny_release: Path, tmp_path: Path) -> None:
+    """A relabelled region, a region whose mask lost its top row and a renamed source category
+    are named with what changed; a run scored on the first version is scored again on both."""
+    from regionbench.core import geometry
+
+    subsets = pq.read_table(tiny_release / "data/subsets.parquet").to_pylist()
+    test = sorted({(r["image_id"], r["annotator"], r["region_id"]) for r in subsets if r["split"] == "test"})
+    relabelled, moved = test[0], test[1]
+    vocabulary = pq.read_table(tiny_release / "data/vocabulary.parquet").to_pylist()
+    regions = pq.read_table(tiny_release / "data/regions.parquet").to_pylist()
+    before = next(r for r in regions if (r["image_id"], r["annotator"], r["region_id"]) == relabelled)
+    other = next(v for v in vocabulary if v["label"] != before["label"])
+    mask = next(r for r in regions if (r["image_id"], r["annotator"], r["region_id"]) == moved)["mask"]
+    pixels = geometry.from_rle(mask)
+    top = int(pixels.any(axis=1).argmax())
+    iou = (pixels.sum() - pixels[top].sum()) / pixels.sum()
+    pixels[top] = False
+
+    def change(data: dict) -> None:
+        rows = data["regions"].to_pylist()
+        for r in rows:
+            key = (r["image_id"], r["annotator"], r["region_id"])
+            if key == relabelled:
+                r["label"], r["label_id"] = other["label"], other["label_id"]
+            if key == moved:
+                r["mask"] = {"size": list(pixels.shape), "counts": geometry.encode_rle(pixels)}
+        data["regions"] = pa.Table.from_pylist(rows, data["regions"].schema)
+        rows = data["subsets"].to_pylist()
+        for r in rows:
+            if (r["image_id"], r["annotator"], r["region_id"]) == relabelled:
+                r["label"] = other["label"]
+        data["subsets"] = pa.Table.from_pylist(rows, data["subsets"].schema)
+        rows = data["source_categories"].to_pylist()
+        rows[0]["name"] = rows[0]["name"] + " (renamed)"
+        data["source_categories"] = pa.Table.from_pylist(rows, data["source_categories"].schema)
+
+    rewrite(tiny_release, "2.0.0", tmp_path / "v2.0.0", change)
+    # the first version's test regions with their labels: a perfect run there
+    predictions = tmp_path / "regions.csv"
+    truth = {(r["image_id"], r["region_id"]): r["label"] for r in regions if r["annotator"] == relabelled[1]}
+    predictions.write_text(
+        "image_id,region_id,label\n" + "".join(f"{i},{k},{truth[(i, k)]}\n" for i, _, k in test if (i, k) in truth)
+    )
+    done = cli(
+        "evaluate", "--release", str(tiny_release), "--predictions", str(predictions), "--task", "region",
+        "--out", str(tmp_path / "run.json"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        json.loads((tmp_path / "run.json").read_text())["release"]["digest"]
+        == release.read_manifest(tiny_release)["digest"]
+    )
+
+    done = cli(
+        "diff", str(tiny_release), str(tmp_path / "v2.0.0"),
+        "--run", str(tmp_path / "run.json"), "--predictions", str(predictions),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "images added: 0" in out and "images removed: 0" in out
+    assert "regions relabelled: 1" in out and f"{before['label']!r} -> {other['label']!r}" in out
+    assert f"region masks changed: 1 (IoU old/new: min {iou:.3f}" in out
+    assert "source categories renamed: 1" in out and "(renamed)'" in out
+    assert "labels renamed: 0" in out
+    lines = [line for line in out.splitlines() if line.strip().startswith("any.e_hard")]
+    assert lines and "1.0000 ->" in lines[0] and "(+0.0000)" not in lines[0], out
+
+    done = cli("diff", str(tiny_release), str(tmp_path / "v2.0.0"), "--run", str(tmp_path / "run.json"))
+    assert done.returncode == 2 and "--predictions" in done.stderr and "Traceback" not in done.stderr

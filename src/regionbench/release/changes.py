@@ -71,6 +71,16 @@ def _table(folder: Path, name: str, columns: list[str]) -> pa.Table:
     return pq.read_table(path, columns=present)
 
 
+def _flat_masks(regions: pa.Table) -> pa.Table:
+    """``regions`` with its mask struct as three columns, ``counts``, ``height`` and ``width``
+    (Arrow joins take no struct or list column)."""
+    if "mask" not in regions.column_names:
+        return regions
+    mask, size = regions["mask"], pc.struct_field(regions["mask"], "size")
+    flat = regions.drop_columns(["mask"]).append_column("counts", pc.struct_field(mask, "counts"))
+    return flat.append_column("height", pc.list_element(size, 0)).append_column("width", pc.list_element(size, 1))
+
+
 def _renamed(old: pa.Table, new: pa.Table, keys: list[str], name: str) -> list[dict]:
     if not {*keys, name} <= set(old.column_names) & set(new.column_names):
         return []
@@ -87,29 +97,25 @@ def changes(old: Path, new: Path) -> Changes:
     out.images_removed = sorted(ids[0] - ids[1])
 
     columns = [*tables.REGION_KEY, "label", "mask"]
-    before, after = (_table(Path(f), "regions", columns) for f in (old, new))
-    joined = before.join(after, tables.REGION_KEY, right_suffix="_new", join_type="inner")
+    before, after = (_flat_masks(_table(Path(f), "regions", columns)) for f in (old, new))
+    joined = before.join(after, tables.REGION_KEY, right_suffix="_new", join_type="inner").sort_by(
+        [(k, "ascending") for k in tables.REGION_KEY]
+    )
     relabelled = joined.filter(pc.not_equal(joined["label"], joined["label_new"]))
-    for row in (
-        relabelled.select([*tables.REGION_KEY, "label", "label_new"])
-        .sort_by([(k, "ascending") for k in tables.REGION_KEY])
-        .to_pylist()
-    ):
+    for row in relabelled.select([*tables.REGION_KEY, "label", "label_new"]).to_pylist():
         out.labels_changed.append(
             ((row["image_id"], row["annotator"], row["region_id"]), row["label"], row["label_new"])
         )
-    if "mask" in joined.column_names and "mask_new" in joined.column_names:
-        counts = [pc.struct_field(joined[c], "counts") for c in ("mask", "mask_new")]
-        moved = joined.filter(pc.fill_null(pc.not_equal(counts[0], counts[1]), True)).sort_by(
-            [(k, "ascending") for k in tables.REGION_KEY]
-        )
-        for row in moved.select([*tables.REGION_KEY, "mask", "mask_new"]).to_pylist():
-            a, b = row["mask"], row["mask_new"]
-            if a is None and b is None:
+    if "counts" in joined.column_names and "counts_new" in joined.column_names:
+        differ = pc.fill_null(pc.not_equal(joined["counts"], joined["counts_new"]), True)
+        for row in joined.filter(differ).to_pylist():
+            if row["counts"] is None and row["counts_new"] is None:
                 continue
             iou = 0.0
-            if a is not None and b is not None and list(a["size"]) == list(b["size"]):
-                x, y = geometry.from_rle(a), geometry.from_rle(b)
+            size, size_new = [row["height"], row["width"]], [row["height_new"], row["width_new"]]
+            if row["counts"] is not None and row["counts_new"] is not None and size == size_new:
+                x = geometry.from_rle({"size": size, "counts": row["counts"]})
+                y = geometry.from_rle({"size": size_new, "counts": row["counts_new"]})
                 union = np.logical_or(x, y).sum()
                 iou = float(np.logical_and(x, y).sum() / union) if union else 1.0
             if iou < 1.0:

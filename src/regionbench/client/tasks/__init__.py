@@ -208,6 +208,13 @@ def rerun(data: Release, report: Mapping[str, Any], predictions: Path) -> Run[An
         raise TaskError(
             "--predictions: the report is not of a mask task scored by this version; score the run with evaluate --out"
         )
+    _check_scored(report, predictions)
+    chosen = module.Settings.from_report(values)
+    return Run(data, release_hierarchy(data), predictions, chosen, module.read(predictions, data, chosen))
+
+
+def _check_scored(report: Mapping[str, Any], predictions: Path) -> None:
+    """A ``TaskError`` unless ``predictions`` are the ones ``report`` scored (their sha256)."""
     if not predictions.exists():
         raise TaskError(f"--predictions {predictions}: no such file or folder; give the predictions the report scored")
     if (found := predictions_digest(predictions)) != report.get("predictions_sha256"):
@@ -215,8 +222,34 @@ def rerun(data: Release, report: Mapping[str, Any], predictions: Path) -> Run[An
             f"--predictions {predictions}: not the predictions the report scored (sha256 {found[:12]}, the report's "
             f"{str(report.get('predictions_sha256'))[:12]}); give the file or folder it scored"
         )
+
+
+def rescore(data: Release, report: Mapping[str, Any], predictions: Path) -> dict[str, Any]:
+    """The run ``report`` scored again, with its settings, against the release ``data`` (another
+    version of the one it scored): its predictions must be the ones it scored."""
+    module = registry().get(str(report.get("task")))
+    values = report.get("settings")
+    if module is None or not isinstance(values, dict):
+        raise TaskError("--run: not a report of evaluate (no task and settings); score the run with evaluate --out")
+    _check_scored(report, predictions)
     chosen = module.Settings.from_report(values)
-    return Run(data, release_hierarchy(data), predictions, chosen, module.read(predictions, data, chosen))
+    given = {f.name: getattr(chosen, f.name) for f in dataclasses.fields(chosen)}
+    return evaluate(data, predictions, str(report["task"]), **given)
+
+
+def measures(report: Mapping[str, Any]) -> dict[str, float]:
+    """A report's headline measures, flattened (``iou.mean``, ``AP``...), numbers only."""
+    out: dict[str, float] = {}
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[prefix] = float(value)
+
+    walk("", report.get("measures", {}))
+    return out
 
 
 def shapes(run: Run[Any], report: Mapping[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
