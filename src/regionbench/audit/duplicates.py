@@ -17,7 +17,7 @@ is compared with about 4 x 137 x n / 65,536 others, not n.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from math import comb
 
 import numpy as np
@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 THRESHOLD = 22  # of 128 bits: the default, chosen by benchmarks/duplicates.py (docs/audit.md)
-_CHUNK = 1 << 19  # block values looked up at once: bounds the candidate arrays
+_CHUNK = 1 << 18  # block values looked up at once: bounds the candidate arrays
 
 GROUPS = pa.schema(
     [
@@ -81,21 +81,20 @@ def _blocks(values: np.ndarray, m: int) -> list[tuple[int, np.ndarray]]:
     return out
 
 
-def close_pairs(values: np.ndarray, radius: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``i < j`` whose hashes in ``values`` (uint64) may be within ``radius`` bits: every
-    such pair once, and others that are not (the caller measures the distance it needs)."""
+def close_pairs(values: np.ndarray, radius: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The pairs ``i < j`` whose hashes in ``values`` (uint64) may be within ``radius`` bits, in
+    chunks: every such pair once, and others that are not (the caller measures the distance it
+    needs and keeps what it wants, so memory holds one chunk of candidates, not all)."""
     n = len(values)
     m = block_count(n, radius)
     within = radius // m  # one block of a pair within radius differs in at most this many bits
     blocks = _blocks(values, m)
-    found_i: list[np.ndarray] = []
-    found_j: list[np.ndarray] = []
     for b, (width, keys) in enumerate(blocks):
         flips = _flips(width, within)
         order = np.argsort(keys, kind="stable")
         counts = np.bincount(keys, minlength=1 << width)
         starts = np.cumsum(counts) - counts
-        step = _CHUNK // len(flips) + 1
+        step = max(1, _CHUNK // len(flips))
         for first in range(0, n, step):
             query = np.arange(first, min(n, first + step))
             probe = (keys[query][:, None] ^ flips[None, :]).ravel()
@@ -112,11 +111,7 @@ def close_pairs(values: np.ndarray, radius: int) -> tuple[np.ndarray, np.ndarray
             for _, earlier in blocks[:b]:
                 later = np.bitwise_count(earlier[i] ^ earlier[j]) > within
                 i, j = i[later], j[later]
-            found_i.append(i)
-            found_j.append(j)
-    if not found_i:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(found_i), np.concatenate(found_j)
+            yield i, j
 
 
 def near_pairs(
@@ -125,12 +120,12 @@ def near_pairs(
     """Near-duplicate pairs ``(i, j, distance)``, ``i < j`` positions in the hash arrays, sorted;
     distance = Hamming(phash) + Hamming(dhash) <= ``threshold`` (module docstring)."""
     n = len(phash)
-    keys: list[np.ndarray] = []
+    keys: list[np.ndarray] = [np.zeros(0, np.int64)]
     for values in (phash, dhash):
-        i, j = close_pairs(values, threshold // 2)
-        total = distances(phash[i], phash[j]) + distances(dhash[i], dhash[j])
-        keys.append((i * n + j)[total <= threshold])
-    pairs = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+        for i, j in close_pairs(values, threshold // 2):
+            total = distances(phash[i], phash[j]) + distances(dhash[i], dhash[j])
+            keys.append((i * n + j)[total <= threshold])
+    pairs = np.unique(np.concatenate(keys))
     i, j = pairs // max(n, 1), pairs % max(n, 1)
     return i, j, distances(phash[i], phash[j]) + distances(dhash[i], dhash[j])
 
