@@ -2,16 +2,18 @@
 beside cleanlab's ``find_label_issues`` on the same out-of-fold probabilities alone, and how its
 memory grows with the number of regions.
 
-    .venv/bin/python benchmarks/label_errors.py [--images 600] [--share 0.05] [--sizes 10000 30000 100000]
+    .venv/bin/python benchmarks/label_errors.py [--images 1000] [--share 0.05] [--disagreement 0.3 0.1] [--sizes 10000 30000 100000]
 
 1. A generated COCO collection (``--images`` images, three annotators tracing each scene at
-   disagreement 0.3) is ingested as the build ingests it. The audited regions are the first
+   each ``--disagreement``: 0.3 is the generator's default and confuses labels often, 0.1 is
+   closer to careful annotators) is ingested as the build ingests it. The audited regions are the first
    annotator's whose label has at least five regions (so a fold can hold each out). ``--share``
    of them are made wrong, seeded, in five equal kinds: relabelled to a sibling in the hierarchy
    (``sibling``) or to any other label (``random``); the mask dilated or eroded by 3-6 pixels
    (``dilate``, ``erode``); half of the mask dropped (``drop``). The masks' features are measured
    again. Then, with k = the number made wrong:
-   - ``ours``: ``audit.labels.audit`` (classifier, the two other annotators, features);
+   - ``ours``: ``audit.labels.audit`` (confident learning first, then the two other annotators'
+     and the features' evidence);
    - ``ours, one annotator``: the same without the other annotators (a single-annotator release);
    - ``cleanlab``: ``cleanlab.filter.find_label_issues(filter_by="confident_learning",
      return_indices_ranked_by="self_confidence")`` on the same out-of-fold probabilities,
@@ -49,11 +51,13 @@ from regionbench.synthetic import coco, plans
 KINDS = ("sibling", "random", "dilate", "erode", "drop")
 
 
-def collection(images: int, folder: Path) -> tuple[pa.Table, pa.Table, pa.Table, pa.Table, Hierarchy, Path]:
+def collection(
+    images: int, folder: Path, disagreement: float = 0.3
+) -> tuple[pa.Table, pa.Table, pa.Table, pa.Table, Hierarchy, Path]:
     """(images, regions with masks, features, coverage, hierarchy, raw root) of a generated COCO tree."""
     plans.PROFILES["labels-bench"] = plans.Profile("labels-bench", images, ("00", "01"), 5 * images)
     root = folder / "raw"
-    list(coco.write_collection(root, "labels-bench", seed=0, annotators=3, disagreement=0.3, workers=2))
+    list(coco.write_collection(root, "labels-bench", seed=0, annotators=3, disagreement=disagreement, workers=2))
     layout = layouts.get("coco")
     vocabulary = folder / "vocabulary"
     vocabulary.mkdir()
@@ -160,54 +164,62 @@ def memory(sizes: list[int]) -> list[dict]:
     return out
 
 
+def one_run(args: argparse.Namespace, tmp: Path, disagreement: float) -> dict:
+    """Errors injected into one generated collection, found by each contender."""
+    image_table, regions, found_features, coverage, hierarchy, root = collection(args.images, tmp, disagreement)
+    annotator = sorted(set(regions["annotator"].to_pylist()) - {tables.CONSENSUS})[0]
+    mine = regions.filter(pc.equal(regions["annotator"], annotator))
+    counts = mine.group_by("label").aggregate([([], "count_all")]).to_pylist()
+    kept = {c["label"] for c in counts if c["count_all"] >= labels.FOLDS}
+    order = [(k, "ascending") for k in tables.REGION_KEY]
+    keys = (
+        mine.filter(pc.is_in(mine["label"], pa.array(sorted(kept))))
+        .select([*tables.REGION_KEY, "label"])
+        .sort_by(order)
+    )
+    joined = keys.join(found_features, keys=tables.REGION_KEY).sort_by(order)
+    x = np.column_stack([joined[name].to_numpy() for name in tables.FEATURE_NAMES])
+    changed, keys, x, kind_of = perturb(regions, keys, x, hierarchy, root, image_table, args.share)
+    said = labels.annotator_evidence(changed, coverage, annotator)
+    y = np.unique(np.asarray(keys["label"].to_pylist(), dtype=object), return_inverse=True)[1]
+    p = labels.out_of_fold(x, y, int(y.max()) + 1)
+    row_of = {
+        (i, r): n
+        for n, (i, r) in enumerate(zip(keys["image_id"].to_pylist(), keys["region_id"].to_pylist(), strict=True))
+    }
+    results = {}
+    for name, evidence in (("ours", said), ("ours, one annotator", {})):
+        table = labels.audit(keys, x, evidence)
+        ranked = [
+            row_of[(i, r)] for i, r in zip(table["image_id"].to_pylist(), table["region_id"].to_pylist(), strict=True)
+        ]
+        results[name] = at_k(ranked, kind_of) | {"listed": table.num_rows}
+    issues = find_label_issues(y, p, filter_by="confident_learning", return_indices_ranked_by="self_confidence")
+    results["cleanlab"] = at_k([int(i) for i in issues], kind_of) | {"listed": len(issues)}
+    for name, r in results.items():
+        print(
+            f"disagreement {disagreement}, {name}: precision at k={len(kind_of)} of {keys.num_rows} regions "
+            f"{r['precision_at_k']:.3f} ({r['listed']} listed); recall "
+            + ", ".join(f"{k} {v:.2f}" for k, v in r["recall"].items()),
+            flush=True,
+        )
+    return {"regions": keys.num_rows, "made_wrong": len(kind_of), "at_k": results}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--images", type=int, default=600)
+    parser.add_argument("--images", type=int, default=1000)
     parser.add_argument("--share", type=float, default=0.05)
+    parser.add_argument(
+        "--disagreement", type=float, nargs="+", default=[0.3, 0.1], help="the annotators' (one run each)"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000])
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        image_table, regions, found_features, coverage, hierarchy, root = collection(args.images, Path(tmp))
-        annotator = sorted(set(regions["annotator"].to_pylist()) - {tables.CONSENSUS})[0]
-        mine = regions.filter(pc.equal(regions["annotator"], annotator))
-        counts = mine.group_by("label").aggregate([([], "count_all")]).to_pylist()
-        kept = {c["label"] for c in counts if c["count_all"] >= labels.FOLDS}
-        keys = mine.filter(pc.is_in(mine["label"], pa.array(sorted(kept)))).select([*tables.REGION_KEY, "label"])
-        keys = keys.sort_by([(k, "ascending") for k in tables.REGION_KEY])
-        joined = keys.join(found_features, keys=tables.REGION_KEY).sort_by(
-            [(k, "ascending") for k in tables.REGION_KEY]
-        )
-        x = np.column_stack([joined[name].to_numpy() for name in tables.FEATURE_NAMES])
-        changed, keys, x, kind_of = perturb(regions, keys, x, hierarchy, root, image_table, args.share)
-        said = labels.annotator_evidence(changed, coverage, annotator)
-        y = np.unique(np.asarray(keys["label"].to_pylist(), dtype=object), return_inverse=True)[1]
-        p = labels.out_of_fold(x, y, int(y.max()) + 1)
-        row_of = {
-            (i, r): n
-            for n, (i, r) in enumerate(zip(keys["image_id"].to_pylist(), keys["region_id"].to_pylist(), strict=True))
-        }
-        results = {}
-        for name, evidence in (("ours", said), ("ours, one annotator", {})):
-            table = labels.audit(keys, x, evidence)
-            ranked = [
-                row_of[(i, r)]
-                for i, r in zip(table["image_id"].to_pylist(), table["region_id"].to_pylist(), strict=True)
-            ]
-            results[name] = at_k(ranked, kind_of)
-        issues = find_label_issues(y, p, filter_by="confident_learning", return_indices_ranked_by="self_confidence")
-        results["cleanlab"] = at_k([int(i) for i in issues], kind_of)
-        for name, r in results.items():
-            print(
-                f"{name}: precision at k={len(kind_of)} of {keys.num_rows} regions {r['precision_at_k']:.3f}; recall "
-                + ", ".join(f"{k} {v:.2f}" for k, v in r["recall"].items()),
-                flush=True,
-            )
-    result = {
-        "regions": keys.num_rows,
-        "made_wrong": len(kind_of),
-        "at_k": results,
-        "memory": memory(args.sizes),
-    }
+    runs = {}
+    for disagreement in args.disagreement:
+        with tempfile.TemporaryDirectory() as tmp:
+            runs[str(disagreement)] = one_run(args, Path(tmp), disagreement)
+    result = {"disagreement": runs, "memory": memory(args.sizes)}
     print(json.dumps(result, sort_keys=True))
 
 

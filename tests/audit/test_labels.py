@@ -53,7 +53,10 @@ def test_annotators_agree_by_overlap_and_label() -> None:
     ours = [(1, square, "dog"), (2, ~square, "grass")]
     others = {"b": [(square, "dog"), (~square, "grass")], "c": [(square, "cat")], "d": [(moved, "dog")], "e": []}
     found = list(labels.annotator_agreement(ours, others))
-    assert [(f.compared, f.agreeing, f.suggestion) for f in found] == [(4, 1, "cat"), (4, 1, None)]
+    assert [(f.compared, f.agreeing, f.relabelling, f.suggestion) for f in found] == [(4, 1, 1, "cat"), (4, 1, 0, None)]
+    # own IoU: the mean of each other's best overlap; peer IoU: their best regions with each other
+    assert abs(found[0].own_iou - (1 + 1 + 2 / 14 + 0) / 4) < 1e-6
+    assert found[0].peer_iou is not None and found[0].peer_iou < 1
 
 
 def test_injected_label_errors_rank_above_clean_regions() -> None:
@@ -81,3 +84,30 @@ def test_injected_label_errors_rank_above_clean_regions() -> None:
     assert sum(suggested.get(int(n)) == names[y[n]] for n in flipped) >= 0.9 * len(flipped)
     assert table["rank"].to_pylist() == list(range(1, table.num_rows + 1))
     assert table["score"].to_pylist() == sorted(table["score"].to_pylist(), reverse=True)
+    flagged = table["classifier_candidate"].to_pylist()
+    assert flagged == sorted(flagged, reverse=True)  # confident learning's candidates first
+
+
+def test_other_evidence_ranks_a_shrunken_mask_the_others_agree_on() -> None:
+    """A region the two other annotators draw alike while ours covers half of it: kept by the
+    annotators' evidence though the classifier sees nothing (all regions alike)."""
+    rng = np.random.default_rng(0)
+    n = 200
+    x = rng.normal(0, 1, (n, 27))
+    keys = pa.table(
+        {
+            "image_id": np.arange(n, dtype=np.int64),
+            "annotator": ["a"] * n,
+            "region_id": np.ones(n, dtype=np.int32),
+            "label": ["sky"] * (n // 2) + ["sea"] * (n // 2),
+        }
+    )
+    agree = labels.Annotators(2, 2, 0, None, 0.9, 0.9)
+    said = {(i, 1): agree for i in range(n)}
+    said[(17, 1)] = labels.Annotators(2, 0, 0, None, 0.45, 0.92)
+    said[(18, 1)] = labels.Annotators(2, 0, 2, "sea", 0.9, 0.9)
+    table = labels.audit(keys, x, said)
+    others = table.filter(pa.compute.invert(table["classifier_candidate"]))
+    assert {17, 18} <= set(others["image_id"].to_pylist())
+    row = others.filter(pa.compute.equal(others["image_id"], 18)).to_pylist()[0]
+    assert row["suggested_label"] == "sea" and row["label_vote"] == 1.0 and "2 say sea" in row["evidence"]

@@ -1,29 +1,33 @@
 """Label-error candidates: the regions whose label or mask is likely wrong, ranked from evidence
 the build already has.
 
-Three kinds of evidence, each a score in [0, 1]:
+The evidence:
 
 - **classifier** (confident learning, Northcutt, Jiang and Chuang, JAIR 2021): out-of-fold
   probabilities p̂(label | region) from a logistic regression on the region's 27 features
   (``folds``-fold, stratified, seeded). With per-label thresholds t_j = mean p̂_j over the
   regions labelled j, a region labelled i is a candidate when some j ≠ i has p̂_j ≥ t_j and
-  p̂_j > p̂_i; its suggested label is the most probable such j. Score: 1 - p̂_i (self-confidence)
-  for a candidate, 0 otherwise. cleanlab's ``find_label_issues(filter_by="confident_learning")``
+  p̂_j > p̂_i; its suggested label is the most probable such j. Its classifier score is
+  1 - p̂_i (self-confidence). cleanlab's ``find_label_issues(filter_by="confident_learning")``
   applies nearly the same rule (it also takes a region whose own label is below its threshold
   while another's is above); a test measures how far they agree.
 - **annotators** (several annotators): for each other annotator who covered the image, the
-  region of theirs that overlaps it most (IoU); they agree when that IoU is at least 0.5 and the
-  label is the same. Score: the share of them who do not agree, when it is at least half (a
-  majority that agrees is no evidence: a consensus region is one by definition). Their most
-  common label among the overlapping regions of another label is a suggestion.
+  region of theirs that overlaps it most. Label evidence: the share of them whose region
+  overlaps it (IoU >= 0.5) under one other label (that label is a suggestion). Mask evidence:
+  how much less the others' regions overlap it than they overlap each other,
+  max(0, (peer IoU - own IoU) / peer IoU) (with two others or more).
 - **features**: how far the region's features lie from its label's (median absolute deviation
   per feature, robust z averaged over the features), as a rank among the label's regions.
-  Score: half that rank above the label's 90th percentile, else 0 (weak on its own: a label's
-  regions vary).
 
-A region's score is the largest of the three; the audit keeps the regions with a score above 0,
-ranked by score (ties: the region key). Memory: the probabilities (8 bytes a region and label)
-and one image's masks at a time.
+Ranking. Confident learning's candidates come first, by self-confidence: on injected errors
+it was the strongest single evidence measured (``benchmarks/label_errors.py``), and mixing the
+others into it ranked fewer errors first. The other regions follow by the other evidence
+combined: each kind's value as an empirical tail probability among the audited regions (the
+share at least as extreme), the three joined by Fisher's method (-2 sum log p, chi-squared with
+6 degrees of freedom: two kinds of evidence rank above one). A region is kept when its
+strongest kind alone is unlikely: 3 x its smallest tail probability (Bonferroni) at most
+``P_KEEP``. Score: 0.5 + 0.5 (1 - p̂_i) for a candidate, 0.5 (1 - Fisher's p) for the others. Memory: the probabilities
+(8 bytes a region and label) and one image's masks at a time.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ import pyarrow as pa
 
 FOLDS = 5
 AGREE_IOU = 0.5
-OUTLIER_FROM = 0.9  # a label's regions above this rank of feature distance count as evidence
+OUTLIER_FROM = 0.9  # the evidence line names a feature distance above this rank
+P_KEEP = 0.05  # a region confident learning does not flag is kept when its strongest other evidence is this unlikely
 _CHUNK = 65_536  # regions per block of the confident-learning rule
 
 AUDIT = pa.schema(
@@ -49,10 +54,12 @@ AUDIT = pa.schema(
         ("label", pa.string()),
         ("suggested_label", pa.string()),
         ("score", pa.float64()),
-        ("classifier_score", pa.float64()),
-        ("annotator_score", pa.float64()),
-        ("feature_score", pa.float64()),
+        ("classifier_candidate", pa.bool_()),
         ("self_confidence", pa.float64()),
+        ("label_vote", pa.float64()),
+        ("mask_deficit", pa.float64()),
+        ("feature_rank", pa.float64()),
+        ("other_p", pa.float64()),
         ("annotators_compared", pa.int32()),
         ("annotators_agreeing", pa.int32()),
         ("evidence", pa.string()),
@@ -134,51 +141,81 @@ def feature_outliers(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Annotators:
-    """Per region: the other annotators compared, those who agree, their suggested label."""
+    """Per region, what the other annotators say: how many were compared, how many agree (IoU
+    at least 0.5 and the same label), how many of them overlap it (IoU at least 0.5) under one
+    other label, the most common such (``relabelling``, ``suggestion``), the mean IoU of their best-overlapping regions with it
+    (``own_iou``) and with each other (``peer_iou``; None with fewer than two of them)."""
 
     compared: int
     agreeing: int
-    suggestion: str | None
+    relabelling: int = 0
+    suggestion: str | None = None
+    own_iou: float = 1.0
+    peer_iou: float | None = None
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of every row mask of ``a`` with every row mask of ``b`` (flattened, float32)."""
+    inter = a @ b.T
+    union = a.sum(axis=1)[:, None] + b.sum(axis=1)[None, :] - inter
+    return np.where(union > 0, inter / np.maximum(union, 1), 0.0)
 
 
 def annotator_agreement(
     reference: list[tuple[int, np.ndarray, str]], others: dict[str, list[tuple[np.ndarray, str]]]
 ) -> Iterator[Annotators]:
-    """For each region of one image (``reference``: region id, mask, label), the other
-    annotators who covered it (``others``: annotator -> their regions' masks and labels; an
-    annotator who drew nothing there has an empty list) and how many agree with it."""
+    """For each region of one image (``reference``: region id, mask, label), what the other
+    annotators who covered it say (``others``: annotator -> their regions' masks and labels; an
+    annotator who drew nothing there has an empty list)."""
     if not reference:
         return
     flat = np.stack([m.ravel() for _, m, _ in reference]).astype(np.float32)
-    area = flat.sum(axis=1)
-    best: list[list[tuple[float, str | None]]] = [[] for _ in reference]
+    # per region and other annotator: (IoU of their best-overlapping region, its label, its mask)
+    best: list[list[tuple[float, str | None, np.ndarray | None]]] = [[] for _ in reference]
     for regions in others.values():
         if not regions:
             for entry in best:
-                entry.append((0.0, None))
+                entry.append((0.0, None, None))
             continue
         theirs = np.stack([m.ravel() for m, _ in regions]).astype(np.float32)
-        inter = flat @ theirs.T
-        union = area[:, None] + theirs.sum(axis=1)[None, :] - inter
-        iou = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
-        top = iou.argmax(axis=1)
-        for n, k in enumerate(top):
-            best[n].append((float(iou[n, k]), regions[k][1]))
+        iou = _iou(flat, theirs)
+        for n, k in enumerate(iou.argmax(axis=1)):
+            best[n].append((float(iou[n, k]), regions[k][1], theirs[k]))
     for (_, _, label), matches in zip(reference, best, strict=True):
-        agreeing = sum(1 for iou, other in matches if iou >= AGREE_IOU and other == label)
-        named = Counter(other for iou, other in matches if iou >= AGREE_IOU and other not in (None, label))
-        yield Annotators(len(matches), agreeing, named.most_common(1)[0][0] if named else None)
+        agreeing = sum(1 for iou, other, _ in matches if iou >= AGREE_IOU and other == label)
+        named = Counter(other for iou, other, _ in matches if iou >= AGREE_IOU and other not in (None, label))
+        masks = [m for _, _, m in matches if m is not None]
+        peer = None
+        if len(masks) >= 2:
+            between = _iou(np.stack(masks), np.stack(masks))
+            peer = float(between[np.triu_indices(len(masks), 1)].mean())
+        yield Annotators(
+            len(matches),
+            agreeing,
+            named.most_common(1)[0][1] if named else 0,
+            named.most_common(1)[0][0] if named else None,
+            float(np.mean([iou for iou, _, _ in matches])) if matches else 1.0,
+            peer,
+        )
+
+
+def tail_probability(values: np.ndarray) -> np.ndarray:
+    """Each value's share of ``values`` at least as large (an empirical p-value; 1 for the least)."""
+    ordered = np.sort(values)
+    return (len(values) - np.searchsorted(ordered, values, side="left")) / max(len(values), 1)
 
 
 def scores(
-    candidate: np.ndarray, self_confidence: np.ndarray, compared: np.ndarray, agreeing: np.ndarray, outlier: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(score, classifier score, annotator score, feature score) per region (module docstring)."""
-    classifier = np.where(candidate, 1.0 - np.nan_to_num(self_confidence, nan=1.0), 0.0)
-    disagreeing = np.where(compared > 0, 1.0 - agreeing / np.maximum(compared, 1), 0.0)
-    annotator = np.where(disagreeing >= 0.5, disagreeing, 0.0)
-    feature = np.where(outlier > OUTLIER_FROM, 0.5 * outlier, 0.0)
-    return np.maximum.reduce([classifier, annotator, feature]), classifier, annotator, feature
+    candidate: np.ndarray, self_confidence: np.ndarray, evidence: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(score, the other ``evidence``'s Bonferroni p) per region (module docstring)."""
+    from scipy.stats import chi2
+
+    tails = np.array([tail_probability(e) for e in evidence])
+    fisher = chi2.sf(-2.0 * np.log(tails).sum(axis=0), 2 * len(evidence))
+    strongest = np.minimum(1.0, len(evidence) * tails.min(axis=0))
+    classifier = 1.0 - np.nan_to_num(self_confidence, nan=1.0)
+    return np.where(candidate, 0.5 + 0.5 * classifier, 0.5 * (1.0 - fisher)), strongest
 
 
 def evidence_text(
@@ -186,16 +223,20 @@ def evidence_text(
     self_confidence: float,
     classifier_suggestion: str | None,
     suggested_p: float,
-    compared: int,
-    agreeing: int,
+    said: Annotators | None,
     outlier: float,
 ) -> str:
     """One line of what speaks against a region's label or mask."""
     parts = []
     if classifier_suggestion is not None:
         parts.append(f"classifier: p({label}) {self_confidence:.2f} < p({classifier_suggestion}) {suggested_p:.2f}")
-    if compared:
-        parts.append(f"annotators: {agreeing} of {compared} agree")
+    if said is not None and said.compared:
+        words = f"annotators: {said.agreeing} of {said.compared} agree"
+        if said.relabelling:
+            words += f", {said.relabelling} say {said.suggestion}"
+        if said.peer_iou is not None:
+            words += f", IoU with them {said.own_iou:.2f} (theirs with each other {said.peer_iou:.2f})"
+        parts.append(words)
     if outlier > OUTLIER_FROM:
         parts.append(f"features: farther from its label's than {100 * outlier:.0f}% of them")
     return "; ".join(parts)
@@ -238,7 +279,7 @@ def audit(
 ) -> pa.Table:
     """The ``AUDIT`` table of the regions ``keys`` (image_id, annotator, region_id, label; their
     features ``x`` row by row), ``annotators`` the evidence of ``annotator_evidence``: the
-    regions with any evidence against them, ranked."""
+    candidates, ranked (module docstring; ties by region key)."""
     labels = keys.column("label").to_pylist()
     names, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
     p = out_of_fold(x, y, len(names), folds, seed, max_train)
@@ -246,47 +287,41 @@ def audit(
     outlier = feature_outliers(x, y)
     images = keys.column("image_id").to_pylist()
     regions = keys.column("region_id").to_pylist()
+    who = keys.column("annotator").to_pylist()
     said = [annotators.get((i, r)) for i, r in zip(images, regions, strict=True)]
-    compared = np.array([a.compared if a else 0 for a in said])
-    agreeing = np.array([a.agreeing if a else 0 for a in said])
-    score, by_classifier, by_annotators, by_features = scores(candidate, own, compared, agreeing, outlier)
-    keep = np.flatnonzero(score > 0)
-    key_order = np.lexsort(
-        (
-            np.asarray(regions)[keep],
-            np.asarray(keys.column("annotator").to_pylist(), dtype=object)[keep].astype(str),
-            np.asarray(images)[keep],
-        )
-    )
-    keep = keep[key_order]
-    keep = keep[np.argsort(-score[keep], kind="stable")]
+    vote = np.array([a.relabelling / a.compared if a and a.compared else 0.0 for a in said])
+    deficit = np.array([max(0.0, (a.peer_iou - a.own_iou) / a.peer_iou) if a and a.peer_iou else 0.0 for a in said])
+    score, other_p = scores(candidate, own, [vote, deficit, outlier])
+    keep = np.flatnonzero(candidate | (other_p <= P_KEEP))
+    by_key = np.lexsort((np.asarray(regions)[keep], np.asarray(who, dtype=str)[keep], np.asarray(images)[keep]))
+    keep = keep[by_key][np.argsort(-score[keep[by_key]], kind="stable")]
     rows = []
     for rank, n in enumerate(keep.tolist(), start=1):
         from_classifier = str(names[suggested[n]]) if candidate[n] else None
         heard = said[n]
-        suggestion = from_classifier or (heard.suggestion if heard is not None else None)
         rows.append(
             {
                 "rank": rank,
                 "image_id": images[n],
-                "annotator": keys.column("annotator")[n].as_py(),
+                "annotator": who[n],
                 "region_id": regions[n],
                 "label": labels[n],
-                "suggested_label": suggestion,
+                "suggested_label": from_classifier or (heard.suggestion if heard is not None else None),
                 "score": round(float(score[n]), 6),
-                "classifier_score": round(float(by_classifier[n]), 6),
-                "annotator_score": round(float(by_annotators[n]), 6),
-                "feature_score": round(float(by_features[n]), 6),
+                "classifier_candidate": bool(candidate[n]),
                 "self_confidence": None if np.isnan(own[n]) else round(float(own[n]), 6),
-                "annotators_compared": int(compared[n]),
-                "annotators_agreeing": int(agreeing[n]),
+                "label_vote": round(float(vote[n]), 6),
+                "mask_deficit": round(float(deficit[n]), 6),
+                "feature_rank": round(float(outlier[n]), 6),
+                "other_p": round(float(other_p[n]), 6),
+                "annotators_compared": heard.compared if heard else 0,
+                "annotators_agreeing": heard.agreeing if heard else 0,
                 "evidence": evidence_text(
                     labels[n],
                     float(own[n]),
                     from_classifier,
                     float(p[n, suggested[n]]) if candidate[n] else 0.0,
-                    int(compared[n]),
-                    int(agreeing[n]),
+                    heard,
                     float(outlier[n]),
                 ),
             }
@@ -296,15 +331,11 @@ def audit(
 
 def summary(table: pa.Table, regions: int) -> dict:
     """Counts for a report and the card: regions audited, candidates, and by which evidence."""
-    columns = {
-        c: np.asarray(table.column(c).to_numpy(zero_copy_only=False))
-        for c in ("classifier_score", "annotator_score", "feature_score")
-    }
+    flagged = np.asarray(table.column("classifier_candidate").to_numpy(zero_copy_only=False), dtype=bool)
     return {
         "regions": regions,
         "candidates": table.num_rows,
-        "by_classifier": int(np.sum(columns["classifier_score"] > 0)),
-        "by_annotators": int(np.sum(columns["annotator_score"] > 0)),
-        "by_features": int(np.sum(columns["feature_score"] > 0)),
+        "by_classifier": int(flagged.sum()),
+        "by_other_evidence": int((~flagged).sum()),
         "with_suggestion": int(table.num_rows - table.column("suggested_label").null_count),
     }

@@ -553,9 +553,9 @@ def _label_audit(folder: Path) -> list[str]:
         return [f"No label audit: {report['skipped']}.", ""]
     out = [
         f"Label-error candidates (`data/audit_labels.parquet`, to review, nothing changed): {report['candidates']:,} "
-        f"of the {report['regions']:,} regions of subset H; flagged by the classifier's out-of-fold probabilities "
-        f"{report['by_classifier']:,}, by the other annotators {report['by_annotators']:,}, by their features "
-        f"{report['by_features']:,}; {report['with_suggestion']:,} with a suggested label.",
+        f"of the {report['regions']:,} regions of subset H: {report['by_classifier']:,} flagged by confident learning "
+        f"on out-of-fold classifier probabilities, then {report['by_other_evidence']:,} that the other annotators and "
+        f"their features speak against; {report['with_suggestion']:,} with a suggested label.",
         "",
     ]
     table = pq.read_table(
