@@ -86,14 +86,14 @@ def test_near_copies_are_grouped_kept_on_one_side_and_audited(tmp_path: Path) ->
     assert report["groups_across_source_splits"] == 1 and report["images_hashed"] == 35
     card = (folder / "README.md").read_text()
     assert "## Audit" in card and f"{len(groups)} groups of {len(table)} images among 35" in card
-    assert "keep every group on one side" in card and "1 groups have images in more than one" in card
+    assert "keep every group on one side" in card and "1 group with images in more than one" in card
 
     # the command finds what the build found; across two releases, each image and its copies
     done = audit(str(folder), "--check", "--json", str(tmp_path / "audit.json"))
     assert done.returncode == 0, done.stderr
     assert f"35 images: {len(groups)} near-duplicate groups of {len(table)} images" in done.stdout
     assert "0 pairs on both sides of the subsets' image split" in done.stdout
-    assert "1 pairs in two of the collection's own splits" in done.stdout and "2099000005" in done.stdout
+    assert "1 pair in two of the collection's own splits" in done.stdout and "2099000005" in done.stdout
     written = json.loads((tmp_path / "audit.json").read_text())
     assert written["groups"] == len(groups) and written["images"] == len(table)
     done = audit(str(folder), str(folder), "--check")

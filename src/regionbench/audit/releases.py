@@ -11,6 +11,7 @@ import numpy as np
 
 from regionbench.audit import duplicates
 from regionbench.core.errors import InputError
+from regionbench.core.numbers import counted
 
 if TYPE_CHECKING:  # a type only: the loader imports pandas
     from regionbench.client.loader import Release
@@ -133,19 +134,19 @@ def lines(report: dict, examples: int) -> list[str]:
         (a, b), (na, nb), (ca, cb) = report["releases"], report["images_hashed"], report["images_with_a_copy"]
         pairs = report["pairs_across_releases"]
         out.append(
-            f"{len(pairs):,} near-duplicate pairs across {a} ({na:,} images) and {b} ({nb:,}); images with a copy "
+            f"{counted(len(pairs), 'near-duplicate pair')} across {a} ({na:,} images) and {b} ({nb:,}); images with a copy "
             f"in the other: {ca:,} of {a}, {cb:,} of {b} (threshold {report['threshold']} of 128 bits)"
         )
         return out + [_describe(p) for p in pairs[:examples]]
     out.append(
-        f"{report['images_hashed']:,} images: {report['groups']:,} near-duplicate groups of {report['images']:,} images, "
-        f"{report['pairs']:,} pairs (threshold {report['threshold']} of 128 bits)"
+        f"{report['images_hashed']:,} images: {counted(report['groups'], 'near-duplicate group')} of "
+        f"{counted(report['images'], 'image')}, {counted(report['pairs'], 'pair')} (threshold {report['threshold']} of 128 bits)"
     )
     for key, what in (
         ("pairs_across_image_split", "on both sides of the subsets' image split"),
         ("pairs_across_source_splits", "in two of the collection's own splits"),
     ):
-        out.append(f"{len(report[key]):,} pairs {what}")
+        out.append(f"{counted(len(report[key]), 'pair')} {what}")
         out += [_describe(p) for p in report[key][:examples]]
     return out
 

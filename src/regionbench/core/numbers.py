@@ -78,3 +78,9 @@ def argument(kind: type, low: float, high: float | None = None) -> Callable[[str
 
     parse.__name__ = kind.__name__
     return parse
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` with its noun as a sentence says it: ``1 group``, ``3,014 groups`` (nouns whose
+    plural adds ``s``)."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

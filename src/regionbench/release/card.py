@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from regionbench.core.numbers import counted
 from regionbench.release import huggingface
 from regionbench.release.manifest import OTHER, UNKNOWN
 from regionbench.release.schemas import TABLES, load_schemas
@@ -517,14 +518,15 @@ def _audit(folder: Path) -> list[str]:
     cut = subsets.get("near_duplicates", {}).get("groups_across_sides", 0)
     out += [
         f"Near-duplicate images (perceptual hashes within {report['threshold']} of 128 bits, "
-        f"`data/audit_duplicates.parquet`): {report['groups']:,} groups of {report['images']:,} images "
-        f"among {report['images_hashed']:,}; the largest holds {report['largest_group']:,}.",
+        f"`data/audit_duplicates.parquet`): {counted(report['groups'], 'group')} of "
+        f"{counted(report['images'], 'image')} among {report['images_hashed']:,}; the largest holds "
+        f"{report['largest_group']:,}.",
         "",
     ]
     if subsets.get("subsets"):
         if cut:
             out.append(
-                f"The collection's own split, which subsets A-H keep, puts {cut:,} groups on both of their sides: "
+                f"The collection's own split, which subsets A-H keep, puts {counted(cut, 'group')} on both of its sides: "
                 "their images are listed with `image_split` in the table."
             )
         else:
@@ -534,7 +536,7 @@ def _audit(folder: Path) -> list[str]:
     across = report["groups_across_source_splits"]
     if across:
         out.append(
-            f"{across:,} groups have images in more than one of the collection's own splits (`split`), "
+            f"{counted(across, 'group')} with images in more than one of the collection's own splits (`split`), "
             "as the collection distributes them: a score on one split may have seen near-copies in another."
         )
     return [*out, "", *_label_audit(folder)]
