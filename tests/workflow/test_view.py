@@ -439,3 +439,34 @@ def test_a_box_run_is_drawn_as_its_boxes(coco_build: Path, tmp_path: Path) -> No
     for shape in drawn:
         xs, ys = np.array(shape["path"][1:-1].split(), dtype=float).reshape(-1, 2).T
         assert (xs.min(), ys.min(), xs.max() - xs.min(), ys.max() - ys.min()) in boxes and len(xs) == 5
+
+
+@pytest.mark.browser
+def test_the_audit_filter_shows_the_label_error_candidates(browser, coco_build: Path, tmp_path: Path) -> None:
+    """The index offers the audits' findings as a filter (only the kinds the release has), and an
+    image page lists its candidates with their evidence."""
+    release = coco_build / COCO_RELEASE
+    done = view(str(release), "--out", str(tmp_path / "site"), "--images", str(coco_build / "resources/raw/coco-tiny"))
+    assert done.returncode == 0, done.stderr
+    audit = pd.read_parquet(release / "data/audit_labels.parquet")
+    copies = pd.read_parquet(release / "data/audit_duplicates.parquet")
+    assert len(audit) and copies.empty
+    errors: list[str] = []
+    page = open_page(browser, f"file://{tmp_path / 'site'}/index.html", errors)
+    page.wait_for_selector(".tile")
+    assert page.locator("#audit-filter").is_visible()
+    assert page.locator('#audit option[value="d"]').evaluate("o => o.hidden")  # no near-copies here
+    page.select_option("#audit", "l")
+    flagged = sorted(audit["image_id"].unique())
+    total = pd.read_parquet(release / "data/images.parquet", columns=["image_id"])["image_id"].nunique()
+    assert page.inner_text("#count") == f"{len(flagged)} of {total} images"
+    assert [int(t) for t in page.locator(".tile").evaluate_all("ts => ts.map(t => t.dataset.id)")] == flagged[:48]
+    page.locator(".tile").first.click()
+    page.wait_for_selector("#audit li")
+    mine = audit[audit["image_id"] == flagged[0]].sort_values("rank")
+    items = page.locator("#audit li").all_inner_texts()
+    assert len(items) == len(mine)
+    for item, (_, row) in zip(items, mine.iterrows(), strict=True):
+        assert item.startswith(f"label-error candidate #{row['rank']}: region {row['region_id']} {row['label']}")
+        assert row["evidence"] in item
+    assert errors == []

@@ -256,6 +256,7 @@ def write_site(
         "charts": charts,
         "figures": _figures(data.folder / "results"),
         "run": {"task": run.get("task")} if run else None,
+        "audits": {kind: any(kind in str(e[7]) for e in entries) for kind in ("d", "l")},
     }
     _js(out / "data" / "meta.js", "meta", meta)
     (out / "data" / "index").mkdir()
@@ -335,6 +336,7 @@ class Pages:
         self.paths = dict(zip(*(vocabulary.column(c).to_pylist() for c in ("label", "path")), strict=True))
         self.stuff = _stuff(data)
         self.agreement, self.subsets, self.relations = _agreement(data), _subsets(data), _relations(data)
+        self.audits = _audits(data)
         self.predicted = {int(k): v for k, v in run.get("predicted", {}).items()}
         self.drawn: dict[int, list[dict[str, Any]]] = {}
         self.counts: dict[str, int] = {}  # regions per label, as the pages are written
@@ -373,6 +375,7 @@ class Pages:
             "src": f"img/{image_id}{Path(row['path']).suffix.lower()}", "caption": caption, "split": split,
             "layers": layers, "agreement": self.agreement.get(image_id), "score": self.scores.get(image_id),
             "predicted": self.predicted.get(image_id), "drawn": self.drawn.get(image_id),
+            "audit": self.audits.get(image_id),
         }  # fmt: skip
         _js(out / "data" / "img" / f"{image_id}.js", "image", page)
         return [
@@ -383,7 +386,50 @@ class Pages:
             split,
             self.agreement.get(image_id),
             self.scores.get(image_id),
+            _audit_flags(self.audits.get(image_id)),
         ]
+
+
+def _audits(data: Release) -> dict[int, dict[str, Any]]:
+    """Per image, what the release's audits say: its near-copies (id, distance, split) and its
+    regions that are label-error candidates (a release made before the audits has neither)."""
+    found: dict[int, dict[str, Any]] = {}
+    names = data.manifest.get("tables", {})
+    if "audit_duplicates" in names:
+        rows = data.arrow(
+            "audit_duplicates", ["group_id", "image_id", "nearest_image_id", "distance", "split"]
+        ).to_pylist()
+        members: dict[int, list[dict[str, Any]]] = {}
+        for r in rows:
+            members.setdefault(int(r["group_id"]), []).append(r)
+        for group in members.values():
+            for r in group:
+                copies = [
+                    {"id": int(o["image_id"]), "distance": int(o["distance"]), "split": o["split"]}
+                    for o in group
+                    if o["image_id"] != r["image_id"]
+                ]
+                found.setdefault(int(r["image_id"]), {})["copies"] = copies
+    if "audit_labels" in names:
+        columns = ["rank", "image_id", "region_id", "label", "suggested_label", "evidence"]
+        for r in sorted(data.arrow("audit_labels", columns).to_pylist(), key=lambda r: r["rank"]):
+            found.setdefault(int(r["image_id"]), {}).setdefault("candidates", []).append(
+                {
+                    "rank": int(r["rank"]),
+                    "region": int(r["region_id"]),
+                    "label": r["label"],
+                    "suggested": r["suggested_label"],
+                    "evidence": r["evidence"],
+                }
+            )
+    return found
+
+
+def _audit_flags(audit: dict[str, Any] | None) -> str:
+    """An index entry's audit letters: d, a near-copy in the release; l, a label-error candidate."""
+    if not audit:
+        return ""
+    return ("d" if audit.get("copies") else "") + ("l" if audit.get("candidates") else "")
 
 
 def _charts(results: Path, out: Path) -> list[str]:

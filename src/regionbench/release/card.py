@@ -536,8 +536,8 @@ def _audit(folder: Path) -> list[str]:
     across = report["groups_across_source_splits"]
     if across:
         out.append(
-            f"{counted(across, 'group')} with images in more than one of the collection's own splits (`split`), "
-            "as the collection distributes them: a score on one split may have seen near-copies in another."
+            f"Groups with images in more than one of the collection's own splits (`split`), as the collection "
+            f"distributes them: {across:,}. A score on one of those splits may have seen near-copies in another."
         )
     return [*out, "", *_label_audit(folder)]
 

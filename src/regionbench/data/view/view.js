@@ -33,7 +33,7 @@ const RB = {
     document.title = `${meta.dataset} v${meta.version}`;
     document.getElementById("title").textContent = `${meta.dataset} v${meta.version}`;
     document.getElementById("digest").textContent = meta.digest ? `digest sha256:${meta.digest}` : "";
-    const chosen = { label: "", annotator: "", subset: "", split: "", sort: "id" };
+    const chosen = { label: "", annotator: "", subset: "", split: "", audit: "", sort: "id" };
     const params = new URLSearchParams(location.search);
     for (const key of Object.keys(chosen)) chosen[key] = params.get(key) || chosen[key];
     RB.options(document.getElementById("label"), meta.labels.map((l, k) => [String(k), `${l.name} (${l.regions})`]));
@@ -41,13 +41,19 @@ const RB = {
     RB.options(document.getElementById("subset"), meta.subsets.map((s) => [s, s]));
     RB.options(document.getElementById("split"), meta.splits.map((s) => [s, s]));
     if (!meta.run) document.querySelector('#sort option[value="score"]').disabled = true;
+    // the audit filter, and each of its choices, only where the release's audits found something
+    document.getElementById("audit-filter").hidden = !(meta.audits && (meta.audits.d || meta.audits.l));
+    for (const kind of ["d", "l"]) {
+      document.querySelector(`#audit option[value="${kind}"]`).hidden = !(meta.audits && meta.audits[kind]);
+    }
     let page = 0;
     const shown = () => {
-      let found = entries.filter(([, labels, annotators, subsets, split]) =>
+      let found = entries.filter(([, labels, annotators, subsets, split, , , audit]) =>
         (chosen.label === "" || labels.includes(Number(chosen.label))) &&
         (chosen.annotator === "" || annotators.includes(Number(chosen.annotator))) &&
         (chosen.subset === "" || subsets.includes(chosen.subset)) &&
-        (chosen.split === "" || split === chosen.split));
+        (chosen.split === "" || split === chosen.split) &&
+        (chosen.audit === "" || (audit || "").includes(chosen.audit)));
       const column = { agreement: 5, score: 6 }[chosen.sort];
       if (column !== undefined) {
         // the worst first; images without the figure last, in id order
@@ -111,6 +117,25 @@ const RB = {
     for (const name of meta.charts) charts.appendChild(RB.element("img", { src: `charts/${name}`, alt: name }));
   },
 
+  audit(image) {
+    // what the release's audits say of this image: its near-copies, its label-error candidates
+    const found = image.audit || {};
+    const list = document.getElementById("audit");
+    if (found.copies && found.copies.length) {
+      const item = RB.element("li", {}, "near-copies: ");
+      for (const other of found.copies) {
+        item.appendChild(RB.element("a", { href: `image.html?id=${other.id}` }, `image ${other.id}`));
+        item.appendChild(document.createTextNode(` (${other.distance} bits${other.split ? ", " + other.split : ""}) `));
+      }
+      list.appendChild(item);
+    }
+    for (const c of found.candidates || []) {
+      const suggested = c.suggested ? ` → ${c.suggested}` : "";
+      list.appendChild(RB.element("li", {}, `label-error candidate #${c.rank}: region ${c.region} ${c.label}${suggested} (${c.evidence})`));
+    }
+    document.getElementById("audit-listing").hidden = !list.children.length;
+  },
+
   async image() {
     const id = Number(new URLSearchParams(location.search).get("id"));
     await RB.script("data/meta.js");
@@ -123,6 +148,7 @@ const RB = {
     if (image.score !== null) about.push(`run score ${image.score.toFixed(3)}`);
     document.getElementById("about").textContent = about.filter(Boolean).join(" · ");
     document.getElementById("picture").src = image.src;
+    RB.audit(image);
     RB.run(image);
     const svg = document.getElementById("outlines");
     svg.setAttribute("viewBox", `0 0 ${image.width} ${image.height}`);
