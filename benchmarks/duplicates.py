@@ -41,7 +41,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageEnhance
 
-from regionbench.audit import duplicates, hashes
+from regionbench.audit import duplicates
+from regionbench.core import hashes
 
 KINDS = ("jpeg", "resize", "crop", "brightness", "mixed", "flip")
 SKIMAGE = (

@@ -13,7 +13,8 @@ from PIL import Image
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from regionbench.audit import duplicates, hashes
+from regionbench.audit import duplicates
+from regionbench.core import hashes
 
 
 @settings(max_examples=60, deadline=None)

@@ -14,8 +14,7 @@ import numpy as np
 import pyarrow as pa
 import shapely
 
-from regionbench.audit import hashes
-from regionbench.core import geometry, tables
+from regionbench.core import geometry, hashes, tables
 from regionbench.core.errors import InputError
 
 if TYPE_CHECKING:  # a type only: reading images needs Pillow, a build dependency
@@ -230,7 +229,7 @@ def files_state(root: str | Path, relatives: Iterable[str]) -> str:
 def image_row(image_id: int, folder: str, path: str, image: DecodedImage, split: str | None = None) -> dict[Any, Any]:
     """A row of the stage table ``images`` for a decoded image file at ``path`` (relative to the
     raw root), in the collection's own ``split`` (None: it has none); its caption and licence
-    columns empty; its perceptual hashes from the pixels already decoded (``audit.hashes``)."""
+    columns empty; its perceptual hashes from the pixels already decoded (``core.hashes``)."""
     empty = {name: None for name in tables.IMAGES.names if name.startswith(("caption_", "license"))}
     phash, dhash = hashes.image_hashes(image.pixels)
     return {
