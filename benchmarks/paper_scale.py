@@ -1,6 +1,6 @@
 """Paper scale on this machine: the whole build through the release, per stage, against the decode floor.
 
-    .venv/bin/python benchmarks/paper_scale.py [--fractions 0.1 1.0] [--cores 2] [--classifiers ...]
+    .venv/bin/python benchmarks/paper_scale.py [--fractions 0.1 1.0] [--cores 2] [--classifiers ...] [--no-audits]
     make bench
 
 The paper profile (20,000 images, 99,555 regions in folders 00-40) is generated once and cached
@@ -244,7 +244,9 @@ def measure(raw: Path, folders: list[str], label: str, work: Path, args: argpars
     print(f"\n== {label}: {len(folders)} folders ({folders[0]}-{folders[-1]})", flush=True)
     floor = decode_floor(raw, folders, args.cores)
     print(f"  decode floor: {floor['images']} JPEGs, {floor['masks']} masks in {floor['wall_s']} s", flush=True)
-    project, override = fresh_project(work / label, raw, {"classifiers": {"names": args.classifiers}})
+    audits = {"duplicates": {"enabled": args.audits}, "labels": {"enabled": args.audits}}
+    settings = {"classifiers": {"names": args.classifiers}, "audit": audits}
+    project, override = fresh_project(work / label, raw, settings)
     wall, _ = build(project, override, args.cores, project / "build.log")
     records = jobs(project, "bench")
     stages = stage_table(records)
@@ -294,12 +296,18 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--classifiers", nargs="+", default=FAST_CLASSIFIERS)
     ap.add_argument("--no-reruns", dest="reruns", action="store_false", help="skip the no-op and touched-mask reruns")
+    ap.add_argument(
+        "--no-audits",
+        dest="audits",
+        action="store_false",
+        help="switch the audits off (what they cost: run with and without)",
+    )
     args = ap.parse_args()
 
     raw = collection(args.cache)
     every = plans.folders("paper")
     warm_up(view(raw, every[:1], args.cache / "paper-raw-1-folders"), args.cache / "work", args.cores)
-    figures = {"cores": args.cores, "classifiers": args.classifiers, "runs": {}}
+    figures = {"cores": args.cores, "classifiers": args.classifiers, "audits": args.audits, "runs": {}}
     for fraction in sorted(args.fractions):
         count = max(1, round(fraction * len(every)))
         folders = every[:count]
