@@ -111,3 +111,35 @@ def test_other_evidence_ranks_a_shrunken_mask_the_others_agree_on() -> None:
     assert {17, 18} <= set(others["image_id"].to_pylist())
     row = others.filter(pa.compute.equal(others["image_id"], 18)).to_pylist()[0]
     assert row["suggested_label"] == "sea" and row["label_vote"] == 1.0 and "2 say sea" in row["evidence"]
+
+
+def test_trusted_annotators_rank_their_evidence_with_the_classifier_s() -> None:
+    """When the other annotators agree with most regions, a region two of them relabel alike
+    ranks above the classifier's mildest candidates; when they often disagree, the classifier's
+    candidates all come first."""
+    rng = np.random.default_rng(1)
+    k, per = 4, 150
+    y = np.repeat(np.arange(k), per)
+    x = rng.normal(0, 1, (k, 27))[y] + rng.normal(0, 4, (len(y), 27))  # a weak classifier
+    keys = pa.table(
+        {
+            "image_id": np.arange(len(y), dtype=np.int64),
+            "annotator": ["a"] * len(y),
+            "region_id": np.ones(len(y), dtype=np.int32),
+            "label": [f"l{j}" for j in y],
+        }
+    )
+    relabelled = 7
+
+    def ranks(agreeing: int) -> tuple[int, int]:
+        said = {(i, 1): labels.Annotators(2, agreeing, 0, None, 0.95, 0.95) for i in range(len(y))}
+        said[(relabelled, 1)] = labels.Annotators(2, 0, 2, "l3", 0.95, 0.95)
+        table = labels.audit(keys, x, said)
+        order = table["image_id"].to_pylist()
+        candidates = sum(table["classifier_candidate"].to_pylist())
+        return order.index(relabelled), candidates
+
+    trusted, candidates = ranks(agreeing=2)
+    assert trusted < candidates  # among the candidates, not after them
+    doubted, candidates = ranks(agreeing=1)  # the others agree on half the regions
+    assert doubted >= candidates
