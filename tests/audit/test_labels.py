@@ -59,13 +59,17 @@ def test_annotators_agree_by_overlap_and_label() -> None:
     assert found[0].peer_iou is not None and found[0].peer_iou < 1
 
 
-def test_injected_label_errors_rank_above_clean_regions() -> None:
-    rng = np.random.default_rng(3)
-    k, per = 6, 120
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 8), st.floats(0.02, 0.1))
+def test_injected_label_errors_rank_above_clean_regions(seed: int, k: int, share: float) -> None:
+    """Generated regions of k labels (features around each label's centre) with a share of them
+    relabelled: the errors fill the first ranks and the suggestions name their true labels."""
+    rng = np.random.default_rng(seed)
+    per = 120
     centres = rng.normal(0, 3, (k, 27))
     y = np.repeat(np.arange(k), per)
     x = centres[y] + rng.normal(0, 1, (len(y), 27))
-    flipped = rng.choice(len(y), 36, replace=False)
+    flipped = rng.choice(len(y), max(2, round(share * len(y))), replace=False)
     given_labels = y.copy()
     given_labels[flipped] = (y[flipped] + rng.integers(1, k, len(flipped))) % k
     names = [f"l{j}" for j in range(k)]
@@ -78,10 +82,17 @@ def test_injected_label_errors_rank_above_clean_regions() -> None:
         }
     )
     table = labels.audit(keys, x, {})
+    errors = set(flipped.tolist())
     top = set(table["image_id"].to_pylist()[: len(flipped)])
-    assert len(top & set(flipped.tolist())) >= 0.9 * len(flipped)
+    # cleanlab on the same out-of-fold probabilities, its first k: ours finds at least as many
+    p = labels.out_of_fold(x, given_labels, k)
+    theirs = find_label_issues(
+        given_labels, p, filter_by="confident_learning", return_indices_ranked_by="self_confidence"
+    )
+    assert len(top & errors) >= len(set(theirs[: len(flipped)].tolist()) & errors)
+    assert len(top & errors) >= 0.6 * len(flipped)  # by chance: about share x len(flipped)
     suggested = dict(zip(table["image_id"].to_pylist(), table["suggested_label"].to_pylist(), strict=True))
-    assert sum(suggested.get(int(n)) == names[y[n]] for n in flipped) >= 0.9 * len(flipped)
+    assert sum(suggested.get(int(n)) == names[y[n]] for n in flipped) >= 0.6 * len(flipped)
     assert table["rank"].to_pylist() == list(range(1, table.num_rows + 1))
     assert table["score"].to_pylist() == sorted(table["score"].to_pylist(), reverse=True)
     flagged = table["classifier_candidate"].to_pylist()

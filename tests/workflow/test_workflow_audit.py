@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from conftest import build, workflow_copy, write_config
+from conftest import TINY, TINY_RELEASE, build, workflow_copy, write_config
 from PIL import Image, ImageEnhance
 
 from regionbench import release
@@ -112,3 +112,23 @@ def test_near_copies_are_grouped_kept_on_one_side_and_audited(tmp_path: Path) ->
 
     done = audit(str(folder), "--threshold", "200")
     assert done.returncode == 2 and "threshold" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_audits_switched_off_leave_empty_tables_that_verify(tiny_build: Path, tmp_path: Path) -> None:
+    """Both audits off: their tables are empty and verified, the card says they did not run, and
+    the rest of the release is the tiny one's, record for record."""
+    project = workflow_copy(tmp_path / "wf")
+    off = "audit: {duplicates: {enabled: false}, labels: {enabled: false}}\n"
+    done = build(project, "--configfile", str(write_config(project, TINY + off)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / TINY_RELEASE
+    assert release.verify(folder) == []
+    for name in ("audit_duplicates", "audit_labels"):
+        assert pq.read_table(folder / f"data/{name}.parquet").num_rows == 0
+        assert not (folder / f"results/{name}.json").exists()
+    card = (folder / "README.md").read_text()
+    assert "The near-duplicate audit was switched off" in card and "The label audit was switched off" in card
+    on = tiny_build / TINY_RELEASE
+    assert (on / "results/audit_labels.json").is_file() and (on / "results/audit_duplicates.json").is_file()
+    for name in ("images", "regions", "subsets"):  # no near-copies in the tiny collection: the same split
+        assert pq.read_table(folder / f"data/{name}.parquet").equals(pq.read_table(on / f"data/{name}.parquet"))

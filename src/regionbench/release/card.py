@@ -512,7 +512,8 @@ def _audit(folder: Path) -> list[str]:
     out = ["## Audit", ""]
     found = _results(folder, "audit_duplicates.json")
     if found is None:
-        return [*out, "The near-duplicate audit was switched off for this build (`audit.duplicates.enabled`).", ""]
+        off = "The near-duplicate audit was switched off for this build (`audit.duplicates.enabled`)."
+        return [*out, off, "", *_label_audit(folder)]
     report = json.loads(found.read_text(encoding="utf-8"))
     subsets = json.loads(p.read_text()) if (p := _results(folder, "subsets.json")) else {}
     cut = subsets.get("near_duplicates", {}).get("groups_across_sides", 0)
