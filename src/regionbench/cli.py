@@ -282,9 +282,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for folder in (args.old, args.new):
         loader.load(folder)  # verified: one clear line if a folder is not a sound release
     diff = release.diff_releases(Path(args.old), Path(args.new), examples=args.examples)
-    for line in diff.lines():
-        print(line)
-    for line in changes.changes(Path(args.old), Path(args.new)).lines(args.examples):
+    *records, bump = diff.lines()
+    # how the records changed, before the bump they need (the last line, as before)
+    for line in [*records, *changes.changes(Path(args.old), Path(args.new)).lines(args.examples), bump]:
         print(line)
     if args.run:
         _rescored_run(args)

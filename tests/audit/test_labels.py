@@ -59,7 +59,7 @@ def test_annotators_agree_by_overlap_and_label() -> None:
     assert found[0].peer_iou is not None and found[0].peer_iou < 1
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 8), st.floats(0.02, 0.1))
 def test_injected_label_errors_rank_above_clean_regions(seed: int, k: int, share: float) -> None:
     """Generated regions of k labels (features around each label's centre) with a share of them
