@@ -34,7 +34,7 @@ def test_candidates_are_cleanlab_s_but_where_the_own_label_beats_every_confident
     p, y = case
     if len(np.unique(y)) < p.shape[1]:  # cleanlab needs every label given once
         return
-    candidate, own, suggested = labels.confident_learning(p, y)
+    candidate, own, suggested, _ = labels.confident_learning(p, y)
     issues = find_label_issues(y, p, filter_by="confident_learning")
     thresholds = np.array([p[y == j, j].mean() for j in range(p.shape[1])])
     near = np.any(np.abs(p - thresholds) < 1e-6, axis=1)  # cleanlab lowers each threshold by 1e-6
@@ -154,3 +154,20 @@ def test_trusted_annotators_rank_their_evidence_with_the_classifier_s() -> None:
     assert trusted < candidates  # among the candidates, not after them
     doubted, candidates = ranks(agreeing=1)  # the others agree on half the regions
     assert doubted >= candidates
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 9))
+def test_blocks_give_what_the_whole_matrix_gives(seed: int, k: int) -> None:
+    """The audit reads the out-of-fold probabilities block by block: the same candidates,
+    self-confidences and suggestions as from the whole matrix, labels too rare to hold out
+    included."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, int(rng.integers(30, 300)))
+    y[: min(3, len(y))] = k  # a label of three regions: no fold can hold it out
+    x = rng.normal(0, 1, (len(y), 27)) + y[:, None]
+    whole = labels.confident_learning(labels.out_of_fold(x, y, k + 1), y)
+    blocks = labels.confident_learning(labels.out_of_fold_blocks(x, y, k + 1), y, k + 1)
+    for a, b in zip(whole, blocks, strict=True):
+        assert np.array_equal(a, b, equal_nan=True)
+    assert np.isnan(whole[1][y == k]).all()

@@ -36,15 +36,17 @@ on injected errors (``benchmarks/label_errors.py``):
 
 A region that is no candidate is listed when its strongest other kind alone is unlikely (3 x
 its smallest tail probability, Bonferroni) or, with the four joined, their Fisher's p is: at
-most ``P_KEEP``. The ``rank`` column is the order;
-``score`` the evidence's strength. Memory: the probabilities
-(8 bytes a region and label) and one image's masks at a time.
+most ``P_KEEP``. The ``rank`` column is the order; ``score`` the evidence's strength.
+
+Memory: the regions' features and a few numbers a region; the out-of-fold probabilities are
+predicted again block by block where they are needed (``out_of_fold_blocks``), never held as a
+regions x labels matrix; the masks one image at a time.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,59 +81,99 @@ AUDIT = pa.schema(
 )
 
 
-def out_of_fold(
+Blocks = Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
+
+
+def out_of_fold_blocks(
     x: np.ndarray, y: np.ndarray, classes: int, folds: int = FOLDS, seed: int = 0, max_train: int | None = 20_000
-) -> np.ndarray:
-    """Out-of-fold probabilities (n x ``classes``) of a standardised multinomial logistic
-    regression; rows of a label with fewer than ``folds`` regions are NaN (no fold could hold
-    it out). Each fold is fitted on at most ``max_train`` rows, a stratified seeded sample."""
+) -> Blocks:
+    """The out-of-fold probabilities of a standardised multinomial logistic regression, as a
+    function that yields them block by block, (rows, probabilities of those rows over
+    ``classes``), as often as it is called: the ``folds`` models are fitted once (each on at most
+    ``max_train`` rows, a stratified seeded sample) and predict again on each call, so the
+    n x classes matrix never exists whole. Rows of a label with fewer than ``folds`` regions are
+    in no block (no fold could hold them out)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
     from sklearn.preprocessing import StandardScaler
 
     from regionbench.pipeline.classifiers import training_sample
 
-    n = len(y)
-    p = np.full((n, classes), np.nan)
     usable = np.flatnonzero(np.bincount(y, minlength=classes)[y] >= folds)
-    if len(np.unique(y[usable])) < 2:
-        return p
-    p[usable] = 0.0
-    split = StratifiedKFold(folds, shuffle=True, random_state=seed)
-    for train, test in split.split(x[usable], y[usable]):
-        fit_rows = usable[train][training_sample(y[usable[train]], max_train, seed)]
-        scaler = StandardScaler().fit(x[fit_rows])
-        model = LogisticRegression(max_iter=300).fit(scaler.transform(x[fit_rows]), y[fit_rows])
-        rows = usable[test]
-        p[np.ix_(rows, model.classes_)] = model.predict_proba(scaler.transform(x[rows]))
+    fitted = []
+    if len(np.unique(y[usable])) >= 2:
+        split = StratifiedKFold(folds, shuffle=True, random_state=seed)
+        for train, test in split.split(x[usable], y[usable]):
+            fit_rows = usable[train][training_sample(y[usable[train]], max_train, seed)]
+            scaler = StandardScaler().fit(x[fit_rows])
+            model = LogisticRegression(max_iter=300).fit(scaler.transform(x[fit_rows]), y[fit_rows])
+            fitted.append((np.sort(usable[test]), scaler, model))
+    step = max(1, _CHUNK // max(classes, 1))
+
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for rows, scaler, model in fitted:
+            for first in range(0, len(rows), step):
+                part = rows[first : first + step]
+                block = np.zeros((len(part), classes))
+                block[:, model.classes_] = model.predict_proba(scaler.transform(x[part]))
+                yield part, block
+
+    return blocks
+
+
+def out_of_fold(
+    x: np.ndarray, y: np.ndarray, classes: int, folds: int = FOLDS, seed: int = 0, max_train: int | None = 20_000
+) -> np.ndarray:
+    """The out-of-fold probabilities (``out_of_fold_blocks``) as one n x ``classes`` matrix,
+    NaN in the rows no fold holds out (what cleanlab takes; the audit never builds it)."""
+    p = np.full((len(y), classes), np.nan)
+    for rows, block in out_of_fold_blocks(x, y, classes, folds, seed, max_train)():
+        p[rows] = block
     return p
 
 
-def confident_learning(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(candidate, self-confidence p̂_i, suggested label index or -1) per region (module
-    docstring); rows of NaN probabilities are no candidates and have NaN self-confidence."""
-    n, k = p.shape
-    known = ~np.isnan(p[:, 0]) if k else np.zeros(n, bool)
+def _matrix_blocks(p: np.ndarray) -> Blocks:
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        known = np.flatnonzero(~np.isnan(p[:, 0])) if p.shape[1] else np.zeros(0, np.int64)
+        for first in range(0, len(known), _CHUNK):
+            rows = known[first : first + _CHUNK]
+            yield rows, p[rows]
+
+    return blocks
+
+
+def confident_learning(
+    p: np.ndarray | Blocks, y: np.ndarray, classes: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(candidate, self-confidence p̂_i, suggested label index or -1, its probability) per
+    region (module docstring), from the probabilities ``p``: a matrix (NaN rows: none), or
+    blocks of them (``out_of_fold_blocks``; ``classes`` labels), read twice: once for each
+    region's own probability, whose means per label are the thresholds, once for the rule.
+    Memory: four numbers a region and one block. Regions in no block are no candidates and have
+    NaN self-confidence."""
+    blocks = p if callable(p) else _matrix_blocks(p)
+    k = classes if classes is not None else int(p.shape[1])  # type: ignore[union-attr]
+    n = len(y)
     own = np.full(n, np.nan)
-    own[known] = p[known, y[known]]
-    thresholds = np.full(k, np.inf)
-    for j in range(k):
-        members = known & (y == j)
-        if members.any():
-            thresholds[j] = p[members, j].mean()
+    for rows, block in blocks():
+        own[rows] = block[np.arange(len(rows)), y[rows]]
+    known = ~np.isnan(own)
+    # t_j: the mean p̂_j of the regions labelled j, which is their own probability
+    totals = np.bincount(y[known], weights=own[known], minlength=k)
+    counts = np.bincount(y[known], minlength=k)
+    thresholds = np.where(counts > 0, totals / np.maximum(counts, 1), np.inf)
     candidate = np.zeros(n, bool)
     suggested = np.full(n, -1, np.int64)
-    for first in range(0, n, _CHUNK):  # blocks: the n x k masks never exist whole
-        rows = np.arange(first, min(n, first + _CHUNK))
-        rows = rows[known[rows]]
-        block = p[rows]
+    suggested_p = np.full(n, np.nan)
+    for rows, block in blocks():
         above = (block >= thresholds[None, :]) & (block > own[rows, None])
         above[np.arange(len(rows)), y[rows]] = False
         hit = above.any(axis=1)
         candidate[rows] = hit
         best = np.argmax(np.where(above, block, -1.0), axis=1)
         suggested[rows[hit]] = best[hit]
-    return candidate, own, suggested
+        suggested_p[rows[hit]] = block[np.flatnonzero(hit), best[hit]]
+    return candidate, own, suggested, suggested_p
 
 
 def feature_outliers(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -303,8 +345,8 @@ def audit(
     candidates, ranked (module docstring; ties by region key)."""
     labels = keys.column("label").to_pylist()
     names, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
-    p = out_of_fold(x, y, len(names), folds, seed, max_train)
-    candidate, own, suggested = confident_learning(p, y)
+    probabilities = out_of_fold_blocks(x, y, len(names), folds, seed, max_train)
+    candidate, own, suggested, suggested_p = confident_learning(probabilities, y, len(names))
     outlier = feature_outliers(x, y)
     images = keys.column("image_id").to_pylist()
     regions = keys.column("region_id").to_pylist()
@@ -343,7 +385,7 @@ def audit(
                     labels[n],
                     float(own[n]),
                     from_classifier,
-                    float(p[n, suggested[n]]) if candidate[n] else 0.0,
+                    float(suggested_p[n]) if candidate[n] else 0.0,
                     heard,
                     float(outlier[n]),
                 ),
