@@ -177,19 +177,21 @@ def confident_learning(
 
 
 def feature_outliers(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Each region's rank (0-1) among its label's regions by robust distance from their median."""
-    scale = x.std(axis=0)
-    z = (x - x.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    """Each region's rank (0-1) among its label's regions by robust distance from their median:
+    per feature |x - median| / (1.4826 MAD), capped at 10, averaged over the features. Computed
+    label by label on the label's rows alone (no standardised copy of every region)."""
+    scale = x.std(axis=0) if len(x) else np.ones(x.shape[1])
+    floor = 1e-6 * np.where(scale > 0, scale, 1.0)
     rank = np.zeros(len(y))
-    for label in np.unique(y):
-        rows = np.flatnonzero(y == label)
+    order = np.argsort(y, kind="stable")
+    for rows in np.split(order, np.flatnonzero(np.diff(y[order])) + 1):
         if len(rows) < 3:
             continue
-        centre = np.median(z[rows], axis=0)
-        spread = 1.4826 * np.median(np.abs(z[rows] - centre), axis=0)
-        distance = np.minimum(np.abs(z[rows] - centre) / np.maximum(spread, 1e-6), 10.0).mean(axis=1)
-        order = np.argsort(np.argsort(distance, kind="stable"), kind="stable")
-        rank[rows] = order / max(len(rows) - 1, 1)
+        part = x[rows]
+        centre = np.median(part, axis=0)
+        spread = np.maximum(1.4826 * np.median(np.abs(part - centre), axis=0), floor)
+        distance = np.minimum(np.abs(part - centre) / spread, 10.0).mean(axis=1)
+        rank[rows] = np.argsort(np.argsort(distance, kind="stable"), kind="stable") / (len(rows) - 1)
     return rank
 
 
@@ -342,35 +344,48 @@ def audit(
 ) -> pa.Table:
     """The ``AUDIT`` table of the regions ``keys`` (image_id, annotator, region_id, label; their
     features ``x`` row by row), ``annotators`` the evidence of ``annotator_evidence``: the
-    candidates, ranked (module docstring; ties by region key)."""
-    labels = keys.column("label").to_pylist()
-    names, y = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    candidates, ranked (module docstring; ties by region key). Per region it holds numbers in
+    arrays, no Python object, but where another annotator's evidence was given."""
+    import pyarrow.compute as pc
+
+    label_column = keys.column("label")
+    names = np.array(sorted(pc.unique(label_column).to_pylist()), dtype=object)
+    y = np.asarray(pc.index_in(label_column, value_set=pa.array(names.tolist(), pa.string())).to_numpy(), np.int64)
     probabilities = out_of_fold_blocks(x, y, len(names), folds, seed, max_train)
     candidate, own, suggested, suggested_p = confident_learning(probabilities, y, len(names))
     outlier = feature_outliers(x, y)
-    images = keys.column("image_id").to_pylist()
-    regions = keys.column("region_id").to_pylist()
-    who = keys.column("annotator").to_pylist()
-    said = [annotators.get((i, r)) for i, r in zip(images, regions, strict=True)]
-    vote = np.array([a.relabelling / a.compared if a and a.compared else 0.0 for a in said])
-    deficit = np.array([max(0.0, (a.peer_iou - a.own_iou) / a.peer_iou) if a and a.peer_iou else 0.0 for a in said])
-    compared = [a for a in said if a is not None and a.compared]
-    agreement = float(np.mean([a.agreeing / a.compared for a in compared])) if compared else 0.0
+    images = np.asarray(keys.column("image_id").to_numpy(), np.int64)
+    regions = np.asarray(keys.column("region_id").to_numpy(), np.int64)
+    vote, deficit = np.zeros(len(y)), np.zeros(len(y))
+    agreements = []
+    if annotators:  # several annotators: each region's row, to place what the others said
+        row_of = {(i, r): n for n, (i, r) in enumerate(zip(images.tolist(), regions.tolist(), strict=True))}
+        for key, a in annotators.items():
+            n = row_of.get(key)
+            if n is None or not a.compared:
+                continue
+            vote[n] = a.relabelling / a.compared
+            deficit[n] = max(0.0, (a.peer_iou - a.own_iou) / a.peer_iou) if a.peer_iou else 0.0
+            agreements.append(a.agreeing / a.compared)
+    agreement = float(np.mean(agreements)) if agreements else 0.0
     order, score, other_p = scores(candidate, own, [vote, deficit, outlier], agreement >= TRUSTED_AGREEMENT)
     keep = np.flatnonzero(candidate | (other_p <= P_KEEP))
-    by_key = np.lexsort((np.asarray(regions)[keep], np.asarray(who, dtype=str)[keep], np.asarray(images)[keep]))
-    keep = keep[by_key][np.argsort(-order[keep[by_key]], kind="stable")]
+    who = np.asarray(keys.column("annotator").take(pa.array(keep, pa.int64())).to_pylist(), dtype=str)
+    by_key = np.lexsort((regions[keep], who, images[keep]))
+    keep, who = keep[by_key], who[by_key]
+    ranked = np.argsort(-order[keep], kind="stable")
+    keep, who = keep[ranked], who[ranked]
     rows = []
-    for rank, n in enumerate(keep.tolist(), start=1):
+    for rank, (n, name) in enumerate(zip(keep.tolist(), who.tolist(), strict=True), start=1):
         from_classifier = str(names[suggested[n]]) if candidate[n] else None
-        heard = said[n]
+        heard = annotators.get((int(images[n]), int(regions[n])))
         rows.append(
             {
                 "rank": rank,
-                "image_id": images[n],
-                "annotator": who[n],
-                "region_id": regions[n],
-                "label": labels[n],
+                "image_id": int(images[n]),
+                "annotator": name,
+                "region_id": int(regions[n]),
+                "label": str(names[y[n]]),
                 "suggested_label": from_classifier or (heard.suggestion if heard is not None else None),
                 "score": round(float(score[n]), 6),
                 "classifier_candidate": bool(candidate[n]),
@@ -382,7 +397,7 @@ def audit(
                 "annotators_compared": heard.compared if heard else 0,
                 "annotators_agreeing": heard.agreeing if heard else 0,
                 "evidence": evidence_text(
-                    labels[n],
+                    str(names[y[n]]),
                     float(own[n]),
                     from_classifier,
                     float(suggested_p[n]) if candidate[n] else 0.0,
