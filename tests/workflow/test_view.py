@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import COCO_RELEASE, TINY_RELEASE, open_page, truth_label_maps, view
+from conftest import COCO_RELEASE, TINY_RELEASE, build, open_page, truth_label_maps, view, workflow_copy, write_config
 from PIL import Image
 
 import regionbench
@@ -114,6 +114,12 @@ def test_several_annotators_sort_by_agreement_and_switch_layers(browser, coco_bu
     page.wait_for_selector("#outlines path")
     annotators = sorted(pd.read_parquet(release / "data/regions.parquet", columns=["annotator"])["annotator"].unique())
     assert page.locator("#layers input").evaluate_all("bs => bs.map(b => b.dataset.annotator)") == annotators
+    # one layer filled, the others outlined: their paths' fill is transparent
+    fills = page.locator("#outlines g").evaluate_all(
+        "gs => gs.map(g => g.querySelector('path') ? getComputedStyle(g.querySelector('path')).fillOpacity : null)"
+    )
+    drawn = [f for f in fills if f is not None]
+    assert float(drawn[0]) > 0 and all(float(f) == 0 for f in drawn[1:]), fills
     before = page.locator("#outlines path:visible").count()
     page.locator('#layers input[data-annotator="consensus"]').uncheck()
     after = page.locator("#outlines path:visible").count()
@@ -470,3 +476,63 @@ def test_the_audit_filter_shows_the_label_error_candidates(browser, coco_build: 
         assert item.startswith(f"label-error candidate #{row['rank']}: region {row['region_id']} {row['label']}")
         assert row["evidence"] in item
     assert errors == []
+
+
+def colours_by_image(site: Path) -> dict[int, dict[str, set[str]]]:
+    """Per image of a written site, each label's colours on its page (every layer)."""
+    out: dict[int, dict[str, set[str]]] = {}
+    for page in sorted((site / "data" / "img").glob("*.js")):
+        image = image_data(site, int(page.stem))
+        found: dict[str, set[str]] = {}
+        for regions in image["layers"].values():
+            for region in regions:
+                found.setdefault(region["label"], set()).add(region["colour"])
+        out[image["id"]] = found
+    return out
+
+
+def test_labels_in_one_image_never_share_a_colour(tiny_site: Path, coco_build: Path, tmp_path: Path) -> None:
+    """Counted in the written sites: on every image page a label has one colour and no two
+    labels have the same (the demo-like tiny release, and three annotators' COCO release)."""
+    coco_site = tmp_path / "coco"
+    done = view(
+        str(coco_build / COCO_RELEASE), "--out", str(coco_site), "--images", str(coco_build / "resources/raw/coco-tiny")
+    )
+    assert done.returncode == 0, done.stderr
+    for site in (tiny_site, coco_site):
+        pages = colours_by_image(site)
+        assert pages
+        for image, found in pages.items():
+            assert all(len(c) == 1 for c in found.values()), (image, found)
+            used = [next(iter(c)) for c in found.values()]
+            assert len(set(used)) == len(used), (image, found)
+    # the legend's colour is the one a label has wherever no other label of the image took it
+    meta = json.loads((coco_site / "data" / "meta.js").read_text()[len('RB.load("meta",') : -len(");\n")])
+    legend = {label["name"]: label["colour"] for label in meta["labels"]}
+    kept = sum(
+        next(iter(c)) == legend[name] for found in colours_by_image(coco_site).values() for name, c in found.items()
+    )
+    assert kept > 0
+
+
+def test_a_release_without_labels_colours_region_by_region(tmp_path: Path) -> None:
+    """A label-free release (a generated BSDS500 tree: every segment one category): each
+    region of an annotator's layer its own colour."""
+    from regionbench.synthetic import bsds500
+
+    raw = bsds500.write_tree(tmp_path / "raw", {"train": [11, 12, 13], "val": [21, 22]})
+    project = workflow_copy(tmp_path / "wf")
+    config = write_config(project, f"dataset: bsds\nraw_dir: {raw}\n")
+    done = build(project, "--configfile", str(config))
+    assert done.returncode == 0, done.stderr[-3000:]
+    site = tmp_path / "site"
+    done = view(str(project / "releases/bsds/v1.0.0"), "--out", str(site), "--images", str(raw))
+    assert done.returncode == 0, done.stderr
+    most = 0
+    for page in sorted((site / "data" / "img").glob("*.js")):
+        image = image_data(site, int(page.stem))
+        for regions in image["layers"].values():
+            colours = [r["colour"] for r in regions]
+            assert len(set(colours)) == len(colours)
+            most = max(most, len(colours))
+    assert most > 1

@@ -14,6 +14,7 @@ listed, not drawn. The card's figures are copied from the release's ``results/``
 
 from __future__ import annotations
 
+import colorsys
 import json
 import math
 import os
@@ -35,29 +36,41 @@ THUMB = 256  # the thumbnails' longer side, in pixels
 OUTLINE_TOLERANCE = 0.5  # pixels: outlines drawn within half a pixel of the release's polygons
 PAGE = 48  # thumbnails shown at a time on the index
 INDEX_PART = 4096  # index entries a data file: the first page is drawn once the first part is read
-# Label colours: a fixed 20-colour cycle (matplotlib's tab20), so a label keeps its colour across releases.
+# Colours: Paul Tol's "muted" and "bright" schemes, told apart with the common colour
+# blindnesses (https://personal.sron.nl/~pault/), 16 in all. Each label prefers one by its place in
+# the vocabulary, so it keeps its colour on every page where no other label of the image took it;
+# an image's labels (or, in a release without labels to tell apart, its regions) never share one.
 PALETTE = [
-    "#1f77b4",
-    "#aec7e8",
-    "#ff7f0e",
-    "#ffbb78",
-    "#2ca02c",
-    "#98df8a",
-    "#d62728",
-    "#ff9896",
-    "#9467bd",
-    "#c5b0d5",
-    "#8c564b",
-    "#c49c94",
-    "#e377c2",
-    "#f7b6d2",
-    "#7f7f7f",
-    "#c7c7c7",
-    "#bcbd22",
-    "#dbdb8d",
-    "#17becf",
-    "#9edae5",
-]
+    "#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB", "#332288",
+    "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499",
+]  # fmt: skip
+
+
+def extra_colour(k: int) -> str:
+    """The ``k``-th colour past the palette, for an image with more labels than it holds: hues
+    by the golden angle, so any two stay apart."""
+    r, g, b = colorsys.hls_to_rgb((k * 137.508) % 360 / 360, 0.55, 0.6)
+    return f"#{round(255 * r):02x}{round(255 * g):02x}{round(255 * b):02x}"
+
+
+def image_colours(keys: list[str], preferred: dict[str, int]) -> dict[str, str]:
+    """Distinct colours for the ``keys`` of one image (its labels, or its regions): each takes
+    its ``preferred`` palette entry when free, else the next free one, past the palette generated
+    colours; keys in order, so a page is the same every time it is written."""
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    extra = 0
+    for key in keys:
+        start = preferred.get(key, 0)
+        turn = [PALETTE[(start + step) % len(PALETTE)] for step in range(len(PALETTE))]
+        choice = next((c for c in turn if c not in taken), None)
+        while choice is None or choice in taken:
+            choice, extra = extra_colour(extra), extra + 1
+        taken.add(choice)
+        out[key] = choice
+    return out
+
+
 PAGE_FILES = ("index.html", "image.html", "view.js", "view.css")
 
 
@@ -330,6 +343,8 @@ class Pages:
         run: dict[str, Any],
     ) -> None:
         self.colour, self.scores = colour, scores
+        self.preferred = {label: PALETTE.index(c) for label, c in colour.items() if c in PALETTE}
+        self.by_region = len(labels) < 2  # a label-free or single-label release
         self.label_index = {label: k for k, label in enumerate(labels)}
         self.annotator_index = {name: k for k, name in enumerate(annotators)}
         vocabulary = data.arrow("vocabulary", ["label", "path"])
@@ -364,17 +379,33 @@ class Pages:
         """Image ``row``'s page data (``data/img/<id>.js``); returns its index entry."""
         image_id = int(row["image_id"])
         mine = self.regions_of.get(image_id, [])
+        drawn = self.drawn.get(image_id)
         layers: dict[str, list[dict[str, Any]]] = {}
         for r in mine:
             self.counts[r["label"]] = self.counts.get(r["label"], 0) + 1
             layers.setdefault(str(r["annotator"]), []).append(self.layer(image_id, r))
+        if self.by_region:  # no labels to tell apart: each region its colour
+            keys = [f"{r['annotator']}/{r['region_id']}" for r in mine]
+            colours = image_colours(keys, {key: k for k, key in enumerate(keys)})
+            for annotator, regions in layers.items():
+                for region in regions:
+                    region["colour"] = colours[f"{annotator}/{region['id']}"]
+        else:
+            named = sorted({r["label"] for r in mine if r["label"] is not None})
+            named += sorted({s["label"] for s in drawn or [] if s["label"] is not None} - set(named))
+            colours = image_colours(named, self.preferred)
+            for regions in layers.values():
+                for region in regions:
+                    region["colour"] = colours.get(region["label"], region["colour"])
+            for shape in drawn or []:
+                shape["colour"] = colours.get(shape["label"], shape["colour"])
         split = row.get("split") if isinstance(row.get("split"), str) else None
         caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
         page = {
             "id": image_id, "width": int(row["width"]), "height": int(row["height"]),
             "src": f"img/{image_id}{Path(row['path']).suffix.lower()}", "caption": caption, "split": split,
             "layers": layers, "agreement": self.agreement.get(image_id), "score": self.scores.get(image_id),
-            "predicted": self.predicted.get(image_id), "drawn": self.drawn.get(image_id),
+            "predicted": self.predicted.get(image_id), "drawn": drawn,
             "audit": self.audits.get(image_id),
         }  # fmt: skip
         _js(out / "data" / "img" / f"{image_id}.js", "image", page)

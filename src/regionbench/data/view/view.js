@@ -158,9 +158,11 @@ const RB = {
     const perRegion = image.predicted && !Array.isArray(image.predicted) ? image.predicted : null;
     const columns = ["annotator", "region", "label", "area (px)"].concat(perRegion ? ["the run's label"] : []);
     for (const name of columns) header.appendChild(RB.element("th", {}, name));
-    for (const [annotator, regions] of Object.entries(image.layers)) {
+    for (const [layer, [annotator, regions]] of Object.entries(image.layers).entries()) {
       const group = document.createElementNS("http://www.w3.org/2000/svg", "g");
       group.setAttribute("data-annotator", annotator);
+      // one annotator's regions filled, the others' outlined: layers over each other stay legible
+      if (layer > 0) group.classList.add("outline");
       const box = RB.element("input", { type: "checkbox", "data-annotator": annotator });
       box.checked = true;
       box.addEventListener("change", () => { group.style.display = box.checked ? "" : "none"; });
