@@ -536,3 +536,20 @@ def test_a_release_without_labels_colours_region_by_region(tmp_path: Path) -> No
             assert len(set(colours)) == len(colours)
             most = max(most, len(colours))
     assert most > 1
+
+
+@pytest.mark.browser
+def test_an_unknown_image_says_so_and_ids_are_strings(browser, tiny_site: Path) -> None:
+    """An id the release lacks (or no id) is one clear line, not a blank page; the data write ids
+    as strings, which a browser cannot round (ids past 2^53 come from hashed file names)."""
+    index = json.loads((tiny_site / "data" / "index" / "0.js").read_text()[len('RB.load("index",') : -len(");\n")])
+    assert index and all(isinstance(entry[0], str) and entry[0].isdigit() for entry in index)
+    known = {int(entry[0]) for entry in index}
+    for asked in (str(2**63 - 1), "abc", ""):
+        assert asked == "" or not asked.isdigit() or int(asked) not in known
+        page = browser.new_page()
+        page.goto(f"file://{tiny_site}/image.html?id={asked}")
+        page.wait_for_selector("body[data-missing]")
+        assert page.title() == "no such image"
+        assert "has no image" in page.inner_text("#about") and "choose one from all images" in page.inner_text("#about")
+        page.close()

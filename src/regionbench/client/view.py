@@ -109,7 +109,8 @@ def svg_paths(geometries: list[bytes | None]) -> list[str]:
 
 
 def outline_paths(geometries: np.ndarray) -> list[str]:
-    """``svg_paths`` of shapely polygons or multipolygons (None for none)."""
+    """``svg_paths`` of shapely polygons or multipolygons (None for none): simplified within
+    ``OUTLINE_TOLERANCE`` pixels, coordinates to a tenth of a pixel."""
     import shapely
 
     shapes = shapely.simplify(geometries, OUTLINE_TOLERANCE, preserve_topology=False)
@@ -118,11 +119,9 @@ def outline_paths(geometries: np.ndarray) -> list[str]:
         parts = []
         for polygon in [] if shape is None or shape.is_empty else getattr(shape, "geoms", [shape]):
             for ring in [polygon.exterior, *polygon.interiors]:
-                xy = shapely.get_coordinates(ring).ravel()
-                whole = np.round(xy)
-                numbers = (
-                    map(str, whole.astype(np.int64).tolist()) if np.array_equal(xy, whole) else map(repr, xy.tolist())
-                )
+                # tenths of a pixel: what a screen shows, and a site a fraction of the size of 14 digits
+                tenths = np.round(shapely.get_coordinates(ring).ravel() * 10).astype(np.int64).tolist()
+                numbers = (f"{t // 10}" if t % 10 == 0 else f"{t / 10:.1f}" for t in tenths)
                 parts.append("M" + " ".join(numbers) + "Z")  # after M, further pairs are lines
         out.append("".join(parts))
     return out
@@ -402,7 +401,7 @@ class Pages:
         split = row.get("split") if isinstance(row.get("split"), str) else None
         caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
         page = {
-            "id": image_id, "width": int(row["width"]), "height": int(row["height"]),
+            "id": str(image_id), "width": int(row["width"]), "height": int(row["height"]),
             "src": f"img/{image_id}{Path(row['path']).suffix.lower()}", "caption": caption, "split": split,
             "layers": layers, "agreement": self.agreement.get(image_id), "score": self.scores.get(image_id),
             "predicted": self.predicted.get(image_id), "drawn": drawn,
@@ -410,7 +409,7 @@ class Pages:
         }  # fmt: skip
         _js(out / "data" / "img" / f"{image_id}.js", "image", page)
         return [
-            image_id,
+            str(image_id),  # a string: a browser rounds integers past 2^53 (COCO ids hashed from names)
             sorted({self.label_index[r["label"]] for r in mine if r["label"] is not None}),
             sorted({self.annotator_index[str(r["annotator"])] for r in mine}),
             self.subsets.get(image_id, []),
@@ -436,7 +435,7 @@ def _audits(data: Release) -> dict[int, dict[str, Any]]:
         for group in members.values():
             for r in group:
                 copies = [
-                    {"id": int(o["image_id"]), "distance": int(o["distance"]), "split": o["split"]}
+                    {"id": str(o["image_id"]), "distance": int(o["distance"]), "split": o["split"]}
                     for o in group
                     if o["image_id"] != r["image_id"]
                 ]

@@ -15,6 +15,20 @@ const RB = {
     });
   },
 
+  byId(a, b) {
+    // image ids are decimal strings (past 2^53 a number would round): shorter first, then by digits
+    return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  },
+
+  missing(id, meta) {
+    // an id the release does not have: one clear line, not a blank page
+    document.title = "no such image";
+    document.getElementById("title").textContent = "no such image";
+    document.getElementById("about").textContent =
+      `${meta.dataset} v${meta.version} has no image ${JSON.stringify(id)}; choose one from all images`;
+    document.body.dataset.missing = "yes";
+  },
+
   element(name, attributes = {}, text = "") {
     const node = document.createElement(name);
     for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
@@ -59,10 +73,10 @@ const RB = {
         // the worst first; images without the figure last, in id order
         found = found.slice().sort((a, b) => {
           const x = a[column], y = b[column];
-          if (x === null && y === null) return a[0] - b[0];
+          if (x === null && y === null) return RB.byId(a[0], b[0]);
           if (x === null) return 1;
           if (y === null) return -1;
-          return x - y || a[0] - b[0];
+          return x - y || RB.byId(a[0], b[0]);
         });
       }
       return found;
@@ -137,9 +151,14 @@ const RB = {
   },
 
   async image() {
-    const id = Number(new URLSearchParams(location.search).get("id"));
+    const id = new URLSearchParams(location.search).get("id") || "";
     await RB.script("data/meta.js");
-    await RB.script(`data/img/${id}.js`);
+    if (!/^[0-9]{1,19}$/.test(id)) return RB.missing(id, RB.data.meta);
+    try {
+      await RB.script(`data/img/${id}.js`);
+    } catch {
+      return RB.missing(id, RB.data.meta);
+    }
     const image = RB.data.image;
     document.title = `image ${image.id}`;
     document.getElementById("title").textContent = `image ${image.id}`;
