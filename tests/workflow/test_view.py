@@ -553,3 +553,17 @@ def test_an_unknown_image_says_so_and_ids_are_strings(browser, tiny_site: Path) 
         assert page.title() == "no such image"
         assert "has no image" in page.inner_text("#about") and "choose one from all images" in page.inner_text("#about")
         page.close()
+
+
+@pytest.mark.browser
+def test_filters_and_sorts_that_select_nothing_are_not_offered(browser, tiny_site: Path) -> None:
+    """The tiny release has one annotator, no split of its own and no run: no annotator or split
+    filter, no sort by agreement or score."""
+    errors: list[str] = []
+    page = open_page(browser, f"file://{tiny_site}/index.html", errors)
+    page.wait_for_selector(".tile")
+    shown = {key: page.locator(f"#{key}").is_visible() for key in ("label", "annotator", "subset", "split")}
+    assert shown == {"label": True, "annotator": False, "subset": True, "split": False}
+    hidden = page.locator("#sort option").evaluate_all("os => os.filter(o => o.hidden).map(o => o.value)")
+    assert sorted(hidden) == ["agreement", "score"]
+    assert errors == []

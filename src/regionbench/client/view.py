@@ -269,6 +269,7 @@ def write_site(
         "figures": _figures(data.folder / "results"),
         "run": {"task": run.get("task")} if run else None,
         "audits": {kind: any(kind in str(e[7]) for e in entries) for kind in ("d", "l")},
+        "agreement": any(e[5] is not None for e in entries),
     }
     _js(out / "data" / "meta.js", "meta", meta)
     (out / "data" / "index").mkdir()

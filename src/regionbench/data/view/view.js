@@ -54,7 +54,12 @@ const RB = {
     RB.options(document.getElementById("annotator"), meta.annotators.map((a, k) => [String(k), a]));
     RB.options(document.getElementById("subset"), meta.subsets.map((s) => [s, s]));
     RB.options(document.getElementById("split"), meta.splits.map((s) => [s, s]));
-    if (!meta.run) document.querySelector('#sort option[value="score"]').disabled = true;
+    // a filter or a sort that could select nothing is not offered: one annotator has no
+    // agreement to sort by, a release without a run no score
+    const offered = { label: meta.labels.length, annotator: meta.annotators.length, subset: meta.subsets.length, split: meta.splits.length };
+    for (const [key, count] of Object.entries(offered)) document.getElementById(key).closest("label").hidden = count < 2;
+    document.querySelector('#sort option[value="score"]').hidden = !meta.run;
+    document.querySelector('#sort option[value="agreement"]').hidden = !meta.agreement;
     // the audit filter, and each of its choices, only where the release's audits found something
     document.getElementById("audit-filter").hidden = !(meta.audits && (meta.audits.d || meta.audits.l));
     for (const kind of ["d", "l"]) {
