@@ -138,6 +138,17 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["REGIONBENCH_CACHE"] = str(tmp_path_factory.mktemp("regionbench-cache"))
 
 
+def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the
+    project and its verified release folder."""
+    project = workflow_copy(tmp_path / "wf")
+    done = build(project, "--configfile", str(write_config(project, f"dataset: {dataset}\n{config}")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = project / f"releases/{dataset}/v1.0.0"
+    assert regionbench.release.verify(folder) == []
+    return done, project, folder
+
+
 @pytest.fixture(scope="session")
 def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project folder with the tiny release built end to end (shared: do not modify)."""

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import COCO_RELEASE, TINY_RELEASE, build, open_page, truth_label_maps, view, workflow_copy, write_config
+from conftest import COCO_RELEASE, TINY_RELEASE, built_release, open_page, truth_label_maps, view
 from PIL import Image
 
 import regionbench
@@ -521,12 +521,9 @@ def test_a_release_without_labels_colours_region_by_region(tmp_path: Path) -> No
     from regionbench.synthetic import bsds500
 
     raw = bsds500.write_tree(tmp_path / "raw", {"train": [11, 12, 13], "val": [21, 22]})
-    project = workflow_copy(tmp_path / "wf")
-    config = write_config(project, f"dataset: bsds\nraw_dir: {raw}\n")
-    done = build(project, "--configfile", str(config))
-    assert done.returncode == 0, done.stderr[-3000:]
+    _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
     site = tmp_path / "site"
-    done = view(str(project / "releases/bsds/v1.0.0"), "--out", str(site), "--images", str(raw))
+    done = view(str(folder), "--out", str(site), "--images", str(raw))
     assert done.returncode == 0, done.stderr
     most = 0
     for page in sorted((site / "data" / "img").glob("*.js")):

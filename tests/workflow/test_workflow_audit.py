@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from conftest import TINY, TINY_RELEASE, build, workflow_copy, write_config
+from conftest import TINY, TINY_RELEASE, build, built_release, workflow_copy, write_config
 from PIL import Image, ImageEnhance
 
 from regionbench import release
@@ -56,12 +56,7 @@ def test_near_copies_are_grouped_kept_on_one_side_and_audited(tmp_path: Path) ->
     copy_item(base, train[3], "2099_000005", "val", 75, 0.93)
     expected = {int(train[0].replace("_", "")), 2099000001, 2099000002}
 
-    project = workflow_copy(tmp_path / "wf")
-    config = write_config(project, f"dataset: voc\nraw_dir: {raw}\nclassifiers: {{names: [majority]}}\n")
-    done = build(project, "--configfile", str(config))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / "releases/voc/v1.0.0"
-    assert release.verify(folder) == []
+    _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\nclassifiers: {{names: [majority]}}\n")
 
     table = pq.read_table(folder / "data/audit_duplicates.parquet").to_pylist()
     groups: dict[int, set[int]] = {}

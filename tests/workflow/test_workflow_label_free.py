@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import scipy.io
-from conftest import build, one_category_tree, site_shows_the_release, workflow_copy, write_config
+from conftest import build, built_release, one_category_tree, site_shows_the_release, workflow_copy, write_config
 
 import regionbench
 from regionbench import cli, release
@@ -24,17 +24,6 @@ def evaluate(folder: Path, predictions: str, *args: str) -> subprocess.Completed
     """``regionbench evaluate`` of ``predictions`` against the release in ``folder``."""
     command = ["evaluate", "--release", str(folder), "--predictions", predictions, *args]
     return subprocess.run([sys.executable, "-m", "regionbench", *command], capture_output=True, text=True)
-
-
-def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
-    """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the
-    project and its verified release folder."""
-    project = workflow_copy(tmp_path / "wf")
-    done = build(project, "--configfile", str(write_config(project, f"dataset: {dataset}\n{config}")))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / f"releases/{dataset}/v1.0.0"
-    assert release.verify(folder) == []
-    return done, project, folder
 
 
 @pytest.mark.browser
@@ -314,8 +303,6 @@ def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
     card says so with the source's words, Croissant quotes them, and verify agrees with the build;
     HTML in the config's text is shown on the card as written, not rendered."""
     import yaml
-
-    from regionbench import release
 
     raw = one_category_tree(tmp_path / "raw", categories=False)
     config = f"raw_dir: {raw}\nsource: {{license: see the website, name: '<b>Streets</b> & more'}}\n"

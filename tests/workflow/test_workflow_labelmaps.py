@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from conftest import build, workflow_copy, write_config
+from conftest import build, built_release, workflow_copy, write_config
 from PIL import Image
 
 from regionbench import release
@@ -27,12 +27,7 @@ SOURCE_SPLIT = "subsets: {seed: 0, split_unit: region, split: source}\nclassifie
 def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     list(voc.write_tree(raw, 18, seed=3, size=(120, 90)))
-    project = workflow_copy(tmp_path / "wf")
-    config = write_config(project, f"dataset: voc\nraw_dir: {raw}\n{SOURCE_SPLIT}")
-    done = build(project, "--configfile", str(config))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / "releases/voc/v1.0.0"
-    assert release.verify(folder) == []
+    _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\n{SOURCE_SPLIT}")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["layout"] == "voc" and manifest["source"]["name"].startswith("The PASCAL Visual Object Classes")
 

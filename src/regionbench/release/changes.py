@@ -61,8 +61,8 @@ def _key(key: tuple) -> str:
     return f"image {key[0]} {key[1]} region {key[2]}"
 
 
-def _table(folder: Path, name: str, columns: list[str]) -> pa.Table:
-    manifest = read_manifest(folder)
+def _table(folder: Path, manifest: dict, name: str, columns: list[str]) -> pa.Table:
+    """Table ``name`` of the release in ``folder`` (its ``columns`` that it has; none: empty)."""
     entry = manifest["tables"].get(name)
     if entry is None:
         return pa.table({c: pa.array([], pa.null()) for c in columns})
@@ -92,12 +92,18 @@ def _renamed(old: pa.Table, new: pa.Table, keys: list[str], name: str) -> list[d
 def changes(old: Path, new: Path) -> Changes:
     """The changes from release folder ``old`` to ``new`` (one dataset's two versions)."""
     out = Changes()
-    ids = [set(_table(Path(f), "images", ["image_id"]).column("image_id").to_pylist()) for f in (old, new)]
+    folders = (Path(old), Path(new))
+    manifests = [read_manifest(f) for f in folders]
+
+    def both(name: str, columns: list[str]) -> list[pa.Table]:
+        return [_table(f, m, name, columns) for f, m in zip(folders, manifests, strict=True)]
+
+    ids = [set(t.column("image_id").to_pylist()) for t in both("images", ["image_id"])]
     out.images_added = sorted(ids[1] - ids[0])
     out.images_removed = sorted(ids[0] - ids[1])
 
     columns = [*tables.REGION_KEY, "label", "mask"]
-    before, after = (_flat_masks(_table(Path(f), "regions", columns)) for f in (old, new))
+    before, after = (_flat_masks(t) for t in both("regions", columns))
     joined = before.join(after, tables.REGION_KEY, right_suffix="_new", join_type="inner").sort_by(
         [(k, "ascending") for k in tables.REGION_KEY]
     )
@@ -121,10 +127,10 @@ def changes(old: Path, new: Path) -> Changes:
             if iou < 1.0:
                 out.masks_changed.append(((row["image_id"], row["annotator"], row["region_id"]), iou))
 
-    vocabularies = [_table(Path(f), "vocabulary", ["label_id", "label"]) for f in (old, new)]
+    vocabularies = both("vocabulary", ["label_id", "label"])
     for row in _renamed(vocabularies[0], vocabularies[1], ["label_id"], "label"):
         out.renamed_labels.append((row["label_id"], row["label"], row["label_new"]))
-    sources = [_table(Path(f), "source_categories", ["annotator", "category_id", "name"]) for f in (old, new)]
+    sources = both("source_categories", ["annotator", "category_id", "name"])
     for row in _renamed(sources[0], sources[1], ["annotator", "category_id"], "name"):
         out.renamed_categories.append((row["annotator"], row["category_id"], row["name"], row["name_new"]))
     return out
