@@ -176,6 +176,7 @@ def ground_truth(
                 "area": float(area) if area is not None and not pd.isna(area) else float(r["area_px"]),
                 "bbox": [float(v or 0) for v in box] if not any(v is None or pd.isna(v) for v in box) else measured,
                 "iscrowd": int(bool(r["iscrowd"])),
+                "region_id": int(r["region_id"]),  # the release's, for what a page draws of it
             }
         )
     return {
@@ -456,7 +457,8 @@ class Evaluated:
 
     ``instances`` (category x area range) the instances not ignored; ``per_image`` the truth's
     image id -> (instances, detections counted, detections matched) at IoU 0.5 over all areas,
-    crowds aside; ``outcomes`` (asked for) detection index -> (``OUTCOMES``, IoU)."""
+    crowds aside; ``outcomes`` (asked for) detection index -> (``OUTCOMES``, IoU), and ``taken``
+    the truth annotation id each matched detection took."""
 
     scores: dict[int, np.ndarray] = field(default_factory=dict)
     ranks: dict[int, np.ndarray] = field(default_factory=dict)
@@ -465,6 +467,7 @@ class Evaluated:
     instances: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     per_image: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     outcomes: dict[int, tuple[str, float]] = field(default_factory=dict)
+    taken: dict[int, int] = field(default_factory=dict)
 
 
 IOU_TYPES = ("segm", "bbox", "boundary")
@@ -625,7 +628,7 @@ def evaluate_range(
             ignored[(k, 0)] += state[4]
             if outcomes:
                 ranked = sorted(groups[(i, k)], key=lambda n: -detections[n]["score"])  # stable, as the engine
-                found.outcomes |= _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth)
+                _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth, found)
             for a in range(1, n_areas):
                 state = states[k * n_areas * n_images + a * n_images + i].__getstate__()
                 hits[(k, a)] += state[0]
@@ -688,25 +691,26 @@ def _per_image(
 
 
 def _outcomes(
-    evaluation: Any, state: tuple, ranked: Sequence[int], pair: tuple[int, int], truth: dict
-) -> dict[int, tuple[str, float]]:
+    evaluation: Any, state: tuple, ranked: Sequence[int], pair: tuple[int, int], truth: dict, found: Evaluated
+) -> None:
     """One image and category's detections (``ranked``: indices, best first, as the engine
-    ranks them) -> (outcome, IoU) at IoU 0.5 over all areas, from the engine's ``state``: the IoU
-    with the instance taken, else the best with any instance of the category (crowds aside)."""
+    ranks them) -> (outcome, IoU) at IoU 0.5 over all areas, from the engine's ``state``, into
+    ``found``: the IoU with the instance taken (its id in ``found.taken``), else the best with any
+    instance of the category (crowds aside)."""
     count = len(state[2])
     gts = [a for a in truth["annotations"] if (a["image_id"], a["category_id"]) == pair]
     ious = np.asarray(evaluation.ious.get(pair, []), dtype=float).reshape(count, len(gts)) if gts else None
     column = {a["id"]: c for c, a in enumerate(gts)}
     plain = np.array([not a["iscrowd"] for a in gts], dtype=bool)
-    out = {n: ("dropped", 0.0) for n in ranked[count:]}
+    found.outcomes |= {n: ("dropped", 0.0) for n in ranked[count:]}
     for j, n in enumerate(ranked[:count]):
         taken, ignore = state[0][j], state[4][j]  # threshold 0 (IoU 0.5) comes first
         best = float(ious[j][plain].max()) if ious is not None and plain.any() else 0.0
         if taken and not ignore:
-            out[n] = ("matched", float(ious[j][column[taken]]) if ious is not None else 0.0)
+            found.outcomes[n] = ("matched", float(ious[j][column[taken]]) if ious is not None else 0.0)
+            found.taken[n] = int(taken)
         else:
-            out[n] = ("crowd" if ignore else "unmatched", best)
-    return out
+            found.outcomes[n] = ("crowd" if ignore else "unmatched", best)
 
 
 class Kept(NamedTuple):
@@ -898,6 +902,23 @@ def report(
         else lvis_summary(precision, recall, groups, max_dets[-1]),
         "per_category_ap": found,
         "categories_absent": absent,
+        "pr_curves": pr_curves(precision),
+    }
+
+
+def pr_curves(precision: np.ndarray) -> dict[str, list[float]]:
+    """The run's precision-recall curves as COCO draws them (``COCOeval.accumulate``'s precision,
+    all areas, the largest ``max_dets``): precision at the 101 recall points, the mean over the
+    categories with an instance, at IoU 0.5 (``AP50``), 0.75 (``AP75``) and over the ten
+    thresholds (``AP``); each curve's mean is that figure. Empty without an instance."""
+    values = precision[:, :, :, 0, -1]  # T x R x K
+    present = (values > -1).all(axis=(0, 1))
+    if not present.any():
+        return {}
+    kept = values[:, :, present]
+    curves = {"AP": kept.mean(axis=(0, 2)), "AP50": kept[0].mean(axis=1), "AP75": kept[5].mean(axis=1)}
+    return {"recall": [round(float(r), 2) for r in RECALL_POINTS]} | {
+        name: [float(p) for p in curve] for name, curve in curves.items()
     }
 
 

@@ -14,6 +14,7 @@ C[t, p] counts the pixels of true class t predicted as p, over the pixels neithe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,20 @@ def measures(matrix: np.ndarray, names: Sequence[str]) -> dict:
         "fwiou": float((true / total * iou).sum()) if total else 0.0,
         "per_class_iou": {names[int(j)]: float(iou[j]) for j in np.flatnonzero(present)},
     }
+
+
+def sparse_confusion(matrix: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    """A confusion matrix (``confusion``: rows the true class, columns the predicted one, a last
+    column for no prediction) as the report keeps it: the classes in a row or a column that is
+    not empty (``labels``, "(none)" last where the run abstained) and each nonzero cell as
+    [true, predicted, pixels], indices into ``labels``, row by row."""
+    k = matrix.shape[0]
+    used = np.flatnonzero(matrix.sum(axis=1) + matrix[:, :k].sum(axis=0))
+    columns = [*used.tolist(), k] if matrix[:, k].any() else used.tolist()
+    part = matrix[np.ix_(used, columns)]
+    labels = [names[int(j)] for j in used] + (["(none)"] if len(columns) > len(used) else [])
+    rows, cols = np.nonzero(part)
+    return {"labels": labels, "cells": [[int(t), int(p), int(part[t, p])] for t, p in zip(rows, cols, strict=True)]}
 
 
 def at_level(tree: Hierarchy, labels: Sequence[str], depth: int) -> list[str]:

@@ -102,13 +102,15 @@ def _iou(a: Sequence[Any], b: Sequence[Any], crowd: Sequence[bool]) -> np.ndarra
 @dataclass
 class Part:
     """What images give TIDE before its figures: the AP data, the errors (each fixed as its image
-    decided), the missed instances by class and each detection's outcome. Parts of ranges of
-    images join in image order (``add``) into the run's."""
+    decided), the missed instances by class, each detection's outcome and the truth instance it
+    overlaps most, whatever its class (``nearest``: detection id -> (IoU, instance id)). Parts of
+    ranges of images join in image order (``add``) into the run's."""
 
     data: Classed = field(default_factory=Classed)
     errors: list[Error] = field(default_factory=list)
     missed: dict[int, list[Any]] = field(default_factory=dict)
     outcomes: dict[Any, str] = field(default_factory=dict)
+    nearest: dict[Any, tuple[float, Any]] = field(default_factory=dict)
 
     def add(self, other: Part) -> None:
         for class_id, found in other.data.by_class.items():
@@ -119,6 +121,7 @@ class Part:
         for class_id, ids in other.missed.items():
             self.missed.setdefault(class_id, []).extend(ids)
         self.outcomes |= other.outcomes
+        self.nearest |= other.nearest
 
 
 def collect(
@@ -192,6 +195,9 @@ def _image(
             errors.append(Error("Miss", g["id"], None, (g["category_id"], -1)))
         return
     iou = _iou([p[shape] for p in preds], [g[shape] for g in instances], [False] * len(instances))
+    if instances:
+        for k, j in enumerate(np.argmax(iou, axis=1).tolist()):
+            part.nearest[preds[k]["id"]] = (float(iou[k, j]), instances[j]["id"])
     pred_class = np.array([p["category_id"] for p in preds])
     gt_class = np.array([g["category_id"] for g in instances])
     same = pred_class[:, None] == gt_class[None, :] if instances else np.zeros((len(preds), 0), bool)

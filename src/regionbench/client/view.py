@@ -29,6 +29,7 @@ import numpy as np
 
 from regionbench.client import tasks
 from regionbench.client.loader import Release
+from regionbench.client.tasks.instances import OUTCOME_NAMES
 from regionbench.core import tables
 from regionbench.core.errors import InputError
 
@@ -71,7 +72,7 @@ def image_colours(keys: list[str], preferred: dict[str, int]) -> dict[str, str]:
     return out
 
 
-PAGE_FILES = ("index.html", "image.html", "view.js", "view.css")
+PAGE_FILES = ("index.html", "image.html", "run.html", "view.js", "view.css")
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,18 @@ def write_site(
         pages.drawn = drawn_predictions(masks, run, colour) if masks is not None and run is not None else {}
         entries = [pages.write(out, row) for row in images]
         list(thumbnails)
-    charts = _charts(data.folder / "results", out / "charts") + _run_charts(run or {}, out / "charts")
+    charts = _charts(data.folder / "results", out / "charts")
+    if run:
+        evaluation = run_view(run, pages.cells)
+        evaluation["charts"] = _run_charts(run, out / "charts")
+        _js(out / "data" / "run.js", "run", evaluation)
+    for entry in entries:
+        entry.append([])  # the confusion cells the run's page links to this image
+    if run:
+        place = {int(e[0]): e for e in entries}
+        for k, (_, images) in enumerate(sorted(pages.cells.items())):
+            for image_id in sorted(images):
+                place[image_id][8].append(k)
     parts = [entries[k : k + INDEX_PART] for k in range(0, len(entries), INDEX_PART)] or [[]]
     meta = {
         "dataset": data.dataset,
@@ -267,7 +279,7 @@ def write_site(
         "index_parts": len(parts),
         "charts": charts,
         "figures": _figures(data.folder / "results"),
-        "run": {"task": run.get("task")} if run else None,
+        "run": {"task": run.get("task"), "outcomes": OUTCOME_NAMES} if run else None,
         "audits": {kind: any(kind in str(e[7]) for e in entries) for kind in ("d", "l")},
         "agreement": any(e[5] is not None for e in entries),
     }
@@ -353,6 +365,7 @@ class Pages:
         self.agreement, self.subsets, self.relations = _agreement(data), _subsets(data), _relations(data)
         self.audits = _audits(data)
         self.predicted = {int(k): v for k, v in run.get("predicted", {}).items()}
+        self.cells: dict[tuple[str, str], set[int]] = {}  # (true, predicted) label -> the images confusing them
         self.drawn: dict[int, list[dict[str, Any]]] = {}
         self.counts: dict[str, int] = {}  # regions per label, as the pages are written
         self.regions_of: dict[int, list[dict[str, Any]]] = {}
@@ -374,6 +387,20 @@ class Pages:
             "features": {c: _number(r[c]) for c in tables.FEATURE_NAMES},
             "relations": self.relations.get((image_id, str(r["annotator"]), int(r["region_id"])), []),
         }
+
+    def confused(self, image_id: int, mine: list[dict[str, Any]], drawn: list[dict[str, Any]] | None) -> None:
+        """Note the (true, predicted) labels the run confuses in this image: a label map's
+        pixels (each drawn label's ``truth`` under it), a region task's regions."""
+        pairs: set[tuple[str, str]] = set()
+        for shape in drawn or []:
+            pairs |= {(t, shape["label"]) for t in shape["facts"].get("truth") or {} if shape["label"] is not None}
+        said = self.predicted.get(image_id)
+        if isinstance(said, dict):
+            label = {f"{r['annotator']}/{r['region_id']}": r["label"] for r in mine}
+            pairs |= {(label[key], p) for key, p in said.items() if key in label}
+        for pair in pairs:
+            if pair[0] != pair[1]:
+                self.cells.setdefault(pair, set()).add(image_id)
 
     def write(self, out: Path, row: dict[str, Any]) -> list[Any]:
         """Image ``row``'s page data (``data/img/<id>.js``); returns its index entry."""
@@ -399,6 +426,7 @@ class Pages:
                     region["colour"] = colours.get(region["label"], region["colour"])
             for shape in drawn or []:
                 shape["colour"] = colours.get(shape["label"], shape["colour"])
+        self.confused(image_id, mine, drawn)
         split = row.get("split") if isinstance(row.get("split"), str) else None
         caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
         page = {
@@ -472,64 +500,152 @@ def _charts(results: Path, out: Path) -> list[str]:
     return names
 
 
+PER_CLASS = {  # a report's per-class figures and what the page calls them
+    "per_category_ap": "AP", "per_class_iou": "IoU", "per_label_accuracy": "accuracy", "per_class": "",
+}  # fmt: skip
+
+
+def _flat(values: Any, prefix: str = "") -> dict[str, float]:
+    """A report's figures, nested ones named by their path ("any e_hard"), the annotators' own
+    (``per_annotator``) aside."""
+    out: dict[str, float] = {}
+    for key, value in values.items() if isinstance(values, dict) else []:
+        if isinstance(value, dict) and key != "per_annotator":
+            out |= _flat(value, f"{prefix}{key} ")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> dict[str, Any]:
+    """The run page's data, every figure the report's: the headline figures, each beside the
+    humans' (``human_ceiling``) where the report has it; the per-class table (``PER_CLASS``);
+    the confusion matrix (a label map's pixels, a region task's regions), each of its
+    off-diagonal cells with the images that confuse so (``cells``, from the pages: ``link``,
+    the index of the pair in their sorted order, as the index entries name it)."""
+    ceiling = _flat(report.get("human_ceiling") or {})
+    headline = [[name, _number(value), _number(ceiling.get(name))] for name, value in _flat(report.get("measures")).items()]
+    per_class = None
+    for key, figure in PER_CLASS.items():
+        found = report.get(key)
+        if isinstance(found, dict) and found:
+            first = next(iter(found.values()))
+            columns = [figure] if not isinstance(first, dict) else [k for k in first if k != "thing"]
+            rows = [
+                [name, *([_number(v)] if not isinstance(v, dict) else [_number(v[c]) for c in columns])]
+                for name, v in sorted(found.items())
+            ]
+            per_class = {"columns": columns, "rows": rows}
+            break
+    links = {pair: k for k, pair in enumerate(sorted(cells))}
+    confusion = None
+    given = report.get("confusion")
+    if isinstance(given, dict) and given.get("labels"):
+        labels = given["labels"]
+        found_cells = given.get("cells")
+        if found_cells is None:  # a region task's dense matrix
+            matrix = np.asarray(given["matrix"], dtype=np.int64)
+            found_cells = [[int(t), int(p), int(matrix[t, p])] for t, p in zip(*np.nonzero(matrix), strict=True)]
+        confusion = {
+            "labels": labels,
+            "unit": "pixels" if report.get("task") == "semantic" else "regions",
+            "cells": [[t, p, n, links.get((labels[t], labels[p]))] for t, p, n in found_cells],
+        }
+    return {
+        "task": report.get("task"),
+        "truth": report.get("truth"),
+        "side": (report.get("scored") or {}).get("side"),
+        "images": len(report.get("per_image") or {}),
+        "headline": headline,
+        "per_class": per_class,
+        "confusion": confusion,
+    }
+
+
 RUN_CURVE = "run-precision-recall.svg"
 
 
 def _run_charts(report: dict, out: Path) -> list[str]:
-    """A run's precision-recall curve (a report with ``curve``: the boundaries task's), drawn into
-    ``out``; its name, or none."""
-    curve = report.get("curve")
-    if not isinstance(curve, dict) or not curve.get("recall"):
+    """A run's precision-recall curves, drawn into ``out``: the boundaries task's (``curve``, its
+    ODS point and the humans'), the instances task's (``pr_curves``, COCO's at IoU 0.5, 0.75 and
+    over the thresholds); its name, or none."""
+    curve, curves = report.get("curve"), report.get("pr_curves")
+    if isinstance(curve, dict) and curve.get("recall"):
+        ods, human = report.get("measures", {}).get("ods", {}), report.get("human_ceiling", {})
+        points = [(f"ODS F {ods['f']:.3f}", ods["recall"], ods["precision"], PALETTE[0])] if "recall" in ods else []
+        if "recall" in human:
+            points.append((f"humans F {human['f']:.3f}", human["recall"], human["precision"], PALETTE[1]))
+        lines = [("boundaries", curve["recall"], curve["precision"], PALETTE[0])]
+        svg = precision_recall_svg(lines, points, "Precision-recall of the boundaries", iso_f=True)
+    elif isinstance(curves, dict) and curves.get("recall"):
+        lines = [
+            (f"{name} {np.mean(curves[name]):.3f}", curves["recall"], curves[name], PALETTE[k])
+            for k, name in enumerate(("AP50", "AP75", "AP"))
+        ]
+        svg = precision_recall_svg(lines, [], "Precision-recall, the mean over the categories", iso_f=False)
+    else:
         return []
-    (out / RUN_CURVE).write_text(precision_recall_svg(report), encoding="utf-8")
+    (out / RUN_CURVE).write_text(svg, encoding="utf-8")
     return [RUN_CURVE]
 
 
-def precision_recall_svg(report: dict) -> str:
-    """The curve of a run report as an SVG: precision against recall per threshold, the ODS
-    point, and the humans' point where the report has a ceiling; iso-F lines at 0.1 steps, as
-    BSDS draws its curves. Hand-written (no plotting library in the client), the same bytes for
-    the same report."""
+Line = tuple[str, list[float], list[float], str]  # name, recall, precision, colour
+
+
+def precision_recall_svg(lines: list[Line], points: list[tuple[str, float, float, str]], title: str, iso_f: bool) -> str:
+    """Precision against recall as an SVG: each curve of ``lines`` and each point of ``points``
+    (name, recall, precision, colour), named in a legend; iso-F lines at 0.1 steps where
+    ``iso_f`` (as BSDS draws its curves). Hand-written (no plotting library in the client), the
+    same bytes for the same report."""
     size, pad = 360, 40
 
     def xy(r: float, p: float) -> str:
         return f"{pad + r * size:.1f},{pad + (1 - p) * size:.1f}"
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size + 2 * pad} {size + 2 * pad}" '
-        f'width="{size + 2 * pad}" height="{size + 2 * pad}" font-family="sans-serif" font-size="11">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size + 2 * pad + 150} {size + 2 * pad}" '
+        f'width="{size + 2 * pad + 150}" height="{size + 2 * pad}" font-family="sans-serif" font-size="11">',
         f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="white" stroke="#444"/>',
     ]
-    for f in np.arange(0.1, 1.0, 0.1):  # iso-F: p = f r / (2 r - f), r from f/2 to 1
+    for f in np.arange(0.1, 1.0, 0.1) if iso_f else []:  # iso-F: p = f r / (2 r - f), r from f/2 to 1
         r = np.linspace(f / 2 + 1e-3, 1, 60)
         p = f * r / (2 * r - f)
         keep = p <= 1
-        points = " ".join(xy(a, b) for a, b in zip(r[keep], p[keep], strict=True))
-        parts.append(f'<polyline points="{points}" fill="none" stroke="#ccc" stroke-width="0.6"/>')
+        polyline = " ".join(xy(a, b) for a, b in zip(r[keep], p[keep], strict=True))
+        parts.append(f'<polyline points="{polyline}" fill="none" stroke="#ccc" stroke-width="0.6"/>')
     for k in range(6):
         v = k / 5
         parts.append(f'<text x="{pad + v * size:.1f}" y="{pad + size + 14}" text-anchor="middle">{v:.1f}</text>')
         parts.append(f'<text x="{pad - 4}" y="{pad + (1 - v) * size + 4:.1f}" text-anchor="end">{v:.1f}</text>')
-    recall, precision = report["curve"]["recall"], report["curve"]["precision"]
-    points = " ".join(xy(r, p) for r, p in zip(recall, precision, strict=True))
-    parts.append(f'<polyline points="{points}" fill="none" stroke="#4c72b0" stroke-width="2"/>')
-    ods = report.get("measures", {}).get("ods", {})
-    if "recall" in ods:
-        cx, cy = xy(ods["recall"], ods["precision"]).split(",")
-        parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="#4c72b0"/>')
-    human = report.get("human_ceiling", {})
-    if "recall" in human:
-        cx, cy = xy(human["recall"], human["precision"]).split(",")
-        parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="#c44e52"/>')
-    title = f"Precision-recall: ODS F {ods.get('f', 0):.3f}" + (f", humans F {human['f']:.3f}" if "f" in human else "")
+    legend = []
+    for name, recall, precision, colour in lines:
+        polyline = " ".join(xy(r, max(p, 0.0)) for r, p in zip(recall, precision, strict=True))
+        parts.append(f'<polyline points="{polyline}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        legend.append((name, colour, "line"))
+    for name, recall, precision, colour in points:
+        cx, cy = xy(recall, precision).split(",")
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="{colour}"/>')
+        legend.append((name, colour, "point"))
+    for k, (name, colour, kind) in enumerate(legend):
+        y = pad + 12 + 18 * k
+        mark = (
+            f'<line x1="{pad + size + 12}" y1="{y - 4}" x2="{pad + size + 30}" y2="{y - 4}" stroke="{colour}" stroke-width="2"/>'
+            if kind == "line"
+            else f'<circle cx="{pad + size + 21}" cy="{y - 4}" r="4" fill="{colour}"/>'
+        )
+        parts += [mark, f'<text x="{pad + size + 36}" y="{y}">{_escape(name)}</text>']
     parts += [
-        f'<text x="{pad + size / 2}" y="{pad - 14}" text-anchor="middle" font-size="13">{title}</text>',
+        f'<text x="{pad + size / 2}" y="{pad - 14}" text-anchor="middle" font-size="13">{_escape(title)}</text>',
         f'<text x="{pad + size / 2}" y="{pad + size + 32}" text-anchor="middle">recall</text>',
         f'<text x="12" y="{pad + size / 2}" text-anchor="middle" transform="rotate(-90 12 {pad + size / 2})">'
         "precision</text>",
         "</svg>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _figures(results: Path) -> dict[str, Any]:

@@ -719,33 +719,62 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
     return ceiling(each)
 
 
+# What became of a detection, as TIDE names it (``client.tide``), or of a truth instance.
+OUTCOME_NAMES = {
+    "match": "true positive", "Cls": "right place, wrong label", "Loc": "poorly placed",
+    "Both": "wrong label, poorly placed", "Dupe": "duplicate", "Bkg": "background",
+    "ignored": "on a crowd: not counted", "dropped": "beyond the detections an image", "missed": "missed",
+}  # fmt: skip
+
+
 def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
-    """(image id, its detections) for every scored image, in id order: each detection's mask (or
-    box), label and score, and what became of it at IoU 0.5 against the report's truth (the
-    engine's own matches: ``measures.Evaluated.outcomes``), the best first (the page draws it on
-    top)."""
+    """(image id, its shapes) for every scored image, in id order: each detection (its mask or
+    box, label, score), the best first (the page draws it on top), then each truth instance no
+    detection took (``outcome`` missed, its ``region``).
+
+    A detection's ``counted`` is what the figures count of it at IoU 0.5 (the engine's own
+    matches: ``measures.Evaluated.outcomes``); its ``outcome`` is TIDE's type (``client.tide``:
+    match, Cls, Loc, Both, Dupe, Bkg; under LVIS's protocol, which TIDE does not follow, Cls for
+    an uncounted detection on another label's instance at IoU >= 0.5); ``iou`` and ``truth`` the
+    truth instance it overlaps most, whatever its label (crowds aside)."""
     settings = run.settings
     images = scored_images(run.data, settings.split)
     truth = Truth.of(run.data, images, str(settings.annotator), lvis=settings.lvis)
     category = {c["id"]: c["name"] for c in truth.header["categories"]}
     release_id = truth.release_id
     out: dict[int, list[Shape]] = {}
+    missed: dict[int, list[Shape]] = {}
     with hold(run, truth) as held:
         for r in range(len(truth.ranges)):
             detections = settings.kept(held.detections(r))
             document = truth.document(r)
-            errors = settings.errors(r, document, detections).outcomes if settings.tide else {}
+            instances = [dict(a) for a in document["annotations"]]  # before the engine marks them
+            tide = settings.errors(r, document, detections)
             found = settings.evaluate(document, detections, outcomes=True)
-            for n, (outcome, iou) in sorted(found.outcomes.items()):
+            for n, (counted, _) in sorted(found.outcomes.items()):
                 d = detections[n]
-                facts = {"score": d["score"], "iou": round(iou, 4), "outcome": outcome}
-                if settings.tide:
-                    facts["error"] = errors.get((r, n), "beyond the detections an image")
+                iou, j = tide.nearest.get((r, n), (0.0, None))
+                near = instances[j[1]] if j is not None else None
+                outcome = tide.outcomes.get((r, n), "dropped")
+                if settings.lvis:  # TIDE's types are COCO's; the one that needs no matching of its own
+                    on_other = near is not None and near["category_id"] != d["category_id"] and iou >= 0.5
+                    outcome = "match" if counted == "matched" else "Cls" if on_other else counted
+                facts = {
+                    "score": d["score"], "outcome": outcome, "counted": counted, "iou": round(iou, 4),
+                    "truth": f"{category.get(near['category_id'])}, region {near['region_id']}" if near else None,
+                }  # fmt: skip
                 rle, box = d.get("segmentation"), tuple(d["bbox"]) if "segmentation" not in d else None
                 out.setdefault(release_id.get(d["image_id"], d["image_id"]), []).append(
                     Shape(category.get(d["category_id"]), rle=rle, box=box, facts=facts)
                 )
+            taken = set(found.taken.values())
+            for a in instances:
+                if not a["iscrowd"] and a["id"] not in taken:
+                    facts = {"outcome": "missed", "region": a["region_id"]}
+                    missed.setdefault(release_id.get(a["image_id"], a["image_id"]), []).append(
+                        Shape(category.get(a["category_id"]), rle=a["segmentation"], facts=facts)
+                    )
     for image_id in images["image_id"].astype(int):
         drawn = out.get(int(image_id), [])
         drawn.sort(key=lambda s: -s.facts["score"])
-        yield int(image_id), drawn
+        yield int(image_id), drawn + missed.get(int(image_id), [])

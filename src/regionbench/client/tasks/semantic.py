@@ -232,6 +232,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "unknown_values": {str(v): n for v, n in sorted(unknown.items())},
         "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
         "per_class_iou": flat["per_class_iou"],
+        "confusion": measures.sparse_confusion(matrix, names),
         "levels": measures.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
         "per_image": per_image,
         # each source split's figures (images.split), from the same per-image matrices
@@ -345,8 +346,9 @@ def _classes(
 
 def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
     """(image id, its labels) for every scored image, in id order, a batch of images at a time:
-    each label the map gives, its pixels as one shape, with its area and the share of them the
-    truth labels the same (pixels the truth ignores aside)."""
+    each label the map gives, its pixels as one shape, with its area, the share of them the
+    truth labels the same and the truth's labels under them (``truth``: label -> pixels; pixels
+    the truth ignores aside)."""
     data = run.data
     names, index = measures.label_codes(
         dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
@@ -366,8 +368,12 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
             agreeing = np.bincount(classes[~ignore & (label == classes)].ravel(), minlength=len(names) + 1)[
                 : len(names)
             ]
+            under = np.bincount(
+                classes[~ignore].astype(np.int64) * (len(names) + 1) + label[~ignore], minlength=(len(names) + 1) ** 2
+            ).reshape(len(names) + 1, len(names) + 1)  # predicted x true
             yield int(image_id), [
                 Shape(names[k], classes == k,
-                      facts={"area": int(areas[k]), "right": float(agreeing[k] / scored[k]) if scored[k] else None})
+                      facts={"area": int(areas[k]), "right": float(agreeing[k] / scored[k]) if scored[k] else None,
+                             "truth": {names[t]: int(under[k, t]) for t in np.flatnonzero(under[k, : len(names)])}})
                 for k in np.flatnonzero(areas).tolist()
             ]  # fmt: skip
