@@ -129,12 +129,12 @@ def test_view_draws_the_run_s_precision_recall_curve_and_boundaries(bench_releas
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
     svg = (site / "charts" / "run-precision-recall.svg").read_text()
-    curve = [line for line in svg.splitlines() if 'stroke="#4c72b0"' in line]
+    curve = [line for line in svg.splitlines() if line.startswith("<polyline") and 'stroke="#4477AA"' in line]
     vertices = [tuple(float(v) for v in point.split(",")) for point in curve[0].split('"')[1].split()]
     expected = [(40 + r * 360, 40 + (1 - p) * 360) for r, p in zip(found["curve"]["recall"],
                                                                     found["curve"]["precision"], strict=True)]  # fmt: skip
     assert np.allclose(vertices, expected, atol=0.06)
-    assert "run-precision-recall.svg" in (site / "data" / "meta.js").read_text()
+    assert "run-precision-recall.svg" in (site / "data" / "run.js").read_text()
     page = (site / "data" / "img" / "2018.js").read_text()
     drawn = json.loads(page[len('RB.load("image",') : -len(");\n")])
     assert "2018" in found["per_image"] and str(round(found["per_image"]["2018"], 4)) in json.dumps(drawn)

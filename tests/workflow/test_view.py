@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -265,27 +266,46 @@ def test_a_segmentation_run_is_drawn_segment_by_segment(tiny_build: Path, tmp_pa
 
 
 def test_an_instances_run_is_drawn_as_it_was_matched(coco_build: Path, tmp_path: Path) -> None:
-    """Each detection drawn with what became of it; per image, the outcomes give back the
-    report's F1 at IoU 0.5: 2 matched / (instances + detections counted)."""
+    """Each detection drawn with what became of it; per image, what the figures count of them
+    gives back the report's F1 at IoU 0.5: 2 matched / (instances + detections counted), and the
+    truth instances drawn as missed are those no detection took. A detection's outcome is TIDE's
+    type (the page's counts are the report's), its IoU the best with any truth instance."""
+    from pycocotools import mask as coco_mask
+
     release = coco_build / COCO_RELEASE
     detections = scored_detections(release, tmp_path / "dets.json")
-    report = scored_site(release, tmp_path / "dets.json", "instances", tmp_path)
-    regions = pd.read_parquet(release / "data/regions.parquet", columns=["image_id", "annotator", "iscrowd", "mask"])
-    truth = regions[(regions["annotator"] == report["truth"]) & regions["mask"].notna() & ~regions["iscrowd"]]
-    assert sum(len(image_data(tmp_path / "site", int(i))["drawn"] or []) for i in report["per_image"]) == len(
-        detections
+    report = scored_site(release, tmp_path / "dets.json", "instances", tmp_path, "--tide")
+    regions = pd.read_parquet(
+        release / "data/regions.parquet", columns=["image_id", "annotator", "region_id", "label", "iscrowd", "mask"]
     )
-    outcomes = set()
+    truth = regions[(regions["annotator"] == report["truth"]) & regions["mask"].notna() & ~regions["iscrowd"]]
+    pages = {int(i): image_data(tmp_path / "site", int(i))["drawn"] or [] for i in report["per_image"]}
+    data = regionbench.load(release)
+    release_id = {v: k for k, v in instances.numbering(data.table("coverage"), report["truth"]).items()}
+    found = {i: [s for s in drawn if s["facts"]["outcome"] != "missed"] for i, drawn in pages.items()}
+    assert sum(len(drawn) for drawn in found.values()) == len(detections)
+    outcomes: Counter[str] = Counter()
     for image_id, f1 in report["per_image"].items():
-        drawn = image_data(tmp_path / "site", int(image_id))["drawn"] or []
-        outcomes |= {s["facts"]["outcome"] for s in drawn}
-        matched = sum(s["facts"]["outcome"] == "matched" for s in drawn)
-        counted = (truth["image_id"] == int(image_id)).sum() + sum(
-            s["facts"]["outcome"] in ("matched", "unmatched") for s in drawn
-        )
+        drawn, mine = found[int(image_id)], truth[truth["image_id"] == int(image_id)]
+        outcomes.update(s["facts"]["outcome"] for s in drawn)
+        matched = sum(s["facts"]["counted"] == "matched" for s in drawn)
+        counted = len(mine) + sum(s["facts"]["counted"] in ("matched", "unmatched") for s in drawn)
         assert f1 == pytest.approx(2 * matched / counted if counted else 1.0)
         assert [s["facts"]["score"] for s in drawn] == sorted((s["facts"]["score"] for s in drawn), reverse=True)
-    assert {"matched", "unmatched"} <= outcomes
+        missed = [s for s in pages[int(image_id)] if s["facts"]["outcome"] == "missed"]
+        assert len(missed) == len(mine) - matched and all(s["path"] for s in missed)
+        assert {s["facts"]["region"] for s in missed} <= set(mine["region_id"])
+        rles = [{"size": list(m["size"]), "counts": m["counts"]} for m in mine["mask"]]
+        expected = []
+        for d in (d for d in detections if release_id.get(d["image_id"], d["image_id"]) == int(image_id)):
+            ious = coco_mask.iou([d["segmentation"]], rles, [0] * len(rles)) if rles else np.zeros((1, 0))
+            expected.append((d["score"], round(float(np.max(ious, initial=0.0)), 4)))
+        assert sorted((s["facts"]["score"], s["facts"]["iou"]) for s in drawn) == sorted(expected)
+    tide = report["tide"]["counts"]
+    assert {k: outcomes[k] for k in ("Cls", "Loc", "Both", "Dupe", "Bkg")} == {
+        k: tide[k] for k in ("Cls", "Loc", "Both", "Dupe", "Bkg")
+    }
+    assert outcomes["match"] and outcomes["Cls"]  # a right place with a wrong label is its own outcome
 
 
 def test_predictions_other_than_those_scored_are_refused(tiny_build: Path, tmp_path: Path) -> None:
@@ -327,7 +347,7 @@ def test_an_instances_run_is_a_layer_filtered_by_score(browser, coco_build: Path
     assert report["per_image"][str(worst)] == min(report["per_image"].values())
     page.locator(".tile").first.click()
     page.wait_for_selector("#outlines g.run")
-    mine = image_data(out, worst)["drawn"]
+    mine = [s for s in image_data(out, worst)["drawn"] if s["facts"]["outcome"] != "missed"]
     run = page.locator("#outlines g.run path")
     visible = lambda: run.evaluate_all("ps => ps.filter(p => p.style.display !== 'none').length")  # noqa: E731
     assert run.count() == len(mine) and visible() == sum(s["facts"]["score"] >= 0.5 for s in mine)
@@ -441,6 +461,7 @@ def test_a_box_run_is_drawn_as_its_boxes(coco_build: Path, tmp_path: Path) -> No
     report = scored_site(release, tmp_path / "dets.json", "instances", tmp_path, "--iou-type", "bbox")
     boxes = {tuple(d["bbox"]) for d in detections}
     drawn = [s for i in report["per_image"] for s in image_data(tmp_path / "site", int(i))["drawn"] or []]
+    drawn = [s for s in drawn if s["facts"]["outcome"] != "missed"]  # the truth no box took: masks
     assert len(drawn) == len(detections)
     for shape in drawn:
         xs, ys = np.array(shape["path"][1:-1].split(), dtype=float).reshape(-1, 2).T
