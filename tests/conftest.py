@@ -389,6 +389,15 @@ def open_page(browser: Any, url: str, errors: list[str]) -> Any:
     return page
 
 
+def screenshot(page: Any, name: str, folder: Path) -> Path:
+    """A full-page screenshot ``name`` of ``page`` in ``folder``, or in ``$REGIONBENCH_SCREENSHOTS``
+    where set: the browser tests make docs/view.md's pictures (docs/view.md says how)."""
+    where = Path(os.environ.get("REGIONBENCH_SCREENSHOTS") or folder)
+    path = where / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
 def site_shows_the_release(browser: Any, folder: Path, out: Path, images: Path | None = None) -> None:
     """``view`` of the release ``folder`` (``images``: its raw tree) opened in Chromium: every
     image on the index, and on each image's page every region listed and those with a polygon

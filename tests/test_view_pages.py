@@ -57,3 +57,38 @@ def test_outlines_are_the_polygons_to_a_tenth_of_a_pixel(points: list[tuple[floa
     xy = np.array(numbers, dtype=float).reshape(-1, 2)
     drawn = shapely.Polygon(xy)
     assert shapely.hausdorff_distance(drawn, polygon) <= view.OUTLINE_TOLERANCE + 0.05 * 2**0.5 + 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 50), min_size=4, max_size=4), min_size=4, max_size=4))
+def test_a_run_page_keeps_every_cell_of_a_dense_confusion_matrix(matrix: list[list[int]]) -> None:
+    """A region task's matrix (dense) becomes the page's cells: every nonzero count at its place,
+    an off-diagonal cell linked where the pages saw images confusing so."""
+    labels = ["a", "b", "c", "d"]
+    seen = {("a", "b"): {1}, ("d", "c"): {2, 3}}
+    page = view.run_view({"task": "region", "confusion": {"labels": labels, "matrix": matrix}}, seen)
+    cells = page["confusion"]["cells"]
+    assert {(t, p): n for t, p, n, _ in cells} == {
+        (t, p): n for t, row in enumerate(matrix) for p, n in enumerate(row) if n
+    }
+    links = sorted(seen)
+    for t, p, _, link in cells:
+        pair = (labels[t], labels[p])
+        assert link == (links.index(pair) if pair in seen else None)
+    assert page["confusion"]["unit"] == "regions"
+
+
+def test_the_humans_stand_beside_the_figures_they_match() -> None:
+    """The ceiling's figure beside the run's of the same name; BSDS's one human figure beside the
+    run's ODS and OIS (``covering`` beside ``covering ods``, ``f`` beside ``ods f``), never beside
+    another figure."""
+    report = {
+        "measures": {"AP": 0.5, "AR1": 0.4, "covering": {"ods": 0.6, "ois": 0.62, "best": 0.7},
+                     "ods": {"f": 0.7, "threshold": 0.3}, "ap": 0.66},
+        "human_ceiling": {"AP": 0.45, "covering": 0.72, "f": 0.8, "per_annotator": {"x": {"AP": 0.1}}},
+    }  # fmt: skip
+    headline = {name: human for name, _, human in view.run_view(report, {})["headline"]}
+    assert headline == {
+        "AP": 0.45, "AR1": None, "covering ods": 0.72, "covering ois": 0.72, "covering best": None,
+        "ods f": 0.8, "ods threshold": None, "ap": None,
+    }  # fmt: skip

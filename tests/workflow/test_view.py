@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import COCO_RELEASE, TINY_RELEASE, built_release, open_page, truth_label_maps, view
 from PIL import Image
+from view_helpers import banded_label_maps, evaluate, image_data, scored_detections, scored_site
 
 import regionbench
 from regionbench.client import instances
 from regionbench.client.tasks import _masks
-from regionbench.client.tasks import instances as instances_task
 from regionbench.client.tasks.segments import segment_maps
 
 
@@ -169,62 +169,6 @@ def test_a_scored_run_sorts_the_index_and_shows_its_labels(browser, tiny_build: 
 
 
 # --- a mask task's run drawn beside the truth ---------------------------------------------------
-
-
-def evaluate(release: Path, predictions: Path, task: str, report: Path, *options: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(predictions), "--task", task, "--out", str(report), *options],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return json.loads(report.read_text())
-
-
-def scored_site(release: Path, predictions: Path, task: str, folder: Path, *options: str) -> dict:
-    """``predictions`` scored (``folder/report.json``) and drawn (``folder/site``); the report."""
-    report = evaluate(release, predictions, task, folder / "report.json", *options)
-    done = view(str(release), "--out", str(folder / "site"), "--run", str(folder / "report.json"),
-                "--predictions", str(predictions))  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return report
-
-
-def image_data(site: Path, image_id: int) -> dict:
-    text = (site / "data" / "img" / f"{image_id}.js").read_text()
-    return json.loads(text[len('RB.load("image",') : -len(");\n")])
-
-
-def banded_label_maps(release: Path, out: Path) -> dict[int, str]:
-    """The reference annotator's label maps with the top third of each image given one label
-    the image's truth lacks; returns that label per image."""
-
-    written = truth_label_maps(release, out)
-    data = regionbench.load(release)
-    ids = dict(zip(data.vocabulary["label"], data.vocabulary["label_id"].astype(int), strict=True))
-    banded = {}
-    for image_id in written:
-        present = set(data.regions.loc[data.regions["image_id"] == image_id, "label"])
-        banded[image_id] = next(x for x in sorted(ids) if x not in present and ids[x] != 255)
-        with Image.open(out / f"{image_id}.png") as im:
-            values = np.asarray(im).copy()
-        values[: values.shape[0] // 3] = ids[banded[image_id]]
-        Image.fromarray(values).save(out / f"{image_id}.png")
-    return banded
-
-
-def scored_detections(release: Path, out: Path) -> list[dict]:
-    """An annotator's regions as detections against the reference truth, scores drawn evenly."""
-    data = regionbench.load(release)
-    images, coverage, truth_of = _masks.scored_images(data, "test"), data.table("coverage"), _masks.reference(data)
-    _, truth = instances_task.whole_truth(data, images, truth_of)
-    detections = instances.as_detections(
-        data.regions, _masks.humans(data)[0], truth, instances.numbering(coverage, truth_of)
-    )
-    for k, d in enumerate(detections):
-        d["score"] = round((k * 7919 % 97 + 1) / 98, 4)
-    out.write_text(json.dumps(detections))
-    return detections
 
 
 def test_a_label_map_run_is_drawn_label_by_label(tiny_build: Path, tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def sparse_confusion(matrix: np.ndarray, names: Sequence[str]) -> dict[str, Any]
     [true, predicted, pixels], indices into ``labels``, row by row."""
     k = matrix.shape[0]
     used = np.flatnonzero(matrix.sum(axis=1) + matrix[:, :k].sum(axis=0))
-    columns = [*used.tolist(), k] if matrix[:, k].any() else used.tolist()
+    columns = np.append(used, k) if matrix[:, k].any() else used
     part = matrix[np.ix_(used, columns)]
     labels = [names[int(j)] for j in used] + (["(none)"] if len(columns) > len(used) else [])
     rows, cols = np.nonzero(part)

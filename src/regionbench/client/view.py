@@ -263,8 +263,8 @@ def write_site(
         entry.append([])  # the confusion cells the run's page links to this image
     if run:
         place = {int(e[0]): e for e in entries}
-        for k, (_, images) in enumerate(sorted(pages.cells.items())):
-            for image_id in sorted(images):
+        for k, (_, confusing) in enumerate(sorted(pages.cells.items())):
+            for image_id in sorted(confusing):
                 place[image_id][8].append(k)
     parts = [entries[k : k + INDEX_PART] for k in range(0, len(entries), INDEX_PART)] or [[]]
     meta = {
@@ -524,7 +524,15 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
     off-diagonal cells with the images that confuse so (``cells``, from the pages: ``link``,
     the index of the pair in their sorted order, as the index entries name it)."""
     ceiling = _flat(report.get("human_ceiling") or {})
-    headline = [[name, _number(value), _number(ceiling.get(name))] for name, value in _flat(report.get("measures")).items()]
+
+    def humans(name: str) -> float | None:
+        # BSDS gives its humans' one figure as their ODS and OIS both
+        for candidate in (name, name.removesuffix(" ods").removesuffix(" ois"), name.split(" ", 1)[-1]):
+            if candidate in ceiling and (candidate == name or {"ods", "ois"} & set(name.split())):
+                return _number(ceiling[candidate])
+        return None
+
+    headline = [[name, _number(value), humans(name)] for name, value in _flat(report.get("measures")).items()]
     per_class = None
     for key, figure in PER_CLASS.items():
         found = report.get(key)
@@ -592,7 +600,9 @@ def _run_charts(report: dict, out: Path) -> list[str]:
 Line = tuple[str, list[float], list[float], str]  # name, recall, precision, colour
 
 
-def precision_recall_svg(lines: list[Line], points: list[tuple[str, float, float, str]], title: str, iso_f: bool) -> str:
+def precision_recall_svg(
+    lines: list[Line], points: list[tuple[str, float, float, str]], title: str, iso_f: bool
+) -> str:
     """Precision against recall as an SVG: each curve of ``lines`` and each point of ``points``
     (name, recall, precision, colour), named in a legend; iso-F lines at 0.1 steps where
     ``iso_f`` (as BSDS draws its curves). Hand-written (no plotting library in the client), the
@@ -622,8 +632,8 @@ def precision_recall_svg(lines: list[Line], points: list[tuple[str, float, float
         polyline = " ".join(xy(r, max(p, 0.0)) for r, p in zip(recall, precision, strict=True))
         parts.append(f'<polyline points="{polyline}" fill="none" stroke="{colour}" stroke-width="2"/>')
         legend.append((name, colour, "line"))
-    for name, recall, precision, colour in points:
-        cx, cy = xy(recall, precision).split(",")
+    for name, at_recall, at_precision, colour in points:
+        cx, cy = xy(at_recall, at_precision).split(",")
         parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" fill="{colour}"/>')
         legend.append((name, colour, "point"))
     for k, (name, colour, kind) in enumerate(legend):
