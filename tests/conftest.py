@@ -104,6 +104,7 @@ def build_tiny(folder: Path) -> Path:
     done = build(project, "--configfile", str(write_config(project, TINY)))
     assert done.returncode == 0, done.stderr[-3000:]
     (folder.parent / f"{folder.name}.output.json").write_text(json.dumps([done.stdout, done.stderr]))
+    card_is_publishable(project / TINY_RELEASE)
     return project
 
 
@@ -138,6 +139,32 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["REGIONBENCH_CACHE"] = str(tmp_path_factory.mktemp("regionbench-cache"))
 
 
+HUB_LICENCES = set((Path(__file__).parent / "data/hub/licences.txt").read_text().split())
+
+
+def card_is_publishable(folder: Path) -> None:
+    """The release's card as the Hugging Face Hub reads it and its Croissant as mlcroissant
+    does: the card parses with ``huggingface_hub`` (metadata errors raised), names a licence
+    the Hub lists (``other`` with a ``license_name``), its configs' files are in the release;
+    ``croissant.json`` has no error and no warning. With ``REGIONBENCH_HUB_ONLINE=1`` the Hub's
+    own validation judges the card too (it needs the network)."""
+    import mlcroissant as mlc
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.load(folder / "README.md", ignore_metadata_errors=False)
+    data = card.data.to_dict()
+    assert data["license"] in HUB_LICENCES, data["license"]
+    if data["license"] == "other":
+        assert re.fullmatch(r"[a-z0-9][a-z0-9.-]*", data.get("license_name") or ""), data
+    for config in data.get("configs", []):
+        for split in config["data_files"]:
+            assert (folder / split["path"]).is_file(), split
+    if os.environ.get("REGIONBENCH_HUB_ONLINE") == "1":
+        card.validate(repo_type="dataset")
+    issues = mlc.Dataset(jsonld=str(folder / "croissant.json")).metadata.ctx.issues
+    assert issues.errors == set() and issues.warnings == set(), issues.report()
+
+
 def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the
     project and its verified release folder."""
@@ -146,6 +173,7 @@ def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess
     assert done.returncode == 0, done.stderr[-3000:]
     folder = project / f"releases/{dataset}/v1.0.0"
     assert regionbench.release.verify(folder) == []
+    card_is_publishable(folder)
     return done, project, folder
 
 
@@ -172,6 +200,7 @@ def coco_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
         project = workflow_copy(folder / "wf")
         done = build(project, "--configfile", str(write_config(project, COCO_TINY)))
         assert done.returncode == 0, done.stderr[-3000:]
+        card_is_publishable(project / COCO_RELEASE)
 
     return shared(tmp_path_factory, "coco-build", make) / "wf"
 

@@ -318,3 +318,26 @@ def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
     assert "- collection: &lt;b&gt;Streets&lt;/b&gt; &amp; more" in card and "<b>" not in card  # shown, not rendered
     croissant = json.loads((folder / "croissant.json").read_text())
     assert croissant["license"] in ("see the website", ["see the website"])
+
+
+def test_an_spdx_licence_the_hub_does_not_list_is_named_other_and_verifies(tmp_path: Path) -> None:
+    """``source.license: CC-BY-SA-2.5`` (an SPDX id the Hugging Face Hub does not list): the
+    manifest and Croissant keep the id, the card names it "other" with its name and SPDX page,
+    and verify agrees with the build."""
+    import yaml
+
+    raw = one_category_tree(tmp_path / "raw", categories=False)
+    _, _, folder = built_release(tmp_path, "spdx", f"raw_dir: {raw}\nsource: {{license: CC-BY-SA-2.5}}\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    front = yaml.safe_load((folder / "README.md").read_text().split("---")[1])
+    assert manifest["license"] == "CC-BY-SA-2.5"
+    assert (front["license"], front["license_name"]) == ("other", "cc-by-sa-2.5")
+    assert front["license_link"] == "https://spdx.org/licenses/CC-BY-SA-2.5.html"
+    croissant = json.loads((folder / "croissant.json").read_text())
+    assert croissant["license"] in (
+        "https://spdx.org/licenses/CC-BY-SA-2.5.html",
+        ["https://spdx.org/licenses/CC-BY-SA-2.5.html"],
+    )
+    card = folder / "README.md"  # the card edited to another licence no longer verifies
+    card.write_text(card.read_text().replace("license_name: cc-by-sa-2.5", "license_name: cc-by-sa-4.0"))
+    assert any("license_name" in problem for problem in release.verify(folder))

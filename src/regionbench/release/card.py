@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from regionbench.core.numbers import counted
 from regionbench.release import huggingface
-from regionbench.release.manifest import OTHER, UNKNOWN
+from regionbench.release.manifest import OTHER, UNKNOWN, card_licence
 from regionbench.release.schemas import TABLES, load_schemas
 
 
@@ -99,15 +99,7 @@ def _front_matter(folder: Path, manifest: dict) -> list[str]:
 
     origin = source(manifest)
     # The release's licence covers its annotations; embedded photographs keep their own.
-    embedded = manifest.get("images") == "embedded" and not manifest["synthetic"]
-    licence: dict[str, Any] = {"license": manifest["license"].lower()}
-    if manifest["license"] == OTHER:  # the source's terms, in its words (the Source section quotes them)
-        licence["license_name"] = "source-terms"
-    if embedded and origin.images_license != manifest["license"]:
-        licence = {
-            "license": "other",
-            "license_name": f"{manifest['license']} (annotations); images: {origin.images_license}",
-        }
+    licence: dict[str, Any] = dict(card_licence(manifest))
     # A language only where there is text in one: the captions.
     language: dict[str, Any] = {
         "language": ["en"],

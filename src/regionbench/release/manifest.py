@@ -113,6 +113,49 @@ def is_spdx(licence: str | None) -> bool:
     return bool(licence) and licence not in (UNKNOWN, OTHER)
 
 
+# The licence identifiers a Hugging Face card may name (the Hub's documented list); another
+# licence is named "other", with its own name and link.
+HUB_LICENCES = frozenset([
+    "apache-2.0", "mit", "openrail", "bigscience-openrail-m", "creativeml-openrail-m",
+    "bigscience-bloom-rail-1.0", "bigcode-openrail-m", "afl-3.0", "artistic-2.0", "bsl-1.0", "bsd",
+    "bsd-2-clause", "bsd-3-clause", "bsd-3-clause-clear", "c-uda", "cc", "cc0-1.0", "cc-by-2.0", "cc-by-2.5",
+    "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0",
+    "cc-by-nd-4.0", "cc-by-nc-nd-3.0", "cc-by-nc-nd-4.0", "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0",
+    "cc-by-nc-sa-4.0", "cdla-sharing-1.0", "cdla-permissive-1.0", "cdla-permissive-2.0", "wtfpl", "ecl-2.0",
+    "epl-1.0", "epl-2.0", "etalab-2.0", "eupl-1.1", "agpl-3.0", "gfdl", "gpl", "gpl-2.0", "gpl-3.0", "lgpl",
+    "lgpl-2.1", "lgpl-3.0", "isc", "lppl-1.3c", "ms-pl", "mpl-2.0", "odc-by", "odbl", "openrail++", "osl-3.0",
+    "postgresql", "ofl-1.1", "ncsa", "unlicense", "zlib", "pddl", "lgpl-lr", "deepfloyd-if-license", "llama2",
+    "gemma", "unknown", "other",
+])  # fmt: skip
+
+
+def card_licence(manifest: dict) -> dict[str, str]:
+    """The licence fields of a release's Hugging Face card (``license``, and ``license_name``,
+    ``license_link`` where it is "other"): the release's licence where the Hub lists it; an SPDX
+    licence the Hub does not list as "other" named by its id with its SPDX page; terms in words
+    as "other" ("source-terms", quoted in the card); photographs embedded under a licence of
+    their own as "other" naming both (the card's Source section states them)."""
+    licence = str(manifest["license"])
+    images = (manifest.get("source") or {}).get("license")
+    if manifest.get("images") == "embedded" and not manifest["synthetic"] and images != licence:
+        return {"license": OTHER, "license_name": _slug(f"{licence}-annotations-images-{images}")}
+    if licence == OTHER:
+        return {"license": OTHER, "license_name": "source-terms"}
+    if licence.lower() in HUB_LICENCES:
+        return {"license": licence.lower()}
+    return {
+        "license": OTHER,
+        "license_name": _slug(licence),
+        "license_link": f"https://spdx.org/licenses/{licence}.html",
+    }
+
+
+def _slug(text: str) -> str:
+    """``text`` as a card's licence name: lower case, runs of anything else than letters,
+    digits and dots as one hyphen."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-") or OTHER
+
+
 def inside_path(rel: object) -> bool:
     """Whether a manifest path names a file inside the release: a relative POSIX path of plain
     parts (no ``..``, ``.``, empty part or backslash), so nothing outside is ever opened."""

@@ -13,7 +13,15 @@ import yaml
 
 from regionbench.core.errors import first_line, parse_json
 from regionbench.core.tables import CONSENSUS
-from regionbench.release.manifest import ReleaseError, inside_path, is_spdx, read_manifest, seal_holds, sha256_file
+from regionbench.release.manifest import (
+    ReleaseError,
+    card_licence,
+    inside_path,
+    is_spdx,
+    read_manifest,
+    seal_holds,
+    sha256_file,
+)
 from regionbench.release.records import file_parts, scan
 from regionbench.release.schemas import load_schemas
 
@@ -259,11 +267,13 @@ def _verify_identity(folder: Path, manifest: dict, document: object) -> list[str
     card = folder / "README.md"
     front = _front_matter(card.read_text(encoding="utf-8")) if card.is_file() else None
     if front is not None:
-        expected = {"pretty_name": f"regionbench {dataset} v{version}", "license": str(licence).lower()}
+        expected = {"pretty_name": f"regionbench {dataset} v{version}"}
+        if licence:  # the card names the licence as the Hub lists it (``card_licence``)
+            expected |= card_licence(manifest)
         problems += [
             f"README.md: {key} {front.get(key)!r}, manifest.json says {value!r}"
             for key, value in expected.items()
-            if key in front and front[key] != value and (key != "license" or licence)
+            if front.get(key) != value and (key in front or key.startswith("license_"))
         ]
     return problems
 
