@@ -83,7 +83,8 @@ def truth_maps(release: Path, out: Path) -> int:
     label_id = np.array([k for k, _ in sorted(index.items(), key=lambda kv: kv[1])], dtype=np.int64)
     for start in range(0, len(images), 256):
         batch = images.iloc[start : start + 256]
-        for image_id, (label, ignore, _) in class_maps(data, _masks.reference(data), batch, index).items():
+        for image_id, label in class_maps(data, _masks.reference(data), batch, index).items():
+            ignore = label >= len(index)  # no region, or regions of two labels
             values = np.where(ignore, 255, label_id[np.where(ignore, 0, label)])
             Image.fromarray(values.astype(np.uint16)).save(out / f"{image_id}.png")
     (out / "done").write_text(str(len(images)))
