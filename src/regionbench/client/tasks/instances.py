@@ -89,8 +89,8 @@ class Settings(MaskSettings):
         type=positive_int, metavar="N",
     )  # fmt: skip
     tide: bool = option(
-        False, "--tide", "TIDE's error types at IoU 0.5 (Cls, Loc, Both, Dupe, Bkg, Miss): each type's dAP and each "
-        "detection's type (view draws it)", action="store_true",
+        False, "--tide", "TIDE's error types at IoU 0.5 (Cls, Loc, Both, Dupe, Bkg, Miss): each type's dAP and the "
+        "run's counts (view names every detection's type, with or without it)", action="store_true",
     )  # fmt: skip
     area_ranges: tuple[tuple[str, float, float], ...] = option(
         (), "--area-range", "an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
