@@ -20,6 +20,10 @@ $(STAMP): pyproject.toml constraints.txt
 	# LVIS's reference evaluation, for tests/test_lvis.py: its metadata asks for the GUI OpenCV build;
 	# it needs what the lines above installed.
 	$(BIN)/pip install --quiet --no-deps lvis==0.5.3
+	# cityscapesScripts, the reference of the Cityscapes protocol (tests/workflow/test_protocols.py): its
+	# metadata asks for the `typing` backport and its tools' dependencies; its evaluation imports
+	# pyquaternion only.
+	$(BIN)/pip install --quiet --no-deps cityscapesscripts==2.3.0 pyquaternion==0.9.9
 	touch $(STAMP)
 
 release: $(STAMP)

@@ -163,7 +163,11 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "tide": st.booleans(),
         "allow_missing": st.booleans(),
         "max_dets": st.none() | st.integers(1, 300),
-        "protocol": st.sampled_from(["coco", "lvis"]),
+        "protocol": st.sampled_from(["coco", "lvis"])
+        if task == "instances"
+        else st.none() | st.sampled_from(["plain", "cityscapes", "ade20k", "voc"]),
+        "train_ids": st.booleans(),
+        "reduce_zero_label": st.booleans(),
         "area_ranges": st.lists(
             st.tuples(st.sampled_from(["small", "medium", "large"]), st.floats(0, 100), st.floats(101, 1e10)),
             max_size=3,
@@ -206,8 +210,9 @@ def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them()
     assert groups["boundaries, instances, panoptic, segments, semantic"] == {"all_annotators"}
     assert groups["boundaries, panoptic, segments, semantic"] == {"allow_missing"}
     assert groups["boundaries, segments"] == {"exclude", "thresholds"}
+    assert groups["instances, semantic"] == {"protocol"}  # one flag, each task's own choices
     for name, module in tasks.registry().items():
-        own = {f.name for f in module.Settings.options()}
+        own = {f.name for f in module.Settings.options()} - {"protocol"}
         assert groups.get(name, set()) == own, name
     task = next(a for a in sub._actions if a.dest == "task")
     assert task.choices == TASKS and all(f"{name}: " in task.help for name in TASKS)

@@ -191,7 +191,9 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
         segs[0, 0] = cell[0, 0]["Segmentation"][0, 0]
         scipy.io.savemat(run / path.name, {"segs": segs})
     out = tmp_path / "report.json"
-    scored = evaluate(folder, str(run), "--task", "segments", "--annotator", "human-1", "--out", str(out))
+    scored = evaluate(
+        folder, str(run), "--task", "segments", "--annotator", "human-1", "--split", "all", "--out", str(out)
+    )
     assert scored.returncode == 0, scored.stderr
     found = json.loads(out.read_text())
     assert (
@@ -211,7 +213,9 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
         scipy.io.savemat(other / path.name, {"segs": segs})
     sides = {"train": [11, 12, 13], "val": [21, 22]}
     for task in ("segments", "boundaries"):
-        scored = evaluate(folder, str(other), "--task", task, "--annotator", "human-1", "--out", str(out))
+        scored = evaluate(
+            folder, str(other), "--task", task, "--annotator", "human-1", "--split", "all", "--out", str(out)
+        )
         assert scored.returncode == 0, scored.stderr
         split = json.loads(out.read_text())["per_source_split"]
         assert sorted(split) == ["train", "val"]

@@ -27,7 +27,12 @@ SOURCE_SPLIT = "subsets: {seed: 0, split_unit: region, split: source}\nclassifie
 def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     list(voc.write_tree(raw, 18, seed=3, size=(120, 90)))
+    jpegs = raw / "VOCdevkit/VOC2012/JPEGImages"
+    shutil.copy(next(iter(sorted(jpegs.glob("*.jpg")))), jpegs / "2012_999999.jpg")  # a detection-only image
     _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\n{SOURCE_SPLIT}")
+    rejects = pq.read_table(folder / "data/rejects.parquet").to_pylist()
+    counted = [r for r in rejects if r["key"] == "2012_999999"]
+    assert len(counted) == 1 and counted[0]["reason"].startswith("no segmentation map: VOC annotates this image")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["layout"] == "voc" and manifest["source"]["name"].startswith("The PASCAL Visual Object Classes")
 
@@ -83,7 +88,9 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
             original[k - 1] for k in sorted(present - {0, VOID})
         ]
     assert sorted(p.read_bytes() for p in (back / "JPEGImages").iterdir()) == sorted(
-        p.read_bytes() for p in (base / "JPEGImages").iterdir()
+        p.read_bytes()
+        for p in (base / "JPEGImages").iterdir()
+        if p.stem != "2012_999999"  # the reject
     )
 
     # label maps scored per source split: the val side alone (--split test: the release's test side
@@ -152,6 +159,26 @@ def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path
                     value = r["annotation_id"] if r["annotation_id"] is not None else r["category_id"]
                     painted[geometry.from_rle(r["mask"])] = value
                 assert np.array_equal(painted, values), (name, who, image_id)
+        # written back in the format: every map of the tree, pixel for pixel, and the images
+        out = tmp_path / f"export-{name}"
+        done = subprocess.run(
+            [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", name,
+             "--images", str(raw)],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        maps_of = ("gt*/*/*/*.png",) if name == "cityscapes" else ("ADEChallengeData2016/annotations/*/*.png",)
+        originals = sorted(p for pattern in maps_of for p in raw.glob(pattern))
+        assert originals and sorted(p.relative_to(out) for p in out.glob(maps_of[0])) == [
+            p.relative_to(raw) for p in originals
+        ]
+        for path in originals:
+            again = np.asarray(Image.open(out / path.relative_to(raw)))
+            assert np.array_equal(again, np.asarray(Image.open(path))), path
+        pictures = "leftImg8bit/*/*/*.png" if name == "cityscapes" else "ADEChallengeData2016/images/*/*.jpg"
+        assert [(out / p.relative_to(raw)).read_bytes() == p.read_bytes() for p in raw.glob(pictures)] == [
+            True for _ in raw.glob(pictures)
+        ]
 
 
 def test_the_full_ade20k_release_builds_with_parts_inside_their_objects(tmp_path: Path) -> None:
@@ -185,3 +212,48 @@ def test_the_full_ade20k_release_builds_with_parts_inside_their_objects(tmp_path
                         and (geometry.from_rle(r["mask"]) <= parent).all()
                     )
             assert np.array_equal(painted, np.where(classes > 0, classes * 256 + instances, 0))
+
+
+def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(tmp_path: Path) -> None:
+    """The generic layout: a folder with classes.csv, images/ and labels/ per split builds with
+    its classes (ids kept, parents as the hierarchy, the void value each image's ignore mask),
+    verifies, exports back pixel-exact (maps and class table), and a run of its own maps scores
+    1.0 on the source's val split by default."""
+    import csv
+
+    from regionbench.synthetic import classmap as synth
+
+    raw = tmp_path / "raw"
+    list(synth.write_tree(raw, 9, seed=2, size=(80, 60)))
+    _, _, folder = built_release(tmp_path, "maps", f"raw_dir: {raw}\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["layout"] == "classmap"
+    vocabulary = {r["label"]: r for r in pq.read_table(folder / "data/vocabulary.parquet").to_pylist()}
+    assert {label: vocabulary[label]["label_id"] for label in ("road", "sky", "bus")} == {"road": 1, "sky": 5, "bus": 8}
+    assert vocabulary["car"]["path"].split("->")[-2:] == ["vehicle", "car"]
+    images = pq.read_table(folder / "data/images.parquet").to_pylist()
+    assert len(images) == 9 and {i["split"] for i in images} == {"train", "val"}
+    out = tmp_path / "export"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "classmap",
+         "--images", str(raw)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for path in sorted((raw / "labels").rglob("*.png")):
+        again = out / path.relative_to(raw)
+        assert np.array_equal(np.asarray(Image.open(again)), np.asarray(Image.open(path))), path
+    for path in sorted((raw / "images").rglob("*.*")):
+        assert (out / path.relative_to(raw)).read_bytes() == path.read_bytes()
+    rows = lambda p: sorted(tuple(r.values()) for r in csv.DictReader(p.read_text().splitlines()))  # noqa: E731
+    assert rows(out / "classes.csv") == rows(raw / "classes.csv")
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
+         str(out / "labels" / "val"), "--task", "semantic", "--out", str(report)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(report.read_text())
+    assert found["scored"]["side"] == "the source's val split" and found["images"] == 3
+    assert found["protocol"]["name"] == "plain" and found["measures"]["miou"] == 1.0

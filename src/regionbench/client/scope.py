@@ -14,7 +14,7 @@ from typing import Any
 
 from regionbench.core.errors import InputError
 
-SPLITS = ("test", "all")
+SPLITS = ("test", "source", "all")
 
 
 class OutsideError(InputError):

@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.io.coco.ingest import is_panoptic_file
 from regionbench.io.labelmaps import (
@@ -26,13 +28,16 @@ from regionbench.io.labelmaps import (
     Listed,
     MapReader,
     Meaning,
+    export_maps,
+    read_map,
     safe_label,
     shard_run,
 )
-from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.layouts import About, Exports, NamesCategories, Reading, ReleaseTables, TreeVocabulary, image_files
 from regionbench.io.shards import IngestError, image_id_of
 
 ANNOTATOR = "ade20k"
+SAMPLE = 16  # maps a tree's class table is checked against before a build reads it
 OTHER = 0
 INFO = ("objectInfo150.txt", "objectInfo150.csv")
 
@@ -99,6 +104,13 @@ class Format:
         return Meaning(value, self.known[value][1])
 
 
+def sample(found: list[Item], most: int) -> list[Item]:
+    """Up to ``most`` of ``found`` with a map, spread evenly over them."""
+    mapped = [item for item in found if ANNOTATOR in item.maps]
+    step = max(1, len(mapped) // most)
+    return mapped[::step][:most]
+
+
 def items(root: Path) -> list[Item]:
     """Every image and map of the tree by (split, name), sorted."""
     folder = base(root)
@@ -117,7 +129,7 @@ def items(root: Path) -> list[Item]:
     return out
 
 
-class Ade20kLayout(ImageRuns, NamesCategories):
+class Ade20kLayout(ImageRuns, NamesCategories, Exports):
     """ADE20K's scene-parsing benchmark files (module docstring)."""
 
     name = "ade20k"
@@ -149,13 +161,31 @@ class Ade20kLayout(ImageRuns, NamesCategories):
         return (folder / "images").is_dir() and any(any(p.glob("*.png")) for p in maps)
 
     def check(self, root: Path) -> None:
-        """The class table must be there: without it no value has a name."""
-        if info_file(base(Path(root))) is None:
+        """The class table must be there (without it no value has a name), and a sample of the
+        maps must hold only values it names: another collection laid out alike (COCO-Stuff's
+        maps hold 0-181) is refused, never read as ADE20K."""
+        other = (
+            "another collection of class maps (COCO-Stuff, ...) enters as a class-map folder: its classes.csv beside "
+            "images/ and labels/ (layout: classmap)"
+        )
+        info = info_file(base(Path(root)))
+        if info is None:
             raise IngestError(
-                f"has no {' or '.join(INFO)} beside images/ and annotations/; it names the 150 classes and ships "
-                "with ADEChallengeData2016: copy it there"
+                f"has images/ and annotations/ as ADE20K's scene-parsing files do but no {' or '.join(INFO)}; if it "
+                f"is ADEChallengeData2016, its objectInfo150.txt names the 150 classes: put it there; {other}"
             )
-        table(Path(root))
+        known = table(Path(root))
+        for item in sample(items(Path(root)), SAMPLE):
+            path = Path(root) / item.maps[ANNOTATOR]
+            try:
+                values = set(np.unique(read_map(path, Format.map_modes)).tolist())
+            except ValueError:
+                continue  # the shard rejects it, saying why
+            if unknown := sorted(values - set(known) - {OTHER}):
+                raise IngestError(
+                    f"{path.relative_to(root)} holds values {unknown[:5]} that {info.name} does "
+                    f"not name (1-{max(known, default=0)}, 0 other): this is not ADE20K's scene-parsing tree; {other}"
+                )
 
     def listing(self, root: Path) -> list[Listed]:
         """Every item's image and maps (``items``)."""
@@ -192,6 +222,62 @@ class Ade20kLayout(ImageRuns, NamesCategories):
              "label": label if label in reading.words else None}
             for i, (name, label) in sorted(table(Path(root)).items())
         ]  # fmt: skip
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The release as ADEChallengeData2016 (``export_release``)."""
+        written = export_release(release, Path(out), images, annotator)
+        return [
+            f"{out}: {written} maps"
+            + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
+        ]
+
+
+def export_release(release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> int:
+    """Write ``annotator``'s regions (default ``ade20k``, else the only annotator) as
+    ``ADEChallengeData2016/annotations/<split>/<name>.png`` (8-bit class indices, the regions'
+    ``category_id``; 0 "other" where the ignore mask or no region lies), ``objectInfo150.txt``
+    (``Idx`` and ``Name`` of the source's classes, else of the vocabulary's labels by id) and,
+    with ``images``, the image files checked against their sha256. Returns the maps written.
+    Raises InputError for a class index an 8-bit map cannot hold."""
+    from regionbench.core.errors import InputError
+
+    regions = release.arrow("regions", ["annotator", "label_id", "label", "category_id"]).to_pylist()
+    people = sorted({r["annotator"] for r in regions} - {"consensus"})
+    who = annotator or (ANNOTATOR if ANNOTATOR in people else people[0] if len(people) == 1 else None)
+    if who is None or who not in {r["annotator"] for r in regions}:
+        raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
+    mine = [r for r in regions if r["annotator"] == who]
+    if too_big := sorted(
+        {r["category_id"] for r in mine if r["category_id"] is not None and not 0 < r["category_id"] < 256}
+    ):
+        raise InputError(f"class indices {too_big[:5]} do not fit ADE20K's 8-bit maps (1-255); export as classmap")
+    root = out / "ADEChallengeData2016"
+
+    def target(row: dict[str, Any]) -> Path:
+        return root / "annotations" / str(row["split"] or "training") / f"{Path(row['path']).stem}.png"
+
+    def value(r: dict[str, Any]) -> int:
+        return int(r["category_id"] if r["category_id"] is not None else r["label_id"])
+
+    written = export_maps(release, who, target, value, OTHER, np.uint8)
+    names = {value(r): r["label"] for r in mine}
+    if "source_categories" in getattr(release, "manifest", {}).get("tables", {}):
+        names |= {
+            int(r["category_id"]): r["name"]
+            for r in release.arrow("source_categories", ["annotator", "category_id", "name"]).to_pylist()
+            if r["annotator"] == who
+        }
+    rows = "".join(f"{i}\t{name}\n" for i, name in sorted(names.items()) if i != OTHER)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / INFO[0]).write_text(f"Idx\tName\n{rows}", encoding="utf-8")
+    if images is not None:
+        found = {r["image_id"]: r for r in release.arrow("images", ["image_id", "path", "split"]).to_pylist()}
+        for image_id, content in image_files(release, Path(images), sorted(found)):
+            row = found[image_id]
+            path = root / "images" / str(row["split"] or "training") / Path(row["path"]).name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+    return written
 
 
 LAYOUT = Ade20kLayout()

@@ -27,11 +27,12 @@ from regionbench.io.labelmaps import (
     Listed,
     MapReader,
     Meaning,
+    export_maps,
     read_map,
     safe_label,
     shard_run,
 )
-from regionbench.io.layouts import About, NamesCategories, Reading, TreeVocabulary
+from regionbench.io.layouts import About, Exports, NamesCategories, Reading, ReleaseTables, TreeVocabulary, image_files
 from regionbench.io.shards import image_id_of
 
 # (id, name, trainId, category, hasInstances, ignoreInEval): cityscapesscripts/helpers/labels.py
@@ -136,7 +137,7 @@ def items(root: Path) -> tuple[Item, ...]:
     return _items(str(root), "\n".join(listing))
 
 
-class CityscapesLayout(ImageRuns, NamesCategories):
+class CityscapesLayout(ImageRuns, NamesCategories, Exports):
     """Cityscapes as distributed (module docstring)."""
 
     name = "cityscapes"
@@ -204,6 +205,60 @@ class CityscapesLayout(ImageRuns, NamesCategories):
             for who in self.annotators(root)
             for i, name, train_id, category, has, ignored in LABELS
         ]  # fmt: skip
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The release as a Cityscapes tree (``export_release``)."""
+        counts = export_release(release, Path(out), images, annotator)
+        return [f"{out}: {n} maps of {who}" for who, n in counts.items()] + (
+            [] if images else [f"{out}: {IMAGES}/ is empty: copy the image files in, or pass --images ROOT"]
+        )
+
+
+def frame_of(path: str) -> tuple[str, str]:
+    """A release image's (city, frame): its file's folder and its stem less ``_leftImg8bit``."""
+    p = Path(path)
+    return p.parent.name, p.stem.removesuffix(f"_{IMAGES}")
+
+
+def export_release(release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> dict[str, int]:
+    """Write each annotator's regions (``annotator``: only theirs; default: fine and coarse, those
+    the release has) as Cityscapes' ``<kind>/<split>/<city>/<frame>_<kind>_instanceIds.png``
+    (16-bit: an instance's value as the source gave it, class x 1000 + instance; a class id
+    elsewhere; 0 unlabelled where the ignore mask or no region lies) and ``_labelIds.png`` (8-bit
+    class ids), and with ``images`` the image files, checked against their sha256, under
+    ``leftImg8bit/``. Returns the maps written per annotator."""
+    from regionbench.core.errors import InputError
+
+    present = set(release.arrow("regions", ["annotator"]).column("annotator").to_pylist())
+    chosen = [annotator] if annotator else [a for a in ANNOTATORS if a in present]
+    if not chosen or any(a not in ANNOTATORS for a in chosen):
+        raise InputError(
+            f"--annotator: Cityscapes' maps are fine or coarse (the release has {', '.join(sorted(present))})"
+        )
+    counts = {}
+    for who in chosen:
+        kind = ANNOTATORS[who]
+
+        def target(row: dict[str, Any], suffix: str, kind: str = kind) -> Path:
+            city, frame = frame_of(row["path"])
+            return out / kind / str(row["split"] or "train") / city / f"{frame}_{kind}_{suffix}.png"
+
+        counts[who] = export_maps(
+            release, who, lambda row: target(row, "instanceIds"),
+            lambda r: int(r["annotation_id"] if r["annotation_id"] is not None else r["category_id"]),
+            UNLABELED, np.uint16,
+        )  # fmt: skip
+        export_maps(
+            release, who, lambda row: target(row, "labelIds"), lambda r: int(r["category_id"]), UNLABELED, np.uint8
+        )
+    if images is not None:
+        rows = {r["image_id"]: r for r in release.arrow("images", ["image_id", "path", "split"]).to_pylist()}
+        for image_id, content in image_files(release, Path(images), sorted(rows)):
+            city, frame = frame_of(rows[image_id]["path"])
+            path = out / IMAGES / str(rows[image_id]["split"] or "train") / city / f"{frame}_{IMAGES}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+    return counts
 
 
 def hierarchy() -> Hierarchy:

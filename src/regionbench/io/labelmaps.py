@@ -268,3 +268,50 @@ def safe_label(name: str) -> str:
     """A format's class name as a vocabulary key: lower case, spaces as hyphens
     (``traffic light`` -> ``traffic-light``); the name itself stays in ``source_categories``."""
     return "-".join(name.strip().lower().split())
+
+
+def export_maps(
+    release: Any,
+    who: str,
+    target: Callable[[dict[str, Any]], Path | None],
+    value: Callable[[dict[str, Any]], int],
+    fill: int,
+    dtype: type,
+) -> int:
+    """Write ``who``'s regions back as one label map an image (what the label-map layouts'
+    exports share): each image ``who`` covered has its map at ``target(image row)`` (None: not
+    written), which holds each
+    region's ``value(region row)`` over its mask, in region order, and ``fill`` where no region
+    or the annotator's ignore mask lies; ``dtype`` the PNG's (uint8 or uint16). Returns the maps
+    written. ``release``: ``io.layouts.ReleaseTables``."""
+    from PIL import Image
+
+    from regionbench.core import geometry
+
+    columns = ["image_id", "annotator", "region_id", "label_id", "category_id", "annotation_id", "mask"]
+    regions = [r for r in release.arrow("regions", columns).to_pylist() if r["annotator"] == who and r["mask"]]
+    ignored = {
+        r["image_id"]: r["ignore_mask"]
+        for r in release.arrow("coverage", ["image_id", "annotator", "ignore_mask"]).to_pylist()
+        if r["annotator"] == who and r["ignore_mask"] is not None
+    }
+    covered = {
+        r["image_id"] for r in release.arrow("coverage", ["image_id", "annotator"]).to_pylist() if r["annotator"] == who
+    }
+    by_image: dict[int, list[dict[str, Any]]] = {}
+    for r in regions:
+        by_image.setdefault(r["image_id"], []).append(r)
+    written = 0
+    for row in sorted(release.arrow("images").to_pylist(), key=lambda r: r["image_id"]):
+        path = target(row) if row["image_id"] in covered else None
+        if path is None:
+            continue
+        values = np.full((row["height"], row["width"]), fill, dtype=dtype)
+        for r in sorted(by_image.get(row["image_id"], []), key=lambda r: r["region_id"]):
+            values[geometry.from_rle(r["mask"])] = value(r)
+        if (mask := ignored.get(row["image_id"])) is not None:
+            values[geometry.from_rle(mask)] = fill
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(values).save(path)
+        written += 1
+    return written

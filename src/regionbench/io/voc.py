@@ -98,8 +98,11 @@ def split_lists(folder: Path) -> dict[str, list[str]]:
 
 
 def names_of(folder: Path) -> list[str]:
-    """Every item of the tree, sorted: the class maps' names and every name a split list gives."""
-    found = {p.stem for p in class_folder(folder).glob("*.png")}
+    """Every item of the tree, sorted: the class maps' names, every name a split list gives and
+    every image (one VOC annotates for detection only is counted, as a reject)."""
+    found = {p.stem for p in class_folder(folder).glob("*.png")} | {
+        p.stem for p in (folder / "JPEGImages").glob("*.jpg")
+    }
     for names in split_lists(folder).values():
         found.update(names)
     return sorted(found)
@@ -136,7 +139,9 @@ class Reader:
         self.ledger = Ledger(self.root)
         self.split_of: dict[str, str] = {}
         self.lists_of: dict[str, list[str]] = {}  # name -> the split lists naming it (trainval aside)
+        self.listed: set[str] = set()  # every name a split list gives, trainval's too
         for split, listed in split_lists(self.folder).items():
+            self.listed.update(listed)
             if not listed and shard == "00":  # said once, by the first shard
                 self.ledger.quirks["empty_split_list"] += 1
             if split != UNION:
@@ -163,6 +168,13 @@ class Reader:
             if len(lists := self.lists_of.get(name, [])) > 1:
                 named = " and ".join(f"ImageSets/Segmentation/{s}.txt" for s in lists)
                 reason = f"listed in {named}: an image is in one split (trainval aside); remove it from all but one"
+                self.ledger.reject(self._rel(jpeg), name, "image", reason)
+                continue
+            if not class_map.is_file() and name not in self.listed and jpeg.is_file():
+                reason = (
+                    f"no segmentation map: VOC annotates this image for detection only ({self._rel(class_map)} is "
+                    "missing and no ImageSets/Segmentation list names it)"
+                )
                 self.ledger.reject(self._rel(jpeg), name, "image", reason)
                 continue
             if not jpeg.is_file():

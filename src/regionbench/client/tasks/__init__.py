@@ -161,8 +161,15 @@ def evaluate(
     processes a task may use (None: every core; the report is the same for any). Raises
     ``TaskError`` (one line per problem) for predictions or settings it cannot score."""
     module = get(task)
+    if "split" not in settings and hasattr(module, "default_split"):  # a map task: its benchmark's side
+        settings = {**settings, "split": module.default_split(data)}
     chosen = settings_of(task, **settings).resolve(data)
     scored = module.scope_of(data, chosen)
+    if not scored.count:  # figures of nothing would print as zeros
+        raise TaskError(
+            f"nothing to score: {scored.side} holds none of the release's {scored.total} {scored.unit}; "
+            "choose another side with --split (all: every one)"
+        )
     if progress is not None:
         progress(scored.line())
     path = Path(predictions)
@@ -320,6 +327,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="; ".join(f"{name}: {task.SUMMARY}" for name, task in tasks.items()),
     )
     seen: set[type] = set()
+    groups: list[tuple[str, list[Any]]] = []
+    by_flag: dict[str, list[tuple[str, Any]]] = {}  # a flag several tasks declare, each its own way
     for task in tasks.values():
         for klass in reversed(task.Settings.__mro__):
             if klass in seen or not (isinstance(klass, type) and issubclass(klass, Settings)):
@@ -330,14 +339,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 continue
             takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
             title = "every task" if len(takers) == len(tasks) else ", ".join(takers)
-            group = parser.add_argument_group(title)
+            groups.append((title, fields))
             for f in fields:
-                extra = dict(f.metadata["argparse"])
-                if "metavar" not in extra and extra.get("action") is None and "choices" not in extra:
-                    extra["metavar"] = f.name.upper()
-                group.add_argument(
-                    f.metadata["flag"], dest=f.name, default=argparse.SUPPRESS, help=f.metadata["help"], **extra
-                )
+                by_flag.setdefault(f.metadata["flag"], []).append((title, f))
+    shared = {flag: declared for flag, declared in by_flag.items() if len(declared) > 1}
+    for title, fields in groups:
+        own = [f for f in fields if f.metadata["flag"] not in shared]
+        group = parser.add_argument_group(title) if own else None
+        for f in own:
+            extra = dict(f.metadata["argparse"])
+            if "metavar" not in extra and extra.get("action") is None and "choices" not in extra:
+                extra["metavar"] = f.name.upper()
+            assert group is not None
+            group.add_argument(
+                f.metadata["flag"], dest=f.name, default=argparse.SUPPRESS, help=f.metadata["help"], **extra
+            )
+    for flag, declared in shared.items():  # one option, its choices and meaning per task: each checks its own
+        takers = sorted({who for title, _ in declared for who in title.split(", ")})
+        group = parser.add_argument_group(", ".join(takers))
+        choices = [c for _, f in declared for c in f.metadata["argparse"].get("choices", [])]
+        extra = dict(declared[0][1].metadata["argparse"]) | {"choices": list(dict.fromkeys(choices))}
+        text = "; ".join(f"{who}: {f.metadata['help']}" for who, f in declared)
+        group.add_argument(flag, dest=declared[0][1].name, default=argparse.SUPPRESS, help=text, **extra)
 
 
 def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:

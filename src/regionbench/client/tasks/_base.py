@@ -48,8 +48,10 @@ class Settings:
     split: str = option(
         "test",
         "--split",
-        "score the test side of the split (default), or both sides; every task names what it scored first",
-        choices=["test", "all"],
+        "score the test side of the split, the source's own evaluation split (source: its annotated test or its "
+        "val split; the map tasks' default where the release has one), or every image (all); every task names what it "
+        "scored first",
+        choices=["test", "source", "all"],
     )
     annotator: str | None = option(
         None, "--annotator", "score against this annotator (default: the reference annotator)"

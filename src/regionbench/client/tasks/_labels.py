@@ -92,8 +92,8 @@ def subset_truth(data: Release, subset: str, annotator: str | None = None, split
     ``annotator`` takes another annotator's regions on the same images, each on its image's
     side of the image split. ``split="all"`` scores both sides.
     """
-    if split not in scope.SPLITS:
-        raise TaskError(f"--split {split}: use test or all")
+    if split not in scope.SPLITS or split == "source":
+        raise TaskError(f"--split {split}: a label task scores the subsets' split; use test or all")
     if data.subsets.empty:
         raise TaskError(
             f"release {data.dataset} v{data.version} has no subsets A-H (a collection whose regions carry one"

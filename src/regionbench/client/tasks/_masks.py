@@ -2,8 +2,12 @@
 truth, the predictions' files, and the spread and human ceiling of several truths.
 
 - **Which images.** The test side of the image split where the release has subsets A-H
-  (``split="test"``), else, or with ``split="all"``, every image; predictions for images left
-  out, or named for no image of the release, are refused in one line (``scope``).
+  (``split="test"``), else, or with ``split="all"``, every image; with ``split="source"`` the
+  source's own evaluation split (``evaluation_split``: its annotated test split, else its
+  validation split), which the map tasks (label maps, panoptic maps, segmentations,
+  boundaries) score by default where the release has one (``default_split``), as each
+  benchmark scores its runs. Predictions for images left out, or named for no image of the
+  release, are refused in one line (``scope``).
 - **Against whom.** Instances and label maps: the reference annotator (the consensus where
   there are several), or ``annotator``; ``all_annotators`` scores against each annotator and
   gives the mean, spread, min and max. Segments: every human who covered the image, as the BSDS
@@ -154,13 +158,43 @@ def has_subsets(data: Release) -> bool:
     return bool(data.manifest["tables"].get("subsets", {}).get("rows", 0))
 
 
+def evaluation_split(data: Release) -> str | None:
+    """The split (``images.split``) a collection's benchmark scores: one named test whose images
+    carry regions (BSDS500's), else one named val or validation (Cityscapes', VOC's, ADE20K's,
+    COCO's val2017: their test maps are not public); None when the collection has neither."""
+    splits = data.images["split"].dropna().astype(str) if "split" in data.images.columns else pd.Series([], dtype=str)
+    if splits.empty:
+        return None
+    names = sorted(set(splits))
+    annotated = set(data.table("regions", ["image_id"])["image_id"].astype(int))
+    ids = data.images.loc[splits.index, "image_id"].astype(int)
+    for pattern in (r"test", r"val"):
+        for name in names:
+            if re.match(pattern, name, re.IGNORECASE) and annotated & set(ids[splits == name]):
+                return name
+    return None
+
+
+def default_split(data: Release) -> str:
+    """A map task's default side: the source's evaluation split where there is one, else the
+    test side of the image split."""
+    return "source" if evaluation_split(data) is not None else "test"
+
+
 def scored_images(data: Release, split: str) -> pd.DataFrame:
     """The images of ``split`` (module docstring), by id."""
     images = data.images.sort_values("image_id")
+    if split == "source":
+        name = evaluation_split(data)
+        if name is None:
+            raise TaskError(
+                "--split source: the collection has no test or validation split of its own; use test or all"
+            )
+        return images[images["split"] == name]
     if split == "all" or not has_subsets(data):
         return images
     if split != "test":
-        raise TaskError(f"--split {split}: use test or all")
+        raise TaskError(f"--split {split}: use test, source or all")
     test = data.table("regions", ["image_id"], [("image_split", "=", "test")])["image_id"].unique()
     return images[images["image_id"].isin(test)]
 
@@ -168,8 +202,11 @@ def scored_images(data: Release, split: str) -> pd.DataFrame:
 def mask_scope(data: Release, split: str) -> scope.Scope:
     """What a mask task scores of ``data`` (``scored_images``), as every task says it."""
     if split not in scope.SPLITS:
-        raise TaskError(f"--split {split}: use test or all")
+        raise TaskError(f"--split {split}: use test, source or all")
     has_split = has_subsets(data)
+    if split == "source":
+        side = f"the source's {evaluation_split(data)} split"
+        return scope.Scope(split, side, len(scored_images(data, split)), len(data.images), "images")
     side = scope.image_side(split, has_split)
     return scope.Scope(split if has_split else "all", side, len(scored_images(data, split)), len(data.images), "images")
 
@@ -191,7 +228,7 @@ def refuse_files_outside(data: Release, folder: Path, scored: pd.DataFrame, spli
     if unknown := [p for p in files if p.stem not in keys]:
         raise TaskError(
             f"{folder}: {len(unknown)} prediction files name no image of the release, e.g. "
-            f"{unknown[0].relative_to(folder)}; name each by its image's id or its file's stem "
+            f"{unknown[0].relative_to(folder)}; name each by its image's id, its file's stem or its Cityscapes frame "
             "(an image the build rejected is in the release's rejects table)"
         )
     if outside := [p for p in files if keys[p.stem] not in chosen]:
@@ -213,12 +250,38 @@ def natural_order(name: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def file_keys(images: pd.DataFrame) -> dict[str, int]:
-    """Prediction file stem -> image id: the id itself, or the stem of the image's file."""
-    out: dict[str, int] = {}
+# Cityscapes names a frame city_sequence_frame and its files by it with a suffix of their own
+# (aachen_000000_000019_leftImg8bit.png): what cityscapesScripts matches a prediction by.
+FRAME = re.compile(r"[A-Za-z][A-Za-z-]*_\d{6}_\d{6}")
+
+
+class FileKeys(dict[str, int]):
+    """Prediction file stem -> image id: the image's id, its file's stem, or the collection's
+    own key the stem begins with (a Cityscapes frame, whatever follows it)."""
+
+    def __missing__(self, stem: str) -> int:
+        found = FRAME.match(stem)
+        if found is None or found.group(0) == stem or found.group(0) not in self:
+            raise KeyError(stem)
+        return self[found.group(0)]
+
+    def __contains__(self, stem: object) -> bool:
+        if super().__contains__(stem):
+            return True
+        found = FRAME.match(stem) if isinstance(stem, str) else None
+        return found is not None and super().__contains__(found.group(0))
+
+
+def file_keys(images: pd.DataFrame) -> FileKeys:
+    """Prediction file stem -> image id (``FileKeys``): the id itself, the stem of the image's
+    file, or the collection's key of it (a Cityscapes frame)."""
+    out = FileKeys()
     for image_id, path in images[["image_id", "path"]].itertuples(index=False):
         out[str(int(image_id))] = int(image_id)
-        out.setdefault(Path(str(path)).stem, int(image_id))
+        stem = Path(str(path)).stem
+        out.setdefault(stem, int(image_id))
+        if frame := FRAME.match(stem):
+            out.setdefault(frame.group(0), int(image_id))
     return out
 
 

@@ -36,6 +36,7 @@ from regionbench.client.tasks._masks import (
     source_split_of,
     spread,
 )
+from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
 from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
@@ -62,6 +63,7 @@ class Settings(BenchmarkSettings):
 
 
 scope_of = masks_scope_of  # the images of the split
+default_split = masks_default_split  # the source's evaluation split, where the release has one
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, Path]]:

@@ -100,6 +100,8 @@ class Settings(MaskSettings):
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given; a band width without Boundary IoU
         is refused (it would change nothing)."""
+        if self.protocol not in measures.PROTOCOLS:
+            raise TaskError(f"--protocol {self.protocol}: the instances task's are {' and '.join(measures.PROTOCOLS)}")
         if self.iou_type != "boundary" and self.dilation_ratio != measures.DILATION_RATIO:
             raise TaskError(f"--dilation-ratio is a setting of --iou-type boundary, not of --iou-type {self.iou_type}")
         if self.iou_type == "boundary" and not self.dilation_ratio > 0:

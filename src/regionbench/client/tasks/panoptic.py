@@ -45,6 +45,7 @@ from regionbench.client.tasks._masks import (
     source_split_of,
     spread,
 )
+from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
@@ -75,6 +76,7 @@ class Settings(FileSettings):
 
 
 scope_of = masks_scope_of  # the images of the split
+default_split = masks_default_split  # the source's evaluation split, where the release has one
 
 
 @dataclass(frozen=True)

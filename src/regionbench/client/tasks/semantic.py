@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from regionbench.client import protocols
 from regionbench.client import semantic as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
@@ -39,6 +40,7 @@ from regionbench.client.tasks._masks import (
     source_split_of,
     spread,
 )
+from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
@@ -46,8 +48,8 @@ from regionbench.core import errors, geometry
 
 NAME = "semantic"
 SUMMARY = "label-map PNGs of the release's label ids"
-PREDICTIONS = "a folder of label-map PNGs of the release's label ids (or names, `--label-names map.json`: pixel value → label); the truth's unlabelled pixels are left out, a prediction's `--ignore` value (255) is a wrong pixel"
-MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, per-class IoU, and the same at each level of the hierarchy"
+PREDICTIONS = "a folder of label-map PNGs named by image id, file stem or the collection's key (a Cityscapes frame), of the release's label ids or of its benchmark's values (`--protocol`), or named by `--label-names map.json` (pixel value → label); the truth's unlabelled pixels are left out, a prediction's `--ignore` value (255) is a wrong pixel"
+MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, per-class IoU and the confusion matrix over the benchmark's classes (Cityscapes adds category IoU and iIoU), and the same at each level of the hierarchy"
 
 
 @dataclass(frozen=True)
@@ -61,16 +63,36 @@ class Settings(FileSettings):
     label_names: Path | Mapping[str, str] | None = option(
         None, "--label-names", "pixel value -> label name, a JSON object", type=Path, metavar="JSON"
     )
+    protocol: str | None = option(
+        None, "--protocol", "score as the benchmark does: cityscapes (its 19 classes, category IoU, iIoU), ade20k "
+        "(150 classes), voc (21 classes), or plain (every label); default: the release's layout's",
+        choices=list(protocols.PROTOCOLS),
+    )  # fmt: skip
+    train_ids: bool = option(
+        False, "--train-ids", "cityscapes: the maps hold train ids (0-18), not label ids", action="store_true"
+    )
+    reduce_zero_label: bool = option(
+        False, "--reduce-zero-label", "ade20k: the maps number the classes 0-149 (255 none), not 1-150",
+        action="store_true",
+    )  # fmt: skip
 
     def resolve(self, data: Release) -> Settings:
-        """The reference annotator named where none is given, and ``label_names`` read into the
-        map itself (the report keeps it, so a rerun needs no file)."""
+        """The reference annotator named where none is given, ``label_names`` read into the
+        map itself (the report keeps it, so a rerun needs no file), and the protocol: the one
+        given, else the release's layout's (``plain`` for maps named by ``label_names``)."""
         names = self.label_names
         if names is not None:
             label = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
             names = {str(v): label[i] for v, i in sorted(pixel_values(names, data).items())}
         annotator = self.annotator if self.annotator or self.all_annotators else reference(data)
-        return dataclasses.replace(self, annotator=annotator, label_names=names)
+        if self.protocol is not None and self.protocol not in protocols.PROTOCOLS:
+            raise TaskError(f"--protocol {self.protocol}: the semantic task's are {', '.join(protocols.PROTOCOLS)}")
+        protocol = self.protocol or (protocols.PLAIN if names else protocols.default_protocol(data.manifest))
+        if names and protocol != protocols.PLAIN:
+            raise TaskError("--label-names names a plain run's values; drop it, or give --protocol plain")
+        resolved = dataclasses.replace(self, annotator=annotator, label_names=names, protocol=protocol)
+        coding_of(data, resolved)  # a protocol the release cannot be scored by is refused now
+        return resolved
 
     def pixel_values(self, data: Release) -> dict[int, int] | None:
         """``label_names`` as pixel value -> label id (None: the values are label ids)."""
@@ -78,6 +100,42 @@ class Settings(FileSettings):
 
 
 scope_of = masks_scope_of  # the images of the split
+default_split = masks_default_split  # the source's evaluation split, where the release has one
+
+
+@dataclass(frozen=True)
+class Coding:
+    """How the truth and a run's maps become class indices: the ``names`` of the classes, the
+    truth's release label id -> class (``truth``: ``len(names)`` leaves a label out) and a
+    prediction's pixel value (or label id, through ``--label-names``) -> class (``values``:
+    ``len(names)`` is a value known and counted wrong); the ``protocol`` (None: plain)."""
+
+    names: list[str]
+    truth: dict[int, int]
+    values: dict[int, int]
+    protocol: protocols.Protocol | None = None
+
+    @property
+    def classes(self) -> int:
+        return len(self.names)
+
+
+def coding_of(data: Release, settings: Settings) -> Coding:
+    """The ``Coding`` of ``settings.protocol`` for ``data``; a protocol the release is not of
+    is a ``TaskError`` in one line."""
+    labels = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
+    name = settings.protocol or protocols.PLAIN
+    categories = data.table("source_categories") if "source_categories" in data.manifest.get("tables", {}) else None
+    try:
+        protocol = protocols.build(name, data.vocabulary, categories, settings.train_ids, settings.reduce_zero_label)
+    except protocols.ProtocolError as exc:
+        raise TaskError(str(exc)) from None
+    if protocol is None:
+        names, index = measures.label_codes(labels)
+        return Coding(names, index, index)
+    left_out = len(protocol.classes)
+    truth = {label_id: protocol.truth.get(label_id, left_out) for label_id in labels}
+    return Coding(protocol.classes, truth, protocol.values, protocol)
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int] | None:
@@ -100,12 +158,15 @@ def codes(classes: int) -> type:
     return np.uint8 if classes + 2 <= 256 else np.uint16 if classes + 2 <= 65536 else np.uint32
 
 
-def class_maps(data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int]) -> Mapping[int, np.ndarray]:
-    """``annotator``'s label map of each image as class indices (``index``: label id -> class),
+def class_maps(
+    data: Release, annotator: str, images: pd.DataFrame, index: dict[int, int], classes: int | None = None
+) -> Mapping[int, np.ndarray]:
+    """``annotator``'s label map of each image as class indices (``index``: label id -> class,
+    ``classes`` of them, default ``len(index)``; a label of index ``classes`` is left out),
     rasterised into the smallest type (``codes``) when asked for (``Lazy``: one map in memory at
-    a time): ``len(index)`` where no region lies, ``len(index) + 1`` where regions of different
+    a time): ``classes`` where no region lies, ``classes + 1`` where regions of different
     labels overlap (both ignored)."""
-    classes = len(index)
+    classes = len(index) if classes is None else classes
     none, clash, dtype = classes, classes + 1, codes(classes)
     ids = [int(i) for i in images["image_id"]]
     columns = ["image_id", "annotator", "label_id", "mask"]
@@ -161,36 +222,45 @@ def _semantic_against(
     return matrix, ignored, overlapped, abstained, accuracy
 
 
+def prediction_files(run: Run[Settings], images: pd.DataFrame) -> dict[int, Path]:
+    """Image id -> its map in ``run.predictions`` (``<key>.png``, ``key`` the image id, its
+    file's stem or its collection's key: ``file_keys``), for the images of ``images`` that have
+    one; a file named by the id comes first."""
+    keys = file_keys(images)
+    files: dict[int, Path] = {}
+    for path in sorted(run.predictions.glob("*.png"), key=lambda p: (not p.stem.isdigit(), p.name)):
+        if path.stem in keys:
+            files.setdefault(keys[path.stem], path)
+    return files
+
+
 def read_label_maps(
-    run: Run[Settings], images: pd.DataFrame, index: dict[int, int], unknown: Counter[int] | None = None
+    run: Run[Settings], images: pd.DataFrame, coding: Coding, unknown: Counter[int] | None = None
 ) -> Mapping[int, np.ndarray]:
-    """The run's label maps (``<key>.png`` in ``run.predictions``, ``key`` the image id or its
-    file's stem) as class indices (``index``: label id -> class; ``len(index)`` where the run
-    abstains: the ignore value, or a value naming no label, whose pixels ``unknown`` counts by
-    value), by image id, each read when asked for (``Lazy``: read it once); an image without one
-    is absent."""
-    files = {}
-    for image_id, path in images[["image_id", "path"]].itertuples(index=False):
-        named = [run.predictions / f"{int(image_id)}.png", run.predictions / f"{Path(str(path)).stem}.png"]
-        if found := next((p for p in named if p.is_file()), None):
-            files[int(image_id)] = found
+    """The run's label maps (``prediction_files``) as class indices (``coding.values``;
+    ``coding.classes`` where the run abstains: the ignore value, or a value naming no class,
+    whose pixels ``unknown`` counts by value), by image id, each read when asked for (``Lazy``:
+    read it once); an image without one is absent."""
+    files = prediction_files(run, images)
     shapes = image_sizes(images)
     return Lazy(
         list(files),
-        lambda i: _classes(read_png(files[i], shapes[i], dtype=None), index, run.given, run.settings.ignore, unknown),
-    )
+        lambda i: _classes(
+            read_png(files[i], shapes[i], dtype=None), coding.values, run.given, run.settings.ignore, unknown,
+            coding.classes,
+        ),
+    )  # fmt: skip
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The confusion matrix of the run against each truth, its figures flat and per hierarchy
-    level, per image pixel accuracy and the human ceiling."""
+    level, per image pixel accuracy and the human ceiling, under the settings' protocol
+    (``client.protocols``: Cityscapes adds its category IoU and iIoU)."""
     data, settings = run.data, run.settings
     images = scored_images(data, settings.split)
-    names, index = measures.label_codes(
-        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
-    )
+    coding = coding_of(data, settings)
+    names, classes, protocol = coding.names, coding.classes, coding.protocol
     truths = settings.truths(data)
-    classes = len(names)
     # The confusion matrices, ignored and overlapped pixels add up image by image.
     matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
     ignored = overlapped = abstained = without = 0
@@ -199,9 +269,10 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     split_of = source_split_of(images)
     by_split: dict[str, np.ndarray] = {}  # the first truth's matrix per source split, image by image too
     counted: Counter[str] = Counter()
+    weighted = protocols.InstanceCounts() if protocol is not None and protocol.instances else None
     for batch in batches(images):
-        predicted = read_label_maps(run, batch, index, unknown)
-        truth = {who: class_maps(data, who, batch, index) for who in truths}
+        predicted = read_label_maps(run, batch, coding, unknown)
+        truth = {who: class_maps(data, who, batch, coding.truth, classes) for who in truths}
         for image_id in batch["image_id"].astype(int).tolist():  # one image's maps at a time
             given = {image_id: predicted[image_id]} if image_id in predicted else {}
             for who in truths:
@@ -217,11 +288,14 @@ def score(run: Run[Settings]) -> dict[str, Any]:
                     abstained += abstaining
                     per_image |= accuracy
                     without += not given
+        if weighted is not None and protocol is not None:
+            _weigh_instances(run, batch, coding, truths[0], weighted)
     matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = measures.measures(matrix, names)
     report: dict[str, Any] = {
         "truth": truths if settings.all_annotators else truths[0],
+        "protocol": protocol.report() if protocol is not None else {"name": protocols.PLAIN, "classes": classes},
         "images": len(images),
         "images_without_prediction": without,
         "ignored_pixels": ignored,
@@ -244,25 +318,62 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             }
         ),
     }
-    report["notes"] = _notes(settings.ignore, run.given, index, names, unknown)
+    if protocol is not None and protocol.categories:
+        per_category = protocols.category_iou(matrix, protocol)
+        report["measures"]["category_miou"] = float(np.mean(list(per_category.values()))) if per_category else 0.0
+        report["per_category_iou"] = per_category
+    if weighted is not None and protocol is not None:
+        found = weighted.figures(matrix, protocol)
+        report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
+        report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
+    report["notes"] = _notes(settings.ignore, run.given, coding, unknown)
     if settings.all_annotators:
         figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
         each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
         report["per_annotator"] = each
         report["spread"] = spread(list(each.values()), list(figures))
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
-    report["human_ceiling"] = semantic_ceiling(data, images, index, classes, names)
+    report["human_ceiling"] = semantic_ceiling(data, images, coding)
     return report
 
 
-def _notes(
-    ignore: int, value_of: dict[int, int] | None, index: dict[int, int], names: list[str], unknown: Counter[int]
-) -> list[str]:
+def _weigh_instances(
+    run: Run[Settings], batch: pd.DataFrame, coding: Coding, who: str, weighted: protocols.InstanceCounts
+) -> None:
+    """iIoU's counts of a batch of images (``protocols.InstanceCounts``): ``who``'s instances
+    of the classes the protocol weighs (regions of those labels, crowds aside) against the run's
+    pixel values; an image without a map abstains everywhere."""
+    protocol = coding.protocol
+    assert protocol is not None
+    ids = [int(i) for i in batch["image_id"]]
+    columns = ["image_id", "label", "iscrowd", "mask"]
+    regions = run.data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
+    regions = regions[
+        regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(protocol.instances)
+    ]
+    files, shapes = prediction_files(run, batch), image_sizes(batch)
+    truth = class_maps(run.data, who, batch, coding.truth, coding.classes)
+    for image_id in ids:
+        if image_id in files:
+            values = read_png(files[image_id], shapes[image_id], dtype=np.int64)
+            predicted = _classes(values, coding.values, run.given, run.settings.ignore, None, coding.classes)
+        else:
+            values = np.full(shapes[image_id], -1, dtype=np.int64)
+            predicted = np.full(shapes[image_id], coding.classes, dtype=np.int64)
+        mine = regions[regions["image_id"] == image_id]
+        instances = [
+            (str(label), geometry.from_rle(rle)) for label, rle in zip(mine["label"], mine["mask"], strict=True)
+        ]
+        weighted.add(protocol, truth[image_id], values, predicted, instances)
+
+
+def _notes(ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown: Counter[int]) -> list[str]:
     """What the output says of how the maps were read: an ignore value that is a label's id
     (its pixels read as abstaining), and the values naming no label (counted wrong)."""
     notes = []
+    index, names = coding.values, coding.names
     named = value_of if value_of is not None else {i: i for i in index}
-    if ignore in named and named[ignore] in index:
+    if coding.protocol is None and ignore in named and named[ignore] in index:
         notes.append(
             f"the ignore value {ignore} is the id of label {names[index[named[ignore]]]}: its pixels in a map "
             "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
@@ -278,17 +389,16 @@ def _notes(
     return notes
 
 
-def semantic_ceiling(
-    data: Release, images: pd.DataFrame, index: dict[int, int], classes: int, names: list[str]
-) -> dict[str, Any]:
+def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dict[str, Any]:
     """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
-    each (the mean over the others), and over them."""
+    each (the mean over the others), and over them, over the protocol's classes (``coding``)."""
     people = humans(data)
     if len(people) < 2:
         return {}
+    classes, names = coding.classes, coding.names
     pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
     for batch in batches(images):
-        maps = {a: dict(class_maps(data, a, batch, index)) for a in people}  # each used by every other
+        maps = {a: dict(class_maps(data, a, batch, coding.truth, classes)) for a in people}  # each used by every other
         for (a, b), matrix in pairs.items():
             predicted = {i: np.minimum(label, classes) for i, label in maps[a].items()}  # unlabelled by a: abstains
             matrix += _semantic_against(maps[b], predicted, classes)[0]
@@ -323,13 +433,17 @@ def _classes(
     value_of: dict[int, int] | None,
     ignore: int,
     unknown: Counter[int] | None = None,
+    classes: int | None = None,
 ) -> np.ndarray:
-    """Pixel values -> class indices in the smallest type (``codes``); ``len(index)`` (abstains)
-    for the ignore value and for a value naming no label (``value_of``: pixel value -> label id,
-    else the values are label ids), whose pixels ``unknown`` counts by value."""
+    """Pixel values -> class indices in the smallest type (``codes``); ``classes`` (default
+    ``len(index)``: abstains) for the ignore value and for a value naming no label
+    (``value_of``: pixel value -> label id, else the values are label ids; ``index``: label id
+    -> class), whose pixels ``unknown`` counts by value; a value ``index`` sends to ``classes``
+    is known, and wrong."""
+    classes = len(index) if classes is None else classes
     low = min(int(values.min()), 0) if values.size else 0  # a 32-bit PNG may hold negative values
     counts = np.bincount((values - low).ravel()) if values.size else np.zeros(0, dtype=np.int64)
-    lookup: np.ndarray = np.full(len(counts), len(index), dtype=codes(len(index)))  # pixel value - low -> class
+    lookup: np.ndarray = np.full(len(counts), classes, dtype=codes(classes))  # pixel value - low -> class
     for k in np.flatnonzero(counts).tolist():
         value = k + low
         label_id = value_of.get(value) if value_of is not None else value
@@ -340,8 +454,8 @@ def _classes(
                 unknown[value] += int(counts[k])
             continue
         lookup[k] = index[label_id]
-    classes: np.ndarray = lookup[values - low] if low else lookup[values]
-    return classes
+    mapped: np.ndarray = lookup[values - low] if low else lookup[values]
+    return mapped
 
 
 def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:
@@ -350,12 +464,12 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     truth labels the same and the truth's labels under them (``truth``: label -> pixels; pixels
     the truth ignores aside)."""
     data = run.data
-    names, index = measures.label_codes(
-        dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
-    )
+    coding = coding_of(data, run.settings)
+    names = coding.names
     for batch in batches(scored_images(data, run.settings.split)):
-        predicted = read_label_maps(run, batch, index)
-        truth = class_maps(data, str(run.settings.annotator), batch[batch["image_id"].isin(list(predicted))], index)
+        predicted = read_label_maps(run, batch, coding)
+        chosen = batch[batch["image_id"].isin(list(predicted))]
+        truth = class_maps(data, str(run.settings.annotator), chosen, coding.truth, coding.classes)
         for image_id in batch["image_id"].astype(int):
             classes = predicted.get(int(image_id))
             if classes is None:

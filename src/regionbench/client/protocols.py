@@ -1,0 +1,249 @@
+"""Label maps scored as each benchmark scores them (``evaluate --task semantic --protocol``).
+
+A protocol fixes which classes are evaluated and in which order, which of the truth's pixels are
+left out, and what a prediction's pixel values mean:
+
+- ``plain``: every label of the release, its label ids as pixel values; the truth's unlabelled
+  pixels left out.
+- ``cityscapes``: the 19 classes Cityscapes evaluates (``ignore_in_eval`` false in the release's
+  ``source_categories``, in ``train_id`` order); every other label's pixels left out of the
+  truth; predictions in label ids (0-33, cityscapesScripts' input) or, with ``--train-ids``, in
+  train ids (0-18); a value naming a label Cityscapes does not evaluate is wrong. Beside the
+  class IoU: the IoU of its 7 categories and the instance-weighted iIoU of the classes and
+  categories with instances, as ``cityscapesscripts.evaluation.evalPixelLevelSemanticLabeling``
+  computes them (Cordts et al., CVPR 2016).
+- ``ade20k``: SceneParsing's 150 classes in ``objectInfo150`` order, the truth's 0 ("other")
+  left out; predictions in 1-150 or, with ``--reduce-zero-label`` (as mmseg names it), 0-149
+  with 255 for none.
+- ``voc``: VOC's 21 classes (background included) in its order; void (255) left out;
+  predictions 0-20.
+
+A release's layout chooses its protocol (``default_protocol``); every figure is then taken from
+one confusion matrix over the protocol's classes (``client.semantic.measures``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+PLAIN, CITYSCAPES, ADE20K, VOC = "plain", "cityscapes", "ade20k", "voc"
+PROTOCOLS = (PLAIN, CITYSCAPES, ADE20K, VOC)
+BY_LAYOUT = {"cityscapes": CITYSCAPES, "ade20k": ADE20K, "voc": VOC}
+
+# cityscapesScripts' average instance size of each class with instances, in pixels (its
+# ``args.avgClassSize``, measured on the training set): an instance's weight in iIoU is this
+# over its own size.
+CITYSCAPES_INSTANCE_SIZE = {
+    "bicycle": 4672.3249222261, "caravan": 36771.8241758242, "motorcycle": 6298.7200839748,
+    "rider": 3930.4788056518, "bus": 35732.1511111111, "train": 67583.7075812274, "car": 12794.0202738185,
+    "person": 3462.4756337644, "truck": 27855.1264367816, "trailer": 16926.9763313609,
+}  # fmt: skip
+VOC_CLASSES = (
+    "background", "aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow",
+    "diningtable", "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor",
+)  # fmt: skip
+
+
+class ProtocolError(ValueError):
+    """A release (or a run's options) that a protocol cannot score: one line."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A benchmark's scoring of label maps: its ``classes`` (release labels, in its order), the
+    truth (``truth``: release label id -> class; a label absent is left out), what a
+    prediction's pixel values mean (``values``: value -> class; ``len(classes)``: a value the
+    benchmark knows and counts wrong; any other value is wrong too, and reported), and, for
+    Cityscapes, its ``categories`` (name -> classes) and the instance weighting (``instances``:
+    label -> average size; ``category_values``: category -> the pixel values it takes in iIoU)."""
+
+    name: str
+    classes: list[str]
+    truth: dict[int, int]
+    values: dict[int, int]
+    categories: dict[str, list[int]] = field(default_factory=dict)
+    instances: dict[str, float] = field(default_factory=dict)
+    category_values: dict[str, list[int]] = field(default_factory=dict)
+
+    def report(self) -> dict[str, Any]:
+        """What the report keeps of the protocol: its name and classes."""
+        out: dict[str, Any] = {"name": self.name, "classes": len(self.classes)}
+        if self.categories:
+            out["categories"] = {name: [self.classes[k] for k in ks] for name, ks in self.categories.items()}
+        return out
+
+
+def default_protocol(manifest: dict[str, Any]) -> str:
+    """The protocol of a release's layout (``BY_LAYOUT``), ``plain`` for any other."""
+    return BY_LAYOUT.get(str(manifest.get("layout", "")), PLAIN)
+
+
+def build(
+    name: str,
+    vocabulary: pd.DataFrame,
+    source_categories: pd.DataFrame | None,
+    train_ids: bool = False,
+    reduce_zero_label: bool = False,
+) -> Protocol | None:
+    """The protocol ``name`` for a release of this ``vocabulary`` (label, label_id) and
+    ``source_categories``; None for ``plain``. Raises ProtocolError when the release is not of
+    the benchmark (its classes are missing) or an option does not apply."""
+    if train_ids and name != CITYSCAPES:
+        raise ProtocolError(f"--train-ids: Cityscapes' train ids; the protocol here is {name}")
+    if reduce_zero_label and name != ADE20K:
+        raise ProtocolError(f"--reduce-zero-label: ADE20K's 0-149 maps; the protocol here is {name}")
+    ids = dict(zip(vocabulary["label"].astype(str), vocabulary["label_id"].astype(int), strict=True))
+    if name == PLAIN:
+        return None
+    if name == CITYSCAPES:
+        return _cityscapes(ids, source_categories, train_ids)
+    if name == ADE20K:
+        return _ade20k(ids, reduce_zero_label)
+    if name == VOC:
+        missing = [c for c in VOC_CLASSES if c not in ids]
+        if missing:
+            raise ProtocolError(f"--protocol voc: the release has no label {missing[0]!r} of VOC's 21 classes")
+        truth = {ids[c]: k for k, c in enumerate(VOC_CLASSES)}
+        return Protocol(VOC, list(VOC_CLASSES), truth, {ids[c]: k for k, c in enumerate(VOC_CLASSES)})
+    raise ProtocolError(f"--protocol {name}: one of {', '.join(PROTOCOLS)}")
+
+
+def _cityscapes(ids: dict[str, int], categories: pd.DataFrame | None, train_ids: bool) -> Protocol:
+    """Cityscapes' protocol from the label table the release keeps (``source_categories``:
+    ``category_id`` the label id, ``train_id``, ``ignore_in_eval``, ``has_instances`` and the
+    category as ``supercategory``)."""
+    needed = {"category_id", "label", "train_id", "ignore_in_eval", "has_instances", "supercategory"}
+    if categories is None or not needed <= set(categories.columns) or categories["train_id"].isna().all():
+        raise ProtocolError(
+            "--protocol cityscapes: the release keeps no Cityscapes label table (source_categories with train_id "
+            "and ignore_in_eval); build it from a Cityscapes tree, or use --protocol plain"
+        )
+    table = categories.dropna(subset=["train_id"]).drop_duplicates("category_id").sort_values("category_id")
+    evaluated = table[~table["ignore_in_eval"].astype(bool)].sort_values("train_id")
+    classes = [str(x) for x in evaluated["label"]]
+    index = {int(i): k for k, i in enumerate(evaluated["category_id"])}
+    truth = {ids[c]: k for k, c in enumerate(classes) if c in ids}
+    if train_ids:
+        values = {int(t): k for k, t in enumerate(evaluated["train_id"])}
+    else:
+        values = {int(i): index.get(int(i), len(classes)) for i in table["category_id"]}
+    groups: dict[str, list[int]] = {}
+    for label, category in zip(evaluated["label"], evaluated["supercategory"], strict=True):
+        groups.setdefault(str(category), []).append(classes.index(str(label)))
+    # iIoU's categories: those whose every label has instances; their pixel values, the labels
+    # Cityscapes does not evaluate among them too (cityscapesScripts' ``instanceStats``)
+    category_values: dict[str, list[int]] = {}
+    for category, rows in table.groupby("supercategory", sort=True):
+        if rows["has_instances"].astype(bool).all():
+            members = rows["category_id"].astype(int).tolist()
+            if train_ids:  # a train id names an evaluated label only
+                members = [int(t) for t in rows.loc[~rows["ignore_in_eval"].astype(bool), "train_id"]]
+            category_values[str(category)] = sorted(members)
+    instances = {
+        str(label): CITYSCAPES_INSTANCE_SIZE[str(label)]
+        for label, has in zip(evaluated["label"], evaluated["has_instances"], strict=True)
+        if has and str(label) in CITYSCAPES_INSTANCE_SIZE
+    }
+    return Protocol(CITYSCAPES, classes, truth, values, groups, instances, category_values)
+
+
+def _ade20k(ids: dict[str, int], reduce_zero_label: bool) -> Protocol:
+    """SceneParsing's 150 classes: the release's labels of ids 1-150 (``objectInfo150``'s Idx)."""
+    by_id = {i: label for label, i in ids.items()}
+    missing = [i for i in range(1, 151) if i not in by_id]
+    if missing:
+        raise ProtocolError(
+            f"--protocol ade20k: the release has no label of id {missing[0]} (SceneParsing's 150 classes, "
+            "objectInfo150's Idx); build it from ADEChallengeData2016, or use --protocol plain"
+        )
+    classes = [by_id[i] for i in range(1, 151)]
+    values = {i - 1: i - 1 for i in range(1, 151)} if reduce_zero_label else {i: i - 1 for i in range(1, 151)}
+    return Protocol(ADE20K, classes, {i: i - 1 for i in range(1, 151)}, values)
+
+
+def category_iou(matrix: np.ndarray, protocol: Protocol) -> dict[str, float]:
+    """Each category's IoU from the class confusion ``matrix`` (classes x classes + 1): the
+    classes of a category merged, as cityscapesScripts' ``getIouScoreForCategory``; a category
+    with nothing to count has none."""
+    k = len(protocol.classes)
+    out = {}
+    for name, members in protocol.categories.items():
+        others = [c for c in range(k) if c not in members]
+        tp = int(matrix[np.ix_(members, members)].sum())
+        fn = int(matrix[members].sum()) - tp
+        fp = int(matrix[np.ix_(others, members)].sum())
+        if tp + fp + fn:
+            out[name] = tp / (tp + fp + fn)
+    return out
+
+
+@dataclass
+class InstanceCounts:
+    """iIoU's weighted counts over a run (``add`` an image at a time): per class and per
+    category, the instance-weighted true positives and false negatives; per category, the
+    false positives its pixel values make on the other evaluated classes."""
+
+    tp: dict[str, float] = field(default_factory=dict)
+    fn: dict[str, float] = field(default_factory=dict)
+    category_tp: dict[str, float] = field(default_factory=dict)
+    category_fn: dict[str, float] = field(default_factory=dict)
+    category_fp: dict[str, int] = field(default_factory=dict)
+
+    def add(
+        self,
+        protocol: Protocol,
+        truth: np.ndarray,
+        values: np.ndarray,
+        predicted: np.ndarray,
+        instances: list[tuple[str, np.ndarray]],
+    ) -> None:
+        """One image: its ``truth`` class map, the run's pixel ``values`` and their classes
+        (``predicted``), and its truth ``instances`` (label, mask) of the evaluated classes with
+        instances."""
+        k = len(protocol.classes)
+        category_of = {protocol.classes[c]: name for name, cs in protocol.categories.items() for c in cs}
+        in_category = {name: np.isin(values, ids) for name, ids in protocol.category_values.items()}
+        for label, mask in instances:
+            size = int(np.count_nonzero(mask))
+            if not size:
+                continue
+            weight = protocol.instances[label] / size
+            tp = int(np.count_nonzero(predicted[mask] == protocol.classes.index(label)))
+            self.tp[label] = self.tp.get(label, 0.0) + tp * weight
+            self.fn[label] = self.fn.get(label, 0.0) + (size - tp) * weight
+            category = category_of.get(label)
+            if category in in_category:
+                hit = int(np.count_nonzero(in_category[category][mask]))
+                self.category_tp[category] = self.category_tp.get(category, 0.0) + hit * weight
+                self.category_fn[category] = self.category_fn.get(category, 0.0) + (size - hit) * weight
+        for name, taken in in_category.items():
+            members = [protocol.classes.index(c) for c, n in category_of.items() if n == name]
+            others = (truth < k) & ~np.isin(truth, members)
+            self.category_fp[name] = self.category_fp.get(name, 0) + int(np.count_nonzero(taken & others))
+
+    def figures(self, matrix: np.ndarray, protocol: Protocol) -> dict[str, Any]:
+        """iIoU per class (weighted tp / (weighted tp + fp + weighted fn), fp the class's
+        unweighted false positives from ``matrix``) and per category, and their means over the
+        classes and categories that have one (cityscapesScripts' ``getInstanceIouScoreFor*``)."""
+        per_class = {}
+        for label in protocol.instances:
+            c = protocol.classes.index(label)
+            fp = int(matrix[:, c].sum()) - int(matrix[c, c])
+            denom = self.tp.get(label, 0.0) + fp + self.fn.get(label, 0.0)
+            if denom:
+                per_class[label] = self.tp.get(label, 0.0) / denom
+        per_category = {}
+        for name in protocol.category_values:
+            denom = self.category_tp.get(name, 0.0) + self.category_fp.get(name, 0) + self.category_fn.get(name, 0.0)
+            if denom:
+                per_category[name] = self.category_tp.get(name, 0.0) / denom
+        return {
+            "iiou": float(np.mean(list(per_class.values()))) if per_class else None,
+            "category_iiou": float(np.mean(list(per_category.values()))) if per_category else None,
+            "per_class_iiou": per_class,
+            "per_category_iiou": per_category,
+        }
