@@ -186,3 +186,28 @@ def test_a_collection_without_an_evaluation_split_and_an_empty_side_are_refused(
     monkeypatch.setattr(tasks.get("semantic"), "scope_of", lambda data, settings: empty)
     with pytest.raises(tasks.TaskError, match="nothing to score: the test side of the image split holds none"):
         tasks.evaluate(data, run, "semantic")
+
+
+def test_an_ade20k_run_in_0_149_is_read_with_reduce_zero_label(tmp_path: Path) -> None:
+    """ADE20K's maps as mmseg trains on them (class - 1, 255 for "other"): scored right with
+    --reduce-zero-label, and read as the benchmark's 1-150 without it (every class off by one:
+    wrong); the truth's "other" is left out either way; on the source's validation split."""
+    from regionbench.synthetic import ade20k
+
+    raw = tmp_path / "raw"
+    list(ade20k.write_tree(raw, 6, 2, (64, 48)))
+    _, _, folder = built_release(tmp_path, "ade", f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    for path in sorted((raw / "ADEChallengeData2016/annotations/validation").glob("*.png")):
+        values = np.asarray(Image.open(path)).astype(np.int64)
+        Image.fromarray(np.where(values == 0, 255, values - 1).astype(np.uint8)).save(run / path.name)
+    out = tmp_path / "report.json"
+    done = evaluate(folder, run, out, "--reduce-zero-label")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["protocol"]["name"] == "ade20k" and report["scored"]["side"] == "the source's validation split"
+    assert report["measures"]["miou"] == 1.0 and report["abstained_pixels"] == 0
+    done = evaluate(folder, run, out)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["measures"]["pixel_accuracy"] < 0.5

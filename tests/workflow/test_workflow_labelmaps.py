@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 from conftest import build, built_release, workflow_copy, write_config
 from PIL import Image
 
@@ -257,3 +258,34 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
     found = json.loads(report.read_text())
     assert found["scored"]["side"] == "the source's val split" and found["images"] == 3
     assert found["protocol"]["name"] == "plain" and found["measures"]["miou"] == 1.0
+
+
+@pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff"])
+def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_exact(
+    tmp_path: Path, layout: str
+) -> None:
+    """CamVid (SegNet's), LIP and COCO-Stuff as distributed: a generated tree is detected as its
+    collection, builds with the collection's class values as label ids, verifies, and exports
+    back map for map and image for image."""
+    import importlib
+
+    synth = importlib.import_module(f"regionbench.synthetic.{layout}")
+    raw = tmp_path / "raw"
+    list(synth.write_tree(raw, 6, 4, (64, 48)))
+    _, _, folder = built_release(tmp_path, layout, f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
+    assert json.loads((folder / "manifest.json").read_text())["layout"] == layout
+    regions = pq.read_table(folder / "data/regions.parquet", columns=["label_id", "category_id"]).to_pylist()
+    assert regions and all(r["label_id"] == r["category_id"] for r in regions)  # the collection's values
+    out = tmp_path / "export"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", layout, "--images", str(raw)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.relative_to(raw) for p in raw.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == written
+    for path in written:
+        if path.suffix == ".png" and np.asarray(Image.open(raw / path)).ndim == 2:  # a map: its values
+            assert np.array_equal(np.asarray(Image.open(out / path)), np.asarray(Image.open(raw / path))), path
+        else:
+            assert (out / path).read_bytes() == (raw / path).read_bytes(), path

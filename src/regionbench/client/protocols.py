@@ -152,17 +152,19 @@ def _cityscapes(ids: dict[str, int], categories: pd.DataFrame | None, train_ids:
 
 
 def _ade20k(ids: dict[str, int], reduce_zero_label: bool) -> Protocol:
-    """SceneParsing's 150 classes: the release's labels of ids 1-150 (``objectInfo150``'s Idx)."""
-    by_id = {i: label for label, i in ids.items()}
-    missing = [i for i in range(1, 151) if i not in by_id]
-    if missing:
+    """SceneParsing's classes: the release's labels of ids 1-150 (``objectInfo150``'s Idx, all
+    150 in the benchmark's own files), in that order."""
+    by_id = {i: label for label, i in ids.items() if 1 <= i <= 150}
+    if not by_id:
         raise ProtocolError(
-            f"--protocol ade20k: the release has no label of id {missing[0]} (SceneParsing's 150 classes, "
-            "objectInfo150's Idx); build it from ADEChallengeData2016, or use --protocol plain"
+            "--protocol ade20k: the release has no label of id 1-150 (SceneParsing's classes, objectInfo150's Idx); "
+            "build it from ADEChallengeData2016, or use --protocol plain"
         )
-    classes = [by_id[i] for i in range(1, 151)]
-    values = {i - 1: i - 1 for i in range(1, 151)} if reduce_zero_label else {i: i - 1 for i in range(1, 151)}
-    return Protocol(ADE20K, classes, {i: i - 1 for i in range(1, 151)}, values)
+    order = sorted(by_id)
+    classes = [by_id[i] for i in order]
+    truth = {i: k for k, i in enumerate(order)}
+    values = {i - 1: k for k, i in enumerate(order)} if reduce_zero_label else dict(truth)
+    return Protocol(ADE20K, classes, truth, values)
 
 
 def category_iou(matrix: np.ndarray, protocol: Protocol) -> dict[str, float]:

@@ -39,6 +39,7 @@ from regionbench.io.shards import IngestError, image_id_of
 ANNOTATOR = "ade20k"
 SAMPLE = 16  # maps a tree's class table is checked against before a build reads it
 OTHER = 0
+SPLITS = ("training", "validation")  # the benchmark's folders
 INFO = ("objectInfo150.txt", "objectInfo150.csv")
 
 
@@ -156,9 +157,12 @@ class Ade20kLayout(ImageRuns, NamesCategories, Exports):
     official_measures = ()
 
     def detect(self, root: Path) -> bool:
+        """Its images and maps, and its own class table or split names: a tree of another
+        collection laid out alike (COCO-Stuff's train2017/) is not claimed."""
         folder = base(Path(root))
-        maps = (p for p in (folder / "annotations").glob("*/") if not is_panoptic_file(p.with_suffix(".json")))
-        return (folder / "images").is_dir() and any(any(p.glob("*.png")) for p in maps)
+        maps = [p for p in (folder / "annotations").glob("*/") if not is_panoptic_file(p.with_suffix(".json"))]
+        own = info_file(folder) is not None or any(p.name in SPLITS for p in maps)
+        return own and (folder / "images").is_dir() and any(any(p.glob("*.png")) for p in maps)
 
     def check(self, root: Path) -> None:
         """The class table must be there (without it no value has a name), and a sample of the

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,17 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.labelmaps import ImageRuns, Item, Listed, MapReader, Meaning, safe_label, shard_run
+from regionbench.io.labelmaps import (
+    ImageRuns,
+    Item,
+    Listed,
+    MapReader,
+    Meaning,
+    export_maps,
+    read_map,
+    safe_label,
+    shard_run,
+)
 from regionbench.io.layouts import About, Exports, NamesCategories, Reading, ReleaseTables, TreeVocabulary, image_files
 from regionbench.io.shards import IngestError, image_id_of
 
@@ -98,39 +109,146 @@ class Format:
         return Meaning(value, self.known[value].label)
 
 
-def items(root: Path) -> list[Item]:
-    """Every image and map of the folder by (split, stem), sorted."""
+def paired(
+    root: Path,
+    folders: Sequence[tuple[str | None, Path, Path]],
+    annotator: str,
+    suffixes: tuple[str, ...] = IMAGE_SUFFIXES,
+) -> list[Item]:
+    """The items of a tree whose images and maps share their stems: for each (split, image
+    folder, map folder) of ``folders`` (relative to ``root``), every image (``suffixes``) and
+    every ``.png`` map, matched by stem, sorted; an image name seen in an earlier split is a
+    copy (a reject)."""
     root = Path(root)
-    found: dict[tuple[str | None, str], dict[str, Any]] = {}
-    for kind, pattern in (("image", "images"), ("map", "labels")):
-        for path in sorted((root / pattern).rglob("*")):
-            if not path.is_file() or len(path.relative_to(root / pattern).parts) > 2:
-                continue
-            if (kind == "image" and path.suffix.lower() not in IMAGE_SUFFIXES) or (
-                kind == "map" and path.suffix != ".png"
-            ):
-                continue
-            split = path.parent.name if path.parent != root / pattern else None
-            entry = found.setdefault((split, path.stem), {"maps": {}})
-            if kind == "image":
-                entry["image"] = path.relative_to(root).as_posix()
-            else:
-                entry["maps"][ANNOTATOR] = path.relative_to(root).as_posix()
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for split, images, maps in folders:
+        for path in sorted((root / images).glob("*")) if (root / images).is_dir() else []:
+            if path.is_file() and path.suffix.lower() in suffixes:
+                found.setdefault((split or "", path.stem), {"maps": {}})["image"] = path.relative_to(root).as_posix()
+        for path in sorted((root / maps).glob("*.png")) if (root / maps).is_dir() else []:
+            entry = found.setdefault((split or "", path.stem), {"maps": {}})
+            entry["maps"][annotator] = path.relative_to(root).as_posix()
     first: dict[str, str] = {}
     out = []
-    for (split, stem), e in sorted(found.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+    for (split, stem), e in sorted(found.items()):
         key = f"{split}/{stem}" if split else stem
         copy_of = first.setdefault(stem, key)
         image = e.get("image")
-        out.append(
-            Item(
-                key, image, e["maps"], split, image_id_of(Path(image or stem).name), None if copy_of == key else copy_of
-            )
-        )
+        image_id = image_id_of(Path(image or stem).name)
+        out.append(Item(key, image, e["maps"], split or None, image_id, None if copy_of == key else copy_of))
     return out
 
 
-class ClassMapLayout(ImageRuns, NamesCategories, Exports):
+def items(root: Path) -> list[Item]:
+    """Every image and map of a class-map folder, flat or one folder per split."""
+    root = Path(root)
+    splits = sorted({p.name for kind in ("images", "labels") for p in (root / kind).glob("*") if p.is_dir()})
+    folders: list[tuple[str | None, Path, Path]] = [(None, Path("images"), Path("labels"))]
+    folders += [(split, Path("images") / split, Path("labels") / split) for split in splits]
+    return paired(root, folders, ANNOTATOR)
+
+
+class TableMaps(ImageRuns, NamesCategories, Exports):
+    """What the layouts of one class map an image and a class table share: a region per class
+    present (no instances), the table's void values the ignore mask, the classes under their
+    parents as the vocabulary (the table's ids as label ids), and the maps written back pixel for
+    pixel. A layout says how its tree is laid out (``items``, ``detect``), where its table comes
+    from (``classes``; ``table_files`` the files it is read from) and where export writes a map
+    (``map_target``) and an image (``image_target``)."""
+
+    annotator = ANNOTATOR
+    official_measures: tuple[str, ...] = ()
+    SAMPLE = 16  # maps checked against the table before a build reads the tree
+
+    def classes(self, root: Path) -> dict[int, Class]:
+        raise NotImplementedError
+
+    def items(self, root: Path) -> list[Item]:
+        raise NotImplementedError
+
+    def table_files(self, root: Path) -> list[str]:
+        return []
+
+    def map_target(self, row: dict[str, Any]) -> Path:
+        raise NotImplementedError
+
+    def image_target(self, row: dict[str, Any]) -> Path:
+        raise NotImplementedError
+
+    def write_table(self, out: Path, classes: list[dict[str, Any]]) -> None:
+        """Write the class table export read from (a layout whose table is fixed writes none)."""
+
+    def check(self, root: Path) -> None:
+        """The table must name a class, and a sample of the maps only values it names: a tree of
+        another collection laid out alike is refused, never read as this one."""
+        known = self.classes(Path(root))
+        if not any(not c.ignore for c in known.values()):
+            raise IngestError("its class table names only void values; name the classes too")
+        found = [item for item in self.items(Path(root)) if self.annotator in item.maps]
+        for item in found[:: max(1, len(found) // self.SAMPLE)][: self.SAMPLE]:
+            path = Path(root) / item.maps[self.annotator]
+            try:
+                values = set(np.unique(read_map(path, Format.map_modes)).tolist())
+            except ValueError:
+                continue  # the shard rejects it, saying why
+            if unknown := sorted(values - set(known)):
+                raise IngestError(
+                    f"{path.relative_to(root)} holds values {unknown[:5]} that {self.name}'s classes do not name: this "
+                    f"is not a {self.name} tree; set layout to the collection's, or lay it out as a class-map folder "
+                    "with its classes.csv (layout: classmap)"
+                )
+
+    def listing(self, root: Path) -> list[Listed]:
+        return [item.listed for item in self.items(Path(root))]
+
+    def inputs(self, root: Path) -> list[str]:
+        return self.table_files(root)
+
+    def annotators(self, root: Path) -> list[str]:
+        return [self.annotator]
+
+    def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> MapReader:
+        run = shard_run(self.items(Path(root)), shard, reading.shard_size)
+        return MapReader(root, shard, run, reading, Format(self.classes(Path(root))), [self.annotator])
+
+    def category_files(self, root: Path) -> list[str]:
+        return self.table_files(root)
+
+    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
+        """The classes under their parents (a parent that is no class is a group), the rest
+        under ``entity``; the class ids as label ids."""
+        known = [c for c in self.classes(Path(root)).values() if not c.ignore]
+        labels = {c.label for c in known}
+        nodes = {"entity": Node("entity", None)}
+        for c in known:
+            if c.parent and c.parent not in labels and c.parent not in nodes:
+                nodes[c.parent] = Node(c.parent, "entity")
+        for c in known:
+            parent = c.parent if c.parent and c.parent != c.label else "entity"
+            nodes[c.label] = Node(c.label, parent)
+        tree = Hierarchy("entity", nodes)
+        tree.write_yaml(Path(out) / "hierarchy.yaml", f"The classes of {self.name}, under their parents.")
+        names = "".join(f"{c.name}\t{c.label}\n" for c in known if c.name != c.label)
+        (Path(out) / "category_names.tsv").write_text(f"name\tlabel\n{names}", encoding="utf-8")
+        return TreeVocabulary(tree.labels, {"labels": len(known)}, {c.label: c.id for c in known})
+
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        return [
+            {"annotator": self.annotator, "category_id": c.id, "name": c.name, "supercategory": c.parent,
+             "label": c.label if c.label in reading.words and not c.ignore else None, "ignore_in_eval": c.ignore}
+            for c in sorted(self.classes(Path(root)).values(), key=lambda c: c.id)
+        ]  # fmt: skip
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The release in the layout's files (``export_release``)."""
+        counts = export_release(self, release, Path(out), images, annotator)
+        return [
+            f"{out}: {counts['images']} maps of {counts['annotator']}, {counts['classes']} classes"
+            + ("" if images else "; no image files: copy them in, or pass --images ROOT")
+        ]
+
+
+class ClassMapLayout(TableMaps):
     """A folder of images, class maps and ``classes.csv`` (module docstring)."""
 
     name = "classmap"
@@ -142,85 +260,50 @@ class ClassMapLayout(ImageRuns, NamesCategories, Exports):
         keyword="class maps",
         creators="found",
     )
-    official_measures = ()
 
     def detect(self, root: Path) -> bool:
         root = Path(root)
         return (root / CLASSES).is_file() and (root / "images").is_dir() and (root / "labels").is_dir()
 
-    def check(self, root: Path) -> None:
-        """The class table must read, and name a class that is not void."""
-        known = table(Path(root))
-        if not any(not c.ignore for c in known.values()):
-            raise IngestError(f"{CLASSES} names only void values (ignore=1); name the classes too")
+    def classes(self, root: Path) -> dict[int, Class]:
+        return table(root)
 
-    def listing(self, root: Path) -> list[Listed]:
-        return [item.listed for item in items(Path(root))]
+    def items(self, root: Path) -> list[Item]:
+        return items(root)
 
-    def inputs(self, root: Path) -> list[str]:
+    def table_files(self, root: Path) -> list[str]:
         path = Path(root) / CLASSES
         return [str(path)] if path.is_file() else []
 
-    def annotators(self, root: Path) -> list[str]:
-        return [ANNOTATOR]
+    def map_target(self, row: dict[str, Any]) -> Path:
+        return Path("labels") / (row["split"] or "") / f"{Path(row['path']).stem}.png"
 
-    def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> MapReader:
-        run = shard_run(items(Path(root)), shard, reading.shard_size)
-        return MapReader(root, shard, run, reading, Format(table(Path(root))), [ANNOTATOR])
+    def image_target(self, row: dict[str, Any]) -> Path:
+        return Path("images") / (row["split"] or "") / Path(row["path"]).name
 
-    def category_files(self, root: Path) -> list[str]:
-        return self.inputs(root)
-
-    def write_vocabulary(self, root: Path, out: Path) -> TreeVocabulary:
-        """The classes under their parents (a parent that is no class is a group), the rest
-        under ``entity``; the class ids as label ids."""
-        known = [c for c in table(Path(root)).values() if not c.ignore]
-        labels = {c.label for c in known}
-        nodes = {"entity": Node("entity", None)}
-        for c in known:
-            if c.parent and c.parent not in labels and c.parent not in nodes:
-                nodes[c.parent] = Node(c.parent, "entity")
-        for c in known:
-            parent = c.parent if c.parent and c.parent != c.label else "entity"
-            nodes[c.label] = Node(c.label, parent)
-        tree = Hierarchy("entity", nodes)
-        tree.write_yaml(Path(out) / "hierarchy.yaml", f"The classes of {CLASSES}, under their parents.")
-        names = "".join(f"{c.name}\t{c.label}\n" for c in known if c.name != c.label)
-        (Path(out) / "category_names.tsv").write_text(f"name\tlabel\n{names}", encoding="utf-8")
-        return TreeVocabulary(tree.labels, {"labels": len(known)}, {c.label: c.id for c in known})
-
-    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
-        return [
-            {"annotator": ANNOTATOR, "category_id": c.id, "name": c.name, "supercategory": c.parent,
-             "label": c.label if c.label in reading.words and not c.ignore else None, "ignore_in_eval": c.ignore}
-            for c in sorted(table(Path(root)).values(), key=lambda c: c.id)
-        ]  # fmt: skip
-
-    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
-        """The release as a class-map folder (``export_release``)."""
-        counts = export_release(release, Path(out), images, annotator)
-        return [
-            f"{out}: {counts['images']} images of {counts['annotator']}, {counts['classes']} classes"
-            + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
-        ]
+    def write_table(self, out: Path, classes: list[dict[str, Any]]) -> None:
+        with (out / CLASSES).open("w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(["id", "name", "parent", "ignore"])
+            for c in sorted(classes, key=lambda c: int(c["id"])):
+                writer.writerow([c["id"], c["name"], c["parent"] or "", 1 if c["ignore"] else 0])
 
 
-def export_release(release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> dict[str, Any]:
-    """Write ``annotator``'s regions (default: ``labels``, else the only annotator) as class maps
-    (``labels/[<split>/]<stem>.png``: each region's ``category_id``, else its label id; the
-    ignore mask the first void value of the source's classes, else 0 where that is no class,
-    else 65535), ``classes.csv`` (the source's class table where the release keeps it, else the
-    vocabulary's labels and ids) and, with ``images``, the image files checked against their
-    sha256. A map is 8-bit where every value fits, else 16-bit."""
-    from PIL import Image
-
-    from regionbench.core import geometry
+def export_release(
+    layout: TableMaps, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None
+) -> dict[str, Any]:
+    """Write ``annotator``'s regions (default: the layout's, else the only annotator) as the
+    layout's class maps (``layout.map_target``: each region's ``category_id``, else its label id;
+    the first void value of the class table where the ignore mask or no region lies, else 0 where
+    that is no class, else 65535), the class table (``layout.write_table``: the source's where
+    the release keeps it, else the regions' labels and ids) and, with ``images``, the image files
+    checked against their sha256 (``layout.image_target``). A map is 8-bit where every value
+    fits, else 16-bit."""
     from regionbench.core.errors import InputError
 
-    columns = ["image_id", "annotator", "region_id", "label_id", "label", "category_id", "mask"]
-    regions = release.arrow("regions", columns).to_pylist()
+    regions = release.arrow("regions", ["annotator", "label_id", "label", "category_id", "mask"]).to_pylist()
     people = sorted({r["annotator"] for r in regions} - {"consensus"})
-    who = annotator or (ANNOTATOR if ANNOTATOR in people else people[0] if len(people) == 1 else None)
+    who = annotator or (layout.annotator if layout.annotator in people else people[0] if len(people) == 1 else None)
     if who is None or who not in [*people, "consensus"]:
         raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
     mine = [r for r in regions if r["annotator"] == who and r["mask"] is not None]
@@ -230,41 +313,23 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
     if void is None:
         void = 0 if 0 not in used else 65535
         classes.append({"id": void, "name": "void", "parent": "", "ignore": True})
-    ignored = {
-        r["image_id"]: r["ignore_mask"]
-        for r in release.arrow("coverage", ["image_id", "annotator", "ignore_mask"]).to_pylist()
-        if r["annotator"] == who and r["ignore_mask"] is not None
-    }
-    rows = release.arrow("images", ["image_id", "path", "split", "width", "height"]).to_pylist()
-    by_image: dict[int, list[dict[str, Any]]] = {}
-    for r in mine:
-        by_image.setdefault(r["image_id"], []).append(r)
     wide = max(used | {void}) > 255
-    named: dict[int, Path] = {}
-    for row in sorted(rows, key=lambda r: r["image_id"]):
-        folder = Path(row["split"]) if row["split"] else Path()
-        stem = Path(row["path"]).stem
-        values = np.full((row["height"], row["width"]), void, dtype=np.uint16 if wide else np.uint8)
-        for r in sorted(by_image.get(row["image_id"], []), key=lambda r: r["region_id"]):
-            value = r["category_id"] if r["category_id"] is not None else r["label_id"]
-            values[geometry.from_rle(r["mask"])] = value
-        if (mask := ignored.get(row["image_id"])) is not None:
-            values[geometry.from_rle(mask)] = void
-        target = out / "labels" / folder / f"{stem}.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        Image.fromarray(values).save(target)
-        named[row["image_id"]] = out / "images" / folder / f"{stem}{Path(row['path']).suffix.lower()}"
-    with (out / CLASSES).open("w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(["id", "name", "parent", "ignore"])
-        for c in sorted(classes, key=lambda c: int(c["id"])):
-            writer.writerow([c["id"], c["name"], c["parent"] or "", 1 if c["ignore"] else 0])
-    (out / "images").mkdir(parents=True, exist_ok=True)
+
+    def value(r: dict[str, Any]) -> int:
+        return int(r["category_id"] if r["category_id"] is not None else r["label_id"])
+
+    written = export_maps(
+        release, who, lambda row: out / layout.map_target(row), value, void, np.uint16 if wide else np.uint8
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    layout.write_table(out, classes)
     if images is not None:
-        for image_id, content in image_files(release, Path(images), sorted(named)):
-            named[image_id].parent.mkdir(parents=True, exist_ok=True)
-            named[image_id].write_bytes(content)
-    return {"images": len(rows), "annotator": who, "classes": sum(not c["ignore"] for c in classes)}
+        rows = {r["image_id"]: r for r in release.arrow("images", ["image_id", "path", "split"]).to_pylist()}
+        for image_id, content in image_files(release, Path(images), sorted(rows)):
+            target = out / layout.image_target(rows[image_id])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+    return {"images": written, "annotator": who, "classes": sum(not c["ignore"] for c in classes)}
 
 
 def _class_rows(release: ReleaseTables, who: str, mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
