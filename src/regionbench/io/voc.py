@@ -319,7 +319,10 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
     official_measures = ()
 
     def detect(self, root: Path) -> bool:
+        """VOC's folders, and no labelme ``class_names.txt``: a labelme export names its own classes."""
         folder = base(Path(root))
+        if (folder / "class_names.txt").is_file():
+            return False
         return (folder / "JPEGImages").is_dir() and any((folder / n).is_dir() for n in CLASS_FOLDERS)
 
     def check(self, root: Path) -> None:
