@@ -18,8 +18,12 @@ from regionbench.pipeline.ingest import IngestSettings, Shard, ingest_shard
 from regionbench.synthetic import ade20k as ade_synth
 from regionbench.synthetic import ade20k_full as ade_full_synth
 from regionbench.synthetic import bsds500 as bsds_synth
+from regionbench.synthetic import camvid as camvid_synth
 from regionbench.synthetic import cityscapes as cs_synth
 from regionbench.synthetic import classmap as classmap_synth
+from regionbench.synthetic import cocostuff as cocostuff_synth
+from regionbench.synthetic import labelme as labelme_synth
+from regionbench.synthetic import lip as lip_synth
 from regionbench.synthetic import panoptic as panoptic_synth
 from regionbench.synthetic import voc as voc_synth
 from regionbench.synthetic.coco import write_collection
@@ -38,6 +42,10 @@ TREES: dict[str, Callable[[Path], object]] = {
     "cityscapes": lambda root: list(cs_synth.write_tree(root, 4, 0, (64, 32))),
     "ade20k": lambda root: list(ade_synth.write_tree(root, 4, 0, (48, 32))),
     "classmap": lambda root: list(classmap_synth.write_tree(root, 4, 0, (48, 32))),
+    "camvid": lambda root: list(camvid_synth.write_tree(root, 4, 0, (48, 32))),
+    "lip": lambda root: list(lip_synth.write_tree(root, 4, 0, (32, 48))),
+    "cocostuff": lambda root: list(cocostuff_synth.write_tree(root, 4, 0, (48, 32))),
+    "labelme": lambda root: list(labelme_synth.write_tree(root, 4, 0, (48, 32))),
     "ade20k-full": lambda root: list(ade_full_synth.write_tree(root, 3, 0, (48, 32))),
     "bsds500": lambda root: bsds_synth.write_tree(root, {"train": [11, 12], "val": [21]}, humans=2),
     "coco": _coco,
