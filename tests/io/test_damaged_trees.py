@@ -24,6 +24,7 @@ from regionbench.synthetic import classmap as classmap_synth
 from regionbench.synthetic import cocostuff as cocostuff_synth
 from regionbench.synthetic import labelme as labelme_synth
 from regionbench.synthetic import lip as lip_synth
+from regionbench.synthetic import mapillary as mapillary_synth
 from regionbench.synthetic import panoptic as panoptic_synth
 from regionbench.synthetic import voc as voc_synth
 from regionbench.synthetic.coco import write_collection
@@ -46,6 +47,7 @@ TREES: dict[str, Callable[[Path], object]] = {
     "lip": lambda root: list(lip_synth.write_tree(root, 4, 0, (32, 48))),
     "cocostuff": lambda root: list(cocostuff_synth.write_tree(root, 4, 0, (48, 32))),
     "labelme": lambda root: list(labelme_synth.write_tree(root, 4, 0, (48, 32))),
+    "mapillary": lambda root: list(mapillary_synth.write_tree(root, 4, 0, (48, 32))),
     "ade20k-full": lambda root: list(ade_full_synth.write_tree(root, 3, 0, (48, 32))),
     "bsds500": lambda root: bsds_synth.write_tree(root, {"train": [11, 12], "val": [21]}, humans=2),
     "coco": _coco,

@@ -260,7 +260,7 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
     assert found["protocol"]["name"] == "plain" and found["measures"]["miou"] == 1.0
 
 
-@pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff", "labelme"])
+@pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff", "labelme", "mapillary"])
 def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_exact(
     tmp_path: Path, layout: str
 ) -> None:
