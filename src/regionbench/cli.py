@@ -472,7 +472,7 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--layout",
         default="saiapr",
-        help="raw layout to write: saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, ade20k-full, bsds500, classmap, camvid, lip, cocostuff, labelme or mapillary",
+        help="raw layout to write: saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, ade20k-full, bsds500, classmap, camvid, lip, cocostuff, labelme, mapillary or pascal-context",
     )
     s.add_argument(
         "--annotators",
@@ -624,7 +624,7 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
             e.add_argument(
                 "--format",
                 required=True,
-                help="saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, classmap, camvid, lip, cocostuff, labelme, mapillary or imageclef (any layout that exports)",
+                help="saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, classmap, camvid, lip, cocostuff, labelme, mapillary, pascal-context or imageclef (any layout that exports)",
             )
         else:
             e.set_defaults(format=alias)

@@ -26,6 +26,7 @@ from regionbench.synthetic import labelme as labelme_synth
 from regionbench.synthetic import lip as lip_synth
 from regionbench.synthetic import mapillary as mapillary_synth
 from regionbench.synthetic import panoptic as panoptic_synth
+from regionbench.synthetic import pascal_context as context_synth
 from regionbench.synthetic import voc as voc_synth
 from regionbench.synthetic.coco import write_collection
 
@@ -48,6 +49,7 @@ TREES: dict[str, Callable[[Path], object]] = {
     "cocostuff": lambda root: list(cocostuff_synth.write_tree(root, 4, 0, (48, 32))),
     "labelme": lambda root: list(labelme_synth.write_tree(root, 4, 0, (48, 32))),
     "mapillary": lambda root: list(mapillary_synth.write_tree(root, 4, 0, (48, 32))),
+    "pascal-context": lambda root: list(context_synth.write_tree(root, 4, 0, (48, 32))),
     "ade20k-full": lambda root: list(ade_full_synth.write_tree(root, 3, 0, (48, 32))),
     "bsds500": lambda root: bsds_synth.write_tree(root, {"train": [11, 12], "val": [21]}, humans=2),
     "coco": _coco,

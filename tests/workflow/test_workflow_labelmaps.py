@@ -260,7 +260,7 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
     assert found["protocol"]["name"] == "plain" and found["measures"]["miou"] == 1.0
 
 
-@pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff", "labelme", "mapillary"])
+@pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff", "labelme", "mapillary", "pascal-context"])
 def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_exact(
     tmp_path: Path, layout: str
 ) -> None:
@@ -270,7 +270,7 @@ def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_ex
     image for image, with its class table (labelme's .npy arrays aside: the PNGs say the same)."""
     import importlib
 
-    synth = importlib.import_module(f"regionbench.synthetic.{layout}")
+    synth = importlib.import_module(f"regionbench.synthetic.{layout.replace('-', '_')}")
     raw = tmp_path / "raw"
     list(synth.write_tree(raw, 6, 4, (64, 48)))
     _, _, folder = built_release(tmp_path, layout, f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
