@@ -179,8 +179,9 @@ def test_an_image_walks_the_filtered_order_zooms_and_takes_keys(browser, tiny_bu
 
 
 def test_a_label_free_release_with_a_segments_run(browser, tmp_path: Path) -> None:
-    """A generated BSDS500 release and one human's segmentations as a run against another: the
-    run page gives the report's covering, PRI and VI beside the humans'; an image draws the run's
+    """A generated BSDS500 release and one human's segmentations as a run against another, on
+    every image (the tree has train and val, no test: val would be the default side): the run
+    page gives the report's covering, PRI and VI beside the humans'; an image draws the run's
     segments; no console error."""
     from regionbench.synthetic import bsds500
 
@@ -193,7 +194,7 @@ def test_a_label_free_release_with_a_segments_run(browser, tmp_path: Path) -> No
         segs = np.empty((1, 1), dtype=object)
         segs[0, 0] = cell[0, 1]["Segmentation"][0, 0]
         scipy.io.savemat(run / path.name, {"segs": segs})
-    report = evaluate(folder, run, "segments", tmp_path / "report.json", "--annotator", "human-1")
+    report = evaluate(folder, run, "segments", tmp_path / "report.json", "--annotator", "human-1", "--split", "all")
     site = tmp_path / "site"
     done = view(str(folder), "--out", str(site), "--images", str(raw), "--run", str(tmp_path / "report.json"),
                 "--predictions", str(run))  # fmt: skip
