@@ -88,10 +88,12 @@ def build(
     source_categories: pd.DataFrame | None,
     train_ids: bool = False,
     reduce_zero_label: bool = False,
+    layout: str | None = None,
 ) -> Protocol | None:
-    """The protocol ``name`` for a release of this ``vocabulary`` (label, label_id) and
-    ``source_categories``; None for ``plain``. Raises ProtocolError when the release is not of
-    the benchmark (its classes are missing) or an option does not apply."""
+    """The protocol ``name`` for a release of this ``vocabulary`` (label, label_id),
+    ``source_categories`` and ``layout``; None for ``plain``. Raises ProtocolError when the
+    release is not of the benchmark (its layout or its classes are not) or an option does not
+    apply."""
     if train_ids and name != CITYSCAPES:
         raise ProtocolError(f"--train-ids: Cityscapes' train ids; the protocol here is {name}")
     if reduce_zero_label and name != ADE20K:
@@ -102,6 +104,11 @@ def build(
     if name == CITYSCAPES:
         return _cityscapes(ids, source_categories, train_ids)
     if name == ADE20K:
+        if layout != "ade20k" and not all(i in ids.values() for i in range(1, 151)):
+            raise ProtocolError(
+                f"--protocol ade20k: the release is not of ADE20K's scene-parsing files (layout {layout}) and lacks its "
+                "150 classes; use --protocol plain"
+            )
         return _ade20k(ids, reduce_zero_label)
     if name == VOC:
         missing = [c for c in VOC_CLASSES if c not in ids]

@@ -139,7 +139,7 @@ def card_licence(manifest: dict) -> dict[str, str]:
     images = (manifest.get("source") or {}).get("license")
     if manifest.get("images") == "embedded" and not manifest["synthetic"] and images != licence:
         return {"license": OTHER, "license_name": _slug(f"{licence}-annotations-images-{images}")}
-    if licence == OTHER:
+    if licence.lower() == OTHER:
         return {"license": OTHER, "license_name": "source-terms"}
     if licence.lower() in HUB_LICENCES:
         return {"license": licence.lower()}

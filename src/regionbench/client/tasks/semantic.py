@@ -127,7 +127,10 @@ def coding_of(data: Release, settings: Settings) -> Coding:
     name = settings.protocol or protocols.PLAIN
     categories = data.table("source_categories") if "source_categories" in data.manifest.get("tables", {}) else None
     try:
-        protocol = protocols.build(name, data.vocabulary, categories, settings.train_ids, settings.reduce_zero_label)
+        protocol = protocols.build(
+            name, data.vocabulary, categories, settings.train_ids, settings.reduce_zero_label,
+            layout=data.manifest.get("layout"),
+        )  # fmt: skip
     except protocols.ProtocolError as exc:
         raise TaskError(str(exc)) from None
     if protocol is None:
