@@ -275,8 +275,11 @@ def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_ex
     list(synth.write_tree(raw, 6, 4, (64, 48)))
     _, _, folder = built_release(tmp_path, layout, f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
     assert json.loads((folder / "manifest.json").read_text())["layout"] == layout
-    regions = pq.read_table(folder / "data/regions.parquet", columns=["label_id", "category_id"]).to_pylist()
-    assert regions and all(r["label_id"] == r["category_id"] for r in regions)  # the collection's values
+    regions = pq.read_table(folder / "data/regions.parquet", columns=["label_id", "category_id", "annotation_id"])
+    rows = regions.to_pylist()
+    assert rows and all(r["label_id"] == r["category_id"] for r in rows)  # the collection's values
+    if layout == "mapillary":  # its instance maps read: an instance of a car or a person is a region
+        assert any(r["annotation_id"] is not None for r in rows)
     out = tmp_path / "export"
     done = subprocess.run(
         [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", layout, "--images", str(raw)],

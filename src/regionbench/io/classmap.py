@@ -178,6 +178,15 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
     def write_table(self, out: Path, classes: list[dict[str, Any]]) -> None:
         """Write the class table export read from (a layout whose table is fixed writes none)."""
 
+    def map_format(self, root: Path) -> Format:
+        """How the tree's maps are read: a value a class (a layout whose maps encode instances
+        says otherwise)."""
+        return Format(self.classes(Path(root)))
+
+    def class_values(self, root: Path, values: set[int]) -> set[int]:
+        """The classes a map's ``values`` name (the values themselves, where a value is a class)."""
+        return values
+
     def check(self, root: Path) -> None:
         """The table must name a class, and a sample of the maps only values it names: a tree of
         another collection laid out alike is refused, never read as this one."""
@@ -188,7 +197,7 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
         for item in found[:: max(1, len(found) // self.SAMPLE)][: self.SAMPLE]:
             path = Path(root) / item.maps[self.annotator]
             try:
-                values = set(np.unique(read_map(path, Format.map_modes)).tolist())
+                values = self.class_values(Path(root), set(np.unique(read_map(path, Format.map_modes)).tolist()))
             except ValueError:
                 continue  # the shard rejects it, saying why
             if unknown := sorted(values - set(known)):
@@ -209,7 +218,7 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
 
     def read_shard(self, root: Path, shard: str, reading: Reading, hierarchy: Hierarchy | None) -> MapReader:
         run = shard_run(self.items(Path(root)), shard, reading.shard_size)
-        return MapReader(root, shard, run, reading, Format(self.classes(Path(root))), [self.annotator])
+        return MapReader(root, shard, run, reading, self.map_format(Path(root)), [self.annotator])
 
     def category_files(self, root: Path) -> list[str]:
         return self.table_files(root)
@@ -341,7 +350,7 @@ def _class_rows(release: ReleaseTables, who: str, mine: list[dict[str, Any]]) ->
     if owner is not None:
         return [
             {"id": int(r["category_id"]), "name": r["name"], "parent": r["supercategory"] or "",
-             "ignore": bool(r.get("ignore_in_eval"))}
+             "ignore": bool(r.get("ignore_in_eval")), "has_instances": bool(r.get("has_instances"))}
             for r in tables
             if r["annotator"] == owner
         ]  # fmt: skip

@@ -1,12 +1,15 @@
 """Mapillary Vistas as distributed: ``config.json`` (v1.2; ``config_v2.0.json`` for v2.0), whose
 ``labels`` list names each class by its index (``name``, ``readable``, ``evaluate``,
 ``instances``, ``color``), and per split (``training``, ``validation``) ``images/<key>.jpg``
-with ``labels/<key>.png`` (v2.0: ``v2.0/labels/``), 8-bit palette PNGs of the class index.
+with ``labels/<key>.png`` (v2.0: ``v2.0/labels/``), 8-bit palette PNGs of the class index, and
+``instances/<key>.png`` (v2.0: ``v2.0/instances/``), 16-bit: class index x 256 + instance.
 
-One annotator, ``mapillary``; a region per class present in an image (the class maps: the
-``instances/`` PNGs are not read), ``void--unlabeled`` the ignore mask; a class under the first
-part of its name (``object--vehicle--car`` under ``object``); the split the folder.
-``regionbench export --format mapillary`` writes a release back with its ``config.json``.
+One annotator, ``mapillary``. Where the instance maps are there they are read: each instance of
+a class ``config.json`` marks ``instances`` is a region (``annotation_id`` its value), each other
+class's pixels one region; else the class maps, a region per class. ``void--unlabeled`` is the
+ignore mask; a class sits under the first part of its name (``object--vehicle--car`` under
+``object``); the split is the folder. ``regionbench export --format mapillary`` writes a release
+back (class maps, instance maps where its regions carry instances, and its ``config.json``).
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from regionbench.io.classmap import Class, TableMaps, paired
-from regionbench.io.labelmaps import Item, safe_label
-from regionbench.io.layouts import About
+import numpy as np
+
+from regionbench.io.classmap import Class, Format, TableMaps, paired
+from regionbench.io.labelmaps import Item, Meaning, export_maps, safe_label
+from regionbench.io.layouts import About, Reading, ReleaseTables
 from regionbench.io.shards import IngestError
 
 CONFIGS = (("config.json", "labels"), ("config_v2.0.json", "v2.0/labels"))
+INSTANCE_BASE = 256  # an instance map's value: class index x 256 + instance
 SPLITS = ("training", "validation")
 UNLABELED = "void--unlabeled"
 
@@ -52,6 +58,37 @@ def read_config(path: str, state: str) -> dict[int, Class]:
         parent = full.split("--")[0] if "--" in full else None
         found[k] = Class(k, full, label, safe_label(parent) if parent else None, full == UNLABELED, None)
     return found
+
+
+@cache
+def read_things(path: str, state: str) -> frozenset[int]:
+    """The class indices a Vistas config marks ``instances`` (``state``: its fingerprint)."""
+    labels = json.loads(Path(path).read_text(encoding="utf-8")).get("labels") or []
+    return frozenset(k for k, entry in enumerate(labels) if isinstance(entry, dict) and entry.get("instances"))
+
+
+class InstanceFormat(Format):
+    """Vistas' instance maps (``labelmaps.MapFormat``): a value is class x 256 + instance; an
+    instance of a class with instances is a region of its own, a class without them one."""
+
+    map_modes: tuple[str, ...] = ("I;16", "I")
+
+    def __init__(self, known: dict[int, Class], things: frozenset[int]) -> None:
+        super().__init__(known)
+        self.things = things
+        void = [v for v, c in known.items() if c.ignore]
+        self.ignore_values = tuple(v * INSTANCE_BASE + i for v in void for i in range(INSTANCE_BASE))
+
+    def meaning(self, value: int) -> Meaning | str:
+        class_id = value // INSTANCE_BASE
+        if class_id not in self.known:
+            return f"value {value}: class {class_id} is not in config.json's labels"
+        return Meaning(class_id, self.known[class_id].label, value if class_id in self.things else None)
+
+
+def instance_folder(maps: str) -> str:
+    """The instance maps' folder beside a class maps' folder (``labels`` -> ``instances``)."""
+    return maps.replace("labels", "instances")
 
 
 class MapillaryLayout(TableMaps):
@@ -87,10 +124,56 @@ class MapillaryLayout(TableMaps):
         stat = found[0].stat()
         return read_config(str(found[0]), f"{stat.st_size}:{stat.st_mtime_ns}")
 
+    def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
+        """The classes (``TableMaps``), each with whether config.json gives it instances."""
+        found = config(root)
+        state = f"{found[0].stat().st_size}:{found[0].stat().st_mtime_ns}" if found else ""
+        things = read_things(str(found[0]), state) if found else frozenset()
+        return [
+            row | {"has_instances": row["category_id"] in things} for row in super().source_categories(root, reading)
+        ]
+
+    def instances(self, root: Path) -> bool:
+        """Whether the tree has instance maps (then they are read)."""
+        found = config(root)
+        maps = instance_folder(found[1] if found else CONFIGS[0][1])
+        return any((Path(root) / s / maps).is_dir() for s in SPLITS)
+
     def items(self, root: Path) -> list[Item]:
         found = config(root)
         maps = found[1] if found else CONFIGS[0][1]
+        if self.instances(root):
+            maps = instance_folder(maps)
         return paired(Path(root), [(s, Path(s) / "images", Path(s) / maps) for s in SPLITS], self.annotator)
+
+    def map_format(self, root: Path) -> Format:
+        if not self.instances(root):
+            return Format(self.classes(root))
+        found = config(root)
+        assert found is not None
+        stat = found[0].stat()
+        return InstanceFormat(self.classes(root), read_things(str(found[0]), f"{stat.st_size}:{stat.st_mtime_ns}"))
+
+    def class_values(self, root: Path, values: set[int]) -> set[int]:
+        return {v // INSTANCE_BASE for v in values} if self.instances(root) else values
+
+    def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
+        """The class maps and images (``TableMaps.export``), and the instance maps where the
+        regions carry instances (16-bit: an instance's value, a class's index x 256 elsewhere)."""
+        lines = super().export(release, out, images, annotator)
+        regions = release.arrow("regions", ["annotator", "annotation_id"]).to_pylist()
+        who = str(annotator or next((r["annotator"] for r in regions if r["annotator"] != "consensus"), self.annotator))
+        if any(r["annotation_id"] is not None for r in regions if r["annotator"] == who):
+            void = next(
+                int(r["category_id"]) for r in release.arrow("source_categories").to_pylist() if r["ignore_in_eval"]
+            )
+            export_maps(
+                release, who,
+                lambda row: Path(out) / (row["split"] or "training") / "instances" / f"{Path(row['path']).stem}.png",
+                lambda r: int(r["annotation_id"] if r["annotation_id"] is not None else r["category_id"] * INSTANCE_BASE),
+                void * INSTANCE_BASE, np.uint16,
+            )  # fmt: skip
+        return lines
 
     def table_files(self, root: Path) -> list[str]:
         found = config(root)
@@ -105,7 +188,7 @@ class MapillaryLayout(TableMaps):
     def write_table(self, out: Path, classes: list[dict[str, Any]]) -> None:
         labels = [
             {"name": c["name"], "readable": c["name"].split("--")[-1].replace("-", " ").capitalize(),
-             "evaluate": not c["ignore"]}
+             "evaluate": not c["ignore"]} | ({"instances": True} if c.get("has_instances") else {})
             for c in sorted(classes, key=lambda c: int(c["id"]))
         ]  # fmt: skip
         (out / CONFIGS[0][0]).write_text(json.dumps({"labels": labels}, indent=2) + "\n", encoding="utf-8")
