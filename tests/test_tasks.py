@@ -269,3 +269,24 @@ def test_the_settings_base_is_every_task_s() -> None:
     for module in tasks.registry().values():
         assert issubclass(module.Settings, _base.Settings)
         assert {f.name for f in dataclasses.fields(module.Settings)} >= {"split", "annotator"}
+
+
+def test_a_prediction_file_is_matched_by_id_stem_or_cityscapes_frame() -> None:
+    """A map named by the image's id, its file's stem, or its Cityscapes frame with any suffix
+    (``_leftImg8bit``, ``_pred``, as cityscapesScripts finds them) names that image; another
+    frame or a stem of no image names none."""
+    import pandas as pd
+
+    from regionbench.client.tasks._masks import file_keys
+
+    images = pd.DataFrame(
+        {"image_id": [7, 8], "path": ["leftImg8bit/val/aachen/aachen_000000_000019_leftImg8bit.png", "photos/x1.jpg"]}
+    )
+    keys = file_keys(images)
+    for stem in ("7", "aachen_000000_000019_leftImg8bit", "aachen_000000_000019", "aachen_000000_000019_pred"):
+        assert stem in keys and keys[stem] == 7
+    assert keys["x1"] == 8 and keys["8"] == 8
+    for stem in ("aachen_000000_000020_pred", "bremen_000000_000019", "x2", "x1_pred"):
+        assert stem not in keys
+        with pytest.raises(KeyError):
+            keys[stem]
