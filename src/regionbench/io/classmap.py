@@ -15,6 +15,7 @@ when all digits, else the first 63 bits of the sha256 of its name; its split the
 
 from __future__ import annotations
 
+import abc
 import csv
 import re
 from collections.abc import Sequence
@@ -160,20 +161,24 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
     official_measures: tuple[str, ...] = ()
     SAMPLE = 16  # maps checked against the table before a build reads the tree
 
+    @abc.abstractmethod
     def classes(self, root: Path) -> dict[int, Class]:
-        raise NotImplementedError
+        """The class table: pixel value -> ``Class``."""
 
+    @abc.abstractmethod
     def items(self, root: Path) -> list[Item]:
-        raise NotImplementedError
+        """Every image of the tree with its map, in shard order."""
 
     def table_files(self, root: Path) -> list[str]:
         return []
 
+    @abc.abstractmethod
     def map_target(self, row: dict[str, Any]) -> Path:
-        raise NotImplementedError
+        """Where export writes an image's map, relative to the export's folder."""
 
+    @abc.abstractmethod
     def image_target(self, row: dict[str, Any]) -> Path:
-        raise NotImplementedError
+        """Where export writes an image's file, relative to the export's folder."""
 
     def write_table(self, out: Path, classes: list[dict[str, Any]]) -> None:
         """Write the class table export read from (a layout whose table is fixed writes none)."""
