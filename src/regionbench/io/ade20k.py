@@ -28,9 +28,10 @@ from regionbench.io.labelmaps import (
     Listed,
     MapReader,
     Meaning,
+    export_annotator,
     export_maps,
-    read_map,
     safe_label,
+    sampled_values,
     shard_run,
 )
 from regionbench.io.layouts import About, Exports, NamesCategories, Reading, ReleaseTables, TreeVocabulary, image_files
@@ -105,13 +106,6 @@ class Format:
         return Meaning(value, self.known[value][1])
 
 
-def sample(found: list[Item], most: int) -> list[Item]:
-    """Up to ``most`` of ``found`` with a map, spread evenly over them."""
-    mapped = [item for item in found if ANNOTATOR in item.maps]
-    step = max(1, len(mapped) // most)
-    return mapped[::step][:most]
-
-
 def items(root: Path) -> list[Item]:
     """Every image and map of the tree by (split, name), sorted."""
     folder = base(root)
@@ -179,12 +173,7 @@ class Ade20kLayout(ImageRuns, NamesCategories, Exports):
                 f"is ADEChallengeData2016, its objectInfo150.txt names the 150 classes: put it there; {other}"
             )
         known = table(Path(root))
-        for item in sample(items(Path(root)), SAMPLE):
-            path = Path(root) / item.maps[ANNOTATOR]
-            try:
-                values = set(np.unique(read_map(path, Format.map_modes)).tolist())
-            except ValueError:
-                continue  # the shard rejects it, saying why
+        for path, values in sampled_values(Path(root), items(Path(root)), ANNOTATOR, SAMPLE):
             if unknown := sorted(values - set(known) - {OTHER}):
                 raise IngestError(
                     f"{path.relative_to(root)} holds values {unknown[:5]} that {info.name} does "
@@ -246,10 +235,7 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
     from regionbench.core.errors import InputError
 
     regions = release.arrow("regions", ["annotator", "label_id", "label", "category_id"]).to_pylist()
-    people = sorted({r["annotator"] for r in regions} - {"consensus"})
-    who = annotator or (ANNOTATOR if ANNOTATOR in people else people[0] if len(people) == 1 else None)
-    if who is None or who not in {r["annotator"] for r in regions}:
-        raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
+    who = export_annotator({r["annotator"] for r in regions}, ANNOTATOR, annotator)
     mine = [r for r in regions if r["annotator"] == who]
     if too_big := sorted(
         {r["category_id"] for r in mine if r["category_id"] is not None and not 0 < r["category_id"] < 256}

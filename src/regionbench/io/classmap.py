@@ -32,9 +32,10 @@ from regionbench.io.labelmaps import (
     Listed,
     MapReader,
     Meaning,
+    export_annotator,
     export_maps,
-    read_map,
     safe_label,
+    sampled_values,
     shard_run,
 )
 from regionbench.io.layouts import About, Exports, NamesCategories, Reading, ReleaseTables, TreeVocabulary, image_files
@@ -198,14 +199,8 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
         known = self.classes(Path(root))
         if not any(not c.ignore for c in known.values()):
             raise IngestError("its class table names only void values; name the classes too")
-        found = [item for item in self.items(Path(root)) if self.annotator in item.maps]
-        for item in found[:: max(1, len(found) // self.SAMPLE)][: self.SAMPLE]:
-            path = Path(root) / item.maps[self.annotator]
-            try:
-                values = self.class_values(Path(root), set(np.unique(read_map(path, Format.map_modes)).tolist()))
-            except ValueError:
-                continue  # the shard rejects it, saying why
-            if unknown := sorted(values - set(known)):
+        for path, values in sampled_values(Path(root), self.items(Path(root)), self.annotator, self.SAMPLE):
+            if unknown := sorted(self.class_values(Path(root), values) - set(known)):
                 raise IngestError(
                     f"{path.relative_to(root)} holds values {unknown[:5]} that {self.name}'s classes do not name: this "
                     f"is not a {self.name} tree; set layout to the collection's, or lay it out as a class-map folder "
@@ -313,13 +308,9 @@ def export_release(
     the release keeps it, else the regions' labels and ids) and, with ``images``, the image files
     checked against their sha256 (``layout.image_target``). A map is 8-bit where every value
     fits, else 16-bit."""
-    from regionbench.core.errors import InputError
 
     regions = release.arrow("regions", ["annotator", "label_id", "label", "category_id", "mask"]).to_pylist()
-    people = sorted({r["annotator"] for r in regions} - {"consensus"})
-    who = annotator or (layout.annotator if layout.annotator in people else people[0] if len(people) == 1 else None)
-    if who is None or who not in [*people, "consensus"]:
-        raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
+    who = export_annotator({r["annotator"] for r in regions}, layout.annotator, annotator)
     mine = [r for r in regions if r["annotator"] == who and r["mask"] is not None]
     classes = _class_rows(release, who, mine)
     void = next((int(c["id"]) for c in classes if c["ignore"]), None)

@@ -270,6 +270,32 @@ def safe_label(name: str) -> str:
     return "-".join(name.strip().lower().split())
 
 
+def export_annotator(present: set[str], default: str, annotator: str | None) -> str:
+    """Whose regions an export of a one-annotator format writes: ``annotator`` when given, else
+    the format's own (``default``), else the only annotator of the release (the consensus aside);
+    an ``InputError`` naming the choices otherwise. ``present``: the annotators of the regions."""
+    from regionbench.core.errors import InputError
+
+    people = sorted(present - {"consensus"})
+    who = annotator or (default if default in people else people[0] if len(people) == 1 else None)
+    if who is None or who not in present:
+        raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
+    return who
+
+
+def sampled_values(root: Path, items: Sequence[Item], annotator: str, most: int) -> Iterator[tuple[Path, set[int]]]:
+    """(map, the values it holds) of up to ``most`` of ``items``' maps by ``annotator``, spread
+    evenly over them: what a layout checks its class table against before a build reads the
+    tree (a map that cannot be read is the shard's to reject, and skipped here)."""
+    mapped = [item for item in items if annotator in item.maps]
+    for item in mapped[:: max(1, len(mapped) // most)][:most]:
+        path = Path(root) / item.maps[annotator]
+        try:
+            yield path, set(np.unique(read_map(path, ("L", "P", "I;16", "I"))).tolist())
+        except ValueError:
+            continue
+
+
 def export_maps(
     release: Any,
     who: str,

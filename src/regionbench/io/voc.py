@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.labelmaps import ImageRuns, Listed, masks_by_value, read_map, shard_run
+from regionbench.io.labelmaps import ImageRuns, Listed, export_annotator, masks_by_value, read_map, shard_run
 from regionbench.io.layouts import (
     About,
     Exports,
@@ -401,10 +401,7 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
 
     columns = ["image_id", "annotator", "region_id", "label_id", "label", "annotation_id", "mask", *FLAGS]
     regions = release.arrow("regions", columns).to_pylist()
-    people = sorted({r["annotator"] for r in regions} - {"consensus"})
-    who = annotator or (ANNOTATOR if ANNOTATOR in people else people[0] if len(people) == 1 else None)
-    if who is None or who not in {r["annotator"] for r in regions}:
-        raise InputError(f"choose whose regions to export with --annotator (one of {', '.join(people)})")
+    who = export_annotator({r["annotator"] for r in regions}, ANNOTATOR, annotator)
     mine = [r for r in regions if r["annotator"] == who and r["mask"] is not None]
     if too_big := sorted({r["label_id"] for r in mine if not 0 <= r["label_id"] < VOID}):
         raise InputError(f"label ids {too_big[:5]} do not fit VOC's 8-bit class maps (0-254); export as coco instead")

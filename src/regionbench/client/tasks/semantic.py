@@ -238,13 +238,19 @@ def prediction_files(run: Run[Settings], images: pd.DataFrame) -> dict[int, Path
 
 
 def read_label_maps(
-    run: Run[Settings], images: pd.DataFrame, coding: Coding, unknown: Counter[int] | None = None
+    run: Run[Settings],
+    images: pd.DataFrame,
+    coding: Coding,
+    unknown: Counter[int] | None = None,
+    files: Mapping[int, Path] | None = None,
 ) -> Mapping[int, np.ndarray]:
     """The run's label maps (``prediction_files``) as class indices (``coding.values``;
     ``coding.classes`` where the run abstains: the ignore value, or a value naming no class,
     whose pixels ``unknown`` counts by value), by image id, each read when asked for (``Lazy``:
-    read it once); an image without one is absent."""
-    files = prediction_files(run, images)
+    read it once); an image without one is absent. ``files``: the run's, listed already (else
+    the folder is listed for ``images``)."""
+    ids = set(images["image_id"].astype(int))
+    files = {i: f for i, f in (files or prediction_files(run, images)).items() if i in ids}
     shapes = image_sizes(images)
     return Lazy(
         list(files),
@@ -273,15 +279,19 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     by_split: dict[str, np.ndarray] = {}  # the first truth's matrix per source split, image by image too
     counted: Counter[str] = Counter()
     weighted = protocols.InstanceCounts() if protocol is not None and protocol.instances else None
+    files = prediction_files(run, images)  # the folder listed once, not once a batch
     for batch in batches(images):
-        predicted = read_label_maps(run, batch, coding, unknown)
+        shapes = image_sizes(batch)
         truth = {who: class_maps(data, who, batch, coding.truth, classes) for who in truths}
-        for image_id in batch["image_id"].astype(int).tolist():  # one image's maps at a time
-            given = {image_id: predicted[image_id]} if image_id in predicted else {}
+        instances = _instances(data, batch, truths[0], protocol) if weighted is not None and protocol else {}
+        for image_id in batch["image_id"].astype(int).tolist():  # one image's maps at a time, each read once
+            values = read_png(files[image_id], shapes[image_id], dtype=None) if image_id in files else None
+            given = {}
+            if values is not None:
+                given[image_id] = _classes(values, coding.values, run.given, settings.ignore, unknown, classes)
             for who in truths:
-                part, skipped, clashing, abstaining, accuracy = _semantic_against(
-                    {image_id: truth[who][image_id]}, given, classes
-                )
+                label = truth[who][image_id]
+                part, skipped, clashing, abstaining, accuracy = _semantic_against({image_id: label}, given, classes)
                 matrices[who] += part
                 if who == truths[0]:
                     if (split := split_of.get(image_id)) is not None:
@@ -291,8 +301,10 @@ def score(run: Run[Settings]) -> dict[str, Any]:
                     abstained += abstaining
                     per_image |= accuracy
                     without += not given
-        if weighted is not None and protocol is not None:
-            _weigh_instances(run, batch, coding, truths[0], weighted)
+                    if weighted is not None and protocol is not None:  # iIoU: an image without a map abstains
+                        mapped = given.get(image_id, np.full(shapes[image_id], classes))
+                        raw = values if values is not None else np.full(shapes[image_id], -1)
+                        weighted.add(protocol, label, raw, mapped, instances.get(image_id, []))
     matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = measures.measures(matrix, names)
@@ -340,34 +352,19 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     return report
 
 
-def _weigh_instances(
-    run: Run[Settings], batch: pd.DataFrame, coding: Coding, who: str, weighted: protocols.InstanceCounts
-) -> None:
-    """iIoU's counts of a batch of images (``protocols.InstanceCounts``): ``who``'s instances
-    of the classes the protocol weighs (regions of those labels, crowds aside) against the run's
-    pixel values; an image without a map abstains everywhere."""
-    protocol = coding.protocol
-    assert protocol is not None
+def _instances(
+    data: Release, batch: pd.DataFrame, who: str, protocol: protocols.Protocol
+) -> dict[int, list[tuple[str, np.ndarray]]]:
+    """Per image of ``batch``, ``who``'s instances of the classes the protocol weighs in iIoU
+    (regions of those labels, crowds aside): (label, mask)."""
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "label", "iscrowd", "mask"]
-    regions = run.data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
-    regions = regions[
-        regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(protocol.instances)
-    ]
-    files, shapes = prediction_files(run, batch), image_sizes(batch)
-    truth = class_maps(run.data, who, batch, coding.truth, coding.classes)
-    for image_id in ids:
-        if image_id in files:
-            values = read_png(files[image_id], shapes[image_id], dtype=np.int64)
-            predicted = _classes(values, coding.values, run.given, run.settings.ignore, None, coding.classes)
-        else:
-            values = np.full(shapes[image_id], -1, dtype=np.int64)
-            predicted = np.full(shapes[image_id], coding.classes, dtype=np.int64)
-        mine = regions[regions["image_id"] == image_id]
-        instances = [
-            (str(label), geometry.from_rle(rle)) for label, rle in zip(mine["label"], mine["mask"], strict=True)
-        ]
-        weighted.add(protocol, truth[image_id], values, predicted, instances)
+    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
+    chosen = regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(protocol.instances)
+    out: dict[int, list[tuple[str, np.ndarray]]] = {}
+    for image_id, label, rle in regions.loc[chosen, ["image_id", "label", "mask"]].itertuples(index=False):
+        out.setdefault(int(image_id), []).append((str(label), geometry.from_rle(rle)))
+    return out
 
 
 def _notes(ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown: Counter[int]) -> list[str]:
@@ -469,8 +466,10 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     data = run.data
     coding = coding_of(data, run.settings)
     names = coding.names
-    for batch in batches(scored_images(data, run.settings.split)):
-        predicted = read_label_maps(run, batch, coding)
+    images = scored_images(data, run.settings.split)
+    files = prediction_files(run, images)  # the folder listed once
+    for batch in batches(images):
+        predicted = read_label_maps(run, batch, coding, files=files)
         chosen = batch[batch["image_id"].isin(list(predicted))]
         truth = class_maps(data, str(run.settings.annotator), chosen, coding.truth, coding.classes)
         for image_id in batch["image_id"].astype(int):
