@@ -31,11 +31,11 @@ release: $(STAMP)
 
 # On every core (pytest-xdist); a test module stays on one worker, so its fixtures are made once.
 test: $(STAMP)
-	$(BIN)/pytest -q -n auto --dist loadfile
+	$(BIN)/pytest -q -n auto --dist loadfile --ignore=tests/lint
 
 # The fast lane: every test but the Snakemake builds and the SLURM cluster (a few minutes).
 test-units: $(STAMP)
-	$(BIN)/pytest -q -n auto --dist loadfile -m "not workflow and not slurm"
+	$(BIN)/pytest -q -n auto --dist loadfile --ignore=tests/lint -m "not workflow and not slurm"
 
 # Paper scale: generate (once) and build the full collection, print the per-stage table.
 bench: $(STAMP)
@@ -46,6 +46,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src scripts tests benchmarks
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/mypy
+	# The type checker holding a layout to its contract (tests/lint): a check of the lint lane.
+	$(BIN)/pytest -q tests/lint
 
 clean:
 	rm -rf results resources logs .snakemake

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import farm
 import numpy as np
 import pytest
+from cpu_log import pytest_runtest_protocol  # noqa: F401  (REGIONBENCH_CPU_LOG: each test's CPU)
 from filelock import FileLock
 
 import regionbench
 from regionbench.pipeline.ingest import ingest_shard
-from regionbench.release import file_digests  # noqa: F401  (the tests import it from here)
+from regionbench.release import file_digests
 from regionbench.synthetic import plans
 from regionbench.synthetic.saiapr import write_collection
 
@@ -86,6 +88,25 @@ def on_a_terminal(command: list[str], when: bytes | None = None, keys: bytes = b
     return os.waitstatus_to_exitcode(status), out, sent
 
 
+def regionbench_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``regionbench ARGS`` run in this process, through ``cli.main`` (in ``cwd`` if given): its
+    exit status, standard output and error, as ``subprocess.run`` would give them without the
+    second of imports a fresh interpreter pays. The tests about the process itself (a terminal,
+    a signal, an installed wheel) spawn one instead."""
+    import contextlib
+    import io
+
+    from regionbench import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(cwd or Path.cwd()):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    return subprocess.CompletedProcess(["regionbench", *args], code, out.getvalue(), err.getvalue())
+
+
 def write_config(project: Path, text: str) -> Path:
     path = project / "override.yaml"
     path.write_text(text)
@@ -94,23 +115,12 @@ def write_config(project: Path, text: str) -> Path:
 
 WHOLE = 1000  # COCO images per shard that puts every image of a small test tree in shard 00
 TINY_RELEASE = "releases/tiny/v1.0.0"
-TINY = "dataset: tiny\nsynth: {profile: tiny, seed: 0, quirks: true}\nclassifiers: {names: [zarbi, naive, majority]}\n"
-
-
-def build_tiny(folder: Path) -> Path:
-    """A workflow copy in ``folder`` that has built the tiny release (three classifiers, to stay
-    short); what the build printed is kept beside it (``build_output``): it is tested too."""
-    project = workflow_copy(folder)
-    done = build(project, "--configfile", str(write_config(project, TINY)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    (folder.parent / f"{folder.name}.output.json").write_text(json.dumps([done.stdout, done.stderr]))
-    card_is_publishable(project / TINY_RELEASE)
-    return project
+TINY = (farm.CONFIGS / "tiny.yaml").read_text()
 
 
 def build_output(project: Path) -> tuple[str, str]:
-    """The standard output and error of the ``build_tiny`` that built ``project``."""
-    stdout, stderr = json.loads((project.parent / f"{project.name}.output.json").read_text())
+    """The standard output and error of the farm build that built ``project``."""
+    stdout, stderr = json.loads((project.parent / "output.json").read_text())
     return stdout, stderr
 
 
@@ -178,31 +188,40 @@ def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess
 
 
 @pytest.fixture(scope="session")
-def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], farm.Built]]:
+    """``release(name)``: the farm's build ``name`` (tests/farm.py), built once a session across
+    every worker. Read-only: a test that changes a release copies it first; the session fails at
+    its end if any farm release it handed out has changed."""
+    made: dict[str, farm.Built] = {}
+    sealed: dict[str, dict[str, str]] = {}
+
+    def get(name: str) -> farm.Built:
+        if name not in made:
+            folder = shared(tmp_path_factory, f"farm-{name}", lambda folder: farm.make(name, folder))
+            made[name] = farm.built(name, folder)
+            sealed[name] = file_digests(made[name].folder)
+        return made[name]
+
+    yield get
+    changed = sorted(name for name, built in made.items() if file_digests(built.folder) != sealed[name])
+    assert not changed, f"tests changed the farm's releases {changed}: copy a release before changing it"
+
+
+@pytest.fixture(scope="session")
+def tiny_build(release: Callable[[str], farm.Built]) -> Path:
     """A project folder with the tiny release built end to end (shared: do not modify)."""
-    return shared(tmp_path_factory, "tiny-build", lambda folder: build_tiny(folder / "wf")) / "wf"
+    return release("tiny").project
 
 
-COCO_TINY = (
-    "dataset: coco-tiny\n"
-    "synth: {profile: tiny, seed: 0, quirks: false, layout: coco, annotators: 3, disagreement: 0.3}\n"
-    "classifiers: {names: [naive]}\n"  # one classifier, on the consensus regions
-)
+COCO_TINY = (farm.CONFIGS / "coco-tiny.yaml").read_text()
 COCO_RELEASE = "releases/coco-tiny/v1.0.0"
 
 
 @pytest.fixture(scope="session")
-def coco_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def coco_build(release: Callable[[str], farm.Built]) -> Path:
     """A project folder with the generated three-annotator COCO release built end to end
     (shared: do not modify)."""
-
-    def make(folder: Path) -> None:
-        project = workflow_copy(folder / "wf")
-        done = build(project, "--configfile", str(write_config(project, COCO_TINY)))
-        assert done.returncode == 0, done.stderr[-3000:]
-        card_is_publishable(project / COCO_RELEASE)
-
-    return shared(tmp_path_factory, "coco-build", make) / "wf"
+    return release("coco-tiny").project
 
 
 @pytest.fixture()

@@ -6,6 +6,19 @@ import numpy as np
 from PIL import Image
 
 LAYOUT_FILE = Path(__file__).resolve().parent / "labelmap.py"
+# The test layout's shards() with its shard_size parameter dropped: a layout breaking the contract.
+WRONG = ("def shards(self, root: Path, shard_size: int | None)", "def shards(self, root: Path)")
+
+
+def wrong_copy(folder: Path) -> Path:
+    """The test layout with ``WRONG`` applied, written to ``folder``."""
+    text = LAYOUT_FILE.read_text()
+    assert WRONG[0] in text
+    path = folder / "labelmap.py"
+    path.write_text(text.replace(*WRONG))
+    return path
+
+
 LABELS = {1: "sky", 2: "grass", 3: "water"}
 IMAGES = 12
 

@@ -6,31 +6,26 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, built_release, workflow_copy, write_config
+from conftest import regionbench_cli
+from farm import Built
 from PIL import Image
 
-from regionbench import release
 from regionbench.core import geometry
 from regionbench.io import voc as voc_layout
 from regionbench.io.voc import CLASSES, VOID
-from regionbench.synthetic import voc
-
-SOURCE_SPLIT = "subsets: {seed: 0, split_unit: region, split: source}\nclassifiers: {names: [naive, majority]}\n"
 
 
-def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path: Path) -> None:
-    raw = tmp_path / "raw"
-    list(voc.write_tree(raw, 18, seed=3, size=(120, 90)))
-    jpegs = raw / "VOCdevkit/VOC2012/JPEGImages"
-    shutil.copy(next(iter(sorted(jpegs.glob("*.jpg")))), jpegs / "2012_999999.jpg")  # a detection-only image
-    _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\n{SOURCE_SPLIT}")
+def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
+    built = release("voc")  # 2012_999999.jpg: a detection-only image
+    raw, folder = built.raw, built.folder
     rejects = pq.read_table(folder / "data/rejects.parquet").to_pylist()
     counted = [r for r in rejects if r["key"] == "2012_999999"]
     assert len(counted) == 1 and counted[0]["reason"].startswith("no segmentation map: VOC annotates this image")
@@ -70,11 +65,7 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
 
     # written back as VOC: the same class and object maps, lists and XML flags, the JPEGs checked
     out = tmp_path / "export"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "voc", "--images", str(raw)],
-        capture_output=True,
-        text=True,
-    )
+    done = regionbench_cli("export", str(folder), str(out), "--format", "voc", "--images", str(raw))
     assert done.returncode == 0, done.stderr
     back = out / "VOC2012"
     for kind in ("SegmentationClass", "SegmentationObject"):
@@ -108,10 +99,9 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
         shutil.copy(run / f"{name}.png", val / f"{name}.png")
     reports = {}
     for side, files in (("all", run), ("test", val)):
-        done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(files),
-             "--task", "semantic", "--split", side, "--out", str(tmp_path / f"{side}.json")],
-            capture_output=True, text=True,
+        done = regionbench_cli(
+            "evaluate", "--release", str(folder), "--predictions", str(files),
+            "--task", "semantic", "--split", side, "--out", str(tmp_path / f"{side}.json"),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         reports[side] = json.loads((tmp_path / f"{side}.json").read_text())
@@ -121,24 +111,17 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(tmp_path:
     assert reports["test"]["per_source_split"] == {}  # one split scored: no breakdown
 
 
-def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path) -> None:
+def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
     """Each format's generated tree builds with its own classes as the vocabulary (the format's
     ids kept), verifies, and its regions repaint every annotator's map exactly."""
-    from regionbench.synthetic import ade20k as ade_synth
-    from regionbench.synthetic import cityscapes as cs_synth
-
-    for name, make, maps in (
-        ("cityscapes", cs_synth.write_tree, "{kind}/{split}/*/{stem}_{kind}_instanceIds.png"),
-        ("ade20k", ade_synth.write_tree, "ADEChallengeData2016/annotations/{split}/{stem}.png"),
+    for name, maps in (
+        ("cityscapes", "{kind}/{split}/*/{stem}_{kind}_instanceIds.png"),
+        ("ade20k", "ADEChallengeData2016/annotations/{split}/{stem}.png"),
     ):
-        raw = tmp_path / name
-        list(make(raw, 9, 1, (96, 48)))
-        project = workflow_copy(tmp_path / f"wf-{name}")
-        config = write_config(project, f"dataset: {name}\nraw_dir: {raw}\nreference_annotator: {'fine' if name == 'cityscapes' else 'ade20k'}\n{SOURCE_SPLIT}")  # fmt: skip
-        done = build(project, "--configfile", str(config))
-        assert done.returncode == 0, done.stderr[-3000:]
-        folder = project / f"releases/{name}/v1.0.0"
-        assert release.verify(folder) == []
+        built = release(name)
+        raw, folder = built.raw, built.folder
         images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
         regions = pq.read_table(folder / "data/regions.parquet").to_pylist()
         splits = {"training", "validation"} if name == "ade20k" else {"train", "val"}
@@ -162,11 +145,7 @@ def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path
                 assert np.array_equal(painted, values), (name, who, image_id)
         # written back in the format: every map of the tree, pixel for pixel, and the images
         out = tmp_path / f"export-{name}"
-        done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", name,
-             "--images", str(raw)],
-            capture_output=True, text=True,
-        )  # fmt: skip
+        done = regionbench_cli("export", str(folder), str(out), "--format", name, "--images", str(raw))
         assert done.returncode == 0, done.stderr
         maps_of = ("gt*/*/*/*.png",) if name == "cityscapes" else ("ADEChallengeData2016/annotations/*/*.png",)
         originals = sorted(p for pattern in maps_of for p in raw.glob(pattern))
@@ -182,17 +161,11 @@ def test_cityscapes_and_ade20k_trees_build_and_rebuild_their_maps(tmp_path: Path
         ]
 
 
-def test_the_full_ade20k_release_builds_with_parts_inside_their_objects(tmp_path: Path) -> None:
+def test_the_full_ade20k_release_builds_with_parts_inside_their_objects(release: Callable[[str], Built]) -> None:
     from regionbench.io import ade20k_full
-    from regionbench.synthetic import ade20k_full as synth
 
-    raw = tmp_path / "raw"
-    list(synth.write_tree(raw, 9, 2, (80, 60)))
-    project = workflow_copy(tmp_path / "wf")
-    done = build(project, "--configfile", str(write_config(project, f"dataset: ade\nraw_dir: {raw}\n{SOURCE_SPLIT}")))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / "releases/ade/v1.0.0"
-    assert release.verify(folder) == []
+    built = release("ade20k-full")
+    raw, folder = built.raw, built.folder
     images = {r["image_id"]: r for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
     regions = pq.read_table(folder / "data/regions.parquet").to_pylist()
     for image_id, image in images.items():
@@ -215,18 +188,17 @@ def test_the_full_ade20k_release_builds_with_parts_inside_their_objects(tmp_path
             assert np.array_equal(painted, np.where(classes > 0, classes * 256 + instances, 0))
 
 
-def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(tmp_path: Path) -> None:
+def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
     """The generic layout: a folder with classes.csv, images/ and labels/ per split builds with
     its classes (ids kept, parents as the hierarchy, the void value each image's ignore mask),
     verifies, exports back pixel-exact (maps and class table), and a run of its own maps scores
     1.0 on the source's val split by default."""
     import csv
 
-    from regionbench.synthetic import classmap as synth
-
-    raw = tmp_path / "raw"
-    list(synth.write_tree(raw, 9, seed=2, size=(80, 60)))
-    _, _, folder = built_release(tmp_path, "maps", f"raw_dir: {raw}\n")
+    built = release("classmap")
+    raw, folder = built.raw, built.folder
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["layout"] == "classmap"
     vocabulary = {r["label"]: r for r in pq.read_table(folder / "data/vocabulary.parquet").to_pylist()}
@@ -235,11 +207,7 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
     images = pq.read_table(folder / "data/images.parquet").to_pylist()
     assert len(images) == 9 and {i["split"] for i in images} == {"train", "val"}
     out = tmp_path / "export"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "classmap",
-         "--images", str(raw)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli("export", str(folder), str(out), "--format", "classmap", "--images", str(raw))
     assert done.returncode == 0, done.stderr
     for path in sorted((raw / "labels").rglob("*.png")):
         again = out / path.relative_to(raw)
@@ -249,10 +217,9 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
     rows = lambda p: sorted(tuple(r.values()) for r in csv.DictReader(p.read_text().splitlines()))  # noqa: E731
     assert rows(out / "classes.csv") == rows(raw / "classes.csv")
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-         str(out / "labels" / "val"), "--task", "semantic", "--out", str(report)],
-        capture_output=True, text=True,
+    done = regionbench_cli(
+        "evaluate", "--release", str(folder), "--predictions", str(out / "labels" / "val"),
+        "--task", "semantic", "--out", str(report),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
@@ -262,18 +229,14 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
 
 @pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff", "labelme", "mapillary", "pascal-context"])
 def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_exact(
-    tmp_path: Path, layout: str
+    release: Callable[[str], Built], tmp_path: Path, layout: str
 ) -> None:
     """CamVid (SegNet's), LIP, COCO-Stuff as distributed and a labelme2voc export (not VOC: its
     class_names.txt names its classes): a generated tree is detected as its collection, builds
     with the collection's class values as label ids, verifies, and exports back map for map,
     image for image, with its class table (labelme's .npy arrays aside: the PNGs say the same)."""
-    import importlib
-
-    synth = importlib.import_module(f"regionbench.synthetic.{layout.replace('-', '_')}")
-    raw = tmp_path / "raw"
-    list(synth.write_tree(raw, 6, 4, (64, 48)))
-    _, _, folder = built_release(tmp_path, layout, f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
+    built = release(layout)
+    raw, folder = built.raw, built.folder
     assert json.loads((folder / "manifest.json").read_text())["layout"] == layout
     regions = pq.read_table(folder / "data/regions.parquet", columns=["label_id", "category_id", "annotation_id"])
     rows = regions.to_pylist()
@@ -281,10 +244,7 @@ def test_each_collection_of_class_maps_builds_verifies_and_exports_back_pixel_ex
     if layout == "mapillary":  # its instance maps read: an instance of a car or a person is a region
         assert any(r["annotation_id"] is not None for r in rows)
     out = tmp_path / "export"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", layout, "--images", str(raw)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli("export", str(folder), str(out), "--format", layout, "--images", str(raw))
     assert done.returncode == 0, done.stderr
     written = sorted(p.relative_to(raw) for p in raw.rglob("*") if p.is_file() and p.suffix != ".npy")
     assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == written

@@ -11,7 +11,6 @@ Output is a function of (profile, seed, annotators, disagreement, vocabulary) on
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -115,7 +114,7 @@ def write_collection(
         (root, plans[start : start + CHUNK], seed, annotators, disagreement, vocab)
         for start in range(0, len(plans), CHUNK)
     ]
-    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    workers = planning.workers_for(workers, len(plans), len(jobs))
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             scenes = [scene for chunk in pool.map(_render_chunk, jobs) for scene in chunk]

@@ -35,6 +35,20 @@ PAPER_TOP10 = {
     "trees": 2638,
     "sky": 2637,
 }
+# A rendering worker process costs about what 25 images cost (its start, its imports and the
+# compiled kernels' cache load): one is worth starting per this many images.
+IMAGES_PER_WORKER = 50
+
+
+def workers_for(requested: int | None, images: int, jobs: int) -> int:
+    """The rendering processes worth starting: at most ``requested`` (None: every core), one per
+    ``IMAGES_PER_WORKER`` of the ``images`` to render and one per job of the ``jobs``; at least 1.
+    A tiny collection renders in the calling process, where a pool would cost more than it saves."""
+    import os
+
+    return max(1, min(requested or os.cpu_count() or 1, jobs, images // IMAGES_PER_WORKER))
+
+
 PAPER_REGIONS = 99_555
 PAPER_IMAGES = 20_000
 PAPER_LABELS_USED = 255

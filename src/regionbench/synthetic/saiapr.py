@@ -7,7 +7,6 @@ Output is a function of (profile, seed, quirks, vocabulary) only.
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -120,7 +119,8 @@ def write_collection(
     """Generate a whole collection under ``out``; yields (folder, regions written) as folders finish.
 
     ``vocabulary`` is the folder of ``hierarchy.yaml`` and ``label_ids.tsv`` (default: the
-    library's). Images are rendered in parallel by ``workers`` processes (default: all cores),
+    library's). Images are rendered in parallel by up to ``workers`` processes (default: all cores;
+    ``plans.workers_for``: none for a tiny collection),
     in chunks of at most ``CHUNK`` images; each folder's text files are written once all its
     chunks are back.
     """
@@ -137,8 +137,8 @@ def write_collection(
         for folder, group in sorted(by_folder.items())
         for start in range(0, len(group), CHUNK)
     ]
-    workers = workers or os.cpu_count() or 1
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs))) if workers > 1 else None
+    workers = planning.workers_for(workers, len(plans), len(jobs))
+    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
     try:
         results = pool.map(_write_images_job, jobs) if pool else map(_write_images_job, jobs)
         pending: dict[str, FolderRows] = {}
