@@ -410,8 +410,8 @@ CHROMIUM = Path(os.environ.get("REGIONBENCH_CHROMIUM", "/usr/bin/chromium"))
 
 
 def view(*args: str) -> subprocess.CompletedProcess:
-    """``regionbench view`` in a fresh process."""
-    return subprocess.run([sys.executable, "-m", "regionbench", "view", *args], capture_output=True, text=True)
+    """``regionbench view`` in this process."""
+    return regionbench_cli("view", *args)
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 PROFILE = CONFIGS / "profile.yaml"
+BENCH = Path(__file__).resolve().parent / "data" / "bsds500-bench"  # the BSDS500 benchmark's test data
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,111 @@ def _voc(root: Path) -> None:
     shutil.copy(sorted(jpegs.glob("*.jpg"))[0], jpegs / "2012_999999.jpg")
 
 
+def _voc_train_only(root: Path) -> None:
+    """VOC's tree of 6 images with one list, train.txt, naming every image."""
+    _generated("voc", 6, 1, (64, 48))(root)
+    lists = root / "VOCdevkit/VOC2012/ImageSets/Segmentation"
+    names = sorted({n for p in lists.glob("*.txt") for n in p.read_text().split()})
+    for path in lists.glob("*.txt"):
+        path.unlink()
+    (lists / "train.txt").write_text("\n".join(names) + "\n")
+
+
+def _panoptic(flavour: str) -> Callable[[Path], None]:
+    def write(root: Path) -> None:
+        from regionbench.synthetic import panoptic
+
+        list(panoptic.write_tree(root, 6, 2, flavour))
+
+    return write
+
+
+def _free(categories: bool) -> Callable[[Path], None]:
+    """The label-free COCO tree (conftest.one_category_tree); with its categories, the vocabulary
+    ``regionbench vocabulary from-coco`` writes for it beside it (``vocabulary/``)."""
+
+    def write(root: Path) -> None:
+        from conftest import one_category_tree
+
+        from regionbench import cli
+
+        one_category_tree(root, categories=categories)
+        if categories:
+            assert cli.main(["vocabulary", "from-coco", str(root), "--out", str(root.parent / "vocabulary")]) == 0
+
+    return write
+
+
+def _bsds_humans(root: Path) -> None:
+    from regionbench.synthetic import bsds500
+
+    bsds500.write_tree(root, {"train": [11, 12, 13], "val": [21, 22]}, humans=3, seed=4)
+
+
+def _bsds_humans_as_coco(root: Path) -> None:
+    """``_bsds_humans``' segmentations as COCO files: a file per human, a segment an RLE annotation."""
+    import scipy.io
+    from pycocotools import mask as mask_utils
+
+    bsds = root.parent / "bsds"
+    _bsds_humans(bsds)
+    (root / "images").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    files: dict[str, dict] = {}
+    segment = [{"id": 1, "name": "segment", "supercategory": "segment"}]
+    for path in sorted((bsds / "data/groundTruth").glob("*/*.mat")):
+        image = bsds / "data/images" / path.parent.name / f"{path.stem}.jpg"
+        (root / "images" / image.name).write_bytes(image.read_bytes())
+        for k, entry in enumerate(scipy.io.loadmat(path)["groundTruth"][0], start=1):
+            labels = entry["Segmentation"][0, 0]
+            doc = files.setdefault(f"human-{k}", {"images": [], "annotations": [], "categories": segment})
+            height, width = labels.shape
+            doc["images"].append({"id": int(path.stem), "file_name": image.name, "height": height, "width": width})
+            for value in np.unique(labels):
+                rle = mask_utils.encode(np.asfortranarray((labels == value).astype(np.uint8)))
+                rle["counts"] = rle["counts"].decode()
+                doc["annotations"].append(
+                    {
+                        "id": len(doc["annotations"]) + 1,
+                        "image_id": int(path.stem),
+                        "category_id": 1,
+                        "segmentation": rle,
+                        "iscrowd": 0,
+                    }
+                )
+    for who, doc in files.items():
+        (root / "annotations" / f"{who}.json").write_text(json.dumps(doc))
+
+
+def _bsds_crowd(root: Path) -> None:
+    """Five humans on one test image, two on each of the five others."""
+    import scipy.io
+
+    from regionbench.synthetic import bsds500
+
+    bsds500.write_tree(root, {"test": [11, 12, 13, 14, 15, 16]}, humans=5, seed=7)
+    for k, path in enumerate(sorted((root / "data/groundTruth/test").glob("*.mat"))):
+        cell = scipy.io.loadmat(path)["groundTruth"]
+        scipy.io.savemat(path, {"groundTruth": cell[:, : cell.shape[1] if k == 0 else 2]})
+
+
+def _bsds_bench(root: Path) -> Path:
+    """``images/test/<id>.jpg`` and ``groundTruth/test/<id>.mat``: the benchmark's humans, and
+    images of their size (the region benchmark reads no pixel: each is seeded noise, so no two
+    are copies of each other)."""
+    import scipy.io
+    from PIL import Image
+
+    for truth in sorted((BENCH / "groundTruth").glob("*.mat")):
+        (root / "groundTruth" / "test").mkdir(parents=True, exist_ok=True)
+        (root / "images" / "test").mkdir(parents=True, exist_ok=True)
+        shutil.copy(truth, root / "groundTruth" / "test" / truth.name)
+        height, width = scipy.io.loadmat(truth)["groundTruth"][0, 0]["Segmentation"][0, 0].shape
+        pixels = np.random.default_rng(int(truth.stem)).integers(0, 256, (height, width, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(root / "images" / "test" / f"{truth.stem}.jpg")
+    return root
+
+
 def _bsds(root: Path) -> None:
     from regionbench.synthetic import bsds500
 
@@ -84,7 +191,20 @@ BUILDS: dict[str, Build] = {
     "demo": Build(profile=False),  # make release's own build
     "coco-tiny": Build(),
     "bsds": Build(_bsds),
+    "bsds-bench": Build(_bsds_bench),
+    "bsds-humans": Build(_bsds_humans),
+    "bsds-humans-coco": Build(_bsds_humans_as_coco),
+    "bsds-crowd": Build(_bsds_crowd),
+    "free": Build(_free(categories=True)),
+    "free-nocat": Build(_free(categories=False)),
+    "free-words": Build(_free(categories=False)),
+    "free-spdx": Build(_free(categories=False)),
+    "panoptic-coco": Build(),
+    "panoptic-cityscapes": Build(_panoptic("cityscapes")),
+    "panoptic-ade20k": Build(_panoptic("ade20k")),
     "voc": Build(_voc),
+    "voc-random": Build(_generated("voc", 12, 5, (96, 72))),
+    "voc-train-only": Build(_voc_train_only),
     "cityscapes": Build(_generated("cityscapes", 9, 1, (160, 80))),
     "ade20k": Build(_generated("ade20k", 9, 1, (96, 48))),
     "ade20k-full": Build(_generated("ade20k_full", 9, 2, (80, 60))),

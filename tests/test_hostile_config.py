@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PROJECT
+from conftest import PROJECT, regionbench_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,11 +72,7 @@ def test_raw_dir_as_a_file_or_with_only_a_word_list(tmp_path: Path) -> None:
 def test_build_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("relations: {tau: .nan}\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "build", "--project-dir", str(PROJECT), "--configfile", str(bad), "-n"],
-        capture_output=True,
-        text=True,
-    )
+    done = regionbench_cli("build", "--project-dir", str(PROJECT), "--configfile", str(bad), "-n")
     assert (
         done.returncode == 2
         and done.stderr == f"regionbench: error: {bad}: relations.tau: not a finite number; give a number such as 0.5\n"

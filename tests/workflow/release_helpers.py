@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import TINY_RELEASE
+from conftest import TINY_RELEASE, regionbench_cli
 
 from regionbench import release
 
@@ -15,7 +14,7 @@ VERSION = TINY_RELEASE
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "regionbench", *args], capture_output=True, text=True, cwd=cwd)
+    return regionbench_cli(*args, cwd=cwd)
 
 
 def provenance_of(folder: Path, version: str) -> release.Provenance:

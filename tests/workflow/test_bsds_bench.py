@@ -6,51 +6,23 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.io
-from conftest import build, workflow_copy, write_config
-
-BENCH = Path(__file__).resolve().parents[1] / "data" / "bsds500-bench"
-RELEASE = "releases/bsds-bench/v1.0.0"
-
-
-def bench_tree(root: Path) -> Path:
-    """``images/test/<id>.jpg`` and ``groundTruth/test/<id>.mat``: the benchmark's humans, and
-    images of their size (the region benchmark reads no pixel: each is seeded noise, so no two
-    are copies of each other)."""
-    from PIL import Image
-
-    for truth in sorted((BENCH / "groundTruth").glob("*.mat")):
-        (root / "groundTruth" / "test").mkdir(parents=True, exist_ok=True)
-        (root / "images" / "test").mkdir(parents=True, exist_ok=True)
-        shutil.copy(truth, root / "groundTruth" / "test" / truth.name)
-        height, width = scipy.io.loadmat(truth)["groundTruth"][0, 0]["Segmentation"][0, 0].shape
-        pixels = np.random.default_rng(int(truth.stem)).integers(0, 256, (height, width, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(root / "images" / "test" / f"{truth.stem}.jpg")
-    return root
+from conftest import regionbench_cli
+from farm import BENCH, Built
 
 
 def evaluate(release: Path, predictions: Path | str, *options: str) -> subprocess.CompletedProcess:
     """``regionbench evaluate`` of ``predictions`` on ``release`` with ``options``."""
-    return subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(predictions), *options],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    return regionbench_cli("evaluate", "--release", str(release), "--predictions", str(predictions), *options)
 
 
 @pytest.fixture(scope="module")
-def bench_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("bsds-bench")
-    raw = bench_tree(base / "raw")
-    project = workflow_copy(base / "wf")
-    done = build(project, "--configfile", str(write_config(project, f"dataset: bsds-bench\nraw_dir: {raw}\n")))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return project / RELEASE
+def bench_release(release: Callable[[str], Built]) -> Path:
+    return release("bsds-bench").folder
 
 
 @pytest.mark.parametrize(
@@ -121,11 +93,18 @@ def test_view_draws_the_run_s_precision_recall_curve_and_boundaries(bench_releas
     )
     assert done.returncode == 0, done.stderr
     site = tmp_path / "site"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "view", str(bench_release), "--out", str(site), "--run", str(report),
-         "--predictions", str(BENCH / "ucm2"), "--images", str(bench_release.parents[3] / "raw")],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "view",
+        str(bench_release),
+        "--out",
+        str(site),
+        "--run",
+        str(report),
+        "--predictions",
+        str(BENCH / "ucm2"),
+        "--images",
+        str(bench_release.parents[3] / "raw"),
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
     svg = (site / "charts" / "run-precision-recall.svg").read_text()

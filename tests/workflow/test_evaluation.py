@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import truth_label_maps
+from conftest import regionbench_cli, truth_label_maps
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +42,7 @@ def perfect_run(task: _labels.Subset) -> list[str]:
 
 
 def evaluate_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "regionbench", "evaluate", *args], capture_output=True, text=True)
+    return regionbench_cli("evaluate", *args)
 
 
 @pytest.mark.parametrize(
@@ -286,11 +285,7 @@ def test_the_image_task_reports_train_overlap(tiny_build: Path, task: _labels.Su
 
 def test_the_imageclef_export_writes_each_subsets_run_order(tiny_build: Path, tmp_path: Path) -> None:
     out = tmp_path / "clef"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export-imageclef", str(tiny_build / VERSION), str(out)],
-        capture_output=True,
-        text=True,
-    )
+    done = regionbench_cli("export-imageclef", str(tiny_build / VERSION), str(out))
     assert done.returncode == 0, done.stderr
     assert "no concept or annotation files: they need the judgments of at least 3 annotators" in done.stdout
     assert sorted(p.name for p in (out / "runs").iterdir()) == list("ABCDEFGH")
@@ -305,11 +300,7 @@ def test_the_imageclef_export_writes_each_subsets_run_order(tiny_build: Path, tm
     (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
     _, report = score(tiny_build / VERSION, tmp_path / "run.txt", "imageclef", "--subset", "E")
     assert report["measures"]["mnap"] == 1.0 and report["measures"]["f1_photo_instance"] == 1.0
-    again = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export-imageclef", str(tiny_build / VERSION), str(out)],
-        capture_output=True,
-        text=True,
-    )
+    again = regionbench_cli("export-imageclef", str(tiny_build / VERSION), str(out))
     assert again.returncode == 2 and "already exists" in again.stderr
 
 

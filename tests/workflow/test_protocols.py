@@ -6,22 +6,20 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import built_release
+from conftest import regionbench_cli
+from farm import Built
 from PIL import Image
-
-SOURCE_SPLIT = "subsets: {seed: 0, split_unit: region, split: source}\nclassifiers: {names: [naive]}\n"
 
 
 def evaluate(folder: Path, predictions: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(predictions),
-         "--task", "semantic", "--out", str(out), *options],
-        capture_output=True, text=True,
+    return regionbench_cli(
+        "evaluate", "--release", str(folder), "--predictions", str(predictions),
+        "--task", "semantic", "--out", str(out), *options,
     )  # fmt: skip
 
 
@@ -39,14 +37,9 @@ def wrong_on_purpose(label_ids: np.ndarray, k: int) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def cityscapes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from regionbench.synthetic import cityscapes as synth
-
-    tmp = tmp_path_factory.mktemp("cityscapes")
-    raw = tmp / "raw"
-    list(synth.write_tree(raw, 9, 1, (160, 80)))
-    _, _, folder = built_release(tmp, "cityscapes", f"raw_dir: {raw}\nreference_annotator: fine\n{SOURCE_SPLIT}")
-    return raw, folder
+def cityscapes(release: Callable[[str], Built]) -> tuple[Path, Path]:
+    built = release("cityscapes")
+    return built.raw, built.folder
 
 
 def reference(raw: Path, predictions: list[Path], truths: list[Path]) -> dict:
@@ -121,16 +114,15 @@ def test_the_plain_protocol_counts_every_label_and_says_so(cityscapes: tuple[Pat
     assert done.returncode == 2 and "--protocol ade20k" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_a_voc_run_is_scored_on_voc_s_val_split_with_its_21_classes(tmp_path: Path) -> None:
+def test_a_voc_run_is_scored_on_voc_s_val_split_with_its_21_classes(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
     """A VOC release whose subsets split its images at random: a label-map run is scored on VOC's
     own val list by default (the report says so), over VOC's 21 classes with void left out, and
     its mIoU is VOC's definition recomputed from the maps; a side without an image is one line,
     exit 2; maps named by the images' own stems are read."""
-    from regionbench.synthetic import voc
-
-    raw = tmp_path / "raw"
-    list(voc.write_tree(raw, 12, seed=5, size=(96, 72)))
-    _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\nclassifiers: {{names: [naive]}}\n")
+    built = release("voc-random")
+    raw, folder = built.raw, built.folder
     base = raw / "VOCdevkit/VOC2012"
     val = (base / "ImageSets/Segmentation/val.txt").read_text().split()
     run = tmp_path / "run"
@@ -159,23 +151,15 @@ def test_a_voc_run_is_scored_on_voc_s_val_split_with_its_21_classes(tmp_path: Pa
 
 
 def test_a_collection_without_an_evaluation_split_and_an_empty_side_are_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    release: Callable[[str], Built], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A VOC tree whose every image is in train: asking for the source's evaluation split is one
     line, exit 2, and the default is the subsets' test side; a side that holds no image is
     refused before anything is read, never scored as zeros."""
     import regionbench
     from regionbench.client import scope, tasks
-    from regionbench.synthetic import voc
 
-    raw = tmp_path / "raw"
-    list(voc.write_tree(raw, 6, seed=1, size=(64, 48)))
-    lists = raw / "VOCdevkit/VOC2012/ImageSets/Segmentation"
-    names = sorted({n for p in lists.glob("*.txt") for n in p.read_text().split()})
-    for p in lists.glob("*.txt"):
-        p.unlink()
-    (lists / "train.txt").write_text("\n".join(names) + "\n")
-    _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
+    folder = release("voc-train-only").folder
     run = tmp_path / "run"
     run.mkdir()
     done = evaluate(folder, run, tmp_path / "r.json", "--split", "source")
@@ -188,15 +172,12 @@ def test_a_collection_without_an_evaluation_split_and_an_empty_side_are_refused(
         tasks.evaluate(data, run, "semantic")
 
 
-def test_an_ade20k_run_in_0_149_is_read_with_reduce_zero_label(tmp_path: Path) -> None:
+def test_an_ade20k_run_in_0_149_is_read_with_reduce_zero_label(release: Callable[[str], Built], tmp_path: Path) -> None:
     """ADE20K's maps as mmseg trains on them (class - 1, 255 for "other"): scored right with
     --reduce-zero-label, and read as the benchmark's 1-150 without it (every class off by one:
     wrong); the truth's "other" is left out either way; on the source's validation split."""
-    from regionbench.synthetic import ade20k
-
-    raw = tmp_path / "raw"
-    list(ade20k.write_tree(raw, 6, 2, (64, 48)))
-    _, _, folder = built_release(tmp_path, "ade", f"raw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
+    built = release("ade20k")
+    raw, folder = built.raw, built.folder
     run = tmp_path / "run"
     run.mkdir()
     for path in sorted((raw / "ADEChallengeData2016/annotations/validation").glob("*.png")):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +11,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 import shapely
-from conftest import build, workflow_copy, write_config
+from conftest import build, regionbench_cli, workflow_copy, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as coco_mask
@@ -176,21 +174,13 @@ def test_export_saiapr_round_trip(tiny_build: Path, tmp_path: Path) -> None:
 def test_show_draws_the_release_s_own_pixels(tiny_build: Path, tmp_path: Path) -> None:
     folder = tiny_build / VERSION
     out = tmp_path / "show.png"
-    shown = subprocess.run(
-        [sys.executable, "-m", "regionbench", "show", str(folder), "--count", "2", "--out", str(out)],
-        capture_output=True,
-        text=True,
-    )
+    shown = regionbench_cli("show", str(folder), "--count", "2", "--out", str(out))
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith(f"{out}: images ") and out.stat().st_size > 10_000
     from PIL import Image
 
     with Image.open(out) as picture:
         assert picture.size[0] > 600
-    missing = subprocess.run(
-        [sys.executable, "-m", "regionbench", "show", str(folder), "--image", "999999999", "--out", str(out)],
-        capture_output=True,
-        text=True,
-    )
+    missing = regionbench_cli("show", str(folder), "--image", "999999999", "--out", str(out))
     assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
     assert "no image 999999999" in missing.stderr

@@ -9,13 +9,15 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import COCO_RELEASE, TINY_RELEASE, built_release, open_page, truth_label_maps, view
+from conftest import COCO_RELEASE, TINY_RELEASE, open_page, regionbench_cli, truth_label_maps, view
+from farm import Built
 from PIL import Image
 from view_helpers import banded_label_maps, evaluate, image_data, scored_detections, scored_site
 
@@ -145,11 +147,17 @@ def test_a_scored_run_sorts_the_index_and_shows_its_labels(browser, tiny_build: 
     predictions.loc[flipped & (test["label"] == "sky").to_numpy(), "label"] = "grass"
     predictions.to_csv(tmp_path / "run.csv", index=False)
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(tmp_path / "run.csv"), "--task", "region", "--out", str(report)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "evaluate",
+        "--release",
+        str(release),
+        "--predictions",
+        str(tmp_path / "run.csv"),
+        "--task",
+        "region",
+        "--out",
+        str(report),
+    )
     assert done.returncode == 0, done.stderr
     scores = json.loads(report.read_text())["per_image"]
     assert {int(i) for i, s in scores.items() if s < 1} == set(wrong)
@@ -480,13 +488,11 @@ def test_labels_in_one_image_never_share_a_colour(tiny_site: Path, coco_build: P
     assert kept > 0
 
 
-def test_a_release_without_labels_colours_region_by_region(tmp_path: Path) -> None:
+def test_a_release_without_labels_colours_region_by_region(release: Callable[[str], Built], tmp_path: Path) -> None:
     """A label-free release (a generated BSDS500 tree: every segment one category): each
     region of an annotator's layer its own colour."""
-    from regionbench.synthetic import bsds500
-
-    raw = bsds500.write_tree(tmp_path / "raw", {"train": [11, 12, 13], "val": [21, 22]})
-    _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
+    built = release("bsds")
+    raw, folder = built.raw, built.folder
     site = tmp_path / "site"
     done = view(str(folder), "--out", str(site), "--images", str(raw))
     assert done.returncode == 0, done.stderr

@@ -7,12 +7,14 @@ label-free release with a segments run. Each view's screenshot is docs/view.md's
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.io
-from conftest import COCO_RELEASE, TINY_RELEASE, built_release, open_page, screenshot, truth_label_maps, view
+from conftest import COCO_RELEASE, TINY_RELEASE, open_page, screenshot, truth_label_maps, view
+from farm import Built
 from PIL import Image
 from view_helpers import banded_label_maps, evaluate, image_data, scored_detections, scored_site, site_data
 
@@ -178,15 +180,13 @@ def test_an_image_walks_the_filtered_order_zooms_and_takes_keys(browser, tiny_bu
     assert errors == []
 
 
-def test_a_label_free_release_with_a_segments_run(browser, tmp_path: Path) -> None:
+def test_a_label_free_release_with_a_segments_run(browser, release: Callable[[str], Built], tmp_path: Path) -> None:
     """A generated BSDS500 release and one human's segmentations as a run against another, on
     every image (the tree has train and val, no test: val would be the default side): the run
     page gives the report's covering, PRI and VI beside the humans'; an image draws the run's
     segments; no console error."""
-    from regionbench.synthetic import bsds500
-
-    raw = bsds500.write_tree(tmp_path / "raw", {"train": [11, 12], "val": [21, 22]})
-    _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
+    built = release("bsds")
+    raw, folder = built.raw, built.folder
     run = tmp_path / "segs"
     run.mkdir()
     for path in (raw / "data/groundTruth").glob("*/*.mat"):  # human 2's map as the run

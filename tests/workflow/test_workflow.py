@@ -21,6 +21,7 @@ from conftest import (
     build_output,
     file_digests,
     on_a_terminal,
+    regionbench_cli,
     workflow_copy,
     write_config,
 )
@@ -97,12 +98,7 @@ def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_buil
     assert summary[0] == f"release tiny: {TINY_RELEASE}"
     assert re.search(r"^  rows: .*regions [\d,]+", stdout, re.M)
     assert summary[-1] == f"next: regionbench verify {TINY_RELEASE}"
-    verified = subprocess.run(
-        [sys.executable, "-m", "regionbench", *summary[-1].removeprefix("next: regionbench ").split()],
-        cwd=tiny_build,
-        capture_output=True,
-        text=True,
-    )
+    verified = regionbench_cli(*summary[-1].removeprefix("next: regionbench ").split(), cwd=tiny_build)
     assert verified.returncode == 0, verified.stdout
 
 

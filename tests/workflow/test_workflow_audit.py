@@ -7,11 +7,10 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from conftest import TINY, TINY_RELEASE, build, built_release, workflow_copy, write_config
+from conftest import TINY, TINY_RELEASE, build, built_release, regionbench_cli, workflow_copy, write_config
 from PIL import Image, ImageEnhance
 
 from regionbench import release
@@ -39,7 +38,7 @@ def copy_item(base: Path, name: str, new: str, split: str, quality: int, brightn
 
 
 def audit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "regionbench", "audit", *args], capture_output=True, text=True)
+    return regionbench_cli("audit", *args)
 
 
 def test_near_copies_are_grouped_kept_on_one_side_and_audited(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import build, workflow_copy, write_config
+from conftest import build, regionbench_cli, workflow_copy, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -231,8 +231,6 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     1e-12; detections are the other annotator's regions, some twice, with scores."""
     import contextlib
     import io
-    import subprocess
-    import sys
 
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
@@ -253,12 +251,23 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     ]  # fmt: skip
     (tmp_path / "results.json").write_text(json.dumps(detections))
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-         str(tmp_path / "results.json"), "--task", "instances", "--annotator", "annotator-1", "--split", "all",
-         "--iou-type", iou_type, "--out", str(report)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "evaluate",
+        "--release",
+        str(folder),
+        "--predictions",
+        str(tmp_path / "results.json"),
+        "--task",
+        "instances",
+        "--annotator",
+        "annotator-1",
+        "--split",
+        "all",
+        "--iou-type",
+        iou_type,
+        "--out",
+        str(report),
+    )
     assert done.returncode == 0, done.stderr
     ours = json.loads(report.read_text())
     if iou_type == "boundary":  # pycocotools has no Boundary IoU: faster-coco-eval's (boundary-iou-api's)
@@ -406,19 +415,25 @@ def test_a_run_scores_the_same_whichever_way_it_names_categories(
 def test_a_detection_of_no_category_of_the_truth_is_one_line(
     exports: tuple[Path, Path, dict], tmp_path: Path, change, said: str
 ) -> None:
-    import subprocess
-    import sys
 
     _, project, _ = exports
     folder = project / RELEASE
     detections, label, source = named_run(folder, tmp_path)
     detections[3] = change(detections[3], label, source)
     (tmp_path / "run.json").write_text(json.dumps(detections))
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-         str(tmp_path / "run.json"), "--task", "instances", "--annotator", "annotator-1", "--split", "all"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "evaluate",
+        "--release",
+        str(folder),
+        "--predictions",
+        str(tmp_path / "run.json"),
+        "--task",
+        "instances",
+        "--annotator",
+        "annotator-1",
+        "--split",
+        "all",
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "detection 3: " in lines[0] and said in lines[0], done.stderr
@@ -433,8 +448,6 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
     detections relabelled and duplicated."""
     import contextlib
     import io
-    import subprocess
-    import sys
 
     from tidecv import TIDE, datasets
 
@@ -470,12 +483,24 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
         )
         main, special = evaluator.get_main_errors()["run"], evaluator.get_special_errors()["run"]
     report = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-         str(tmp_path / "results.json"), "--task", "instances", "--annotator", "annotator-1", "--split", "all",
-         "--iou-type", iou_type, "--tide", "--out", str(report)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "evaluate",
+        "--release",
+        str(folder),
+        "--predictions",
+        str(tmp_path / "results.json"),
+        "--task",
+        "instances",
+        "--annotator",
+        "annotator-1",
+        "--split",
+        "all",
+        "--iou-type",
+        iou_type,
+        "--tide",
+        "--out",
+        str(report),
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())["tide"]
     assert found["ap"] == pytest.approx(run.ap, abs=1e-6)
@@ -499,8 +524,6 @@ def test_the_human_ceiling_of_boundary_ap_takes_the_run_s_band(
 ) -> None:
     """Under ``--iou-type boundary`` the humans are scored against each other with the run's band:
     a narrower band gives a lower ceiling (every edge pixel counts), and the report keeps it."""
-    import subprocess
-    import sys
 
     _, project, _ = exports
     folder = project / RELEASE
@@ -509,11 +532,23 @@ def test_the_human_ceiling_of_boundary_ap_takes_the_run_s_band(
     ceilings = {}
     for ratio in ("0.005", "0.2"):
         out = tmp_path / f"{ratio}.json"
-        done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(detections),
-             "--task", "instances", "--split", "all", "--iou-type", "boundary", "--dilation-ratio", ratio,
-             "--out", str(out)], capture_output=True, text=True,
-        )  # fmt: skip
+        done = regionbench_cli(
+            "evaluate",
+            "--release",
+            str(folder),
+            "--predictions",
+            str(detections),
+            "--task",
+            "instances",
+            "--split",
+            "all",
+            "--iou-type",
+            "boundary",
+            "--dilation-ratio",
+            ratio,
+            "--out",
+            str(out),
+        )
         assert done.returncode == 0, done.stderr
         report = json.loads(out.read_text())
         assert report["settings"]["dilation_ratio"] == float(ratio)

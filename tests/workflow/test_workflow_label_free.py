@@ -4,18 +4,21 @@ does not apply and says why in one line."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import scipy.io
-from conftest import build, built_release, one_category_tree, site_shows_the_release, workflow_copy, write_config
+from conftest import build, one_category_tree, regionbench_cli, site_shows_the_release, workflow_copy, write_config
+from farm import Built
 
 import regionbench
-from regionbench import cli, release
+import regionbench.release
+from regionbench import cli
 from regionbench.pipeline import vocabulary
 from regionbench.release.croissant import NO_LICENCE
 
@@ -23,25 +26,26 @@ from regionbench.release.croissant import NO_LICENCE
 def evaluate(folder: Path, predictions: str, *args: str) -> subprocess.CompletedProcess:
     """``regionbench evaluate`` of ``predictions`` against the release in ``folder``."""
     command = ["evaluate", "--release", str(folder), "--predictions", predictions, *args]
-    return subprocess.run([sys.executable, "-m", "regionbench", *command], capture_output=True, text=True)
+    return regionbench_cli(*command)
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("categories", [True, False], ids=["one-category", "no-category"])
 def test_a_label_free_collection_skips_subsets_and_classifiers(
-    browser, tmp_path: Path, categories: bool, capsys: pytest.CaptureFixture[str]
+    browser, release: Callable[[str], Built], tmp_path: Path, categories: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One category for every segment (its vocabulary written by `vocabulary from-coco`, which
     the build takes), or no category at all (annotations without category_id: the vocabulary
     the build derives has 'segment')."""
-    raw = one_category_tree(tmp_path / "raw", categories=categories)
-    if categories:
+    built = release("free" if categories else "free-nocat")
+    raw, project, folder = built.raw, built.project, built.folder
+    if categories:  # what wrote the build's vocabulary tells the user what to set
         assert cli.main(["vocabulary", "from-coco", str(raw), "--out", str(tmp_path / "vocabulary")]) == 0
         assert "set vocabulary_dir" in capsys.readouterr().out
-    config = f"raw_dir: {raw}\n" + (f"vocabulary_dir: {tmp_path / 'vocabulary'}\n" if categories else "")
-    if categories:  # a licence stated for the images: the release embeds them
-        config += "source: {name: Berkeley-like segments, license: CC-BY-4.0}\n"
-    done, project, folder = built_release(tmp_path, "free", config)
+        assert sorted(p.read_text() for p in (tmp_path / "vocabulary").iterdir()) == sorted(
+            p.read_text() for p in (raw.parent / "vocabulary").iterdir()
+        )
+    done = subprocess.CompletedProcess([], 0, built.stdout, built.stderr)
     report = json.loads((project / "results/free/ingest/report.json").read_text())
     assert all(c["rejected"] == 0 for a, c in report["annotators"].items() if a != "consensus")  # all labelled
     why = "subsets A-H and the reference classifiers skipped: every region of consensus carries the one label 'segment'"
@@ -122,7 +126,9 @@ def test_a_build_that_accepts_nothing_stops_after_ingest(tmp_path: Path) -> None
     assert not (results / "agreement").exists()
 
 
-def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Path) -> None:
+def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
     """A several-annotator label-free collection: one annotator's segmentations, written as
     16-bit label-map PNGs and scored with ``--task segments`` against the other humans, give that
     annotator's PRI, VI and covering of the release's agreement summary, and so does the human
@@ -132,8 +138,7 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
 
     from regionbench.client.tasks.segments import segment_maps
 
-    raw = one_category_tree(tmp_path / "raw")
-    _, _, folder = built_release(tmp_path, "free", f"raw_dir: {raw}\n")
+    folder = release("free").folder
     data = regionbench.load(folder)
     run = tmp_path / "run"
     run.mkdir()
@@ -164,14 +169,12 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(tmp_path: Pat
     assert found["spread"]["pri"]["max"] == pytest.approx(1.0) and found["spread"]["pri"]["min"] < 1.0
 
 
-def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
+def test_bsds500_as_distributed_builds_and_scores(release: Callable[[str], Built], tmp_path: Path) -> None:
     """A tree laid out as BSDS500 ships builds with no converter and no vocabulary folder: each
     human an annotator, label-free, a shard per split; its own ground truth, read
     back as BSDS .mat predictions, covers each human's segments exactly."""
-    from regionbench.synthetic import bsds500 as bsds
-
-    raw = bsds.write_tree(tmp_path / "raw", {"train": [11, 12, 13], "val": [21, 22]})
-    _, _, folder = built_release(tmp_path, "bsds", f"raw_dir: {raw}\n")
+    built = release("bsds")
+    raw, folder = built.raw, built.folder
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["layout"] == "bsds500" and manifest["source"]["name"].startswith("BSDS500")
     images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "split"]).to_pylist()
@@ -235,41 +238,20 @@ def test_bsds500_as_distributed_builds_and_scores(tmp_path: Path) -> None:
                 assert split[side]["ods_f"] == alone_b.ods["f"] and split[side]["ap"] == alone_b.ap
 
 
-def test_bsds500_gives_the_agreement_of_the_same_segments_as_coco_files(tmp_path: Path) -> None:
+def test_bsds500_gives_the_agreement_of_the_same_segments_as_coco_files(release: Callable[[str], Built]) -> None:
     """The same human segmentations built once from BSDS500's .mat files and once laid out as
     COCO files (a file per human, a segment an RLE annotation) give the same agreement table."""
-    from pycocotools import mask as mask_utils
-
-    from regionbench.synthetic import bsds500 as bsds
-
-    raw = bsds.write_tree(tmp_path / "bsds", {"train": [11, 12, 13], "val": [21, 22]}, humans=3, seed=4)
-    coco = tmp_path / "coco"
-    (coco / "images").mkdir(parents=True)
-    (coco / "annotations").mkdir()
-    files: dict[str, dict] = {}
-    for path in sorted((raw / "data/groundTruth").glob("*/*.mat")):
-        image = raw / "data/images" / path.parent.name / f"{path.stem}.jpg"
-        (coco / "images" / image.name).write_bytes(image.read_bytes())
-        for k, entry in enumerate(scipy.io.loadmat(path)["groundTruth"][0], start=1):
-            labels = entry["Segmentation"][0, 0]
-            doc = files.setdefault(f"human-{k}", {"images": [], "annotations": [], "categories": [{"id": 1, "name": "segment", "supercategory": "segment"}]})  # fmt: skip
-            doc["images"].append({"id": int(path.stem), "file_name": image.name, "height": labels.shape[0], "width": labels.shape[1]})  # fmt: skip
-            for value in np.unique(labels):
-                rle = mask_utils.encode(np.asfortranarray((labels == value).astype(np.uint8)))
-                rle["counts"] = rle["counts"].decode()
-                doc["annotations"].append({"id": len(doc["annotations"]) + 1, "image_id": int(path.stem), "category_id": 1, "segmentation": rle, "iscrowd": 0})  # fmt: skip
-    for who, doc in files.items():
-        (coco / "annotations" / f"{who}.json").write_text(json.dumps(doc))
     tables = {}
-    for name, tree in (("bsds", raw), ("coco", coco)):
-        _, _, folder = built_release(tmp_path / name, name, f"raw_dir: {tree}\n")
-        table = pq.read_table(folder / "data/agreement.parquet")
+    for name in ("bsds-humans", "bsds-humans-coco"):
+        table = pq.read_table(release(name).folder / "data/agreement.parquet")
         tables[name] = table.sort_by([(c, "ascending") for c in table.column_names if c != "geometry"])
-    assert tables["bsds"].num_rows > 0
-    assert tables["bsds"].equals(tables["coco"])
+    assert tables["bsds-humans"].num_rows > 0
+    assert tables["bsds-humans"].equals(tables["bsds-humans-coco"])
 
 
-def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(tmp_path: Path) -> None:
+def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
     """A crowd of very unequal coverage (five humans on one image, two on the others): the
     segments task's human ceiling pools every (image, human, other human) and equals the release's
     agreement table (BSDS500's Human row), while the mean of the per-human means, kept beside it,
@@ -277,14 +259,8 @@ def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(tmp_path
     from PIL import Image
 
     from regionbench.client.tasks.segments import segment_maps
-    from regionbench.synthetic import bsds500 as bsds
 
-    raw = bsds.write_tree(tmp_path / "raw", {"test": [11, 12, 13, 14, 15, 16]}, humans=5, seed=7)
-    for k, path in enumerate(sorted((raw / "data/groundTruth/test").glob("*.mat"))):
-        cell = scipy.io.loadmat(path)["groundTruth"]
-        keep = cell.shape[1] if k == 0 else 2  # one image keeps its five humans
-        scipy.io.savemat(path, {"groundTruth": cell[:, :keep]})
-    _, _, folder = built_release(tmp_path, "crowd", f"raw_dir: {raw}\n")
+    folder = release("bsds-crowd").folder
     data = regionbench.load(folder)
     run = tmp_path / "run"
     run.mkdir()
@@ -302,17 +278,14 @@ def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(tmp_path
     assert abs(ceiling["annotator_mean"]["pri"] - ceiling["pri"]) > 1e-6  # unequal coverage: two answers
 
 
-def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
+def test_a_licence_stated_in_words_builds_and_verifies(release: Callable[[str], Built]) -> None:
     """``source.license`` in words ("see the website"): the release's licence is "other", the
     card says so with the source's words, Croissant quotes them, and verify agrees with the build;
     HTML in the config's text is shown on the card as written, not rendered."""
     import yaml
 
-    raw = one_category_tree(tmp_path / "raw", categories=False)
-    config = f"raw_dir: {raw}\nsource: {{license: see the website, name: '<b>Streets</b> & more'}}\n"
-    done, _, folder = built_release(tmp_path, "words", config)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert release.verify(folder) == []
+    folder = release("free-words").folder
+    assert regionbench.release.verify(folder) == []
     manifest = json.loads((folder / "manifest.json").read_text())
     card = (folder / "README.md").read_text()
     front = yaml.safe_load(card.split("---")[1])
@@ -324,14 +297,15 @@ def test_a_licence_stated_in_words_builds_and_verifies(tmp_path: Path) -> None:
     assert croissant["license"] in ("see the website", ["see the website"])
 
 
-def test_an_spdx_licence_the_hub_does_not_list_is_named_other_and_verifies(tmp_path: Path) -> None:
+def test_an_spdx_licence_the_hub_does_not_list_is_named_other_and_verifies(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
     """``source.license: CC-BY-SA-2.5`` (an SPDX id the Hugging Face Hub does not list): the
     manifest and Croissant keep the id, the card names it "other" with its name and SPDX page,
     and verify agrees with the build."""
     import yaml
 
-    raw = one_category_tree(tmp_path / "raw", categories=False)
-    _, _, folder = built_release(tmp_path, "spdx", f"raw_dir: {raw}\nsource: {{license: CC-BY-SA-2.5}}\n")
+    folder = Path(shutil.copytree(release("free-spdx").folder, tmp_path / "v1.0.0"))  # its card is edited below
     manifest = json.loads((folder / "manifest.json").read_text())
     front = yaml.safe_load((folder / "README.md").read_text().split("---")[1])
     assert manifest["license"] == "CC-BY-SA-2.5"
@@ -344,4 +318,4 @@ def test_an_spdx_licence_the_hub_does_not_list_is_named_other_and_verifies(tmp_p
     )
     card = folder / "README.md"  # the card edited to another licence no longer verifies
     card.write_text(card.read_text().replace("license_name: cc-by-sa-2.5", "license_name: cc-by-sa-4.0"))
-    assert any("license_name" in problem for problem in release.verify(folder))
+    assert any("license_name" in problem for problem in regionbench.release.verify(folder))

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, workflow_copy, write_config
+from conftest import build, regionbench_cli, workflow_copy, write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_lvis import lvis_eval
@@ -164,11 +163,20 @@ def test_a_file_without_lvis_lists_is_refused_in_one_line(lvis_release: tuple[Pa
     folder, data = lvis_release
     (tmp_path / "run.json").write_text(json.dumps(_results(data, 0)))
     for extra in (["--annotator", "plain"], ["--tide"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-             str(tmp_path / "run.json"), "--task", "instances", "--protocol", "lvis", "--split", "all", *extra],
-            capture_output=True, text=True,
-        )  # fmt: skip
+        done = regionbench_cli(
+            "evaluate",
+            "--release",
+            str(folder),
+            "--predictions",
+            str(tmp_path / "run.json"),
+            "--task",
+            "instances",
+            "--protocol",
+            "lvis",
+            "--split",
+            "all",
+            *extra,
+        )
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert ("neg_category_ids" if "plain" in extra else "--tide") in done.stderr
 

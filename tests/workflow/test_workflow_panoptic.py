@@ -6,33 +6,30 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shlex
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import build, workflow_copy, write_config
+from conftest import regionbench_cli
+from farm import Built
 from panopticapi.evaluation import pq_compute
 from PIL import Image
-from test_readme import command, matches
+from test_readme import matches
 
 from regionbench import release
 from regionbench.io import panoptic
-from regionbench.synthetic import panoptic as synth
 
-COCO = "dataset: panoptic-demo\nsynth: {profile: tiny, seed: 0, layout: coco-panoptic, annotators: 2}\nclassifiers: {names: [naive, majority]}\n"
 RELEASE = "releases/panoptic-demo/v1.0.0"
 
 
 @pytest.fixture(scope="module")
-def coco(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny profile as a COCO panoptic tree of two annotators, built."""
-    project = workflow_copy(tmp_path_factory.mktemp("panoptic") / "project")
-    done = build(project, "--configfile", str(write_config(project, COCO)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return project
+def coco(release: Callable[[str], Built]) -> Path:
+    """The tiny profile as a COCO panoptic tree of two annotators, built (the farm's project)."""
+    return release("panoptic-coco").project
 
 
 def _quiet_pq(gt_json: Path, pred_json: Path) -> dict:
@@ -56,10 +53,9 @@ def _merged(documents: list[Path], out: Path) -> Path:
 
 
 def _evaluate(folder: Path, run: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-         "--task", "panoptic", "--split", "all", *extra], capture_output=True, text=True,
-    )  # fmt: skip
+    return regionbench_cli(
+        "evaluate", "--release", str(folder), "--predictions", str(run), "--task", "panoptic", "--split", "all", *extra
+    )
 
 
 def test_the_built_release_exports_back_to_what_the_pq_api_calls_identical(coco: Path, tmp_path: Path) -> None:
@@ -72,10 +68,9 @@ def test_the_built_release_exports_back_to_what_the_pq_api_calls_identical(coco:
         raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
     for who in ("annotator1", "annotator2"):
         out = tmp_path / who
-        done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "coco-panoptic",
-             "--annotator", who, "--images", str(raw)], capture_output=True, text=True,
-        )  # fmt: skip
+        done = regionbench_cli(
+            "export", str(folder), str(out), "--format", "coco-panoptic", "--annotator", who, "--images", str(raw)
+        )
         assert done.returncode == 0, done.stderr
         for split in ("train2017", "val2017"):
             source = raw / f"annotations/{who}/panoptic_{split}.json"
@@ -99,10 +94,9 @@ def test_a_panoptic_run_scores_as_the_coco_panoptic_api_scores_it(coco: Path, tm
     raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
     run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
     truth_export = tmp_path / "truth"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(folder), str(truth_export), "--format", "coco-panoptic",
-         "--annotator", "annotator1"], capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "export", str(folder), str(truth_export), "--format", "coco-panoptic", "--annotator", "annotator1"
+    )
     assert done.returncode == 0, done.stderr
     truth = _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
     expected = _quiet_pq(truth, run)
@@ -138,30 +132,19 @@ def test_the_worked_panoptic_example_runs(coco: Path) -> None:
     (coco / "run").mkdir()
     for path in [merged, *merged.with_suffix("").iterdir()]:  # one folder: the JSON and its PNGs
         shutil.copy(path, coco / "run" / path.name)
-    done = subprocess.run(command(lines[0].removeprefix("$ ")), capture_output=True, text=True, cwd=coco)
+    done = regionbench_cli(*shlex.split(lines[0].removeprefix("$ "))[1:], cwd=coco)
     assert done.returncode == 0, done.stderr
     assert matches(lines[1:], (done.stderr + done.stdout).splitlines()), done.stderr + done.stdout
 
 
 @pytest.mark.parametrize("flavour", ["cityscapes", "ade20k"])
-def test_cityscapes_and_ade20k_panoptic_trees_build_verify_and_export_back(tmp_path: Path, flavour: str) -> None:
-    raw = tmp_path / "raw"
-    list(synth.write_tree(raw, 6, 2, flavour))
-    project = workflow_copy(tmp_path / "project")
-    config = write_config(
-        project,
-        f"dataset: {flavour}-panoptic\nraw_dir: {raw}\nlayout: coco-panoptic\nclassifiers: {{names: [naive]}}\n"
-        "subsets: {seed: 0, split_unit: region, split: source}\n",
-    )
-    done = build(project, "--configfile", str(config))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / f"releases/{flavour}-panoptic/v1.0.0"
-    assert release.verify(folder) == []
+def test_cityscapes_and_ade20k_panoptic_trees_build_verify_and_export_back(
+    release: Callable[[str], Built], tmp_path: Path, flavour: str
+) -> None:
+    built = release(f"panoptic-{flavour}")
+    raw, folder = built.raw, built.folder
     out = tmp_path / "export"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "coco-panoptic"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli("export", str(folder), str(out), "--format", "coco-panoptic")
     assert done.returncode == 0, done.stderr
     for source in panoptic.sources(raw):
         exported = out / f"annotations/panoptic_{source.split}.json"
@@ -189,11 +172,19 @@ def test_cityscapes_and_ade20k_panoptic_trees_build_verify_and_export_back(tmp_p
         run.write_text(json.dumps(document))
     reports = {}
     for side, run in runs.items():
-        done = subprocess.run(
-            [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
-             "--task", "panoptic", "--split", side, "--out", str(tmp_path / f"{side}.json")],
-            capture_output=True, text=True,
-        )  # fmt: skip
+        done = regionbench_cli(
+            "evaluate",
+            "--release",
+            str(folder),
+            "--predictions",
+            str(run),
+            "--task",
+            "panoptic",
+            "--split",
+            side,
+            "--out",
+            str(tmp_path / f"{side}.json"),
+        )
         assert done.returncode == 0, done.stderr
         reports[side] = json.loads((tmp_path / f"{side}.json").read_text())
     split = reports["all"]["per_source_split"]

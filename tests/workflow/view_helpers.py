@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
-from conftest import truth_label_maps, view
+from conftest import regionbench_cli, truth_label_maps, view
 from PIL import Image
 
 import regionbench
@@ -24,11 +22,18 @@ def site_data(site: Path, name: str, kind: str) -> object:
 
 
 def evaluate(release: Path, predictions: Path, task: str, report: Path, *options: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(release), "--predictions",
-         str(predictions), "--task", task, "--out", str(report), *options],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = regionbench_cli(
+        "evaluate",
+        "--release",
+        str(release),
+        "--predictions",
+        str(predictions),
+        "--task",
+        task,
+        "--out",
+        str(report),
+        *options,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(report.read_text())
 
