@@ -14,6 +14,7 @@ runs the whole recipe as ``make release`` does, on the tiny generated collection
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from PIL import Image, ImageEnhance
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 PROFILE = CONFIGS / "profile.yaml"
@@ -30,11 +32,23 @@ BENCH = Path(__file__).resolve().parent / "data" / "bsds500-bench"  # the BSDS50
 
 @dataclass(frozen=True)
 class Build:
-    """A farm build: the raw tree it reads (``tree(folder)`` writes it; None: the workflow
-    generates its own, ``synth`` in the config) and whether it starts from the test profile."""
+    """A farm build: the raw tree it reads (``tree(folder)`` writes it, or ``"module:function"``
+    names a test module's writer; None: the workflow generates its own, ``synth`` in the config)
+    and whether it starts from the test profile. What the writer returns (what it changed in the
+    tree, say) is kept as JSON: ``Built.tree_info``."""
 
-    tree: Callable[[Path], object] | None = None
+    tree: Callable[[Path], object] | str | None = None
     profile: bool = True
+
+    def write_tree(self, root: Path) -> object:
+        """The tree written to ``root``; what its writer returned."""
+        if isinstance(self.tree, str):
+            import importlib
+
+            module, function = self.tree.split(":")
+            return getattr(importlib.import_module(module), function)(root)
+        assert self.tree is not None
+        return self.tree(root)
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,7 @@ class Built:
     raw: Path
     stdout: str
     stderr: str
+    tree_info: object = None
 
     @property
     def results(self) -> Path:
@@ -109,10 +124,15 @@ def _free(categories: bool) -> Callable[[Path], None]:
     return write
 
 
-def _bsds_humans(root: Path) -> None:
+def _bsds500(root: Path, images: dict[str, list[int]], humans: int = 3, seed: int = 0) -> None:
+    """A generated BSDS500 tree (its ``BSDS500/`` folder) at ``root``."""
     from regionbench.synthetic import bsds500
 
-    bsds500.write_tree(root, {"train": [11, 12, 13], "val": [21, 22]}, humans=3, seed=4)
+    bsds500.write_tree(root.parent / "bsds500", images, humans=humans, seed=seed).rename(root)
+
+
+def _bsds_humans(root: Path) -> None:
+    _bsds500(root, {"train": [11, 12, 13], "val": [21, 22]}, humans=3, seed=4)
 
 
 def _bsds_humans_as_coco(root: Path) -> None:
@@ -154,9 +174,7 @@ def _bsds_crowd(root: Path) -> None:
     """Five humans on one test image, two on each of the five others."""
     import scipy.io
 
-    from regionbench.synthetic import bsds500
-
-    bsds500.write_tree(root, {"test": [11, 12, 13, 14, 15, 16]}, humans=5, seed=7)
+    _bsds500(root, {"test": [11, 12, 13, 14, 15, 16]}, humans=5, seed=7)
     for k, path in enumerate(sorted((root / "data/groundTruth/test").glob("*.mat"))):
         cell = scipy.io.loadmat(path)["groundTruth"]
         scipy.io.savemat(path, {"groundTruth": cell[:, : cell.shape[1] if k == 0 else 2]})
@@ -179,16 +197,57 @@ def _bsds_bench(root: Path) -> Path:
     return root
 
 
-def _bsds(root: Path) -> None:
-    from regionbench.synthetic import bsds500
+def _tiny_labels_only(root: Path) -> None:
+    """The tiny SAIAPR collection without quirks, folder 00 without its masks."""
+    from regionbench.synthetic.saiapr import write_collection
 
-    bsds500.write_tree(root, {"train": [11, 12, 13], "val": [21, 22]})
+    list(write_collection(root, "tiny", seed=0, quirks=False, workers=1))
+    shutil.rmtree(root / "00" / "segmentation_masks")
+
+
+def near_copy(source: Path, target: Path, quality: int, brightness: float) -> None:
+    """``source`` made brighter and saved again as a JPEG of another quality."""
+    image = ImageEnhance.Brightness(Image.open(source).convert("RGB")).enhance(brightness)
+    out = io.BytesIO()
+    image.save(out, format="JPEG", quality=quality)
+    target.write_bytes(out.getvalue())
+
+
+def copy_item(base: Path, name: str, new: str, split: str, quality: int, brightness: float) -> None:
+    """Image ``name`` of a VOC tree again as ``new`` (its maps and XML too), listed in ``split``."""
+    near_copy(base / f"JPEGImages/{name}.jpg", base / f"JPEGImages/{new}.jpg", quality, brightness)
+    for kind in ("SegmentationClass", "SegmentationObject"):
+        (base / f"{kind}/{new}.png").write_bytes((base / f"{kind}/{name}.png").read_bytes())
+    xml = (base / f"Annotations/{name}.xml").read_text()
+    (base / f"Annotations/{new}.xml").write_text(xml.replace(name, new))
+    for listing in (split, "trainval"):
+        path = base / f"ImageSets/Segmentation/{listing}.txt"
+        path.write_text(path.read_text() + f"{new}\n")
+
+
+def _voc_copies(root: Path) -> None:
+    """VOC's tree of 30 images; three train images copied into train, one of them twice (a chain:
+    a copy of a copy), and one copied into val, which the collection's own split then cuts."""
+    _generated("voc", 30, 5, (160, 120))(root)
+    base = root / "VOCdevkit/VOC2012"
+    train = (base / "ImageSets/Segmentation/train.txt").read_text().split()
+    copies = {train[0]: ["2099_000001", "2099_000002"], train[1]: ["2099_000003"], train[2]: ["2099_000004"]}
+    for n, (name, news) in enumerate(copies.items()):
+        for k, new in enumerate(news):
+            copy_item(base, name if k == 0 else news[k - 1], new, "train", 60 + 10 * n, 1.0 + 0.04 * (k + 1))
+    copy_item(base, train[3], "2099_000005", "val", 75, 0.93)
+
+
+def _bsds(root: Path) -> None:
+    _bsds500(root, {"train": [11, 12, 13], "val": [21, 22]})
 
 
 # Every test build, in one place: a name here, its config in configs/<name>.yaml.
 BUILDS: dict[str, Build] = {
     "tiny": Build(profile=False),  # the whole recipe, as make release runs it
     "demo": Build(profile=False),  # make release's own build
+    "tiny-audits-off": Build(),
+    "tiny-labels-only": Build(_tiny_labels_only),
     "coco-tiny": Build(),
     "bsds": Build(_bsds),
     "bsds-bench": Build(_bsds_bench),
@@ -203,6 +262,9 @@ BUILDS: dict[str, Build] = {
     "panoptic-cityscapes": Build(_panoptic("cityscapes")),
     "panoptic-ade20k": Build(_panoptic("ade20k")),
     "voc": Build(_voc),
+    "coco-exports": Build("test_workflow_coco_exports:exported_tree"),
+    "lvis": Build("test_workflow_lvis:lvis_tree"),
+    "voc-copies": Build(_voc_copies),
     "voc-random": Build(_generated("voc", 12, 5, (96, 72))),
     "voc-train-only": Build(_voc_train_only),
     "cityscapes": Build(_generated("cityscapes", 9, 1, (160, 80))),
@@ -242,7 +304,7 @@ def make(name: str, folder: Path) -> None:
     raw = None
     if spec.tree is not None:
         raw = folder / "raw"
-        spec.tree(raw)
+        (folder / "tree.json").write_text(json.dumps(spec.write_tree(raw)))
     project = workflow_copy(folder / "wf")
     config = config_text(name, raw)
     (project / "override.yaml").write_text(config)
@@ -264,5 +326,7 @@ def built(name: str, folder: Path) -> Built:
     config = (project / "override.yaml").read_text()
     stdout, stderr = json.loads((folder / "output.json").read_text())
     released = release_folder(project, config)
-    raw = folder / "raw" if BUILDS[name].tree is not None else project / "resources/raw" / released.parent.name
-    return Built(name, project, released, raw, stdout, stderr)
+    if BUILDS[name].tree is None:
+        return Built(name, project, released, project / "resources/raw" / released.parent.name, stdout, stderr)
+    info = json.loads((folder / "tree.json").read_text())
+    return Built(name, project, released, folder / "raw", stdout, stderr, info)

@@ -4,58 +4,26 @@ one side of the subsets' split, reports a group the collection's own split cuts,
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from conftest import TINY, TINY_RELEASE, build, built_release, regionbench_cli, workflow_copy, write_config
-from PIL import Image, ImageEnhance
-
-from regionbench import release
-from regionbench.synthetic import voc
-
-
-def near_copy(source: Path, target: Path, quality: int, brightness: float) -> None:
-    """``source`` made brighter and saved again as a JPEG of another quality."""
-    image = ImageEnhance.Brightness(Image.open(source).convert("RGB")).enhance(brightness)
-    out = io.BytesIO()
-    image.save(out, format="JPEG", quality=quality)
-    target.write_bytes(out.getvalue())
-
-
-def copy_item(base: Path, name: str, new: str, split: str, quality: int, brightness: float) -> None:
-    """Image ``name`` of a VOC tree again as ``new`` (its maps and XML too), listed in ``split``."""
-    near_copy(base / f"JPEGImages/{name}.jpg", base / f"JPEGImages/{new}.jpg", quality, brightness)
-    for kind in ("SegmentationClass", "SegmentationObject"):
-        (base / f"{kind}/{new}.png").write_bytes((base / f"{kind}/{name}.png").read_bytes())
-    xml = (base / f"Annotations/{name}.xml").read_text()
-    (base / f"Annotations/{new}.xml").write_text(xml.replace(name, new))
-    for listing in (split, "trainval"):
-        path = base / f"ImageSets/Segmentation/{listing}.txt"
-        path.write_text(path.read_text() + f"{new}\n")
+from conftest import TINY_RELEASE, regionbench_cli
+from farm import Built
 
 
 def audit(*args: str) -> subprocess.CompletedProcess:
     return regionbench_cli("audit", *args)
 
 
-def test_near_copies_are_grouped_kept_on_one_side_and_audited(tmp_path: Path) -> None:
-    raw = tmp_path / "raw"
-    list(voc.write_tree(raw, 30, seed=5, size=(160, 120)))
-    base = raw / "VOCdevkit/VOC2012"
-    train = (base / "ImageSets/Segmentation/train.txt").read_text().split()
-    # three train images copied into train, one of them twice (a chain: a copy of a copy), and
-    # one copied into val: the collection's own split then cuts that group
-    copies = {train[0]: ["2099_000001", "2099_000002"], train[1]: ["2099_000003"], train[2]: ["2099_000004"]}
-    for n, (name, news) in enumerate(copies.items()):
-        for k, new in enumerate(news):
-            copy_item(base, name if k == 0 else news[k - 1], new, "train", 60 + 10 * n, 1.0 + 0.04 * (k + 1))
-    copy_item(base, train[3], "2099_000005", "val", 75, 0.93)
+def test_near_copies_are_grouped_kept_on_one_side_and_audited(release: Callable[[str], Built], tmp_path: Path) -> None:
+    built = release("voc-copies")  # farm._voc_copies: which images are copied where
+    folder = built.folder
+    train = (built.raw / "VOCdevkit/VOC2012/ImageSets/Segmentation/train.txt").read_text().split()
+    train = [name for name in train if not name.startswith("2099_")]  # the list before the copies joined it
     expected = {int(train[0].replace("_", "")), 2099000001, 2099000002}
-
-    _, _, folder = built_release(tmp_path, "voc", f"raw_dir: {raw}\nclassifiers: {{names: [majority]}}\n")
 
     table = pq.read_table(folder / "data/audit_duplicates.parquet").to_pylist()
     groups: dict[int, set[int]] = {}
@@ -108,15 +76,10 @@ def test_near_copies_are_grouped_kept_on_one_side_and_audited(tmp_path: Path) ->
     assert done.returncode == 2 and "threshold" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_audits_switched_off_leave_empty_tables_that_verify(tiny_build: Path, tmp_path: Path) -> None:
+def test_audits_switched_off_leave_empty_tables_that_verify(release: Callable[[str], Built], tiny_build: Path) -> None:
     """Both audits off: their tables are empty and verified, the card says they did not run, and
     the rest of the release is the tiny one's, record for record."""
-    project = workflow_copy(tmp_path / "wf")
-    off = "audit: {duplicates: {enabled: false}, labels: {enabled: false}}\n"
-    done = build(project, "--configfile", str(write_config(project, TINY + off)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / TINY_RELEASE
-    assert release.verify(folder) == []
+    folder = release("tiny-audits-off").folder
     for name in ("audit_duplicates", "audit_labels"):
         assert pq.read_table(folder / f"data/{name}.parquet").num_rows == 0
         assert not (folder / f"results/{name}.json").exists()

@@ -7,17 +7,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import build, regionbench_cli, workflow_copy, write_config
+from conftest import regionbench_cli
+from farm import Built
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regionbench import cli, release
+from regionbench import cli
 from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import plots
@@ -82,20 +84,10 @@ def exported_tree(root: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def exports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+def exports(release: Callable[[str], Built]) -> tuple[Path, Path, dict]:
     """(raw tree, built project, what the tree changed) of a build with no vocabulary_dir."""
-    base = tmp_path_factory.mktemp("exports")
-    changed = exported_tree(base / "raw")
-    project = workflow_copy(base / "wf")
-    config = (
-        f"dataset: {DATASET}\nraw_dir: {base / 'raw'}\nreference_annotator: annotator-1\n"
-        "ingest: {strict: false, max_image_pixels: 1000000, shard_size: 12}\n"
-        "classifiers: {names: [naive, majority]}\n"
-    )
-    done = build(project, "--configfile", str(write_config(project, config)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert release.verify(project / RELEASE) == []
-    return base / "raw", project, changed
+    built = release("coco-exports")
+    return built.raw, built.project, built.tree_info
 
 
 def test_the_vocabulary_comes_from_the_categories(exports: tuple[Path, Path, dict]) -> None:

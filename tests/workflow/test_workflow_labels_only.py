@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, site_shows_the_release, workflow_copy, write_config
+from conftest import site_shows_the_release
+from farm import Built
 
-from regionbench import release
 from regionbench.client import loader
 from regionbench.core import tables
 from regionbench.io.saiapr import export_release, read_official_features
@@ -23,20 +24,16 @@ from regionbench.pipeline.ingest import ingest_shard
 
 @pytest.mark.browser
 def test_a_folder_without_masks_is_released_by_labels_and_official_features(
-    browser, tiny_copy: Path, tmp_path: Path
+    browser, release: Callable[[str], Built], tmp_path: Path
 ) -> None:
-    shutil.rmtree(tiny_copy / "00" / "segmentation_masks")
-    project = workflow_copy(tmp_path / "wf")
-    config = f"dataset: nomasks\nraw_dir: {tiny_copy}\nclassifiers: {{names: [naive, majority]}}\n"
-    done = build(project, "--configfile", str(write_config(project, config)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    said = [line for line in done.stdout.splitlines() if "segmentation_masks" in line]
+    built = release("tiny-labels-only")  # folder 00 without segmentation_masks/
+    tiny_copy = built.raw
+    said = [line for line in built.stdout.splitlines() if "segmentation_masks" in line]
     assert said == [
         "  labels only: 00 had no segmentation_masks/: their regions carry labels and the official "
         "features, no masks, boxes or relations"
     ]
-    folder = project / "releases/nomasks/v1.0.0"
-    assert release.verify(folder) == []
+    folder = built.folder
     regions = pq.read_table(folder / "data/regions.parquet")
     images = {r["image_id"]: r["folder"] for r in pq.read_table(folder / "data/images.parquet").to_pylist()}
     rows = regions.to_pylist()

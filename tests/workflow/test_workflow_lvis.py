@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import build, regionbench_cli, workflow_copy, write_config
+from conftest import regionbench_cli
+from farm import Built
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_lvis import lvis_eval
 
 import regionbench
-from regionbench import release
 from regionbench.synthetic.coco import write_collection
 
 DATASET = "lvis"
@@ -62,20 +63,10 @@ def lvis_tree(root: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def lvis_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def lvis_release(release: Callable[[str], Built]) -> tuple[Path, dict]:
     """(the built release, the LVIS file's content)."""
-    base = tmp_path_factory.mktemp("lvis")
-    data = lvis_tree(base / "raw")
-    project = workflow_copy(base / "wf")
-    config = (
-        f"dataset: {DATASET}\nraw_dir: {base / 'raw'}\nreference_annotator: lvis\n"
-        "ingest: {strict: false, max_image_pixels: 1000000}\nclassifiers: {names: [naive, majority]}\n"
-    )
-    done = build(project, "--configfile", str(write_config(project, config)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / RELEASE
-    assert release.verify(folder) == []
-    return folder, data
+    built = release("lvis")
+    return built.folder, built.tree_info
 
 
 def test_the_federated_lists_and_frequencies_are_kept(lvis_release: tuple[Path, dict]) -> None:
