@@ -88,23 +88,25 @@ def on_a_terminal(command: list[str], when: bytes | None = None, keys: bytes = b
     return os.waitstatus_to_exitcode(status), out, sent
 
 
-def regionbench_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def regionbench_cli(*args: str, cwd: Path | None = None, merged: bool = False) -> subprocess.CompletedProcess:
     """``regionbench ARGS`` run in this process, through ``cli.main`` (in ``cwd`` if given): its
     exit status, standard output and error, as ``subprocess.run`` would give them without the
-    second of imports a fresh interpreter pays. The tests about the process itself (a terminal,
+    second of imports a fresh interpreter pays (``merged``: the error stream in the output, in
+    the order written, as a terminal shows them). The tests about the process itself (a terminal,
     a signal, an installed wheel) spawn one instead."""
     import contextlib
     import io
 
     from regionbench import cli
 
-    out, err = io.StringIO(), io.StringIO()
+    out = io.StringIO()
+    err = out if merged else io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(cwd or Path.cwd()):
         try:
             code = cli.main(list(args))
         except SystemExit as exc:  # argparse's usage errors and --help
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    return subprocess.CompletedProcess(["regionbench", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["regionbench", *args], code, out.getvalue(), "" if merged else err.getvalue())
 
 
 def write_config(project: Path, text: str) -> Path:

@@ -39,6 +39,9 @@ class Build:
 
     tree: Callable[[Path], object] | str | None = None
     profile: bool = True
+    # False: built as `make release` builds, with the workflow's own config alone (the file under
+    # configs/ then only names the dataset the build makes).
+    override: bool = True
 
     def write_tree(self, root: Path) -> object:
         """The tree written to ``root``; what its writer returned."""
@@ -245,7 +248,7 @@ def _bsds(root: Path) -> None:
 # Every test build, in one place: a name here, its config in configs/<name>.yaml.
 BUILDS: dict[str, Build] = {
     "tiny": Build(profile=False),  # the whole recipe, as make release runs it
-    "demo": Build(profile=False),  # make release's own build
+    "demo": Build(profile=False, override=False),  # make release's own build
     "tiny-audits-off": Build(),
     "tiny-labels-only": Build(_tiny_labels_only),
     "coco-tiny": Build(),
@@ -304,15 +307,15 @@ def make(name: str, folder: Path) -> None:
     raw = None
     if spec.tree is not None:
         raw = folder / "raw"
-        (folder / "tree.json").write_text(json.dumps(spec.write_tree(raw)))
+        (folder / "tree.json").write_text(json.dumps(spec.write_tree(raw), default=str))
     project = workflow_copy(folder / "wf")
     config = config_text(name, raw)
     (project / "override.yaml").write_text(config)
-    files = ([str(PROFILE)] if spec.profile else []) + [str(project / "override.yaml")]
+    files = [str(project / "override.yaml")] if spec.override else []
     if spec.profile:
         shutil.copy(PROFILE, project / "profile.yaml")
-        files[0] = str(project / "profile.yaml")
-    done = build(project, "--configfile", *files)
+        files.insert(0, str(project / "profile.yaml"))
+    done = build(project, *(["--configfile", *files] if files else []))
     (folder / "output.json").write_text(json.dumps([done.stdout, done.stderr]))
     assert done.returncode == 0, f"farm build {name} failed:\n{done.stderr[-3000:]}"
     released = release_folder(project, config)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from regionbench.core import tables
 from regionbench.core.hierarchy import Hierarchy
-from regionbench.pipeline import classifiers, subsets
+from regionbench.pipeline import classifiers, estimators, subsets
 from regionbench.pipeline.vocabulary import DEFAULT_DIR
 
 PARAMS = {
@@ -39,7 +39,7 @@ def test_each_classifier_learns_separable_classes() -> None:
 def test_zarbi_weights_follow_the_definition() -> None:
     x = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 3.0], [6.0, 3.0]])
     y = np.array([0, 0, 1, 1])
-    z = classifiers.Zarbi().fit(x, y)
+    z = estimators.Zarbi().fit(x, y)
     # means+ (5, 3), means- (1, 1); pooled variance (1, 0 -> floor) per feature
     assert z.coef_[0] == pytest.approx(4.0)
     assert z.decision_function(np.array([[3.0, 2.0]]))[0] == pytest.approx(0.0, abs=1e-6)

@@ -12,10 +12,12 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, ReadmeBlock, build, readme_blocks, workflow_copy
+from conftest import PROJECT, ReadmeBlock, readme_blocks, regionbench_cli
+from farm import Built
 
 from regionbench.pipeline import config as build_config
 
@@ -53,19 +55,17 @@ def test_yaml_examples_are_valid_configurations(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+def demo(release: Callable[[str], Built]) -> tuple[Path, subprocess.CompletedProcess]:
     """A workflow copy that has built the demo release: `make release` without the install."""
-    project = workflow_copy(tmp_path_factory.mktemp("demo") / "wf")
-    done = build(project)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return project, done
+    built = release("demo")
+    return built.project, subprocess.CompletedProcess([], 0, built.stdout, built.stderr)
 
 
 def command(line: str) -> list[str]:
-    """A README command line as this interpreter runs it."""
+    """A README command line's arguments to ``regionbench``."""
     words = shlex.split(line)
     if words[0] in ("regionbench", ".venv/bin/regionbench"):
-        return [sys.executable, "-m", "regionbench", *words[1:]]
+        return words[1:]
     raise AssertionError(f"no way to run {line!r} here")
 
 
@@ -88,9 +88,7 @@ def run_console(block: ReadmeBlock, cwd: Path, env: dict) -> None:
             steps[-1][1].append(line)
     for line, expected in steps:
         # As a terminal shows them: progress (stderr) and results (stdout) interleaved.
-        done = subprocess.run(
-            command(line), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        done = regionbench_cli(*command(line), cwd=cwd, merged=True)
         got = done.stdout.splitlines()
         assert done.returncode == 0, f"{block.where}: {line}: {done.stdout[-2000:]}"
         assert matches(expected, got), f"{block.where}: {line}\n" + "\n".join(got)

@@ -4,7 +4,6 @@ kept, and ``evaluate --task instances --protocol lvis`` gives LVISEval's figures
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -203,6 +202,6 @@ def test_the_worked_lvis_example_runs(lvis_release: tuple[Path, dict]) -> None:
     (block,) = [b for b in readme_blocks() if (b.by or "").endswith("::test_the_worked_lvis_example_runs")]
     lines = block.body.splitlines()
     (project / "detections.json").write_text(json.dumps(_results(data, 0)))
-    done = subprocess.run(command(lines[0].removeprefix("$ ")), capture_output=True, text=True, cwd=project)
+    done = regionbench_cli(*command(lines[0].removeprefix("$ ")), cwd=project)
     assert done.returncode == 0, done.stderr
     assert matches(lines[1:], (done.stderr + done.stdout).splitlines()), done.stderr + done.stdout

@@ -36,16 +36,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.kernel_approximation import Nystroem
-from sklearn.linear_model import LogisticRegression, RidgeClassifier
-from sklearn.multiclass import OneVsRestClassifier
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from regionbench.client.metrics import region_scores
@@ -58,25 +48,6 @@ from regionbench.pipeline.subsets import SUBSET_SIZES
 
 NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
 BASELINES = ("random", "majority")
-
-
-class Zarbi(ClassifierMixin, BaseEstimator):
-    """Naive linear binary classifier: w = (mean+ - mean-) / pooled variance, bias at the midpoint."""
-
-    def fit(self, x: np.ndarray, y: np.ndarray) -> Zarbi:
-        self.classes_ = np.unique(y)
-        positive = y == self.classes_[-1]
-        mp, mn = x[positive].mean(axis=0), x[~positive].mean(axis=0)
-        pooled = (x[positive].var(axis=0) * positive.sum() + x[~positive].var(axis=0) * (~positive).sum()) / len(y)
-        self.coef_ = (mp - mn) / np.maximum(pooled, 1e-12)
-        self.intercept_ = -self.coef_ @ (mp + mn) / 2
-        return self
-
-    def decision_function(self, x: np.ndarray) -> np.ndarray:
-        return x @ self.coef_ + self.intercept_
-
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        return self.classes_[(self.decision_function(x) > 0).astype(int)]
 
 
 @dataclass
@@ -104,35 +75,6 @@ class Model:
         return self.labels[np.asarray(self.estimator.predict(z))]
 
 
-def binary_estimator(name: str, params: dict, seed: int, n_train: int) -> BaseEstimator:
-    """The per-label binary model of a classifier, from its config parameters."""
-    if name == "zarbi":
-        return Zarbi()
-    if name == "naive":
-        return GaussianNB()
-    if name == "klogistic":
-        return make_pipeline(
-            Nystroem(gamma=params.get("gamma"), n_components=params["n_components"], random_state=seed),
-            LogisticRegression(C=params["C"], max_iter=params["max_iter"]),
-        )
-    if name == "neural":
-        return MLPClassifier(
-            hidden_layer_sizes=(params["units"],),
-            alpha=params["shrinkage"],
-            max_iter=params["epochs"],
-            random_state=seed,
-        )
-    if name == "svc":
-        return LinearSVC(C=1.0 / (2 * params["shrinkage"] * n_train), random_state=seed)
-    if name == "kridge":
-        return RidgeClassifier(alpha=params["shrinkage"])
-    if name == "rf":
-        return RandomForestClassifier(
-            n_estimators=params["trees"], max_depth=params.get("max_depth"), random_state=seed, n_jobs=1
-        )
-    raise InputError(f"unknown classifier {name!r}; choose one of {', '.join(NAMES)}")
-
-
 def fit(name: str, x: np.ndarray, labels: np.ndarray, params: dict | None = None, seed: int = 0) -> Model:
     """Train classifier ``name`` one-versus-all on features ``x`` and string ``labels``."""
     if name not in NAMES:
@@ -148,6 +90,14 @@ def fit(name: str, x: np.ndarray, labels: np.ndarray, params: dict | None = None
         return model
     if name == "random" or len(classes) == 1:
         return model
+    # scikit-learn is imported here, by the fits alone: the baselines and the summaries of a
+    # build's classifiers do without its two seconds of imports.
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from regionbench.pipeline.estimators import binary_estimator
+
     z = (x - mean) / scale
     # One binary model per label; prediction takes the most confident (OneVsRestClassifier).
     estimator = OneVsRestClassifier(clone(binary_estimator(name, params or {}, seed, len(x))), n_jobs=1)
