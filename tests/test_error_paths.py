@@ -6,12 +6,10 @@ from __future__ import annotations
 import errno
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, workflow_copy
+from conftest import PROJECT, regionbench_cli, workflow_copy
 
 SECTION = re.compile(r"^## Errors\n(.*?)(?=^## |\Z)", re.M | re.S)
 ROW = re.compile(r"^\| (?P<case>[^|]+?) \| `(?P<command>[^`]+)` \| (?P<exit>\d+) \| `(?P<line>[^`]+)` \|$", re.M)
@@ -58,9 +56,7 @@ def test_a_documented_error_ends_on_its_line(row: dict, tmp_path: Path) -> None:
         words += ["--project-dir", str(project), "--dry-run"]
     if words[0] == "show":
         words[1] = str(project / "deep")  # the suffix is refused before the release is read
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", *words], capture_output=True, text=True, cwd=project, timeout=300
-    )
+    done = regionbench_cli(*words, cwd=project)
     assert done.returncode == int(row["exit"]), done.stdout + done.stderr
     out = (done.stderr or done.stdout).strip().splitlines() if done.returncode != 1 else done.stdout.splitlines()
     expected = ".*".join(re.escape(part) for part in row["line"].split("…"))

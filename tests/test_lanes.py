@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 WORKFLOW = TESTS / "workflow"
@@ -25,9 +25,9 @@ def _uses(function: ast.FunctionDef) -> set[str]:
 
 def building(functions: dict[str, ast.FunctionDef]) -> set[str]:
     """The functions and fixtures that start a build: ``build_command``, where conftest makes
-    every ``regionbench build`` command line, and, to a fixed point, whatever calls or requests
-    one of them."""
-    found = {"build_command"}
+    every ``regionbench build`` command line, the farm's ``release`` fixture, and, to a fixed
+    point, whatever calls or requests one of them."""
+    found = {"build_command", "release"}  # release: the farm's builds (tests/farm.py)
     while grown := {name for name, f in functions.items() if name not in found and _uses(f) & found}:
         found |= grown
     return found
@@ -45,31 +45,11 @@ def test_no_test_outside_the_workflow_folder_builds() -> None:
     assert builds == []
 
 
-def test_the_folder_decides_the_lane() -> None:
-    """Collected as the fast lane collects: nothing under tests/workflow/; and everything there
-    carries the marker."""
-
-    def collected(marker: str) -> set[str]:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "--collect-only",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "-m",
-                marker,
-                str(TESTS),
-            ],
-            capture_output=True,
-            text=True,
-            cwd=TESTS.parent,
-        )
-        assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]
-        return {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
-
-    units, builds = collected("not workflow"), collected("workflow")
-    assert units and not any(path.startswith("tests/workflow/") for path in units)
-    assert builds == {str(p.relative_to(TESTS.parent)) for p in WORKFLOW.glob("test_*.py")}
+def test_the_folder_decides_the_lane(request: pytest.FixtureRequest) -> None:
+    """In the session that runs this test, as it collected: a test carries the marker exactly
+    when it lies under tests/workflow/, so ``-m "not workflow"`` (the fast lane) selects none of
+    them and every other test."""
+    items = request.session.items
+    assert items
+    for item in items:
+        assert (item.get_closest_marker("workflow") is not None) == item.path.is_relative_to(WORKFLOW), item.nodeid

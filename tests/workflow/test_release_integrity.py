@@ -310,24 +310,22 @@ def test_a_release_resealed_whole_is_told_apart_by_its_pinned_digest(tiny_releas
 
 @pytest.mark.parametrize("keep_times", [True, False], ids=["size-and-times-kept", "touched"])
 def test_a_release_damaged_in_place_after_a_cached_verification_is_never_scored(
-    tiny_release: Path, tmp_path: Path, keep_times: bool
+    tiny_release: Path, tmp_path: Path, keep_times: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With REGIONBENCH_CACHE remembering a sound verification, a table damaged in place (its
     size, times and inode kept, or not) is refused by load and by evaluate alike: reads check
     the bytes the cache key cannot see."""
     import os
-    import subprocess
-    import sys
 
-    env = {**os.environ, "REGIONBENCH_CACHE": str(tmp_path / "cache")}
+    monkeypatch.setenv("REGIONBENCH_CACHE", str(tmp_path / "cache"))
     regions = pq.read_table(tiny_release / "data/regions.parquet", columns=["image_id", "region_id", "label"])
     subsets = pq.read_table(tiny_release / "data/subsets.parquet").to_pandas()
     test = subsets[(subsets["subset"] == "E") & (subsets["split"] == "test")][["image_id", "region_id", "label"]]
     test.to_csv(tmp_path / "run.csv", index=False)
     assert regions.num_rows
-    command = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(tiny_release)]
+    command = ["evaluate", "--release", str(tiny_release)]
     command += ["--predictions", str(tmp_path / "run.csv"), "--task", "region", "--subset", "E"]
-    assert subprocess.run(command, capture_output=True, text=True, env=env).returncode == 0
+    assert cli(*command).returncode == 0
     path = tiny_release / "data/relations.parquet"
     stat = path.stat()
     with open(path, "r+b") as f:  # one byte changed, in place
@@ -337,5 +335,5 @@ def test_a_release_damaged_in_place_after_a_cached_verification_is_never_scored(
         f.write(bytes([byte[0] ^ 0xFF]))
     if keep_times:
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = cli(*command)
     assert done.returncode != 0 and "relations.parquet" in done.stderr, (done.returncode, done.stderr[-500:])

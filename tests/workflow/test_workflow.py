@@ -102,10 +102,12 @@ def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_buil
     assert verified.returncode == 0, verified.stdout
 
 
-def test_a_terminal_sees_a_status_line(tmp_path: Path) -> None:
-    """On a terminal the status line is redrawn in place and erased at the end."""
-    project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, TINY)
+def test_a_terminal_sees_a_status_line(tiny_build: Path, tmp_path: Path) -> None:
+    """On a terminal the status line is redrawn in place and erased at the end (a copy of the
+    tiny build without its vocabulary: that job runs again)."""
+    project = Path(shutil.copytree(tiny_build, tmp_path / "wf", symlinks=True))
+    (project / "results/tiny/vocabulary.parquet").unlink()
+    override = project / "override.yaml"
     command = build_command(project, "results/tiny/vocabulary.parquet", "--configfile", str(override))
     code, out, _ = on_a_terminal(command)
     text = out.decode()
@@ -198,11 +200,12 @@ FAILURES = [
 ]
 
 
-def test_a_failing_job_ends_the_build_on_its_reason(tmp_path: Path) -> None:
-    """A job that fails on the machine (a full disk), then on a bug, in one project: the build's
-    last line is the reason, after Snakemake's report; a bug's traceback is in the output."""
-    project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, TINY)
+def test_a_failing_job_ends_the_build_on_its_reason(tiny_build: Path, tmp_path: Path) -> None:
+    """A job that fails on the machine (a full disk), then on a bug, in one project (a copy of
+    the tiny build: the changed script reruns its job alone): the build's last line is the
+    reason, after Snakemake's report; a bug's traceback is in the output."""
+    project = Path(shutil.copytree(tiny_build, tmp_path / "wf", symlinks=True))
+    override = project / "override.yaml"
     for body, last in FAILURES:
         script = project / "scripts" / "relation_stats.py"
         script.write_text(
