@@ -296,6 +296,19 @@ def release_folder(project: Path, config: str) -> Path:
     return project / "releases" / settings["dataset"] / f"v{version}"
 
 
+def configfiles(name: str, project: Path, config: str | None = None) -> list[str]:
+    """The ``--configfile`` arguments of build ``name`` in ``project``, its files written there:
+    the test profile (where the build starts from it), then its own config (``config``: that
+    text, its raw tree's path in place; default: the file as it is)."""
+    spec = BUILDS[name]
+    (project / "override.yaml").write_text(config if config is not None else config_text(name, None))
+    files = [str(project / "override.yaml")] if spec.override else []
+    if spec.profile:
+        shutil.copy(PROFILE, project / "profile.yaml")
+        files.insert(0, str(project / "profile.yaml"))
+    return ["--configfile", *files] if files else []
+
+
 def make(name: str, folder: Path) -> None:
     """Build ``name`` in ``folder`` (a workflow copy in ``wf/``, its raw tree in ``raw/``): the
     release verified and publishable, what the build printed kept beside it."""
@@ -310,12 +323,7 @@ def make(name: str, folder: Path) -> None:
         (folder / "tree.json").write_text(json.dumps(spec.write_tree(raw), default=str))
     project = workflow_copy(folder / "wf")
     config = config_text(name, raw)
-    (project / "override.yaml").write_text(config)
-    files = [str(project / "override.yaml")] if spec.override else []
-    if spec.profile:
-        shutil.copy(PROFILE, project / "profile.yaml")
-        files.insert(0, str(project / "profile.yaml"))
-    done = build(project, *(["--configfile", *files] if files else []))
+    done = build(project, *configfiles(name, project, config))
     (folder / "output.json").write_text(json.dumps([done.stdout, done.stderr]))
     assert done.returncode == 0, f"farm build {name} failed:\n{done.stderr[-3000:]}"
     released = release_folder(project, config)

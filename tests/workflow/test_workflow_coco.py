@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import farm
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -88,12 +89,12 @@ def test_consensus_features_are_those_of_its_masks(coco_build: Path) -> None:
 def test_interrupted_build_resumes_to_the_same_bytes(coco_build: Path, tmp_path: Path) -> None:
     """Killed midway and run again, a COCO build ends on the bytes of one never interrupted."""
     project = workflow_copy(tmp_path / "wf")
-    override = write_config(project, COCO_TINY)
+    config = farm.configfiles("coco-tiny", project)  # the farm's build, files as it has them
     # SIGKILL the whole build (regionbench, Snakemake and the running jobs) once a job downstream
     # of the first shard's ingest has written its output (so that ingest job has finished):
     # nothing gets to clean up, as when a machine or a session is lost.
     running = subprocess.Popen(
-        build_command(project, "--configfile", str(override)),
+        build_command(project, *config),
         cwd=project,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
@@ -109,7 +110,7 @@ def test_interrupted_build_resumes_to_the_same_bytes(coco_build: Path, tmp_path:
     assert not (project / RELEASE / "manifest.json").exists()
     ingested = (project / "results/coco-tiny/ingest/00/regions.parquet").stat().st_mtime_ns
 
-    resumed = build(project, "--configfile", str(override))
+    resumed = build(project, *config)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     # Resumed, not restarted: finished stages are kept ...
     assert (project / "results/coco-tiny/ingest/00/regions.parquet").stat().st_mtime_ns == ingested
