@@ -109,6 +109,14 @@ def regionbench_cli(*args: str, cwd: Path | None = None, merged: bool = False) -
     return subprocess.CompletedProcess(["regionbench", *args], code, out.getvalue(), "" if merged else err.getvalue())
 
 
+def evaluate_instances(folder: Path, predictions: str, *options: str) -> subprocess.CompletedProcess:
+    """``regionbench evaluate --task instances`` of ``predictions`` against the release ``folder``
+    with ``options``, in this process."""
+    return regionbench_cli(
+        "evaluate", "--release", str(folder), "--predictions", predictions, "--task", "instances", *options
+    )
+
+
 def write_config(project: Path, text: str) -> Path:
     path = project / "override.yaml"
     path.write_text(text)

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import regionbench_cli
+from conftest import evaluate_instances
 from farm import Built
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -243,23 +243,8 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     ]  # fmt: skip
     (tmp_path / "results.json").write_text(json.dumps(detections))
     report = tmp_path / "report.json"
-    done = regionbench_cli(
-        "evaluate",
-        "--release",
-        str(folder),
-        "--predictions",
-        str(tmp_path / "results.json"),
-        "--task",
-        "instances",
-        "--annotator",
-        "annotator-1",
-        "--split",
-        "all",
-        "--iou-type",
-        iou_type,
-        "--out",
-        str(report),
-    )
+    scored = ["--annotator", "annotator-1", "--split", "all", "--iou-type", iou_type]
+    done = evaluate_instances(folder, str(tmp_path / "results.json"), *scored, "--out", str(report))
     assert done.returncode == 0, done.stderr
     ours = json.loads(report.read_text())
     if iou_type == "boundary":  # pycocotools has no Boundary IoU: faster-coco-eval's (boundary-iou-api's)
@@ -413,19 +398,7 @@ def test_a_detection_of_no_category_of_the_truth_is_one_line(
     detections, label, source = named_run(folder, tmp_path)
     detections[3] = change(detections[3], label, source)
     (tmp_path / "run.json").write_text(json.dumps(detections))
-    done = regionbench_cli(
-        "evaluate",
-        "--release",
-        str(folder),
-        "--predictions",
-        str(tmp_path / "run.json"),
-        "--task",
-        "instances",
-        "--annotator",
-        "annotator-1",
-        "--split",
-        "all",
-    )
+    done = evaluate_instances(folder, str(tmp_path / "run.json"), "--annotator", "annotator-1", "--split", "all")
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "detection 3: " in lines[0] and said in lines[0], done.stderr
@@ -475,24 +448,8 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
         )
         main, special = evaluator.get_main_errors()["run"], evaluator.get_special_errors()["run"]
     report = tmp_path / "report.json"
-    done = regionbench_cli(
-        "evaluate",
-        "--release",
-        str(folder),
-        "--predictions",
-        str(tmp_path / "results.json"),
-        "--task",
-        "instances",
-        "--annotator",
-        "annotator-1",
-        "--split",
-        "all",
-        "--iou-type",
-        iou_type,
-        "--tide",
-        "--out",
-        str(report),
-    )
+    scored = ["--annotator", "annotator-1", "--split", "all", "--iou-type", iou_type, "--tide"]
+    done = evaluate_instances(folder, str(tmp_path / "results.json"), *scored, "--out", str(report))
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())["tide"]
     assert found["ap"] == pytest.approx(run.ap, abs=1e-6)
@@ -524,14 +481,9 @@ def test_the_human_ceiling_of_boundary_ap_takes_the_run_s_band(
     ceilings = {}
     for ratio in ("0.005", "0.2"):
         out = tmp_path / f"{ratio}.json"
-        done = regionbench_cli(
-            "evaluate",
-            "--release",
-            str(folder),
-            "--predictions",
+        done = evaluate_instances(
+            folder,
             str(detections),
-            "--task",
-            "instances",
             "--split",
             "all",
             "--iou-type",

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import regionbench_cli
+from conftest import evaluate_instances, regionbench_cli
 from farm import Built
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -153,20 +153,7 @@ def test_a_file_without_lvis_lists_is_refused_in_one_line(lvis_release: tuple[Pa
     folder, data = lvis_release
     (tmp_path / "run.json").write_text(json.dumps(_results(data, 0)))
     for extra in (["--annotator", "plain"], ["--tide"]):
-        done = regionbench_cli(
-            "evaluate",
-            "--release",
-            str(folder),
-            "--predictions",
-            str(tmp_path / "run.json"),
-            "--task",
-            "instances",
-            "--protocol",
-            "lvis",
-            "--split",
-            "all",
-            *extra,
-        )
+        done = evaluate_instances(folder, str(tmp_path / "run.json"), "--protocol", "lvis", "--split", "all", *extra)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert ("neg_category_ids" if "plain" in extra else "--tide") in done.stderr
 
