@@ -185,18 +185,6 @@ def card_is_publishable(folder: Path) -> None:
     assert issues.errors == set() and issues.warnings == set(), issues.report()
 
 
-def built_release(tmp_path: Path, dataset: str, config: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
-    """A workflow copy built with ``config`` (dataset ``dataset``): the build's output, the
-    project and its verified release folder."""
-    project = workflow_copy(tmp_path / "wf")
-    done = build(project, "--configfile", str(write_config(project, f"dataset: {dataset}\n{config}")))
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = project / f"releases/{dataset}/v1.0.0"
-    assert regionbench.release.verify(folder) == []
-    card_is_publishable(folder)
-    return done, project, folder
-
-
 @pytest.fixture(scope="session")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], farm.Built]]:
     """``release(name)``: the farm's build ``name`` (tests/farm.py), built once a session across
