@@ -87,7 +87,7 @@ def test_plan_is_seeded() -> None:
 
 
 def test_render_gives_non_empty_masks_and_scene_layout() -> None:
-    plans = planning.plan_collection("demo", seed=0)[:60]
+    plans = planning.plan_collection("tiny", seed=0)
     sky_rows, ground_rows = [], []
     for plan in plans:
         pixels, masks = rendering.render(plan)
@@ -103,7 +103,7 @@ def test_render_gives_non_empty_masks_and_scene_layout() -> None:
 
 
 def test_group_contains_its_persons() -> None:
-    plans = [p for p in planning.plan_collection("demo", seed=0) if "group-of-persons" in p.labels]
+    plans = [p for p in planning.plan_collection("tiny", seed=0) if "group-of-persons" in p.labels]
     nested = 0
     for plan in plans:
         _, masks = rendering.render(plan)
