@@ -8,8 +8,9 @@ the same folder: read-only (the session checks its files at the end), so a test 
 release copies it first.
 
 Builds that check something other than the whole recipe start from ``configs/profile.yaml``
-(``profile: true`` below): the audits and classifiers sized to a tree of a few images. ``tiny``
-runs the whole recipe as ``make release`` does, on the tiny generated collection.
+(``Build.profile``, the default): the classifiers off and the label audit sized to a tree of a
+few images. ``tiny`` runs the whole recipe, on the tiny generated collection; ``demo`` is
+``make release``'s own build.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Build:
 
     def write_tree(self, root: Path) -> object:
         """The tree written to ``root``; what its writer returned."""
-        if isinstance(self.tree, str):
+        if isinstance(self.tree, str):  # a test module, imported by its name as pytest imports it
             import importlib
 
             module, function = self.tree.split(":")
