@@ -30,6 +30,25 @@ wildcard_constraints:
     classifier="[a-z]+",
 
 
+# The light stages run in this process, on a cluster too (rules/common.smk: here).
+localrules:
+    source,
+    categories,
+    source_categories,
+    ingest_report,
+    image_labels,
+    vocabulary,
+    agreement_summary,
+    agreement_figure,
+    relation_stats,
+    collection_stats,
+    features_parity,
+    relations_parity,
+    near_duplicates,
+    subsets,
+    evaluate_classifiers,
+
+
 include: "rules/synth.smk"
 include: "rules/ingest.smk"
 include: "rules/vocabulary.smk"

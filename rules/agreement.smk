@@ -44,10 +44,10 @@ rule agreement_summary:
         mem_mb=3000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("agreement_summary.py"),
         min_iou=config["agreement"]["min_iou"],
-    script:
-        "../scripts/agreement_summary.py"
+    run:
+        here("agreement_summary.py", input, output, params, log)
 
 
 rule agreement_figure:
@@ -64,6 +64,6 @@ rule agreement_figure:
         mem_mb=1000,
         runtime=5,
     params:
-        code=CODE,
-    script:
-        "../scripts/agreement_figure.py"
+        code=code_of("agreement_figure.py"),
+    run:
+        here("agreement_figure.py", input, output, params, log)

@@ -16,10 +16,10 @@ rule near_duplicates:
         mem_mb=2000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("near_duplicates.py"),
         threshold=config["audit"]["duplicates"]["threshold"],
-    script:
-        "../scripts/near_duplicates.py"
+    run:
+        here("near_duplicates.py", input, output, params, log)
 
 
 rule audit_labels:

@@ -19,15 +19,15 @@ checkpoint subsets:
         mem_mb=2000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("subsets.py"),
         seed=config["subsets"]["seed"],
         split_unit=config["subsets"]["split_unit"],
         split=config["subsets"]["split"],
         test_split=config["subsets"]["test_split"],
         crowd=config["subsets"]["crowd"],
         reference_annotator=config["reference_annotator"],
-    script:
-        "../scripts/subsets.py"
+    run:
+        here("subsets.py", input, output, params, log)
 
 
 rule classify:
@@ -86,7 +86,7 @@ rule evaluate_classifiers:
         mem_mb=2000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("evaluate_classifiers.py"),
         max_train=config["classifiers"]["max_train"],
-    script:
-        "../scripts/evaluate_classifiers.py"
+    run:
+        here("evaluate_classifiers.py", input, output, params, log)

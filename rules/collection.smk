@@ -20,6 +20,6 @@ rule collection_stats:
         mem_mb=2000,
         runtime=10,
     params:
-        code=CODE,
-    script:
-        "../scripts/collection_stats.py"
+        code=code_of("collection_stats.py"),
+    run:
+        here("collection_stats.py", input, output, params, log)

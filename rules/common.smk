@@ -1,4 +1,5 @@
 # Paths, the raw tree, shard listing and input functions shared by every stage.
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from regionbench.core.errors import InputError
 from regionbench.io import layouts
 from regionbench.io.rawtree import RawTree
 from regionbench.pipeline import config as build_config
+from regionbench.pipeline import jobs
 from regionbench.pipeline import vocabulary
 from regionbench.pipeline.provenance import code_version
 from regionbench.pipeline.subsets import SUBSET_SIZES
@@ -60,6 +62,27 @@ def raw_tree():
 
 
 RAW = raw_tree()
+
+
+def code_of(script):
+    """A light stage's code parameter: the library's version and its script's digest (a
+    ``script:`` job's script is Snakemake's own code trigger; a ``run:`` block's is not)."""
+    text = Path(workflow.basedir, "scripts", script).read_bytes()
+    return f"{CODE} {script} {hashlib.sha256(text).hexdigest()[:12]}"
+
+
+def here(script, input, output, params, log):
+    """Run ``scripts/<script>`` in this process (a light stage's ``run:``): it reads its input,
+    output, params and log as a ``script:`` job does (regionbench.pipeline.jobs.in_process).
+    """
+    jobs.in_process(
+        Path(workflow.basedir, "scripts", script),
+        input=input._plainstrings(),
+        output=output._plainstrings(),
+        params=params,
+        log=log._plainstrings(),
+        config=config,
+    )
 
 
 def raw_inputs(wildcards):

@@ -18,9 +18,9 @@ rule relation_stats:
         mem_mb=1000,
         runtime=10,
     params:
-        code=CODE,
-    script:
-        "../scripts/relation_stats.py"
+        code=code_of("relation_stats.py"),
+    run:
+        here("relation_stats.py", input, output, params, log)
 
 
 rule features_parity:
@@ -39,10 +39,10 @@ rule features_parity:
         mem_mb=1000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("features_parity.py"),
         layout=RAW.layout.name,
-    script:
-        "../scripts/features_parity.py"
+    run:
+        here("features_parity.py", input, output, params, log)
 
 
 rule relations_parity:
@@ -60,8 +60,8 @@ rule relations_parity:
         mem_mb=1000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("relations_parity.py"),
         root=RAW.root,
         layout=RAW.layout.name,
-    script:
-        "../scripts/relations_parity.py"
+    run:
+        here("relations_parity.py", input, output, params, log)

@@ -74,10 +74,10 @@ rule ingest_report:
         mem_mb=500,
         runtime=5,
     params:
-        code=CODE,
+        code=code_of("ingest_report.py"),
         rejects=f"{RESULTS}/ingest/*/rejects.parquet",
-    script:
-        "../scripts/ingest_report.py"
+    run:
+        here("ingest_report.py", input, output, params, log)
 
 
 rule image_labels:
@@ -97,9 +97,9 @@ rule image_labels:
         mem_mb=1000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("image_labels.py"),
         folder=RAW.image_label_source,
         state=lambda wildcards: RAW.image_label_state(),
         strict=config["ingest"]["strict"],
-    script:
-        "../scripts/image_labels.py"
+    run:
+        here("image_labels.py", input, output, params, log)

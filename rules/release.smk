@@ -13,14 +13,14 @@ rule source:
         mem_mb=1000,  # the annotations are streamed
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("source.py"),
         root=RAW.root,
         layout=RAW.layout.name,
         generated=RAW.generated,
         configured=config["source"],
         license=config["release"]["license"],
-    script:
-        "../scripts/source.py"
+    run:
+        here("source.py", input, output, params, log)
 
 
 rule release:

@@ -21,12 +21,12 @@ rule categories:
         mem_mb=1000,  # the annotations are streamed
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("categories.py"),
         root=RAW.root,
         layout=RAW.layout.name,
         out=lambda wildcards, output: str(Path(output[0]).parent),
-    script:
-        "../scripts/categories.py"
+    run:
+        here("categories.py", input, output, params, log)
 
 
 rule vocabulary:
@@ -50,10 +50,10 @@ rule vocabulary:
         mem_mb=2000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("vocabulary.py"),
         config_dir=lambda wildcards, input: str(Path(input.hierarchy).parent),
-    script:
-        "../scripts/vocabulary.py"
+    run:
+        here("vocabulary.py", input, output, params, log)
 
 
 # The categories each annotator's file names, as it names them: an export writes them back.
@@ -69,9 +69,9 @@ rule source_categories:
         mem_mb=1000,  # the annotations are streamed
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("source_categories.py"),
         root=RAW.root,
         layout=RAW.layout.name,
         category_map=config["category_map"],
-    script:
-        "../scripts/source_categories.py"
+    run:
+        here("source_categories.py", input, output, params, log)

@@ -76,11 +76,17 @@ def test_every_job_log_ends_with_its_peak_memory_and_cpu(tiny_build: Path) -> No
     assert len(benchmarks) > 10
     for benchmark in benchmarks:
         assert (logs / benchmark.relative_to(logs / "benchmarks").with_suffix(".log")).is_file(), benchmark
+    # A light stage runs in Snakemake's process (its run: calls here): its CPU is its thread's,
+    # often under 0.05 s; a script job's counts its own interpreter.
+    rules = "".join(p.read_text() for p in (tiny_build / "rules").glob("*.smk"))
+    in_process = set(re.findall(r"^(?:rule|checkpoint) (\w+):(?:(?!^\S).)*?\bhere\(", rules, re.M | re.S))
+    assert {"source", "vocabulary", "subsets"} <= in_process and "ingest" not in in_process
     for log in sorted(logs.rglob("*.log")):
         last = log.read_text().splitlines()[-1]
         match = re.fullmatch(r"peak memory (\d+) MiB, CPU (\d+\.\d) s", last)
         assert match, f"{log}: {last}"
-        assert 30 < int(match[1]) < 2048 and float(match[2]) > 0
+        stage = log.relative_to(logs).parts[0].removesuffix(".log")
+        assert 30 < int(match[1]) < 2048 and float(match[2]) >= (0 if stage in in_process else 0.1), log
         assert jobs.logged_resources(log) == (float(match[1]), float(match[2]))  # as benchmarks/ read it
 
 

@@ -1,9 +1,16 @@
-"""What every ``script:`` file of the workflow does: log to the rule's ``log:`` file, and fail on
-input the user must fix with a message that ``regionbench build`` repeats as its last lines.
+"""What every script of the workflow (``scripts/``) does: log to the rule's ``log:`` file, and fail
+on input the user must fix with a message that ``regionbench build`` repeats as its last lines.
 
 ``log_to`` also installs the job's one error path (``errors.describe``): an exception the user
 caused ends the job through ``fail`` with its one line; any other is a bug, logged with its
-traceback and reported last as such."""
+traceback and reported last as such.
+
+A script runs in one of two ways. A heavy stage (ingest, the classifiers, the release) is a
+``script:`` job: its own interpreter, as Snakemake starts it. A light stage (a merge, a summary,
+a figure) runs inside the Snakemake process (``in_process``, from the rule's ``run:``; the
+profile's ``force-use-threads`` keeps it in a thread of that process): a fresh interpreter and
+its imports would cost it ten times its work. The script is the same file either way.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +22,14 @@ import logging
 import os
 import re
 import resource
+import runpy
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
-from types import TracebackType
-from typing import NoReturn
+from types import SimpleNamespace, TracebackType
+from typing import Any, NoReturn
 
 from regionbench.core import allocator, errors
 
@@ -30,10 +40,17 @@ RESOURCES = "peak memory {peak_mib:.0f} MiB, CPU {cpu_s:.1f} s"
 _RESOURCES_LINE = re.compile(r"^peak memory (\d+) MiB, CPU ([\d.]+) s$", re.M)
 
 
+# The thread of an in-process job: its records go to its own log only (see ``in_process``).
+_here = threading.local()
+
+
 def log_to(path: str) -> logging.Logger:
     """Send this job's log records (INFO and above, message only) to ``path``, install the job's
     error path (``_job_error``), keep freed memory for reuse (``allocator``) and end the log with
-    the job's peak memory and CPU (``_log_resources``); return the logger."""
+    the job's peak memory and CPU (``_log_resources``); return the logger. In a job that runs in
+    the Snakemake process, ``in_process`` has done all of it for the job's thread already."""
+    if getattr(_here, "log", None) == path:
+        return logging.getLogger("regionbench")
     logging.basicConfig(filename=path, level=logging.INFO, format="%(message)s", force=True)
     logging.captureWarnings(True)  # a library's warnings belong to the job's log, not the build's screen
     sys.excepthook = functools.partial(_job_error, path)
@@ -91,6 +108,58 @@ def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb:
     else:
         _record(message)
     sys.stderr.write(message + "\n")
+
+
+class _ThreadFilter(logging.Filter):
+    """Records of one thread only: two in-process jobs running at once keep their logs apart."""
+
+    def __init__(self, thread: int) -> None:
+        super().__init__()
+        self.thread = thread
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread == self.thread
+
+
+class InProcessJobError(Exception):
+    """An in-process job ended on an error: its message is the job's one line (or a bug report),
+    already recorded for ``regionbench build``; Snakemake marks the job failed on it."""
+
+
+def in_process(script: str | Path, **snakemake: Any) -> None:
+    """Run the workflow script ``script`` in this (the Snakemake) process, as Snakemake would run
+    it as a ``script:`` job: ``snakemake`` (a light stage's input, output, params, log and config)
+    is the object the script reads. Its log records and warnings go to its
+    ``log:`` file, ending with its CPU time (this thread's) and the process's peak memory; an
+    error ends it as a job's error ends its interpreter (``fail``'s line, or a bug's traceback),
+    raised as ``InProcessJobError`` for Snakemake."""
+    log_path = str(snakemake["log"][0])
+    handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(_ThreadFilter(threading.get_ident()))
+    loggers = [logging.getLogger("regionbench"), logging.getLogger("py.warnings")]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # the Snakemake process's own handlers print to the screen
+    logging.captureWarnings(True)
+    _here.log = log_path
+    start = time.thread_time()
+    try:
+        runpy.run_path(str(script), init_globals={"snakemake": SimpleNamespace(**snakemake)}, run_name="__main__")
+    except SystemExit as exc:  # ``fail``: its message is recorded and logged already
+        raise InProcessJobError(str(exc.code)) from None
+    except Exception as exc:
+        _job_error(log_path, type(exc), exc, exc.__traceback__)
+        raise InProcessJobError(errors.first_line(exc)) from None
+    finally:
+        logging.getLogger("regionbench").info(
+            RESOURCES.format(peak_mib=own_peak_kib() / 1024, cpu_s=time.thread_time() - start)
+        )
+        _here.log = None
+        for logger in loggers:
+            logger.removeHandler(handler)
+        handler.close()
 
 
 def fail(message: str) -> NoReturn:

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.ticker
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pyarrow as pa
+from matplotlib import colormaps
+from matplotlib.figure import Figure
 
 from regionbench.pipeline.subsets import SUBSET_SIZES
 
+# Figures are made without pyplot (``Figure``, saved by its own canvas): pyplot's global figure
+# registry is not safe in the threads the light stages share (regionbench.pipeline.jobs).
 # No dates or random ids in the files, so reruns give the same bytes.
-plt.rcParams["svg.hashsalt"] = "regionbench"
-plt.rcParams["svg.fonttype"] = "none"  # text stays text: readable, searchable, and checked against the tables
+matplotlib.rcParams["svg.hashsalt"] = "regionbench"
+matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: readable, searchable, and checked against the tables
 _METADATA = {
     "png": {"Software": None},
     "svg": {"Date": None, "Creator": None},
@@ -28,11 +29,10 @@ _METADATA = {
 PICTURE_FORMATS = tuple(f".{k}" for k in _METADATA)
 
 
-def _save(fig: plt.Figure, png: str | Path, svg: str | Path) -> None:
-    """Write ``fig`` as PNG and SVG without dates or ids (the same bytes on every run), close it."""
+def _save(fig: Figure, png: str | Path, svg: str | Path) -> None:
+    """Write ``fig`` as PNG and SVG without dates or ids (the same bytes on every run)."""
     fig.savefig(png, dpi=110, metadata=_METADATA["png"])
     fig.savefig(svg, metadata=_METADATA["svg"])
-    plt.close(fig)
 
 
 def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> None:
@@ -42,7 +42,8 @@ def classifier_figure(summary: pa.Table, png: str | Path, svg: str | Path) -> No
     subsets = [s for s in SUBSET_SIZES if any(r["subset"] == s for r in rows)]
     labels = {r["subset"]: r["n_labels"] for r in rows}  # the release's own, not the paper's sizes
     names = sorted({r["classifier"] for r in rows})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
+    fig = Figure(figsize=(11, 4.6))
+    axes = fig.subplots(1, 2, sharey=True)
     for ax, measure, title in zip(
         axes, ("e_hard", "soft"), ("Hard accuracy (e_hard)", "Soft accuracy (e_hierarchy < 1)"), strict=True
     ):
@@ -70,7 +71,8 @@ def label_frequency_figure(histogram: list[dict], train: dict, png: str | Path, 
     used labels (``histogram``, most used first). Right, Dutta et al.'s Fig. 1: training images
     per label of the image split (``collection.train_label_frequency``), sorted in decreasing
     order on a log scale, the long tail that makes frequent-label baselines score well."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    fig = Figure(figsize=(12, 4.8))
+    (left, right) = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     shown = histogram[:HISTOGRAM_LABELS]
     left.bar(range(len(shown)), [r["regions"] for r in shown], color="#4c72b0")
     left.set_xticks(range(len(shown)), [r["label"] for r in shown], rotation=90, fontsize=6)
@@ -97,7 +99,8 @@ def agreement_figure(report: dict, png: str | Path, svg: str | Path) -> None:
     specific agreement of the ``LABELS_SHOWN`` most frequent labels (regions in brackets), or,
     when the segments carry no labels, each annotator's PRI and covering of the others. Right:
     the images agreed on least, by their mean measure over annotator pairs."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 6.4))
+    fig = Figure(figsize=(11, 6.4))
+    (left, right) = fig.subplots(1, 2)
     if report["labelled"]:
         shown = report["per_label"][:LABELS_SHOWN][::-1]  # most frequent at the top
         left.barh(
@@ -134,7 +137,8 @@ def relation_figure(stats: pa.Table, png: str | Path, svg: str | Path) -> None:
     pair once: ``share_of_pairs`` of ``relations.relation_stats``): one panel per group."""
     rows = stats.to_pylist()
     groups = list(dict.fromkeys(r["group"] for r in rows))
-    fig, axes = plt.subplots(1, len(groups), figsize=(3.8 * len(groups), 2.8), squeeze=False)
+    fig = Figure(figsize=(3.8 * len(groups), 2.8))
+    axes = fig.subplots(1, len(groups), squeeze=False)
     for ax, group in zip(axes[0], groups, strict=True):
         mine = [r for r in rows if r["group"] == group][::-1]
         ax.barh([r["relation"] for r in mine], [100 * r["share_of_pairs"] for r in mine], color="#55a868")
@@ -152,7 +156,7 @@ def region_colours(panels: list[dict]) -> list[list[np.ndarray]]:
     """The RGB colour (floats in [0, 1]) of each region of each panel: one colour per label
     across the panels, or, when the regions carry fewer than two labels (a label-free
     collection), one colour per region of a panel, so that neighbouring segments stand apart."""
-    palette = plt.get_cmap("tab20")
+    palette = colormaps["tab20"]
     labels = sorted({label for p in panels for label, _ in p["masks"]})
     if len(labels) >= 2:
         colour = {label: np.array(palette(i % 20)[:3]) for i, label in enumerate(labels)}
@@ -170,7 +174,8 @@ def release_images(panels: list[dict], out: str | Path) -> None:
     colours = region_colours(panels)
     cols = min(len(panels), 2)
     rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.6 * rows), squeeze=False)
+    fig = Figure(figsize=(6 * cols, 4.6 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
     for ax, panel, colour in zip(axes.ravel(), panels, colours, strict=False):
@@ -186,4 +191,3 @@ def release_images(panels: list[dict], out: str | Path) -> None:
         ax.set_title(panel["title"], fontsize=8, wrap=True)
     fig.tight_layout()
     fig.savefig(out, dpi=110, metadata=_METADATA[Path(out).suffix.lower().lstrip(".")])
-    plt.close(fig)
