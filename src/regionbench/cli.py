@@ -17,19 +17,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
-import pyarrow.parquet as pq
-
-from regionbench import __version__, release
-from regionbench.client import loader
-from regionbench.core import errors, geometry, numbers, tables
+from regionbench import __version__
+from regionbench.core import errors, numbers
 from regionbench.core.errors import InputError
-from regionbench.core.hierarchy import Hierarchy
-from regionbench.pipeline import driver, jobs, vocabulary
-from regionbench.release import changes
 
 if TYPE_CHECKING:
     import http.server
+
+    from regionbench.core.hierarchy import Hierarchy
+
+# Each command imports what it uses when it runs: a call pays for its own work, not for every
+# command's libraries (`regionbench --help` imports neither NumPy nor pyarrow).
 
 # Commands of the build install (synth, export-saiapr, export-coco, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
@@ -130,7 +128,9 @@ def _previous_release(project: Path, cfg: dict[str, Any], previous: str) -> Path
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from regionbench import release
     from regionbench.pipeline import config as build_config  # jsonschema's 25 ms: the build's alone
+    from regionbench.pipeline import driver, jobs
 
     project = Path(args.project_dir).resolve() if args.project_dir else find_project()
     overrides = [Path(p).resolve() for p in args.configfile]
@@ -193,8 +193,11 @@ def _shown(path: Path) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    import numpy as np
     from PIL import Image  # the build extra: figures are made where the release is built
 
+    from regionbench.client import loader
+    from regionbench.core import geometry
     from regionbench.pipeline import plots
 
     if Path(args.out).suffix.lower() not in plots.PICTURE_FORMATS:
@@ -241,7 +244,7 @@ def _site_server(folder: Path, port: int) -> http.server.ThreadingHTTPServer:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from regionbench.client import tasks, view  # thumbnails need Pillow: the build install
+    from regionbench.client import loader, tasks, view  # thumbnails need Pillow: the build install
 
     data = loader.load(args.release, verify=not args.no_verify)
     run = _run_report(args.run) if args.run else None
@@ -261,6 +264,8 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from regionbench import release
+
     if not Path(args.folder).is_dir():  # an input error like every other (exit 2), not a failed verification
         raise UserError(f"{args.folder}: no such folder; give a release folder (releases/<dataset>/v<version>)")
     problems = release.verify(Path(args.folder), expect=args.expect)
@@ -279,6 +284,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from regionbench import release
+    from regionbench.client import loader
+    from regionbench.release import changes
+
     for folder in (args.old, args.new):
         loader.load(folder)  # verified: one clear line if a folder is not a sound release
     diff = release.diff_releases(Path(args.old), Path(args.new), examples=args.examples)
@@ -312,7 +321,7 @@ def _run_report(path: str) -> dict:
 
 def _rescored_run(args: argparse.Namespace) -> None:
     """diff --run: the run scored on both releases, measure by measure."""
-    from regionbench.client import tasks
+    from regionbench.client import loader, tasks
 
     if not args.predictions:
         raise UserError("--run needs --predictions: the file or folder the report scored")
@@ -328,6 +337,8 @@ def _rescored_run(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from regionbench.audit import releases
+    from regionbench.client import loader
+    from regionbench.core import tables
 
     found = [loader.load(folder) for folder in (args.release, *([args.other] if args.other else []))]
     names = [f"{r.dataset} v{r.version}" for r in found]
@@ -358,7 +369,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from regionbench.client import exports
+    from regionbench.client import exports, loader
 
     data = loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
     images = Path(args.images) if args.images else None
@@ -370,7 +381,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from regionbench.client import tasks
+    from regionbench.client import loader, tasks
+    from regionbench.core import tables
 
     # A scoring reads the release a range of images at a time: Arrow's default allocator
     # (mimalloc) keeps what each read freed, 8 MiB a range; the system's gives it back.
@@ -388,6 +400,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _hierarchy(args: argparse.Namespace) -> Hierarchy:
+    import pyarrow.parquet as pq
+
+    from regionbench.core.hierarchy import Hierarchy
+    from regionbench.pipeline import vocabulary
+
     if args.saiapr:
         from regionbench.io.saiapr import hierarchy_from_saiapr
 
@@ -414,6 +431,9 @@ def cmd_hierarchy_ehier(args: argparse.Namespace) -> int:
 
 
 def vocabulary_register(args: argparse.Namespace) -> int:
+    from regionbench.core.hierarchy import Hierarchy
+    from regionbench.pipeline import vocabulary
+
     folder = Path(args.dir) if args.dir else vocabulary.DEFAULT_DIR
     registry_path = Path(args.registry) if args.registry else folder / "label_ids.tsv"
     tree = Hierarchy.from_yaml(Path(args.yaml) if args.yaml else folder / "hierarchy.yaml")
@@ -430,6 +450,7 @@ def vocabulary_register(args: argparse.Namespace) -> int:
 
 def vocabulary_from_source(args: argparse.Namespace) -> int:
     from regionbench.io import layouts
+    from regionbench.pipeline import vocabulary
 
     layout = args.layout or layouts.detect(args.root).name
     counts = vocabulary.derive(layout, Path(args.root), Path(args.out))
@@ -637,10 +658,9 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
         e.set_defaults(func=cmd_export)
 
 
-def _evaluate_command(sub: argparse._SubParsersAction) -> None:
-    """evaluate: predictions scored; the task options come from the task registry."""
-    from regionbench.client import tasks
-
+def _evaluate_command(sub: argparse._SubParsersAction, tasks_options: bool = True) -> None:
+    """evaluate: predictions scored; the task options come from the task registry (every task
+    module imported: only when the command line is an evaluate, or for the whole parser)."""
     ev = sub.add_parser("evaluate", help="score predictions against a release (any task of the registry)")
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
     ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
@@ -658,7 +678,10 @@ def _evaluate_command(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="score without verifying the release first (a verified release is remembered, so this rarely saves time)",
     )
-    tasks.add_arguments(ev)
+    if tasks_options:
+        from regionbench.client import tasks
+
+        tasks.add_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)
 
 
@@ -718,7 +741,10 @@ def _vocabulary_command(sub: argparse._SubParsersAction) -> None:
         fc.set_defaults(func=vocabulary_from_source)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given ``argv``, only what parsing it needs (evaluate's task
+    options, which import every task, only for an evaluate)."""
+    command = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
     p = Parser(prog="regionbench", description="Build, verify and evaluate region-annotated image benchmarks.")
     p.add_argument("--version", action="version", version=f"regionbench {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -732,7 +758,7 @@ def parser() -> argparse.ArgumentParser:
         _audit_command,
         _reproduce_command,
         _export_command,
-        _evaluate_command,
+        lambda sub: _evaluate_command(sub, tasks_options=command in (None, "evaluate")),
         _hierarchy_command,
         _vocabulary_command,
     ):
@@ -743,7 +769,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand: 0 on success; a user-caused error (``errors.describe``) is one line
     per problem and exit 2; a bug shows its traceback, a request to report it, and exit 3."""
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser(argv).parse_args(argv)
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from regionbench.core import geometry, kernels, tables
+from regionbench.core import geometry, tables
 
 TOPOLOGICAL = ("adjacent", "disjoint")
 HORIZONTAL = ("beside", "x_aligned")
@@ -97,6 +97,8 @@ def adjacency(
     Only the near pairs (``near_pairs``) are looked at, and only where the box of one, grown by
     r, meets the box of the other (``kernels.near``); ``boxes`` (``geometry.bboxes``), when
     known, save finding them."""
+    from regionbench.core import kernels  # numba's import (0.3 s) is paid where a kernel runs
+
     n = len(masks)
     adj = np.zeros((n, n), dtype=bool)
     if n < 2:
