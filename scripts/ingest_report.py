@@ -17,6 +17,8 @@ if message := nothing_accepted(report, rejects, snakemake.params.rejects):
 tables.write_json(snakemake.output[0], report)
 for line in report.get("alike_annotator_files", []):
     log.warning("%s", line)
+if left := report.get("files_left_alone"):
+    log.warning("not instances files, left alone: %s", ", ".join(left))
 if folders := report.get("labels_only_folders"):
     log.warning("no segmentation_masks/ in %s: those regions are released by label and official features", folders)
 for conflict in report["parent_conflicts"]:

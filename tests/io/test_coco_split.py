@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regionbench.io.coco import split
-from regionbench.io.coco.ingest import check_annotators
+from regionbench.io.coco.ingest import check_sources
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 
 NAMES = st.text(alphabet="abc0123456789._/", min_size=1, max_size=6)
@@ -51,7 +51,7 @@ def test_the_shards_read_from_pieces_are_those_read_alone(
     words = Registry.read(DEFAULT_DIR / "label_ids.tsv").ids()
     alone = tables_of(coco_pair, 3, words=words)
     monkeypatch.setattr(split, "BUFFER_CHARS", 1)
-    index = split.split(coco_pair, check_annotators(coco_pair), tmp_path / "pieces", 10)
+    index = split.split(coco_pair, check_sources(coco_pair), tmp_path / "pieces", 10)
     assert sorted(index["pieces"]) == ["00", "01", "02"] and index["annotators"] == ["annotator-1", "annotator-2"]
     assert tables_of(coco_pair, 3, words=words, pieces=tmp_path / "pieces") == alone
     assert sum(r["images"]["accepted"] for r in alone) == 24
@@ -60,7 +60,7 @@ def test_the_shards_read_from_pieces_are_those_read_alone(
 def test_a_changed_annotation_rewrites_only_its_shard_s_pieces(coco_pair: Path, tmp_path: Path) -> None:
     root = Path(shutil.copytree(coco_pair, tmp_path / "raw"))
     out = tmp_path / "pieces"
-    split.split(root, check_annotators(root), out, 10)
+    split.split(root, check_sources(root), out, 10)
     before = {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in out.rglob("*.*") if p.name != "index.json"}
     path = root / "annotations" / "annotator-2.json"
     data = json.loads(path.read_text())
@@ -68,11 +68,11 @@ def test_a_changed_annotation_rewrites_only_its_shard_s_pieces(coco_pair: Path, 
     changed = next(a for a in data["annotations"] if a["image_id"] == last_image["id"])
     changed["iscrowd"] = 1
     path.write_text(json.dumps(data))
-    split.split(root, check_annotators(root), out, 10)
+    split.split(root, check_sources(root), out, 10)
     after = {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in out.rglob("*.*") if p.name != "index.json"}
     assert sorted(k for k in after if after[k] != before[k]) == ["02/annotations.parquet"]
     # Fewer shards: the pieces of those that no longer exist are removed.
-    split.split(root, check_annotators(root), out, WHOLE)
+    split.split(root, check_sources(root), out, WHOLE)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["00"]
 
 
@@ -93,6 +93,6 @@ def test_a_file_that_is_not_coco_instances_is_one_line(tmp_path: Path, text: str
     (tmp_path / "annotations").mkdir()
     (tmp_path / "annotations" / "a.json").write_text(text)
     with pytest.raises(IngestError) as caught:
-        split.split(tmp_path, check_annotators(tmp_path), tmp_path / "pieces", None)
+        split.split(tmp_path, check_sources(tmp_path), tmp_path / "pieces", None)
     assert expected in str(caught.value) and "\n" not in str(caught.value)
     assert str(caught.value).startswith(str(tmp_path / "annotations" / "a.json"))

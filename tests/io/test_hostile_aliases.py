@@ -134,7 +134,7 @@ def test_an_annotator_file_that_says_what_another_says_is_named_with_it(
 ) -> None:
     """Annotator files that differ in their ``info`` alone are one annotator under two names: each
     later one is named with the first in the ingest report and counted; a file that differs in
-    one annotation is not. (A byte copy stops the build: ``check_annotators``.)"""
+    one annotation is not. (A byte copy stops the build: ``check_sources``.)"""
     import json
 
     root = write_tree(tmp_path_factory.mktemp("coco"), alice_file(), bob_file())

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.coco.ingest import is_panoptic_file
+from regionbench.io.coco.split import is_panoptic_file
 from regionbench.io.labelmaps import (
     ImageRuns,
     Item,

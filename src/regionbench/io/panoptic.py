@@ -33,7 +33,8 @@ import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco.categories import hierarchy_of
-from regionbench.io.coco.ingest import category_label, is_panoptic_file, mapped_label
+from regionbench.io.coco.ingest import category_label, mapped_label
+from regionbench.io.coco.split import is_panoptic_file
 from regionbench.io.labelmaps import ImageRuns, Listed, masks_by_value, shard_run
 from regionbench.io.layouts import (
     About,

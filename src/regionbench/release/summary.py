@@ -44,6 +44,7 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
         *labels_only(ingest),
         *quirks(ingest, shown),
         *alike(ingest),
+        *left_alone(ingest),
         *unlicensed(manifest),
         f"  logs: {logs}/ (one per job)",
         f"next: regionbench verify {shown}",
@@ -69,6 +70,13 @@ def alike(ingest: dict) -> list[str]:
     """A line for each annotator file that says what another says (``alike_annotator_files`` of
     the ingest report): one annotator counted twice agrees perfectly with itself."""
     return [f"  annotator files alike: {line}" for line in ingest.get("alike_annotator_files", [])]
+
+
+def left_alone(ingest: dict) -> list[str]:
+    """A line naming the files of the tree's ``annotations/`` that hold no instances (COCO's
+    captions and keypoints), read by no stage (``files_left_alone`` of the ingest report)."""
+    files = ingest.get("files_left_alone", [])
+    return [f"  left alone (not instances files): {', '.join(files)}"] if files else []
 
 
 def labels_only(ingest: dict) -> list[str]:

@@ -1,7 +1,9 @@
-"""The COCO layout of annotation-tool exports (docs/inputs.md): ``<root>/images/`` and one COCO
-instances file per annotator, ``<root>/annotations/<annotator>.json``.
+"""The COCO layout (docs/inputs.md): an annotation tool's export, ``<root>/images/`` and one COCO
+instances file per annotator, ``<root>/annotations/<annotator>.json``; or the collection as COCO
+and LVIS distribute it, ``train2017/``, ``val2017/`` and ``annotations/instances_<split>.json``
+(``lvis_v1_<split>.json``), each split file one annotator's (``coco``, ``lvis``).
 
-- ``split``: each annotator file read once, streamed, into per-shard pieces;
+- ``split``: the tree's shape, and each instances file read once, streamed, into per-shard pieces;
 - ``ingest``: a shard of images read from its piece with every annotator's regions, and the rejects;
 - ``layout``: the layout (``LAYOUT``) that ``regionbench.io.layouts`` finds;
 - ``categories``: the vocabulary from the files' categories;

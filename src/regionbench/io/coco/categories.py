@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
-from regionbench.io.coco.ingest import SEGMENT, annotators, category_label, mapped_label
+from regionbench.io.coco.ingest import SEGMENT, category_label, mapped_label, sources
 from regionbench.io.coco.known import identify
 from regionbench.io.coco.split import check_file, is_id, licenses, streamed_annotations, top_level, uncategorised
 from regionbench.io.layouts import Reading, TreeVocabulary
@@ -25,7 +25,7 @@ def _read(root: str | Path) -> Files:
     """Each annotator file's ``categories`` list and whether any annotation is ``uncategorised``,
     the annotations streamed (a file is never held whole)."""
     files = {}
-    for path in annotators(root).values():
+    for path in (source.path for source in sources(root)):
         _, listed = check_file(path)
         unlabelled = any(isinstance(a, dict) and uncategorised(a) for a in streamed_annotations(path))
         files[path] = {"categories": listed, "uncategorised": unlabelled}
@@ -108,15 +108,19 @@ def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]
     and synonyms) with the label each maps to (``ingest.mapped_label``; None when no vocabulary
     label): what an export writes back. An entry without an integer id and a string name is left out (ingest reports it)."""
     rows = []
-    for annotator, path in annotators(root).items():
-        _, listed = check_file(path)
+    seen = set()  # an annotator's split files list one set of categories: each once
+    for source in sources(root):
+        annotator = source.annotator
+        _, listed = check_file(source.path)
         for category in listed:
             if (
                 not isinstance(category, dict)
                 or not is_id(category.get("id"))
                 or not isinstance(category.get("name"), str)
+                or (annotator, category["id"]) in seen
             ):
                 continue
+            seen.add((annotator, category["id"]))
             parent, synonyms = category.get("supercategory"), category.get("synonyms")
             label = mapped_label(category["name"], reading.words, reading.category_map)
             rows.append(
@@ -146,7 +150,7 @@ def describe_source(root: str | Path) -> dict[str, str | None]:
     found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": None}
     used: set[str] = set()
     unlicensed = False
-    for path in annotators(root).values():
+    for path in (source.path for source in sources(root)):
         info = top_level(path, "info")
         if isinstance(info, dict):
             for field, key in (("name", "description"), ("homepage", "url")):

@@ -50,45 +50,44 @@ def category_label(name: str) -> str:
     return re.sub(r"[^\w.]+", "-", name.casefold()).strip("-")
 
 
-def is_panoptic_file(path: Path) -> bool:
-    """Whether ``path`` is a COCO panoptic JSON (``io.panoptic``): named ``*panoptic_<split>.json``
-    with its PNG folder beside it."""
-    return path.suffix == ".json" and "panoptic_" in path.stem and path.with_suffix("").is_dir()
-
-
-def _instance_files(root: str | Path) -> list[Path]:
-    """The ``annotations/*.json`` files of a tree, the suffix in any case (``.JSON`` too), but
-    panoptic files (``is_panoptic_file``: the ``coco-panoptic`` layout's)."""
-    folder = Path(root, "annotations")
-    if not folder.is_dir():
-        return []
-    return sorted(
-        p for p in folder.iterdir() if p.suffix.lower() == ".json" and not p.is_dir() and not is_panoptic_file(p)
-    )
-
-
-def annotators(root: str | Path) -> dict[str, Path]:
-    """Annotator name (the file's stem) -> its instances file, in name order; raises IngestError
-    when two files name one annotator (``a.json`` and ``a.JSON``)."""
+def sources(root: str | Path) -> tuple[split.Source, ...]:
+    """The tree's instances files (``split.shape``); raises IngestError when two files of an export
+    name one annotator (``a.json`` and ``a.JSON``) or a file links outside the tree."""
     found: dict[str, Path] = {}
-    for path in _instance_files(root):
-        if not images_io.inside(Path(root), path):
-            raise IngestError(f"{path}: links outside the raw tree; copy the file in")
-        if path.stem in found:
-            raise IngestError(f"{found[path.stem]} and {path.name} name one annotator {path.stem!r}; keep one")
-        found[path.stem] = path
-    return found
+    listed = split.shape(root).sources
+    for source in listed:
+        if not images_io.inside(Path(root), source.path):
+            raise IngestError(f"{source.path}: links outside the raw tree; copy the file in")
+        if source.split is None and source.annotator in found:
+            raise IngestError(
+                f"{found[source.annotator]} and {source.path.name} name one annotator {source.annotator!r}; keep one"
+            )
+        found[source.annotator] = source.path
+    return listed
 
 
-def check_annotators(root: str | Path) -> dict[str, Path]:
-    """Every annotator's instances file (``annotators``); raises IngestError when there is none,
+def annotators(root: str | Path) -> dict[str, list[Path]]:
+    """Annotator name -> their instances files (one in an export, one per split in COCO's and
+    LVIS's own trees), in name order (``sources``)."""
+    found: dict[str, list[Path]] = {}
+    for source in sources(root):
+        found.setdefault(source.annotator, []).append(source.path)
+    return dict(sorted(found.items()))
+
+
+def check_sources(root: str | Path) -> tuple[split.Source, ...]:
+    """Every instances file of the tree (``sources``); raises IngestError when there is none,
     for a name that cannot be an annotator's, or a file that is a byte copy of another (the same
     readings twice would count as two annotators agreeing perfectly)."""
-    files = annotators(root)
-    if not files:
-        raise IngestError(f"{root}/annotations: no <annotator>.json file; export COCO instances there")
+    listed = sources(root)
+    if not listed:
+        raise IngestError(
+            f"{root}/annotations: no <annotator>.json file (nor COCO's instances_<split>.json); "
+            "export COCO instances there"
+        )
     digests: dict[str, Path] = {}
-    for annotator, path in files.items():
+    for source in listed:
+        annotator, path = source.annotator, source.path
         if not ANNOTATOR_NAME.fullmatch(annotator):
             raise IngestError(f"{path}: annotator names are letters, digits, '_', '.', '-'; rename the file")
         if annotator == tables.CONSENSUS:
@@ -100,7 +99,7 @@ def check_annotators(root: str | Path) -> dict[str, Path]:
                 f"{path}: a byte copy of {digests[digest].name}; an annotator counts once, remove the copy"
             )
         digests[digest] = path
-    return files
+    return listed
 
 
 COUNTS = ("seen", "accepted", "rejected")
@@ -223,11 +222,12 @@ def source_geometry(
 
 
 def _read_image(
-    root: Path, name: str, same_id: dict[str, list[str]], on_disk: set[str], reading: Reading, ledger: Ledger
+    root: Path, base: str, name: str, same_id: dict[str, list[str]], on_disk: set[str], reading: Reading, ledger: Ledger
 ) -> images_io.DecodedImage | None:
-    """The decoded image file ``images/<name>``, or None with the file rejected and its reason
-    (``same_id``: the names that give one image id with another, each with all of them)."""
-    path = root / "images" / name
+    """The decoded image file ``<base><name>`` (``base``: ``images/``, or "" in COCO's own tree),
+    or None with the file rejected and its reason (``same_id``: the names that give one image id
+    with another, each with all of them)."""
+    path = root / f"{base}{name}"
     ledger.seen[("", "image")] += 1
     if len(clash := same_id.get(name, [])) > 1:
         reason = f"{' and '.join(clash)} all give image id {image_id_of(name)}; rename all but one"
@@ -248,7 +248,7 @@ def _read_image(
             return reading.read_image(root, path, expected, IMAGE_MODES)
         except ValueError as exc:
             reason = str(exc)
-    ledger.reject(f"images/{name}", name, "image", reason)
+    ledger.reject(f"{base}{name}", name, "image", reason)
     return None
 
 
@@ -305,7 +305,7 @@ class ShardReader:
             record, rows = split.read_piece(Path(reading.pieces) / self.folder)
         else:
             with tempfile.TemporaryDirectory() as scratch:
-                split.split(root, check_annotators(root), scratch, reading.shard_size)
+                split.split(root, check_sources(root), scratch, reading.shard_size)
                 record, rows = split.read_piece(Path(scratch) / self.folder)
         self.annotators = tuple(record["annotators"])
         # What the file-wide checks of the split rejected, and every item they counted here.
@@ -325,6 +325,10 @@ class ShardReader:
             self.alike = record["alike"]
             self.ledger.quirks["annotator_files_alike"] += len(self.alike)
         self.entries = {n["name"]: n["entries"] for n in names}  # file name -> annotator -> images entry
+        self.files = {n["name"]: n["files"] for n in names}  # file name -> annotator -> the file listing it
+        self.splits = {n["name"]: n["split"] for n in names if n["split"]}  # as the file listing it names it
+        self.base = split.shape(root).base
+        self.left_alone: list[str] = record.get("left_alone", []) if shard == 0 else []
         per_image: dict[str, dict[str, list[tuple[int, dict[Any, Any]]]]] = {
             a: defaultdict(list) for a in self.annotators
         }
@@ -341,17 +345,18 @@ class ShardReader:
     def records(self) -> Iterator[ImageRecord]:
         """Each accepted image with every annotator's decoded regions, in file name order."""
         for name in self.names:
-            image = _read_image(self.root, name, self.same_id, self.on_disk, self.reading, self.ledger)
+            image = _read_image(self.root, self.base, name, self.same_id, self.on_disk, self.reading, self.ledger)
             lost = (
                 ""
                 if image is not None
-                else f"its image was rejected (images/{name}: {self.ledger.rejects[-1]['reason']})"
+                else f"its image was rejected ({self.base}{name}: {self.ledger.rejects[-1]['reason']})"
             )
             found = [found for annotator in self.read for found in self._regions(annotator, name, image, lost)]
             if image is not None:
                 self.images += 1
                 entries = self.entries.get(name, {})
-                row = image_row(image_id_of(name), self.folder, f"images/{name}", image, split_of(name, entries))
+                the_split = self.splits.get(name) or split_of(name, entries)
+                row = image_row(image_id_of(name), self.folder, f"{self.base}{name}", image, the_split)
                 source_ids = {a: entry["id"] for a, entry in entries.items()}
                 # the file's size of the image is not the file's own: the image's pixels rule, said
                 self.ledger.quirks["listed_size_differs_from_the_image"] += sum(
@@ -382,7 +387,7 @@ class ShardReader:
         annotation id; each other annotation rejected (all of them with ``lost``, the image's
         reason, when the image was rejected: None)."""
         words, category_map, ledger = self.reading.words, self.reading.category_map, self.ledger
-        source = f"annotations/{annotator}.json"
+        source = self.files.get(name, {}).get(annotator, f"annotations/{annotator}.json")
         categories = self.read[annotator].categories
         annotations = sorted(self.read[annotator].per_image.get(name, []), key=lambda a: a[0])
         for region_id, (ann_id, ann) in enumerate(annotations, start=1):
@@ -443,4 +448,6 @@ class ShardReader:
         report["regions"] = {k: sum(v[k] for v in report["annotators"].values()) for k in COUNTS}
         if self.alike:
             report["alike_annotator_files"] = self.alike
+        if self.left_alone:  # captions, keypoints: files of COCO's tree that hold no instances
+            report["files_left_alone"] = self.left_alone
         return report

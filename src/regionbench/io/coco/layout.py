@@ -9,7 +9,7 @@ from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.coco import split
-from regionbench.io.coco.ingest import ShardReader, _instance_files, annotators, check_annotators
+from regionbench.io.coco.ingest import ShardReader, annotators, check_sources, sources
 from regionbench.io.layouts import (
     About,
     DescribesSource,
@@ -24,10 +24,14 @@ from regionbench.io.shards import default_shard_size, files_state, shard_names
 
 
 class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
-    """``images/`` and one COCO instances file per annotator, ``annotations/<annotator>.json``."""
+    """``images/`` and one COCO instances file per annotator, ``annotations/<annotator>.json``; or
+    COCO's and LVIS's own tree: split folders and one file per split (``split.shape``)."""
 
     name = "coco"
-    expects = "images/ and annotations/<annotator>.json"
+    expects = (
+        "images/ and annotations/<annotator>.json, or COCO's own train2017/, val2017/ and "
+        "annotations/instances_<split>.json (LVIS: annotations/lvis_v1_<split>.json)"
+    )
     about = About(
         summary=(
             "from annotation-tool exports in the COCO layout (`images/` and one COCO instances file per "
@@ -51,7 +55,8 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     official_measures = ()
 
     def detect(self, root: Path) -> bool:
-        return (Path(root) / "images").is_dir() and bool(_instance_files(root))
+        the_shape = split.shape(root)
+        return bool(the_shape.sources) and (not the_shape.distributed or bool(the_shape.folders))
 
     def check(self, root: Path) -> None:
         """Nothing beyond ``detect``: each file's problems are ingest's to report."""
@@ -59,7 +64,7 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     pieces = split.PIECES
 
     def shards(self, root: Path, shard_size: int | None) -> list[str]:
-        """Runs of ``shard_size`` image files, from the listing of ``images/`` alone."""
+        """Runs of ``shard_size`` image files, from the listing of the image folders alone."""
         return split.plan(root, shard_size).names()
 
     def planned_shards(self, images: int, folders: Sequence[str], shard_size: int | None) -> list[str]:
@@ -68,25 +73,25 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """The files of each shard's run of images (``io.shards.files_state``); what the annotator files
         say of a shard is in its pieces, which ``prepare`` rewrites only when they change."""
-        the_plan = split.plan(root, shard_size)
-        return {shard: files_state(root, [f"images/{name}" for name in the_plan.run(int(shard))]) for shard in shards}
+        the_plan, base = split.plan(root, shard_size), split.shape(root).base
+        return {shard: files_state(root, [f"{base}{name}" for name in the_plan.run(int(shard))]) for shard in shards}
 
     def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
-        """Each shard's run of files under ``images/``."""
-        the_plan = split.plan(root, shard_size)
-        return {shard: [f"images/{name}" for name in the_plan.run(int(shard))] for shard in shards}
+        """Each shard's run of image files (below ``images/``, or COCO's split folders)."""
+        the_plan, base = split.plan(root, shard_size), split.shape(root).base
+        return {shard: [f"{base}{name}" for name in the_plan.run(int(shard))] for shard in shards}
 
     def inputs(self, root: Path) -> list[str]:
-        return [str(p) for p in annotators(root).values()]
+        return [str(source.path) for source in sources(root)]
 
     def listing_state(self, root: Path, shard_size: int | None) -> str:
-        """A fingerprint of the names under ``images/`` and the shard size: the shards' runs."""
+        """A fingerprint of the image names and the shard size: the shards' runs."""
         the_plan = split.plan(root, shard_size)
         return hashlib.sha256("\n".join([str(the_plan.size), *the_plan.on_disk]).encode()).hexdigest()
 
     def prepare(self, root: Path, out: Path, shard_size: int | None) -> dict[Any, Any]:
         """Every annotator file read once into the shards' pieces under ``out`` (``split.split``)."""
-        return split.split(root, check_annotators(root), out, shard_size)
+        return split.split(root, check_sources(root), out, shard_size)
 
     def annotators(self, root: Path) -> list[str]:
         return list(annotators(root))

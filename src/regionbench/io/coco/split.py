@@ -1,7 +1,14 @@
 """A COCO tree split into shard pieces: each annotator's instances file is read once, streamed,
 and every shard's ingest reads only its own piece.
 
-Shards are runs of ``size`` image files under ``images/`` in sorted order, so planning needs the
+A tree has one of two shapes (``shape``): an annotation tool's export (``images/`` and one
+instances file per annotator, ``annotations/<annotator>.json``), or a collection as COCO and
+LVIS distribute it (split folders ``train2017/``, ``val2017/`` and one file per split,
+``annotations/instances_<split>.json``, ``annotations/lvis_v1_<split>.json``: each file a split
+of one annotator's readings, ``coco`` or ``lvis``). An image's name is its path below the image
+base (``images/`` or the tree itself).
+
+Shards are runs of ``size`` image files in sorted order, so planning needs the
 listing alone (``Plan``); a name an annotator lists without a file belongs to the shard whose run
 its sort position falls in. ``split`` reads each file with ijson's C parser, one list at a time
 (``images`` and ``categories`` whole, ``annotations`` an item at a time): memory follows the
@@ -34,6 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
+from urllib.parse import urlsplit
 
 import ijson
 import pyarrow as pa
@@ -56,17 +64,109 @@ BUFFER_CHARS = 32_000_000  # annotation text held before it is written to the pi
 CHUNK = 1 << 20
 
 
+# The files of a tree as COCO and LVIS distribute it: <prefix><split>.json -> (annotator, images
+# named by their coco_url). LVIS v1's images are COCO 2017's, in COCO's folders.
+DISTRIBUTED = {"instances_": ("coco", False), "lvis_v1_": ("lvis", True)}
+COCO_FOLDERS = ("train2017", "val2017")
+
+
+@dataclass(frozen=True)
+class Source:
+    """An instances file: whose readings it holds (``annotator``), where (``path``; ``shown``, its
+    path in the tree) and how its images are named below the image base: ``folder`` + their
+    ``file_name`` (an export: ""; COCO's own files: their split's folder, ``val2017/``), or
+    (``by_url``, LVIS's) the path of their ``coco_url``; ``split``, the split of the collection
+    the file holds when its name says (``instances_val2017.json``: ``val2017``), else None."""
+
+    annotator: str
+    path: Path
+    shown: str
+    folder: str = ""
+    split: str | None = None
+    by_url: bool = False
+
+    def name_of(self, entry: dict[Any, Any]) -> str | None:
+        """The name of an ``images`` entry's file below the image base, or None without one."""
+        if self.by_url:
+            url = entry.get("coco_url")
+            path = urlsplit(url).path.lstrip("/") if isinstance(url, str) else ""
+            return path or None
+        name = entry.get("file_name")
+        return self.folder + name if isinstance(name, str) and name else None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a tree holds its images and files: the image base (``images/``, or "" for the tree
+    itself), the folders below it that hold images (None: all of it), the instances files, and
+    the other files of ``annotations/`` (captions, keypoints), left alone."""
+
+    base: str
+    folders: tuple[str, ...] | None
+    sources: tuple[Source, ...]
+    left_alone: tuple[str, ...] = ()
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the tree is a collection as COCO or LVIS distribute it (not an export)."""
+        return self.folders is not None
+
+
+def is_panoptic_file(path: Path) -> bool:
+    """Whether ``path`` is a COCO panoptic JSON (``io.panoptic``): named ``*panoptic_<split>.json``
+    with its PNG folder beside it."""
+    return path.suffix == ".json" and "panoptic_" in path.stem and path.with_suffix("").is_dir()
+
+
+def json_files(root: str | Path) -> list[Path]:
+    """The ``annotations/*.json`` files of a tree, the suffix in any case (``.JSON`` too), but
+    panoptic files (``is_panoptic_file``: the ``coco-panoptic`` layout's)."""
+    folder = Path(root, "annotations")
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p for p in folder.iterdir() if p.suffix.lower() == ".json" and not p.is_dir() and not is_panoptic_file(p)
+    )
+
+
+def shape(root: str | Path) -> Shape:
+    """The shape of the tree at ``root``: an export when it has ``images/`` or no file named as
+    COCO and LVIS name theirs (every file of ``annotations/`` an annotator's), else the collection as COCO and LVIS distribute it
+    (``DISTRIBUTED``: one annotator's file per split, each COCO file's images in its split's folder
+    and LVIS's in ``COCO_FOLDERS``; the other files left alone)."""
+    root = Path(root)
+    files = json_files(root)
+    prefixes = {p: next((k for k in DISTRIBUTED if p.stem.startswith(k) and len(p.stem) > len(k)), None) for p in files}
+    if (root / "images").is_dir() or not any(prefixes.values()):
+        return Shape("images/", None, tuple(Source(p.stem, p, f"annotations/{p.name}") for p in files))
+    sources, left, folders = [], [], set()
+    for path in files:
+        prefix = prefixes[path]
+        if prefix is None:
+            left.append(f"annotations/{path.name}")
+            continue
+        annotator, by_url = DISTRIBUTED[prefix]
+        split = path.stem.removeprefix(prefix)
+        folder = "" if by_url else f"{split}/"
+        sources.append(Source(annotator, path, f"annotations/{path.name}", folder, split, by_url))
+        folders |= {f for f in COCO_FOLDERS if (root / f).is_dir()} if by_url else {split}
+    return Shape("", tuple(sorted(f for f in folders if (root / f).is_dir())), tuple(sources), tuple(left))
+
+
 def image_files(root: Path) -> list[str]:
-    """Every file under ``images/``, subfolders included, as its path below ``images/`` (the
-    ``file_name`` an annotator lists it by), sorted; linked folders are listed, not followed."""
-    base = os.path.join(os.fspath(root), "images")
+    """Every file below the tree's image base (``shape``: ``images/``, or COCO's split folders),
+    subfolders included, as its name there (the ``file_name`` an annotator lists it by, its
+    split's folder first in COCO's own tree), sorted; linked folders are listed, not followed."""
     found = []
-    for folder, dirs, files in os.walk(base):
-        dirs.sort()
-        rel = os.path.relpath(folder, base).replace(os.sep, "/")
-        prefix = "" if rel == "." else f"{rel}/"
-        found += [prefix + f for f in files]
-        found += [prefix + d for d in dirs if os.path.islink(os.path.join(folder, d))]  # rejected by name
+    the_shape = shape(root)
+    for top in the_shape.folders if the_shape.folders is not None else ("",):
+        base = os.path.join(os.fspath(root), the_shape.base, top)
+        for folder, dirs, files in os.walk(base):
+            dirs.sort()
+            rel = os.path.relpath(folder, os.path.join(os.fspath(root), the_shape.base)).replace(os.sep, "/")
+            prefix = "" if rel == "." else f"{rel}/"
+            found += [prefix + f for f in files]
+            found += [prefix + d for d in dirs if os.path.islink(os.path.join(folder, d))]  # rejected by name
     return sorted(found)
 
 
@@ -117,6 +217,8 @@ class _Piece:
     ledger: Ledger
     listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
     entries: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))  # name -> annotator -> entry
+    files: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # name -> annotator -> file
+    splits: dict[str, str] = field(default_factory=dict)  # name -> the split its file holds, where named
     rows: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
@@ -225,13 +327,13 @@ def alike_files(contents: Mapping[str, str]) -> list[str]:
     return out
 
 
-def _image_entry_problem(im: Any, owner: str | None, entries: dict[int, list[str]]) -> str | None:
-    """What is wrong with an ``images`` entry (``owner`` its file name, ``entries`` every id's
-    file names in the file), or None."""
+def _image_entry_problem(im: Any, owner: str | None, entries: dict[int, list[str]], named_by: str) -> str | None:
+    """What is wrong with an ``images`` entry (``owner`` its file name, from its ``named_by``
+    field; ``entries`` every id's file names in the file), or None."""
     if not isinstance(im, dict):
         return "an images entry that is not a JSON object"
     if owner is None:
-        return f"file_name {im.get('file_name')!r} is not a file name"
+        return f"{named_by} {im.get(named_by)!r} is not a file name"
     if not is_id(im.get("id")):
         return f"image id {im.get('id')!r} is not an integer"
     if len(entries[im["id"]]) > 1:
@@ -278,48 +380,64 @@ class _Splitter:
         self.writers: dict[int, pq.ParquetWriter] = {}
         self.buffered = 0
         self.categories: dict[str, dict[Any, Any]] = {}
-        self.contents: dict[str, str] = {}  # annotator -> digest of its file, info aside
+        self.contents: dict[str, Any] = {}  # annotator -> digest of its files, info aside
 
-    def count(self, annotator: str, item: str, key: str, owner: str | None, problem: str | None) -> int:
-        """Count an item in the shard that owns it (shard 0 for one no image owns) and reject it
-        with ``problem``; returns the shard."""
+    def count(self, source: Source, item: str, key: str, owner: str | None, problem: str | None) -> int:
+        """Count an item of ``source`` in the shard that owns it (shard 0 for one no image owns)
+        and reject it with ``problem``; returns the shard."""
         shard = self.plan.shard_of(owner) if owner is not None else 0
         ledger = self.pieces[shard].ledger
-        ledger.seen[(annotator, item)] += 1
+        ledger.seen[(source.annotator, item)] += 1
         if problem is not None:
-            ledger.reject(f"annotations/{annotator}.json", key, item, problem, annotator)
+            ledger.reject(source.shown, key, item, problem, source.annotator)
         return shard
 
-    def read(self, annotator: str, path: Path) -> None:
-        """One annotator's file: its images entries, categories and annotations, in that order."""
-        images, listed_categories = check_file(path)
-        categories, ambiguous, repeated = _categories(listed_categories)
-        # What the file says, its info aside: two annotator files alike are one annotator twice.
-        content = hashlib.sha256(json.dumps([images, listed_categories], sort_keys=True).encode())
-        self.categories[annotator] = {
+    def _file_categories(self, source: Source, listed: list[Any]) -> tuple[dict[int, str], dict[int, list[str]]]:
+        """A file's categories (id -> name, and the ids naming several), kept for its annotator;
+        an annotator's split files must name one set of categories."""
+        categories, ambiguous, repeated = _categories(listed)
+        mine: dict[str, Any] = {
             "names": {str(i): n for i, n in sorted(categories.items())},
             "ambiguous": {str(i): n for i, n in sorted(ambiguous.items())},
             "listed_twice": repeated,
-            "licenses": licenses(path),
+            "licenses": licenses(source.path),
         }
+        earlier = self.categories.get(source.annotator)
+        if earlier is None:
+            self.categories[source.annotator] = mine
+        elif (earlier["names"], earlier["ambiguous"]) != (mine["names"], mine["ambiguous"]):
+            raise IngestError(
+                f"{source.shown}: its categories differ from those of the annotator's other split files "
+                f"({source.annotator}); give every split file the same categories"
+            )
+        else:
+            earlier["licenses"] = dict(sorted({**mine["licenses"], **earlier["licenses"]}.items()))
+        return categories, ambiguous
+
+    def read(self, source: Source) -> None:
+        """One instances file: its images entries, categories and annotations, in that order."""
+        annotator, path = source.annotator, source.path
+        images, listed_categories = check_file(path)
+        categories, ambiguous = self._file_categories(source, listed_categories)
+        # What the files say, their info aside: two annotator files alike are one annotator twice.
+        content = self.contents.setdefault(annotator, hashlib.sha256())
+        content.update(json.dumps([images, listed_categories], sort_keys=True).encode())
         entries: dict[int, list[str]] = defaultdict(list)
         for im in images:
-            if (
-                isinstance(im, dict)
-                and is_id(im.get("id"))
-                and isinstance(im.get("file_name"), str)
-                and im["file_name"]
-            ):
-                entries[im["id"]].append(im["file_name"])
+            if isinstance(im, dict) and is_id(im.get("id")) and (name := source.name_of(im)):
+                entries[im["id"]].append(name)
         for n, im in enumerate(images):
-            name = im.get("file_name") if isinstance(im, dict) else None
-            owner = name if isinstance(name, str) and name else None
-            problem = _image_entry_problem(im, owner, entries)
+            owner = source.name_of(im) if isinstance(im, dict) else None
+            problem = _image_entry_problem(im, owner, entries, "coco_url" if source.by_url else "file_name")
             key = f"images[{n}]" if owner is None else owner
-            shard = self.count(annotator, "image-entry", key, owner, problem and f"{problem}; fix the entry")
+            shard = self.count(source, "image-entry", key, owner, problem and f"{problem}; fix the entry")
             if problem is None and owner is not None:
-                self.pieces[shard].listed[owner].append(annotator)
-                self.pieces[shard].entries[owner][annotator] = im  # its id and licence, for the release
+                piece = self.pieces[shard]
+                piece.listed[owner].append(annotator)
+                piece.entries[owner][annotator] = im  # its id and licence, for the release
+                piece.files[owner][annotator] = source.shown
+                if source.split is not None:
+                    piece.splits[owner] = source.split
         by_coco_id = {i: names[0] for i, names in entries.items() if len(names) == 1}
         several = {i for i, names in entries.items() if len(names) > 1}
         del images, entries
@@ -334,14 +452,13 @@ class _Splitter:
             key = f"{name or image_id}/{ann.get('id', n) if isinstance(ann, dict) else n}"
             twice = is_id(image_id) and image_id in several
             problem = _annotation_problem(ann, name, twice, seen_ids, categories, ambiguous)
-            shard = self.count(annotator, "region", key, name, problem)
+            shard = self.count(source, "region", key, name, problem)
             if problem is None and isinstance(ann, dict) and name is not None:  # what the checks made sure of
                 seen_ids.add(ann["id"])
                 self.pieces[shard].rows.append((annotator, name, ann["id"], text))
                 self.buffered += len(text)
                 if self.buffered > BUFFER_CHARS:
                     self.flush()
-        self.contents[annotator] = content.hexdigest()
 
     def flush(self) -> None:
         """Write every shard's buffered annotation rows as a part of its Parquet file."""
@@ -358,8 +475,9 @@ class _Splitter:
                 piece.rows = []
         self.buffered = 0
 
-    def finish(self, annotators: list[str], same_id: dict[str, list[str]]) -> None:
-        """Close the Parquet files and write each shard's ``shard.json``."""
+    def finish(self, annotators: list[str], same_id: dict[str, list[str]], left_alone: Sequence[str]) -> None:
+        """Close the Parquet files and write each shard's ``shard.json`` (the first with the
+        files' findings as a whole: alike files, the files ``left_alone``)."""
         self.flush()
         for writer in self.writers.values():
             writer.close()
@@ -375,6 +493,8 @@ class _Splitter:
                         "on_disk": name in on_disk,
                         "listed_by": sorted(piece.listed.get(name, [])),
                         "entries": dict(sorted(piece.entries.get(name, {}).items())),
+                        "files": dict(sorted(piece.files.get(name, {}).items())),
+                        "split": piece.splits.get(name),
                         "same_id": same_id.get(name, []),
                     }
                     for name in names
@@ -383,32 +503,34 @@ class _Splitter:
                 "seen": sorted([*key, n] for key, n in piece.ledger.seen.items()),
             }
             if shard == 0:  # the files' findings as a whole, for the first shard alone
-                record["alike"] = alike_files(self.contents)
+                record["alike"] = alike_files({a: c.hexdigest() for a, c in self.contents.items()})
+                record["left_alone"] = list(left_alone)
             # ASCII escapes: a file name that is not UTF-8 on disk (lone surrogates) survives the trip
             text = json.dumps(record, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
             (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")
 
 
-def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_size: int | None) -> dict[Any, Any]:
+def split(root: str | Path, sources: Sequence[Source], out: str | Path, shard_size: int | None) -> dict[Any, Any]:
     """Write the pieces of every shard of the tree at ``root`` to ``out/<shard>/`` (unchanged
-    ones left as they are, those of shards that no longer exist removed) from the instances
-    files ``annotators`` (name -> path, checked by the caller); returns the index also written
-    to ``out/index.json``: the shards, the annotators and each piece's sha256."""
+    ones left as they are, those of shards that no longer exist removed) from its instances
+    files ``sources`` (checked by the caller); returns the index also written to
+    ``out/index.json``: the shards, the annotators and each piece's sha256."""
     root, out = Path(root), Path(out)
+    annotators = list(dict.fromkeys(source.annotator for source in sources))
     the_plan = plan(root, shard_size)
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
     try:
         splitter = _Splitter(root, the_plan, staging)
-        for annotator, path in annotators.items():
-            splitter.read(annotator, path)
+        for source in sources:
+            splitter.read(source)
         # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
         everyone = set(the_plan.on_disk).union(*(p.listed for p in splitter.pieces))
         by_id: dict[int, list[str]] = defaultdict(list)
         for name in sorted(everyone):
             by_id[image_id_of(name)].append(name)
         same_id = {name: names for names in by_id.values() if len(names) > 1 for name in names}
-        splitter.finish(list(annotators), same_id)
+        splitter.finish(annotators, same_id, shape(root).left_alone)
         digests: dict[str, dict[str, str]] = {}
         for shard in the_plan.names():
             digests[shard] = {}
@@ -423,7 +545,7 @@ def split(root: str | Path, annotators: dict[str, Path], out: str | Path, shard_
                 shutil.rmtree(stale)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    index = {"annotators": list(annotators), "shard_size": the_plan.size, "pieces": digests}
+    index = {"annotators": annotators, "shard_size": the_plan.size, "pieces": digests}
     (out / INDEX).write_text(json.dumps(index, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return index
 
