@@ -27,9 +27,7 @@ def ingested(root: Path, tmp_path: Path):
 
 
 @pytest.mark.parametrize(("write", "annotator"), [(coco_tree, "coco"), (lvis_tree, "lvis")])
-def test_a_distributed_tree_is_one_annotator_over_its_folders(
-    tmp_path: Path, write, annotator: str
-) -> None:
+def test_a_distributed_tree_is_one_annotator_over_its_folders(tmp_path: Path, write, annotator: str) -> None:
     root = tmp_path / "raw"
     info = write(root)
     layout = layouts.detect(root)

@@ -85,6 +85,8 @@ def lvis_tree(root: Path) -> dict:
     for c in data["categories"]:
         c["frequency"], c["synonyms"] = "f", [c["name"]]
     for side in ("train", "val"):
-        mine = [{k: v for k, v in e.items() if k != "file_name"} for e in data["images"] if split[e["file_name"]] == side]
+        mine = [
+            {k: v for k, v in e.items() if k != "file_name"} for e in data["images"] if split[e["file_name"]] == side
+        ]
         (root / "annotations" / f"lvis_v1_{side}.json").write_text(json.dumps(_part(data, mine)))
     return {"folder": folder, "split": split, "annotations": len(data["annotations"])}
