@@ -23,17 +23,19 @@ if skipped := subsets.skip_reason(regions, reference):
     table, report = tables.SUBSETS.empty_table(), {"skipped": skipped, "split_unit": split_unit, "subsets": {}}
     log.warning("%s", skipped)
 else:
-    sides = None
-    if params.split == "source":
-        images = tables.concat([tables.read_parquet(p, ["image_id", "split"]) for p in snakemake.input.images])
-        split_of = dict(zip(images["image_id"].to_pylist(), images["split"].to_pylist(), strict=True))
-        split_of = {i: split_of[i] for i in set(regions["image_id"].to_pylist())}
-        try:
-            test_split = subsets.source_test_split(split_of.values(), params.test_split)
-        except ValueError as exc:
-            fail(f"subsets: {exc}")
+    sides, fallback = None, None
+    images = tables.concat([tables.read_parquet(p, ["image_id", "split"]) for p in snakemake.input.images])
+    split_of = dict(zip(images["image_id"].to_pylist(), images["split"].to_pylist(), strict=True))
+    split_of = {i: split_of[i] for i in set(regions["image_id"].to_pylist())}
+    try:
+        test_split, fallback = subsets.chosen_test_split(params.split, split_of.values(), params.test_split)
+    except ValueError as exc:
+        fail(f"subsets: {exc}")
+    if test_split is not None:
         sides = subsets.source_sides(split_of, test_split)
         log.info("the collection's own split: %s is the test side", test_split)
+    elif fallback:
+        log.warning("%s", fallback)
     groups = {}
     for path in snakemake.input.duplicate_groups:  # none when the duplicate audit is off
         found = tables.read_parquet(path, ["image_id", "group_id"])
@@ -43,6 +45,8 @@ else:
     )
     if sides is not None:
         report["source_split"] = {"test": test_split, "splits": sorted(set(split_of.values()))}
+    elif fallback:
+        report["source_split_not_taken"] = fallback
 report["reference_annotator"] = reference
 report["crowd_regions"] = {"count": crowd, "in_subsets": params.crowd}
 tables.write_parquet(table, snakemake.output.subsets)

@@ -268,6 +268,7 @@ BUILDS: dict[str, Build] = {
     "voc": Build(_voc),
     "coco-exports": Build("test_workflow_coco_exports:exported_tree"),
     "lvis": Build("test_workflow_lvis:lvis_tree"),
+    "coco-distributed": Build("layouts.coco_distributed:coco_tree"),
     "voc-copies": Build(_voc_copies),
     "voc-random": Build(_generated("voc", 12, 5, (96, 72))),
     "voc-train-only": Build(_voc_train_only),

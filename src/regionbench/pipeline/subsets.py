@@ -40,7 +40,7 @@ TEST_SPLITS = ("test", "val", "validation")
 
 
 def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -> str:
-    """The collection's own split that is the test side under ``subsets.split: source``.
+    """The collection's own split that is the test side under ``subsets.split: source`` (or auto).
 
     Parameters: ``splits`` the ``images.split`` of the images that have regions; ``wanted`` the
     config's ``subsets.test_split`` (None: the first of ``TEST_SPLITS`` found, else the one split
@@ -49,8 +49,8 @@ def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -
     counts = Counter(splits)
     if None in counts:
         raise InputError(
-            f"subsets.split is source but {counts[None]} images with regions have no split of their own "
-            "(images.split is null: the layout or the file names give none); set subsets.split: stratified"
+            f"{counts[None]} images with regions have no split of their own (images.split is null: the layout "
+            "or the file names give none); set subsets.split: stratified"
         )
     found = sorted(s for s in counts if s is not None)
     if wanted is not None:
@@ -63,10 +63,33 @@ def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -
     named = [s for s in TEST_SPLITS if s in counts] or [s for s in found if s.startswith("val")]
     if not named or len(found) < 2:
         raise InputError(
-            f"subsets.split is source but no test side can be told among the splits {', '.join(found) or 'none'}; "
-            "set subsets.test_split to the one published figures use"
+            f"no test side can be told among the collection's splits {', '.join(found) or 'none'}; "
+            "set subsets.test_split to the one published figures use, or subsets.split: stratified"
         )
     return named[0]
+
+
+def chosen_test_split(
+    mode: str, splits: Iterable[str | None], wanted: str | None = None
+) -> tuple[str | None, str | None]:
+    """The collection's split that is the test side under ``subsets.split`` ``mode``, or None for
+    the seeded stratified split, with why the collection's own is not taken (``auto`` alone).
+
+    ``stratified``: (None, None). ``source``: ``source_test_split`` (raises where it cannot be).
+    ``auto`` (the default): the collection's own split where it has one a test side can be told
+    in (COCO's val2017, Cityscapes' val, BSDS500's test), else the stratified split: silently
+    where no image has a split (SAIAPR TC-12), with the reason otherwise."""
+    if mode == "stratified":
+        return None, None
+    splits = list(splits)
+    if mode == "auto" and all(s is None for s in splits):
+        return None, None
+    try:
+        return source_test_split(splits, wanted), None
+    except InputError as exc:
+        if mode == "source":
+            raise
+        return None, f"the stratified split, not the collection's own: {exc}"
 
 
 def source_sides(image_splits_of: dict[int, str], test_split: str) -> dict[int, str]:

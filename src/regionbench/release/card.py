@@ -427,15 +427,23 @@ def _subsets(folder: Path) -> list[str]:
     report = json.loads(path.read_text())
     if "skipped" in report:
         return [report["skipped"][0].upper() + report["skipped"][1:] + ".", ""]
-    out = [
-        "Subsets (the paper's Table 5). Two splits serve different tasks. `split` is the region split",
-        "of the paper's region protocol (70/30 within each label; an image may have regions on both",
-        "sides): the region task scores the test regions. `image_split` puts every image on one side",
-        "for all subsets, stratified over the images' label sets: image-level tasks (top-k labels,",
-        "example and label based, ImageCLEF runs) score its test images, whose truth is every label",
-        "of the subset they show.",
-        "",
-    ]
+    if own := report.get("source_split"):
+        out = [
+            f"Subsets (the paper's Table 5). The collection's own split is the release's: its {own['test']}",
+            f"images are the test side and those of {', '.join(x for x in own['splits'] if x != own['test'])} the",
+            "train side, for `split` and `image_split` alike; every task scores the test side by default.",
+            "",
+        ]
+    else:
+        out = [
+            "Subsets (the paper's Table 5). Two splits serve different tasks. `split` is the region split",
+            "of the paper's region protocol (70/30 within each label; an image may have regions on both",
+            "sides): the region task scores the test regions. `image_split` puts every image on one side",
+            "for all subsets, stratified over the images' label sets: image-level tasks (top-k labels,",
+            "example and label based, ImageCLEF runs) score its test images, whose truth is every label",
+            "of the subset they show.",
+            "",
+        ]
     out += _table(
         ["subset", "labels", "regions", "train", "test", "images", "test images", "label test share"],
         [

@@ -42,6 +42,7 @@ from regionbench.client.tasks._masks import (
     scored_images,
     spread,
 )
+from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
 from regionbench.core.allocator import give_back
 
@@ -165,6 +166,7 @@ class Settings(MaskSettings):
 
 
 scope_of = masks_scope_of  # the images of the split
+default_split = masks_default_split  # the collection's evaluation split (COCO's val2017), where it has one
 
 RANGE = 250  # images evaluated at a time: the engine's memory is that of a range (~25,000 detections)
 HELD = 25_000  # detections held in memory while the results file is read; more are spilled to disk
