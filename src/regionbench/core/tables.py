@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 # Every region is keyed by (image, annotator, region): one image can carry the regions of
@@ -322,10 +323,22 @@ def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True
     path.write_text(text + "\n", encoding="utf-8")
 
 
+def row_keys(table: pa.Table, columns: list[str]) -> pa.Array:
+    """One string per row of ``table``: its ``columns``' values as text, joined by the unit
+    separator (no label, annotator or id holds one). A composite key that ``pc.unique`` and
+    ``pc.is_in`` take as they are, without Arrow's query engine (``group_by`` and ``join``
+    load it: 0.45 s of imports for a check of a few thousand rows)."""
+    parts = [pc.cast(table[c], pa.string()) for c in columns]
+    return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\x1f")
+
+
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> pa.Table:
     """A Parquet file's table, or only its ``columns`` (the others are never decoded: a stage
-    that needs a region's label does not pay for its mask)."""
-    return pq.read_table(path, columns=columns)
+    that needs a region's label does not pay for its mask). Read as one file (``ParquetFile``),
+    not through ``read_table``'s dataset layer: the same table, without the dataset module's
+    0.3 s import and a dataset's set-up on every read."""
+    with pq.ParquetFile(path) as source:
+        return source.read(columns=columns)
 
 
 class ParquetParts(Sequence[pa.Table]):

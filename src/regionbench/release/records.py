@@ -72,7 +72,7 @@ def file_parts(path: Path) -> list[Part]:
     """The row groups of a Parquet file as parts, read one at a time."""
     count = pq.ParquetFile(path).num_row_groups
     if not count:
-        return [partial(pq.read_table, path)]
+        return [partial(tables.read_parquet, path)]
     return [partial(lambda i: pq.ParquetFile(path).read_row_group(i), i) for i in range(count)]
 
 

@@ -139,6 +139,6 @@ def validate_table(table: pa.Table, schema: TableSchema) -> list[str]:
             problems.append(
                 f"{schema.name}.{column}: {len(bad)} distinct values break the schema, e.g. {error.message}"
             )
-    if len(table) and len(table.group_by(schema.key).aggregate([])) != len(table):
+    if len(table) and pc.count_distinct(tables.row_keys(table, list(schema.key)), mode="all").as_py() != len(table):
         problems.append(f"{schema.name}: duplicate primary keys {schema.key}")
     return problems

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from regionbench.core.errors import first_line, parse_json
-from regionbench.core.tables import CONSENSUS
+from regionbench.core.tables import CONSENSUS, read_parquet, row_keys
 from regionbench.release.manifest import (
     ReleaseError,
     card_licence,
@@ -153,10 +153,10 @@ def _verify_ledger(folder: Path, manifest: dict) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return [f"{REPORT}: not an ingest report ({first_line(exc)})"]
     tables = manifest["tables"]
-    rejects = pq.read_table(folder / tables["rejects"]["path"], columns=["item", "stage"])
+    rejects = read_parquet(folder / tables["rejects"]["path"], ["item", "stage"])
     ingest = rejects.filter(pc.equal(rejects["stage"], "ingest"))["item"].value_counts().to_pylist()
     refused = {entry["values"]: entry["counts"] for entry in ingest}
-    drawn = pq.read_table(folder / tables["regions"]["path"], columns=["annotator"])["annotator"].value_counts()
+    drawn = read_parquet(folder / tables["regions"]["path"], ["annotator"])["annotator"].value_counts()
     kept = {entry["values"]: entry["counts"] for entry in drawn.to_pylist()}
     found = {
         "images accepted": (images.get("accepted"), tables["images"]["rows"]),
@@ -210,7 +210,7 @@ def _verify_references(folder: Path, manifest: dict) -> list[str]:
     def read(name: str, columns: list[str]) -> pa.Table:
         key = (name, tuple(columns))
         if key not in cached:
-            table = pq.read_table(folder / tables[name]["path"], columns=columns)
+            table = read_parquet(folder / tables[name]["path"], columns)
             cached[key] = table.drop_null()  # null referring values refer to nothing
         return cached[key]
 
@@ -222,13 +222,14 @@ def _verify_references(folder: Path, manifest: dict) -> list[str]:
         rows = read(name, columns)
         if other == "coverage" and "annotator" in columns:  # the derived consensus covers nothing
             rows = rows.filter(pc.not_equal(rows["annotator"], CONSENSUS))
-        rows = rows.group_by(columns).aggregate([])
-        target = read(other, keys).group_by(keys).aggregate([]).rename_columns(columns)
-        missing = rows.join(target, columns, join_type="left anti")
-        if missing.num_rows:
-            example = ", ".join(f"{c}={v!r}" for c, v in missing.slice(0, 1).to_pylist()[0].items())
+        given = row_keys(rows, columns)
+        distinct = pc.unique(given)
+        missing = distinct.filter(pc.invert(pc.is_in(distinct, value_set=pc.unique(row_keys(read(other, keys), keys)))))
+        if len(missing):
+            first = rows.slice(pc.index(given, missing[0]).as_py(), 1).to_pylist()[0]
+            example = ", ".join(f"{c}={first[c]!r}" for c in columns)
             problems.append(
-                f"{tables[name]['path']}: {missing.num_rows} ({', '.join(columns)}) not in {other} "
+                f"{tables[name]['path']}: {len(missing)} ({', '.join(columns)}) not in {other} "
                 f"({', '.join(keys)}), e.g. {example}; the tables disagree (rebuild the release)"
             )
     return problems
@@ -283,7 +284,7 @@ def _front_matter(text: str) -> dict | None:
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         return None
     try:
-        found = yaml.safe_load(text[4 : text.index("\n---", 4)])
+        found = yaml.load(text[4 : text.index("\n---", 4)], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return None
     return found if isinstance(found, dict) else None
