@@ -155,3 +155,30 @@ def test_the_ticker_thread_writes_while_no_event_comes(monkeypatch: pytest.Monke
     written = out.getvalue()
     time.sleep(0.1)
     assert out.getvalue() == written  # closed: the ticker has stopped
+
+
+def test_the_total_is_a_lower_bound_until_the_checkpoints_ran() -> None:
+    """A checkpoint (subsets) adds jobs once it has run (the classifiers): until then the total
+    reads ``N+``; it never shrinks, and once the checkpoint is done it is a plain number."""
+    out, now = io.StringIO(), Clock()
+    p = BuildProgress(out, live=False, now=now, checkpoints=frozenset({"subsets"}))
+    p.job_info(1, "ingest")
+    p.job_info(2, "subsets")
+    p.plan({"ingest": 1, "subsets": 1, "total": 2})
+    for jobid in (1, 2):
+        p.started([jobid])
+        now.t += 10
+        p.finished(jobid)
+    p.job_info(3, "classify")  # scheduled once the checkpoint ran
+    p.job_info(4, "classify")
+    for jobid in (3, 4):
+        p.started([jobid])
+        now.t += 10
+        p.finished(jobid)
+    p.close()
+    assert out.getvalue().splitlines() == [
+        "running at least 2 jobs in 2 stages",
+        "[1/2+] 0:10 elapsed, ETA 0:10  ingest (1 job)",
+        "[2/2] 0:20 elapsed  subsets (1 job)",
+        "[4/4] 0:40 elapsed  classify (2 jobs)",
+    ]

@@ -98,14 +98,19 @@ def cmd_synth(args: argparse.Namespace) -> int:
 OUTPUT_FOLDERS = ("results/", "releases/", "resources/", "logs/")
 
 
-def check_targets(project: Path, targets: list[str]) -> None:
-    """Every build target is a rule of the workflow or a file under one of its output folders;
-    anything else is a typo, named in one line (Snakemake would answer with a paragraph)."""
-    rules = {
-        m.group(2)
+def workflow_rules(project: Path) -> dict[str, str]:
+    """Each rule of the workflow in ``project`` -> ``rule`` or ``checkpoint``, read from its files."""
+    return {
+        m.group(2): m.group(1)
         for path in [project / "Snakefile", *sorted((project / "rules").glob("*.smk"))]
         for m in re.finditer(r"^(rule|checkpoint)\s+(\w+)\s*:", path.read_text(encoding="utf-8"), re.M)
     }
+
+
+def check_targets(project: Path, targets: list[str]) -> None:
+    """Every build target is a rule of the workflow or a file under one of its output folders;
+    anything else is a typo, named in one line (Snakemake would answer with a paragraph)."""
+    rules = set(workflow_rules(project))
     for target in targets:
         if target not in rules and not target.startswith(OUTPUT_FOLDERS):
             raise UserError(
@@ -163,6 +168,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     is_live = driver.live(sys.stderr)  # Snakemake's progress writes to a pipe to us: it is told
     env["REGIONBENCH_LIVE"] = "1" if is_live else "0"
+    checkpoints = sorted(name for name, kind in workflow_rules(project).items() if kind == "checkpoint")
+    env["REGIONBENCH_CHECKPOINTS"] = ",".join(checkpoints)  # the progress's total is a lower bound until they ran
     with exclusive_build(project) as lock:
         jobs.clear_failures(project)
         # Snakemake inherits the lock, so it stays held if this process is killed first.

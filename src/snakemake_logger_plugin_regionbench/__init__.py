@@ -29,7 +29,9 @@ class LogHandler(LogHandlerBase):
         # Under ``regionbench build`` standard error is a pipe to it: it says whether a terminal is behind.
         said = os.environ.get("REGIONBENCH_LIVE")
         live = said == "1" if said is not None else driver.live(stream)
-        self.progress = BuildProgress(stream, live=live)
+        # The workflow's checkpoints, as ``regionbench build`` read them from the Snakefile.
+        checkpoints = frozenset(filter(None, os.environ.get("REGIONBENCH_CHECKPOINTS", "").split(",")))
+        self.progress = BuildProgress(stream, live=live, checkpoints=checkpoints)
         self.progress.start_ticking()  # a live clock on a terminal, a line every 30 s in a quiet log
 
     def emit(self, record: LogRecord) -> None:

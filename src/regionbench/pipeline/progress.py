@@ -37,11 +37,19 @@ class BuildProgress:
 
     Parameters: ``stream`` the text stream to write; ``live`` whether to keep a status line
     redrawn in place (a terminal), cut to the terminal's width so it never wraps; ``now`` the
-    clock, seconds (``time.monotonic``; tests pass their own).
+    clock, seconds (``time.monotonic``; tests pass their own); ``checkpoints`` the workflow's
+    checkpoint rules: until each planned one has run, the jobs after it are not known, and the
+    total is shown as what it is, a lower bound (``17+``), never a number that later jumps.
     """
 
-    def __init__(self, stream: TextIO, live: bool, now: Callable[[], float] = time.monotonic) -> None:
-        self.stream, self.live, self.now = stream, live, now
+    def __init__(
+        self,
+        stream: TextIO,
+        live: bool,
+        now: Callable[[], float] = time.monotonic,
+        checkpoints: frozenset[str] = frozenset(),
+    ) -> None:
+        self.stream, self.live, self.now, self.checkpoints = stream, live, now, checkpoints
         self.width = shutil.get_terminal_size().columns - 1
         self.start = now()
         self.planned: dict[str, int] = {}
@@ -64,7 +72,8 @@ class BuildProgress:
             for rule, n in self.planned.items():
                 self._line(f"  {rule:<{width}}  {n}")
         else:
-            self._line(f"running {self.total} jobs in {len(self.planned)} stages")
+            at_least = "at least " if self.pending else ""
+            self._line(f"running {at_least}{self.total} jobs in {len(self.planned)} stages")
 
     def job_info(self, jobid: int, rule: str) -> None:
         """A job was scheduled. A stage that a checkpoint added after the plan (the classifiers,
@@ -88,9 +97,7 @@ class BuildProgress:
         self.done[rule] = self.done.get(rule, 0) + 1
         if self.done[rule] == self.planned.get(rule):
             n = self.planned[rule]
-            self._line(
-                f"[{self.finished_jobs:>{len(str(self.total))}}/{self.total}] {self._times()}  {rule} ({n} job{'s' * (n != 1)})"
-            )
+            self._line(f"[{self._count()}] {self._times()}  {rule} ({n} job{'s' * (n != 1)})")
         else:
             self._redraw()
 
@@ -112,7 +119,7 @@ class BuildProgress:
             if self.live:
                 self._redraw()
             elif self.running and self.planned and self.now() - self.last_line >= QUIET:
-                self._line(f"[{self.finished_jobs}/{self.total}] {self._times()}  still running: {self._stages()}")
+                self._line(f"[{self._count()}] {self._times()}  still running: {self._stages()}")
 
     def start_ticking(self, interval: float = TICK) -> None:
         """``tick`` every ``interval`` seconds on a daemon thread, until ``close``."""
@@ -137,6 +144,16 @@ class BuildProgress:
     @property
     def finished_jobs(self) -> int:
         return sum(self.done.values())
+
+    @property
+    def pending(self) -> bool:
+        """Whether a planned checkpoint has yet to run: jobs may still join the plan."""
+        return any(self.done.get(rule, 0) < n for rule, n in self.planned.items() if rule in self.checkpoints)
+
+    def _count(self) -> str:
+        """``done/total``, the total marked ``+`` while it is a lower bound (``pending``)."""
+        total = f"{self.total}{'+' * self.pending}"
+        return f"{self.finished_jobs:>{len(str(self.total))}}/{total}"
 
     def _times(self) -> str:
         elapsed = self.now() - self.start
@@ -163,7 +180,7 @@ class BuildProgress:
         if not self.live or not self.planned:
             return
         stages = self._stages()
-        status = f"[{self.finished_jobs}/{self.total}] {self._times()}" + (f"  running: {stages}" if stages else "")
+        status = f"[{self._count().lstrip()}] {self._times()}" + (f"  running: {stages}" if stages else "")
         status = status[: self.width]
         with self.lock:
             self._clear()
