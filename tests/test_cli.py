@@ -133,3 +133,24 @@ def test_version(capsys: pytest.CaptureFixture) -> None:
 def test_configfile_takes_every_file_after_it_and_may_repeat() -> None:
     args = cli.parser().parse_args(["build", "release", "--configfile", "a.yaml", "b.yaml", "--configfile", "c.yaml"])
     assert args.targets == ["release"] and args.configfile == ["a.yaml", "b.yaml", "c.yaml"]
+
+
+def test_help_and_a_command_s_parsing_import_no_data_library() -> None:
+    """``regionbench --help`` (and parsing any command but evaluate) imports neither NumPy nor
+    pyarrow nor pandas: each command imports what it uses when it runs (a fresh interpreter,
+    as a user's call)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, contextlib, io\n"
+        "from regionbench import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--help'])\n"
+        "cli.parser(['verify', 'x'])\n"
+        "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas', 'sklearn', 'snakemake') if m in sys.modules))\n"
+        "print(len(sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    heavy, count = done.stdout.splitlines()
+    assert heavy == "[]" and int(count) < 120, done.stdout

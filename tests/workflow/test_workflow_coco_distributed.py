@@ -32,6 +32,13 @@ def test_coco_s_own_tree_builds_with_its_split_as_the_release_s(release: Callabl
     assert report["source_split"] == {"test": "val2017", "splits": ["train2017", "val2017"]}
     said = built.stdout + built.stderr
     assert "left alone (not instances files): " + ", ".join(info["left_alone"]) in said
+    # the label tasks score the test side, and say it is the collection's val2017
+    from regionbench.client import loader
+    from regionbench.client.tasks import _labels
+
+    spec = _labels.subset_truth(loader.load(folder), "A")
+    assert spec.image_scope().line().startswith(f"scored: {len(spec.test)} of ")
+    assert "the test side of the image split (the collection's val2017)" in spec.image_scope().line()
     assert "val2017 images are the test side" in " ".join((folder / "README.md").read_text().split())
 
     # COCO's own val2017 file, its annotations as detections: scored on val2017 without options.

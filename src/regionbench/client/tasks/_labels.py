@@ -66,16 +66,23 @@ class Subset:
     others: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=[*KEY, "label"]))  # left out: KEY
     subset: str = "H"
     subset_regions: int = 0
+    own_test: str | None = None  # the collection's split that is the test side, where it is the release's
+
+    def _own(self) -> str:
+        """`` (the collection's val2017)`` where the test side is the collection's own split."""
+        return f" (the collection's {self.own_test})" if self.own_test and self.split == "test" else ""
 
     def image_scope(self) -> scope.Scope:
         """The scored images of the subset, as every task says it."""
         side = "the test side of the image split" if self.split == "test" else "both sides of the image split"
+        side += self._own()
         total = len(set(self.test) | set(self.train))
         return scope.Scope(self.split, side, len(self.test), total, f"images of subset {self.subset}")
 
     def region_scope(self) -> scope.Scope:
         """The scored regions of the subset, as every task says it."""
         side = "the test side of the region split" if self.split == "test" else "both sides of the region split"
+        side += self._own()
         return scope.Scope(self.split, side, len(self.regions), self.subset_regions, f"regions of subset {self.subset}")
 
     def left_out(self) -> set[int]:
@@ -131,7 +138,27 @@ def subset_truth(data: Release, subset: str, annotator: str | None = None, split
     if split == "all":
         for image_id, labels_of in truth["train"].items():
             test.setdefault(image_id, set()).update(labels_of)
-    return Subset(labels, test, dict(truth["train"]), test_regions, vocabulary, split, others, subset, len(members))
+    return Subset(
+        labels,
+        test,
+        dict(truth["train"]),
+        test_regions,
+        vocabulary,
+        split,
+        others,
+        subset,
+        len(members),
+        own_split(data),
+    )
+
+
+def own_split(data: Release) -> str | None:
+    """The collection's split that is the release's test side (``source_split`` of the subsets'
+    report: COCO's val2017), or None where the split is the build's own stratified one."""
+    path = Path(data.folder) / "results" / "subsets.json"
+    report = errors.parse_json(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    own = report.get("source_split") if isinstance(report, dict) else None
+    return str(own["test"]) if isinstance(own, dict) and own.get("test") else None
 
 
 def image_scope_of(data: Release, settings: LabelSettings) -> scope.Scope:
