@@ -158,8 +158,8 @@ def test_the_ticker_thread_writes_while_no_event_comes(monkeypatch: pytest.Monke
 
 
 def test_the_total_is_a_lower_bound_until_the_checkpoints_ran() -> None:
-    """A checkpoint (subsets) adds jobs once it has run (the classifiers): until then the total
-    reads ``N+``; it never shrinks, and once the checkpoint is done it is a plain number."""
+    """A checkpoint (subsets) adds jobs as they are scheduled, after it has run (the
+    classifiers): the total reads ``N+`` until the target, the last job, is scheduled."""
     out, now = io.StringIO(), Clock()
     p = BuildProgress(out, live=False, now=now, checkpoints=frozenset({"subsets"}))
     p.job_info(1, "ingest")
@@ -179,6 +179,9 @@ def test_the_total_is_a_lower_bound_until_the_checkpoints_ran() -> None:
     assert out.getvalue().splitlines() == [
         "running at least 2 jobs in 2 stages",
         "[1/2+] 0:10 elapsed, ETA 0:10  ingest (1 job)",
-        "[2/2] 0:20 elapsed  subsets (1 job)",
-        "[4/4] 0:40 elapsed  classify (2 jobs)",
+        "[2/2+] 0:20 elapsed  subsets (1 job)",
+        "[4/4+] 0:40 elapsed  classify (2 jobs)",
     ]
+    assert p.pending
+    p.job_info(0, "all")
+    assert not p.pending and p._count() == "4/4"

@@ -38,8 +38,8 @@ class BuildProgress:
     Parameters: ``stream`` the text stream to write; ``live`` whether to keep a status line
     redrawn in place (a terminal), cut to the terminal's width so it never wraps; ``now`` the
     clock, seconds (``time.monotonic``; tests pass their own); ``checkpoints`` the workflow's
-    checkpoint rules: until each planned one has run, the jobs after it are not known, and the
-    total is shown as what it is, a lower bound (``17+``), never a number that later jumps.
+    checkpoint rules: a plan that holds one grows as the jobs it adds are scheduled, so its total
+    is shown as what it is, a lower bound (``17+``), until the last job is scheduled.
     """
 
     def __init__(
@@ -58,6 +58,7 @@ class BuildProgress:
         self.scheduled: dict[str, int] = {}
         self.running: set[int] = set()
         self.status = ""  # the status line on screen, "" when none
+        self.target_scheduled = False  # the target job (``TARGET_RULE``), scheduled last
         self.last_line = self.start  # when the last permanent line was written
         self.lock = threading.RLock()  # events and the ticker write from different threads
         self.stopped = threading.Event()
@@ -78,6 +79,8 @@ class BuildProgress:
     def job_info(self, jobid: int, rule: str) -> None:
         """A job was scheduled. A stage that a checkpoint added after the plan (the classifiers,
         once the subsets exist) grows the plan by each job it schedules."""
+        if rule == TARGET_RULE and self.planned:
+            self.target_scheduled = True
         if jobid not in self.rule_of and rule != TARGET_RULE:
             self.scheduled[rule] = self.scheduled.get(rule, 0) + 1
             self.planned[rule] = max(self.planned.get(rule, 0), self.scheduled[rule])
@@ -147,8 +150,10 @@ class BuildProgress:
 
     @property
     def pending(self) -> bool:
-        """Whether a planned checkpoint has yet to run: jobs may still join the plan."""
-        return any(self.done.get(rule, 0) < n for rule, n in self.planned.items() if rule in self.checkpoints)
+        """Whether jobs may still join the plan: it holds a checkpoint, and the target (the last
+        job) is not yet scheduled. The jobs a checkpoint adds are announced as they are scheduled,
+        a few at a time, well after the checkpoint itself has run."""
+        return any(rule in self.checkpoints for rule in self.planned) and not self.target_scheduled
 
     def _count(self) -> str:
         """``done/total``, the total marked ``+`` while it is a lower bound (``pending``)."""
