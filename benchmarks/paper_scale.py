@@ -51,7 +51,7 @@ from regionbench.synthetic.saiapr import write_collection
 PROJECT = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")
 FAST_CLASSIFIERS = ["zarbi", "naive", "kridge", "random", "majority"]
-CLASSIFIER_STAGES = {"classifiers", "evaluate_classifiers"}
+CLASSIFIER_STAGES = {"classify", "evaluate_classifiers"}
 PER_SHARD_STAGES = {"ingest", "agreement"}  # ingest measures the features and relations too
 
 

@@ -45,9 +45,9 @@ rule classify:
             f"{RESULTS}/classifiers/{{subset}}/{{{{classifier}}}}.json", subset=SUBSETS
         ),
     log:
-        f"{LOGS}/classifiers/{{classifier}}.log",
+        f"{LOGS}/classify/{{classifier}}.log",
     benchmark:
-        f"{LOGS}/benchmarks/classifiers/{{classifier}}.tsv"
+        f"{LOGS}/benchmarks/classify/{{classifier}}.tsv"
     threads: classify_threads
     resources:
         mem_mb=3000,

@@ -185,3 +185,70 @@ def test_the_total_is_a_lower_bound_until_the_checkpoints_ran() -> None:
     assert p.pending
     p.job_info(0, "all")
     assert not p.pending and p._count() == "4/4"
+
+
+TIMINGS = __import__("pathlib").Path(__file__).parent / "data" / "timings"
+CHECKPOINTS = frozenset({"prepare", "subsets"})
+
+
+def replay(name: str) -> list[tuple[float, float, float]]:
+    """A recorded build (its jobs' stage, start and end, 2 cores) fed to a progress as its
+    events, with the cost model of that build's benchmark files as the last build's; at each
+    job's start and end, (time, ETA, time actually left)."""
+    import json
+    import os
+
+    from regionbench.pipeline.progress import CostModel
+
+    recorded = json.loads((TIMINGS / f"{name}.json").read_text())
+    jobs = recorded["jobs"]
+    folder = TIMINGS.parent.parent.parent / ".pytest_cache" if False else None  # noqa: F841
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        for k, (stage, start, end) in enumerate(jobs):  # the benchmark files, dated at their job's end
+            path = __import__("pathlib").Path(scratch, stage, f"{k}.tsv")  # each job its own name
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(f"s\tcpu_time\n{end - start}\t0\n")
+            os.utime(path, (1e9 + end, 1e9 + end))
+        model = CostModel.read(scratch, CHECKPOINTS)
+    assert model is not None
+    out, now = io.StringIO(), Clock()
+    now.t = 0.0
+    p = BuildProgress(out, live=False, now=now, checkpoints=CHECKPOINTS, model=model, cores=recorded["cores"])
+    later = model.later
+    first = [(k, s) for k, (s, _, _) in enumerate(jobs) if s not in later]
+    for k, stage in first:
+        p.job_info(k + 1, stage, str(k))
+    plan = {}
+    for _, stage in first:
+        plan[stage] = plan.get(stage, 0) + 1
+    p.plan({**plan, "total": len(first)})
+    events = sorted(
+        [(start, 0, k) for k, (_, start, _) in enumerate(jobs)] + [(end, 1, k) for k, (_, _, end) in enumerate(jobs)]
+    )
+    finish = max(end for _, _, end in jobs)
+    seen = []
+    for t, kind, k in events:
+        now.t = t
+        if kind == 0:
+            p.job_info(k + 1, jobs[k][0], str(k))
+            p.started([k + 1])
+        else:
+            p.finished(k + 1)
+        if finish - t > 0 and (eta := p.eta()) is not None:
+            seen.append((t, eta, finish - t))
+    return seen
+
+
+@pytest.mark.parametrize("name", ["demo", "coco-1000"])
+def test_the_eta_from_the_last_build_s_costs_holds_within_half(name: str) -> None:
+    """From 20 % of the build on, the ETA a model of the stages' earlier costs gives is within
+    +-50 % of the time actually left (or within 10 s of it, near the end), at every job's start
+    and end of a recorded build (make release's demo, a 1,000-image COCO build)."""
+    seen = replay(name)
+    finish = seen[-1][0] + seen[-1][2]
+    late = [(t, eta, left) for t, eta, left in seen if t >= 0.2 * finish]
+    assert late
+    wrong = [(round(t), round(eta), round(left)) for t, eta, left in late if abs(eta - left) > max(0.5 * left, 10)]
+    assert not wrong, wrong

@@ -170,6 +170,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     env["REGIONBENCH_LIVE"] = "1" if is_live else "0"
     checkpoints = sorted(name for name, kind in workflow_rules(project).items() if kind == "checkpoint")
     env["REGIONBENCH_CHECKPOINTS"] = ",".join(checkpoints)  # the progress's total is a lower bound until they ran
+    env["REGIONBENCH_HISTORY"] = str(project / "logs" / cfg["dataset"] / "benchmarks")  # the ETA's costs
+    env["REGIONBENCH_CORES"] = str(args.cores or os.cpu_count() or 1)
     with exclusive_build(project) as lock:
         jobs.clear_failures(project)
         # Snakemake inherits the lock, so it stays held if this process is killed first.

@@ -23,7 +23,7 @@ class LogHandler(LogHandlerBase):
         # Imported here, not above: Snakemake imports every logger plugin it finds before any
         # run, so this module must import cleanly even beside another copy of regionbench.
         from regionbench.pipeline import driver
-        from regionbench.pipeline.progress import BuildProgress
+        from regionbench.pipeline.progress import BuildProgress, CostModel
 
         stream = sys.stdout if self.common_settings.stdout else sys.stderr
         # Under ``regionbench build`` standard error is a pipe to it: it says whether a terminal is behind.
@@ -31,7 +31,11 @@ class LogHandler(LogHandlerBase):
         live = said == "1" if said is not None else driver.live(stream)
         # The workflow's checkpoints, as ``regionbench build`` read them from the Snakefile.
         checkpoints = frozenset(filter(None, os.environ.get("REGIONBENCH_CHECKPOINTS", "").split(",")))
-        self.progress = BuildProgress(stream, live=live, checkpoints=checkpoints)
+        # What this dataset's jobs took in the project's last build here: the ETA's costs.
+        history = os.environ.get("REGIONBENCH_HISTORY")
+        model = CostModel.read(history, checkpoints) if history else None
+        cores = int(os.environ.get("REGIONBENCH_CORES") or os.cpu_count() or 1)
+        self.progress = BuildProgress(stream, live=live, checkpoints=checkpoints, model=model, cores=cores)
         self.progress.start_ticking()  # a live clock on a terminal, a line every 30 s in a quiet log
 
     def emit(self, record: LogRecord) -> None:
@@ -41,7 +45,8 @@ class LogHandler(LogHandlerBase):
         if event == LogEvent.RUN_INFO:
             p.plan(fields["stats"], dry_run=bool(self.common_settings.dryrun))
         elif event == LogEvent.JOB_INFO:
-            p.job_info(fields["jobid"], fields["rule_name"])
+            wildcards = fields.get("wildcards") or {}
+            p.job_info(fields["jobid"], fields["rule_name"], "-".join(map(str, wildcards.values())) or None)
         elif event == LogEvent.JOB_STARTED:
             p.started(list(fields["jobs"]))
         elif event == LogEvent.JOB_FINISHED:

@@ -3,8 +3,9 @@
 ``BuildProgress`` is fed the workflow's events (the jobs planned per stage, each job's start
 and end, failures, warnings) by the Snakemake logger plugin ``regionbench``
 (``snakemake_logger_plugin_regionbench``) and writes one line per finished stage: jobs done
-of the total, elapsed time and a naive ETA (the wall time per finished job times the jobs
-left). On a terminal a status line below them shows the same live, redrawn in place every
+of the total, elapsed time and an ETA: from ``CostModel``, what each stage's jobs took in this
+project's last build of the dataset on this machine, where it knows every stage left; else
+naive (the wall time per finished job times the jobs left). On a terminal a status line below them shows the same live, redrawn in place every
 second; anywhere else (CI, a pipe, a file) only plain lines are written, with no control
 characters, and a stage that runs long gets a line every ``QUIET`` seconds (what runs, for how
 long), so a log never looks stalled. Snakemake's own report of every job is in its log file and, with
@@ -14,9 +15,12 @@ long), so a log never looks stalled. Snakemake's own report of every job is in i
 from __future__ import annotations
 
 import shutil
+import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 # Snakemake's target rule: a job that only gathers the release's files.
@@ -32,12 +36,100 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+@dataclass(frozen=True)
+class CostModel:
+    """What a build's stages cost on this machine the last time: each stage's mean wall
+    seconds a job (``seconds``), its number of jobs (``jobs``), the stages whose jobs all
+    started after the checkpoints had run (``later``: those a checkpoint adds to a plan) and how
+    many jobs ran at once on average (``parallelism``: a job that forks its own workers counts
+    for more than one), read from the Snakemake benchmark files of an earlier build (``read``)."""
+
+    seconds: Mapping[str, float]
+    jobs: Mapping[str, int]
+    later: frozenset[str] = frozenset()
+    parallelism: float = 1.0  # the jobs' summed wall time over the build's: how many ran at once
+    named: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # stage -> job name -> seconds
+
+    @classmethod
+    def read(cls, folder: str | Path, checkpoints: frozenset[str] = frozenset()) -> CostModel | None:
+        """The model of the benchmark files under ``folder`` (``logs/<dataset>/benchmarks``: a
+        stage's file, or its folder of one file a job; a file's time is when its job ended), or
+        None where there are none."""
+        times: dict[str, list[float]] = {}
+        spans: dict[str, list[tuple[float, float]]] = {}
+        named: dict[str, dict[str, float]] = {}
+        root = Path(folder)
+        for path in sorted(root.rglob("*.tsv")) if root.is_dir() else []:
+            try:
+                header, values = path.read_text().splitlines()[:2]
+                row = dict(zip(header.split("\t"), values.split("\t"), strict=True))
+                seconds, end = float(row["s"]), path.stat().st_mtime
+            except (OSError, ValueError, KeyError):
+                continue  # a file cut short: the stage is unknown, not wrong
+            parts = path.relative_to(root).parts
+            stage = parts[0].removesuffix(".tsv")
+            times.setdefault(stage, []).append(seconds)
+            if len(parts) == 2:  # a stage of one job a wildcard value: ingest/00.tsv, classify/rf.tsv
+                named.setdefault(stage, {})[path.stem] = seconds
+            spans.setdefault(stage, []).append((end - seconds, end))
+        if not times:
+            return None
+        ran = [end for stage in checkpoints & set(spans) for _, end in spans[stage]]
+        later = frozenset(s for s, found in spans.items() if ran and min(b for b, _ in found) >= max(ran))
+        every = [span for found in spans.values() for span in found]
+        makespan = max(e for _, e in every) - min(b for b, _ in every)
+        parallelism = sum(e - b for b, e in every) / makespan if makespan > 0 else 1.0
+        return cls(
+            {k: statistics.fmean(v) for k, v in times.items()},
+            {k: len(v) for k, v in times.items()},
+            later,
+            max(parallelism, 1.0),
+            named,
+        )
+
+    def remaining(
+        self,
+        planned: Mapping[str, int],
+        done: Mapping[str, set[str]],
+        running: Mapping[str, dict[str, float]],
+        cores: int,
+        pending: bool = False,
+    ) -> float | None:
+        """Seconds left: the work of every job not yet done, each stage's jobs as planned (and,
+        while jobs may still join the plan, ``pending``, as many as the last build ran of the
+        stages a checkpoint adds, ``later``), a running job's less what it has run (``running``:
+        stage -> each running job's seconds so far), shared as the last build shared its jobs
+        (``parallelism``, at most ``cores``) and never less than the longest job left. ``done``
+        and ``running`` name each stage's jobs (their wildcard values: ``rf``, ``00``), so a job
+        the last build timed counts at its own cost, at its stage's mean otherwise. None when a
+        stage left is unknown."""
+        work, longest = 0.0, 0.0
+        joining = self.later if pending else frozenset()
+        for stage in set(planned) | joining:
+            expected = max(planned.get(stage, 0), self.jobs.get(stage, 0) if stage in joining else 0)
+            finished, ran = done.get(stage, set()), running.get(stage, {})
+            left = expected - len(finished)
+            if left <= 0:
+                continue
+            if stage not in self.seconds:
+                return None
+            mean, own = self.seconds[stage], self.named.get(stage, {})
+            rest = [max(own.get(name, mean) - s, 0.0) for name, s in ran.items()]
+            waiting = max(left - len(ran), 0)
+            known = sorted((c for n, c in own.items() if n not in finished and n not in ran), reverse=True)
+            rest += known[:waiting] + [mean] * max(waiting - len(known), 0)
+            work += sum(rest)
+            longest = max(longest, *rest)
+        return max(work / min(self.parallelism, max(cores, 1)), longest)
+
+
 class BuildProgress:
     """The account of one build, written to ``stream`` as its events arrive.
 
     Parameters: ``stream`` the text stream to write; ``live`` whether to keep a status line
     redrawn in place (a terminal), cut to the terminal's width so it never wraps; ``now`` the
-    clock, seconds (``time.monotonic``; tests pass their own); ``checkpoints`` the workflow's
+    clock, seconds (``time.monotonic``; tests pass their own); ``model`` what the stages cost
+    the last time and ``cores`` the jobs run at once, for the ETA; ``checkpoints`` the workflow's
     checkpoint rules: a plan that holds one grows as the jobs it adds are scheduled, so its total
     is shown as what it is, a lower bound (``17+``), until the last job is scheduled.
     """
@@ -48,8 +140,14 @@ class BuildProgress:
         live: bool,
         now: Callable[[], float] = time.monotonic,
         checkpoints: frozenset[str] = frozenset(),
+        model: CostModel | None = None,
+        cores: int = 1,
     ) -> None:
         self.stream, self.live, self.now, self.checkpoints = stream, live, now, checkpoints
+        self.model, self.cores = model, cores
+        self.began: dict[int, float] = {}  # a running job's start
+        self.name_of: dict[int, str] = {}  # a job's wildcard values ("rf", "00"), for the cost model
+        self.finished_names: dict[str, set[str]] = {}
         self.width = shutil.get_terminal_size().columns - 1
         self.start = now()
         self.planned: dict[str, int] = {}
@@ -76,7 +174,7 @@ class BuildProgress:
             at_least = "at least " if self.pending else ""
             self._line(f"running {at_least}{self.total} jobs in {len(self.planned)} stages")
 
-    def job_info(self, jobid: int, rule: str) -> None:
+    def job_info(self, jobid: int, rule: str, name: str | None = None) -> None:
         """A job was scheduled. A stage that a checkpoint added after the plan (the classifiers,
         once the subsets exist) grows the plan by each job it schedules."""
         if rule == TARGET_RULE and self.planned:
@@ -85,19 +183,23 @@ class BuildProgress:
             self.scheduled[rule] = self.scheduled.get(rule, 0) + 1
             self.planned[rule] = max(self.planned.get(rule, 0), self.scheduled[rule])
         self.rule_of[jobid] = rule
+        self.name_of[jobid] = name if name is not None else f"#{jobid}"
 
     def started(self, jobids: list[int]) -> None:
         """Jobs began to run."""
         self.running.update(jobids)
+        self.began.update({j: self.now() for j in jobids if j not in self.began})
         self._redraw()
 
     def finished(self, jobid: int) -> None:
         """A job ended well; a stage's line when it was the stage's last."""
         self.running.discard(jobid)
+        self.began.pop(jobid, None)
         rule = self.rule_of.get(jobid)
         if rule is None or rule == TARGET_RULE:
             return
         self.done[rule] = self.done.get(rule, 0) + 1
+        self.finished_names.setdefault(rule, set()).add(self.name_of.get(jobid, f"#{jobid}"))
         if self.done[rule] == self.planned.get(rule):
             n = self.planned[rule]
             self._line(f"[{self._count()}] {self._times()}  {rule} ({n} job{'s' * (n != 1)})")
@@ -162,10 +264,24 @@ class BuildProgress:
 
     def _times(self) -> str:
         elapsed = self.now() - self.start
-        done, left = self.finished_jobs, self.total - self.finished_jobs
-        # Finished jobs per second of wall time already count the jobs that ran side by side.
-        eta = f", ETA {clock(elapsed / done * left)}" if done and left else ""
+        left = self.eta()
+        eta = f", ETA {clock(left)}" if left else ""
         return f"{clock(elapsed)} elapsed{eta}"
+
+    def eta(self) -> float | None:
+        """Seconds left: the cost model's where it knows every stage left, else the wall time
+        per finished job times the jobs left (finished jobs per second of wall time already
+        count the jobs that ran side by side); None before the first job ends or after the last."""
+        done, left = self.finished_jobs, self.total - self.finished_jobs
+        if self.model is not None and self.planned:
+            running: dict[str, dict[str, float]] = {}
+            for jobid, began in self.began.items():
+                name = self.name_of.get(jobid, f"#{jobid}")
+                running.setdefault(self.rule_of.get(jobid, "?"), {})[name] = self.now() - began
+            modelled = self.model.remaining(self.planned, self.finished_names, running, self.cores, self.pending)
+            if modelled is not None:
+                return modelled if modelled > 0 else None
+        return (self.now() - self.start) / done * left if done and left else None
 
     # -- output ----------------------------------------------------------------------------
     def _line(self, text: str) -> None:
