@@ -64,11 +64,15 @@ def raw_tree():
 RAW = raw_tree()
 
 
+def script_path(script):
+    return Path(workflow.basedir, "scripts", script)
+
+
 def code_of(script):
     """A light stage's code parameter: the library's version and its script's digest (a
     ``script:`` job's script is Snakemake's own code trigger; a ``run:`` block's is not)."""
-    text = Path(workflow.basedir, "scripts", script).read_bytes()
-    return f"{CODE} {script} {hashlib.sha256(text).hexdigest()[:12]}"
+    digest = hashlib.sha256(script_path(script).read_bytes()).hexdigest()[:12]
+    return f"{CODE} {script} {digest}"
 
 
 def here(script, input, output, params, log):
@@ -76,7 +80,7 @@ def here(script, input, output, params, log):
     output, params and log as a ``script:`` job does (regionbench.pipeline.jobs.in_process).
     """
     jobs.in_process(
-        Path(workflow.basedir, "scripts", script),
+        script_path(script),
         input=input._plainstrings(),
         output=output._plainstrings(),
         params=params,

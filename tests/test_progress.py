@@ -1,12 +1,16 @@
 """The compact account of a build (regionbench.pipeline.progress), fed events as the Snakemake plugin feeds them."""
 
 import io
+import json
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.pipeline.progress import BuildProgress, clock
+from regionbench.pipeline.progress import BuildProgress, CostModel, clock
 
 
 class Clock:
@@ -187,7 +191,7 @@ def test_the_total_is_a_lower_bound_until_the_checkpoints_ran() -> None:
     assert not p.pending and p._count() == "4/4"
 
 
-TIMINGS = __import__("pathlib").Path(__file__).parent / "data" / "timings"
+TIMINGS = Path(__file__).parent / "data" / "timings"
 CHECKPOINTS = frozenset({"prepare", "subsets"})
 
 
@@ -195,19 +199,12 @@ def replay(name: str) -> list[tuple[float, float, float]]:
     """A recorded build (its jobs' stage, start and end, 2 cores) fed to a progress as its
     events, with the cost model of that build's benchmark files as the last build's; at each
     job's start and end, (time, ETA, time actually left)."""
-    import json
-    import os
-
-    from regionbench.pipeline.progress import CostModel
 
     recorded = json.loads((TIMINGS / f"{name}.json").read_text())
     jobs = recorded["jobs"]
-    folder = TIMINGS.parent.parent.parent / ".pytest_cache" if False else None  # noqa: F841
-    import tempfile
-
     with tempfile.TemporaryDirectory() as scratch:
         for k, (stage, start, end) in enumerate(jobs):  # the benchmark files, dated at their job's end
-            path = __import__("pathlib").Path(scratch, stage, f"{k}.tsv")  # each job its own name
+            path = Path(scratch, stage, f"{k}.tsv")  # each job its own name
             path.parent.mkdir(exist_ok=True)
             path.write_text(f"s\tcpu_time\n{end - start}\t0\n")
             os.utime(path, (1e9 + end, 1e9 + end))
