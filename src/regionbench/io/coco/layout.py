@@ -73,12 +73,14 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     def shard_states(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, str]:
         """The files of each shard's run of images (``io.shards.files_state``); what the annotator files
         say of a shard is in its pieces, which ``prepare`` rewrites only when they change."""
-        the_plan, base = split.plan(root, shard_size), split.shape(root).base
+        the_plan = split.plan(root, shard_size)
+        base = the_plan.shape.base
         return {shard: files_state(root, [f"{base}{name}" for name in the_plan.run(int(shard))]) for shard in shards}
 
     def shard_images(self, root: Path, shards: Sequence[str], shard_size: int | None) -> dict[str, list[str]]:
         """Each shard's run of image files (below ``images/``, or COCO's split folders)."""
-        the_plan, base = split.plan(root, shard_size), split.shape(root).base
+        the_plan = split.plan(root, shard_size)
+        base = the_plan.shape.base
         return {shard: [f"{base}{name}" for name in the_plan.run(int(shard))] for shard in shards}
 
     def inputs(self, root: Path) -> list[str]:

@@ -153,12 +153,12 @@ def shape(root: str | Path) -> Shape:
     return Shape("", tuple(sorted(f for f in folders if (root / f).is_dir())), tuple(sources), tuple(left))
 
 
-def image_files(root: Path) -> list[str]:
+def image_files(root: Path, the_shape: Shape | None = None) -> list[str]:
     """Every file below the tree's image base (``shape``: ``images/``, or COCO's split folders),
     subfolders included, as its name there (the ``file_name`` an annotator lists it by, its
     split's folder first in COCO's own tree), sorted; linked folders are listed, not followed."""
     found = []
-    the_shape = shape(root)
+    the_shape = the_shape or shape(root)
     for top in the_shape.folders if the_shape.folders is not None else ("",):
         base = os.path.join(os.fspath(root), the_shape.base, top)
         for folder, dirs, files in os.walk(base):
@@ -177,10 +177,12 @@ def shard_count(images: int, size: int) -> int:
 
 @dataclass(frozen=True)
 class Plan:
-    """The shards of a tree: runs of ``size`` names of ``on_disk`` (sorted image files)."""
+    """The shards of a tree: runs of ``size`` names of ``on_disk`` (sorted image files), and the
+    tree's ``shape`` they were listed by."""
 
     on_disk: list[str]
     size: int
+    shape: Shape = Shape("images/", None, ())  # an export's, without its files
 
     @property
     def count(self) -> int:
@@ -200,8 +202,9 @@ class Plan:
 
 def plan(root: str | Path, shard_size: int | None) -> Plan:
     """The shards of the tree at ``root`` with ``shard_size`` images each (None: the default)."""
-    on_disk = image_files(Path(root))
-    return Plan(on_disk, shard_size or default_shard_size(len(on_disk)))
+    the_shape = shape(root)
+    on_disk = image_files(Path(root), the_shape)
+    return Plan(on_disk, shard_size or default_shard_size(len(on_disk)), the_shape)
 
 
 def is_id(value: object) -> TypeGuard[int]:
@@ -530,7 +533,7 @@ def split(root: str | Path, sources: Sequence[Source], out: str | Path, shard_si
         for name in sorted(everyone):
             by_id[image_id_of(name)].append(name)
         same_id = {name: names for names in by_id.values() if len(names) > 1 for name in names}
-        splitter.finish(annotators, same_id, shape(root).left_alone)
+        splitter.finish(annotators, same_id, the_plan.shape.left_alone)
         digests: dict[str, dict[str, str]] = {}
         for shard in the_plan.names():
             digests[shard] = {}
