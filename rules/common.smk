@@ -70,7 +70,8 @@ def script_path(script):
 
 def code_of(script):
     """A light stage's code parameter: the library's version and its script's digest (a
-    ``script:`` job's script is Snakemake's own code trigger; a ``run:`` block's is not)."""
+    ``script:`` job's script is Snakemake's own code trigger; a ``run:`` block's is not).
+    """
     digest = hashlib.sha256(script_path(script).read_bytes()).hexdigest()[:12]
     return f"{CODE} {script} {digest}"
 
