@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.pipeline.progress import BuildProgress, CostModel, clock
+from regionbench.pipeline.progress import REFERENCE, BuildProgress, CostModel, clock
 
 
 class Clock:
@@ -191,7 +191,7 @@ def test_the_total_is_a_lower_bound_until_the_checkpoints_ran() -> None:
     assert not p.pending and p._count() == "4/4"
 
 
-TIMINGS = Path(__file__).parent / "data" / "timings"
+TIMINGS = {"demo": REFERENCE, "coco-1000": Path(__file__).parent / "data" / "timings" / "coco-1000.json"}
 CHECKPOINTS = frozenset({"prepare", "subsets"})
 
 
@@ -200,7 +200,7 @@ def replay(name: str) -> list[tuple[float, float, float]]:
     events, with the cost model of that build's benchmark files as the last build's; at each
     job's start and end, (time, ETA, time actually left)."""
 
-    recorded = json.loads((TIMINGS / f"{name}.json").read_text())
+    recorded = json.loads(TIMINGS[name].read_text())
     jobs = recorded["jobs"]
     with tempfile.TemporaryDirectory() as scratch:
         for k, (stage, start, end) in enumerate(jobs):  # the benchmark files, dated at their job's end
@@ -249,3 +249,52 @@ def test_the_eta_from_the_last_build_s_costs_holds_within_half(name: str) -> Non
     assert late
     wrong = [(round(t), round(eta), round(left)) for t, eta, left in late if abs(eta - left) > max(0.5 * left, 10)]
     assert not wrong, wrong
+
+
+def planned_as(name: str) -> tuple[dict[str, int], float]:
+    """The stages and jobs a recorded build planned before its checkpoints ran, and its wall time."""
+    jobs = json.loads(TIMINGS[name].read_text())["jobs"]
+    later = CostModel.reference(CHECKPOINTS).later
+    plan: dict[str, int] = {}
+    for stage, _, _ in jobs:
+        if stage not in later:
+            plan[stage] = plan.get(stage, 0) + 1
+    return plan, max(end for _, _, end in jobs) - min(start for _, start, _ in jobs)
+
+
+def test_a_first_build_is_forecast_by_the_reference_build_before_its_first_job() -> None:
+    """The plan's line is followed by what it will roughly cost: the reference build's own plan
+    forecast within +-50 % of its wall time, the costliest stages named; a stage's work grows with
+    its jobs (a collection twice the size: twice the ingest shards), and a stage the reference
+    never ran is said, not guessed."""
+    plan, wall = planned_as("demo")
+    out = io.StringIO()
+    p = BuildProgress(out, live=False, checkpoints=CHECKPOINTS, forecast=CostModel.reference(CHECKPOINTS), cores=2)
+    p.plan({**plan, "total": sum(plan.values())})
+    first, line = out.getvalue().splitlines()
+    assert first.startswith("running at least")
+    assert line.startswith("forecast by the reference build") and "classify" in line and "not forecast" not in line
+    said = line.split("about ")[1].split(" on ")[0]
+    minutes, seconds = said.split(":")
+    assert 0.5 * wall <= 60 * int(minutes) + int(seconds) <= 1.5 * wall, (line, wall)
+    bigger = BuildProgress(io.StringIO(), live=False, checkpoints=CHECKPOINTS, forecast=CostModel.reference())
+    bigger.plan({**plan, "ingest": 2 * plan["ingest"], "prepare": 1, "total": 0})
+    assert bigger.stage_costs()["ingest"] == pytest.approx(2 * p.stage_costs()["ingest"])
+    assert bigger.forecast(bigger.stage_costs()).endswith("; not forecast: prepare")
+
+
+def test_a_dry_run_lists_each_stage_s_forecast_work() -> None:
+    plan, _ = planned_as("demo")
+    out = io.StringIO()
+    p = BuildProgress(out, live=False, forecast=CostModel.reference())
+    p.plan({**plan, "total": sum(plan.values())}, dry_run=True)
+    lines = out.getvalue().splitlines()
+    ingest = next(line for line in lines if line.split()[0] == "ingest")
+    assert ingest.split()[1] == str(plan["ingest"]) and ingest.split()[2] == f"~{clock(p.stage_costs()['ingest'])}"
+    assert lines[-1].startswith("forecast by the reference build")
+
+
+def test_no_forecast_without_costs() -> None:
+    out = io.StringIO()
+    BuildProgress(out, live=False).plan({"ingest": 2, "total": 2})
+    assert out.getvalue() == "running 2 jobs in 1 stages\n"

@@ -34,8 +34,12 @@ class LogHandler(LogHandlerBase):
         # What this dataset's jobs took in the project's last build here: the ETA's costs.
         history = os.environ.get("REGIONBENCH_HISTORY")
         model = CostModel.read(history, checkpoints) if history else None
+        # A first build is forecast by the reference build's costs (its ETA stays the naive one).
+        forecast = model or CostModel.reference(checkpoints)
         cores = int(os.environ.get("REGIONBENCH_CORES") or os.cpu_count() or 1)
-        self.progress = BuildProgress(stream, live=live, checkpoints=checkpoints, model=model, cores=cores)
+        self.progress = BuildProgress(
+            stream, live=live, checkpoints=checkpoints, model=model, cores=cores, forecast=forecast
+        )
         self.progress.start_ticking()  # a live clock on a terminal, a line every 30 s in a quiet log
 
     def emit(self, record: LogRecord) -> None:

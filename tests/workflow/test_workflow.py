@@ -98,6 +98,7 @@ def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_buil
     assert all(line.isprintable() for line in lines)  # no control characters: CI logs stay readable
     assert lines[0] == "Using profile config/profiles/default for setting default command line arguments."
     assert re.fullmatch(r"running (at least )?\d+ jobs in \d+ stages", lines[1])
+    assert lines[2].startswith("forecast by the reference build") and "ingest" in lines[2]  # a first build here
     assert str(tiny_build) not in stderr + stdout  # paths as the user types them, never absolute
     assert any(
         re.fullmatch(r"\[\s*\d+/\d+\+?\] \d+:\d\d elapsed(, ETA \d+:\d\d)?  ingest \(2 jobs\)", x) for x in lines

@@ -14,6 +14,8 @@ long), so a log never looks stalled. Snakemake's own report of every job is in i
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 import statistics
 import threading
@@ -27,6 +29,7 @@ from typing import TextIO
 TARGET_RULE = "all"
 QUIET = 30.0  # seconds a plain log may go without a line while jobs run
 TICK = 1.0  # seconds between the ticker's looks (``BuildProgress.start_ticking``)
+REFERENCE = Path(__file__).parent.parent / "data" / "timings" / "reference.json"
 
 
 def clock(seconds: float) -> str:
@@ -50,14 +53,14 @@ class CostModel:
     parallelism: float = 1.0  # the jobs' summed wall time over the build's: how many ran at once
     named: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # stage -> job name -> seconds
 
+    source: str = "the last build here"  # where the costs come from, as a forecast names it
+
     @classmethod
     def read(cls, folder: str | Path, checkpoints: frozenset[str] = frozenset()) -> CostModel | None:
         """The model of the benchmark files under ``folder`` (``logs/<dataset>/benchmarks``: a
         stage's file, or its folder of one file a job; a file's time is when its job ended), or
         None where there are none."""
-        times: dict[str, list[float]] = {}
-        spans: dict[str, list[tuple[float, float]]] = {}
-        named: dict[str, dict[str, float]] = {}
+        jobs: list[tuple[str, str | None, float, float]] = []  # stage, job name, seconds, end
         root = Path(folder)
         for path in sorted(root.rglob("*.tsv")) if root.is_dir() else []:
             try:
@@ -67,10 +70,31 @@ class CostModel:
             except (OSError, ValueError, KeyError):
                 continue  # a file cut short: the stage is unknown, not wrong
             parts = path.relative_to(root).parts
-            stage = parts[0].removesuffix(".tsv")
+            # a stage of one job a wildcard value: ingest/00.tsv, classify/rf.tsv
+            jobs.append((parts[0].removesuffix(".tsv"), path.stem if len(parts) == 2 else None, seconds, end))
+        return cls.of(jobs, checkpoints)
+
+    @classmethod
+    def reference(cls, checkpoints: frozenset[str] = frozenset()) -> CostModel:
+        """The model of the reference build shipped with the package (``data/timings/reference.json``:
+        the demo's 300 images, 2 cores, each job's stage, start and end in seconds): a first build's
+        forecast, when this project has no build of its own to go by."""
+        recorded = json.loads(REFERENCE.read_text())
+        jobs = [(stage, None, end - start, end) for stage, start, end in recorded["jobs"]]
+        model = cls.of(jobs, checkpoints)
+        assert model is not None
+        return dataclasses.replace(model, source=recorded["source"])
+
+    @classmethod
+    def of(cls, jobs: list[tuple[str, str | None, float, float]], checkpoints: frozenset[str]) -> CostModel | None:
+        """The model of finished ``jobs`` (stage, its name or None, wall seconds, when it ended)."""
+        times: dict[str, list[float]] = {}
+        spans: dict[str, list[tuple[float, float]]] = {}
+        named: dict[str, dict[str, float]] = {}
+        for stage, name, seconds, end in jobs:
             times.setdefault(stage, []).append(seconds)
-            if len(parts) == 2:  # a stage of one job a wildcard value: ingest/00.tsv, classify/rf.tsv
-                named.setdefault(stage, {})[path.stem] = seconds
+            if name is not None:
+                named.setdefault(stage, {})[name] = seconds
             spans.setdefault(stage, []).append((end - seconds, end))
         if not times:
             return None
@@ -86,6 +110,14 @@ class CostModel:
             max(parallelism, 1.0),
             named,
         )
+
+    def stage_work(self, stage: str, jobs: int) -> float | None:
+        """Seconds of work ``jobs`` jobs of ``stage`` take (each named job the last build timed at
+        its own cost, the longest first, the rest at the stage's mean); None for an unknown stage."""
+        if stage not in self.seconds:
+            return None
+        known = sorted(self.named.get(stage, {}).values(), reverse=True)[:jobs]
+        return sum(known) + self.seconds[stage] * (jobs - len(known))
 
     def remaining(
         self,
@@ -129,7 +161,9 @@ class BuildProgress:
     Parameters: ``stream`` the text stream to write; ``live`` whether to keep a status line
     redrawn in place (a terminal), cut to the terminal's width so it never wraps; ``now`` the
     clock, seconds (``time.monotonic``; tests pass their own); ``model`` what the stages cost
-    the last time and ``cores`` the jobs run at once, for the ETA; ``checkpoints`` the workflow's
+    the last time and ``cores`` the jobs run at once, for the ETA; ``forecast`` the costs the
+    plan is forecast by before the first job (the last build's, else the reference build's:
+    ``CostModel.reference``); ``checkpoints`` the workflow's
     checkpoint rules: a plan that holds one grows as the jobs it adds are scheduled, so its total
     is shown as what it is, a lower bound (``17+``), until the last job is scheduled.
     """
@@ -142,9 +176,11 @@ class BuildProgress:
         checkpoints: frozenset[str] = frozenset(),
         model: CostModel | None = None,
         cores: int = 1,
+        forecast: CostModel | None = None,
     ) -> None:
         self.stream, self.live, self.now, self.checkpoints = stream, live, now, checkpoints
         self.model, self.cores = model, cores
+        self.forecast_model = forecast if forecast is not None else model
         self.began: dict[int, float] = {}  # a running job's start
         self.name_of: dict[int, str] = {}  # a job's wildcard values ("rf", "00"), for the cost model
         self.finished_names: dict[str, set[str]] = {}
@@ -165,14 +201,50 @@ class BuildProgress:
     def plan(self, jobs: dict[str, int], dry_run: bool = False) -> None:
         """The jobs to run per stage (Snakemake's job stats, ``total`` included)."""
         self.planned = {rule: n for rule, n in jobs.items() if rule not in ("total", TARGET_RULE)}
+        work = self.stage_costs()
         if dry_run:  # what a dry run is for: the jobs of every stage, one stage a line
             self._line(f"would run {self.total} jobs in {len(self.planned)} stages:")
             width = max(map(len, self.planned), default=0)
             for rule, n in self.planned.items():
-                self._line(f"  {rule:<{width}}  {n}")
+                cost = f"  ~{clock(work[rule])}" if rule in work else ""
+                self._line(f"  {rule:<{width}}  {n:>3}{cost}")
         else:
             at_least = "at least " if self.pending else ""
             self._line(f"running {at_least}{self.total} jobs in {len(self.planned)} stages")
+        if line := self.forecast(work):
+            self._line(line)
+
+    def stage_costs(self) -> dict[str, float]:
+        """Seconds of work each planned stage is forecast to take (``forecast_model``), for the
+        stages it knows; the stages a checkpoint will add as many jobs as the model ran of them."""
+        model = self.forecast_model
+        if model is None or not self.planned:
+            return {}
+        joining = model.later if self.pending else frozenset()
+        costs = {}
+        for stage in [*self.planned, *sorted(joining - set(self.planned))]:
+            jobs = max(self.planned.get(stage, 0), model.jobs.get(stage, 0) if stage in joining else 0)
+            if (work := model.stage_work(stage, jobs)) is not None:
+                costs[stage] = work
+        return costs
+
+    def forecast(self, work: Mapping[str, float]) -> str | None:
+        """What the plan will roughly cost, before its first job: the wall time on ``cores``
+        (``CostModel.remaining``) and the costliest stages' work, with where the costs come from
+        and the stages it cannot tell."""
+        model = self.forecast_model
+        if model is None or not work:
+            return None
+        known = {stage: n for stage, n in self.planned.items() if stage in work}
+        wall = model.remaining(known, {}, {}, self.cores, self.pending)
+        costliest = sorted(work.items(), key=lambda kv: -kv[1])
+        shown = ", ".join(f"{stage} {clock(s)}" for stage, s in costliest[:4] if s >= 1)
+        rest = sum(s for _, s in costliest[4:])
+        shown += f", the rest {clock(rest)}" if rest >= 1 and shown else ""
+        unknown = sorted(set(self.planned) - set(work))
+        total = f"about {clock(wall)} on {self.cores} core{'s' * (self.cores != 1)}" if wall is not None else "unknown"
+        said = f"forecast by {model.source}: {total}" + (f" ({shown})" if shown else "")
+        return said + (f"; not forecast: {', '.join(unknown)}" if unknown else "")
 
     def job_info(self, jobid: int, rule: str, name: str | None = None) -> None:
         """A job was scheduled. A stage that a checkpoint added after the plan (the classifiers,
