@@ -115,6 +115,13 @@ def test_the_figures_are_cocoeval_s(
     (folder / "results.json").write_text(json.dumps(detections))
     read = instances.read_results(folder / "results.json", truth, {})
     ours = instances.score(truth, read, iou_type, (1, 10, most))
+    # detections of a category the truth lacks: COCOeval leaves them out, and so do we
+    elsewhere = [d | {"category_id": 9, "score": 0.99} for d in detections[:3]]
+    (folder / "more.json").write_text(json.dumps(detections + elsewhere))
+    more = instances.score(truth, instances.read_results(folder / "more.json", truth, {}), iou_type, (1, 10, most))
+    assert more["stats"] == ours["stats"]
+    with_absent = cocoeval(folder / "truth.json", folder / "more.json", iou_type, [1, 10, most])
+    assert np.allclose(list(more["stats"].values()), with_absent, rtol=0, atol=1e-12)
     theirs = cocoeval(folder / "truth.json", folder / "results.json", iou_type, [1, 10, most])
     assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-12)
     assert ours["crowd"] == 1 and ours["images"] == 3
@@ -231,12 +238,14 @@ def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
     ]
     (tmp_path / "bad.json").write_text(json.dumps(bad).replace("NaN", "null"))
     with pytest.raises(instances.InstancesError) as refused:
-        instances.read_results(tmp_path / "bad.json", truth, {"sky": 1})
+        instances.read_results(tmp_path / "bad.json", truth, {"sky": 1}, strict=True)
     text = str(refused.value)
     assert "\n" not in text
     for said in ("detection 0: image_id 99", "detection 1: category_id 7 is not a category of the truth", "detection 2: score None", "detection 3: a polygon leaves",
                  "detection 4: RLE size [3, 3]", "detection 5: neither a segmentation nor a bbox"):  # fmt: skip
         assert said in text, said
+    (tmp_path / "absent.json").write_text(json.dumps(bad[1:2]))  # without --strict: left out, as COCOeval does
+    assert instances.read_results(tmp_path / "absent.json", truth, {"sky": 1}) == []
     (tmp_path / "folder.json").mkdir()
     with pytest.raises(instances.InstancesError, match="a folder, not a COCO results file"):
         instances.read_results(tmp_path / "folder.json", truth, {})

@@ -290,3 +290,45 @@ def test_a_prediction_file_is_matched_by_id_stem_or_cityscapes_frame() -> None:
         assert stem not in keys
         with pytest.raises(KeyError):
             keys[stem]
+
+
+def test_a_ceiling_without_a_pair_of_humans_is_none_never_zero() -> None:
+    """The report holds null and the text says none, where no two humans drew a scored image."""
+    report = {
+        "release": {"dataset": "d", "version": "1.0.0"}, "task": "t", "split": "test", "predictions": "p",
+        "scored": {"split": "test", "side": "the test side of the image split", "count": 2, "total": 5, "unit": "images"},
+        "measures": {"a": 0.5}, "human_ceiling": None,
+    }  # fmt: skip
+    lines = tasks.render(report).splitlines()
+    assert "human ceiling: none (no two annotators drew any of the scored images)" in lines
+    assert not any(line.startswith("  human.") for line in lines)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    drawn=st.dictionaries(
+        st.integers(1, 6), st.lists(st.sampled_from(["a", "b", "c", "consensus"]), unique=True), max_size=6
+    ),
+    scored=st.sets(st.integers(1, 6)),
+)
+def test_a_pair_is_two_humans_on_one_scored_image(drawn: dict[int, list[str]], scored: set[int]) -> None:
+    """``paired``: some scored image drawn by two humans (the derived consensus is no human)."""
+    import pandas as pd
+
+    from regionbench.client.tasks import _masks
+
+    rows = [(i, who) for i, people in drawn.items() for who in people]
+    coverage = pd.DataFrame(rows, columns=["image_id", "annotator"])
+    names = sorted({who for _, who in rows})
+
+    class Stub:
+        def annotators(self) -> list[str]:
+            return names
+
+        def table(self, name: str) -> pd.DataFrame:
+            assert name == "coverage"
+            return coverage
+
+    images = pd.DataFrame({"image_id": sorted(scored)})
+    expected = any(len(set(drawn.get(i, [])) - {"consensus"}) >= 2 for i in scored)
+    assert _masks.paired(Stub(), images) is expected  # type: ignore[arg-type]

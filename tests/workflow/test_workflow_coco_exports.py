@@ -398,10 +398,35 @@ def test_a_detection_of_no_category_of_the_truth_is_one_line(
     detections, label, source = named_run(folder, tmp_path)
     detections[3] = change(detections[3], label, source)
     (tmp_path / "run.json").write_text(json.dumps(detections))
-    done = evaluate_instances(folder, str(tmp_path / "run.json"), "--annotator", "annotator-1", "--split", "all")
+    done = evaluate_instances(
+        folder, str(tmp_path / "run.json"), "--annotator", "annotator-1", "--split", "all", "--strict"
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "detection 3: " in lines[0] and said in lines[0], done.stderr
+
+
+def test_detections_of_categories_the_truth_lacks_are_left_out_and_counted(
+    exports: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    """Without --strict, a detection whose category_id names no category of the truth is left
+    out as COCOeval leaves it out: the figures are those of the run without it, and the report
+    counts what was left out by id, in a note too."""
+    import regionbench
+
+    _, project, _ = exports
+    folder = project / RELEASE
+    detections, label, _ = named_run(folder, tmp_path)
+    unknown = max(label) + 1
+    extra = [d | {"category_id": unknown, "score": 0.99} for d in detections[:4]]
+    (tmp_path / "plain.json").write_text(json.dumps(detections))
+    (tmp_path / "more.json").write_text(json.dumps(detections[:2] + extra + detections[2:]))
+    data = regionbench.load(folder)
+    plain = regionbench.evaluate(data, tmp_path / "plain.json", "instances", annotator="annotator-1", split="all")
+    more = regionbench.evaluate(data, tmp_path / "more.json", "instances", annotator="annotator-1", split="all")
+    assert more["measures"] == plain["measures"] and more["per_image"] == plain["per_image"]
+    assert plain["detections_left_out"] == {} and more["detections_left_out"] == {str(unknown): 4}
+    assert any("left out" in n and f"category_id {unknown} (4)" in n for n in more["notes"]), more["notes"]
 
 
 @pytest.mark.parametrize("iou_type", ["segm", "bbox"])

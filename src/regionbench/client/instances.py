@@ -205,11 +205,14 @@ def as_detections(regions: pd.DataFrame, annotator: str, truth: dict, numbering:
     return out
 
 
-def read_results(path: Path, truth: dict, names: Mapping[str, int], others: Collection[int] = ()) -> list[dict]:
-    """The detections of a COCO results file, checked against ``truth`` (``Checker``); raises
-    ``OutsideImages`` where detections lie on ``others`` (images of the release the truth leaves
-    out), else ``InstancesError`` with one line per problem (the first ten)."""
-    return check_results(path, stream_items(path), truth, names, others)
+def read_results(
+    path: Path, truth: dict, names: Mapping[str, int], others: Collection[int] = (), strict: bool = False
+) -> list[dict]:
+    """The detections of a COCO results file, checked against ``truth`` (``Checker``; ``strict``:
+    refusing those of categories the truth lacks); raises ``OutsideImages`` where detections lie
+    on ``others`` (images of the release the truth leaves out), else ``InstancesError`` with one
+    line per problem (the first ten)."""
+    return check_results(path, stream_items(path), truth, names, others, strict=strict)
 
 
 def stream_items(path: Path) -> Iterator[Any]:
@@ -248,7 +251,10 @@ class Checker:
     - every item an object with a known ``image_id``; ``others`` (images of the release the
       truth leaves out) are counted (``OutsideImages``), not checked;
     - a category of the truth by ``category_id`` (its id in the truth) or ``label`` (``names``:
-      a name -> its id; ``category_names``), the two agreeing where both are given;
+      a name -> its id; ``category_names``), the two agreeing where both are given; a detection
+      whose ``category_id`` alone names a category the truth lacks is left out and counted by id
+      (``absent``), as COCOeval leaves it out (it evaluates the truth's categories only), or,
+      ``strict``, refused;
     - a finite ``score``; a ``segmentation`` (RLE of the image's size, or polygons inside it,
       made RLE) or a ``bbox`` (four numbers);
     - its ``area`` as ``loadRes`` states it: the box's where the run's first detection has a
@@ -258,9 +264,15 @@ class Checker:
     ``take`` returns the detection (``None`` when refused), ``finish`` raises the problems."""
 
     def __init__(
-        self, header: dict, names: Mapping[str, int], others: Collection[int] = (), boxes: bool = True
+        self,
+        header: dict,
+        names: Mapping[str, int],
+        others: Collection[int] = (),
+        boxes: bool = True,
+        strict: bool = False,
     ) -> None:
-        self.boxes = boxes  # a box for every detection (scoring boxes, or drawing them)
+        self.boxes, self.strict = boxes, strict  # boxes: for every detection (scoring boxes, or drawing them)
+        self.absent = Counter[int]()  # detections left out, by the category id the truth lacks
         self.sizes = {e["id"]: (e["height"], e["width"]) for e in header["images"]}
         self.label_of = {c["id"]: c["name"] for c in header["categories"]}
         self.names, self.others = names, others
@@ -280,6 +292,11 @@ class Checker:
             return None
         if image not in self.sizes or isinstance(image, bool):
             self.problems.append(f"{where}: image_id {image!r} is no image of the release")
+            return None
+        given = item.get("category_id")
+        known_id = isinstance(given, int) and not isinstance(given, bool)
+        if not self.strict and "label" not in item and known_id and given not in self.label_of:
+            self.absent[given] += 1
             return None
         category, problem = _category(item, self.label_of, self.names)
         if problem:
@@ -322,9 +339,10 @@ def check_results(
     names: Mapping[str, int],
     others: Collection[int] = (),
     boxes: bool = True,
+    strict: bool = False,
 ) -> list[dict]:
     """``read_results`` of the ``items`` of the results file ``path`` (``Checker``)."""
-    checker = Checker(truth_header(truth), names, others, boxes)
+    checker = Checker(truth_header(truth), names, others, boxes, strict)
     out = [d for n, item in enumerate(items) if (d := checker.take(n, item)) is not None]
     checker.finish(path)
     return out
@@ -403,7 +421,10 @@ def _category(item: dict, label_of: Mapping[int, str], names: Mapping[str, int])
         return 0, "no category_id or label"
     by_id = given if isinstance(given, int) and not isinstance(given, bool) and given in label_of else None
     if given is not None and by_id is None:
-        return 0, f"category_id {given!r} is not a category of the truth (give its id in the source file, or a label)"
+        return 0, (
+            f"category_id {given!r} is not a category of the truth (give its id in the source file, or a label; "
+            "without --strict a detection whose category_id alone names a category the truth lacks is left out)"
+        )
     by_label = names.get(label) if isinstance(label, str) else None
     if label is not None and by_label is None:
         return 0, f"label {label!r} names no category of the truth (give a label of the release or the source's name)"

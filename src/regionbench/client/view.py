@@ -579,7 +579,7 @@ def _run_charts(report: dict, out: Path) -> list[str]:
     over the thresholds); its name, or none."""
     curve, curves = report.get("curve"), report.get("pr_curves")
     if isinstance(curve, dict) and curve.get("recall"):
-        ods, human = report.get("measures", {}).get("ods", {}), report.get("human_ceiling", {})
+        ods, human = report.get("measures", {}).get("ods", {}), report.get("human_ceiling") or {}
         points = [(f"ODS F {ods['f']:.3f}", ods["recall"], ods["precision"], PALETTE[0])] if "recall" in ods else []
         if "recall" in human:
             points.append((f"humans F {human['f']:.3f}", human["recall"], human["precision"], PALETTE[1]))

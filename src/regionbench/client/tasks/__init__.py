@@ -184,6 +184,8 @@ def evaluate(
         head["subset"] = chosen.subset
     head |= {"split": scored.split, "scored": scored.to_report(), "predictions": path.name}
     report: dict[str, Any] = head | module.score(run)
+    if "human_ceiling" in report and not report["human_ceiling"]:  # no two humans drew a scored image
+        report["human_ceiling"] = None
     report["predictions_sha256"] = predictions_digest(path)
     report["settings"] = chosen.to_report()
     return report
@@ -292,7 +294,7 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
     for section in ("overlap", "per_category", "tide"):
         if section in report:
             walk(section, report[section])
-    ceiling = {k: v for k, v in report.get("human_ceiling", {}).items() if k != "per_annotator"}
+    ceiling = {k: v for k, v in (report.get("human_ceiling") or {}).items() if k != "per_annotator"}
     width = max([26, *(len(name) for name, _ in rows)])
 
     def line(name: str, value: object) -> str:
@@ -303,6 +305,8 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
     lines += [line(name, value) for name, value in rows[:counted]]
     lines += [f"note: {note}" for note in report.get("notes", [])]
     lines += [line(name, value) for name, value in rows[counted:]]
+    if "human_ceiling" in report and report["human_ceiling"] is None:
+        lines.append("human ceiling: none (no two annotators drew any of the scored images)")
     if ceiling:
         lines.append("human ceiling (each annotator against the others):")
         lines += [line(f"  human.{k}", v) for k, v in ceiling.items() if isinstance(v, float)]

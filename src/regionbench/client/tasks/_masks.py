@@ -245,6 +245,14 @@ def covered(data: Release) -> dict[int, list[str]]:
     return out
 
 
+def paired(data: Release, images: pd.DataFrame) -> bool:
+    """Whether two humans drew any of ``images`` (rows of the images table): a human ceiling
+    scores one human against another on the images both drew, and without such a pair it is
+    none, not zero."""
+    people, looked = set(humans(data)), covered(data)
+    return any(len(people.intersection(looked.get(int(i), []))) >= 2 for i in images["image_id"])
+
+
 def natural_order(name: str) -> list[Any]:
     """A sort key that orders the numbers in ``name`` by value (scale 2 before scale 10)."""
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]

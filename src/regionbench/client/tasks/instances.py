@@ -38,6 +38,7 @@ from regionbench.client.tasks._masks import (
     humans,
     image_filter,
     mask_scope,
+    paired,
     reference,
     scored_images,
     spread,
@@ -92,6 +93,10 @@ class Settings(MaskSettings):
     tide: bool = option(
         False, "--tide", "TIDE's error types at IoU 0.5 (Cls, Loc, Both, Dupe, Bkg, Miss): each type's dAP and the "
         "run's counts (view names every detection's type, with or without it)", action="store_true",
+    )  # fmt: skip
+    strict: bool = option(
+        False, "--strict", "refuse a detection whose category_id names a category the truth lacks (without it, "
+        "such detections are left out and counted, as COCOeval leaves them out)", action="store_true",
     )  # fmt: skip
     area_ranges: tuple[tuple[str, float, float], ...] = option(
         (), "--area-range", "an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
@@ -323,6 +328,7 @@ class Held:
 
     def __init__(self, truth: Truth) -> None:
         self.truth, self.count = truth, 0
+        self.absent: dict[int, int] = {}  # detections left out, by the category id the truth lacks
         self.memory: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
         self.in_memory = 0
         self.folder = Path(tempfile.mkdtemp(prefix="regionbench-detections-"))
@@ -378,7 +384,9 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
     Checker``); its detections held by range. Detections outside the scored images are refused
     in one line (``scope.Scope.refuse``), as is a results file that cannot be scored."""
     settings = run.settings
-    checker = measures.Checker(truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox")
+    checker = measures.Checker(
+        truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox", strict=settings.strict
+    )
     range_of = truth.range_of()
     held = Held(truth)
     try:
@@ -394,6 +402,7 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
                     )
                 held.add(range_of[d["image_id"]], d)
             checker.finish(run.predictions)
+        held.absent = dict(sorted(checker.absent.items()))
     except measures.OutsideImages as exc:
         held.__exit__()
         raise mask_scope(run.data, settings.split).refuse(run.predictions, exc.detections, exc.what) from None
@@ -538,6 +547,7 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
             scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
             parts.add(part)
         counts["detections"] = held.count
+        left_out = held.absent
         groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
         figures = measures.report(
             parts, categories, settings.iou_type, settings.max_dets_read(), ranges, counts, groups
@@ -545,6 +555,7 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
         figures["per_source_split"] = per_source_split(truth, parts, len(categories), settings, groups)
     if settings.tide:
         figures["tide"] = tide_measures.summarize(errors)
+    figures["detections_left_out"] = {str(c): n for c, n in left_out.items()}  # by the category id the truth lacks
     per_image = {
         release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
     }
@@ -638,6 +649,15 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         origin = {name: "given" if name in given else "COCO's" for name in first["area_ranges"]}
         said = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
         report["notes"].append("area ranges in pixels: " + ", ".join(said))
+    if left_out := first["detections_left_out"]:
+        ids = list(left_out)
+        shown = ", ".join(f"{c} ({n})" for c, n in list(left_out.items())[:5]) + (
+            f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+        )
+        report["notes"].append(
+            f"{sum(left_out.values())} detections of {len(ids)} categories the truth lacks are left out, as COCOeval "
+            f"leaves them out (detections_left_out in the report; --strict refuses them): category_id {shown}"
+        )
     if absent := first["categories_absent"]:
         shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
         report["notes"].append(
@@ -691,7 +711,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
     protocol: the mean AP of each, and over them. Under LVIS's only a human whose file gives its
     federated lists is a truth."""
     people = humans(data)
-    if len(people) < 2:
+    if len(people) < 2 or not paired(data, images):
         return {}
     chosen = [int(i) for i in images["image_id"]]
     truths = {}

@@ -39,6 +39,7 @@ from regionbench.client.tasks._masks import (
     image_filter,
     image_sizes,
     mask_scope,
+    paired,
     reference,
     scored_images,
     several,
@@ -364,7 +365,7 @@ def ceiling(data: Release, images: pd.DataFrame, known: Classes) -> dict[str, An
     SQ and RQ pooled over every (image, human, other human) triple, and per human (against the
     others, pooled); none with fewer than two humans."""
     people = humans(data)
-    if len(people) < 2:
+    if len(people) < 2 or not paired(data, images):
         return {}
     size = len(known.names)
     pooled = np.zeros((size, 4))

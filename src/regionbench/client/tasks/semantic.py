@@ -32,6 +32,7 @@ from regionbench.client.tasks._masks import (
     humans,
     image_filter,
     image_sizes,
+    paired,
     read_png,
     reference,
     refuse_files_outside,
@@ -393,7 +394,7 @@ def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dic
     """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
     each (the mean over the others), and over them, over the protocol's classes (``coding``)."""
     people = humans(data)
-    if len(people) < 2:
+    if len(people) < 2 or not paired(data, images):
         return {}
     classes, names = coding.classes, coding.names
     pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
