@@ -101,3 +101,51 @@ def test_parts_of_ranges_of_images_join_into_the_run_s(seed: int, cut: int) -> N
     joined = tide.collect(images[:cut], by_image, found)
     joined.add(tide.collect(images[cut:], by_image, found))
     assert tide.summarize(joined) == whole
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), mode=st.sampled_from(["mask", "bbox"]), cut=st.integers(1, 2))
+def test_ties_fall_in_the_truth_file_s_image_order_as_tidecv_s(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, mode: str, cut: int
+) -> None:
+    """Scores rounded to 0.1 (ties within and across images), a tenth of the detections exact
+    copies, the truth file's images in any order: collected in id order, range by range, and
+    summarized in the file's order, every figure equals tidecv's walking the file."""
+    folder = tmp_path_factory.mktemp("ties")
+    truth, detections = with_errors(seed)
+    rng = np.random.default_rng(seed)
+    detections = [dict(d, score=round(d["score"], 1)) for d in detections]
+    detections += [dict(d) for d in detections if rng.random() < 0.1]
+    truth["images"] = [truth["images"][k] for k in rng.permutation(len(truth["images"]))]
+    shape = "segmentation" if mode == "mask" else "bbox"
+    if mode == "bbox":
+        from pycocotools import mask as coco_mask
+
+        for d in detections:
+            d.setdefault(
+                "bbox",
+                [
+                    float(v)
+                    for v in coco_mask.toBbox(dict(d["segmentation"], counts=d["segmentation"]["counts"].encode()))
+                ],
+            )
+    (folder / "truth.json").write_text(json.dumps(truth))
+    (folder / "results.json").write_text(json.dumps(detections))
+    ap, main, special = reference(
+        folder / "truth.json", folder / "results.json", TIDE.MASK if mode == "mask" else TIDE.BOX
+    )
+    by_image: dict[int, list[dict]] = {}
+    for k, a in enumerate(truth["annotations"]):
+        by_image.setdefault(a["image_id"], []).append(dict(a, id=k))
+    found: dict[int, list[dict]] = {}
+    for k, d in enumerate(detections):
+        found.setdefault(d["image_id"], []).append(dict(d, id=k))
+    ids = sorted(im["id"] for im in truth["images"])
+    part = tide.collect(ids[:cut], by_image, found, shape)
+    part.add(tide.collect(ids[cut:], by_image, found, shape))
+    ours = tide.summarize(part, {im["id"]: n for n, im in enumerate(truth["images"])})
+    assert ours["ap"] == pytest.approx(ap, abs=1e-6)
+    for kind in tide.MAIN:
+        assert ours["main"][kind] == pytest.approx(main[NAMES[kind]], abs=1e-6), (kind, ours["main"], main)
+    for kind in tide.SPECIAL:
+        assert ours["special"][kind] == pytest.approx(special[kind], abs=1e-6), (kind, ours["special"], special)

@@ -1,7 +1,7 @@
 """COCO and LVIS collections as their makers distribute them, written from a generated COCO tree.
 
 - ``coco_tree``: ``train2017/``, ``val2017/``, ``annotations/instances_{train,val}2017.json``
-  (bare file names, as in COCO's zips) and, beside them, files that hold no instances
+  (bare file names, images listed in no id order, as in COCO's zips) and, beside them, files that hold no instances
   (``captions_val2017.json``, ``person_keypoints_val2017.json``);
 - ``lvis_tree``: the same folders and ``annotations/lvis_v1_{train,val}.json``, whose images
   are named by ``coco_url`` alone (no ``file_name``) and whose val file lists images of both
@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+
+import numpy as np
 
 from regionbench.synthetic.coco import write_collection
 
@@ -59,6 +61,7 @@ def coco_tree(root: Path) -> dict:
         e["license"] = 1
     for split in ("train2017", "val2017"):
         mine = [e for e in data["images"] if folder[e["file_name"]] == split]
+        mine = [mine[k] for k in np.random.default_rng(len(mine)).permutation(len(mine))]  # in no id order, as COCO's
         (root / "annotations" / f"instances_{split}.json").write_text(json.dumps(_part(data, mine)))
     val = [e for e in data["images"] if folder[e["file_name"]] == "val2017"]
     captions = [{"id": k, "image_id": e["id"], "caption": "a scene"} for k, e in enumerate(val)]

@@ -55,3 +55,63 @@ def test_coco_s_own_tree_builds_with_its_split_as_the_release_s(release: Callabl
     first = done.stdout.splitlines()[0]
     assert first == f"scored: {val} of {len(images)} images, the source's val2017 split (--split all scores every one)"
     assert "AP " in done.stdout and "1.000" in done.stdout.split("AP ")[1].splitlines()[0]
+
+
+def test_tide_under_ties_equals_tidecv_walking_coco_s_own_val_file(release: Callable[[str], Built], tmp_path) -> None:
+    """A run as a method writes one, scores rounded to 0.1 (ties within and across images), a
+    tenth of the detections exact copies, some relabelled, some instances missed: ``--tide`` on the
+    release equals tidecv walking COCO's own val2017 file (its images in no id order, which its ties
+    follow) to 1e-6, every figure; and the export lists the images as that file does."""
+    import contextlib
+    import io
+
+    import numpy as np
+    import pytest
+    from pycocotools import mask as coco_mask
+    from tidecv import TIDE, datasets
+
+    import regionbench
+
+    built = release("coco-distributed")
+    truth_path = built.raw / "annotations/instances_val2017.json"
+    truth = json.loads(truth_path.read_text())
+    order = [e["id"] for e in truth["images"]]
+    assert order != sorted(order)
+    size = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
+    categories = [c["id"] for c in truth["categories"]]
+    rng = np.random.default_rng(0)
+    run = []
+    for a in truth["annotations"]:
+        if a["iscrowd"] or rng.random() < 0.15:  # missed
+            continue
+        segmentation = a["segmentation"]
+        if isinstance(segmentation, list):
+            segmentation = coco_mask.merge(coco_mask.frPyObjects(segmentation, *size[a["image_id"]]))
+        rle = {"size": segmentation["size"], "counts": segmentation["counts"].decode()}
+        d = {"image_id": a["image_id"], "category_id": a["category_id"], "segmentation": rle,
+             "score": round(float(rng.random()), 1)}  # fmt: skip
+        if rng.random() < 0.25:
+            d["category_id"] = int(rng.choice(categories))
+        run.append(d)
+        if rng.random() < 0.1:
+            run.append(dict(d))
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(run))
+    with contextlib.redirect_stdout(io.StringIO()):
+        evaluator = TIDE()
+        theirs = evaluator.evaluate(datasets.COCO(str(truth_path)), datasets.COCOResult(str(path)), mode=TIDE.MASK)
+        main, special = evaluator.get_main_errors()[theirs.name], evaluator.get_special_errors()[theirs.name]
+    found = regionbench.evaluate(regionbench.load(built.folder), path, "instances", tide=True)
+    assert found["scored"]["count"] == len(truth["images"])
+    ours = found["tide"]
+    assert ours["ap"] == pytest.approx(theirs.ap, abs=1e-6)
+    assert ours["main"] == {k: pytest.approx(v, abs=1e-6) for k, v in main.items()}
+    assert ours["special"] == {k: pytest.approx(v, abs=1e-6) for k, v in special.items()}
+    # export coco lists each annotator's images as their own files did
+    from regionbench import cli
+
+    assert cli.main(["export-coco", str(built.folder), str(tmp_path / "coco")]) == 0
+    exported = json.loads((tmp_path / "coco/annotations/coco.json").read_text())
+    listed = [e["id"] for e in exported["images"]]
+    train = json.loads((built.raw / "annotations/instances_train2017.json").read_text())
+    assert listed == [e["id"] for e in train["images"]] + order

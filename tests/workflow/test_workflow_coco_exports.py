@@ -429,13 +429,14 @@ def test_detections_of_categories_the_truth_lacks_are_left_out_and_counted(
     assert any("left out" in n and f"category_id {unknown} (4)" in n for n in more["notes"]), more["notes"]
 
 
-@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+@pytest.mark.parametrize(("iou_type", "tied"), [("segm", False), ("bbox", False), ("segm", True), ("bbox", True)])
 def test_tide_errors_are_tidecv_s_on_the_exported_files(
-    exports: tuple[Path, Path, dict], tmp_path: Path, iou_type: str
+    exports: tuple[Path, Path, dict], tmp_path: Path, iou_type: str, tied: bool
 ) -> None:
     """``evaluate --task instances --tide`` against annotator-1: TIDE's AP50 and every error type's
     dAP equal tidecv's on the files ``export coco`` writes (crowd region included) to 1e-6, with
-    detections relabelled and duplicated."""
+    detections relabelled and duplicated; ``tied``: scores rounded to 0.1 (ties within and across
+    images) and each duplicate an exact copy, score and all."""
     import contextlib
     import io
 
@@ -451,16 +452,20 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
     theirs = {im["id"]: im["file_name"] for im in other["images"]}
     categories = sorted(c["id"] for c in mine["categories"])
     detections = []
+
+    def score() -> float:
+        return round(float(rng.random()), 1) if tied else float(rng.random())
+
     for a in other["annotations"]:
         if theirs[a["image_id"]] not in ids:
             continue
         d = {"image_id": ids[theirs[a["image_id"]]], "category_id": a["category_id"], "segmentation": a["segmentation"],
-             "bbox": a["bbox"], "score": float(rng.random())}  # fmt: skip
+             "bbox": a["bbox"], "score": score()}  # fmt: skip
         detections.append(d)
         if rng.random() < 0.3:  # another class
-            detections.append(d | {"category_id": int(rng.choice(categories)), "score": float(rng.random())})
+            detections.append(d | {"category_id": int(rng.choice(categories)), "score": score()})
         if rng.random() < 0.2:  # a duplicate
-            detections.append(d | {"score": float(rng.random())})
+            detections.append(dict(d) if tied else d | {"score": score()})
     (tmp_path / "results.json").write_text(json.dumps(detections))
     with contextlib.redirect_stdout(io.StringIO()):
         evaluator = TIDE()
@@ -476,8 +481,12 @@ def test_tide_errors_are_tidecv_s_on_the_exported_files(
     scored = ["--annotator", "annotator-1", "--split", "all", "--iou-type", iou_type, "--tide"]
     done = evaluate_instances(folder, str(tmp_path / "results.json"), *scored, "--out", str(report))
     assert done.returncode == 0, done.stderr
-    found = json.loads(report.read_text())["tide"]
+    whole = json.loads(report.read_text())
+    found = whole["tide"]
     assert found["ap"] == pytest.approx(run.ap, abs=1e-6)
+    assert found["coco_ap50"] == pytest.approx(100 * whole["measures"]["AP50"], abs=1e-9)
+    said = [n for n in whole["notes"] if n.startswith("TIDE's AP50")]
+    assert bool(said) == (abs(found["ap"] - found["coco_ap50"]) > 1e-6), whole["notes"]
     assert {k: pytest.approx(v, abs=1e-6) for k, v in main.items()} == found["main"]
     assert {k: pytest.approx(v, abs=1e-6) for k, v in special.items()} == found["special"]
     assert sum(found["counts"].values()) > 0 and "tide.main.Cls" in done.stdout

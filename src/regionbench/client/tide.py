@@ -89,6 +89,7 @@ class Error:
     original: tuple[int, tuple[float, bool]] | None
     fixed: tuple[int, tuple[float, bool] | int | None] | None = None
     fix_rule: Any = None  # the instance (dict) a Loc or Cls error would take, for the best-scored rule
+    image: Any = None  # the image it is of
 
 
 def _iou(a: Sequence[Any], b: Sequence[Any], crowd: Sequence[bool]) -> np.ndarray:
@@ -103,14 +104,16 @@ def _iou(a: Sequence[Any], b: Sequence[Any], crowd: Sequence[bool]) -> np.ndarra
 class Part:
     """What images give TIDE before its figures: the AP data, the errors (each fixed as its image
     decided), the missed instances by class, each detection's outcome and the truth instance it
-    overlaps most, whatever its class (``nearest``: detection id -> (IoU, instance id)). Parts of
-    ranges of images join in image order (``add``) into the run's."""
+    overlaps most, whatever its class (``nearest``: detection id -> (IoU, instance id)), and each
+    detection's image (``image_of``). Parts of ranges of images join in image order (``add``)
+    into the run's; ``ordered`` puts them in another order of the images."""
 
     data: Classed = field(default_factory=Classed)
     errors: list[Error] = field(default_factory=list)
     missed: dict[int, list[Any]] = field(default_factory=dict)
     outcomes: dict[Any, str] = field(default_factory=dict)
     nearest: dict[Any, tuple[float, Any]] = field(default_factory=dict)
+    image_of: dict[Any, Any] = field(default_factory=dict)
 
     def add(self, other: Part) -> None:
         for class_id, found in other.data.by_class.items():
@@ -122,6 +125,23 @@ class Part:
             self.missed.setdefault(class_id, []).extend(ids)
         self.outcomes |= other.outcomes
         self.nearest |= other.nearest
+        self.image_of |= other.image_of
+
+    def ordered(self, order: Mapping[Any, int]) -> Part:
+        """The part as if its images had been met in ``order`` (image -> position; an image not in
+        it after those that are): tidecv walks the images in its truth file's order, and a tie
+        between two images' detections falls in that order, in AP and in every fixed AP."""
+
+        def place(image: Any) -> float:
+            return order.get(image, float("inf"))
+
+        data = Classed()
+        for class_id, found in self.data.by_class.items():  # a stable sort keeps an image's own order
+            mine = data.of(class_id)
+            mine.positives = found.positives
+            mine.points = dict(sorted(found.points.items(), key=lambda kv: place(self.image_of[kv[0]])))
+        errors = sorted(self.errors, key=lambda e: place(e.image))
+        return Part(data, errors, self.missed, self.outcomes, self.nearest, self.image_of)
 
 
 def collect(
@@ -143,13 +163,17 @@ def collect(
             if not g["iscrowd"]:
                 part.data.of(g["category_id"]).positives += 1
         preds = sorted(detections.get(image, []), key=lambda d: -d["score"])[:max_dets]
-        _image(preds, gt, shape, foreground, background, part)
+        part.image_of.update((p["id"], image) for p in preds)
+        _image(preds, gt, shape, foreground, background, part, image)
     return part
 
 
-def summarize(part: Part) -> dict[str, Any]:
+def summarize(part: Part, order: Mapping[Any, int] | None = None) -> dict[str, Any]:
     """TIDE's figures of a run's ``Part``: ``ap`` (in percent, at the foreground IoU), ``main``
-    and ``special`` dAP by error type, ``counts`` of each main error."""
+    and ``special`` dAP by error type, ``counts`` of each main error; ``order``: the images in
+    the truth file's order (image -> position; ``Part.ordered``), else in the order collected."""
+    if order:
+        part = part.ordered(order)
     data, errors = part.data, part.errors
     ap = data.mean_ap()
     main = {}
@@ -179,7 +203,7 @@ def evaluate(
 
 def _image(
     preds: list[dict[str, Any]], gt: list[dict[str, Any]], shape: str, foreground: float, background: float,
-    part: Part,
+    part: Part, image: Any,
 ) -> None:  # fmt: skip
     """One image (``TIDERun._eval_image``); its Loc and Cls errors fixed as TIDE fixes them: an
     instance is taken by the best-scored error that wants it, the others fix nothing."""
@@ -192,7 +216,7 @@ def _image(
     if not preds:
         for g in instances:
             missed.setdefault(g["category_id"], []).append(g["id"])
-            errors.append(Error("Miss", g["id"], None, (g["category_id"], -1)))
+            errors.append(Error("Miss", g["id"], None, (g["category_id"], -1), image=image))
         return
     iou = _iou([p[shape] for p in preds], [g[shape] for g in instances], [False] * len(instances))
     if instances:
@@ -229,7 +253,7 @@ def _image(
         original = None if used[k] is None else (p["category_id"], (p["score"], False))
         kind = _kind(k, instances, same_iou, other_iou, used_same, iou, foreground, background)
         outcomes[p["id"]] = "ignored" if used[k] is None else kind
-        error = Error(kind, p["id"], original, None)
+        error = Error(kind, p["id"], original, None, image=image)
         if kind in ("Loc", "Cls"):
             j = int(np.argmax(same_iou[k] if kind == "Loc" else other_iou[k]))
             instance = instances[j]
@@ -244,7 +268,7 @@ def _image(
         if not g["_used"]:
             missed.setdefault(g["category_id"], []).append(g["id"])
             if not g["_usable"]:
-                errors.append(Error("Miss", g["id"], None, (g["category_id"], -1)))
+                errors.append(Error("Miss", g["id"], None, (g["category_id"], -1), image=image))
     for error in errors[first:]:
         if error.fix_rule is not None:
             instance, fixed_class, score = error.fix_rule

@@ -40,7 +40,9 @@ class ImageRecord:
     masks, None for a region a source file describes without a mask, whose features ``known``
     holds by (annotator, region id); ``covered_by`` are the annotators who looked at the image,
     in name order (one who drew nothing covered it too), and ``source_ids`` the id each of them
-    gives the image in their own file, where it differs from the release's numbering or may;
+    gives the image in their own file, where it differs from the release's numbering or may,
+    and ``source_positions`` where their files list it (0 the first images entry, the files in
+    name order), where they are files that list images;
     ``ignore`` per annotator the pixels they marked as neither a region nor background (a
     label map's void), which scoring leaves out; ``federated`` per annotator what their file
     states of the image's categories beyond its regions (LVIS's ``neg_category_ids`` and
@@ -54,6 +56,7 @@ class ImageRecord:
     covered_by: tuple[str, ...]
     known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     source_ids: dict[str, int] = field(default_factory=dict)
+    source_positions: dict[str, int] = field(default_factory=dict)
     ignore: dict[str, np.ndarray] = field(default_factory=dict)
     federated: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 

@@ -268,6 +268,22 @@ class Truth:
             document["images"] = [e | self.federated.get(e["id"], NOTHING_VERIFIED) for e in document["images"]]
         return document | {"categories": self.header["categories"]}  # every range the run's categories
 
+    def positions(self) -> dict[int, int]:
+        """The truth's image id -> where the annotator's own files list the image
+        (``coverage.source_position``): the order a tool walking that file meets the images in.
+        Empty where a scored image has none (a layout without such files, a release made before
+        the column): the images are then in id order, as ``export coco`` writes them."""
+        if "source_position" not in self.coverage.columns:
+            return {}
+        own = self.coverage[self.coverage["annotator"] == self.who]
+        given = {
+            self.numbering.get(int(i), int(i)): int(n)
+            for i, n in zip(own["image_id"], own["source_position"], strict=True)
+            if not pd.isna(n)
+        }
+        scored = [e["id"] for e in self.header["images"]]
+        return {i: given[i] for i in scored} if all(i in given for i in scored) else {}
+
     def others(self) -> set[int]:
         """The images of the release the truth leaves out, in the truth's ids."""
         chosen = set(self.images["image_id"].astype(int))
@@ -553,8 +569,10 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
             parts, categories, settings.iou_type, settings.max_dets_read(), ranges, counts, groups
         )
         figures["per_source_split"] = per_source_split(truth, parts, len(categories), settings, groups)
-    if settings.tide:
-        figures["tide"] = tide_measures.summarize(errors)
+    if settings.tide:  # TIDE's AP50 is its own (client.tide); COCOeval's beside it, in TIDE's percent
+        coco = figures["stats"]["AP50"]  # -1: no instance to score
+        tide = tide_measures.summarize(errors, truth.positions())  # ties as in the truth's own file
+        figures["tide"] = tide | {"coco_ap50": 100 * coco if coco >= 0 else None}
     figures["detections_left_out"] = {str(c): n for c, n in left_out.items()}  # by the category id the truth lacks
     per_image = {
         release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
@@ -649,6 +667,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         origin = {name: "given" if name in given else "COCO's" for name in first["area_ranges"]}
         said = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
         report["notes"].append("area ranges in pixels: " + ", ".join(said))
+    if (tide := first.get("tide")) and tide["coco_ap50"] is not None and abs(tide["ap"] - tide["coco_ap50"]) > 1e-6:
+        report["notes"].append(
+            f"TIDE's AP50 {tide['ap']:.2f} is TIDE's own, as tidecv computes it (a class with detections and no "
+            "instance counts as AP 0; tied scores fall in the truth's image order); COCOeval's AP50 is "
+            f"{tide['coco_ap50']:.2f} (tide.coco_ap50)"
+        )
     if left_out := first["detections_left_out"]:
         ids = list(left_out)
         shown = ", ".join(f"{c} ({n})" for c, n in list(left_out.items())[:5]) + (

@@ -89,6 +89,18 @@ def _source_image_ids(coverage: pa.Table, ids: list[int]) -> dict[int, int]:
     return {i: int(given[i]) for i in ids}
 
 
+def _in_source_order(coverage: pa.Table, ids: list[int]) -> list[int]:
+    """``ids`` in the order the annotator's own files listed them (``coverage.source_position``)
+    where they listed every one, so a tool that walks the file meets the images as in the source
+    (tidecv's ties follow that order); else as given (id order)."""
+    if "source_position" not in coverage.column_names:
+        return ids
+    given = dict(zip(coverage["image_id"].to_pylist(), coverage["source_position"].to_pylist(), strict=True))
+    if any(given.get(i) is None for i in ids):
+        return ids
+    return sorted(ids, key=lambda i: given[i])
+
+
 LVIS_CATEGORY = ("frequency", "synonyms")  # source_categories columns an LVIS file's categories carry
 FEDERATED = ("neg_category_ids", "not_exhaustive_category_ids")  # coverage columns its images carry
 
@@ -204,6 +216,7 @@ def export_release(
         mine = regions.filter(pc.equal(regions["annotator"], who))
         ids = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
         numbered, lists = _source_image_ids(own, ids), _federated(own)
+        ids = _in_source_order(own, ids)
         entries = [
             {"id": numbered[i], "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
             | lists.get(i, {})

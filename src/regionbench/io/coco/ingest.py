@@ -325,6 +325,7 @@ class ShardReader:
             self.alike = record["alike"]
             self.ledger.quirks["annotator_files_alike"] += len(self.alike)
         self.entries = {n["name"]: n["entries"] for n in names}  # file name -> annotator -> images entry
+        self.positions = {n["name"]: n.get("positions", {}) for n in names}  # -> annotator -> place in the files
         self.files = {n["name"]: n["files"] for n in names}  # file name -> annotator -> the file listing it
         self.splits = {n["name"]: n["split"] for n in names if n["split"]}  # as the file listing it names it
         self.base = split.shape(root).base
@@ -368,7 +369,7 @@ class ShardReader:
                 federated = {a: federated_lists(entry, self.ledger.quirks) for a, entry in entries.items()}
                 yield ImageRecord(
                     name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids,
-                    federated={a: lists for a, lists in federated.items() if lists},
+                    source_positions=self.positions.get(name, {}), federated={a: lists for a, lists in federated.items() if lists},
                 )  # fmt: skip
 
     def _license(self, entries: dict[str, dict[str, Any]]) -> dict[str, str | None]:

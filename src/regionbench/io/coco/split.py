@@ -221,6 +221,7 @@ class _Piece:
     listed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name -> annotators
     entries: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))  # name -> annotator -> entry
     files: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # name -> annotator -> file
+    positions: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))  # name -> annotator -> n
     splits: dict[str, str] = field(default_factory=dict)  # name -> the split its file holds, where named
     rows: list[tuple[str, str, int, str]] = field(default_factory=list)
 
@@ -384,6 +385,7 @@ class _Splitter:
         self.buffered = 0
         self.categories: dict[str, dict[Any, Any]] = {}
         self.contents: dict[str, Any] = {}  # annotator -> digest of its files, info aside
+        self.listed: Counter[str] = Counter()  # annotator -> images entries read so far, over its files
 
     def count(self, source: Source, item: str, key: str, owner: str | None, problem: str | None) -> int:
         """Count an item of ``source`` in the shard that owns it (shard 0 for one no image owns)
@@ -439,8 +441,12 @@ class _Splitter:
                 piece.listed[owner].append(annotator)
                 piece.entries[owner][annotator] = im  # its id and licence, for the release
                 piece.files[owner][annotator] = source.shown
+                # where the annotator's files list it (files in name order): the order a tool
+                # that walks the file meets the images in, which its ties follow (tidecv's)
+                piece.positions[owner][annotator] = self.listed[annotator] + n
                 if source.split is not None:
                     piece.splits[owner] = source.split
+        self.listed[annotator] += len(images)
         by_coco_id = {i: names[0] for i, names in entries.items() if len(names) == 1}
         several = {i for i, names in entries.items() if len(names) > 1}
         del images, entries
@@ -497,6 +503,7 @@ class _Splitter:
                         "listed_by": sorted(piece.listed.get(name, [])),
                         "entries": dict(sorted(piece.entries.get(name, {}).items())),
                         "files": dict(sorted(piece.files.get(name, {}).items())),
+                        "positions": dict(sorted(piece.positions.get(name, {}).items())),
                         "split": piece.splits.get(name),
                         "same_id": same_id.get(name, []),
                     }
