@@ -426,6 +426,56 @@ def _hierarchy(args: argparse.Namespace) -> Hierarchy:
     return tree
 
 
+def cmd_conformance(args: argparse.Namespace) -> int:
+    import fnmatch
+    import json
+
+    from regionbench import conformance
+
+    root = Path(args.corpus) if args.corpus else find_project() / "conformance"
+    corpus = conformance.cases(root)
+    if args.family:
+        corpus = [c for c in corpus if c.family in args.family]
+    if args.case:
+        corpus = [c for c in corpus if any(fnmatch.fnmatchcase(c.name, pattern) for pattern in args.case)]
+    if not corpus:
+        raise UserError(f"{root}: no case of the corpus is chosen by --family and --case")
+    engines: dict[str, conformance.Engine | None] = dict.fromkeys(args.engine or conformance.installed())
+    unknown = [e for e in engines if e not in conformance.ENGINES]
+    if unknown:
+        raise UserError(
+            f"--engine {unknown[0]}: no such engine; choose among {', '.join(conformance.ENGINES)} "
+            "(or give a command with --command)"
+        )
+    missing = [e for e in engines if e not in conformance.installed()]
+    if missing:
+        raise UserError(f"--engine {missing[0]}: not installed here (pip install {missing[0]})")
+    if args.command:
+        engines["command"] = conformance.command_engine(args.command)
+    rows: list[conformance.Row] = []
+    for case in corpus:
+        for engine, run in engines.items():
+            if (engine == "command" and case.family == "instances") or (
+                engine != "command" and conformance.handles(engine, case)
+            ):
+                rows += conformance.check(case, engine, run)
+    failed = [r for r in rows if not r.ok]
+    if args.json:
+        print(json.dumps([r.__dict__ for r in rows], indent=1))
+    else:
+        for line in conformance.table(rows):
+            print(line)
+        for engine in engines:
+            mine = [r for r in rows if r.engine == engine]
+            cases = {r.case for r in mine}
+            wrong = {r.case for r in mine if not r.ok}
+            print(
+                f"{engine}: {len(cases) - len(wrong)} of {len(cases)} cases conform"
+                + (f"; differ: {len(wrong)}" if wrong else "")
+            )
+    return 1 if failed else 0
+
+
 def cmd_hierarchy_show(args: argparse.Namespace) -> int:
     print(_hierarchy(args).render())
     return 0
@@ -750,6 +800,28 @@ def _vocabulary_command(sub: argparse._SubParsersAction) -> None:
         fc.set_defaults(func=vocabulary_from_source)
 
 
+def _conformance_command(sub: argparse._SubParsersAction) -> None:
+    """conformance: the scoring corpus against the engines installed."""
+    c = sub.add_parser(
+        "conformance",
+        help="run the scoring conformance corpus (truths, runs, the reference tools' own figures) against engines",
+    )
+    c.add_argument("--corpus", metavar="DIR", help="the corpus folder (default: the checkout's conformance/)")
+    c.add_argument(
+        "--engine", action="append", metavar="NAME",
+        help="an engine to check: regionbench, pycocotools, faster-coco-eval, lvis, tidecv (default: every one installed)",
+    )  # fmt: skip
+    c.add_argument(
+        "--command", metavar="CMD",
+        help="an engine that is a command: CMD with {truth}, {run} and {out}, writing COCOeval's 12 stats to {out} as "
+        "a JSON list (the instances cases)",
+    )  # fmt: skip
+    c.add_argument("--family", action="append", choices=["instances", "tide", "lvis"], help="only these cases")
+    c.add_argument("--case", action="append", metavar="PATTERN", help="only the cases named so (instances/segm/ties-*)")
+    c.add_argument("--json", action="store_true", help="every figure as JSON (for CI)")
+    c.set_defaults(func=cmd_conformance)
+
+
 def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole command line; given ``argv``, only what parsing it needs (evaluate's task
     options, which import every task, only for an evaluate)."""
@@ -767,6 +839,7 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         _audit_command,
         _reproduce_command,
         _export_command,
+        _conformance_command,
         lambda sub: _evaluate_command(sub, tasks_options=command in (None, "evaluate")),
         _hierarchy_command,
         _vocabulary_command,

@@ -254,7 +254,7 @@ class Checker:
       a name -> its id; ``category_names``), the two agreeing where both are given; a detection
       whose ``category_id`` alone names a category the truth lacks is left out and counted by id
       (``absent``), as COCOeval leaves it out (it evaluates the truth's categories only), or,
-      ``strict``, refused;
+      ``strict``, refused (``keep_absent``: taken and counted, for TIDE, which counts them);
     - a finite ``score``; a ``segmentation`` (RLE of the image's size, or polygons inside it,
       made RLE) or a ``bbox`` (four numbers);
     - its ``area`` as ``loadRes`` states it: the box's where the run's first detection has a
@@ -270,8 +270,10 @@ class Checker:
         others: Collection[int] = (),
         boxes: bool = True,
         strict: bool = False,
+        keep_absent: bool = False,
     ) -> None:
         self.boxes, self.strict = boxes, strict  # boxes: for every detection (scoring boxes, or drawing them)
+        self.keep_absent = keep_absent  # TIDE, as tidecv, counts them: a class with detections and no instance
         self.absent = Counter[int]()  # detections left out, by the category id the truth lacks
         self.sizes = {e["id"]: (e["height"], e["width"]) for e in header["images"]}
         self.label_of = {c["id"]: c["name"] for c in header["categories"]}
@@ -294,11 +296,19 @@ class Checker:
             self.problems.append(f"{where}: image_id {image!r} is no image of the release")
             return None
         given = item.get("category_id")
-        known_id = isinstance(given, int) and not isinstance(given, bool)
-        if not self.strict and "label" not in item and known_id and given not in self.label_of:
+        if (
+            not self.strict
+            and "label" not in item
+            and isinstance(given, int)
+            and not isinstance(given, bool)
+            and given not in self.label_of
+        ):
             self.absent[given] += 1
-            return None
-        category, problem = _category(item, self.label_of, self.names)
+            if not self.keep_absent:
+                return None
+            category, problem = int(given), None  # checked as the others are: TIDE counts it
+        else:
+            category, problem = _category(item, self.label_of, self.names)
         if problem:
             self.problems.append(f"{where}: {problem}")
             return None
@@ -340,9 +350,10 @@ def check_results(
     others: Collection[int] = (),
     boxes: bool = True,
     strict: bool = False,
+    keep_absent: bool = False,
 ) -> list[dict]:
     """``read_results`` of the ``items`` of the results file ``path`` (``Checker``)."""
-    checker = Checker(truth_header(truth), names, others, boxes, strict)
+    checker = Checker(truth_header(truth), names, others, boxes, strict, keep_absent)
     out = [d for n, item in enumerate(items) if (d := checker.take(n, item)) is not None]
     checker.finish(path)
     return out
@@ -831,7 +842,8 @@ def _curve(tp: np.ndarray, fp: np.ndarray, instances: int) -> tuple[np.ndarray, 
 def summary(precision: np.ndarray, recall: np.ndarray, max_dets: Sequence[int]) -> dict[str, float]:
     """COCOeval's 12 figures (``STATS``) of accumulated ``precision`` and ``recall``: the mean of
     the entries that are not -1 (-1 where none), all areas or one, IoU .50:.95, .50 or .75, at the
-    largest ``max_dets`` (AR also at the others); AR100 is named for the largest."""
+    largest ``max_dets`` (AR also at the others); each AR at a detection count is named for it
+    (AR1, AR10, AR100 at COCO's)."""
     last = len(max_dets) - 1
 
     def mean(values: np.ndarray) -> float:
@@ -841,7 +853,7 @@ def summary(precision: np.ndarray, recall: np.ndarray, max_dets: Sequence[int]) 
     ap = [mean(precision[:, :, :, 0, last]), mean(precision[:1, :, :, 0, last]), mean(precision[5:6, :, :, 0, last])]
     ap += [mean(precision[:, :, :, a, last]) for a in (1, 2, 3)]
     ar = [mean(recall[:, :, 0, m]) for m in range(len(max_dets))] + [mean(recall[:, :, a, last]) for a in (1, 2, 3)]
-    names = [s.replace("AR100", f"AR{max_dets[-1]}") for s in STATS]
+    names = [*STATS[:6], *(f"AR{m}" for m in max_dets), *STATS[9:]]
     return dict(zip(names, ap + ar, strict=True))
 
 

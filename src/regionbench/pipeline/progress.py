@@ -20,8 +20,9 @@ import shutil
 import statistics
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
@@ -29,7 +30,7 @@ from typing import TextIO
 TARGET_RULE = "all"
 QUIET = 30.0  # seconds a plain log may go without a line while jobs run
 TICK = 1.0  # seconds between the ticker's looks (``BuildProgress.start_ticking``)
-REFERENCE = Path(__file__).parent.parent / "data" / "timings" / "reference.json"
+REFERENCE = Path(str(resources.files("regionbench") / "data" / "timings" / "reference.json"))
 
 
 def clock(seconds: float) -> str:
@@ -86,7 +87,7 @@ class CostModel:
         return dataclasses.replace(model, source=recorded["source"])
 
     @classmethod
-    def of(cls, jobs: list[tuple[str, str | None, float, float]], checkpoints: frozenset[str]) -> CostModel | None:
+    def of(cls, jobs: Sequence[tuple[str, str | None, float, float]], checkpoints: frozenset[str]) -> CostModel | None:
         """The model of finished ``jobs`` (stage, its name or None, wall seconds, when it ended)."""
         times: dict[str, list[float]] = {}
         spans: dict[str, list[tuple[float, float]]] = {}

@@ -401,8 +401,9 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
     in one line (``scope.Scope.refuse``), as is a results file that cannot be scored."""
     settings = run.settings
     checker = measures.Checker(
-        truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox", strict=settings.strict
-    )
+        truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox", strict=settings.strict,
+        keep_absent=settings.tide,
+    )  # fmt: skip
     range_of = truth.range_of()
     held = Held(truth)
     try:
@@ -502,12 +503,19 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     with no_collection():
         detections = settings.kept(_HELD.detections(r))
         errors = settings.errors(r, document, detections) if settings.tide else None
-        found = settings.evaluate(document, detections)
+        found = settings.evaluate(document, of_the_truth(detections, document))
     if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
         counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     del detections, document
     give_back()
     return counts, found, errors
+
+
+def of_the_truth(detections: list[dict[str, Any]], document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The detections of the truth's categories: with ``--tide`` the range holds those of others
+    too (TIDE counts them, as tidecv does), which COCOeval leaves out."""
+    known = {c["id"] for c in document["categories"]}
+    return [d for d in detections if d["category_id"] in known]
 
 
 WORKER_RANGES = 8  # ranges a worker evaluates before a fresh one takes over
@@ -562,7 +570,7 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
             f1 = measures.per_image_f1(part.per_image)
             scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
             parts.add(part)
-        counts["detections"] = held.count
+        counts["detections"] = held.count - sum(held.absent.values())  # those of the truth's categories
         left_out = held.absent
         groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
         figures = measures.report(
@@ -794,8 +802,8 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     missed: dict[int, list[Shape]] = {}
     with hold(run, truth) as held:
         for r in range(len(truth.ranges)):
-            detections = settings.kept(held.detections(r))
             document = truth.document(r)
+            detections = of_the_truth(settings.kept(held.detections(r)), document)  # the page draws those scored
             instances = [dict(a) for a in document["annotations"]]  # before the engine marks them
             tide = settings.errors(r, document, detections)
             found = settings.evaluate(document, detections, outcomes=True)

@@ -1,0 +1,369 @@
+"""The scoring conformance corpus: small cases, each a truth, a run and the reference tools' own
+outputs, run against any engine installed (docs/scoring.md, "Conformance").
+
+A case is one JSON file of the corpus folder (``conformance/cases/<family>/<name>.json``, made
+by ``conformance/make.py`` with the references pinned): ``family`` (``instances``, ``tide``,
+``lvis``), ``settings`` (the IoU type, the detections an image), ``truth`` (a COCO or LVIS
+document), ``run`` (a COCO results list), ``reference`` (the tool whose figures an engine
+must give) and ``outputs``: each reference tool's version and figures, or the error it raised.
+
+An engine is checked against its own recorded output where the case has one (the tool as
+pinned: a newer version that changed is said), else against the reference's. ``regionbench``
+(this package's engine), ``pycocotools``, ``faster-coco-eval``, ``lvis`` and ``tidecv`` are
+known; an external command that writes COCOeval's 12 ``stats`` as a JSON list is one too
+(``command_engine``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import json
+import math
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regionbench.core.errors import InputError
+
+FAMILIES = ("instances", "tide", "lvis")
+# Each family's tolerance: the largest difference a figure may have from the reference's. COCO's
+# and LVIS's figures are sums of the same floating-point terms in the same order; TIDE's are in
+# percent and its reference sums in Python floats.
+TOLERANCE = {"instances": 1e-9, "lvis": 1e-9, "tide": 1e-6}
+ABOUT = {
+    "instances": "COCOeval's 12 figures (AP, AP50, AP75, AP by area, AR at 1/10/100, AR by area): segm, bbox, boundary",
+    "tide": "TIDE's AP50, each error type's dAP (Cls, Loc, Both, Dupe, Bkg, Miss) and FalsePos, FalseNeg",
+    "lvis": "LVISEval's 13 figures (AP, AP50, AP75, APs/m/l, APr/c/f, AR and AR by area at 300)",
+}
+
+
+class ConformanceError(InputError):
+    """A corpus that cannot be read, or an engine that cannot run."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of the corpus (module docstring)."""
+
+    name: str
+    family: str
+    about: str
+    settings: dict[str, Any]
+    truth: dict[str, Any]
+    run: list[dict[str, Any]]
+    reference: str
+    outputs: dict[str, dict[str, Any]]
+
+    @classmethod
+    def read(cls, path: Path, root: Path) -> Case:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                path.relative_to(root).with_suffix("").as_posix(), data["family"], data["about"], data["settings"],
+                data["truth"], data["run"], data["reference"], data["outputs"],
+            )  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConformanceError(f"{path}: not a conformance case ({exc}); make the corpus again") from None
+
+    def expected(self, engine: str) -> tuple[str, dict[str, float]] | None:
+        """(whose figures, the figures) an engine must give: its own recorded output, else the
+        reference's, else another tool's; None where no tool recorded figures."""
+        for tool in (engine, self.reference, *sorted(self.outputs)):  # a reference that failed: the next's
+            if "figures" in self.outputs.get(tool, {}):
+                return tool, self.outputs[tool]["figures"]
+        return None
+
+
+def cases(root: Path) -> list[Case]:
+    """The corpus under ``root`` (its ``cases/`` folder), by name."""
+    folder = root / "cases"
+    if not folder.is_dir():
+        raise ConformanceError(
+            f"{root}: no conformance corpus here (no cases/ folder); give the repository's conformance/"
+        )
+    return sorted((Case.read(p, folder) for p in folder.rglob("*.json")), key=lambda c: c.name)
+
+
+# -- engines -----------------------------------------------------------------------------------
+Engine = Callable[[Case], dict[str, float]]
+
+
+def ours(case: Case) -> dict[str, float]:
+    """This package's engine, as ``evaluate`` runs it: the run checked as a results file is, then
+    scored (instances, LVIS) or analysed (TIDE)."""
+    from regionbench.client import instances
+
+    iou_type = case.settings.get("iou_type", "segm")
+    if case.family == "tide":  # detections of categories the truth lacks count in TIDE, as in tidecv
+        kept = instances.check_results(Path("run.json"), case.run, case.truth, {}, keep_absent=True)
+        return _ours_tide(case, kept, iou_type)
+    checked = instances.check_results(Path("run.json"), case.run, case.truth, {})
+    max_dets = tuple(case.settings.get("max_dets", (1, 10, 100)))
+    protocol = "lvis" if case.family == "lvis" else "coco"
+    return dict(instances.score(case.truth, checked, iou_type, max_dets, protocol=protocol)["stats"])
+
+
+def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict[str, float]:
+    from pycocotools import mask as coco_mask
+
+    from regionbench.client import tide
+
+    shape = "bbox" if iou_type == "bbox" else "segmentation"
+    size = {e["id"]: (e["height"], e["width"]) for e in case.truth["images"]}
+    truth: dict[int, list[dict[str, Any]]] = {}
+    for k, a in enumerate(case.truth["annotations"]):
+        instance = dict(a, id=("truth", k))
+        segmentation = a.get("segmentation")
+        if shape == "segmentation" and isinstance(segmentation, list):  # polygons, as tidecv reads them
+            instance["segmentation"] = coco_mask.merge(coco_mask.frPyObjects(segmentation, *size[a["image_id"]]))
+        elif shape == "segmentation" and isinstance(segmentation["counts"], list):  # uncompressed RLE
+            instance["segmentation"] = coco_mask.frPyObjects(segmentation, *size[a["image_id"]])
+        truth.setdefault(a["image_id"], []).append(instance)
+    found: dict[int, list[dict[str, Any]]] = {}
+    for n, d in enumerate(checked):
+        found.setdefault(d["image_id"], []).append(dict(d, id=n))
+    figures = tide.evaluate(
+        [e["id"] for e in case.truth["images"]], truth, found, shape, case.settings.get("max_dets", 100)
+    )
+    return tide_figures(figures["ap"], figures["main"], figures["special"])
+
+
+def tide_figures(ap: float, main: Mapping[str, float], special: Mapping[str, float]) -> dict[str, float]:
+    """TIDE's figures by name: ``ap``, ``main.<type>``, ``special.<type>``."""
+    return (
+        {"ap": float(ap)}
+        | {f"main.{k}": float(v) for k, v in main.items()}
+        | {f"special.{k}": float(v) for k, v in special.items()}
+    )
+
+
+@contextlib.contextmanager
+def _files(case: Case) -> Iterator[tuple[Path, Path]]:
+    """The case's truth and run as files, as the reference tools read them."""
+    with tempfile.TemporaryDirectory(prefix="regionbench-conformance-") as folder:
+        truth, run = Path(folder, "truth.json"), Path(folder, "run.json")
+        truth.write_text(json.dumps(case.truth))
+        run.write_text(json.dumps(case.run))
+        yield truth, run
+
+
+def cocoeval(module: str, case: Case) -> dict[str, float]:
+    """COCOeval's 12 figures, by pycocotools or faster-coco-eval (``module``), read from its
+    accumulated arrays at the case's detection counts as its summary reads them at the default."""
+    import numpy as np
+
+    from regionbench.client.instances import STATS
+
+    if module == "pycocotools":
+        from pycocotools.coco import COCO
+        from pycocotools.cocoeval import COCOeval as Evaluator
+    else:
+        from faster_coco_eval import COCO
+        from faster_coco_eval import COCOeval_faster as Evaluator
+    iou_type = case.settings.get("iou_type", "segm")
+    max_dets = list(case.settings.get("max_dets", (1, 10, 100)))
+    with _files(case) as (truth, run), contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(truth))
+        options = (
+            {"boundary_dilation_ratio": case.settings.get("dilation_ratio", 0.02)} if iou_type == "boundary" else {}
+        )
+        evaluation = Evaluator(gt, gt.loadRes(str(run)) if case.run else gt.loadRes([]), iou_type, **options)
+        evaluation.params.maxDets = max_dets
+        evaluation.evaluate()
+        evaluation.accumulate()
+    p = evaluation.params
+    at = {None: slice(None), 0.5: np.isclose(p.iouThrs, 0.5), 0.75: np.isclose(p.iouThrs, 0.75)}
+
+    def read(ap: bool, area: str = "all", iou: float | None = None, most: int = max_dets[-1]) -> float:
+        a, m = list(p.areaRngLbl).index(area), list(p.maxDets).index(most)
+        arrays = evaluation.eval["precision"] if ap else evaluation.eval["recall"]
+        values = arrays[at[iou], :, :, a, m] if ap else arrays[at[iou], :, a, m]
+        values = values[values > -1]
+        return float(values.mean()) if values.size else -1.0
+
+    values = [read(True), read(True, iou=0.5), read(True, iou=0.75)]
+    values += [read(True, area) for area in ("small", "medium", "large")]
+    values += [read(False, most=m) for m in max_dets]
+    values += [read(False, area) for area in ("small", "medium", "large")]
+    names = [*STATS[:6], *(f"AR{m}" for m in max_dets), *STATS[9:]]
+    return dict(zip(names, values, strict=True))
+
+
+def lvis_eval(case: Case) -> dict[str, float]:
+    """The ``lvis`` package's 13 figures. Its 0.5.3 still calls ``np.float``, which NumPy 1.24
+    removed: the alias is given back for the call."""
+    import logging
+
+    import numpy as np
+    from lvis import LVIS, LVISEval, LVISResults
+
+    most = int(case.settings.get("max_dets", (300,))[-1])
+    logging.getLogger("lvis").setLevel(logging.ERROR)
+    gt = LVIS.__new__(LVIS)
+    gt.logger = logging.getLogger("lvis")
+    gt.dataset = {k: [dict(v) for v in case.truth[k]] for k in ("images", "annotations", "categories")}
+    gt._create_index()
+    had = hasattr(np, "float")
+    np.float = float  # type: ignore[attr-defined]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            results = LVISResults(gt, [dict(d) for d in case.run], max_dets=most)
+            evaluation = LVISEval(gt, results, case.settings.get("iou_type", "segm"))
+            evaluation.params.max_dets = most
+            evaluation.run()
+    finally:
+        if not had:
+            del np.float  # type: ignore[attr-defined]
+    return {k: float(v) for k, v in evaluation.results.items()}
+
+
+def tidecv_eval(case: Case) -> dict[str, float]:
+    """tidecv's figures of the case's files."""
+    from tidecv import TIDE, datasets
+
+    mode = TIDE.BOX if case.settings.get("iou_type") == "bbox" else TIDE.MASK
+    with _files(case) as (truth, run), contextlib.redirect_stdout(io.StringIO()):
+        evaluator, gt = TIDE(), datasets.COCO(str(truth))
+        gt.max_dets = case.settings.get("max_dets", 100)  # tidecv reads the truth's
+        found = evaluator.evaluate(gt, datasets.COCOResult(str(run)), mode=mode, name="run")
+        main, special = evaluator.get_main_errors()["run"], evaluator.get_special_errors()["run"]
+    return tide_figures(found.ap, main, special)
+
+
+ENGINES: dict[str, tuple[tuple[str, ...], Engine]] = {
+    "regionbench": (FAMILIES, ours),
+    "pycocotools": (("instances",), lambda case: cocoeval("pycocotools", case)),
+    "faster-coco-eval": (("instances",), lambda case: cocoeval("faster-coco-eval", case)),
+    "lvis": (("lvis",), lvis_eval),
+    "tidecv": (("tide",), tidecv_eval),
+}
+MODULES = {"pycocotools": "pycocotools", "faster-coco-eval": "faster_coco_eval", "lvis": "lvis", "tidecv": "tidecv"}
+
+
+def installed() -> list[str]:
+    """The engines that can run here: this package's, and each reference whose module imports."""
+    import importlib.util
+
+    return [name for name in ENGINES if name not in MODULES or importlib.util.find_spec(MODULES[name]) is not None]
+
+
+def handles(engine: str, case: Case) -> bool:
+    """Whether ``engine`` scores ``case`` (pycocotools has no boundary IoU)."""
+    families, _ = ENGINES.get(engine, (("instances",), ours))
+    return case.family in families and not (engine == "pycocotools" and case.settings.get("iou_type") == "boundary")
+
+
+def command_engine(template: str) -> Engine:
+    """An engine that is a command: ``template`` with ``{truth}``, ``{run}`` and ``{out}`` (file
+    paths), which writes COCOeval's 12 ``stats`` to ``{out}`` as a JSON list."""
+    from regionbench.client.instances import STATS
+
+    def run(case: Case) -> dict[str, float]:
+        with _files(case) as (truth, results):
+            out = truth.parent / "stats.json"
+            command = [part.format(truth=truth, run=results, out=out) for part in shlex.split(template)]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode:
+                raise ConformanceError(f"{command[0]} exited {done.returncode}: {done.stderr.strip()[-300:]}")
+            stats = json.loads(out.read_text())
+        max_dets = list(case.settings.get("max_dets", (1, 10, 100)))
+        names = [*STATS[:6], *(f"AR{m}" for m in max_dets), *STATS[9:]]
+        return dict(zip(names, [float(v) for v in stats[:12]], strict=True))
+
+    return run
+
+
+# -- checking ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    """One figure of one case by one engine: what it gave, what it had to give, whether it is
+    within the family's tolerance (``error``: why the engine gave nothing)."""
+
+    case: str
+    engine: str
+    figure: str
+    expected: float | None
+    found: float | None
+    against: str
+    ok: bool
+    error: str | None = None
+
+
+def check(case: Case, engine: str, run: Engine | None = None) -> list[Row]:
+    """``engine``'s rows for ``case``: one per figure of the output it must match (``Case.expected``)."""
+    run = run or ENGINES[engine][1]
+    if failed := case.outputs.get(engine, {}).get("error"):  # the tool as pinned fails here: so must it
+        try:
+            run(case)
+        except Exception:
+            return [Row(case.name, engine, "-", None, None, engine, True, f"fails, as recorded: {failed}")]
+        return [Row(case.name, engine, "-", None, None, engine, False, f"gives figures; recorded: {failed}")]
+    want = case.expected(engine)
+    if want is None:  # every reference failed on it: an engine must fail too, or give nothing
+        return []
+    against, expected = want
+    try:
+        found = run(case)
+    except Exception as exc:  # an engine's failure is a row, not the end of the corpus
+        text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return [Row(case.name, engine, "-", None, None, against, False, text[:200])]
+    tolerance = TOLERANCE[case.family]
+    return [
+        Row(case.name, engine, name, value, found.get(name), against, _close(found.get(name), value, tolerance))
+        for name, value in expected.items()
+    ]
+
+
+def _close(found: float | None, expected: float, tolerance: float) -> bool:
+    return found is not None and math.isfinite(found) and abs(found - expected) <= tolerance
+
+
+def table(rows: list[Row]) -> list[str]:
+    """The rows as text, a line per case and engine: conforms, or the figures that differ (what
+    was expected, of which tool, and what came)."""
+    lines: list[str] = []
+    width = max((len(r.case) for r in rows), default=0)
+    grouped: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        grouped.setdefault((r.case, r.engine), []).append(r)
+    for (case, engine), mine in grouped.items():
+        wrong = [r for r in mine if not r.ok]
+        if not wrong:
+            said = mine[0].error if mine[0].error else f"{len(mine)} figures as {mine[0].against}'s"
+            lines.append(f"{case:<{width}}  {engine:<16}  ok  {said}")
+            continue
+        for r in wrong:
+            what = r.error or f"{r.figure}: {r.found!r}, {r.against} gives {r.expected!r}"
+            lines.append(f"{case:<{width}}  {engine:<16}  DIFFERS  {what}")
+    return lines
+
+
+def tolerance_table(corpus: list[Case]) -> str:
+    """The Markdown table of what the corpus checks: per family its figures, reference tools,
+    cases and tolerance (docs/scoring.md holds it; a test keeps the two alike)."""
+    lines = ["| family | figures | references | cases | tolerance |", "|---|---|---|---|---|"]
+    for family in FAMILIES:
+        mine = [c for c in corpus if c.family == family]
+        tools = sorted({f"`{t}` {o['version']}" for c in mine for t, o in c.outputs.items()})
+        lines.append(f"| {family} | {ABOUT[family]} | {', '.join(tools)} | {len(mine)} | {TOLERANCE[family]:g} |")
+    return "\n".join(lines)
+
+
+def disagreements(corpus: list[Case]) -> list[tuple[str, str, str, float, float]]:
+    """Where two reference tools' recorded outputs of one case differ beyond its tolerance:
+    (case, figure, the tools, their figures)."""
+    out = []
+    for case in corpus:
+        tools = [t for t, o in sorted(case.outputs.items()) if "figures" in o]
+        for a, b in itertools.pairwise(tools):
+            fa, fb = case.outputs[a]["figures"], case.outputs[b]["figures"]
+            for name in fa:
+                if name in fb and not _close(fb[name], fa[name], TOLERANCE[case.family]):
+                    out.append((case.name, name, f"{a} / {b}", fa[name], fb[name]))
+    return out

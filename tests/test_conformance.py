@@ -1,0 +1,109 @@
+"""The scoring conformance corpus (conformance/): every case's figures as the reference tools gave
+them, our engine's within the family's tolerance, each reference's its own recorded output; the
+corpus is what its script makes, and docs/scoring.md's table is the corpus'."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT
+
+from regionbench import cli, conformance
+
+CORPUS = PROJECT / "conformance"
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[conformance.Case]:
+    return conformance.cases(CORPUS)
+
+
+def test_the_corpus_covers_every_family_with_80_cases_or_more(corpus: list[conformance.Case]) -> None:
+    assert len(corpus) >= 80
+    assert {c.family for c in corpus} == set(conformance.FAMILIES)
+    names = {c.name for c in corpus}
+    for needed in ("instances/segm/ties-across-images", "instances/bbox/crowds", "instances/boundary/polygons",
+                   "instances/segm/absent-categories", "instances/segm/empty-run", "tide/segm/ties-across-images",
+                   "tide/bbox/only-dupe", "lvis/segm/federated-2-cap-4"):  # fmt: skip
+        assert needed in names, needed
+
+
+def test_our_engine_conforms_on_every_case(corpus: list[conformance.Case]) -> None:
+    checked = 0
+    for case in corpus:
+        rows = conformance.check(case, "regionbench")
+        wrong = [r for r in rows if not r.ok]
+        assert not wrong, (case.name, wrong[:3])
+        checked += bool(rows)
+    assert checked >= len(corpus) - 3  # those on which every reference failed have nothing to match
+
+
+@pytest.mark.parametrize("engine", ["pycocotools", "faster-coco-eval", "lvis", "tidecv"])
+def test_each_reference_gives_its_recorded_output(corpus: list[conformance.Case], engine: str) -> None:
+    mine = [c for c in corpus if conformance.handles(engine, c)]
+    assert mine
+    for case in mine:
+        wrong = [r for r in conformance.check(case, engine) if not r.ok]
+        assert not wrong, (case.name, wrong[:3])
+
+
+def test_the_corpus_is_what_its_script_makes(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(CORPUS / "make.py"), "--out", str(tmp_path / "cases")],
+        capture_output=True, text=True, check=False, cwd=PROJECT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    made = sorted(p.relative_to(tmp_path / "cases") for p in (tmp_path / "cases").rglob("*.json"))
+    kept = sorted(p.relative_to(CORPUS / "cases") for p in (CORPUS / "cases").rglob("*.json"))
+    assert made == kept
+    for name in made:
+        assert (tmp_path / "cases" / name).read_bytes() == (CORPUS / "cases" / name).read_bytes(), name
+
+
+def test_the_manual_s_table_is_the_corpus_s(corpus: list[conformance.Case]) -> None:
+    text = (PROJECT / "docs" / "scoring.md").read_text(encoding="utf-8")
+    assert conformance.tolerance_table(corpus) in text
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["conformance", "--corpus", str(CORPUS), *argv])
+    return code, out.getvalue()
+
+
+def test_the_command_passes_for_ours_and_says_where_an_engine_differs(tmp_path: Path) -> None:
+    code, text = run_cli("--engine", "regionbench", "--family", "lvis", "--json")
+    rows = json.loads(text)
+    assert code == 0 and rows and all(r["ok"] and r["engine"] == "regionbench" for r in rows)
+    assert {r["case"].split("/")[0] for r in rows} == {"lvis"}
+    # an engine that is a command: one that halves every figure differs on every case with figures
+    script = tmp_path / "halved.py"
+    script.write_text(
+        "import json, sys\n"
+        "from regionbench import conformance\n"
+        "from pathlib import Path\n"
+        "truth, run, out = sys.argv[1:]\n"
+        "case = conformance.Case('x', 'instances', '', {}, json.loads(Path(truth).read_text()),"
+        " json.loads(Path(run).read_text()), '', {})\n"
+        "Path(out).write_text(json.dumps([v / 2 for v in conformance.ours(case).values()]))\n"
+    )
+    command = f"{sys.executable} {script} {{truth}} {{run}} {{out}}"
+    code, text = run_cli("--engine", "regionbench", "--case", "instances/segm/mixed-*", "--command", command)
+    assert code == 1
+    assert "command           DIFFERS  AP: " in text and "regionbench: " in text.splitlines()[-2]
+    assert text.splitlines()[-1].startswith("command: ") and "differ: " in text.splitlines()[-1]
+
+
+def test_an_unknown_engine_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["conformance", "--corpus", str(CORPUS), "--engine", "hotcoco"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("regionbench: error: --engine hotcoco: no such engine") and "\n" not in err
+    assert cli.main(["conformance", "--corpus", str(PROJECT / "docs")]) == 2
+    assert "no conformance corpus here" in capsys.readouterr().err
