@@ -49,6 +49,10 @@ def test_the_measures_are_their_formulas(data: st.DataObject) -> None:
     present = [k for k in range(3) if (t == k).any()]
     assert found["mean_class_accuracy"] == pytest.approx(np.mean([(p[t == k] == k).mean() for k in present]))
     assert found["fwiou"] == pytest.approx(sum((t == k).mean() * ious.get(NAMES[k], 0) for k in range(3)))
+    # a class the run predicts and the truth lacks: IoU 0 in miou, named, and left out of the truth's mean
+    lacking = [NAMES[k] for k in range(3) if (p == k).any() and not (t == k).any()]
+    assert found["predicted_not_in_truth"] == lacking and all(found["per_class_iou"][n] == 0 for n in lacking)
+    assert found["miou_truth_classes"] == pytest.approx(np.mean([ious[NAMES[k]] for k in present]))
 
 
 def test_a_dog_on_a_cat_is_right_at_animal() -> None:

@@ -92,3 +92,9 @@ def test_the_humans_stand_beside_the_figures_they_match() -> None:
         "AP": 0.45, "AR1": None, "covering ods": 0.72, "covering ois": 0.72, "covering best": None,
         "ods f": 0.8, "ods threshold": None, "ap": None,
     }  # fmt: skip
+
+
+def test_a_class_the_truth_lacks_is_marked_in_the_per_class_table() -> None:
+    report = {"task": "semantic", "per_class_iou": {"fence": 0.0, "road": 0.9}, "predicted_not_in_truth": ["fence"]}
+    rows = dict(view.run_view(report, {})["per_class"]["rows"])
+    assert rows == {"fence (not in the truth, predicted: IoU 0 in the mean)": 0.0, "road": 0.9}

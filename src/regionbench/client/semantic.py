@@ -32,7 +32,10 @@ def confusion(truth: np.ndarray, predicted: np.ndarray, classes: int, ignore: np
 def measures(matrix: np.ndarray, names: Sequence[str]) -> dict:
     """Pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU and per-class IoU of a
     confusion matrix whose rows and first columns are ``names`` (``confusion``: its last column
-    counts the pixels without a prediction, which are wrong)."""
+    counts the pixels without a prediction, which are wrong). mIoU is the mean over the classes
+    in the truth or the prediction (mmseg's and cityscapesScripts' rule: a class the truth lacks
+    but the run predicts counts as IoU 0); ``miou_truth_classes`` the mean over the truth's alone,
+    and ``predicted_not_in_truth`` names the classes where the two part."""
     c = matrix.astype(np.float64)
     k = c.shape[0]
     total = c.sum()
@@ -47,7 +50,9 @@ def measures(matrix: np.ndarray, names: Sequence[str]) -> dict:
         "mean_class_accuracy": float(accuracy[true > 0].mean()) if (true > 0).any() else 0.0,
         "miou": float(iou[present].mean()) if present.any() else 0.0,
         "fwiou": float((true / total * iou).sum()) if total else 0.0,
+        "miou_truth_classes": float(iou[true > 0].mean()) if (true > 0).any() else 0.0,
         "per_class_iou": {names[int(j)]: float(iou[j]) for j in np.flatnonzero(present)},
+        "predicted_not_in_truth": [names[int(j)] for j in np.flatnonzero(present & (true == 0))],
     }
 
 

@@ -533,6 +533,11 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
         return None
 
     headline = [[name, _number(value), humans(name)] for name, value in _flat(report.get("measures")).items()]
+    lacking = set(report.get("predicted_not_in_truth") or [])  # a label map's classes scored by rule
+
+    def named(name: str) -> str:
+        return f"{name} (not in the truth, predicted: IoU 0 in the mean)" if name in lacking else name
+
     per_class = None
     for key, figure in PER_CLASS.items():
         found = report.get(key)
@@ -540,7 +545,7 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
             first = next(iter(found.values()))
             columns = [figure] if not isinstance(first, dict) else [k for k in first if k != "thing"]
             rows = [
-                [name, *([_number(v)] if not isinstance(v, dict) else [_number(v[c]) for c in columns])]
+                [named(name), *([_number(v)] if not isinstance(v, dict) else [_number(v[c]) for c in columns])]
                 for name, v in sorted(found.items())
             ]
             per_class = {"columns": columns, "rows": rows}

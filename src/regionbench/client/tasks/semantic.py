@@ -320,8 +320,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         # label: wrong pixels, not left out (the values naming no label, with their pixels).
         "abstained_pixels": abstained,
         "unknown_values": {str(v): n for v, n in sorted(unknown.items())},
-        "measures": {k: v for k, v in flat.items() if k != "per_class_iou"},
+        "measures": {k: v for k, v in flat.items() if k not in ("per_class_iou", "predicted_not_in_truth")},
         "per_class_iou": flat["per_class_iou"],
+        "predicted_not_in_truth": flat["predicted_not_in_truth"],  # each in miou at IoU 0 (measures.measures)
         "confusion": measures.sparse_confusion(matrix, names),
         "levels": measures.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
         "per_image": per_image,
@@ -329,7 +330,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "per_source_split": several(
             {
                 split: {"images": counted[split]}
-                | {k: v for k, v in measures.measures(m, names).items() if k != "per_class_iou"}
+                | {
+                    k: v
+                    for k, v in measures.measures(m, names).items()
+                    if k not in ("per_class_iou", "predicted_not_in_truth")
+                }
                 for split, m in by_split.items()
             }
         ),
@@ -343,6 +348,13 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
         report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
     report["notes"] = _notes(settings.ignore, run.given, coding, unknown)
+    if absent := flat["predicted_not_in_truth"]:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        report["notes"].append(
+            f"{len(absent)} classes the truth lacks are predicted ({shown}): each counts as IoU 0 in miou, the mean "
+            "over the classes in the truth or the prediction (mmseg's and cityscapesScripts' rule); over the truth's "
+            f"classes alone miou_truth_classes {flat['miou_truth_classes']:.4f}"
+        )
     if settings.all_annotators:
         figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
         each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
