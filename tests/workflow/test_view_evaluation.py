@@ -38,12 +38,13 @@ def figure(value: float | None) -> str:
 
 def test_an_instances_run_s_page_gives_the_report_s_figures(browser, coco_build: Path, tmp_path: Path) -> None:
     """The run page of a COCO release's instances run: every headline figure the report's, the
-    humans' AP beside the run's, the per-class AP sortable, COCO's curves drawn; an image's page
+    humans' AP beside the run's, the per-class AP sortable, COCO's curves drawn, TIDE's error
+    types (dAP, count) whose links filter the index by type; an image's page
     names each detection's outcome as TIDE does, lists the truth it missed and strikes nothing
     through."""
     release, raw = coco_build / COCO_RELEASE, coco_build / "resources/raw/coco-tiny"
     scored_detections(release, tmp_path / "dets.json")
-    report = evaluate(release, tmp_path / "dets.json", "instances", tmp_path / "report.json")
+    report = evaluate(release, tmp_path / "dets.json", "instances", tmp_path / "report.json", "--tide")
     site = tmp_path / "site"
     done = view(str(release), "--out", str(site), "--images", str(raw), "--run", str(tmp_path / "report.json"),
                 "--predictions", str(tmp_path / "dets.json"))  # fmt: skip
@@ -70,7 +71,21 @@ def test_an_instances_run_s_page_gives_the_report_s_figures(browser, coco_build:
     for name in ("AP50", "AP75", "AP"):  # the legend gives each curve's mean: the report's figure
         assert f"{name} {report['measures'][name]:.3f}" in svg
     assert page.locator("#confusion-section").is_hidden()  # detections have no confusion matrix
+    # TIDE's section: each error type's dAP (a bar) and count, a type opening the images that have it
+    tide, types = report["tide"], ["Cls", "Loc", "Both", "Dupe", "Bkg", "Miss"]
+    assert table_rows(page, "#tide") == [
+        [k, figure(round(tide["main"][k], 4)), "", str(tide["counts"][k])] for k in types
+    ]
+    assert page.locator("#tide-about").inner_text().startswith(f"TIDE's AP50 {figure(round(tide['ap'], 4))}")
     screenshot(page, "view-run-page.png", tmp_path)
+    kind = next(k for k in types if tide["counts"][k])
+    page.click(f'#tide tr[data-error="{kind}"] a')
+    page.wait_for_function("document.body.dataset.indexed === 'all'")
+    assert page.locator("#error").input_value() == kind
+    shown = [int(t.get_attribute("data-id")) for t in page.locator(".tile").all()]
+    outcome = "missed" if kind == "Miss" else kind
+    assert shown and all(any(d["facts"]["outcome"] == outcome for d in image_data(site, i)["drawn"]) for i in shown)
+    page.goto(f"file://{site}/run.html")
     page.goto(f"file://{site}/index.html?sort=score")
     page.locator(".tile").first.click()
     page.wait_for_selector("#outlines g.run")

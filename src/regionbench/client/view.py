@@ -261,6 +261,7 @@ def write_site(
         _js(out / "data" / "run.js", "run", evaluation)
     for entry in entries:
         entry.append([])  # the confusion cells the run's page links to this image
+        entry.append(pages.errors.get(int(entry[0]), []))  # TIDE's error types among its detections
     if run:
         place = {int(e[0]): e for e in entries}
         for k, (_, confusing) in enumerate(sorted(pages.cells.items())):
@@ -282,6 +283,7 @@ def write_site(
         "run": {"task": run.get("task"), "outcomes": OUTCOME_NAMES} if run else None,
         "audits": {kind: any(kind in str(e[7]) for e in entries) for kind in ("d", "l")},
         "agreement": any(e[5] is not None for e in entries),
+        "errors": sorted({kind for e in entries for kind in e[9]}, key=ERROR_TYPES.index),
     }
     _js(out / "data" / "meta.js", "meta", meta)
     (out / "data" / "index").mkdir()
@@ -366,6 +368,7 @@ class Pages:
         self.audits = _audits(data)
         self.predicted = {int(k): v for k, v in run.get("predicted", {}).items()}
         self.cells: dict[tuple[str, str], set[int]] = {}  # (true, predicted) label -> the images confusing them
+        self.errors: dict[int, list[str]] = {}  # image -> TIDE's error types among its drawn detections
         self.drawn: dict[int, list[dict[str, Any]]] = {}
         self.counts: dict[str, int] = {}  # regions per label, as the pages are written
         self.regions_of: dict[int, list[dict[str, Any]]] = {}
@@ -427,6 +430,9 @@ class Pages:
             for shape in drawn or []:
                 shape["colour"] = colours.get(shape["label"], shape["colour"])
         self.confused(image_id, mine, drawn)
+        found = {ERROR_OF.get(str(shape["facts"].get("outcome"))) for shape in drawn or []}
+        if found - {None}:
+            self.errors[image_id] = sorted(found - {None}, key=ERROR_TYPES.index)  # type: ignore[arg-type]
         split = row.get("split") if isinstance(row.get("split"), str) else None
         caption = row.get("caption_title") if isinstance(row.get("caption_title"), str) else ""
         page = {
@@ -572,6 +578,28 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
         "headline": headline,
         "per_class": per_class,
         "confusion": confusion,
+        "tide": tide_view(report.get("tide")),
+    }
+
+
+# TIDE's error types (``client.tide.MAIN``), and the outcome a drawn shape names each by.
+ERROR_TYPES = ("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss")
+ERROR_OF = {"Cls": "Cls", "Loc": "Loc", "Both": "Both", "Dupe": "Dupe", "Bkg": "Bkg", "missed": "Miss"}
+
+
+def tide_view(tide: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The run page's TIDE section (``--tide``'s report): TIDE's AP50 and COCOeval's, each error
+    type's dAP and count (``rows``, the page draws a bar of each dAP and links the images that
+    have the type) and the FalsePos, FalseNeg dAP; None without it."""
+    if not isinstance(tide, dict) or "main" not in tide:
+        return None
+    return {
+        "ap": _number(tide.get("ap")),
+        "coco_ap50": _number(tide.get("coco_ap50")),
+        "rows": [
+            [kind, _number(tide["main"].get(kind)), int(tide.get("counts", {}).get(kind, 0))] for kind in ERROR_TYPES
+        ],
+        "special": [[name, _number(value)] for name, value in tide.get("special", {}).items()],
     }
 
 

@@ -42,7 +42,7 @@ const RB = {
 
   chosen() {
     // the index's filters and sort, as the address gives them (an image page keeps them)
-    const chosen = { label: "", annotator: "", subset: "", split: "", audit: "", cell: "", sort: "id" };
+    const chosen = { label: "", annotator: "", subset: "", split: "", audit: "", error: "", cell: "", sort: "id" };
     const params = new URLSearchParams(location.search);
     for (const key of Object.keys(chosen)) chosen[key] = params.get(key) || chosen[key];
     return chosen;
@@ -57,13 +57,14 @@ const RB = {
 
   filter(entries, chosen) {
     // the index entries the filters keep, in the chosen order
-    let found = entries.filter(([, labels, annotators, subsets, split, , , audit, cells]) =>
+    let found = entries.filter(([, labels, annotators, subsets, split, , , audit, cells, errors]) =>
       (chosen.label === "" || labels.includes(Number(chosen.label))) &&
       (chosen.annotator === "" || annotators.includes(Number(chosen.annotator))) &&
       (chosen.subset === "" || subsets.includes(chosen.subset)) &&
       (chosen.split === "" || split === chosen.split) &&
       (chosen.audit === "" || (audit || "").includes(chosen.audit)) &&
-      (chosen.cell === "" || (cells || []).includes(Number(chosen.cell))));
+      (chosen.cell === "" || (cells || []).includes(Number(chosen.cell))) &&
+      (chosen.error === "" || (errors || []).includes(chosen.error)));
     const column = { agreement: 5, score: 6 }[chosen.sort];
     if (column !== undefined) {
       // the worst first; images without the figure last, in id order
@@ -137,6 +138,11 @@ const RB = {
     document.querySelector('#sort option[value="agreement"]').hidden = !meta.agreement;
     // the audit filter, and each of its choices, only where the release's audits found something
     document.getElementById("audit-filter").hidden = !(meta.audits && (meta.audits.d || meta.audits.l));
+    // the error filter: the TIDE types the run's detections have, where the site draws a run
+    const errors = meta.errors || [];
+    const outcomes = (meta.run && meta.run.outcomes) || {};
+    RB.options(document.getElementById("error"), errors.map((e) => [e, `${e}: ${outcomes[e === "Miss" ? "missed" : e] || e}`]));
+    document.getElementById("error-filter").hidden = !errors.length;
     for (const kind of ["d", "l"]) {
       document.querySelector(`#audit option[value="${kind}"]`).hidden = !(meta.audits && meta.audits[kind]);
     }
@@ -578,6 +584,30 @@ const RB = {
     document.getElementById("per-class-section").hidden = !run.per_class;
     if (run.confusion) RB.confusion(run.confusion);
     document.getElementById("confusion-section").hidden = !run.confusion;
+    if (run.tide) RB.tide(run.tide);
+    document.getElementById("tide-section").hidden = !run.tide;
+  },
+
+  tide(tide) {
+    // TIDE's figures: each error type's dAP as a bar, its count, a link to the images that have it
+    const said = [`TIDE's AP50 ${RB.figure(tide.ap)}`];
+    if (tide.coco_ap50 !== null && tide.coco_ap50 !== tide.ap) said.push(`COCOeval's ${RB.figure(tide.coco_ap50)}`);
+    said.push(...tide.special.map(([name, value]) => `${name} ${RB.figure(value)}`));
+    document.getElementById("tide-about").textContent = said.join(" · ");
+    const table = document.getElementById("tide");
+    const head = table.insertRow();
+    for (const name of ["error", "dAP", "", "count"]) head.appendChild(RB.element("th", {}, name));
+    const most = Math.max(1e-9, ...tide.rows.map((r) => r[1] || 0));
+    for (const [kind, dap, count] of tide.rows) {
+      const row = table.insertRow();
+      row.dataset.error = kind;
+      row.insertCell().appendChild(count ? RB.element("a", { href: `index.html?error=${kind}` }, kind) : RB.element("span", {}, kind));
+      row.insertCell().textContent = RB.figure(dap);
+      const bar = RB.element("div", { class: "bar" });
+      bar.style.width = `${Math.round((200 * (dap || 0)) / most)}px`;
+      row.insertCell().appendChild(bar);
+      row.insertCell().textContent = String(count);
+    }
   },
 
   figure(value) {
