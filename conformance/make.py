@@ -372,22 +372,172 @@ def lvis_collection(seed: int, images: int = 5, cap_pressure: bool = False) -> t
     )
 
 
+# -- panoptic scenarios: id maps (10x12 blocks) and their segments ------------------------------
+PANOPTIC_CATEGORIES = [{"id": k, "name": f"c{k}", "isthing": int(k <= 3)} for k in range(1, 7)]  # things 1-3
+
+
+def png(pixels: np.ndarray) -> str:
+    """``pixels`` as a PNG, base64 (how a case holds its maps)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def rgb(ids: np.ndarray) -> np.ndarray:
+    ids = ids.astype(np.uint32)
+    return np.stack([ids & 255, (ids >> 8) & 255, (ids >> 16) & 255], axis=-1).astype(np.uint8)
+
+
+def panoptic_case(seed: int, images: int = 3, noise: float = 0.1, crowd: float = 0.25, void: float = 0.0,
+                  extra: int = 2, relabel: float = 0.2, empty: bool = False) -> tuple[Any, ...]:  # fmt: skip
+    """Truth maps of blocky segments (a crowd per thing category at most, VOID where ``void``)
+    and predictions made from them: shifted, ``noise`` pixels repainted, ``relabel`` of the
+    segments relabelled or invented (of any category, some absent from the truth)."""
+    rng = np.random.default_rng(seed)
+    maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
+    truth_annotations, run_annotations = [], []
+    for image in range(1, images + 1):
+        segments = 0 if empty and image == 1 else int(rng.integers(2, 7))
+        blocks = rng.integers(0, segments + 1, size=(5, 4))
+        layout = np.repeat(np.repeat(blocks, 2, 0), 3, 1)
+        layout[rng.random(layout.shape) < void] = 0
+        ids = rng.choice(np.arange(1, 1 << 24), size=segments + extra + 1, replace=False)
+        ids[0] = 0
+        crowded: set[int] = set()
+        info = []
+        for k in range(1, segments + 1):
+            category = int(rng.integers(1, 7))
+            is_crowd = category <= 3 and category not in crowded and rng.random() < crowd
+            crowded |= {category} if is_crowd else set()
+            if (layout == k).any():
+                area = int((layout == k).sum())
+                info.append({"id": int(ids[k]), "category_id": category, "iscrowd": int(is_crowd), "area": area})
+        predicted = np.roll(layout, int(rng.integers(-1, 2)), axis=int(rng.integers(0, 2)))
+        repaint = rng.random(layout.shape) < noise
+        predicted[repaint] = rng.integers(0, segments + extra + 1, size=int(repaint.sum()))
+        by_truth = {s["id"]: s["category_id"] for s in info}
+        said = []
+        for k in range(1, segments + extra + 1):
+            if (predicted == k).any():
+                category = by_truth.get(int(ids[k]))
+                if category is None or rng.random() < relabel:
+                    category = int(rng.integers(1, 7))
+                said.append({"id": int(ids[k]), "category_id": category, "iscrowd": 0})
+        name = f"{image:06d}.png"
+        maps["truth"][name], maps["run"][name] = png(rgb(ids[layout])), png(rgb(ids[predicted]))
+        truth_annotations.append({"image_id": image, "file_name": name, "segments_info": info})
+        run_annotations.append({"image_id": image, "file_name": name, "segments_info": said})
+    about = f"panoptic maps (seed {seed}): segments shifted, {noise:.0%} of the pixels repainted, some relabelled or invented"
+    entries = [{"id": i, "file_name": f"{i:06d}.jpg", "width": 12, "height": 10} for i in range(1, images + 1)]
+    truth = {"images": entries, "annotations": truth_annotations, "categories": PANOPTIC_CATEGORIES}
+    return about, truth, {"annotations": run_annotations}, maps
+
+
+PANOPTIC: dict[str, dict[str, Any]] = {
+    "blocks": {"seed": 1, "noise": 0.0, "relabel": 0.0},
+    "noisy": {"seed": 2, "noise": 0.4},
+    "crowds": {"seed": 3, "crowd": 1.0},
+    "void": {"seed": 4, "void": 0.3},
+    "run-only-categories": {"seed": 5, "extra": 4, "relabel": 0.6},
+    "an-empty-image": {"seed": 6, "empty": True},
+    "mixed-1": {"seed": 7, "images": 5},
+    "mixed-2": {"seed": 8, "images": 5, "noise": 0.2, "void": 0.1},
+}
+
+
+# -- semantic scenarios and mmseg's rule ------------------------------------------------------------
+SEMANTIC_CLASSES = ["road", "sky", "tree", "car", "fence"]
+
+
+def semantic_case(seed: int, images: int = 3, ignore: float = 0.1, abstain: float = 0.0, absent: bool = False,
+                  wide: bool = False) -> tuple[str, Doc, dict[str, dict[str, str]]]:  # fmt: skip
+    """Truth label maps (values 0-4, 255 ignored) and predictions: a share of pixels wrong, some
+    abstaining (255 or a value no class has), a class the truth lacks predicted (``absent``);
+    ``wide``: written as 16-bit PNGs."""
+    rng = np.random.default_rng(seed)
+    maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
+    used = 4 if absent else 5  # fence only in the run
+    for image in range(1, images + 1):
+        truth = np.repeat(np.repeat(rng.integers(0, used, size=(6, 8)), 3, 0), 3, 1)
+        truth[rng.random(truth.shape) < ignore] = 255
+        predicted = np.where(truth == 255, rng.integers(0, 5, size=truth.shape), truth)
+        wrong = rng.random(truth.shape) < 0.2
+        predicted[wrong] = rng.integers(0, 5, size=int(wrong.sum()))
+        quiet = rng.random(truth.shape) < abstain
+        predicted[quiet] = rng.choice([255, 9], size=int(quiet.sum()))
+        kind = np.uint16 if wide else np.uint8
+        maps["truth"][f"{image}.png"], maps["run"][f"{image}.png"] = (
+            png(truth.astype(kind)),
+            png(predicted.astype(kind)),
+        )
+    parts = [f"label maps (seed {seed})", "ignored pixels" if ignore else "", "abstaining pixels" if abstain else "",
+             "a class the truth lacks predicted" if absent else "", "16-bit PNGs" if wide else ""]  # fmt: skip
+    return ", ".join(p for p in parts if p), {"classes": SEMANTIC_CLASSES, "ignore": 255}, maps
+
+
+SEMANTIC: dict[str, dict[str, Any]] = {
+    "plain": {"seed": 1, "ignore": 0.0},
+    "ignore": {"seed": 2},
+    "abstaining": {"seed": 3, "abstain": 0.15},
+    "absent-class-predicted": {"seed": 4, "absent": True},
+    "16-bit": {"seed": 5, "wide": True},
+    "mixed": {"seed": 6, "images": 5, "abstain": 0.05, "absent": True},
+}
+
+
+def mmseg_rule(case: conformance.Case) -> dict[str, float]:
+    """mmsegmentation's ``IoUMetric`` (1.x), as its ``intersect_and_union`` and
+    ``total_area_to_metrics`` compute it: the truth's ignore index left out, every other
+    predicted value counted (a value no class has is wrong), IoU = intersect / union per class,
+    the means over the classes whose union (accuracy: whose truth area) is not zero."""
+    classes, ignore = len(case.truth["classes"]), case.truth["ignore"]
+    intersect, union, label_area = np.zeros(classes), np.zeros(classes), np.zeros(classes)
+    for name in sorted(case.maps["truth"]):
+        truth = conformance.picture(case, "truth", name).astype(np.int64).ravel()
+        predicted = conformance.picture(case, "run", name).astype(np.int64).ravel()
+        keep = truth != ignore
+        truth, predicted = truth[keep], predicted[keep]
+        hit = predicted[predicted == truth]
+        i = np.histogram(hit, bins=classes, range=(0, classes - 1))[0]
+        p = np.histogram(predicted, bins=classes, range=(0, classes - 1))[0]
+        t = np.histogram(truth, bins=classes, range=(0, classes - 1))[0]
+        intersect, union, label_area = intersect + i, union + p + t - i, label_area + t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        iou, accuracy = intersect / union, intersect / label_area
+    return {
+        "pixel_accuracy": float(intersect.sum() / label_area.sum()),
+        "mean_class_accuracy": float(np.nanmean(accuracy)),
+        "miou": float(np.nanmean(iou)),
+    }
+
+
 # -- the corpus ----------------------------------------------------------------------------------
+VERSIONS = {
+    "panopticapi": lambda: version("panopticapi-lite"),
+    "mmseg-rule": lambda: "1.x (IoUMetric, conformance/make.py)",
+}
+
+
 def outputs(case: conformance.Case, tools: list[str]) -> dict[str, dict[str, Any]]:
     """Each tool's version and figures on the case, or the error it raised."""
     out = {}
     for tool in tools:
-        about: dict[str, Any] = {"version": version(tool if tool != "faster-coco-eval" else "faster-coco-eval")}
+        about: dict[str, Any] = {"version": VERSIONS[tool]() if tool in VERSIONS else version(tool)}
         try:
-            about["figures"] = conformance.ENGINES[tool][1](case)
+            about["figures"] = mmseg_rule(case) if tool == "mmseg-rule" else conformance.ENGINES[tool][1](case)
         except Exception as exc:  # the reference's own failure is what the case records
             about["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
         out[tool] = about
     return out
 
 
-def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[str, Doc, list[Doc]], list[str]]]:
-    """(family, name, settings, (about, truth, run), the reference tools, the first the reference)."""
+def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[Any, ...], list[str]]]:
+    """(family, name, settings, (about, truth, run[, maps]), the reference tools, the first the reference)."""
     for name, made in INSTANCES.items():
         for iou_type in ("segm", "bbox"):
             yield (
@@ -419,6 +569,11 @@ def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[str, Doc, list[D
                 lvis_collection(k, cap_pressure=pressure),
                 ["lvis"],
             )
+    for name, options in PANOPTIC.items():
+        yield "panoptic", name, {}, panoptic_case(**options), ["panopticapi"]
+    for name, options in SEMANTIC.items():
+        about, truth, maps = semantic_case(**options)
+        yield "semantic", name, {"ignore": 255}, (about, truth, None, maps), ["mmseg-rule"]
 
 
 def main() -> None:
@@ -429,12 +584,12 @@ def main() -> None:
     folder = ap.parse_args().out
     shutil.rmtree(folder, ignore_errors=True)
     count = 0
-    for family, name, settings, (about, truth, run), tools in planned():
-        case = conformance.Case(f"{family}/{name}", family, about, settings, truth, run, tools[0], {})
+    for family, name, settings, (about, truth, run, *maps), tools in planned():
+        case = conformance.Case(f"{family}/{name}", family, about, settings, truth, run, tools[0], {}, *maps)
         case = conformance.Case(**{**case.__dict__, "outputs": outputs(case, tools)})
         path = folder / family / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {k: v for k, v in case.__dict__.items() if k != "name"}
+        data = {k: v for k, v in case.__dict__.items() if k != "name" and (k != "maps" or v)}
         path.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
         count += 1
     print(f"{count} cases under {folder}")

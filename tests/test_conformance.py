@@ -30,7 +30,8 @@ def test_the_corpus_covers_every_family_with_80_cases_or_more(corpus: list[confo
     names = {c.name for c in corpus}
     for needed in ("instances/segm/ties-across-images", "instances/bbox/crowds", "instances/boundary/polygons",
                    "instances/segm/absent-categories", "instances/segm/empty-run", "tide/segm/ties-across-images",
-                   "tide/bbox/only-dupe", "lvis/segm/federated-2-cap-4"):  # fmt: skip
+                   "tide/bbox/only-dupe", "lvis/segm/federated-2-cap-4", "panoptic/void", "panoptic/an-empty-image",
+                   "semantic/absent-class-predicted", "semantic/16-bit"):  # fmt: skip
         assert needed in names, needed
 
 
@@ -44,7 +45,7 @@ def test_our_engine_conforms_on_every_case(corpus: list[conformance.Case]) -> No
     assert checked >= len(corpus) - 3  # those on which every reference failed have nothing to match
 
 
-@pytest.mark.parametrize("engine", ["pycocotools", "faster-coco-eval", "lvis", "tidecv"])
+@pytest.mark.parametrize("engine", ["pycocotools", "faster-coco-eval", "lvis", "tidecv", "panopticapi"])
 def test_each_reference_gives_its_recorded_output(corpus: list[conformance.Case], engine: str) -> None:
     mine = [c for c in corpus if conformance.handles(engine, c)]
     assert mine

@@ -467,6 +467,8 @@ def cmd_conformance(args: argparse.Namespace) -> int:
             print(line)
         for engine in engines:
             mine = [r for r in rows if r.engine == engine]
+            if not mine:
+                continue
             cases = {r.case for r in mine}
             wrong = {r.case for r in mine if not r.ok}
             print(
@@ -809,14 +811,20 @@ def _conformance_command(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--corpus", metavar="DIR", help="the corpus folder (default: the checkout's conformance/)")
     c.add_argument(
         "--engine", action="append", metavar="NAME",
-        help="an engine to check: regionbench, pycocotools, faster-coco-eval, lvis, tidecv (default: every one installed)",
+        help="an engine to check: regionbench, pycocotools, faster-coco-eval, lvis, tidecv, panopticapi (default: every "
+        "one installed)",
     )  # fmt: skip
     c.add_argument(
         "--command", metavar="CMD",
         help="an engine that is a command: CMD with {truth}, {run} and {out}, writing COCOeval's 12 stats to {out} as "
         "a JSON list (the instances cases)",
     )  # fmt: skip
-    c.add_argument("--family", action="append", choices=["instances", "tide", "lvis"], help="only these cases")
+    c.add_argument(
+        "--family",
+        action="append",
+        choices=["instances", "tide", "lvis", "panoptic", "semantic"],
+        help="only these cases",
+    )
     c.add_argument("--case", action="append", metavar="PATTERN", help="only the cases named so (instances/segm/ties-*)")
     c.add_argument("--json", action="store_true", help="every figure as JSON (for CI)")
     c.set_defaults(func=cmd_conformance)

@@ -3,7 +3,7 @@ outputs, run against any engine installed (docs/scoring.md, "Conformance").
 
 A case is one JSON file of the corpus folder (``conformance/cases/<family>/<name>.json``, made
 by ``conformance/make.py`` with the references pinned): ``family`` (``instances``, ``tide``,
-``lvis``), ``settings`` (the IoU type, the detections an image), ``truth`` (a COCO or LVIS
+``lvis``, ``panoptic``, ``semantic``), ``settings`` (the IoU type, the detections an image), ``truth`` (a COCO or LVIS
 document), ``run`` (a COCO results list), ``reference`` (the tool whose figures an engine
 must give) and ``outputs``: each reference tool's version and figures, or the error it raised.
 
@@ -16,7 +16,10 @@ known; an external command that writes COCOeval's 12 ``stats`` as a JSON list is
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import copy
+import dataclasses
 import io
 import itertools
 import json
@@ -31,15 +34,17 @@ from typing import Any
 
 from regionbench.core.errors import InputError
 
-FAMILIES = ("instances", "tide", "lvis")
+FAMILIES = ("instances", "tide", "lvis", "panoptic", "semantic")
 # Each family's tolerance: the largest difference a figure may have from the reference's. COCO's
 # and LVIS's figures are sums of the same floating-point terms in the same order; TIDE's are in
 # percent and its reference sums in Python floats.
-TOLERANCE = {"instances": 1e-9, "lvis": 1e-9, "tide": 1e-6}
+TOLERANCE = {"instances": 1e-9, "lvis": 1e-9, "tide": 1e-6, "panoptic": 1e-12, "semantic": 1e-12}
 ABOUT = {
     "instances": "COCOeval's 12 figures (AP, AP50, AP75, AP by area, AR at 1/10/100, AR by area): segm, bbox, boundary",
     "tide": "TIDE's AP50, each error type's dAP (Cls, Loc, Both, Dupe, Bkg, Miss) and FalsePos, FalseNeg",
     "lvis": "LVISEval's 13 figures (AP, AP50, AP75, APs/m/l, APr/c/f, AR and AR by area at 300)",
+    "panoptic": "PQ, SQ, RQ and n over all categories, things and stuff; PQ, SQ, RQ of each category",
+    "semantic": "pixel accuracy, mean class accuracy and mIoU (the classes in the truth or the prediction)",
 }
 
 
@@ -56,9 +61,10 @@ class Case:
     about: str
     settings: dict[str, Any]
     truth: dict[str, Any]
-    run: list[dict[str, Any]]
+    run: Any
     reference: str
     outputs: dict[str, dict[str, Any]]
+    maps: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)  # side -> file -> base64 PNG
 
     @classmethod
     def read(cls, path: Path, root: Path) -> Case:
@@ -66,7 +72,7 @@ class Case:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(
                 path.relative_to(root).with_suffix("").as_posix(), data["family"], data["about"], data["settings"],
-                data["truth"], data["run"], data["reference"], data["outputs"],
+                data["truth"], data["run"], data["reference"], data["outputs"], data.get("maps", {}),
             )  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConformanceError(f"{path}: not a conformance case ({exc}); make the corpus again") from None
@@ -96,8 +102,14 @@ Engine = Callable[[Case], dict[str, float]]
 
 def ours(case: Case) -> dict[str, float]:
     """This package's engine, as ``evaluate`` runs it: the run checked as a results file is, then
-    scored (instances, LVIS) or analysed (TIDE)."""
+    scored (instances, LVIS) or analysed (TIDE); a panoptic run's segments matched, a label map's
+    pixels counted."""
     from regionbench.client import instances
+
+    if case.family == "panoptic":
+        return _ours_panoptic(case)
+    if case.family == "semantic":
+        return _ours_semantic(case)
 
     iou_type = case.settings.get("iou_type", "segm")
     if case.family == "tide":  # detections of categories the truth lacks count in TIDE, as in tidecv
@@ -132,6 +144,90 @@ def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict
         [e["id"] for e in case.truth["images"]], truth, found, shape, case.settings.get("max_dets", 100)
     )
     return tide_figures(figures["ap"], figures["main"], figures["special"])
+
+
+def picture(case: Case, side: str, name: str) -> Any:
+    """The case's PNG ``name`` of ``side`` (truth or run) as an array, as PIL reads it."""
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(case.maps[side][name]))))
+
+
+def _ours_panoptic(case: Case) -> dict[str, float]:
+    import numpy as np
+
+    from regionbench.client import panoptic
+    from regionbench.io.panoptic import rgb_to_id
+
+    categories = sorted(case.truth["categories"], key=lambda c: c["id"])
+    index = {c["id"]: k for k, c in enumerate(categories)}
+    tally = np.zeros((len(categories), 4))
+    run = {a["image_id"]: a for a in case.run["annotations"]}
+    for truth in case.truth["annotations"]:
+        given = run[truth["image_id"]]  # a missing prediction is refused, as pq_compute refuses it
+        known = {s["id"]: (index[s["category_id"]], bool(s.get("iscrowd"))) for s in truth["segments_info"]}
+        ids = rgb_to_id(picture(case, "truth", truth["file_name"]))
+        gt = panoptic.dense(ids * np.isin(ids, list(known)), known)  # an id without its segment is VOID
+        said = {s["id"]: (index.get(s["category_id"], -1), False) for s in given["segments_info"]}
+        if any(k < 0 for k, _ in said.values()):
+            raise ValueError(f"image {truth['image_id']}: a segment's category is no category of the truth")
+        pred = panoptic.dense(rgb_to_id(picture(case, "run", given["file_name"])), said)
+        tally += panoptic.match(gt, pred, len(categories)).tally
+    things = np.array([bool(c["isthing"]) for c in categories])
+    figures: dict[str, float] = {}
+    for group, found in panoptic.summary(tally, things).items():
+        figures |= {f"{group}.{k}": float(v) for k, v in found.items() if v is not None}
+    per = panoptic.per_category(tally)  # every category, 0 where it counts nothing (as pq_average lists them)
+    for k, c in enumerate(categories):
+        figures |= {f"class.{c['id']}.{name}": float(per[k, j]) for j, name in enumerate(("pq", "sq", "rq"))}
+    return figures
+
+
+def _ours_semantic(case: Case) -> dict[str, float]:
+    import numpy as np
+
+    from regionbench.client import semantic
+
+    classes, ignore = len(case.truth["classes"]), case.settings.get("ignore", 255)
+    matrix = np.zeros((classes, classes + 1), dtype=np.int64)
+    for name in sorted(case.maps["truth"]):
+        truth = picture(case, "truth", name).astype(np.int64)
+        predicted = picture(case, "run", name).astype(np.int64)
+        left_out = (truth == ignore) | (truth >= classes)  # the truth alone ignores
+        predicted = np.where((predicted >= 0) & (predicted < classes), predicted, classes)  # else: abstains, wrong
+        matrix += semantic.confusion(np.where(left_out, 0, truth), predicted, classes, left_out)
+    found = semantic.measures(matrix, case.truth["classes"])
+    return {k: float(found[k]) for k in ("pixel_accuracy", "mean_class_accuracy", "miou")}
+
+
+def panoptic_api(case: Case) -> dict[str, float]:
+    """The COCO panoptic API's ``pq_compute`` (panopticapi-lite) on the case's files, one process."""
+    from panopticapi import evaluation
+
+    categories = {c["id"]: c for c in case.truth["categories"]}
+    run = {a["image_id"]: a for a in case.run["annotations"]}
+    with tempfile.TemporaryDirectory(prefix="regionbench-conformance-") as folder:
+        for side in ("truth", "run"):
+            Path(folder, side).mkdir()
+            for name, encoded in case.maps[side].items():
+                Path(folder, side, name).write_bytes(base64.b64decode(encoded))
+        pairs = [copy.deepcopy((t, run[t["image_id"]])) for t in case.truth["annotations"]]  # the API marks them
+        with contextlib.redirect_stdout(io.StringIO()):
+            stat = evaluation.pq_compute_single_core.__wrapped__(
+                0, pairs, str(Path(folder, "truth")), str(Path(folder, "run")), categories
+            )
+    figures: dict[str, float] = {}
+    for group, isthing in (("all", None), ("things", True), ("stuff", False)):
+        try:
+            found, per_class = stat.pq_average(categories, isthing=isthing)
+        except ZeroDivisionError:  # no category counted: the API divides by zero
+            continue
+        figures |= {f"{group}.{k}": float(v) for k, v in found.items()}
+        if group == "all":
+            for category, values in per_class.items():
+                figures |= {f"class.{category}.{k}": float(values[k]) for k in ("pq", "sq", "rq")}
+    return figures
 
 
 def tide_figures(ap: float, main: Mapping[str, float], special: Mapping[str, float]) -> dict[str, float]:
@@ -242,8 +338,12 @@ ENGINES: dict[str, tuple[tuple[str, ...], Engine]] = {
     "faster-coco-eval": (("instances",), lambda case: cocoeval("faster-coco-eval", case)),
     "lvis": (("lvis",), lvis_eval),
     "tidecv": (("tide",), tidecv_eval),
+    "panopticapi": (("panoptic",), panoptic_api),
 }
-MODULES = {"pycocotools": "pycocotools", "faster-coco-eval": "faster_coco_eval", "lvis": "lvis", "tidecv": "tidecv"}
+MODULES = {
+    "pycocotools": "pycocotools", "faster-coco-eval": "faster_coco_eval", "lvis": "lvis", "tidecv": "tidecv",
+    "panopticapi": "panopticapi",
+}  # fmt: skip
 
 
 def installed() -> list[str]:
