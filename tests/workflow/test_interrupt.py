@@ -1,12 +1,14 @@
 """Ctrl-C during a build: one line, what finished kept, and the rerun resumes to the bytes of a
-build never interrupted; on a terminal (a pseudo-terminal's Ctrl-C reaches every process of the
-build) and under a shell's job control (``set -m``: ``kill -INT`` to the build's process group)."""
+build never interrupted; on a terminal (a pseudo-terminal's Ctrl-C reaches the build's process
+group), under a shell's job control (``set -m``: ``kill -INT`` to the build's process group) and
+without it (SIGINT or SIGTERM to ``regionbench`` alone, started with SIGINT ignored)."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, on_a_terminal, workflow_copy, write_config
 
 INTERRUPTED = "regionbench: interrupted; what finished is kept: run the same command again to resume"
@@ -38,19 +40,30 @@ def test_ctrl_c_on_a_terminal_says_one_line_and_the_rerun_resumes(tiny_build: Pa
     _resumes(project, override, tiny_build)
 
 
-def test_sigint_to_the_build_s_process_group_under_job_control(tiny_build: Path, tmp_path: Path) -> None:
-    """A script with job control (``set -m``) runs the build in the background, piped to a file,
-    and sends SIGINT to its process group: one line in the log, exit 130, and the rerun resumes."""
+@pytest.mark.parametrize(
+    ("job_control", "target", "signal"),
+    [(True, "group", "INT"), (False, "alone", "INT"), (False, "alone", "TERM")],
+)
+def test_a_signal_stops_the_build_however_it_is_sent(
+    tiny_build: Path, tmp_path: Path, job_control: bool, target: str, signal: str
+) -> None:
+    """A script runs the build in the background, piped to a file, and once a stage has finished
+    signals it: SIGINT to its process group under job control (``set -m``, as a terminal's Ctrl-C
+    reaches a group), SIGINT or SIGTERM to ``regionbench`` alone without job control (where a
+    shell starts a background job with SIGINT ignored). One line in the log, exit 130; no job
+    runs after it (Snakemake's log never reaches 100 %), nothing is published, and the rerun
+    resumes."""
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, TINY)
     log = tmp_path / "build.log"
     command = " ".join(build_command(project, "--configfile", str(override)))
+    whom = "-- -$build" if target == "group" else "$build"
     script = f"""
-set -m
+set {"-m" if job_control else "+m"}
 {command} > {log} 2>&1 &
 build=$!
 until grep -q '{DONE}' {log} || ! kill -0 $build 2>/dev/null; do sleep 0.1; done
-kill -INT -- -$build
+kill -{signal} {whom}
 wait $build
 echo "exit $?"
 """
@@ -60,4 +73,7 @@ echo "exit $?"
     lines = text.splitlines()
     assert lines[-1] == INTERRUPTED and not any(word in text for word in NOISE), text
     assert all(line.isprintable() for line in lines)  # a pipe: plain lines
+    assert not (project / TINY_RELEASE).exists()  # Snakemake stopped before the release
+    snakemake_log = max((project / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda f: f.stat().st_mtime)
+    assert "(100%) done" not in snakemake_log.read_text()
     _resumes(project, override, tiny_build)

@@ -1,16 +1,22 @@
 """Snakemake run under ``regionbench build``: its standard error (and its jobs') relayed as it
-comes, and an interrupt (Ctrl-C, or SIGINT to the build's process group) answered with one line.
+comes, and an interrupt (Ctrl-C, SIGINT to the build's process group or to ``regionbench``
+alone, SIGTERM, SIGHUP) answered with one line.
 
-On Ctrl-C the terminal signals every process of the build at once: Snakemake stops and marks
-the running jobs incomplete (a rerun resumes them), and each job interrupted mid-import prints
-its own traceback, Snakemake its ``RuleException`` and ``WorkflowError``, some thirty lines.
-Relayed through here, all of that is dropped from the moment the interrupt arrives; the build
-waits for Snakemake to finish stopping (a second Ctrl-C kills it) and says one line.
+Snakemake runs in a session of its own, with every signal at its default whatever this process
+was started with (a background job of a shell without job control starts with SIGINT ignored,
+and a child would inherit that: Snakemake went on to the end). A terminal's Ctrl-C, or a signal
+to the build's process group, therefore reaches this process alone, which passes one SIGINT to
+Snakemake's process group, as a terminal would have: Snakemake stops and marks the running jobs
+incomplete (a rerun resumes them), and each job interrupted mid-import prints its own
+traceback, Snakemake its ``RuleException`` and ``WorkflowError``, some thirty lines. Relayed
+through here, all of that is dropped from the moment the interrupt arrives; the build waits for
+Snakemake to finish stopping (a second interrupt kills its process group) and says one line.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import select
 import signal
@@ -48,9 +54,26 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
     watches (``signal.set_wakeup_fd``). What the command says is held ``HOLD`` seconds before it
     is written, and dropped when the number comes first: the words of jobs interrupted with it
     never reach ``stream``."""
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, **popen)  # before any mask: it inherits ours
-    assert proc.stderr is not None
     quiet, ended = threading.Event(), threading.Event()
+    started: list[subprocess.Popen[bytes]] = []
+
+    def interrupted(signum: int, _frame: object) -> None:
+        quiet.set()
+        if started:  # one SIGINT to Snakemake's process group, however this process was signalled
+            _signal_group(started[0], signal.SIGINT)
+        raise KeyboardInterrupt
+
+    # The handlers first: a caught signal is at its default in the child (an ignored one stays
+    # ignored across exec). The command before any mask: it would inherit the mask too.
+    previous = {s: signal.signal(s, interrupted) for s in SIGNALS}
+    try:
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, start_new_session=True, **popen)
+    except BaseException:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        raise
+    started.append(proc)
+    assert proc.stderr is not None
     out = getattr(stream, "buffer", None)
     woken, wake = os.pipe()
     os.set_blocking(wake, False)
@@ -94,13 +117,6 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
             stream.write(chunk.decode(errors="replace"))
         stream.flush()
 
-    def interrupted(signum: int, _frame: object) -> None:
-        quiet.set()
-        if signum != signal.SIGINT:  # a terminal's Ctrl-C reached them too; these did not
-            proc.send_signal(signal.SIGINT)
-        raise KeyboardInterrupt
-
-    previous = {s: signal.signal(s, interrupted) for s in SIGNALS}
     relaying = threading.Thread(target=relay, name="snakemake-stderr", daemon=True)
     relaying.start()  # with the signals unblocked: the thread the kernel gives them to
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
@@ -115,7 +131,7 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
             while proc.poll() is None:
                 time.sleep(POLL)
         except KeyboardInterrupt:  # asked twice: no more waiting
-            proc.kill()
+            _signal_group(proc, signal.SIGKILL)
             proc.wait()
         if is_live:
             stream.write(ERASE_LINE)
@@ -131,3 +147,9 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
             os.close(woken)
             os.close(wake)
     return code
+
+
+def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
+    """``signum`` to the process group ``proc`` leads (Snakemake and its jobs), if it is still there."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signum)
