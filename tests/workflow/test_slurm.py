@@ -68,7 +68,7 @@ def test_release_through_slurm_equals_local_build(
     # workflow's local rules: the target and the light stages, run in Snakemake's own process. The
     # subsets checkpoint re-plans mid-build, so the job count is Snakemake's last "N of N steps".
     planned = int(re.findall(r"^(\d+) of \1 steps \(100%\) done$", log, re.M)[-1])
-    local = re.findall(r"^localrule (\w+):$", log, re.M)
+    local = re.findall(r"^local(?:rule|checkpoint) (\w+):$", log, re.M)
     declared = re.search(r"^localrules:\n((?:    \w+,?\n)+)", (cluster / "Snakefile").read_text(), re.M)
     assert declared and set(local) <= {*re.findall(r"\w+", declared.group(1)), "all"} and "all" in local, local
     assert "ingest" not in local and "classify" not in local  # the heavy stages are SLURM's

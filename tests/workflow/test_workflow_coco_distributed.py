@@ -118,3 +118,53 @@ def test_tide_under_ties_equals_tidecv_walking_coco_s_own_val_file(release: Call
     listed = [e["id"] for e in exported["images"]]
     train = json.loads((built.raw / "annotations/instances_train2017.json").read_text())
     assert listed == [e["id"] for e in train["images"]] + order
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+COUNTS = st.text(alphabet=st.characters(min_codepoint=48, max_codepoint=111), max_size=16)
+NUMBER = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 1000)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    shape=st.one_of(
+        st.fixed_dictionaries({"size": st.lists(st.integers(0, 700), max_size=3), "counts": COUNTS}),
+        st.fixed_dictionaries({"size": st.just("image"), "counts": COUNTS}),
+        st.lists(st.lists(NUMBER, max_size=10), max_size=2),
+    )
+)
+def test_a_malformed_detection_is_one_line_never_a_traceback(
+    release: Callable[[str], Built], tmp_path_factory, shape
+) -> None:
+    """Random RLE strings (of any size, or the image's own, where counts may run past it or
+    stop short) and polygons, beside a good detection: ``evaluate`` scores the run or refuses it
+    in one line naming the detection (exit 2), never a traceback or an internal error."""
+    from conftest import regionbench_cli
+
+    built = release("coco-distributed")
+    truth = json.loads((built.raw / "annotations/instances_val2017.json").read_text())
+    image = truth["images"][0]
+    if isinstance(shape, dict) and shape["size"] == "image":
+        shape = {"size": [image["height"], image["width"]], "counts": shape["counts"]}
+    good = next(a for a in truth["annotations"] if a["image_id"] == image["id"])
+    run = [
+        {
+            "image_id": image["id"],
+            "category_id": good["category_id"],
+            "segmentation": good["segmentation"],
+            "score": 0.9,
+        },
+        {"image_id": image["id"], "category_id": good["category_id"], "segmentation": shape, "score": 0.5},
+    ]
+    path = tmp_path_factory.mktemp("malformed") / "run.json"
+    path.write_text(json.dumps(run))
+    done = regionbench_cli(
+        "evaluate", "--release", str(built.folder), "--predictions", str(path), "--task", "instances"
+    )
+    assert done.returncode in (0, 2), done.stderr
+    if done.returncode == 2:
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "detection 1: " in lines[0], done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr

@@ -359,6 +359,35 @@ def check_results(
     return out
 
 
+def rle_problem(rle: dict[str, Any]) -> str | None:
+    """What is wrong with a compressed RLE whose counts do not make its size (a string cut short,
+    a negative run, runs past its last pixel or stopping short), or None. Read a character at a
+    time, as pycocotools' ``rleFrString`` reads it: for a failure's diagnosis, not every mask."""
+    height, width = rle["size"]
+    counts = rle["counts"]
+    text = counts.decode("ascii", "replace") if isinstance(counts, bytes) else str(counts)
+    runs: list[int] = []
+    p = 0
+    while p < len(text):
+        x, k, more = 0, 0, True
+        while more:
+            if p >= len(text):
+                return "its RLE counts end inside a number (a string cut short); encode the mask with pycocotools"
+            c = ord(text[p]) - 48
+            x |= (c & 0x1F) << (5 * k)
+            more = bool(c & 0x20)
+            p, k = p + 1, k + 1
+            if not more and c & 0x10:
+                x |= -1 << (5 * k)
+        runs.append(x + runs[-2] if len(runs) > 2 else x)
+    if any(r < 0 for r in runs) or sum(runs) != height * width:
+        return (
+            f"its RLE counts make {sum(runs)} pixels (runs {runs[:4]}...), not its {width}x{height} mask's "
+            f"{height * width}; encode the mask with pycocotools"
+        )
+    return None
+
+
 def _mask_box(rle: dict[str, Any]) -> list[float]:
     return [float(v) for v in _masks().toBbox(rle)]
 

@@ -357,11 +357,11 @@ class Held:
     def __exit__(self, *exc: object) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def add(self, r: int, d: dict[str, Any]) -> None:
-        """Detection ``d`` (checked) of range ``r``."""
+    def add(self, r: int, d: dict[str, Any], n: int = -1) -> None:
+        """Detection ``d`` (checked) of range ``r``, the ``n``-th of the file."""
         rle = d.get("segmentation")
         self.memory[r].append(
-            (d["image_id"], d["category_id"], d["score"], d["area"], rle["counts"] if rle else None, d.get("bbox"))
+            (d["image_id"], d["category_id"], d["score"], d["area"], rle["counts"] if rle else None, d.get("bbox"), n)
         )
         self.count += 1
         self.in_memory += 1
@@ -376,16 +376,18 @@ class Held:
         self.memory.clear()
         self.in_memory = 0
 
-    def detections(self, r: int) -> list[dict[str, Any]]:
-        """Range ``r``'s detections as the engine takes them."""
+    def _items(self, r: int) -> list[tuple[Any, ...]]:
         items: list[tuple[Any, ...]] = []
         if r in self.spilled:
             with (self.folder / f"{r}.pickle").open("rb") as f, contextlib.suppress(EOFError):
                 while True:
                     items += pickle.load(f)
-        items += self.memory.get(r, [])
+        return items + self.memory.get(r, [])
+
+    def detections(self, r: int) -> list[dict[str, Any]]:
+        """Range ``r``'s detections as the engine takes them."""
         out = []
-        for image, category, score, area, counts, box in items:
+        for image, category, score, area, counts, box, _ in self._items(r):
             d = {"image_id": image, "category_id": category, "score": score, "area": area}
             if counts is not None:
                 d["segmentation"] = {"size": self.sizes[image], "counts": counts}
@@ -393,6 +395,15 @@ class Held:
                 d["bbox"] = box
             out.append(d)
         return out
+
+    def undecodable(self, r: int, exc: Exception) -> measures.InstancesError:
+        """The engine failed on range ``r`` (``exc``): the first detection of it whose mask does
+        not decode (its counts run past its size, which the reading's checks cannot all see
+        without decoding every mask), named by its place in the file; else ``exc`` itself."""
+        for d, item in zip(self.detections(r), self._items(r), strict=True):
+            if "segmentation" in d and (problem := measures.rle_problem(d["segmentation"])):
+                return measures.InstancesError(f"detection {item[-1]}: {problem}")
+        raise exc
 
 
 def hold(run: Run[Settings], truth: Truth) -> Held:
@@ -417,7 +428,7 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
                         f"{run.predictions}: detection {n}: --iou-type {settings.iou_type}: every detection needs a "
                         "segmentation (or score boxes with --iou-type bbox)"
                     )
-                held.add(range_of[d["image_id"]], d)
+                held.add(range_of[d["image_id"]], d, n)
             checker.finish(run.predictions)
         held.absent = dict(sorted(checker.absent.items()))
     except measures.OutsideImages as exc:
@@ -502,8 +513,11 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
     with no_collection():
         detections = settings.kept(_HELD.detections(r))
-        errors = settings.errors(r, document, detections) if settings.tide else None
-        found = settings.evaluate(document, of_the_truth(detections, document))
+        try:
+            errors = settings.errors(r, document, detections) if settings.tide else None
+            found = settings.evaluate(document, of_the_truth(detections, document))
+        except (ValueError, RuntimeError) as exc:  # a mask the engine cannot decode: named, one line
+            raise _HELD.undecodable(r, exc) from None
     if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
         counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
     del detections, document
@@ -562,7 +576,7 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
     with hold(run, truth) as held:
         parts = Spilled(held.folder, len(categories), len(measures.area_bounds(ranges)))
         errors = tide_measures.Part()
-        for found, part, range_errors in evaluated(held, settings, run.cores):
+        for found, part, range_errors in _named(run, evaluated(held, settings, run.cores)):
             for key, value in found.items():
                 counts[key] = counts.get(key, 0) + value
             if range_errors is not None:
@@ -586,6 +600,14 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
         release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
     }
     return figures, per_image
+
+
+def _named(run: Run[Settings], ranges: Iterator[Any]) -> Iterator[Any]:
+    """``ranges``, a detection the engine could not read named with the run's file."""
+    try:
+        yield from ranges
+    except measures.InstancesError as exc:
+        raise measures.InstancesError(f"{run.predictions}: {exc}") from None
 
 
 def per_source_split(
