@@ -306,6 +306,11 @@ def load(
         raise release.ReleaseError(f"{source}: no such folder; give a release folder, or a repository with rev=")
     if rev is None and folder.is_file():
         raise release.ReleaseError(f"{source}: a file, not a release folder (one with manifest.json)")
+    if rev is None and folder.is_dir() and not (folder / ".git").exists() and not (folder / ".dvc").exists():
+        raise release.ReleaseError(  # a local folder that is neither a release nor a repository
+            f"{source}: not a release folder (it has no manifest.json) nor a git+DVC repository; give the "
+            "release's folder, releases/<dataset>/v<version>"
+        )
     if importlib.util.find_spec("dvc") is None:
         raise release.ReleaseError(
             f"{source}: not a release folder, and reading a repository needs DVC; "
