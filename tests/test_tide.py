@@ -30,14 +30,19 @@ def reference(truth: Path, results: Path, mode: str) -> tuple[float, dict, dict]
     return run.ap, main, special
 
 
-def ours(truth: dict, detections: list[dict], shape: str) -> dict:
-    by_image: dict[int, list[dict]] = {}
+def by_image(truth: dict, detections: list[dict]) -> tuple[dict[int, list[dict]], dict[int, list[dict]]]:
+    """The truth's instances and the detections by image, each named by its place in its file."""
+    instances: dict[int, list[dict]] = {}
     for k, a in enumerate(truth["annotations"]):
-        by_image.setdefault(a["image_id"], []).append(dict(a, id=k))
+        instances.setdefault(a["image_id"], []).append(dict(a, id=k))
     found: dict[int, list[dict]] = {}
     for k, d in enumerate(detections):
         found.setdefault(d["image_id"], []).append(dict(d, id=k))
-    return tide.evaluate([im["id"] for im in truth["images"]], by_image, found, shape)
+    return instances, found
+
+
+def ours(truth: dict, detections: list[dict], shape: str) -> dict:
+    return tide.evaluate([im["id"] for im in truth["images"]], *by_image(truth, detections), shape)
 
 
 def with_errors(seed: int) -> tuple[dict, list[dict]]:
@@ -90,16 +95,11 @@ def test_parts_of_ranges_of_images_join_into_the_run_s(seed: int, cut: int) -> N
     """The instances task collects TIDE a range of images at a time (on worker processes): the
     parts joined give the figures of the whole run, whatever the cut."""
     truth, detections = with_errors(seed)
-    by_image: dict[int, list[dict]] = {}
-    for k, a in enumerate(truth["annotations"]):
-        by_image.setdefault(a["image_id"], []).append(dict(a, id=k))
-    found: dict[int, list[dict]] = {}
-    for k, d in enumerate(detections):
-        found.setdefault(d["image_id"], []).append(dict(d, id=k))
+    instances, found = by_image(truth, detections)
     images = [im["id"] for im in truth["images"]]
-    whole = tide.summarize(tide.collect(images, by_image, found))
-    joined = tide.collect(images[:cut], by_image, found)
-    joined.add(tide.collect(images[cut:], by_image, found))
+    whole = tide.summarize(tide.collect(images, instances, found))
+    joined = tide.collect(images[:cut], instances, found)
+    joined.add(tide.collect(images[cut:], instances, found))
     assert tide.summarize(joined) == whole
 
 
@@ -134,15 +134,10 @@ def test_ties_fall_in_the_truth_file_s_image_order_as_tidecv_s(
     ap, main, special = reference(
         folder / "truth.json", folder / "results.json", TIDE.MASK if mode == "mask" else TIDE.BOX
     )
-    by_image: dict[int, list[dict]] = {}
-    for k, a in enumerate(truth["annotations"]):
-        by_image.setdefault(a["image_id"], []).append(dict(a, id=k))
-    found: dict[int, list[dict]] = {}
-    for k, d in enumerate(detections):
-        found.setdefault(d["image_id"], []).append(dict(d, id=k))
+    instances, found = by_image(truth, detections)
     ids = sorted(im["id"] for im in truth["images"])
-    part = tide.collect(ids[:cut], by_image, found, shape)
-    part.add(tide.collect(ids[cut:], by_image, found, shape))
+    part = tide.collect(ids[:cut], instances, found, shape)
+    part.add(tide.collect(ids[cut:], instances, found, shape))
     ours = tide.summarize(part, {im["id"]: n for n, im in enumerate(truth["images"])})
     assert ours["ap"] == pytest.approx(ap, abs=1e-6)
     for kind in tide.MAIN:
