@@ -211,3 +211,39 @@ def test_a_stuff_class_in_two_segments_is_kept_as_the_file_has_it_and_counted(
     shard = ingest_shard(root, "00", words(root), layout="coco-panoptic", settings=ALL)
     balanced(shard)
     assert shard.report["quirks"].get("stuff_class_in_several_segments") == 1, shard.report
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    constant=st.sampled_from(["NaN", "Infinity", "-Infinity"]),
+    where=st.sampled_from(["area", "bbox", "id", "category_id", "width"]),
+    pick=st.integers(0, 10_000),
+)
+def test_a_panoptic_file_with_a_number_json_lacks_is_refused_in_one_line(
+    trees: dict[str, Path], tmp_path_factory: pytest.TempPathFactory, constant: str, where: str, pick: int
+) -> None:
+    """NaN or Infinity anywhere a number stands (Python's JSON reads them; JSON has none): the
+    file is refused in one line naming it and the value, as the COCO instances layout refuses them."""
+    from regionbench.core.errors import InputError
+
+    root = tmp_path_factory.mktemp("constant") / "coco"
+    shutil.copytree(trees["coco"], root)
+    source = panoptic.sources(root)[0]
+    path = root / source.json
+    text = path.read_text()
+    spots = [k for k in range(len(text)) if text.startswith(f'"{where}": ', k)]
+    assert spots
+    at = spots[pick % len(spots)] + len(f'"{where}": ')
+    end = at
+    while text[end] in "-0123456789.e":
+        end += 1
+    if end == at:  # a list (bbox): its first number
+        at += 1
+        end = at
+        while text[end] in "-0123456789.e":
+            end += 1
+    path.write_text(text[:at] + constant + text[end:])
+    with pytest.raises(InputError) as refused:
+        panoptic.read_source(root, source)
+    said = str(refused.value)
+    assert "\n" not in said and str(path) in said and f"{constant} is not a JSON number" in said

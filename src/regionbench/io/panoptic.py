@@ -106,12 +106,24 @@ def _check_listed(name: str, data: Any) -> None:
         raise IngestError(f"{name}: categories is not a list; export it again")
 
 
+class _NotJsonNumber(Exception):
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a JSON file."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJsonNumber(name)
+
+
 @cache
 def _read(path: str, state: str) -> dict[str, Any]:
     """A panoptic JSON file (``state``: its fingerprint, so an edit reads it again); an
     IngestError names a file that is not one."""
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = json.loads(Path(path).read_bytes(), parse_constant=_no_constant)
+    except _NotJsonNumber as exc:  # NaN, Infinity: Python's JSON reads them, JSON has no such numbers
+        raise IngestError(
+            f"{path}: {exc} is not a JSON number (no finite value); write the file with allow_nan=False, or null"
+        ) from None
     except (OSError, ValueError) as exc:
         raise IngestError(f"{path}: not a readable JSON file ({' '.join(str(exc).split())}); export it again") from None
     _check_listed(path, data)
