@@ -4,7 +4,8 @@ sharing a stem (``images/val/0001.jpg``, ``labels/val/0001.png``).
 
 ``classes.csv`` names the values of the maps, a row each: ``id`` (the pixel value), ``name``,
 and optionally ``parent`` (a class or group name above it: the hierarchy), ``ignore`` (1, true
-or yes: the value is void, no class: the image's ignore mask) and ``colour`` (``#rrggbb``,
+or yes: the value is void, no class: the image's ignore mask; 0, false, no or empty: a class;
+anything else is refused, and so is a class row without a name) and ``colour`` (``#rrggbb``,
 read by viewers, not by the release). One annotator, ``labels``. A map is an 8- or 16-bit
 one-channel PNG (or a palette PNG, whose indices are the values); each class present in an
 image is one region (the format has no instances), its ``category_id`` the class id; a value
@@ -45,6 +46,7 @@ ANNOTATOR = "labels"
 CLASSES = "classes.csv"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 TRUE = ("1", "true", "yes")
+FALSE = ("", "0", "false", "no")
 COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
@@ -72,6 +74,17 @@ def read_classes(path: str, state: str) -> dict[int, Class]:
         value = int(text)
         if value in found:
             raise IngestError(f"{name} line {line}: id {value} named twice; each pixel value names one class")
+        said = (row.get("ignore") or "").strip().lower()
+        if said not in TRUE + FALSE:
+            raise IngestError(
+                f"{name} line {line}: ignore {row.get('ignore')!r} is neither 1, true, yes (the value is void) nor "
+                "0, false, no or empty (a class)"
+            )
+        ignore = said in TRUE
+        if not safe_label(row.get("name") or "") and not ignore:
+            raise IngestError(
+                f"{name} line {line}: id {value} has no name; name its class, or give ignore=1 if it is void"
+            )
         label = safe_label(row.get("name") or "") or f"class-{value}"
         if label in labels:
             raise IngestError(f"{name} line {line}: the name {row.get('name')!r} again; give each class its own")
@@ -80,7 +93,6 @@ def read_classes(path: str, state: str) -> dict[int, Class]:
         if colour is not None and not COLOUR.fullmatch(colour):
             raise IngestError(f"{name} line {line}: colour {colour!r} is not #rrggbb")
         parent = safe_label(row.get("parent") or "") or None
-        ignore = (row.get("ignore") or "").strip().lower() in TRUE
         found[value] = Class(value, (row.get("name") or "").strip() or label, label, parent, ignore, colour)
     return found
 
