@@ -126,3 +126,31 @@ def test_a_damaged_tree_of_any_layout_loses_nothing_and_never_tracebacks(
         ledger_balances(shard)
         for row in shard.rejects.to_pylist():
             assert row["reason"] and "\n" not in row["reason"], (done, row)
+
+
+@pytest.mark.parametrize("layout", ["classmap", "camvid", "lip", "cocostuff", "labelme", "pascal-context"])
+def test_a_value_the_format_s_table_lacks_is_said_in_the_format_s_words(tmp_path: Path, layout: str) -> None:
+    """A map's pixel value that no class of the format has is a rejected region whose reason names
+    the format's own table (classes.csv only where the tree has one) and what to do."""
+    import numpy as np
+    from PIL import Image
+
+    root = tmp_path / layout
+    TREES[layout](root)
+    reader = layouts.get(layout)
+    known = reader.classes(root)  # type: ignore[attr-defined]
+    value = next(v for v in range(254, 0, -1) if v not in known)
+    item = reader.items(root)[0]  # type: ignore[attr-defined]
+    path = root / next(iter(item.maps.values()))
+    picture = Image.open(path)
+    pixels = np.array(picture)
+    pixels[0, 0] = value
+    changed = Image.fromarray(pixels, mode=picture.mode)
+    if picture.mode == "P":
+        changed.putpalette(picture.getpalette())
+    changed.save(path)
+    shard = ingest_shard(root, "00", None, layout=layout, settings=ALL)
+    reasons = [r for r in shard.rejects.column("reason").to_pylist() if f"value {value} " in r]
+    assert reasons, shard.rejects.to_pylist()
+    assert ("classes.csv" in reasons[0]) == (layout == "classmap"), reasons[0]
+    assert reader.unknown in reasons[0]  # type: ignore[attr-defined]

@@ -37,6 +37,7 @@ class CamVidLayout(TableMaps):
     """CamVid as SegNet distributes it (module docstring)."""
 
     name = "camvid"
+    unknown = "is none of SegNet's CamVid classes (0-10, 11 void); the map is not CamVid's as SegNet distributes it: write it with those values, or lay the tree out as a class-map folder (layout: classmap) whose own table names it"
     annotator = "camvid"
     expects = "{train,val,test}/*.png with {train,val,test}annot/*.png (SegNet's CamVid)"
     about = About(

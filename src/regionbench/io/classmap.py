@@ -113,13 +113,15 @@ class Format:
     image_modes: tuple[str, ...] = ("RGB", "L")
     map_modes: tuple[str, ...] = ("L", "P", "I;16", "I")
 
-    def __init__(self, known: dict[int, Class]) -> None:
-        self.known = known
+    def __init__(
+        self, known: dict[int, Class], unknown: str = f"is not in {CLASSES}; add a row for it (ignore=1 if it is void)"
+    ) -> None:
+        self.known, self.unknown = known, unknown  # unknown: what a value the table lacks is, and what to do
         self.ignore_values = tuple(sorted(v for v, c in known.items() if c.ignore))
 
     def meaning(self, value: int) -> Meaning | str:
         if value not in self.known:
-            return f"value {value} is not in {CLASSES}; add a row for it (ignore=1 if it is void)"
+            return f"value {value} {self.unknown}"
         return Meaning(value, self.known[value].label)
 
 
@@ -173,6 +175,8 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
     annotator = ANNOTATOR
     official_measures: tuple[str, ...] = ()
     SAMPLE = 16  # maps checked against the table before a build reads the tree
+    # What a map's value the table lacks is, in the words of the format's own table, and what to do.
+    unknown = f"is not in {CLASSES}; add a row for it (ignore=1 if it is void)"
 
     @abc.abstractmethod
     def classes(self, root: Path) -> dict[int, Class]:
@@ -199,7 +203,7 @@ class TableMaps(ImageRuns, NamesCategories, Exports):
     def map_format(self, root: Path) -> Format:
         """How the tree's maps are read: a value a class (a layout whose maps encode instances
         says otherwise)."""
-        return Format(self.classes(Path(root)))
+        return Format(self.classes(Path(root)), self.unknown)
 
     def class_values(self, root: Path, values: set[int]) -> set[int]:
         """The classes a map's ``values`` name (the values themselves, where a value is a class)."""

@@ -152,6 +152,7 @@ class CocoStuffLayout(TableMaps):
     """COCO-Stuff 164k (module docstring)."""
 
     name = "cocostuff"
+    unknown = "is none of COCO-Stuff's classes (labels.txt's ids less one: 0-181, 255 unlabelled); the map is not a stuffthingmap: write it with those values, or lay the tree out as a class-map folder (layout: classmap) whose own table names it"
     annotator = "cocostuff"
     expects = "images/{train2017,val2017}/*.jpg with stuffthingmaps_trainval2017/ (or annotations/) {train2017,val2017}/*.png (COCO-Stuff)"
     about = About(

@@ -53,6 +53,7 @@ class LabelmeLayout(TableMaps):
     """labelme2voc's export (module docstring)."""
 
     name = "labelme"
+    unknown = "is not in class_names.txt (a class a line, numbered from 0 after __ignore__, which is 255); add its line to class_names.txt"
     annotator = "labelme"
     expects = "class_names.txt beside JPEGImages/ and SegmentationClassPNG/ (labelme2voc's export)"
     about = About(

@@ -44,6 +44,7 @@ class LipLayout(TableMaps):
     """LIP human parsing (module docstring)."""
 
     name = "lip"
+    unknown = "is none of LIP's 20 classes (0-19, 255 void); the map is not LIP's: write it with those values, or lay the tree out as a class-map folder (layout: classmap) whose own table names it"
     annotator = "lip"
     expects = "{train,val}_images/*.jpg with {train,val}_segmentations/*.png (LIP, under TrainVal_images/ and TrainVal_parsing_annotations/)"
     about = About(

@@ -106,6 +106,7 @@ class PascalContextLayout(TableMaps):
     """PASCAL-Context, 59 classes (module docstring)."""
 
     name = "pascal-context"
+    unknown = "is none of PASCAL-Context's 59 classes (1-59, 0 background); the map is not SegmentationClassContext's: write it with those values, or lay the tree out as a class-map folder (layout: classmap) whose own table names it"
     annotator = "context"
     expects = "VOC2010/JPEGImages/ with SegmentationClassContext/ and ImageSets/SegmentationContext/ (PASCAL-Context)"
     about = About(
