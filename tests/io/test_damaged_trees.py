@@ -154,3 +154,24 @@ def test_a_value_the_format_s_table_lacks_is_said_in_the_format_s_words(tmp_path
     assert reasons, shard.rejects.to_pylist()
     assert ("classes.csv" in reasons[0]) == (layout == "classmap"), reasons[0]
     assert reader.unknown in reasons[0]  # type: ignore[attr-defined]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(share=st.floats(0.0, 0.999))
+def test_a_mapillary_config_cut_short_is_said_to_be_cut_short(
+    tmp_path_factory: pytest.TempPathFactory, share: float
+) -> None:
+    """config.json cut anywhere: one line saying it is not readable JSON, and where, not that it
+    lacks a labels list."""
+    from regionbench.io import mapillary
+    from regionbench.io.shards import IngestError
+
+    root = tmp_path_factory.mktemp("vistas") / "mapillary"
+    TREES["mapillary"](root)
+    path, _ = mapillary.config(root)  # type: ignore[misc]
+    text = path.read_bytes()
+    path.write_bytes(text[: int(len(text) * share)])
+    with pytest.raises(IngestError) as refused:
+        mapillary.read_config(str(path), f"{share}")
+    said = str(refused.value)
+    assert "\n" not in said and "not readable JSON" in said and "no labels list" not in said, said

@@ -40,12 +40,18 @@ def config(root: Path) -> tuple[Path, str] | None:
 @cache
 def read_config(path: str, state: str) -> dict[int, Class]:
     """Class index -> ``Class`` of a Vistas config (``state``: its fingerprint). Raises
-    IngestError naming the file when it has no ``labels`` list of named classes."""
+    IngestError naming the file when it is not JSON (cut short, say) or has no ``labels`` list
+    of named classes."""
     name = Path(path).name
     try:
-        labels = json.loads(Path(path).read_text(encoding="utf-8")).get("labels")
-    except (ValueError, AttributeError):
-        labels = None
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise IngestError(f"{name}: not UTF-8 text; use the config.json Mapillary Vistas ships") from None
+    except ValueError as exc:  # cut short, or not JSON at all: said so, with where it stops
+        raise IngestError(
+            f"{name}: not readable JSON ({' '.join(str(exc).split())}); use the config.json Mapillary Vistas ships"
+        ) from None
+    labels = data.get("labels") if isinstance(data, dict) else None
     if not isinstance(labels, list) or not all(isinstance(x, dict) and x.get("name") for x in labels):
         raise IngestError(f"{name}: no labels list of named classes; use the config.json Mapillary Vistas ships")
     found: dict[int, Class] = {}
