@@ -170,8 +170,33 @@ def test_a_mapillary_config_cut_short_is_said_to_be_cut_short(
     TREES["mapillary"](root)
     path, _ = mapillary.config(root)  # type: ignore[misc]
     text = path.read_bytes()
-    path.write_bytes(text[: int(len(text) * share)])
+    path.write_bytes(text[: min(int(len(text) * share), len(text.rstrip()) - 1)])  # its closing brace at least
     with pytest.raises(IngestError) as refused:
         mapillary.read_config(str(path), f"{share}")
     said = str(refused.value)
     assert "\n" not in said and "not readable JSON" in said and "no labels list" not in said, said
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(st.from_regex(r"20[0-9]{2}_00[0-9]{4}", fullmatch=True), min_size=1, max_size=3, unique=True))
+def test_a_pascal_context_list_naming_an_absent_image_is_a_reject(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str]
+) -> None:
+    """A SegmentationContext list naming images the tree lacks: each is a reject saying so (as
+    VOC's), the others read as before."""
+    from regionbench.io import pascal_context
+
+    root = tmp_path_factory.mktemp("context") / "pascal-context"
+    TREES["pascal-context"](root)
+    before = ingest_shard(root, "00", None, layout="pascal-context", settings=ALL)
+    folder = pascal_context.base(root)
+    listed = sorted((folder / pascal_context.LISTS).glob("*.txt"))[0]
+    present = {i.name for i in layouts.get("pascal-context").items(root)}  # type: ignore[attr-defined]
+    absent = [n for n in names if n not in present]
+    listed.write_text(listed.read_text() + "".join(f"{n}\n" for n in absent))
+    after = ingest_shard(root, "00", None, layout="pascal-context", settings=ALL)
+    rejected = {r["key"]: r["reason"] for r in after.rejects.to_pylist()}
+    for name in absent:
+        assert rejected.get(name, "").startswith("a split list names it but neither its image"), rejected
+    assert after.images.num_rows == before.images.num_rows
+    assert after.rejects.num_rows == before.rejects.num_rows + len(absent)

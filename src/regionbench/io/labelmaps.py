@@ -216,6 +216,14 @@ class MapReader:
                 reason = f"the image name of {item.copy_of} again, in another split: an image is in one split"
                 self.ledger.reject(item.image or first, item.name, "image", reason)
                 continue
+            if item.image is None and not item.maps:  # a name only a split list gives
+                self.ledger.reject(
+                    item.name,
+                    item.name,
+                    "image",
+                    "a split list names it but neither its image nor its label map is in the tree",
+                )
+                continue
             if item.image is None:
                 self.ledger.reject(first, item.name, "image", "a label map without its image")
                 continue

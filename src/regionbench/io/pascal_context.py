@@ -16,6 +16,7 @@ from typing import Any
 from regionbench.io.classmap import Class, TableMaps, paired
 from regionbench.io.labelmaps import Item, safe_label
 from regionbench.io.layouts import About, ReleaseTables
+from regionbench.io.shards import image_id_of
 
 NAMES = (
     "aeroplane",
@@ -138,11 +139,17 @@ class PascalContextLayout(TableMaps):
         prefix = folder.relative_to(Path(root))
         split_of = lists(folder)
         found = paired(Path(root), [(None, prefix / "JPEGImages", prefix / MAPS)], self.annotator)
-        return [
-            Item(i.name, i.image, i.maps, split_of.get(i.name), i.image_id, i.copy_of)
-            for i in found
-            if i.maps or i.name in split_of
-        ]
+        seen = {i.name for i in found}
+        # a name a split list gives whose image and map are both missing: a reject, as VOC's
+        missing = [Item(n, None, {}, s, image_id_of(f"{n}.jpg")) for n, s in sorted(split_of.items()) if n not in seen]
+        return sorted(
+            [
+                *(Item(i.name, i.image, i.maps, split_of.get(i.name), i.image_id, i.copy_of)
+                  for i in found if i.maps or i.name in split_of),
+                *missing,
+            ],
+            key=lambda i: i.name,
+        )  # fmt: skip
 
     def map_target(self, row: dict[str, Any]) -> Path:
         return Path("VOC2010") / MAPS / f"{Path(row['path']).stem}.png"
