@@ -168,3 +168,15 @@ def test_a_malformed_detection_is_one_line_never_a_traceback(
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and "detection 1: " in lines[0], done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_export_in_another_collection_s_format_says_so(release: Callable[[str], Built], tmp_path) -> None:
+    """``export --format cityscapes`` of a COCO release: one line saying the release is not
+    Cityscapes', not a complaint about --annotator."""
+    from conftest import regionbench_cli
+
+    built = release("coco-distributed")
+    done = regionbench_cli("export", str(built.folder), str(tmp_path / "out"), "--format", "cityscapes")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "writes a Cityscapes release" in lines[0] and "--annotator" not in lines[0], lines

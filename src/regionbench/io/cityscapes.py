@@ -230,10 +230,17 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
     from regionbench.core.errors import InputError
 
     present = set(release.arrow("regions", ["annotator"]).column("annotator").to_pylist())
-    chosen = [annotator] if annotator else [a for a in ANNOTATORS if a in present]
-    if not chosen or any(a not in ANNOTATORS for a in chosen):
+    if not present & set(ANNOTATORS):  # no annotator is Cityscapes': the release is another collection's
         raise InputError(
-            f"--annotator: Cityscapes' maps are fine or coarse (the release has {', '.join(sorted(present))})"
+            f"export --format cityscapes writes a Cityscapes release (annotators {' and '.join(ANNOTATORS)}); this "
+            f"one's are {', '.join(sorted(present)) or 'none'}: export it in its own format (the card names it), or "
+            "as coco or classmap"
+        )
+    chosen = [annotator] if annotator else [a for a in ANNOTATORS if a in present]
+    if any(a not in ANNOTATORS for a in chosen):
+        raise InputError(
+            f"--annotator {annotator}: Cityscapes' maps are fine or coarse (the release has "
+            f"{', '.join(sorted(present & set(ANNOTATORS)))})"
         )
     counts = {}
     for who in chosen:
