@@ -200,3 +200,39 @@ def test_a_pascal_context_list_naming_an_absent_image_is_a_reject(
         assert rejected.get(name, "").startswith("a split list names it but neither its image"), rejected
     assert after.images.num_rows == before.images.num_rows
     assert after.rejects.num_rows == before.rejects.num_rows + len(absent)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pixels=st.integers(1, 40), seed=st.integers(0, 1000))
+def test_mapillary_class_maps_that_disagree_with_the_instance_maps_are_a_reject(
+    tmp_path_factory: pytest.TempPathFactory, pixels: int, seed: int
+) -> None:
+    """A class map whose pixels name another class than the instance map beside it: the image is
+    a reject naming the class map and the pixels, as Cityscapes' label ids against its instance
+    ids; the other images read as before."""
+    import numpy as np
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("vistas") / "mapillary"
+    TREES["mapillary"](root)
+    before = ingest_shard(root, "00", None, layout="mapillary", settings=ALL)
+    item = layouts.get("mapillary").items(root)[0]  # type: ignore[attr-defined]
+    from regionbench.io import mapillary
+
+    labels = root / mapillary.class_map_of(next(iter(item.maps.values())))
+    picture = Image.open(labels)
+    values = np.array(picture)
+    rng = np.random.default_rng(seed)
+    flat = values.reshape(-1)
+    chosen = rng.choice(flat.size, size=min(pixels, flat.size), replace=False)
+    flat[chosen] = (flat[chosen] + 1) % 3  # another class of the table
+    changed = Image.fromarray(values, mode=picture.mode)
+    if picture.mode == "P":
+        changed.putpalette(picture.getpalette())
+    changed.save(labels)
+    after = ingest_shard(root, "00", None, layout="mapillary", settings=ALL)
+    rejected = [r for r in after.rejects.to_pylist() if r["key"] == item.name]
+    differ = int(np.count_nonzero(values != np.array(Image.open(root / next(iter(item.maps.values())))) // 256))
+    assert rejected and "another class than the instance map" in rejected[0]["reason"], after.rejects.to_pylist()
+    assert f"gives {differ} pixels" in rejected[0]["reason"]
+    assert after.images.num_rows == before.images.num_rows - 1

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from regionbench.io.classmap import Class, Format, TableMaps, paired
-from regionbench.io.labelmaps import Item, Meaning, export_maps, safe_label
+from regionbench.io.labelmaps import Item, Meaning, export_maps, read_map, safe_label
 from regionbench.io.layouts import About, Reading, ReleaseTables
 from regionbench.io.shards import IngestError
 
@@ -91,10 +91,35 @@ class InstanceFormat(Format):
             return f"value {value}: class {class_id} is not in config.json's labels"
         return Meaning(class_id, self.known[class_id].label, value if class_id in self.things else None)
 
+    def agrees(self, root: Path, item: Item, maps: dict[str, np.ndarray]) -> tuple[str, str] | None:
+        """Each instance map's classes (value // 256) must be those of the class map beside it
+        (``labels/`` for ``instances/``), where there is one, as Cityscapes' label ids must be its
+        instance ids'; (the class map, the reason) where they are not; a ValueError for one that
+        cannot be read."""
+        for who, values in maps.items():
+            labels = class_map_of(item.maps[who])
+            if labels == item.maps[who] or not (Path(root) / labels).is_file():
+                continue
+            given = read_map(Path(root) / labels, ("L", "P"), values.shape).astype(np.int64)
+            if (differ := int(np.count_nonzero(given != values // INSTANCE_BASE))) > 0:
+                return labels, f"{labels} gives {differ} pixels another class than the instance map {item.maps[who]}"
+        return None
+
 
 def instance_folder(maps: str) -> str:
     """The instance maps' folder beside a class maps' folder (``labels`` -> ``instances``)."""
     return maps.replace("labels", "instances")
+
+
+def class_map_of(instance_map: str) -> str:
+    """The class map beside an instance map (its last ``instances`` folder ``labels``; paths
+    relative to the root)."""
+    parts = list(Path(instance_map).parts)
+    for k in range(len(parts) - 1, -1, -1):
+        if parts[k] == "instances":
+            parts[k] = "labels"
+            break
+    return Path(*parts).as_posix()
 
 
 class MapillaryLayout(TableMaps):
