@@ -102,9 +102,12 @@ def test_the_command_passes_for_ours_and_says_where_an_engine_differs(tmp_path: 
     assert text.splitlines()[-1].startswith("command: ") and "differ: " in text.splitlines()[-1]
 
 
-def test_an_unknown_engine_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_engine_is_one_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     assert cli.main(["conformance", "--corpus", str(CORPUS), "--engine", "hotcoco"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("regionbench: error: --engine hotcoco: no such engine") and "\n" not in err
     assert cli.main(["conformance", "--corpus", str(PROJECT / "docs")]) == 2
     assert "no conformance corpus here" in capsys.readouterr().err
+    monkeypatch.chdir("/")  # outside a checkout (an installed wheel): where the corpus is
+    assert cli.main(["conformance"]) == 2
+    assert "run inside the checkout (its conformance/) or give --corpus DIR" in capsys.readouterr().err

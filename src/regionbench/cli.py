@@ -432,7 +432,12 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
     from regionbench import conformance
 
-    root = Path(args.corpus) if args.corpus else find_project() / "conformance"
+    try:
+        root = Path(args.corpus) if args.corpus else find_project() / "conformance"
+    except UserError:  # an installed wheel, outside a checkout: the corpus lives in the repository
+        raise UserError(
+            "no conformance corpus here: run inside the checkout (its conformance/) or give --corpus DIR"
+        ) from None
     corpus = conformance.cases(root)
     if args.family:
         corpus = [c for c in corpus if c.family in args.family]
