@@ -3,15 +3,17 @@ outputs, run against any engine installed (docs/scoring.md, "Conformance").
 
 A case is one JSON file of the corpus folder (``conformance/cases/<family>/<name>.json``, made
 by ``conformance/make.py`` with the references pinned): ``family`` (``instances``, ``tide``,
-``lvis``, ``panoptic``, ``semantic``), ``settings`` (the IoU type, the detections an image), ``truth`` (a COCO or LVIS
-document), ``run`` (a COCO results list), ``reference`` (the tool whose figures an engine
-must give) and ``outputs``: each reference tool's version and figures, or the error it raised.
+``lvis``, ``panoptic``, ``semantic``), ``settings`` (the IoU type, the detections an image),
+``truth`` (a COCO, LVIS or panoptic document, or a label map task's classes), ``run`` (a COCO
+results list, or a panoptic document), ``maps`` (the panoptic and label map PNGs, base64),
+``reference`` (the tool whose figures an engine must give) and ``outputs``: each reference
+tool's version and figures, or the error it raised.
 
-An engine is checked against its own recorded output where the case has one (the tool as
-pinned: a newer version that changed is said), else against the reference's. ``regionbench``
-(this package's engine), ``pycocotools``, ``faster-coco-eval``, ``lvis`` and ``tidecv`` are
-known; an external command that writes COCOeval's 12 ``stats`` as a JSON list is one too
-(``command_engine``).
+An engine is checked against its own recorded output where the case has one (the version that
+made it is in the case; an engine whose pinned version failed on the case must fail again), else
+against the reference's. ``regionbench`` (this package's engine), ``pycocotools``,
+``faster-coco-eval``, ``lvis``, ``tidecv`` and ``panopticapi`` are known; an external command
+that writes COCOeval's 12 ``stats`` as a JSON list is one too (``command_engine``).
 """
 
 from __future__ import annotations
