@@ -111,3 +111,17 @@ def test_an_unknown_engine_is_one_line(capsys: pytest.CaptureFixture[str], monke
     monkeypatch.chdir("/")  # outside a checkout (an installed wheel): where the corpus is
     assert cli.main(["conformance"]) == 2
     assert "run inside the checkout (its conformance/) or give --corpus DIR" in capsys.readouterr().err
+
+
+def test_the_manual_s_example_runs() -> None:
+    """docs/scoring.md's conformance example, in the checkout: its output as the page shows it."""
+    from conftest import readme_blocks
+
+    block = next(b for b in readme_blocks() if b.by == "tests/test_conformance.py::test_the_manual_s_example_runs")
+    command, *expected = block.body.splitlines()
+    words = command.removeprefix("$ .venv/bin/regionbench ").split()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main([*words, "--corpus", str(CORPUS)]) == 0
+    got = out.getvalue().splitlines()
+    assert got[0] == expected[0] and got[-1] == expected[-1] and expected[1] == "...", got

@@ -2,15 +2,17 @@
 comes, and an interrupt (Ctrl-C, SIGINT to the build's process group or to ``regionbench``
 alone, SIGTERM, SIGHUP) answered with one line.
 
-Snakemake runs in a session of its own, with every signal at its default whatever this process
-was started with (a background job of a shell without job control starts with SIGINT ignored,
-and a child would inherit that: Snakemake went on to the end). A terminal's Ctrl-C, or a signal
-to the build's process group, therefore reaches this process alone, which passes one SIGINT to
-Snakemake's process group, as a terminal would have: Snakemake stops and marks the running jobs
-incomplete (a rerun resumes them), and each job interrupted mid-import prints its own
+Snakemake starts with every signal at its default whatever this process was started with (a
+background job of a shell without job control starts with SIGINT ignored, and a child would
+inherit that: Snakemake went on to the end). It stays in the build's process group, so a
+terminal's Ctrl-C or a signal to the group reaches it, its jobs and this process at once, and
+SIGKILL to the group ends them all. Whatever reached this process, it also sends Snakemake
+SIGTERM, Snakemake's own graceful stop (no job starts after it; beside a Ctrl-C it changes
+nothing): a signal to ``regionbench`` alone stops the build too. Snakemake marks the running
+jobs incomplete (a rerun resumes them), and each job interrupted mid-import prints its own
 traceback, Snakemake its ``RuleException`` and ``WorkflowError``, some thirty lines. Relayed
 through here, all of that is dropped from the moment the interrupt arrives; the build waits for
-Snakemake to finish stopping (a second interrupt kills its process group) and says one line.
+Snakemake to finish stopping (a second interrupt kills it) and says one line.
 """
 
 from __future__ import annotations
@@ -59,15 +61,16 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
 
     def interrupted(signum: int, _frame: object) -> None:
         quiet.set()
-        if started:  # one SIGINT to Snakemake's process group, however this process was signalled
-            _signal_group(started[0], signal.SIGINT)
+        if started:  # Snakemake's graceful stop, whether the signal reached it or this process alone
+            with contextlib.suppress(ProcessLookupError):
+                started[0].send_signal(signal.SIGTERM)
         raise KeyboardInterrupt
 
     # The handlers first: a caught signal is at its default in the child (an ignored one stays
     # ignored across exec). The command before any mask: it would inherit the mask too.
     previous = {s: signal.signal(s, interrupted) for s in SIGNALS}
     try:
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, start_new_session=True, **popen)
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, **popen)
     except BaseException:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -131,7 +134,7 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
             while proc.poll() is None:
                 time.sleep(POLL)
         except KeyboardInterrupt:  # asked twice: no more waiting
-            _signal_group(proc, signal.SIGKILL)
+            proc.kill()
             proc.wait()
         if is_live:
             stream.write(ERASE_LINE)
@@ -147,9 +150,3 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
             os.close(woken)
             os.close(wake)
     return code
-
-
-def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """``signum`` to the process group ``proc`` leads (Snakemake and its jobs), if it is still there."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signum)
