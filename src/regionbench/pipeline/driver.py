@@ -7,8 +7,9 @@ background job of a shell without job control starts with SIGINT ignored, and a 
 inherit that: Snakemake went on to the end). It stays in the build's process group, so a
 terminal's Ctrl-C or a signal to the group reaches it, its jobs and this process at once, and
 SIGKILL to the group ends them all. Whatever reached this process, it also sends Snakemake
-SIGTERM, Snakemake's own graceful stop (no job starts after it; beside a Ctrl-C it changes
-nothing): a signal to ``regionbench`` alone stops the build too. Snakemake marks the running
+SIGINT (beside a Ctrl-C, a second one while it stops: it stops all the same), so a signal to
+``regionbench`` alone stops the build too. (Not SIGTERM: Snakemake's graceful stop can hang
+while it updates a checkpoint's jobs.) Snakemake marks the running
 jobs incomplete (a rerun resumes them), and each job interrupted mid-import prints its own
 traceback, Snakemake its ``RuleException`` and ``WorkflowError``, some thirty lines. Relayed
 through here, all of that is dropped from the moment the interrupt arrives; the build waits for
@@ -61,9 +62,9 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
 
     def interrupted(signum: int, _frame: object) -> None:
         quiet.set()
-        if started:  # Snakemake's graceful stop, whether the signal reached it or this process alone
+        if started:  # Snakemake's Ctrl-C, whether the signal reached it or this process alone
             with contextlib.suppress(ProcessLookupError):
-                started[0].send_signal(signal.SIGTERM)
+                started[0].send_signal(signal.SIGINT)
         raise KeyboardInterrupt
 
     # The handlers first: a caught signal is at its default in the child (an ignored one stays
