@@ -161,6 +161,7 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "iou_type": st.sampled_from(["segm", "bbox", "boundary"]),
         "dilation_ratio": st.floats(0.001, 1),
         "tide": st.booleans(),
+        "strict": st.booleans(),
         "allow_missing": st.booleans(),
         "max_dets": st.none() | st.integers(1, 300),
         "protocol": st.sampled_from(["coco", "lvis"])
