@@ -515,7 +515,7 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
         detections = settings.kept(_HELD.detections(r))
         try:
             errors = settings.errors(r, document, detections) if settings.tide else None
-            found = settings.evaluate(document, of_the_truth(detections, document))
+            found = settings.evaluate(document, of_the_truth(detections, document, settings))
         except (ValueError, RuntimeError) as exc:  # a mask the engine cannot decode: named, one line
             raise _HELD.undecodable(r, exc) from None
     if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
@@ -525,9 +525,14 @@ def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Eval
     return counts, found, errors
 
 
-def of_the_truth(detections: list[dict[str, Any]], document: dict[str, Any]) -> list[dict[str, Any]]:
+def of_the_truth(
+    detections: list[dict[str, Any]], document: dict[str, Any], settings: Settings
+) -> list[dict[str, Any]]:
     """The detections of the truth's categories: with ``--tide`` the range holds those of others
-    too (TIDE counts them, as tidecv does), which COCOeval leaves out."""
+    too (TIDE counts them, as tidecv does), which COCOeval leaves out; without it, every one is
+    (the reading left the others out), so nothing is copied."""
+    if not settings.tide:
+        return detections
     known = {c["id"] for c in document["categories"]}
     return [d for d in detections if d["category_id"] in known]
 
@@ -825,7 +830,7 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     with hold(run, truth) as held:
         for r in range(len(truth.ranges)):
             document = truth.document(r)
-            detections = of_the_truth(settings.kept(held.detections(r)), document)  # the page draws those scored
+            detections = of_the_truth(settings.kept(held.detections(r)), document, settings)  # those scored
             instances = [dict(a) for a in document["annotations"]]  # before the engine marks them
             tide = settings.errors(r, document, detections)
             found = settings.evaluate(document, detections, outcomes=True)
