@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from regionbench.client import tasks
+from regionbench.client import tasks, tide
 from regionbench.client.loader import Release
 from regionbench.client.tasks.instances import OUTCOME_NAMES
 from regionbench.core import tables
@@ -582,24 +582,24 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
     }
 
 
-# TIDE's error types (``client.tide.MAIN``), and the outcome a drawn shape names each by.
-ERROR_TYPES = ("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss")
-ERROR_OF = {"Cls": "Cls", "Loc": "Loc", "Both": "Both", "Dupe": "Dupe", "Bkg": "Bkg", "missed": "Miss"}
+# TIDE's error types, by the outcome a drawn shape names each by (a missed instance: Miss).
+ERROR_TYPES = tide.MAIN
+ERROR_OF = {kind: kind for kind in ERROR_TYPES if kind != "Miss"} | {"missed": "Miss"}
 
 
-def tide_view(tide: dict[str, Any] | None) -> dict[str, Any] | None:
+def tide_view(found: dict[str, Any] | None) -> dict[str, Any] | None:
     """The run page's TIDE section (``--tide``'s report): TIDE's AP50 and COCOeval's, each error
     type's dAP and count (``rows``, the page draws a bar of each dAP and links the images that
     have the type) and the FalsePos, FalseNeg dAP; None without it."""
-    if not isinstance(tide, dict) or "main" not in tide:
+    if not isinstance(found, dict) or "main" not in found:
         return None
     return {
-        "ap": _number(tide.get("ap")),
-        "coco_ap50": _number(tide.get("coco_ap50")),
+        "ap": _number(found.get("ap")),
+        "coco_ap50": _number(found.get("coco_ap50")),
         "rows": [
-            [kind, _number(tide["main"].get(kind)), int(tide.get("counts", {}).get(kind, 0))] for kind in ERROR_TYPES
+            [kind, _number(found["main"].get(kind)), int(found.get("counts", {}).get(kind, 0))] for kind in ERROR_TYPES
         ],
-        "special": [[name, _number(value)] for name, value in tide.get("special", {}).items()],
+        "special": [[name, _number(value)] for name, value in found.get("special", {}).items()],
     }
 
 
