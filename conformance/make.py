@@ -490,6 +490,68 @@ SEMANTIC: dict[str, dict[str, Any]] = {
 }
 
 
+def cityscapes_case(seed: int, images: int = 2, train_ids: bool = False, void: bool = False, crowd: bool = False,
+                    no_instances: bool = False, beyond: bool = False) -> tuple[str, dict[str, Any], None, dict[str, Any]]:  # fmt: skip
+    """Cityscapes frames of 64 x 128: label id maps of blocks over every label (void ones too),
+    their instance maps (each block of a thing class an instance, ``crowd``: some a group, id
+    the label's) and a run: the truth shifted, some car called truck (of its category) and
+    caravan (not evaluated), some road parking, a band unlabelled; ``train_ids``: in train ids
+    (255 for a label not evaluated); ``void``: labels Cityscapes does not evaluate predicted
+    (ego vehicle, static, ground ...); ``beyond``: a value no label has (40) predicted, which
+    cityscapesScripts refuses; ``no_instances``: no thing class in the truth (iIoU has nothing to weigh)."""
+    from cityscapesscripts.helpers.labels import labels
+
+    rng = np.random.default_rng(seed)
+    by_id = {label.id: label for label in labels if label.id >= 0}
+    things = [i for i, label in by_id.items() if label.hasInstances and not (no_instances and label.hasInstances)]
+    stuff = [i for i, label in by_id.items() if not label.hasInstances]
+    maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
+    for image in range(1, images + 1):
+        frame = f"conform_{seed:06d}_{image:06d}"
+        pool = stuff + things * 3  # things often: iIoU has instances to weigh
+        blocks = rng.choice(pool, size=(4, 8))
+        label_ids = np.repeat(np.repeat(blocks, 16, 0), 16, 1).astype(np.uint8)
+        instance_ids = label_ids.astype(np.uint16)
+        for k, (r, c) in enumerate(np.ndindex(4, 8)):
+            label = by_id[int(blocks[r, c])]
+            if label.hasInstances and not (crowd and rng.random() < 0.3):
+                instance_ids[16 * r : 16 * r + 16, 16 * c : 16 * c + 16] = label.id * 1000 + k
+        said = np.roll(label_ids, int(rng.integers(2, 9)), axis=1)
+        rows = np.arange(said.shape[0])[:, None]
+        said[(said == 26) & (rows % 3 == 0)] = 27  # car -> truck
+        said[(said == 26) & (rows % 5 == 1)] = 29  # car -> caravan
+        said[(said == 7) & (rows % 4 == 0)] = 9  # road -> parking
+        said[: int(rng.integers(1, 4))] = 0
+        if train_ids:
+            said = np.vectorize(lambda v: by_id[int(v)].trainId if by_id[int(v)].trainId >= 0 else 255)(said)
+            said = said.astype(np.uint8)
+        if void:
+            chosen = rng.random(said.shape) < 0.05
+            said[chosen] = rng.choice([1, 4, 5, 6], size=int(chosen.sum()))
+        if beyond:
+            said[rng.random(said.shape) < 0.02] = 40
+        maps["truth"][f"{frame}_gtFine_labelIds.png"] = png(label_ids)
+        maps["truth"][f"{frame}_gtFine_instanceIds.png"] = png(instance_ids)
+        maps["run"][f"{frame}.png"] = png(said.astype(np.uint8))
+    table = [{"id": label.id, "name": label.name, "train_id": label.trainId, "category": label.category,
+              "has_instances": label.hasInstances, "ignore_in_eval": label.ignoreInEval} for label in by_id.values()]  # fmt: skip
+    said_ = {"train ids": train_ids, "labels not evaluated predicted": void, "a value no label has": beyond,
+             "groups": crowd, "no thing class": no_instances}  # fmt: skip
+    about = f"Cityscapes frames (seed {seed}), label ids" + "".join(f"; {k}" for k, v in said_.items() if v)
+    return about, {"labels": table}, None, maps
+
+
+CITYSCAPES: dict[str, dict[str, Any]] = {
+    "cityscapes/label-ids": {"seed": 1},
+    "cityscapes/train-ids": {"seed": 2, "train_ids": True},
+    "cityscapes/labels-not-evaluated-predicted": {"seed": 3, "void": True},
+    "cityscapes/a-value-no-label-has": {"seed": 7, "beyond": True},
+    "cityscapes/groups": {"seed": 4, "crowd": True, "images": 3},
+    "cityscapes/no-thing-class": {"seed": 5, "no_instances": True},
+    "cityscapes/mixed": {"seed": 6, "images": 4, "train_ids": True, "void": True, "crowd": True},
+}
+
+
 def mmseg_rule(case: conformance.Case) -> dict[str, float]:
     """mmsegmentation's ``IoUMetric`` (1.x), as its ``intersect_and_union`` and
     ``total_area_to_metrics`` compute it: the truth's ignore index left out, every other
@@ -516,11 +578,353 @@ def mmseg_rule(case: conformance.Case) -> dict[str, float]:
     }
 
 
+# -- segments and boundaries: BSDS500's benchmark data with its printed outputs, and scenarios --------
+BSDS = HERE.parent / "tests" / "data" / "bsds500-bench"  # BIDS/BSDS500 bench/data (its README)
+BSDS_VERSION = "BIDS/BSDS500 a04b7c6 (bench/data, its printed outputs)"
+
+
+def bsds_cell(folder: str, image: str, name: str) -> list[np.ndarray]:
+    import scipy.io
+
+    cell = scipy.io.loadmat(BSDS / folder / f"{image}.mat")[name]
+    return [cell[0, k]["Segmentation"][0, 0] if folder == "groundTruth" else cell[0, k] for k in range(cell.shape[1])]
+
+
+def bsds_numbers(test: str, name: str) -> list[float]:
+    return [float(v) for v in (BSDS / test / name).read_text().split()]
+
+
+def bsds_case(family: str, test: str) -> tuple[dict[str, Any], tuple[Any, ...], dict[str, Any]]:
+    """A case of the benchmark's own data: its five images' humans, the run of ``test`` (test_1: the
+    ``ucm2`` cut at 5 thresholds, as the benchmark cuts it; test_4: the five ``segs`` scales) and
+    the figures the benchmark printed for it."""
+    from regionbench.client import boundaries, segments
+
+    images = sorted(p.stem for p in (BSDS / "groundTruth").glob("*.mat"))
+    maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
+    ucm = test == "test_1"
+    levels = [float(t) for t in segments.thresholds(5)] if ucm else [float(k) for k in range(1, 6)]
+    for image in images:
+        for k, human in enumerate(bsds_cell("groundTruth", image, "groundTruth"), start=1):
+            maps["truth"][f"{image}/{k}.png"] = png(human.astype(np.uint16))
+        if ucm:
+            import scipy.io
+
+            ucm2 = scipy.io.loadmat(BSDS / "ucm2" / f"{image}.mat")["ucm2"]
+            if family == "segments":
+                run = [segments.cut_ucm(ucm2, t).astype(np.uint16) for t in levels]
+            else:
+                run = [(ucm2[2::2, 2::2] >= t).astype(np.uint8) for t in levels]
+        else:
+            run = [s.astype(np.uint16) for s in bsds_cell("segs", image, "segs")]
+        for k, level in enumerate(run, start=1):
+            maps["run"][f"{image}/{k}.png"] = png(level)
+    if family == "segments":
+        c, ri_vi = bsds_numbers(test, "eval_cover.txt"), bsds_numbers(test, "eval_RI_VOI.txt")
+        figures = conformance.segment_figures(
+            dict(zip(("ods_threshold", "ods", "ois", "best"), c, strict=True)),
+            dict(zip(("ods_threshold", "ods", "ois"), ri_vi[:3], strict=True)),
+            dict(zip(("ods_threshold", "ods", "ois"), ri_vi[3:], strict=True)),
+        )
+        settings: dict[str, Any] = {"thresholds": levels}
+        what = "the ucm2 cut at 5 thresholds" if ucm else "the five segs scales"
+    else:
+        b = bsds_numbers(test, "eval_bdry.txt")
+        names = ("threshold", "recall", "precision", "f")
+        figures = conformance.boundary_figures(dict(zip(names, b[:4], strict=True)),
+                                               dict(zip(names[1:], b[4:7], strict=True)), b[7])  # fmt: skip
+        settings = {"thresholds": levels, "run": "maps" if ucm else "segments"}
+        what = "the ucm2 at 5 thresholds" if ucm else "the boundaries of the five segs scales"
+        assert boundaries.MAX_DIST == 0.0075
+    about = f"BSDS500's bench/data {test}: five images, their humans, {what}; the figures the benchmark printed"
+    published = {conformance.PUBLISHED: {"version": BSDS_VERSION, "figures": figures}}
+    return settings, (about, {"images": images}, None, maps), published
+
+
+def partition(rng: np.random.Generator, size: tuple[int, int], rows: int, cols: int) -> np.ndarray:
+    """A label map (from 1) of ``rows`` x ``cols`` blocks whose edges wander by a pixel or two."""
+    h, w = size
+    y = np.sort(rng.choice(np.arange(4, h - 4), rows - 1, replace=False)) if rows > 1 else np.array([], dtype=int)
+    x = np.sort(rng.choice(np.arange(4, w - 4), cols - 1, replace=False)) if cols > 1 else np.array([], dtype=int)
+    yy = np.arange(h)[:, None] + rng.integers(-1, 2, size=(1, w))
+    xx = np.arange(w)[None, :] + rng.integers(-1, 2, size=(h, 1))
+    return (np.searchsorted(y, yy, side="right") * cols + np.searchsorted(x, xx, side="right") + 1).astype(np.uint16)
+
+
+def coarser(labels: np.ndarray, rng: np.random.Generator, keep: int) -> np.ndarray:
+    """``labels`` with its segments merged at random into ``keep`` (numbered from 1)."""
+    merged = rng.integers(1, keep + 1, size=int(labels.max()) + 1)
+    return merged[labels].astype(np.uint16)
+
+
+def region_scenario(seed: int, images: int = 2, zero_based: bool = False, one_segment: bool = False,
+                    distinct: bool = False, tie: bool = False) -> tuple[str, dict[str, Any], None, dict[str, Any]]:  # fmt: skip
+    """Images of 48 x 64 with three humans each (block partitions, edges a pixel apart) and a run
+    of four scales from fine to coarse: ``zero_based`` labels from 0; ``one_segment``: the last
+    scale one segment, and a human one segment too; ``distinct``: the first scale every pixel
+    its own segment; ``tie``: two scales the same (the first of a tie is the best)."""
+    rng = np.random.default_rng(seed)
+    size = (48, 64)
+    maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
+    for image in range(1, images + 1):
+        humans = [partition(rng, size, int(rng.integers(2, 4)), int(rng.integers(2, 5))) for _ in range(3)]
+        if one_segment and image == 1:
+            humans[2] = np.ones(size, dtype=np.uint16)
+        fine = partition(rng, size, 4, 5)
+        run = [fine, coarser(fine, rng, 8), coarser(fine, rng, 4), coarser(fine, rng, 2)]
+        if distinct:
+            run[0] = np.arange(1, size[0] * size[1] + 1, dtype=np.uint16).reshape(size)
+        if one_segment:
+            run[-1] = np.ones(size, dtype=np.uint16)
+        if tie:
+            run[2] = run[1].copy()
+        if zero_based:
+            run = [(r - 1).astype(np.uint16) for r in run]
+        for k, human in enumerate(humans, start=1):
+            maps["truth"][f"{image}/{k}.png"] = png(human)
+        for k, level in enumerate(run, start=1):
+            maps["run"][f"{image}/{k}.png"] = png(level)
+    said = {"labels from 0": zero_based, "one segment (a human's too)": one_segment,
+            "every pixel a segment": distinct, "two scales alike": tie}  # fmt: skip
+    chosen = [k for k, v in said.items() if v]
+    about = f"segmentations (seed {seed}), four scales against three humans" + "".join(f"; {c}" for c in chosen)
+    return about, {"images": [str(i) for i in range(1, images + 1)]}, None, maps
+
+
+SEGMENTS: dict[str, dict[str, Any]] = {
+    "blocks": {"seed": 1},
+    "zero-based": {"seed": 2, "zero_based": True},
+    "one-segment": {"seed": 3, "one_segment": True},
+    "all-distinct": {"seed": 4, "distinct": True},
+    "tied-scales": {"seed": 5, "tie": True},
+    "mixed": {"seed": 6, "images": 3, "zero_based": True, "one_segment": True},
+}
+
+
+def boundary_scenario(seed: int, kind: str = "soft", images: int = 2, empty: bool = False,
+                      on_thresholds: bool = False) -> tuple[str, dict[str, Any], None, dict[str, Any]]:  # fmt: skip
+    """Images of 96 x 128 (a matching distance of 1.2 pixels) with three humans each, coarser and
+    finer cuts of one partition (they share their boundaries), and a run: ``soft``, an 8-bit map
+    strongest on the coarsest human's boundaries, weaker on a finer cut's and on noise farther
+    than the matching distance from every boundary (so the least-cost matching is unique);
+    ``segments``, four cuts of the partition; ``on_thresholds``: soft values exactly on the
+    thresholds (k/5: 51, 102, ...); ``empty``: an image with no boundary at all and a human who
+    drew one segment."""
+    from scipy import ndimage
+
+    from regionbench.client import boundaries
+
+    rng = np.random.default_rng(seed)
+    size = (96, 128)
+    maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
+    for image in range(1, images + 1):
+        finest = partition(rng, size, 5, 6)
+        cuts = [coarser(finest, rng, keep) for keep in (24, 12, 6, 3)]  # each a merge of the finest's blocks
+        humans = [cuts[1], cuts[2], cuts[3]]
+        if empty and image == 1:
+            humans[0] = np.ones(size, dtype=np.uint16)
+        for k, human in enumerate(humans, start=1):
+            maps["truth"][f"{image}/{k}.png"] = png(human)
+        if kind == "segments":
+            run = [finest, cuts[0], cuts[2], np.ones(size, dtype=np.uint16)]
+            for k, level in enumerate(run, start=1):
+                maps["run"][f"{image}/{k}.png"] = png(level)
+            continue
+        levels = [255, 204, 153, 102, 51] if on_thresholds else [230, 160, 90, 40]
+        soft = np.where(boundaries.seg2bdry(cuts[3]), levels[0], 0)
+        soft = np.where(boundaries.seg2bdry(cuts[1]) & (soft == 0), levels[1], soft)
+        soft = np.where(boundaries.seg2bdry(finest) & (soft == 0), levels[2], soft)
+        far = ndimage.distance_transform_edt(~boundaries.seg2bdry(finest)) > 3
+        noise = far & (rng.random(size) < 0.02)
+        soft = np.where(noise, rng.choice(levels[1:], size=size), soft)
+        if empty and image == 1:
+            soft[:] = 0
+        maps["run"][f"{image}.png"] = png(soft.astype(np.uint8))
+    said = {"soft values on the thresholds": on_thresholds, "an image without boundaries": empty}
+    chosen = [k for k, v in said.items() if v]
+    about = f"boundary maps (seed {seed}, {kind}) against three humans" + "".join(f"; {c}" for c in chosen)
+    return about, {"images": [str(i) for i in range(1, images + 1)]}, None, maps
+
+
+BOUNDARIES: dict[str, dict[str, Any]] = {
+    "soft": {"seed": 1},
+    "soft-on-thresholds": {"seed": 2, "on_thresholds": True},
+    "segment-scales": {"seed": 3, "kind": "segments"},
+    "no-boundary": {"seed": 4, "empty": True},
+    "mixed": {"seed": 6, "images": 3, "empty": True, "on_thresholds": True},
+}
+BOUNDARY_MAX_DIST = 0.0075  # of the 160-pixel diagonal: 1.2 pixels
+
+
+def printed(value: float) -> float:
+    return float(f"{value:g}")
+
+
+def bsds_region_rule(case: conformance.Case) -> dict[str, float]:
+    """BSDS500's region benchmark written from its definitions (``evaluation_reg_image.m`` and
+    ``collect_eval_reg.m``): the contingency of two maps counted pixel by pixel; covering from
+    each region's best overlap |r n g| / |r u g|; the Rand index by counting the pairs of pixels
+    on which two maps agree (from the contingency: the pairs one map joins and the other splits); VI = H(S|G) + H(G|S) in bits; each image's figures written as %g and
+    collected from there. A machine map holding labels below 1 is shifted to start at 1 (unless
+    ``zero_is_unlabelled``: then its 0 is no region for covering)."""
+    from collections import Counter
+
+    levels = case.settings["thresholds"]
+    zero = bool(case.settings.get("zero_is_unlabelled", False))
+    truth, run = conformance.hierarchy(case, "truth"), conformance.hierarchy(case, "run")
+    per_image = []
+    for image, humans in truth.items():
+        rows, best = [], [dict.fromkeys(np.unique(h).tolist(), 0.0) for h in humans]
+        for machine in run[image]:
+            s = machine.astype(np.int64)
+            s = s if zero or s.min() >= 1 else s - s.min() + 1
+            sizes_s = Counter(s.ravel().tolist())
+            cnt_r = sum_r = 0.0
+            overlap_p = dict.fromkeys(k for k in sizes_s if k >= 1)
+            ri = vi = 0.0
+            for j, h in enumerate(humans):
+                g_ = h.astype(np.int64).ravel()
+                joint = Counter(zip(s.ravel().tolist(), g_.tolist(), strict=True))
+                sizes_g = Counter(g_.tolist())
+                o: dict[tuple[int, int], float] = {}
+                for (r, g), n in joint.items():
+                    if r >= 1 and g >= 1:
+                        o[(r, g)] = n / (sizes_s[r] + sizes_g[g] - n)
+                for g, area in sizes_g.items():
+                    if g < 1:
+                        continue
+                    matched = max((v for (r, gg), v in o.items() if gg == g), default=0.0)
+                    cnt_r, sum_r = cnt_r + area * matched, sum_r + area
+                    best[j][g] = max(best[j][g], matched)
+                for (r, _), v in o.items():
+                    overlap_p[r] = max(overlap_p[r] or 0.0, v)
+                n = s.size  # pairs together in both, apart in both: all pairs less those split by one map only
+                together = sum(v * (v - 1) / 2 for v in joint.values())
+                split = sum(v * (v - 1) / 2 for v in sizes_s.values()) + sum(v * (v - 1) / 2 for v in sizes_g.values())
+                ri += 1 - (split - 2 * together) / (n * (n - 1) / 2) if n > 1 else 1.0
+                p = np.array(list(joint.values()), dtype=float) / n
+                ps = np.array([sizes_s[r] for r, _ in joint], dtype=float) / n
+                pg = np.array([sizes_g[g] for _, g in joint], dtype=float) / n
+                vi += float(-(p * (np.log2(p / ps) + np.log2(p / pg))).sum())
+            cnt_p = sum(sizes_s[r] * (v or 0.0) for r, v in overlap_p.items())
+            sum_p = sum(sizes_s[r] for r in overlap_p)
+            rows.append([cnt_r, sum_r, cnt_p, sum_p, ri / len(humans), vi / len(humans)])
+        sizes = [Counter(h.ravel().tolist()) for h in humans]
+        cnt_best = sum(sizes[j][g] * v for j in range(len(humans)) for g, v in best[j].items() if g >= 1)
+        per_image.append((np.array([[printed(v) for v in row] for row in rows]), printed(cnt_best)))
+    table = np.sum([t for t, _ in per_image], axis=0)
+    recall = table[:, 0] / np.where(table[:, 1] == 0, 1, table[:, 1])
+    t = int(np.argmax(recall))
+    oracle = oracle_sum = best_total = 0.0
+    for rows_, cnt_best in per_image:
+        r = rows_[:, 0] / np.where(rows_[:, 1] == 0, 1, rows_[:, 1])
+        i = int(np.argmax(r))
+        oracle, oracle_sum, best_total = oracle + rows_[i, 0], oracle_sum + rows_[i, 1], best_total + cnt_best
+    ri = np.mean([rows_[:, 4] for rows_, _ in per_image], axis=0)
+    vi = np.mean([rows_[:, 5] for rows_, _ in per_image], axis=0)
+    return conformance.segment_figures(
+        {"ods_threshold": levels[t], "ods": recall[t], "ois": oracle / oracle_sum, "best": best_total / oracle_sum},
+        {"ods_threshold": levels[int(np.argmax(ri))], "ods": ri.max(),
+         "ois": np.mean([rows_[:, 4].max() for rows_, _ in per_image])},
+        {"ods_threshold": levels[int(np.argmin(vi))], "ods": vi.min(),
+         "ois": np.mean([rows_[:, 5].min() for rows_, _ in per_image])},
+    )  # fmt: skip
+
+
+def correspond_pixels(machine: np.ndarray, human: np.ndarray, max_dist: float) -> tuple[int, np.ndarray]:
+    """``correspondPixels``' outlier graph solved exactly: each pixel of either map is matched to
+    a pixel of the other within the distance (cost: 1 + the distance) or to an outlier (cost 100
+    distances); outliers of pixels that could pair pair among themselves (a tiny cost). Solved
+    by scipy's ``min_weight_full_bipartite_matching``; returns the human pixels matched and the
+    machine's matched pixels."""
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+    from scipy.spatial import cKDTree
+
+    radius = max_dist * float(np.hypot(*machine.shape))
+    mine, theirs = np.argwhere(machine), np.argwhere(human)
+    matched = np.zeros(machine.shape, dtype=bool)
+    if not len(mine) or not len(theirs):
+        return 0, matched
+    near = cKDTree(mine).query_ball_tree(cKDTree(theirs), radius)
+    pairs = [(a, b) for a, bs in enumerate(near) for b in bs]
+    n1, n2, outlier = len(mine), len(theirs), 100 * radius
+    rows, cols, cost = [], [], []
+    for a, b in pairs:  # left: machine pixels then the humans' outliers; right: human pixels then the machine's
+        rows += [a, n1 + b]
+        cols += [b, n2 + a]
+        cost += [1 + float(np.hypot(*(mine[a] - theirs[b]))), 1e-9]
+    rows += list(range(n1)) + [n1 + b for b in range(n2)]
+    cols += [n2 + a for a in range(n1)] + list(range(n2))
+    cost += [outlier] * (n1 + n2)
+    graph = coo_array((cost, (rows, cols)), shape=(n1 + n2, n1 + n2)).tocsr()
+    _, partner = min_weight_full_bipartite_matching(graph)
+    real = np.flatnonzero(partner[:n1] < n2)
+    matched[tuple(mine[real].T)] = True
+    return len(real), matched
+
+
+def bsds_boundary_rule(case: conformance.Case) -> dict[str, float]:
+    """BSDS500's boundary benchmark from ``evaluation_bdry_image.m`` and ``collect_eval_bdry.m``:
+    a human's boundaries those of its segmentation, thinned (``seg2bdry``, ``bwmorph thin``, as
+    the benchmark's ``groundTruth`` holds them); each machine map thinned and matched to each
+    human's (``correspond_pixels``); ODS the best F on the curve interpolated at 100 points
+    between thresholds, OIS at each image's best threshold, AP the precision at recalls
+    0:0.01:1 interpolated over the distinct recalls."""
+    from regionbench.client import boundaries
+
+    levels = np.asarray(case.settings["thresholds"], dtype=float)
+    max_dist = case.settings.get("max_dist", BOUNDARY_MAX_DIST)
+    per_image = []
+    for image, humans in conformance.hierarchy(case, "truth").items():
+        theirs = [boundaries.thin(boundaries.seg2bdry(h)) for h in humans]
+        counts = []
+        for level in conformance.boundary_levels(case, image):
+            bmap = boundaries.thin(level)
+            taken = np.zeros(bmap.shape, dtype=bool)
+            cnt_r = sum_r = 0
+            for human in theirs:
+                n, matched = correspond_pixels(bmap, human, max_dist)
+                cnt_r, sum_r, taken = cnt_r + n, sum_r + int(human.sum()), taken | matched
+            counts.append([cnt_r, sum_r, int(taken.sum()), int(bmap.sum())])
+        per_image.append(np.array(counts, dtype=float))
+
+    def ratios(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return c[..., 0] / np.where(c[..., 1] == 0, 1, c[..., 1]), c[..., 2] / np.where(c[..., 3] == 0, 1, c[..., 3])
+
+    def f(r: Any, p: Any) -> Any:
+        return np.where(r + p == 0, 0.0, 2 * p * r / np.where(r + p == 0, 1, r + p))
+
+    total = np.sum(per_image, axis=0)
+    r, p = ratios(total)
+    best = (levels[0], r[0], p[0], f(r[0], p[0]))
+    d = np.linspace(0, 1, 100)
+    for i in range(1, len(levels)):
+        tt, rr, pp = (v[i] * d + v[i - 1] * (1 - d) for v in (levels, r, p))
+        ff = f(rr, pp)
+        k = int(np.argmax(ff))
+        if ff[k] > best[3]:
+            best = (tt[k], rr[k], pp[k], ff[k])
+    oracle = np.sum([c[int(np.argmax(f(*ratios(c))))] for c in per_image], axis=0)
+    orr, opp = ratios(oracle)
+    distinct, first = np.unique(r, return_index=True)
+    ap = 0.0
+    if distinct.size > 1:
+        ap = float(np.nansum(np.interp(np.linspace(0, 1, 101), distinct, p[first], left=np.nan, right=np.nan)) * 0.01)
+    return conformance.boundary_figures(
+        dict(zip(("threshold", "recall", "precision", "f"), best, strict=True)),
+        {"recall": orr, "precision": opp, "f": f(orr, opp)}, ap,
+    )  # fmt: skip
+
+
 # -- the corpus ----------------------------------------------------------------------------------
 VERSIONS = {
     "panopticapi": lambda: version("panopticapi-lite"),
     "mmseg-rule": lambda: "1.x (IoUMetric, conformance/make.py)",
+    "bsds-rule": lambda: "bench 2013 (evaluation_*_image.m, collect_eval_*.m; conformance/make.py)",
 }
+RULES = {"mmseg-rule": lambda case: mmseg_rule(case), "bsds-rule": lambda case: BSDS_RULES[case.family](case)}
+BSDS_RULES = {"segments": bsds_region_rule, "boundaries": bsds_boundary_rule}
 
 
 def outputs(case: conformance.Case, tools: list[str]) -> dict[str, dict[str, Any]]:
@@ -529,15 +933,16 @@ def outputs(case: conformance.Case, tools: list[str]) -> dict[str, dict[str, Any
     for tool in tools:
         about: dict[str, Any] = {"version": VERSIONS[tool]() if tool in VERSIONS else version(tool)}
         try:
-            about["figures"] = mmseg_rule(case) if tool == "mmseg-rule" else conformance.ENGINES[tool][1](case)
+            about["figures"] = RULES[tool](case) if tool in RULES else conformance.ENGINES[tool][1](case)
         except Exception as exc:  # the reference's own failure is what the case records
             about["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
         out[tool] = about
     return out
 
 
-def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[Any, ...], list[str]]]:
-    """(family, name, settings, (about, truth, run[, maps]), the reference tools, the first the reference)."""
+def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[Any, ...], list[Any]]]:
+    """(family, name, settings, (about, truth, run[, maps]), the reference tools, the first the reference;
+    a tool whose outputs are printed already is given as {tool: its output})."""
     for name, made in INSTANCES.items():
         for iou_type in ("segm", "bbox"):
             yield (
@@ -574,6 +979,31 @@ def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[Any, ...], list[
     for name, options in SEMANTIC.items():
         about, truth, maps = semantic_case(**options)
         yield "semantic", name, {"ignore": 255}, (about, truth, None, maps), ["mmseg-rule"]
+    for name, options in CITYSCAPES.items():
+        settings = {"protocol": "cityscapes", "train_ids": bool(options.get("train_ids"))}
+        yield "semantic", name, settings, cityscapes_case(**options), ["cityscapesscripts"]
+    for family, scenarios, maker in (
+        ("segments", SEGMENTS, region_scenario),
+        ("boundaries", BOUNDARIES, boundary_scenario),
+    ):
+        for test in ("test_1", "test_4"):
+            settings, made, published = bsds_case(family, test)
+            # the boundary rule's exact matching of a BSDS image takes minutes: its printed outputs alone
+            rules = ["bsds-rule"] if family == "segments" else []
+            yield (
+                family,
+                f"bsds500-{test.replace('_', '-')}",
+                settings,
+                made,
+                [conformance.PUBLISHED, *rules, published],
+            )
+        for name, options in scenarios.items():
+            settings = {"thresholds": [1.0, 2.0, 3.0, 4.0]}
+            if family == "boundaries":
+                kind = options.get("kind", "soft")
+                soft = [float(t) for t in np.linspace(0.2, 0.8, 4)] if kind == "soft" else settings["thresholds"]
+                settings = {"thresholds": soft, "run": kind}
+            yield family, name, settings, maker(**options), ["bsds-rule"]
 
 
 def main() -> None:
@@ -586,7 +1016,9 @@ def main() -> None:
     count = 0
     for family, name, settings, (about, truth, run, *maps), tools in planned():
         case = conformance.Case(f"{family}/{name}", family, about, settings, truth, run, tools[0], {}, *maps)
-        case = conformance.Case(**{**case.__dict__, "outputs": outputs(case, tools)})
+        recorded = {k: v for t in tools if isinstance(t, dict) for k, v in t.items()}  # a tool's printed outputs
+        made = outputs(case, [t for t in tools if isinstance(t, str) and t not in recorded])
+        case = conformance.Case(**{**case.__dict__, "outputs": made | recorded})
         path = folder / family / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {k: v for k, v in case.__dict__.items() if k != "name" and (k != "maps" or v)}

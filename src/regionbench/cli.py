@@ -827,7 +827,7 @@ def _conformance_command(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--family",
         action="append",
-        choices=["instances", "tide", "lvis", "panoptic", "semantic"],
+        choices=["instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries"],  # conformance.FAMILIES
         help="only these cases",
     )
     c.add_argument("--case", action="append", metavar="PATTERN", help="only the cases named so (instances/segm/ties-*)")

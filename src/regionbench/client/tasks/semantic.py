@@ -192,7 +192,7 @@ def class_maps(
     return Lazy(list(shapes), rasterised)
 
 
-def _semantic_against(
+def confusion_of(
     truth: Mapping[int, np.ndarray], predicted: Mapping[int, np.ndarray], classes: int
 ) -> tuple[np.ndarray, int, int, int, dict[int, float]]:
     """The confusion matrix of ``predicted`` class maps (image id -> classes, ``classes`` where
@@ -255,7 +255,7 @@ def read_label_maps(
     shapes = image_sizes(images)
     return Lazy(
         list(files),
-        lambda i: _classes(
+        lambda i: class_values(
             read_png(files[i], shapes[i], dtype=None), coding.values, run.given, run.settings.ignore, unknown,
             coding.classes,
         ),
@@ -289,10 +289,10 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             values = read_png(files[image_id], shapes[image_id], dtype=None) if image_id in files else None
             given = {}
             if values is not None:
-                given[image_id] = _classes(values, coding.values, run.given, settings.ignore, unknown, classes)
+                given[image_id] = class_values(values, coding.values, run.given, settings.ignore, unknown, classes)
             for who in truths:
                 label = truth[who][image_id]
-                part, skipped, clashing, abstaining, accuracy = _semantic_against({image_id: label}, given, classes)
+                part, skipped, clashing, abstaining, accuracy = confusion_of({image_id: label}, given, classes)
                 matrices[who] += part
                 if who == truths[0]:
                     if (split := split_of.get(image_id)) is not None:
@@ -414,7 +414,7 @@ def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dic
         maps = {a: dict(class_maps(data, a, batch, coding.truth, classes)) for a in people}  # each used by every other
         for (a, b), matrix in pairs.items():
             predicted = {i: np.minimum(label, classes) for i, label in maps[a].items()}  # unlabelled by a: abstains
-            matrix += _semantic_against(maps[b], predicted, classes)[0]
+            matrix += confusion_of(maps[b], predicted, classes)[0]
     each = {}
     for a in people:
         runs = [measures.measures(pairs[(a, b)], names) for b in people if b != a]
@@ -440,7 +440,7 @@ def pixel_values(names: Path | Mapping[str, str], data: Release) -> dict[int, in
     return out
 
 
-def _classes(
+def class_values(
     values: np.ndarray,
     index: dict[int, int],
     value_of: dict[int, int] | None,
