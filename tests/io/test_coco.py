@@ -683,6 +683,7 @@ def test_an_image_file_no_annotator_lists_is_kept_and_said(tmp_path: Path) -> No
     reconciles(shard)
     assert 99 in shard.images["image_id"].to_pylist() and 99 not in shard.coverage["image_id"].to_pylist()
     assert shard.report["quirks"]["images_no_annotator_lists"] == 1
+    assert shard.report["quirk_files"]["images_no_annotator_lists"] == ["images/99.jpg"]  # named, with the line
 
 
 @settings(max_examples=25, deadline=None)

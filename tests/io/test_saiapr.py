@@ -513,3 +513,5 @@ def test_an_image_in_another_folder_than_its_id_names_is_kept_and_said(
     shard = ingest_shard(root, target)
     reconciles(shard)
     assert shard.report["quirks"].get("image_in_another_folder", 0) == len(images)
+    named = shard.report.get("quirk_files", {}).get("image_in_another_folder", [])
+    assert named == sorted(f"{target}/images/{p.name}" for p in images)  # the files, for the build's last lines

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.release.summary import SHOWN_QUIRKS, quirks
+from regionbench.release.summary import QUIRK_MEANING, SHOWN_QUIRKS, quirks
 
 
 @settings(max_examples=40, deadline=None)
@@ -31,3 +31,24 @@ def test_the_quirks_counted_are_named_most_frequent_first(counted: dict[str, int
 
 def test_a_release_without_an_ingest_report_has_no_quirk_line(tmp_path: Path) -> None:
     assert quirks({}, str(tmp_path)) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seen=st.dictionaries(
+        st.sampled_from(sorted(QUIRK_MEANING)),
+        st.lists(st.from_regex(r"[a-z0-9]{1,8}/images/[0-9]{1,5}\.jpg", fullmatch=True), min_size=1, max_size=4,
+                 unique=True).map(sorted),
+        max_size=len(QUIRK_MEANING),
+    )
+)  # fmt: skip
+def test_a_quirk_that_may_be_a_mistake_names_its_first_file_and_what_to_do(seen: dict[str, list[str]]) -> None:
+    """A quirk the ingest kept with its files (``quirk_files``): a line each, naming the first
+    file, how many more, what the quirk means and what to do."""
+    counted = {k: len(v) for k, v in seen.items()}
+    lines = quirks({"quirks": counted, "quirk_files": seen}, "releases/x/v1.0.0")
+    assert len(lines) == (1 + len(seen) if seen else 0)
+    for line, (kind, files) in zip(lines[1:], sorted(seen.items()), strict=True):
+        assert line.startswith(f"  check {kind}: {files[0]}")
+        assert (f"and {len(files) - 1:,} more" in line) == (len(files) > 1)
+        assert QUIRK_MEANING[kind] in line and "\n" not in line

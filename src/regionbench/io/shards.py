@@ -82,6 +82,14 @@ class Ledger:
     rejects: list[dict[Any, Any]] = field(default_factory=list)
     seen: Counter[Any] = field(default_factory=Counter)  # (annotator, item) and (annotator, item_rejected)
     quirks: Counter[Any] = field(default_factory=Counter)
+    quirk_files: dict[str, set[str]] = field(default_factory=dict)  # kind -> the files it was seen in
+
+    def quirk(self, kind: str, source: Path | str) -> None:
+        """Count a quirk that may be the user's mistake, and keep the file it was seen in (the
+        build's last lines name the first: kept, but not without a word)."""
+        self.quirks[kind] += 1
+        src = source.relative_to(self.root).as_posix() if isinstance(source, Path) else source
+        self.quirk_files.setdefault(kind, set()).add(src)
 
     def reject(self, source: Path | str, key: str, item: str, reason: str, annotator: str = "") -> None:
         """Reject one ``item`` (image, region, label-row ...) named ``key`` in ``source`` (a path

@@ -94,7 +94,7 @@ def ingest_shard(
             _reject_unnamed(record, ledger)
             continue
         if not record.covered_by:  # an image file no annotator's file lists: kept, and said
-            ledger.quirks["images_no_annotator_lists"] += 1
+            ledger.quirk("images_no_annotator_lists", record.row["path"])
         found = list(record.regions)
         if derived is not None and hierarchy is not None and record.covered_by:
             found += _consensus(record, words, hierarchy, agreement, ledger, derived)
@@ -199,6 +199,8 @@ def _report(
     (``check_ledger``)."""
     _count_what_was_kept(report, images, regions)
     report["quirks"] = dict(sorted((k, n) for k, n in ledger.quirks.items() if n))  # only what was seen
+    if ledger.quirk_files:  # where the quirks that may be a mistake were seen, the first few of each
+        report["quirk_files"] = {k: sorted(v)[:QUIRK_FILES] for k, v in sorted(ledger.quirk_files.items())}
     if measures.crowded:  # said only when it happened: the report of an uncrowded build is unchanged
         report["relations_near_pairs_only"] = measures.crowded
     if derived is not None and derived["tried"]:
@@ -243,6 +245,9 @@ def _consensus(
         (region_row(image_id, tables.CONSENSUS, region_id, words[label], label, mask), mask)
         for region_id, (label, mask) in enumerate(agreed, start=1)
     ]
+
+
+QUIRK_FILES = 20  # the files a shard's report keeps of each quirk that names them
 
 
 def merge_reports(reports: list[dict]) -> dict:

@@ -63,7 +63,20 @@ def quirks(ingest: dict, shown: str) -> list[str]:
     ranked = sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))
     named = ", ".join(f"{k} {n:,}" for k, n in ranked[:SHOWN_QUIRKS])
     more = f" and {len(ranked) - SHOWN_QUIRKS} more kinds" if len(ranked) > SHOWN_QUIRKS else ""
-    return [f"  quirks, counted and kept: {named}{more} (all: {shown}/results/ingest_report.json)"]
+    lines = [f"  quirks, counted and kept: {named}{more} (all: {shown}/results/ingest_report.json)"]
+    for kind, files in sorted((ingest.get("quirk_files") or {}).items()):  # maybe a mistake: where, and what
+        first = files[0] + (f" and {counted.get(kind, len(files)) - 1:,} more" if counted.get(kind, 1) > 1 else "")
+        lines.append(f"  check {kind}: {first}; {QUIRK_MEANING.get(kind, 'kept as it is')}")
+    return lines
+
+
+# What a quirk that may be the user's mistake means, and what to do if it is one.
+QUIRK_MEANING = {
+    "image_in_another_folder": "folder NN holds images NN000-NN999: its id names another folder (kept with its "
+    "masks and rows; move it back if it was moved by mistake)",
+    "images_no_annotator_lists": "an image file no annotator's file lists (kept, with no regions; list it or "
+    "remove it)",
+}
 
 
 def alike(ingest: dict) -> list[str]:

@@ -392,7 +392,7 @@ class FolderReader:
                 continue
             row = image_row(image_id, self.folder, path.relative_to(self.root).as_posix(), image)
             if self.folder.isdigit() and image_id // 1000 != int(self.folder):  # NN holds NN000-NN999
-                ledger.quirks["image_in_another_folder"] += 1
+                ledger.quirk("image_in_another_folder", path)
             self.images[image_id] = row
             read = [found for key in self.keys_of.pop(image_id, []) if (found := self.regions.accept(key, image))]
             known = {
