@@ -119,6 +119,43 @@ def check_targets(project: Path, targets: list[str]) -> None:
             )
 
 
+WRITTEN = (*OUTPUT_FOLDERS, ".snakemake/")  # what a build writes under its project
+LOW_SPACE = 1 << 20  # bytes: a device with less free is full for a build
+
+
+def check_writable(project: Path) -> None:
+    """Every folder a build writes can be written (one not made yet: the project): a read-only
+    one is one line before any job, where Snakemake would stop at its first output with a
+    paragraph."""
+    import tempfile
+
+    for name in WRITTEN:
+        folder = project / name if (project / name).is_dir() else project
+        try:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            raise UserError(
+                f"{_shown(folder)}: cannot write there ({exc.strerror}); a build writes its stages under "
+                f"{', '.join(WRITTEN)}: make them writable, or build in another folder"
+            ) from None
+
+
+def full_device(project: Path) -> str | None:
+    """One line naming the folder of ``project`` a build writes whose device is (nearly) full;
+    None when every one has room (a Snakemake that stopped for want of space, outside a job)."""
+    for name in WRITTEN:
+        folder = project / name if (project / name).is_dir() else project
+        with contextlib.suppress(OSError):
+            found = os.statvfs(folder)
+            if found.f_bavail * found.f_frsize < LOW_SPACE:
+                return (
+                    f"{_shown(folder)}: no space left on its device ({found.f_bavail * found.f_frsize:,} bytes free); "
+                    "free some and run the same command again to resume"
+                )
+    return None
+
+
 def _previous_release(project: Path, cfg: dict[str, Any], previous: str) -> Path:
     """The release to diff against (``--previous``: a folder, a tag or none) as one more config
     file, Snakemake's --config being flat; returns its path."""
@@ -172,13 +209,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     env["REGIONBENCH_CHECKPOINTS"] = ",".join(checkpoints)  # the progress's total is a lower bound until they ran
     env["REGIONBENCH_HISTORY"] = str(project / "logs" / cfg["dataset"] / "benchmarks")  # the ETA's costs
     env["REGIONBENCH_CORES"] = str(args.cores or os.cpu_count() or 1)
+    if not args.dry_run:
+        check_writable(project)
     with exclusive_build(project) as lock:
         jobs.clear_failures(project)
         # Snakemake inherits the lock, so it stays held if this process is killed first.
         code = driver.run(cmd, sys.stderr, is_live, cwd=project, env=env, pass_fds=(lock,))
     if code:
         # The reason, not Snakemake's job report, is what the user reads last.
-        messages = jobs.failures(project)
+        messages = jobs.failures(project) or ([full] if (full := full_device(project)) else [])
         for message in messages:
             print(f"regionbench: {message}", file=sys.stderr)
         if not messages:

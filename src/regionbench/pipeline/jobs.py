@@ -106,6 +106,8 @@ def _job_error(log_path: str, kind: type[BaseException], exc: BaseException, tb:
         message = f"{kind.__name__}: {first} (log: {log_path}). {errors.BUG_HINT.removeprefix('regionbench: ')}"
         _record(message, bug=True)
     else:
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk under a writer names no file: the job
+            message = f"{message} (the job logged in {log_path} was writing)"
         _record(message)
     sys.stderr.write(message + "\n")
 
