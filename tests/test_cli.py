@@ -1,9 +1,12 @@
 import argparse
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import PROJECT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import regionbench
 from regionbench import cli, synthetic
@@ -154,3 +157,34 @@ def test_help_and_a_command_s_parsing_import_no_data_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     heavy, count = done.stdout.splitlines()
     assert heavy == "[]" and int(count) < 120, done.stdout
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    entries=st.lists(
+        st.tuples(st.from_regex(r"[a-z][a-z0-9_.-]{0,10}", fullmatch=True), st.booleans()), max_size=5, unique_by=lambda e: e[0]
+    )
+)  # fmt: skip
+def test_a_folder_that_is_neither_a_release_nor_a_repository_is_said_so(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], entries: list[tuple[str, bool]]
+) -> None:
+    """Any local folder without manifest.json, .git or .dvc (files and folders of any names in
+    it): load, audit and verify say in one line that it is no release, and where one is."""
+    from regionbench.client import loader
+    from regionbench.release import ReleaseError
+
+    folder = tmp_path_factory.mktemp("notarelease")
+    for name, is_folder in entries:
+        if name in ("manifest.json", ".git", ".dvc"):
+            continue
+        (folder / name).mkdir() if is_folder else (folder / name).write_text("x")
+    with pytest.raises(
+        ReleaseError, match=re.escape("not a release folder (it has no manifest.json) nor a git+DVC repository")
+    ):
+        loader.load(folder)
+    assert cli.main(["audit", str(folder)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "not a release folder" in err and "releases/<dataset>/v<version>" in err, err
+    assert cli.main(["verify", str(folder)]) == 1  # a release whose manifest is gone fails to verify
+    out = capsys.readouterr().out.strip()
+    assert out.count("\n") == 0 and out.endswith(f"no manifest; is {folder} a regionbench release folder?"), out

@@ -128,23 +128,33 @@ def test_a_damaged_tree_of_any_layout_loses_nothing_and_never_tracebacks(
             assert row["reason"] and "\n" not in row["reason"], (done, row)
 
 
-@pytest.mark.parametrize("layout", ["classmap", "camvid", "lip", "cocostuff", "labelme", "pascal-context"])
-def test_a_value_the_format_s_table_lacks_is_said_in_the_format_s_words(tmp_path: Path, layout: str) -> None:
-    """A map's pixel value that no class of the format has is a rejected region whose reason names
-    the format's own table (classes.csv only where the tree has one) and what to do."""
+@settings(max_examples=18, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    layout=st.sampled_from(["classmap", "camvid", "lip", "cocostuff", "labelme", "pascal-context"]),
+    pick=st.integers(0, 10**6),
+    where=st.tuples(st.floats(0, 0.999), st.floats(0, 0.999)),
+)
+def test_a_value_the_format_s_table_lacks_is_said_in_the_format_s_words(
+    tmp_path_factory: pytest.TempPathFactory, layout: str, pick: int, where: tuple[float, float]
+) -> None:
+    """Any pixel value that no class of the format has, anywhere in a map, is a rejected region
+    whose reason names the format's own table (classes.csv only where the tree has one) and
+    what to do."""
     import numpy as np
     from PIL import Image
 
-    root = tmp_path / layout
+    root = tmp_path_factory.mktemp(layout) / layout
     TREES[layout](root)
     reader = layouts.get(layout)
     known = reader.classes(root)  # type: ignore[attr-defined]
-    value = next(v for v in range(254, 0, -1) if v not in known)
     item = reader.items(root)[0]  # type: ignore[attr-defined]
     path = root / next(iter(item.maps.values()))
     picture = Image.open(path)
     pixels = np.array(picture)
-    pixels[0, 0] = value
+    unknown = [v for v in range(1, 255) if v not in known]  # 0 and 255: a format's "none" values
+    value = unknown[pick % len(unknown)]
+    y, x = int(where[0] * pixels.shape[0]), int(where[1] * pixels.shape[1])
+    pixels[y, x] = value
     changed = Image.fromarray(pixels, mode=picture.mode)
     if picture.mode == "P":
         changed.putpalette(picture.getpalette())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -509,3 +510,46 @@ def test_cityscapes_label_ids_are_read_against_the_instance_ids(tmp_path: Path, 
     assert labels.name in reject["reason"] and shard.images.num_rows == 0, reject
     if damage == "another class":
         assert reject["source"] == labels.relative_to(root).as_posix()
+
+
+class _Regions:
+    """A release as an export reads it: its regions' annotators only."""
+
+    def __init__(self, annotators: list[str]) -> None:
+        import pyarrow as pa
+
+        self.folder = Path("release")
+        self.table = pa.table({"annotator": annotators})
+
+    def arrow(self, name: str, columns: list[str] | None = None) -> Any:
+        return self.table
+
+    def image_sources(self, ids: list[int], root: str | Path | None = None) -> dict[int, Path | bytes]:
+        return {}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    present=st.lists(st.sampled_from(["fine", "coarse", "annotator1", "human", "consensus", "bob"]), max_size=6),
+    asked=st.one_of(st.none(), st.sampled_from(["fine", "coarse", "annotator1", "consensus", "x"])),
+)
+def test_export_as_cityscapes_says_which_fault_is_the_user_s(present: list[str], asked: str | None) -> None:
+    """Any release's annotators and any --annotator: a release with no Cityscapes annotator is
+    said to be another collection's (whatever --annotator says), one whose --annotator is not
+    fine or coarse names that option; each in one line."""
+    from regionbench.core.errors import InputError
+
+    ours = set(present) & set(cityscapes.ANNOTATORS)
+    if ours and asked in (None, *cityscapes.ANNOTATORS):
+        return  # an export that runs: written by the export tests
+    with pytest.raises(InputError) as raised:
+        cityscapes.export_release(_Regions(present), Path("/nonexistent"), None, asked)  # type: ignore[arg-type]
+    message = str(raised.value)
+    assert "\n" not in message
+    if not ours:
+        assert (
+            message.startswith("export --format cityscapes writes a Cityscapes release")
+            and "--annotator" not in message
+        )
+    else:
+        assert message.startswith(f"--annotator {asked}: Cityscapes' maps are fine or coarse")
