@@ -46,6 +46,7 @@ rule agreement_summary:
     params:
         code=code_of("agreement_summary.py"),
         min_iou=config["agreement"]["min_iou"],
+        consensus=config["agreement"]["consensus"],
     run:
         here("agreement_summary.py", input, output, params, log)
 

@@ -69,6 +69,7 @@ rule release:
         date=config["release"]["date"],
         creator=config["release"]["creator"],
         images=config["release"]["images"],
+        statements=config["release"]["statements"],
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         results=release_results,

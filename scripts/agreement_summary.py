@@ -17,5 +17,6 @@ report = agreement.summary(
     min_iou=snakemake.params.min_iou,
     coverage=coverage,
 )
+report["consensus"] = snakemake.params.consensus  # how the derived annotator's masks are voted
 tables.write_json(snakemake.output[0], report)
 log.info("%s", {k: v for k, v in report.items() if not isinstance(v, list | dict)})

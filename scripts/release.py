@@ -69,6 +69,7 @@ provenance = release.Provenance(
     creator=params.creator,
     source=found,
     images="embedded" if embed else "paths",
+    statements={key: text for key, text in params.statements.items() if text},
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)

@@ -156,16 +156,21 @@ def full_device(project: Path) -> str | None:
     return None
 
 
-def _previous_release(project: Path, cfg: dict[str, Any], previous: str) -> Path:
-    """The release to diff against (``--previous``: a folder, a tag or none) as one more config
-    file, Snakemake's --config being flat; returns its path."""
-    if previous != "none" and Path(previous).exists():
-        if not (Path(previous) / "manifest.json").is_file():
-            raise UserError(f"--previous {previous}: not a release folder (no manifest.json)")
-        previous = str(Path(previous).resolve())
-    extra = project / ".snakemake" / "previous-release.yaml"
+def _release_settings(project: Path, cfg: dict[str, Any], args: argparse.Namespace) -> Path:
+    """The command line's release settings (``--previous``: a folder, a tag or none;
+    ``--publish``) as one more config file, Snakemake's --config being flat; returns its path."""
+    release = dict(cfg["release"])
+    if previous := args.previous:
+        if previous != "none" and Path(previous).exists():
+            if not (Path(previous) / "manifest.json").is_file():
+                raise UserError(f"--previous {previous}: not a release folder (no manifest.json)")
+            previous = str(Path(previous).resolve())
+        release["previous"] = previous
+    if args.publish:
+        release["publish"] = True
+    extra = project / ".snakemake" / "release-settings.yaml"
     extra.parent.mkdir(parents=True, exist_ok=True)
-    extra.write_text(json.dumps({"release": {**cfg["release"], "previous": previous}}) + "\n")
+    extra.write_text(json.dumps({"release": release}) + "\n")
     return extra
 
 
@@ -177,6 +182,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     project = Path(args.project_dir).resolve() if args.project_dir else find_project()
     overrides = [Path(p).resolve() for p in args.configfile]
     cfg, layers = build_config.load_layers(project, overrides)
+    if args.publish:  # checked with the files' settings: a statement it needs is named at once
+        layers.append(("--publish", {"release": {"publish": True}}))
+        cfg = build_config.merge(cfg, layers[-1][1])
     build_config.validate(cfg, project / "schemas" / "config.schema.yaml", layers)
     build_config.raw_layout(cfg, layers.source_of(("raw_dir",)))
     build_config.check_vocabulary_dir(cfg, layers.source_of(("vocabulary_dir",)))
@@ -185,8 +193,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not (profiles / args.profile / "config.yaml").is_file():
         known = ", ".join(sorted(p.name for p in profiles.iterdir() if (p / "config.yaml").is_file()))
         raise UserError(f"--profile {args.profile}: no such profile in {profiles}; choose one of: {known}")
-    if args.previous:
-        overrides.append(_previous_release(project, cfg, args.previous))
+    if args.previous or args.publish:
+        overrides.append(_release_settings(project, cfg, args))
     # Targets first: Snakemake's --configfile takes every word after it. The profile is given
     # relative to the project (Snakemake runs there), as Snakemake prints it on its first line.
     cmd = [sys.executable, "-m", "snakemake", *args.targets, "--snakefile", str(project / "Snakefile"),
@@ -634,6 +642,11 @@ def _build_command(sub: argparse._SubParsersAction) -> None:
         "--previous",
         metavar="DIR|TAG|none",
         help="release to check the bump against: a folder, a tag <dataset>-vX.Y.Z, or none (default: release.previous)",
+    )
+    b.add_argument(
+        "--publish",
+        action="store_true",
+        help="a release for publication (release.publish): refused while a statement it needs is unset",
     )
     b.add_argument("--profile", default="default", help="profile under config/profiles/")
     b.add_argument("--project-dir", default=None, help="workflow checkout (default: found from the current folder)")

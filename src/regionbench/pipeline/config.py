@@ -129,6 +129,28 @@ def validate(config: dict, schema_path: Path, source: str | Layers = "config") -
         raise ConfigError(
             f"{where(tuple(error.absolute_path))}: {error.message}; see {schema_path.name} for allowed values"
         )
+    release = config.get("release") or {}
+    if release.get("publish"):
+        check_publication(release.get("statements") or {}, where(("release", "publish")))
+
+
+def check_publication(statements: dict, source: str) -> None:
+    """A release for publication (``release.publish``) must have said what ``rai.REQUIRED_TO_PUBLISH``
+    lists in ``statements`` (``release.statements``); else a ConfigError naming the first unset."""
+    from regionbench.release import rai  # Arrow's: only a publication asks
+
+    if unset := rai.unset_for_publication(statements):
+        raise ConfigError(
+            f"{source}: a release for publication, but release.statements.{unset[0]} is "
+            f"unset; {PUBLICATION_NEEDS[unset[0]]} in release.statements, or build without release.publish"
+        )
+
+
+# What a statement a publication needs asks the maintainer to say.
+PUBLICATION_NEEDS = {
+    "personal_sensitive_information": "say what personal or sensitive information the images hold "
+    "(none; faces of passers-by; ...)",
+}
 
 
 VOCABULARY_FILES = ("hierarchy.yaml", "label_ids.tsv", "h_list.txt", "t_list.txt", "curation.yaml")

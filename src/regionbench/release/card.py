@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from regionbench.core.numbers import counted
-from regionbench.release import huggingface
+from regionbench.release import huggingface, rai
 from regionbench.release.manifest import OTHER, UNKNOWN, card_licence
 from regionbench.release.schemas import TABLES, load_schemas
 
@@ -599,6 +599,21 @@ def _conflicts(folder: Path) -> list[str]:
     return [*out, ""]
 
 
+def _responsible(folder: Path, manifest: dict) -> list[str]:
+    """The Responsible-AI statements, word for word as croissant.json carries them (``rai``)."""
+    out = [
+        "## Responsible use",
+        "",
+        "The Responsible-AI fields of `croissant.json`, the same words; each says where it comes from.",
+        "",
+    ]
+    for statement in rai.statements(folder, manifest):
+        sources = ", ".join(f"`{s}`" for s in statement.sources)
+        out.append(f"- **{statement.field}** ({sources}):")
+        out += [f"  {_said(text)}" for text in statement.texts]
+    return [*out, ""]
+
+
 def _provenance(manifest: dict) -> list[str]:
     out = [
         "## Provenance",
@@ -658,6 +673,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
         _rejects(folder, manifest),
         _audit(folder),
         _conflicts(folder),
+        _responsible(folder, manifest),
         _provenance(manifest),
         _use_and_citation(manifest),
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 import mlcroissant as mlc
 import rdflib
 
+from regionbench.release import rai
 from regionbench.release.card import source
 from regionbench.release.manifest import ReleaseError, is_spdx, sha256_file
 from regionbench.release.schemas import TABLES, load_schemas
@@ -149,6 +150,7 @@ def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
         )
     dataset = manifest["dataset"]
     origin = source(manifest)
+    responsible = {s.attribute: s.value for s in rai.statements(folder, manifest)}
     return mlc.Metadata(
         ctx=ctx,
         name=f"regionbench-{dataset}",
@@ -176,6 +178,23 @@ def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
         keywords=["image annotation", "region labelling", "segmentation", origin.keyword, "benchmark"],
         distribution=files,
         record_sets=record_sets,
+        extra_properties=_lineage(manifest),
+        **responsible,
+    )
+
+
+PROV = "http://www.w3.org/ns/prov#"
+
+
+def _lineage(manifest: dict) -> dict:
+    """PROV-O lineage: the build that generated the release, and what it was derived from (the
+    source's home page, the previous version's tag)."""
+    origin = source(manifest)
+    derived = ([origin.url] if origin.url and not manifest["synthetic"] else []) + (
+        [f"{manifest['dataset']}-v{manifest['previous']['version']}"] if manifest.get("previous") else []
+    )
+    return {"prov:wasGeneratedBy": f"regionbench {manifest['code_version']}"} | (
+        {"prov:wasDerivedFrom": derived} if derived else {}
     )
 
 
@@ -192,6 +211,7 @@ def croissant(folder: Path, manifest: dict) -> dict:
     if warnings := sorted(meta.ctx.issues.warnings):
         raise ReleaseError(f"croissant.json: mlcroissant warns: {'; '.join(warnings)}")
     document = meta.to_json()
+    document["@context"]["prov"] = PROV  # the lineage's vocabulary, which mlcroissant's context lacks
     # schema.org's isBasedOn, which mlcroissant's Metadata does not model: the original benchmark.
     if based_on := source(manifest).based_on:
         document["isBasedOn"] = based_on

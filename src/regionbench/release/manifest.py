@@ -101,6 +101,8 @@ class Provenance:
     # the collection: name, homepage, citation and its images' licence (pipeline.source.describe)
     source: dict[str, str | None] | None = None
     images: str = "paths"  # embedded: the Hugging Face image files carry the bytes; paths: they name the files
+    # what only the maintainer can say (config release.statements, unset ones left out): release.rai
+    statements: dict[str, str] | None = None
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -203,6 +203,7 @@ def _manifest(
         "creator": provenance.creator,
         "source": provenance.source,
         "images": provenance.images,
+        "statements": dict(sorted((provenance.statements or {}).items())),
         "previous": None
         if previous_manifest is None or diff is None
         else {"version": previous_manifest["version"], "required_bump": diff.required},
