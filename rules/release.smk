@@ -70,6 +70,7 @@ rule release:
         creator=config["release"]["creator"],
         images=config["release"]["images"],
         statements=config["release"]["statements"],
+        drawn_by=config["drawn_by"],
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         results=release_results,

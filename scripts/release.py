@@ -21,7 +21,7 @@ def shards(paths: list[str]) -> list:
 
 
 def region_part(regions: str, features: str):
-    return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits)
+    return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits, params.drawn_by)
 
 
 def audit_table():
@@ -37,6 +37,13 @@ def audit_table():
     )
 
 
+# The config says who or what drew an annotator's regions: it must name annotators the tree has.
+annotators = {a for p in inp.coverage for a in tables.read_parquet(p, ["annotator"])["annotator"].to_pylist()}
+if unknown := sorted(set(params.drawn_by) - annotators):
+    fail(
+        f"config drawn_by names {unknown[0]!r}, an annotator the raw tree does not have "
+        f"(it has {', '.join(sorted(annotators))}); name one of those, or remove it"
+    )
 # The subsets hold a row per region and subset, more than the regions: read and handed over by row group.
 splits = release.region_splits(Path(inp.subsets))
 data = {

@@ -447,7 +447,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     tasks.settings_of(args.task, **given)  # a setting of another task: one line before the release is read
     data = loader.load(args.release, args.rev, verify=not args.no_verify)
     said = lambda line: print(line, flush=True)  # noqa: E731
-    report = tasks.evaluate(data, args.predictions, args.task, progress=said, cores=args.cores, **given)
+    report = tasks.evaluate(
+        data, args.predictions, args.task, progress=said, cores=args.cores, by_source=args.by_source, **given
+    )
     print(tasks.render(report, scoped=False))
     if args.out:
         tables.write_json(args.out, report)
@@ -790,6 +792,11 @@ def _evaluate_command(sub: argparse._SubParsersAction, tasks_options: bool = Tru
         default=None,
         metavar="N",
         help="processes to score on (default: every core; the report is the same for any)",
+    )
+    ev.add_argument(
+        "--by-source",
+        action="store_true",
+        help="score against each annotator too, grouped by who or what drew the truth (regions.drawn_by: human, model, consensus)",
     )
     ev.add_argument(
         "--no-verify",

@@ -4,6 +4,7 @@ and export-coco writes files whose ingest gives the release's regions again."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import re
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from regionbench import cli
 from regionbench.core import geometry, tables
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.io.layouts import CREDITS
 from regionbench.pipeline import plots
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.pipeline.vocabulary import Registry
@@ -78,9 +80,31 @@ def exported_tree(root: Path) -> dict:
         "iscrowd": 0,
     }
     second["annotations"].append(bow_tie)
+    credit(first, second)
     one.write_text(json.dumps(first))
     two.write_text(json.dumps(second))
     return {"renamed": renamed, "crowd": crowd, "crowd_file": image["file_name"], "bow_tie": bow_tie}
+
+
+LICENCES = [
+    {"id": 1, "name": "Attribution-NonCommercial-ShareAlike License", "url": "http://creativecommons.org/licenses/by-nc-sa/2.0/"},
+    {"id": 2, "name": "Attribution License", "url": "http://creativecommons.org/licenses/by/2.0/"},
+    {"id": 7, "name": "No known copyright restrictions", "url": "http://flickr.com/commons/usage/"},
+]  # fmt: skip
+
+
+def credit(*files: dict) -> None:
+    """Images of different licences as COCO's files give them (a licence id of the file's table,
+    coco_url, flickr_url), one image in four with none; the files agree on each image."""
+    for data in files:
+        data["licenses"] = LICENCES
+        for im in data["images"]:
+            k = im["id"] % 4
+            if k:
+                im["license"] = LICENCES[k - 1]["id"]
+                im["coco_url"] = f"http://images.cocodataset.org/val2017/{im['file_name']}"
+            if k % 2:
+                im["flickr_url"] = f"http://farm{k}.staticflickr.com/{im['id']}/{im['id']}_z.jpg"
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +188,13 @@ def test_export_coco_round_trips(exports: tuple[Path, Path, dict], tmp_path: Pat
 
     released = pq.read_table(folder / "data/regions.parquet").to_pylist()
     assert rows(again.regions.to_pylist()) == rows(released)
+    # Each image's licence and addresses, as the collection gave them, every one kept.
+    credited = ["image_id", *CREDITS]
+    before = pq.read_table(folder / "data/images.parquet", columns=credited).sort_by("image_id")
+    assert len(set(before["license"].to_pylist())) == len(LICENCES) + 1  # three licences, and none
+    assert again.images.select(credited).sort_by("image_id").to_pylist() == before.to_pylist()
+    written = json.loads((out / "annotations" / "annotator-1.json").read_text())
+    assert {(x["name"], x["url"]) for x in written["licenses"]} == {(x["name"], x["url"]) for x in LICENCES}
     key = ["image_id", "annotator", "region_id"]
     ours = again.features.sort_by([(k, "ascending") for k in key])
     theirs = pq.read_table(folder / "data/regions.parquet", columns=[*key, *tables.FEATURE_NAMES])
@@ -176,6 +207,37 @@ def test_export_coco_round_trips(exports: tuple[Path, Path, dict], tmp_path: Pat
     assert cli.main(["export-coco", str(folder), str(one), "--annotator", "consensus"]) == 0
     assert [p.name for p in (one / "annotations").iterdir()] == ["derived-consensus.json"]
     assert cli.main(["export-coco", str(folder), str(one)]) == 2  # an existing folder: one line
+
+
+@pytest.mark.parametrize("format_name", ["coco-panoptic", "saiapr", "classmap"])
+def test_every_export_keeps_each_image_s_licence(
+    exports: tuple[Path, Path, dict], tmp_path: Path, format_name: str
+) -> None:
+    """A format with a place for them (COCO panoptic's images entries and licenses) carries each
+    image's licence and addresses; any other gets image_credits.csv beside its files: all kept."""
+    _, project, _ = exports
+    folder, out = project / RELEASE, tmp_path / format_name
+    images = pq.read_table(folder / "data/images.parquet", columns=["image_id", "path", *CREDITS]).to_pylist()
+    said = {r["image_id"]: {c: r[c] for c in CREDITS} for r in images if any(r[c] for c in CREDITS)}
+    assert len(said) > len(images) // 2
+    assert cli.main(["export", str(folder), str(out), "--format", format_name, "--annotator", "annotator-1"]) == 0
+    if format_name == "coco-panoptic":
+        by_name = {Path(r["path"]).name: r["image_id"] for r in images}
+        found = {}
+        for document in (json.loads(f.read_text()) for f in sorted(out.rglob("panoptic_*.json"))):
+            licences = {x["id"]: x for x in document["licenses"]}
+            for entry in document["images"]:
+                licence = licences.get(entry.get("license"), {})
+                found[by_name[entry["file_name"]]] = {
+                    "license": licence.get("name"), "license_url": licence.get("url"), "url": entry.get("coco_url"),
+                    "original_url": entry.get("flickr_url"), "attribution": None,
+                }  # fmt: skip
+        assert {i: v for i, v in found.items() if any(v.values())} == said
+        assert not (out / "image_credits.csv").exists()
+    else:
+        with (out / "image_credits.csv").open(encoding="utf-8") as f:
+            rows = {int(r["image_id"]): {c: r[c] or None for c in CREDITS} for r in csv.DictReader(f)}
+        assert rows == said
 
 
 def test_show_titles_images_without_captions_by_id(
@@ -532,3 +594,56 @@ def test_the_human_ceiling_of_boundary_ap_takes_the_run_s_band(
         assert report["settings"]["dilation_ratio"] == float(ratio)
         ceilings[ratio] = report["human_ceiling"]["AP"]
     assert ceilings["0.005"] < ceilings["0.2"]
+
+
+def test_each_region_says_who_drew_it_and_runs_score_by_source(
+    exports: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    """The config names annotator-2 a model: its regions say so (regions.drawn_by), the card and
+    Croissant count them, and --by-source scores against each kind apart, each figure what
+    --annotator gives for that annotator alone."""
+    _, project, _ = exports
+    folder = project / RELEASE
+    regions = pq.read_table(folder / "data/regions.parquet", columns=["image_id", "annotator", "drawn_by"]).to_pylist()
+    expected = {"annotator-1": "human", "annotator-2": "model:sam-vit-h@1.0", "consensus": "consensus"}
+    assert all(r["drawn_by"] == expected[r["annotator"]] for r in regions)
+    counts = {kind: sum(r["drawn_by"] == kind for r in regions) for kind in set(expected.values())}
+    assert all(counts.values())
+    croissant = json.loads((folder / "croissant.json").read_text())
+    assert croissant["rai:machineAnnotationTools"] == "sam-vit-h@1.0"
+    card = (folder / "README.md").read_text()
+    for kind, n in counts.items():
+        assert f"{kind} {n:,} region" in card
+    # a run: annotator-1's regions, by the ids its file gave the images and the labels, scored
+    truth = pq.read_table(folder / "data/regions.parquet", columns=["image_id", "annotator", "label", "mask"])
+    coverage = pq.read_table(folder / "data/coverage.parquet", columns=["image_id", "annotator", "source_image_id"])
+    source_id = {c["image_id"]: c["source_image_id"] for c in coverage.to_pylist() if c["annotator"] == "annotator-1"}
+    detections = [
+        {
+            "image_id": source_id[r["image_id"]],
+            "label": r["label"],
+            "segmentation": r["mask"],
+            "score": 0.5 + 0.01 * (k % 40),
+        }
+        for k, r in enumerate(truth.to_pylist())
+        if r["annotator"] == "annotator-1" and r["mask"] is not None and r["label"] is not None
+    ]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(detections))
+    report = tmp_path / "report.json"
+    done = evaluate_instances(folder, str(run), "--split", "all", "--by-source", "--out", str(report))
+    assert done.returncode == 0, done.stderr
+    grouped = json.loads(report.read_text())
+    assert grouped["release"]["tag"] == "exports-v1.0.0" and grouped["release"]["digest"]
+    assert set(grouped["by_source"]) == set(expected.values())
+    for annotator, kind in expected.items():
+        alone = tmp_path / f"{annotator}.json"
+        done = evaluate_instances(folder, str(run), "--split", "all", "--annotator", annotator, "--out", str(alone))
+        assert done.returncode == 0, done.stderr
+        assert grouped["by_source"][kind][annotator] == json.loads(alone.read_text())["measures"]
+    shown = evaluate_instances(folder, str(run), "--split", "all", "--by-source").stdout
+    assert "against the regions drawn by model:sam-vit-h@1.0:" in shown and "  annotator-2.AP " in shown
+    assert (
+        grouped["by_source"]["human"]["annotator-1"]["AP"]
+        > grouped["by_source"]["model:sam-vit-h@1.0"]["annotator-2"]["AP"]
+    )

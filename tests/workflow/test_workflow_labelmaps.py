@@ -79,6 +79,13 @@ def test_a_voc_tree_builds_pixel_exact_with_its_own_split_as_test_side(
         assert [exported[k - 1] for k in sorted(present - {0, VOID})] == [
             original[k - 1] for k in sorted(present - {0, VOID})
         ]
+    # each photograph's credit (VOC2007's <source> flickrid and <owner> name): in the release, written back
+    credits = {p.stem: voc_layout.credit_of(p) for p in sorted((base / "Annotations").glob("*.xml"))}
+    assert any(c["attribution"] for c in credits.values()) and any(not c["attribution"] for c in credits.values())
+    for row in images.values():
+        assert {k: row[k] for k in ("original_url", "attribution")} == credits[Path(row["path"]).stem]
+    for stem, credit in credits.items():
+        assert voc_layout.credit_of(back / "Annotations" / f"{stem}.xml") == credit
     assert sorted(p.read_bytes() for p in (back / "JPEGImages").iterdir()) == sorted(
         p.read_bytes()
         for p in (base / "JPEGImages").iterdir()

@@ -55,6 +55,9 @@ IMAGES = pa.schema(
         ("caption_encoding", pa.string()),
         ("license", pa.string()),
         ("license_url", pa.string()),
+        ("url", pa.string()),
+        ("original_url", pa.string()),
+        ("attribution", pa.string()),
     ]
 )
 

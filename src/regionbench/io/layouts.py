@@ -294,10 +294,25 @@ def image_files(release: ReleaseTables, images: Path, ids: list[int]) -> Iterato
         yield image_id, content
 
 
+# The images table's columns that say what the source said of an image's rights and origin:
+# every export writes them where its format has a place (docs/publishing.md, "Licences").
+CREDITS = ("license", "license_url", "url", "original_url", "attribution")
+
+
+def image_credits(release: ReleaseTables) -> dict[int, dict[str, str | None]]:
+    """Each image's ``CREDITS`` by image id (None in a column that a release made before it lacks)."""
+    images = release.arrow("images")
+    present = [c for c in CREDITS if c in images.column_names]
+    rows = images.select(["image_id", *present]).to_pylist()
+    return {row.pop("image_id"): dict.fromkeys(CREDITS) | row for row in rows}
+
+
 @runtime_checkable
 class Exports(Protocol):
     """A layout a release can be written back in (``regionbench export --format NAME``,
-    ``regionbench.client.exports``), so tools of that format read the release."""
+    ``regionbench.client.exports``), so tools of that format read the release. One whose files
+    hold every image's ``CREDITS`` says so with ``carries_credits = True``; for any other the
+    door writes them beside its files."""
 
     name: str
 

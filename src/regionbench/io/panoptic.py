@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.io.coco import attribution
 from regionbench.io.coco.categories import hierarchy_of
 from regionbench.io.coco.ingest import category_label, mapped_label
 from regionbench.io.coco.split import is_panoptic_file
@@ -194,13 +195,14 @@ def _entries(root: str, state: str) -> tuple[tuple[Entry, ...], tuple[tuple[str,
     problems: list[tuple[str, str, str]] = []
     for source in sources(base):
         data = read_source(base, source)
+        licences = attribution.licence_table(data.get("licenses"))
         by_id: dict[Any, dict[str, Any]] = {}
         for image in data["images"]:
             name = image.get("file_name") if isinstance(image, dict) else None
             if not isinstance(name, str) or not name or "/" in name:
                 problems.append((source.json, str(image)[:60], "an image entry without a plain file_name"))
                 continue
-            by_id[_key(image.get("id"))] = image | {"_folder": source.folder}
+            by_id[_key(image.get("id"))] = image | {"_folder": source.folder, "_licenses": licences}
             entry = found.setdefault((source.split, name), {"annotations": {}})
             entry["annotations"][source.annotator] = (image.get("id"), by_id[_key(image.get("id"))], None)
         for annotation in data["annotations"]:
@@ -316,6 +318,7 @@ class PanopticReader:
             return None
         image_id = image_id_of(entry.file_name)
         row = image_row(image_id, self.shard, entry.image, image, entry.split)
+        row |= attribution.read((listed, listed["_licenses"]) for _, listed, _ in (entry.annotations[w] for w in maps))
         found: list[tuple[dict[str, Any], np.ndarray | None]] = []
         ignore, source_ids = {}, {}
         for who, ids in maps.items():
@@ -423,6 +426,7 @@ class PanopticLayout(ImageRuns, NamesCategories, Exports):
     """The COCO panoptic format (module docstring)."""
 
     name = "coco-panoptic"
+    carries_credits = True  # its images entries and licenses table hold every image's licence and addresses
     expects = "annotations/panoptic_<split>.json with its PNG folder annotations/panoptic_<split>/, and the images"
     about = About(
         summary="from panoptic segmentations in the COCO panoptic format (a JSON of segments and an RGB PNG of "
@@ -572,12 +576,13 @@ def export_release(
     from regionbench.core import geometry, tables
     from regionbench.core.errors import InputError
     from regionbench.io.coco.export import as_written
-    from regionbench.io.layouts import image_files
+    from regionbench.io.layouts import image_credits, image_files
 
     out = Path(out)
     rows = {
         r["image_id"]: r for r in release.arrow("images", ["image_id", "path", "width", "height", "split"]).to_pylist()
     }
+    licences, about = attribution.written(image_credits(release))
     boxes = ["source_bbox_x", "source_bbox_y", "source_bbox_w", "source_bbox_h"]
     columns = ["image_id", "annotator", "region_id", "label", "category_id", "annotation_id", "iscrowd", "mask",
                "area_px", "bbox_x", "bbox_y", "bbox_w", "bbox_h", "source_area", *boxes]  # fmt: skip
@@ -617,7 +622,7 @@ def export_release(
         for image_id in sorted(covered):
             row, split = rows[image_id], split_of[image_id]
             stem = Path(names[image_id]).stem
-            document = documents.setdefault(split, {"images": [], "annotations": []})
+            document = documents.setdefault(split, {"images": [], "annotations": [], "licenses": licences})
             (base / f"panoptic_{split}").mkdir(parents=True, exist_ok=True)
             own = by_image.get((who, image_id), [])
             ids = np.zeros((row["height"], row["width"]), dtype=np.uint32)
@@ -641,7 +646,7 @@ def export_release(
             source_id = covered[image_id]
             number: int | str = int(source_id) if source_id is not None else stem.removesuffix("_leftImg8bit")
             document["images"].append({"id": number, "file_name": names[image_id], "width": row["width"],
-                                       "height": row["height"]})  # fmt: skip
+                                       "height": row["height"]} | about[image_id])  # fmt: skip
             document["annotations"].append({"image_id": number, "file_name": f"{stem}.png", "segments_info": info})
         listed = [{k: v for k, v in c.items() if k != "_label"} for c in categories]
         for split, document in documents.items():

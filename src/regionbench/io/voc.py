@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from regionbench.io.layouts import (
     Reading,
     ReleaseTables,
     TreeVocabulary,
+    image_credits,
     image_files,
 )
 from regionbench.io.shards import Ledger, image_row, region_row, shard_report
@@ -53,6 +55,10 @@ MAP_MODES = ("P", "L")  # VOC's palette PNGs; SBD's conversions are 8-bit grey
 NAME = re.compile(r"(\d{4})_(\d{6})")
 CLASS_FOLDERS = ("SegmentationClass", "SegmentationClassAug")
 FLAGS = ("difficult", "truncated", "occluded")
+# Where a VOC Annotations XML credits its photograph (VOC2007's <source> and <owner>): the
+# Flickr photo's id, kept as the page it names, and its owner's name.
+FLICKR_PAGE = "https://www.flickr.com/photo.gne?id={}"
+FLICKR_ID = re.compile(r"https://www\.flickr\.com/photo\.gne\?id=(\d+)")
 UNION = "trainval"  # a list of the others' names, not a split of its own
 Found = list[tuple[dict[str, Any], np.ndarray]]  # regions rows with their masks
 
@@ -128,6 +134,22 @@ def flags_of(path: Path) -> list[tuple[str, dict[str, bool]]] | None:
     return out
 
 
+def credit_of(path: Path) -> dict[str, str | None]:
+    """The images table's ``original_url`` and ``attribution`` of an image from its Annotations
+    XML: the Flickr page of ``<source><flickrid>`` and ``<owner><name>``; None where the file
+    (VOC2008 and later leave them out) or the element is absent."""
+    found: dict[str, str | None] = {"original_url": None, "attribution": None}
+    try:
+        root = ET.parse(path).getroot() if path.is_file() else None
+    except ET.ParseError:
+        root = None
+    if root is not None:
+        flickr = (root.findtext("source/flickrid") or "").strip()
+        found["original_url"] = FLICKR_PAGE.format(flickr) if flickr.isdigit() else None
+        found["attribution"] = (root.findtext("owner/name") or "").strip() or None
+    return found
+
+
 class Reader:
     """One run of VOC images being read (``io.layouts.ShardReader``)."""
 
@@ -191,6 +213,7 @@ class Reader:
                 continue
             self.counts["images"][1] += 1
             row = image_row(int(found[1] + found[2]), self.shard, self._rel(jpeg), image, self.split_of.get(name))
+            row |= credit_of(self.folder / "Annotations" / f"{name}.xml")
             void = class_values == VOID
             if instances is not None:
                 void |= instances == VOID
@@ -411,6 +434,7 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
         if r["annotator"] == who and r["ignore_mask"] is not None
     }
     rows = release.arrow("images", ["image_id", "path", "split", "width", "height"]).to_pylist()
+    credits = image_credits(release)
     folder = out / "VOC2012"
     for kind in ("JPEGImages", "SegmentationClass", "SegmentationObject", "Annotations", "ImageSets/Segmentation"):
         (folder / kind).mkdir(parents=True)
@@ -428,7 +452,8 @@ def export_release(release: ReleaseTables, out: Path, images: Path | None, annot
             picture = Image.fromarray(values, mode="P")
             picture.putpalette(colours)
             picture.save(folder / kind / f"{name}.png")
-        (folder / "Annotations" / f"{name}.xml").write_text(_annotation(name, dict(described)), encoding="utf-8")
+        xml = _annotation(name, dict(described), credits[row["image_id"]])
+        (folder / "Annotations" / f"{name}.xml").write_text(xml, encoding="utf-8")
         instances += len(described)
         if row["split"] is not None:
             splits.setdefault(row["split"], []).append(name)
@@ -469,19 +494,23 @@ def _maps(
     return classes, objects, described
 
 
-def _annotation(name: str, at: dict[int, dict[str, Any]]) -> str:
+def _annotation(name: str, at: dict[int, dict[str, Any]], credit: dict[str, Any]) -> str:
     """An image's Annotations XML: the k-th ``<object>`` is instance k (its label and flags); an
     index no region has (an object hidden by others, which the release cannot know) keeps its
-    place with an empty name."""
+    place with an empty name. Where the release credits the image (``credit``: its images row),
+    ``<source>`` names its Flickr photo and ``<owner>`` its owner, as VOC2007 does."""
     objects_xml = "".join(
         "<object><name></name></object>"
         if k not in at
-        else f"<object><name>{at[k]['label']}</name>"
+        else f"<object><name>{escape(at[k]['label'])}</name>"
         + "".join(f"<{f}>{int(at[k][f])}</{f}>" for f in FLAGS if at[k][f] is not None)
         + "</object>"
         for k in range(1, max(at, default=0) + 1)
     )
-    return f"<annotation><filename>{name}.jpg</filename>{objects_xml}</annotation>\n"
+    flickr = FLICKR_ID.fullmatch(credit["original_url"] or "")
+    source = f"<source><image>flickr</image><flickrid>{flickr[1]}</flickrid></source>" if flickr else ""
+    owner = f"<owner><name>{escape(credit['attribution'])}</name></owner>" if credit["attribution"] else ""
+    return f"<annotation><filename>{name}.jpg</filename>{source}{owner}{objects_xml}</annotation>\n"
 
 
 def hierarchy() -> Hierarchy:

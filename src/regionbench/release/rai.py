@@ -74,11 +74,22 @@ class _Release:
         path = self.folder / "results" / name
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
-    def table(self, name: str, columns: list[str]) -> pa.Table:
-        return pq.read_table(self.folder / self.manifest["tables"][name]["path"], columns=columns)
+    def table(self, name: str, columns: list[str] | None) -> pa.Table:
+        """The table ``name`` (``columns`` only; None: its schema's columns, none read)."""
+        path = self.folder / self.manifest["tables"][name]["path"]
+        return pq.read_schema(path).empty_table() if columns is None else pq.read_table(path, columns=columns)
 
     def rows(self, name: str) -> int:
         return int(self.manifest["tables"].get(name, {}).get("rows", 0))
+
+    @cached_property
+    def drawers(self) -> dict[str, int]:
+        """Regions per ``drawn_by`` (human, model:..., consensus, derived:...); none for a release
+        made before the column."""
+        if "drawn_by" not in self.table("regions", None).column_names:
+            return {}
+        counts = self.table("regions", ["drawn_by"]).group_by("drawn_by").aggregate([([], "count_all")])
+        return dict(sorted(zip(counts["drawn_by"].to_pylist(), counts["count_all"].to_pylist(), strict=True)))
 
     @cached_property
     def annotators(self) -> tuple[dict[str, int], dict[str, int]]:
@@ -138,7 +149,7 @@ def _collection_type(r: _Release) -> Statement:
     return Statement("rai:dataCollectionType", "data_collection_type", (kind,), ("manifest.json synthetic",))
 
 
-def _annotation(r: _Release) -> tuple[Statement, Statement]:
+def _annotation(r: _Release) -> tuple[Statement, ...]:
     """The annotation protocol, and the annotators an image has (Croissant's annotationsPerItem)."""
     regions, covered = r.annotators
     humans = sorted(set(covered) | (set(regions) - {CONSENSUS}))
@@ -148,6 +159,9 @@ def _annotation(r: _Release) -> tuple[Statement, Statement]:
     )
     texts = [f"{counted(len(humans), 'annotator')} drew the regions ({listed})."]
     sources = ["data/regions.parquet", "data/coverage.parquet"]
+    if drawers := r.drawers:
+        by = ", ".join(f"{kind} {counted(n, 'region')}" for kind, n in drawers.items())
+        texts.append(f"Who or what drew them (regions.drawn_by): {by}.")
     report = r.report("agreement.json") or {}
     if (coverage := report.get("coverage")) and len(humans) > 1:
         sources.append("results/agreement.json")
@@ -184,6 +198,9 @@ def _annotation(r: _Release) -> tuple[Statement, Statement]:
         texts.append(f"Agreement between annotators over {report['image_pairs']:,} image pairs: {', '.join(figures)}.")
     elif len(humans) < 2:
         texts.append("With one annotator no agreement between annotators can be measured.")
+    models = sorted(kind.removeprefix("model:") for kind in r.drawers if kind.startswith("model:"))
+    if models:
+        texts.append(f"Masks a model made: {', '.join(models)} (the config's drawn_by), not a person.")
     images = max(r.rows("images"), 1)
     per_item = f"{r.rows('coverage') / images:.2f} annotators per image (data/coverage.parquet)"
     return (
@@ -191,6 +208,8 @@ def _annotation(r: _Release) -> tuple[Statement, Statement]:
         Statement(
             "rai:annotationsPerItem", "annotations_per_item", (per_item,), ("data/coverage.parquet",), many=False
         ),
+        *[Statement("rai:machineAnnotationTools", "machine_annotation_tools", tuple(models), ("data/regions.parquet",))]
+        * bool(models),
     )
 
 
@@ -370,12 +389,10 @@ def statements(folder: Path, manifest: dict) -> list[Statement]:
     the order the card shows them. ``manifest``: its manifest so far (``statements``: the
     config's ``release.statements``)."""
     r = _Release(folder, manifest)
-    protocol, per_item = _annotation(r)
     out = [
         _collection(r),
         _collection_type(r),
-        protocol,
-        per_item,
+        *_annotation(r),
         _preprocessing(r),
         _biases(r),
         _limitations(r),

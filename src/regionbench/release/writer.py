@@ -66,9 +66,13 @@ def region_splits(subsets: Path) -> pa.Table:
     return splits.select(columns)
 
 
-def regions_table(regions: pa.Table, features: pa.Table, splits: pa.Table) -> pa.Table:
-    """Ingested regions with their 27 features and their split (null outside subsets A-H);
-    ``splits`` comes from ``region_splits``."""
+def regions_table(
+    regions: pa.Table, features: pa.Table, splits: pa.Table, drawn_by: Mapping[str, str] | None = None
+) -> pa.Table:
+    """Ingested regions with their 27 features, their split (null outside subsets A-H;
+    ``splits`` comes from ``region_splits``) and who or what drew them (``drawn_by``: annotator ->
+    ``model:NAME@VERSION`` or ``derived:HOW``, the config's; any other annotator is ``human``, the
+    derived consensus ``consensus``)."""
     if features.num_rows != regions.num_rows:
         raise ReleaseError(
             f"features cover {features.num_rows} regions of {regions.num_rows}; rerun the features stage"
@@ -83,7 +87,16 @@ def regions_table(regions: pa.Table, features: pa.Table, splits: pa.Table) -> pa
     )
     joined = joined.sort_by([(k, "ascending") for k in tables.REGION_KEY])
     masks = regions["mask"].take(joined["_row"])
-    return joined.drop_columns(["_row"]).append_column("mask", masks)
+    names = pc.unique(joined["annotator"])
+    kinds = pa.array([drawer(a, drawn_by or {}) for a in names.to_pylist()], pa.string())
+    drawers = kinds.take(pc.index_in(joined["annotator"], value_set=names))
+    return joined.drop_columns(["_row"]).append_column("drawn_by", drawers).append_column("mask", masks)
+
+
+def drawer(annotator: str, drawn_by: Mapping[str, str]) -> str:
+    """The ``drawn_by`` of an annotator's regions: the config's word for it, ``consensus`` for
+    the derived annotator, else ``human``."""
+    return "consensus" if annotator == tables.CONSENSUS else drawn_by.get(annotator, "human")
 
 
 def read_tables(folder: Path) -> dict[str, pa.Table]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import numpy as np
 from PIL import Image
@@ -55,9 +56,18 @@ def scene(
     return np.clip(pixels, 0, 255).astype(np.uint8), classes, instances, objects
 
 
-def xml(name: str, size: tuple[int, int], objects: list[tuple[int, dict]]) -> str:
-    """An Annotations XML naming each object's class and flags, in instance order."""
+OWNERS = ("Thom Zemanek", "Ana & Luís Marques")  # VOC2007's <owner> names, one with an ampersand
+
+
+def xml(name: str, size: tuple[int, int], objects: list[tuple[int, dict]], k: int = 0) -> str:
+    """An Annotations XML naming each object's class and flags, in instance order; the k-th
+    image of three in two credits its photograph as VOC2007 does (its Flickr id, its owner)."""
     parts = [f"<annotation><filename>{name}.jpg</filename>"]
+    if k % 3:
+        parts.append(
+            f"<source><database>The VOC2007 Database</database><image>flickr</image><flickrid>{194179466 + k}</flickrid></source>"
+        )
+        parts.append(f"<owner><flickrid>owner{k}</flickrid><name>{escape(OWNERS[k % 2])}</name></owner>")
     parts.append(f"<size><width>{size[0]}</width><height>{size[1]}</height><depth>3</depth></size>")
     for value, flags in objects:
         marks = "".join(f"<{f}>{int(v)}</{f}>" for f, v in flags.items())
@@ -86,7 +96,7 @@ def write_tree(
             image = Image.fromarray(values, mode="P")
             image.putpalette(colours)
             image.save(folder / kind / f"{name}.png")
-        (folder / "Annotations" / f"{name}.xml").write_text(xml(name, size, objects), encoding="utf-8")
+        (folder / "Annotations" / f"{name}.xml").write_text(xml(name, size, objects, k), encoding="utf-8")
         splits["val" if k % 3 == 2 else "train"].append(name)
         regions = len({v for v in np.unique(classes).tolist() if v != VOID}) if sbd else len(objects) + 1
         yield f"JPEGImages/{name}.jpg", regions

@@ -153,13 +153,16 @@ def evaluate(
     tree: Hierarchy | None = None,
     progress: Callable[[str], None] | None = None,
     cores: int | None = 1,
+    by_source: bool = False,
     **settings: Any,
 ) -> dict[str, Any]:
     """The report of ``predictions`` scored as ``task`` against the release ``data``:
     ``settings`` are the task's (``Settings`` fields, e.g. ``split="all"``, ``iou_type="bbox"``);
     ``progress`` hears the scope line (what is scored) before anything is read; ``cores``: the
-    processes a task may use (None: every core; the report is the same for any). Raises
-    ``TaskError`` (one line per problem) for predictions or settings it cannot score."""
+    processes a task may use (None: every core; the report is the same for any); ``by_source``:
+    the measures against each annotator too, grouped by who or what drew the truth
+    (``by_source``, regions.drawn_by). Raises ``TaskError`` (one line per problem) for
+    predictions or settings it cannot score."""
     module = get(task)
     if "split" not in settings and hasattr(module, "default_split"):  # a map task: its benchmark's side
         settings = {**settings, "split": module.default_split(data)}
@@ -176,8 +179,9 @@ def evaluate(
     given = module.read(path, data, chosen)
     run = Run(data, tree or release_hierarchy(data), path, chosen, given, cores or available_cores())
     digest = data.manifest.get("digest")  # the truth's exact version: a score names what it was computed on
+    tag = f"{data.dataset}-v{data.version}"  # the tag a maintainer gives the version
     head: dict[str, Any] = {
-        "release": {"dataset": data.dataset, "version": data.version, "digest": digest},
+        "release": {"dataset": data.dataset, "version": data.version, "tag": tag, "digest": digest},
         "task": task,
     }
     if hasattr(chosen, "subset"):
@@ -187,6 +191,8 @@ def evaluate(
     if "human_ceiling" in report and not report["human_ceiling"]:  # no two humans drew a scored image
         report["human_ceiling"] = None
     report["predictions_sha256"] = predictions_digest(path)
+    if by_source:
+        report["by_source"] = _by_source(data, path, task, run.tree, cores, settings)
     report["settings"] = chosen.to_report()
     return report
 
@@ -194,6 +200,28 @@ def evaluate(
 def available_cores() -> int:
     """The cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _by_source(
+    data: Release, predictions: Path, task: str, tree: Hierarchy, cores: int | None, settings: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """The measures against each annotator, by who or what drew its regions (regions.drawn_by:
+    human, model:NAME@VERSION, consensus, derived:HOW): {drawn_by: {annotator: measures}}."""
+    import pyarrow.parquet as pq
+
+    if settings.get("all_annotators"):
+        raise TaskError("--by-source scores against each annotator already: leave out --all-annotators")
+    path = data.folder / data.manifest["tables"]["regions"]["path"]
+    if "drawn_by" not in pq.read_schema(path).names:
+        raise TaskError(
+            f"--by-source: {data.folder} has no regions.drawn_by (a release made before it); rebuild it to score by source"
+        )
+    pairs = data.arrow("regions", ["annotator", "drawn_by"]).group_by(["drawn_by", "annotator"]).aggregate([])
+    grouped: dict[str, dict[str, Any]] = {}
+    for kind, annotator in sorted(zip(pairs["drawn_by"].to_pylist(), pairs["annotator"].to_pylist(), strict=True)):
+        alone = evaluate(data, predictions, task, tree, None, cores, **{**settings, "annotator": annotator})
+        grouped.setdefault(kind, {})[annotator] = alone["measures"]
+    return grouped
 
 
 def evaluate_release(
@@ -271,6 +299,10 @@ COUNTS = ("regions", "images", "images_without_prediction", "ground_truth", "det
           "crowd_segments", "predicted_segments", "ignored_pixels", "abstained_pixels")  # fmt: skip
 
 
+def _figure(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def render(report: Mapping[str, Any], scoped: bool = True) -> str:
     """A report as lines: what was scored (unless ``scoped`` is False: the command line says it
     before scoring), the run's counts and notes, its measures (and the label tasks' overlap and
@@ -305,6 +337,10 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
     lines += [line(name, value) for name, value in rows[:counted]]
     lines += [f"note: {note}" for note in report.get("notes", [])]
     lines += [line(name, value) for name, value in rows[counted:]]
+    for kind, annotators in report.get("by_source", {}).items():
+        lines.append(f"against the regions drawn by {kind}:")
+        for annotator, measures in annotators.items():
+            lines += [line(f"  {annotator}.{k}", v) for k, v in measures.items() if _figure(v)]
     if "human_ceiling" in report and report["human_ceiling"] is None:
         lines.append("human ceiling: none (no two annotators drew any of the scored images)")
     if ceiling:

@@ -13,7 +13,8 @@ import pyarrow.compute as pc
 
 from regionbench.core import tables
 from regionbench.core.errors import InputError
-from regionbench.io.layouts import ReleaseTables, image_files
+from regionbench.io.coco import attribution
+from regionbench.io.layouts import ReleaseTables, image_credits, image_files
 
 # The derived consensus is exported under a name ingest accepts as an annotator's file.
 CONSENSUS_FILE = "derived-consensus"
@@ -208,6 +209,7 @@ def export_release(
     written = regions.filter(pc.is_in(regions["annotator"], pa.array(chosen, pa.string())))
 
     by_id = {row["image_id"]: row for row in image_rows.to_pylist()}
+    licences, about = attribution.written(image_credits(release))
     files = {image_id: _file_name(row["path"]) for image_id, row in by_id.items()}
     (out / "annotations").mkdir(parents=True)
     for who in chosen:
@@ -219,13 +221,14 @@ def export_release(
         ids = _in_source_order(own, ids)
         entries = [
             {"id": numbered[i], "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
+            | about[i]
             | lists.get(i, {})
             for i in ids
         ]
         categories, category_ids = _categories(who, named, vocabulary, mine)
         columns = mine.to_pydict()
         columns["image_id"] = [numbered[i] for i in columns["image_id"]]
-        document = _instances(entries, columns, categories, category_ids)
+        document = _instances(entries, columns, categories, category_ids) | {"licenses": licences}
         name = CONSENSUS_FILE if who == tables.CONSENSUS else who
         text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         (out / "annotations" / f"{name}.json").write_text(text + "\n", encoding="utf-8")

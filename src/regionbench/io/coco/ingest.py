@@ -31,7 +31,7 @@ from pycocotools import mask as coco_mask
 
 from regionbench.core import geometry, numbers, tables
 from regionbench.io import images as images_io
-from regionbench.io.coco import split
+from regionbench.io.coco import attribution, split
 from regionbench.io.coco.split import uncategorised
 from regionbench.io.layouts import ImageRecord, Reading
 from regionbench.io.shards import IngestError, Ledger, image_id_of, image_row, printable, region_row
@@ -365,21 +365,12 @@ class ShardReader:
                     for e in entries.values()
                     if isinstance(e.get("height"), int) and isinstance(e.get("width"), int)
                 )
-                row |= self._license(entries)
+                row |= attribution.read((entry, self.licenses[a]) for a, entry in sorted(entries.items()))
                 federated = {a: federated_lists(entry, self.ledger.quirks) for a, entry in entries.items()}
                 yield ImageRecord(
                     name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids,
                     source_positions=self.positions.get(name, {}), federated={a: lists for a, lists in federated.items() if lists},
                 )  # fmt: skip
-
-    def _license(self, entries: dict[str, dict[str, Any]]) -> dict[str, str | None]:
-        """The image's licence (``license``, ``license_url``) as the first annotator listing it
-        with a licence names it in their file's ``licenses`` table; None where none does."""
-        for annotator, entry in sorted(entries.items()):
-            found = self.licenses[annotator].get(str(entry.get("license")))
-            if found and (found["name"] or found["url"]):
-                return {"license": found["name"], "license_url": found["url"]}
-        return {"license": None, "license_url": None}
 
     def _regions(
         self, annotator: str, name: str, image: images_io.DecodedImage | None, lost: str

@@ -28,6 +28,7 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     COCO's and LVIS's own tree: split folders and one file per split (``split.shape``)."""
 
     name = "coco"
+    carries_credits = True  # its images entries and licenses table hold every image's licence and addresses
     expects = (
         "images/ and annotations/<annotator>.json, or COCO's own train2017/, val2017/ and "
         "annotations/instances_<split>.json (LVIS: annotations/lvis_v1_<split>.json)"

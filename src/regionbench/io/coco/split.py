@@ -271,9 +271,13 @@ def check_file(path: Path) -> tuple[list[Any], list[Any]]:
 
 
 def licenses(path: Path) -> dict[str, dict[str, str | None]]:
-    """The file's ``licenses`` table by id (as text, for JSON): each licence's ``name`` and
-    ``url`` where they are text; entries without an integer id are left out."""
-    listed = top_level(path, "licenses")
+    """The file's ``licenses`` table by id (``licence_table``)."""
+    return licence_table(top_level(path, "licenses"))
+
+
+def licence_table(listed: object) -> dict[str, dict[str, str | None]]:
+    """A file's ``licenses`` value as a table by id (as text, for JSON): each licence's ``name``
+    and ``url`` where they are text; entries without an integer id are left out."""
     found = {}
     for entry in listed if isinstance(listed, list) else []:
         if isinstance(entry, dict) and is_id(entry.get("id")):
