@@ -310,6 +310,11 @@ def cmd_view(args: argparse.Namespace) -> int:
         print(f"the run's {run['task']} are scored, not drawn: give --predictions PATH (what the report scored)")
     print(site.line(), flush=True)
     if server is not None:
+        import signal
+
+        # Ctrl-C stops it even where it was started with SIGINT ignored (a background job of a
+        # shell without job control, a test runner's worker): the disposition is inherited.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         with server:
             print(f"serving {site.folder} at http://127.0.0.1:{args.port}/ (Ctrl-C stops)", flush=True)
             try:
