@@ -18,10 +18,17 @@ from regionbench.release import rai
 SCHEMA = PROJECT / "schemas" / "config.schema.yaml"
 
 
+def statement_keys() -> list[str]:
+    """The keys of the config's release.statements."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+    return sorted(schema["properties"]["release"]["properties"]["statements"]["properties"])
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     statements=st.dictionaries(
-        st.sampled_from(sorted(rai.SAID)), st.none() | st.text(st.characters(codec="utf-8"), min_size=1, max_size=20)
+        st.sampled_from(sorted(statement_keys())),
+        st.none() | st.text(st.characters(codec="utf-8"), min_size=1, max_size=20),
     ),
     by_flag=st.booleans(),
 )

@@ -21,13 +21,9 @@ from pathlib import Path
 
 from regionbench import release
 from regionbench.client.loader import load
+from regionbench.release.versions import tag_name
 
 NONE = "none"
-
-
-def tag_name(dataset: str, version: str) -> str:
-    """The tag of ``dataset``'s release ``version``: ``<dataset>-v<X.Y.Z>``."""
-    return f"{dataset}-v{version}"
 
 
 def split_tag(tag: str) -> tuple[str, str]:

@@ -142,15 +142,8 @@ def check_publication(statements: dict, source: str) -> None:
     if unset := rai.unset_for_publication(statements):
         raise ConfigError(
             f"{source}: a release for publication, but release.statements.{unset[0]} is "
-            f"unset; {PUBLICATION_NEEDS[unset[0]]} in release.statements, or build without release.publish"
+            f"unset; {rai.REQUIRED_TO_PUBLISH[unset[0]]} in release.statements, or build without release.publish"
         )
-
-
-# What a statement a publication needs asks the maintainer to say.
-PUBLICATION_NEEDS = {
-    "personal_sensitive_information": "say what personal or sensitive information the images hold "
-    "(none; faces of passers-by; ...)",
-}
 
 
 VOCABULARY_FILES = ("hierarchy.yaml", "label_ids.tsv", "h_list.txt", "t_list.txt", "curation.yaml")

@@ -15,9 +15,10 @@ import mlcroissant as mlc
 import rdflib
 
 from regionbench.release import rai
-from regionbench.release.card import source
+from regionbench.release.card import Source, source
 from regionbench.release.manifest import ReleaseError, is_spdx, sha256_file
 from regionbench.release.schemas import TABLES, load_schemas
+from regionbench.release.versions import tag_name
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 NO_LICENCE = "unknown: not stated by the source, and none set in the build's config"
@@ -178,7 +179,7 @@ def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
         keywords=["image annotation", "region labelling", "segmentation", origin.keyword, "benchmark"],
         distribution=files,
         record_sets=record_sets,
-        extra_properties=_lineage(manifest),
+        extra_properties=_lineage(manifest, origin),
         **responsible,
     )
 
@@ -186,12 +187,11 @@ def metadata(folder: Path, manifest: dict) -> mlc.Metadata:
 PROV = "http://www.w3.org/ns/prov#"
 
 
-def _lineage(manifest: dict) -> dict:
+def _lineage(manifest: dict, origin: Source) -> dict:
     """PROV-O lineage: the build that generated the release, and what it was derived from (the
-    source's home page, the previous version's tag)."""
-    origin = source(manifest)
+    source's home page, ``origin.url``; the previous version's tag)."""
     derived = ([origin.url] if origin.url and not manifest["synthetic"] else []) + (
-        [f"{manifest['dataset']}-v{manifest['previous']['version']}"] if manifest.get("previous") else []
+        [tag_name(manifest["dataset"], manifest["previous"]["version"])] if manifest.get("previous") else []
     )
     return {"prov:wasGeneratedBy": f"regionbench {manifest['code_version']}"} | (
         {"prov:wasDerivedFrom": derived} if derived else {}

@@ -18,23 +18,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from regionbench.core import tables
 from regionbench.core.numbers import counted
 
-# The config's release.statements: what only the maintainer can say. Croissant field each fills.
-SAID = {
-    "personal_sensitive_information": "rai:personalSensitiveInformation",
-    "data_collection": "rai:dataCollection",
-    "data_collection_type": "rai:dataCollectionType",
-    "data_use_cases": "rai:dataUseCases",
-    "data_biases": "rai:dataBiases",
-    "data_limitations": "rai:dataLimitations",
-    "data_social_impact": "rai:dataSocialImpact",
-    "maintenance_plan": "rai:dataReleaseMaintenancePlan",
+# What a release for publication must have said (the build cannot know who its images show),
+# and what the refusal asks the maintainer to say.
+REQUIRED_TO_PUBLISH = {
+    "personal_sensitive_information": "say what personal or sensitive information the images hold "
+    "(none; faces of passers-by; ...)",
 }
-# What a release for publication must have said: the build cannot know who its images show.
-REQUIRED_TO_PUBLISH = ("personal_sensitive_information",)
 REJECT_REASONS_LISTED = 3
-CONSENSUS = "consensus"  # the derived annotator (pipeline.consensus)
+CONSENSUS = tables.CONSENSUS  # the derived annotator (pipeline.consensus)
 
 
 @dataclass(frozen=True)
@@ -59,6 +53,12 @@ def unset_for_publication(statements: dict[str, str | None]) -> list[str]:
     return [key for key in REQUIRED_TO_PUBLISH if not (statements.get(key) or "").strip()]
 
 
+def _counts(table: pa.Table, column: str) -> dict[str, int]:
+    """Rows of ``table`` per value of ``column``, in value order."""
+    counts = table.group_by(column).aggregate([([], "count_all")])
+    return dict(sorted(zip(counts[column].to_pylist(), counts["count_all"].to_pylist(), strict=True)))
+
+
 def config_key(key: str) -> str:
     return f"config release.statements.{key}"
 
@@ -69,37 +69,42 @@ class _Release:
     def __init__(self, folder: Path, manifest: dict) -> None:
         self.folder, self.manifest = Path(folder), manifest
         self.said: dict[str, str] = {k: v for k, v in (manifest.get("statements") or {}).items() if v}
+        self.reports: dict[str, dict | None] = {}
 
     def report(self, name: str) -> dict | None:
-        path = self.folder / "results" / name
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        """``results/<name>`` (a stage report) as JSON, read once; None where the build made none."""
+        if name not in self.reports:
+            path = self.folder / "results" / name
+            self.reports[name] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        return self.reports[name]
 
-    def table(self, name: str, columns: list[str] | None) -> pa.Table:
-        """The table ``name`` (``columns`` only; None: its schema's columns, none read)."""
-        path = self.folder / self.manifest["tables"][name]["path"]
-        return pq.read_schema(path).empty_table() if columns is None else pq.read_table(path, columns=columns)
+    def table(self, name: str, columns: list[str]) -> pa.Table:
+        return pq.read_table(self.folder / self.manifest["tables"][name]["path"], columns=columns)
 
     def rows(self, name: str) -> int:
         return int(self.manifest["tables"].get(name, {}).get("rows", 0))
 
     @cached_property
+    def regions(self) -> pa.Table:
+        """The regions' ``annotator``, ``label`` and ``drawn_by`` (a release made before the
+        column has none), read once."""
+        path = self.folder / self.manifest["tables"]["regions"]["path"]
+        wanted = [c for c in ("annotator", "label", "drawn_by") if c in pq.read_schema(path).names]
+        return pq.read_table(path, columns=wanted)
+
+    @cached_property
     def drawers(self) -> dict[str, int]:
         """Regions per ``drawn_by`` (human, model:..., consensus, derived:...); none for a release
         made before the column."""
-        if "drawn_by" not in self.table("regions", None).column_names:
+        if "drawn_by" not in self.regions.column_names:
             return {}
-        counts = self.table("regions", ["drawn_by"]).group_by("drawn_by").aggregate([([], "count_all")])
-        return dict(sorted(zip(counts["drawn_by"].to_pylist(), counts["count_all"].to_pylist(), strict=True)))
+        return _counts(self.regions, "drawn_by")
 
     @cached_property
     def annotators(self) -> tuple[dict[str, int], dict[str, int]]:
         """Regions per annotator, and images each annotator covered."""
 
-        def count(name: str) -> dict[str, int]:
-            table = self.table(name, ["annotator"]).group_by("annotator").aggregate([([], "count_all")])
-            return dict(zip(table["annotator"].to_pylist(), table["count_all"].to_pylist(), strict=True))
-
-        return count("regions"), count("coverage")
+        return _counts(self.regions, "annotator"), _counts(self.table("coverage", ["annotator"]), "annotator")
 
     def add_said(self, key: str, texts: list[str], sources: list[str]) -> None:
         """The maintainer's own words for ``key``, after what the build found."""
@@ -208,8 +213,10 @@ def _annotation(r: _Release) -> tuple[Statement, ...]:
         Statement(
             "rai:annotationsPerItem", "annotations_per_item", (per_item,), ("data/coverage.parquet",), many=False
         ),
-        *[Statement("rai:machineAnnotationTools", "machine_annotation_tools", tuple(models), ("data/regions.parquet",))]
-        * bool(models),
+    ) + (
+        (Statement("rai:machineAnnotationTools", "machine_annotation_tools", tuple(models), ("data/regions.parquet",)),)
+        if models
+        else ()
     )
 
 
@@ -252,7 +259,7 @@ def _preprocessing(r: _Release) -> Statement:
 def _imbalance(r: _Release) -> tuple[str, str] | None:
     """The class imbalance of the reference annotator's regions (all regions without subsets)."""
     subsets = r.report("subsets.json") or {}
-    regions = r.table("regions", ["annotator", "label"])
+    regions = r.regions.select(["annotator", "label"])
     reference = subsets.get("reference_annotator")
     if reference:
         regions = regions.filter(pc.equal(regions["annotator"], reference))
@@ -330,7 +337,7 @@ def _limitations(r: _Release) -> Statement:
 
 
 def _use_cases(r: _Release) -> Statement:
-    labels = r.table("regions", ["label"])["label"]
+    labels = r.regions["label"]
     labelled = pc.count_distinct(labels).as_py() > 1
     uses = []
     if labelled:

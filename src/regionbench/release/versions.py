@@ -35,6 +35,11 @@ BUMPS = ("patch", "minor", "major")
 VERSION = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 
 
+def tag_name(dataset: str, version: str) -> str:
+    """The tag of ``dataset``'s release ``version``: ``<dataset>-v<X.Y.Z>``."""
+    return f"{dataset}-v{version}"
+
+
 def parse_version(text: str) -> tuple[int, int, int]:
     m = VERSION.fullmatch(text.removeprefix("v"))
     if m is None:

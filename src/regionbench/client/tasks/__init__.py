@@ -47,6 +47,7 @@ from regionbench.client.tasks._base import (
 )
 from regionbench.core import errors
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.release.versions import tag_name
 
 __all__ = [
     "Run", "Settings", "Shape", "TaskError", "evaluate", "evaluate_release", "get", "registry", "release_hierarchy",
@@ -179,7 +180,7 @@ def evaluate(
     given = module.read(path, data, chosen)
     run = Run(data, tree or release_hierarchy(data), path, chosen, given, cores or available_cores())
     digest = data.manifest.get("digest")  # the truth's exact version: a score names what it was computed on
-    tag = f"{data.dataset}-v{data.version}"  # the tag a maintainer gives the version
+    tag = tag_name(data.dataset, data.version)  # the tag a maintainer gives the version
     head: dict[str, Any] = {
         "release": {"dataset": data.dataset, "version": data.version, "tag": tag, "digest": digest},
         "task": task,
@@ -318,7 +319,7 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
         if isinstance(value, dict):
             for k, v in value.items():
                 walk(f"{prefix}.{k}" if prefix else str(k), v)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        elif _figure(value):
             rows.append((prefix, value))
 
     counted = len(rows)
