@@ -21,6 +21,15 @@ from release_helpers import VERSION, cli, provenance_of, rewrite
 from regionbench import release
 
 
+def assert_derived_from(folder: Path, tag: str) -> None:
+    """The release's Croissant lineage names the previous version's tag, and its maintenance plan
+    the version it follows."""
+    document = json.loads((folder / "croissant.json").read_text())
+    derived = document["prov:wasDerivedFrom"]
+    assert tag in ([derived] if isinstance(derived, str) else derived)
+    assert f"after v{tag.rsplit('-v', 1)[1]}." in document["rai:dataReleaseMaintenancePlan"]
+
+
 def test_a_version_is_immutable(tiny_release: Path, tmp_path: Path) -> None:
     """The same version again: the same tables are written again; other tables are refused in one
     line naming them, and nothing is written."""
@@ -116,6 +125,7 @@ def test_semver_rules(tiny_release: Path, tmp_path: Path) -> None:
         manifest = rewrite(tiny_release, right, out, change)
         assert manifest["previous"] == {"version": "1.0.0", "required_bump": needed}
         assert release.verify(out) == []
+        assert_derived_from(out, "tiny-v1.0.0")
         diff = cli("diff", str(tiny_release), str(out))
         assert diff.returncode == 0 and diff.stdout.strip().endswith(f"required bump: {needed.upper()}")
         if change is move_split:
@@ -304,6 +314,7 @@ def test_readme_release_flows_on_fresh_clones(tmp_path: Path) -> None:
     run(experiment.replace("version=1.1.0", "version=2.0.0"), following)
     manifest = json.loads((following / "releases/tiny/v2.0.0/manifest.json").read_text())
     assert manifest["previous"] == {"version": "1.0.0", "required_bump": "major"}
+    assert_derived_from(following / "releases/tiny/v2.0.0", "tiny-v1.0.0")  # the tag read through DVC
     assert "version: 2.0.0" in config.read_text()  # the experiment's parameters, applied to the workspace
     # The tagged version is immutable, even where its folder was never checked out.
     config.write_text(changed.replace("previous: null", "previous: none"))
