@@ -295,7 +295,7 @@ def image_files(release: ReleaseTables, images: Path, ids: list[int]) -> Iterato
 
 
 # The images table's columns that say what the source said of an image's rights and origin:
-# every export writes them where its format has a place (docs/publishing.md, "Licences").
+# every export writes them where its format has a place, else beside its files (docs/releases.md).
 CREDITS = ("license", "license_url", "url", "original_url", "attribution")
 
 
