@@ -980,7 +980,7 @@ def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[Any, ...], list[
         about, truth, maps = semantic_case(**options)
         yield "semantic", name, {"ignore": 255}, (about, truth, None, maps), ["mmseg-rule"]
     for name, options in CITYSCAPES.items():
-        settings = {"protocol": "cityscapes", "train_ids": bool(options.get("train_ids"))}
+        settings = {"method": "cityscapes", "train_ids": bool(options.get("train_ids"))}
         yield "semantic", name, settings, cityscapes_case(**options), ["cityscapesscripts"]
     for family, scenarios, maker in (
         ("segments", SEGMENTS, region_scenario),

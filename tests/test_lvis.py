@@ -98,11 +98,11 @@ def lvis_eval(truth: dict, detections: list[dict], iou_type: str, most: int) -> 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**16), iou_type=st.sampled_from(["segm", "bbox"]), most=st.sampled_from([300, 4]))
 def test_the_figures_are_lvis_eval_s(seed: int, iou_type: str, most: int) -> None:
-    """``--protocol lvis``: the 13 figures equal LVISEval's to 1e-9, at its 300 detections an image
+    """``--method lvis``: the 13 figures equal LVISEval's to 1e-9, at its 300 detections an image
     and at a cap that drops some."""
     truth, detections = lvis_collection(seed)
     checked = instances.check_results(instances.Path("run.json"), detections, truth, {})
-    ours = instances.score(truth, checked, iou_type, (most,), protocol="lvis")["stats"]
+    ours = instances.score(truth, checked, iou_type, (most,), method="lvis")["stats"]
     theirs = lvis_eval(truth, detections, iou_type, most)
     assert list(ours) == list(theirs)
     assert np.allclose(list(ours.values()), list(theirs.values()), rtol=0, atol=1e-9), (ours, theirs)
@@ -139,7 +139,7 @@ def test_federated_rules_decide_what_a_detection_of_an_unannotated_image_is(seco
     ]
     checked = instances.check_results(instances.Path("run.json"), run, truth, {})
     coco = instances.score(truth, checked, "segm")["per_category_ap"]["cat"]
-    lvis = instances.score(truth, checked, "segm", (300,), protocol="lvis")
+    lvis = instances.score(truth, checked, "segm", (300,), method="lvis")
     assert coco == pytest.approx(0.5, abs=0.01)
     assert lvis["per_category_ap"]["cat"] == pytest.approx(lvis_ap, abs=0.01)
     assert lvis["stats"]["APr"] == lvis["per_category_ap"]["cat"] and lvis["stats"]["APc"] == -1
@@ -162,4 +162,4 @@ def test_an_unmatched_detection_of_a_category_not_annotated_exhaustively_is_not_
     ]
     checked = instances.check_results(instances.Path("run.json"), run, truth, {})
     assert instances.score(truth, checked, "segm")["stats"]["AP"] == pytest.approx(0.5, abs=0.01)
-    assert instances.score(truth, checked, "segm", (300,), protocol="lvis")["stats"]["AP"] == pytest.approx(1.0)
+    assert instances.score(truth, checked, "segm", (300,), method="lvis")["stats"]["AP"] == pytest.approx(1.0)

@@ -3,7 +3,9 @@ line, the report's settings, view's rerun and the manual's table derive from it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -164,7 +166,7 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "strict": st.booleans(),
         "allow_missing": st.booleans(),
         "max_dets": st.none() | st.integers(1, 300),
-        "protocol": st.sampled_from(["coco", "lvis"])
+        "method": st.sampled_from(["coco", "lvis"])
         if task == "instances"
         else st.none() | st.sampled_from(["plain", "cityscapes", "ade20k", "voc"]),
         "train_ids": st.booleans(),
@@ -211,9 +213,9 @@ def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them()
     assert groups["boundaries, instances, panoptic, segments, semantic"] == {"all_annotators"}
     assert groups["boundaries, panoptic, segments, semantic"] == {"allow_missing"}
     assert groups["boundaries, segments"] == {"exclude", "thresholds"}
-    assert groups["instances, semantic"] == {"protocol"}  # one flag, each task's own choices
+    assert groups["instances, semantic"] == {"method"}  # one flag, each task's own choices (check_arguments)
     for name, module in tasks.registry().items():
-        own = {f.name for f in module.Settings.options()} - {"protocol"}
+        own = {f.name for f in module.Settings.options()} - {"method"}
         assert groups.get(name, set()) == own, name
     task = next(a for a in sub._actions if a.dest == "task")
     assert task.choices == TASKS and all(f"{name}: " in task.help for name in TASKS)
@@ -231,6 +233,64 @@ def test_an_option_of_another_task_is_refused(tmp_path: Path, capsys: pytest.Cap
         tasks.TaskError, match="--subset is an option of image, imageclef, region, not of --task semantic"
     ):
         tasks.settings_of("semantic", subset="H")
+
+
+METHODS = {"instances": ["coco", "lvis"], "semantic": ["plain", "cityscapes", "ade20k", "voc"]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    task=st.sampled_from(sorted(METHODS)),
+    method=st.sampled_from([*sorted({m for ms in METHODS.values() for m in ms}), "bogus"]),
+    flag=st.sampled_from(["--method", "--protocol"]),
+)
+def test_a_method_is_its_task_s_or_an_argparse_error(task: str, method: str, flag: str) -> None:
+    """Each task owns its methods: a method of another task (or of none) is argparse's error,
+    usage and one line, exit 2, before anything is read; the task's own is taken, under either
+    spelling (``--protocol`` is kept)."""
+    argv = ["evaluate", "--release", "none", "--predictions", "none", "--task", task, flag, method]
+    parser = cli.parser(argv)
+    args = parser.parse_args(argv)
+    if method in METHODS[task]:
+        args.check_arguments(args)
+        assert tasks.settings_from_args(args) == {"method": method}
+        return
+    with pytest.raises(SystemExit) as stop, contextlib.redirect_stderr(io.StringIO()) as err:
+        args.check_arguments(args)
+    assert stop.value.code == 2
+    said = err.getvalue().strip().splitlines()
+    assert said[-1].startswith(f"regionbench evaluate: error: argument --method: invalid choice for --task {task}: ")
+    assert all(repr(m) in said[-1] for m in METHODS[task])
+
+
+def test_the_help_gives_each_task_its_own_methods() -> None:
+    sub = cli.parser(["evaluate"])._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    text = " ".join(sub.format_help().split())
+    assert "--method METHOD, --protocol METHOD" in text
+    assert "instances: coco|lvis:" in text and "semantic: plain|cityscapes|ade20k|voc:" in text
+
+
+def test_a_report_written_with_the_former_setting_names_reopens() -> None:
+    """A report written before ``protocol`` was renamed ``method`` gives its settings back, and
+    a caller of ``evaluate`` that still says ``protocol`` is understood."""
+    for task, method in (("instances", "lvis"), ("semantic", "voc")):
+        old = tasks.get(task).Settings.from_report({"split": "all", "protocol": method})
+        assert old.method == method and old.split == "all"
+        assert tasks.settings_of(task, protocol=method).method == method
+
+
+def test_a_layout_names_the_benchmark_that_scores_it() -> None:
+    """The layout module declares its benchmark (``About.benchmark``), one the semantic task has;
+    a release of any other layout, or of one this version does not know, is scored plain."""
+    from regionbench.client import benchmarks
+    from regionbench.io import layouts
+
+    named = {name: layout.about.benchmark for name, layout in layouts.registry().items() if layout.about.benchmark}
+    assert named == {"ade20k": "ade20k", "cityscapes": "cityscapes", "voc": "voc"}
+    assert set(named.values()) <= set(benchmarks.METHODS) == set(METHODS["semantic"])
+    for name in layouts.registry():
+        assert benchmarks.of_layout(name) == named.get(name, benchmarks.PLAIN)
+    assert benchmarks.of_layout("a-layout-of-a-later-version") == benchmarks.of_layout(None) == benchmarks.PLAIN
 
 
 def test_the_manual_s_task_table_is_the_registry_s() -> None:

@@ -812,6 +812,8 @@ def _evaluate_command(sub: argparse._SubParsersAction, tasks_options: bool = Tru
         from regionbench.client import tasks
 
         tasks.add_arguments(ev)
+        # an option several tasks declare (--method) is held to the chosen task's choices
+        ev.set_defaults(check_arguments=lambda args: tasks.check_arguments(ev, args))
     ev.set_defaults(func=cmd_evaluate)
 
 
@@ -930,6 +932,8 @@ def main(argv: list[str] | None = None) -> int:
     per problem and exit 2; a bug shows its traceback, a request to report it, and exit 3."""
     argv = sys.argv[1:] if argv is None else argv
     args = parser(argv).parse_args(argv)
+    if (check_arguments := getattr(args, "check_arguments", None)) is not None:
+        check_arguments(args)
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -4,7 +4,7 @@ outputs, run against any engine installed (docs/scoring.md, "Conformance").
 A case is one JSON file of the corpus folder (``conformance/cases/<family>/<name>.json``, made
 by ``conformance/make.py`` with the references pinned): ``family`` (``instances``, ``tide``,
 ``lvis``, ``panoptic``, ``semantic``, ``segments``, ``boundaries``), ``settings`` (the IoU type,
-the detections an image, a label map protocol, the thresholds of a hierarchy), ``truth`` (a COCO,
+the detections an image, a label map's benchmark, the thresholds of a hierarchy), ``truth`` (a COCO,
 LVIS or panoptic document, or a label map task's classes), ``run`` (a COCO results list, or a
 panoptic document), ``maps`` (the panoptic, label map, segmentation and boundary PNGs, base64;
 an image's segmentations are ``<image>/<k>.png``, the k-th human's or the k-th threshold's),
@@ -135,7 +135,7 @@ def ours(case: Case) -> dict[str, float]:
     if case.family == "panoptic":
         return _ours_panoptic(case)
     if case.family == "semantic":
-        return _ours_cityscapes(case) if case.settings.get("protocol") == "cityscapes" else _ours_semantic(case)
+        return _ours_cityscapes(case) if case.settings.get("method") == "cityscapes" else _ours_semantic(case)
     if case.family == "segments":
         return _ours_segments(case)
     if case.family == "boundaries":
@@ -147,8 +147,8 @@ def ours(case: Case) -> dict[str, float]:
         return _ours_tide(case, kept, iou_type)
     checked = instances.check_results(Path("run.json"), case.run, case.truth, {})
     max_dets = tuple(case.settings.get("max_dets", (1, 10, 100)))
-    protocol = "lvis" if case.family == "lvis" else "coco"
-    return dict(instances.score(case.truth, checked, iou_type, max_dets, protocol=protocol)["stats"])
+    method = "lvis" if case.family == "lvis" else "coco"
+    return dict(instances.score(case.truth, checked, iou_type, max_dets, method=method)["stats"])
 
 
 def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict[str, float]:
@@ -294,38 +294,38 @@ def boundary_figures(ods: Mapping[str, float], ois: Mapping[str, float], ap: flo
 
 
 def _ours_cityscapes(case: Case) -> dict[str, float]:
-    """Cityscapes' protocol (``client.protocols``) over the case's label id maps, as ``evaluate
-    --task semantic --protocol cityscapes`` scores a release: the truth's labels Cityscapes
+    """Cityscapes' benchmark (``client.benchmarks``) over the case's label id maps, as ``evaluate
+    --task semantic --method cityscapes`` scores a release: the truth's labels Cityscapes
     does not evaluate left out, the run's values (label ids, or train ids) read to its 19
     classes, iIoU weighted by the instance map's instances (ids of 1000 and above)."""
     import numpy as np
     import pandas as pd
 
-    from regionbench.client import protocols, semantic
+    from regionbench.client import benchmarks, semantic
     from regionbench.client.tasks.semantic import class_values, confusion_of
 
     table = pd.DataFrame(case.truth["labels"]).rename(columns={"id": "category_id", "name": "label",
                                                                 "category": "supercategory"})  # fmt: skip
     vocabulary = table.rename(columns={"category_id": "label_id"})[["label", "label_id"]]
-    protocol = protocols.build(protocols.CITYSCAPES, vocabulary, table, bool(case.settings.get("train_ids")))
-    assert protocol is not None
-    classes, name_of = len(protocol.classes), dict(zip(table["category_id"], table["label"], strict=True))
+    benchmark = benchmarks.build(benchmarks.CITYSCAPES, vocabulary, table, bool(case.settings.get("train_ids")))
+    assert benchmark is not None
+    classes, name_of = len(benchmark.classes), dict(zip(table["category_id"], table["label"], strict=True))
     lookup = np.full(256, classes, dtype=np.int64)
-    for label_id, k in protocol.truth.items():
+    for label_id, k in benchmark.truth.items():
         lookup[label_id] = k
-    matrix, weighted = np.zeros((classes, classes + 1), dtype=np.int64), protocols.InstanceCounts()
+    matrix, weighted = np.zeros((classes, classes + 1), dtype=np.int64), benchmarks.InstanceCounts()
     for name in sorted(n for n in case.maps["truth"] if n.endswith("_gtFine_labelIds.png")):
         frame = name.removesuffix("_gtFine_labelIds.png")
         label = lookup[picture(case, "truth", name)]
         ids = picture(case, "truth", f"{frame}_gtFine_instanceIds.png").astype(np.int64)
         values = picture(case, "run", f"{frame}.png").astype(np.int64)
-        mapped = class_values(values, protocol.values, None, case.settings.get("ignore", 255), None, classes)
+        mapped = class_values(values, benchmark.values, None, case.settings.get("ignore", 255), None, classes)
         matrix += confusion_of({0: label}, {0: mapped}, classes)[0]
         instances = [(str(name_of[i // 1000]), ids == i) for i in np.unique(ids[ids >= 1000]).tolist()]
-        weighted.add(protocol, label, values, mapped, [(n, m) for n, m in instances if n in protocol.instances])
-    flat = semantic.measures(matrix, protocol.classes)
-    per_category = protocols.category_iou(matrix, protocol)
-    found = weighted.figures(matrix, protocol)
+        weighted.add(benchmark, label, values, mapped, [(n, m) for n, m in instances if n in benchmark.instances])
+    flat = semantic.measures(matrix, benchmark.classes)
+    per_category = benchmarks.category_iou(matrix, benchmark)
+    found = weighted.figures(matrix, benchmark)
     figures = (
         {"miou": flat["miou"], "category_miou": float(np.mean(list(per_category.values())))}
         | {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
@@ -525,9 +525,9 @@ def installed() -> list[str]:
 
 def handles(engine: str, case: Case) -> bool:
     """Whether ``engine`` scores ``case`` (pycocotools has no boundary IoU; cityscapesScripts
-    scores Cityscapes' protocol only)."""
+    scores Cityscapes' benchmark only)."""
     families, _ = ENGINES.get(engine, (("instances",), ours))
-    if engine == "cityscapesscripts" and case.settings.get("protocol") != "cityscapes":
+    if engine == "cityscapesscripts" and case.settings.get("method") != "cityscapes":
         return False
     return case.family in families and not (engine == "pycocotools" and case.settings.get("iou_type") == "boundary")
 

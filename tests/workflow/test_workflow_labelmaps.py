@@ -231,7 +231,7 @@ def test_a_folder_of_class_maps_builds_exports_back_and_scores_on_its_val_split(
     assert done.returncode == 0, done.stderr
     found = json.loads(report.read_text())
     assert found["scored"]["side"] == "the source's val split" and found["images"] == 3
-    assert found["protocol"]["name"] == "plain" and found["measures"]["miou"] == 1.0
+    assert found["benchmark"]["name"] == "plain" and found["measures"]["miou"] == 1.0
 
 
 @pytest.mark.parametrize("layout", ["camvid", "lip", "cocostuff", "labelme", "mapillary", "pascal-context"])

@@ -1,5 +1,5 @@
 """An LVIS file enters through the COCO layout with its federated lists and category frequencies
-kept, and ``evaluate --task instances --protocol lvis`` gives LVISEval's figures on that file."""
+kept, and ``evaluate --task instances --method lvis`` gives LVISEval's figures on that file."""
 
 from __future__ import annotations
 
@@ -118,17 +118,17 @@ def _results(data: dict, seed: int) -> list[dict]:
 
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**16), iou_type=st.sampled_from(["bbox", "segm"]))
-def test_lvis_protocol_is_lvis_eval_s(
+def test_the_lvis_method_is_lvis_eval_s(
     lvis_release: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory, seed: int, iou_type: str
 ) -> None:
-    """``--protocol lvis`` against the LVIS file's annotator: LVISEval's 13 figures on that file,
+    """``--method lvis`` against the LVIS file's annotator: LVISEval's 13 figures on that file,
     to 1e-9."""
     folder, data = lvis_release
     run = _results(data, seed)
     path = tmp_path_factory.mktemp("run") / "results.json"
     path.write_text(json.dumps(run))
     ours = regionbench.evaluate(
-        regionbench.load(folder), path, "instances", split="all", protocol="lvis", iou_type=iou_type
+        regionbench.load(folder), path, "instances", split="all", method="lvis", iou_type=iou_type
     )
     theirs = lvis_eval(data, run, iou_type, 300)
     assert list(ours["measures"]) == list(theirs)
@@ -153,7 +153,7 @@ def test_a_file_without_lvis_lists_is_refused_in_one_line(lvis_release: tuple[Pa
     folder, data = lvis_release
     (tmp_path / "run.json").write_text(json.dumps(_results(data, 0)))
     for extra in (["--annotator", "plain"], ["--tide"]):
-        done = evaluate_instances(folder, str(tmp_path / "run.json"), "--protocol", "lvis", "--split", "all", *extra)
+        done = evaluate_instances(folder, str(tmp_path / "run.json"), "--method", "lvis", "--split", "all", *extra)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert ("neg_category_ids" if "plain" in extra else "--tide") in done.stderr
 

@@ -1,4 +1,4 @@
-"""Instance masks and boxes scored with COCO's protocol (docs/scoring.md, "Instances").
+"""Instance masks and boxes scored as COCO's evaluation scores them (docs/scoring.md, "Instances").
 
 The engine is faster-coco-eval's ``COCOeval_faster``, pycocotools' ``COCOeval`` in C++ (its
 figures equal pycocotools' to the last bit, tested; two to four times faster): IoU
@@ -534,9 +534,9 @@ class Evaluated:
 IOU_TYPES = ("segm", "bbox", "boundary")
 DILATION_RATIO = 0.02  # Boundary IoU's band: this share of the image diagonal (boundary-iou-api's default)
 
-PROTOCOLS = ("coco", "lvis")
+METHODS = ("coco", "lvis")
 LVIS = "lvis"
-"""LVIS's federated protocol (Gupta et al., CVPR 2019), as its ``lvis`` package's ``LVISEval``
+"""LVIS's federated evaluation (Gupta et al., CVPR 2019), as its ``lvis`` package's ``LVISEval``
 scores a run (the engine's ``lvis_style``): an image's file states which categories were
 verified absent (``neg_category_ids``) and which are present but not annotated exhaustively
 (``not_exhaustive_category_ids``);
@@ -991,12 +991,12 @@ def score(
     max_dets: Sequence[int] = (1, 10, 100),
     area_ranges: dict[str, tuple[float, float]] | None = None,
     dilation_ratio: float = DILATION_RATIO,
-    protocol: str = "coco",
+    method: str = "coco",
 ) -> dict:
     """COCOeval of ``detections`` (checked: ``check_results``) against ``truth`` (a COCO
     instances document) in one range: the 12 summary figures (``STATS``, -1 where a figure has
     no ground truth, as COCOeval gives it), per-category AP (over IoU .50:.95, all areas, the
-    last ``max_dets``), the categories absent and the settings. ``protocol`` ``lvis``: LVISEval's
+    last ``max_dets``), the categories absent and the settings. ``method`` ``lvis``: LVISEval's
     (``LVIS``; ``max_dets`` its one count, its 13 figures ``lvis_stats``)."""
     if iou_type not in IOU_TYPES:
         raise InstancesError(f"--iou-type {iou_type}: use {', '.join(IOU_TYPES)}")
@@ -1004,7 +1004,7 @@ def score(
         raise InstancesError(
             f"--iou-type {iou_type}: every detection needs a segmentation (or score boxes with --iou-type bbox)"
         )
-    areas, lvis = area_bounds(area_ranges), protocol == LVIS
+    areas, lvis = area_bounds(area_ranges), method == LVIS
     fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}  # the engine marks them
     chosen = capped(detections, max_dets[-1]) if lvis else detections
     part = evaluate_range(fresh, [dict(d) for d in chosen], iou_type, max(max_dets), areas, False, dilation_ratio, lvis)

@@ -198,7 +198,7 @@ class Reader:
         return region_id, mask
 
     def report(self) -> dict[str, Any]:
-        """Images and regions: seen, accepted, rejected (``Layout`` protocol)."""
+        """Images and regions: seen, accepted, rejected (``Layout`` contract)."""
         return shard_report(self.shard, self.counts, self.ledger)
 
 

@@ -143,7 +143,7 @@ class Reader:
             yield ImageRecord(path.name, image, row, found, tuple(self.annotators[: len(people)]))
 
     def report(self) -> dict[str, Any]:
-        """Images and regions per human: seen, accepted, rejected (``Layout`` protocol)."""
+        """Images and regions per human: seen, accepted, rejected (``Layout`` contract)."""
         return shard_report(self.shard, self.counts, self.ledger)
 
 

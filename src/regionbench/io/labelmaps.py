@@ -268,7 +268,7 @@ class MapReader:
         found.append((row, mask))
 
     def report(self) -> dict[str, Any]:
-        """Images and regions per annotator: seen, accepted, rejected (``Layout`` protocol)."""
+        """Images and regions per annotator: seen, accepted, rejected (``Layout`` contract)."""
         return shard_report(self.shard, self.counts, self.ledger)
 
 

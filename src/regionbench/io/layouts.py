@@ -71,7 +71,9 @@ class About:
     tree; ``original`` the home of the benchmark whose layout it is, and ``source_dataset`` how a
     collected tree relates to it; ``citation`` its BibTeX (None: a release cites itself);
     ``fields`` what a release table's column means in this layout ("table.column" -> its
-    description), over the table schemas' words for every layout."""
+    description), over the table schemas' words for every layout; ``benchmark`` the label-map
+    benchmark that scores a release of it (``client.benchmarks``: cityscapes, ade20k, voc; None:
+    plain, every label)."""
 
     summary: str
     tag: str
@@ -82,6 +84,7 @@ class About:
     source_dataset: str = "original"
     citation: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
+    benchmark: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ class Layout(Protocol):
     and "relations" its trees may publish (their parity with the computed ones is then checked,
     through ``PublishesMeasures``).
 
-    Optional capabilities are their own protocols below: ``PreparesPieces`` (a layout whose files
+    Optional capabilities are their own contracts below: ``PreparesPieces`` (a layout whose files
     each hold every shard's items), ``NamesCategories`` (a vocabulary can be derived from a tree),
     ``PublishesMeasures`` and ``Exports`` (a release written back in the layout)."""
 
@@ -326,7 +329,7 @@ CAPABILITIES = (PreparesPieces, NamesCategories, DescribesSource, PublishesMeasu
 
 
 def _members(protocol: type) -> dict[str, inspect.Signature | None]:
-    """A protocol's own members: methods with their signatures, attributes with None."""
+    """A contract's own members (a ``typing.Protocol``): methods with their signatures, attributes with None."""
     members: dict[str, inspect.Signature | None] = {}
     for klass in reversed(protocol.__mro__):
         if not getattr(klass, "_is_protocol", False) or klass.__module__ == "typing":
@@ -341,7 +344,7 @@ def _members(protocol: type) -> dict[str, inspect.Signature | None]:
 def contract_problems(layout: object) -> list[str]:
     """What ``layout`` lacks of ``Layout`` and of each capability it claims (any of
     ``CAPABILITIES`` whose members it has one of): a missing member, or a method whose
-    parameters are not the protocol's, by name and order. Empty: it keeps the contract."""
+    parameters are not the contract's, by name and order. Empty: it keeps the contract."""
     problems = []
     own = _members(Layout).keys()
     claimed = [Layout] + [c for c in CAPABILITIES if any(hasattr(layout, m) for m in _members(c).keys() - own)]

@@ -386,7 +386,7 @@ class PanopticReader:
         return label if label in self.reading.words else None
 
     def report(self) -> dict[str, Any]:
-        """Images and regions per annotator: seen, accepted, rejected (``Layout`` protocol)."""
+        """Images and regions per annotator: seen, accepted, rejected (``Layout`` contract)."""
         return shard_report(self.shard, self.counts, self.ledger)
 
 

@@ -310,7 +310,7 @@ class Reader:
         return regions
 
     def report(self) -> dict[str, Any]:
-        """Images and regions: seen, accepted, rejected (``Layout`` protocol)."""
+        """Images and regions: seen, accepted, rejected (``Layout`` contract)."""
         return shard_report(self.shard, self.counts, self.ledger)
 
 
@@ -320,6 +320,7 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
     name = "voc"
     expects = "JPEGImages/ and SegmentationClass/ (VOCdevkit/VOC2012 or a folder holding it)"
     about = About(
+        benchmark="voc",  # what scores its label maps (regionbench.client.benchmarks)
         summary="from Pascal VOC 2012 segmentation files as distributed: an instance per object, the "
         "background one region, the void border each image's ignore mask",
         tag="pascal-voc",

@@ -437,7 +437,7 @@ def _subsets(folder: Path) -> list[str]:
     else:
         out = [
             "Subsets (the paper's Table 5). Two splits serve different tasks. `split` is the region split",
-            "of the paper's region protocol (70/30 within each label; an image may have regions on both",
+            "of the paper's region split (70/30 within each label; an image may have regions on both",
             "sides): the region task scores the test regions. `image_split` puts every image on one side",
             "for all subsets, stratified over the images' label sets: image-level tasks (top-k labels,",
             "example and label based, ImageCLEF runs) score its test images, whose truth is every label",

@@ -44,6 +44,7 @@ from regionbench.client.tasks._base import (
     TaskError,
     predictions_digest,
     release_hierarchy,
+    renamed,
 )
 from regionbench.core import errors
 from regionbench.core.hierarchy import Hierarchy
@@ -129,6 +130,7 @@ def settings_of(name: str, **given: Any) -> Settings:
     argument the task does not take is a ``TaskError`` naming the tasks that do."""
     task = get(name)
     fields = {f.name for f in dataclasses.fields(task.Settings)}
+    given = renamed(given)
     if unknown := sorted(set(given) - fields):
         takers = [n for n, t in registry().items() if unknown[0] in {f.name for f in dataclasses.fields(t.Settings)}]
         flag = option_flag(unknown[0])
@@ -359,7 +361,9 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every task's options on ``parser``: ``--task`` (its choices and their summaries), then each
     settings field once, grouped by the class that declares it and titled by the tasks that take
-    it. An option not given is absent from the namespace (the task's default then holds)."""
+    it. A flag several tasks declare, each its own way (``--method``), is one option whose help
+    gives each task's choices; ``check_arguments`` holds a value to the chosen task's. An option
+    not given is absent from the namespace (the task's default then holds)."""
     tasks = registry()
     parser.add_argument(
         "--task",
@@ -369,21 +373,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     seen: set[type] = set()
     groups: list[tuple[str, list[Any]]] = []
-    by_flag: dict[str, list[tuple[str, Any]]] = {}  # a flag several tasks declare, each its own way
     for task in tasks.values():
         for klass in reversed(task.Settings.__mro__):
             if klass in seen or not (isinstance(klass, type) and issubclass(klass, Settings)):
                 continue
             seen.add(klass)
-            fields = klass.options()
-            if not fields:
-                continue
-            takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
-            title = "every task" if len(takers) == len(tasks) else ", ".join(takers)
-            groups.append((title, fields))
-            for f in fields:
-                by_flag.setdefault(f.metadata["flag"], []).append((title, f))
-    shared = {flag: declared for flag, declared in by_flag.items() if len(declared) > 1}
+            if fields := klass.options():
+                takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
+                groups.append(("every task" if len(takers) == len(tasks) else ", ".join(takers), fields))
+    shared = _shared_flags()
     for title, fields in groups:
         own = [f for f in fields if f.metadata["flag"] not in shared]
         group = parser.add_argument_group(title) if own else None
@@ -393,15 +391,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 extra["metavar"] = f.name.upper()
             assert group is not None
             group.add_argument(
-                f.metadata["flag"], dest=f.name, default=argparse.SUPPRESS, help=f.metadata["help"], **extra
+                f.metadata["flag"], *f.metadata["aliases"], dest=f.name, default=argparse.SUPPRESS,
+                help=f.metadata["help"], **extra,
+            )  # fmt: skip
+    for flag, declared in shared.items():  # one option, its choices and meaning per task
+        group = parser.add_argument_group(", ".join(declared))
+        first = next(iter(declared.values()))
+        extra = {k: v for k, v in first.metadata["argparse"].items() if k != "choices"}
+        text = "; ".join(
+            f"{who}: {'|'.join(f.metadata['argparse'].get('choices', []))}: {f.metadata['help']}"
+            for who, f in declared.items()
+        )
+        group.add_argument(
+            flag, *first.metadata["aliases"], dest=first.name, default=argparse.SUPPRESS, help=text,
+            metavar=flag.lstrip("-").upper(), **extra,
+        )  # fmt: skip
+
+
+def _shared_flags() -> dict[str, dict[str, dataclasses.Field[Any]]]:
+    """A flag more than one task declares, each its own way: flag -> {task: its field}."""
+    by_flag: dict[str, dict[str, dataclasses.Field[Any]]] = {}
+    for name, task in registry().items():
+        for klass in task.Settings.__mro__:
+            if isinstance(klass, type) and issubclass(klass, Settings):
+                for f in klass.options():
+                    if f.metadata["flag"] not in by_flag or name not in by_flag[f.metadata["flag"]]:
+                        by_flag.setdefault(f.metadata["flag"], {})[name] = f
+    return {flag: declared for flag, declared in by_flag.items() if len({id(f) for f in declared.values()}) > 1}
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``parser.error`` (usage, one line, exit 2) when an option shared by several tasks is
+    given a value that is not one of the chosen task's choices: ``--method lvis`` is the
+    instances task's, not the semantic task's."""
+    for flag, declared in _shared_flags().items():
+        f = declared.get(args.task)
+        if f is None or not hasattr(args, f.name):
+            continue
+        choices = f.metadata["argparse"].get("choices")
+        if choices is not None and getattr(args, f.name) not in choices:
+            parser.error(
+                f"argument {flag}: invalid choice for --task {args.task}: {getattr(args, f.name)!r} "
+                f"(choose from {', '.join(map(repr, choices))})"
             )
-    for flag, declared in shared.items():  # one option, its choices and meaning per task: each checks its own
-        takers = sorted({who for title, _ in declared for who in title.split(", ")})
-        group = parser.add_argument_group(", ".join(takers))
-        choices = [c for _, f in declared for c in f.metadata["argparse"].get("choices", [])]
-        extra = dict(declared[0][1].metadata["argparse"]) | {"choices": list(dict.fromkeys(choices))}
-        text = "; ".join(f"{who}: {f.metadata['help']}" for who, f in declared)
-        group.add_argument(flag, dest=declared[0][1].name, default=argparse.SUPPRESS, help=text, **extra)
 
 
 def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -25,10 +25,17 @@ class TaskError(InputError):
     it, one line per problem."""
 
 
-def option(default: Any, flag: str, help: str, **argparse_options: Any) -> Any:
+def option(default: Any, flag: str, help: str, aliases: tuple[str, ...] = (), **argparse_options: Any) -> Any:
     """A settings field that is the command-line option ``flag`` (``help`` its line of help;
-    ``argparse_options``: ``type``, ``choices``, ``metavar``, ``action``)."""
-    return field(default=default, metadata={"flag": flag, "help": help, "argparse": argparse_options})
+    ``aliases``: other spellings it keeps; ``argparse_options``: ``type``, ``choices``,
+    ``metavar``, ``action``)."""
+    metadata = {"flag": flag, "aliases": aliases, "help": help, "argparse": argparse_options}
+    return field(default=default, metadata=metadata)
+
+
+# A settings field's former name -> its name: a report written before the rename re-opens, and a
+# caller of ``evaluate`` that still says it is understood.
+RENAMED = {"protocol": "method"}
 
 
 positive_int = numbers.argument(int, 1)  # argparse types, strictly parsed (``core.numbers``)
@@ -72,6 +79,7 @@ class Settings:
         path field's name back to a path; a field it lacks keeps its default, a value it cannot
         take is a ``TaskError``."""
         hints = typing.get_type_hints(cls)
+        values = renamed(values)
         given: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name in values:
@@ -90,6 +98,11 @@ class Settings:
             f.name for base in cls.__mro__[1:] if dataclasses.is_dataclass(base) for f in dataclasses.fields(base)
         }
         return [f for f in dataclasses.fields(cls) if f.name not in inherited]
+
+
+def renamed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (settings by field name) with former field names (``RENAMED``) under today's."""
+    return {RENAMED.get(k, k) if RENAMED.get(k) not in values else k: v for k, v in values.items()}
 
 
 def _from_json(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""``instances``: instance masks or boxes scored with COCO's protocol (``regionbench.client.
+"""``instances``: instance masks or boxes scored as COCO's evaluation scores them (``regionbench.client.
 instances``) against one annotator's regions, every annotator's, and the human ceiling.
 
 Predictions: a COCO results JSON, a list of ``{image_id, category_id | label, segmentation |
@@ -81,10 +81,10 @@ class Settings(MaskSettings):
         "--iou-type boundary: the band's width, a share of the image diagonal (0.02, as boundary-iou-api)",
         type=unit_interval, metavar="RATIO",
     )  # fmt: skip
-    protocol: str = option(
-        "coco", "--protocol", "COCO's evaluation (coco), or LVIS's federated one (lvis: an image's neg_category_ids "
+    method: str = option(
+        "coco", "--method", "COCO's evaluation (coco), or LVIS's federated one (lvis: an image's neg_category_ids "
         "and not_exhaustive_category_ids decide what a detection counts as; 300 detections an image; APr/APc/APf)",
-        choices=list(measures.PROTOCOLS),
+        aliases=("--protocol",), choices=list(measures.METHODS),
     )  # fmt: skip
     max_dets: int | None = option(
         None, "--max-dets", "detections an image (COCO: 100 of each category; LVIS: 300 over all)",
@@ -106,15 +106,15 @@ class Settings(MaskSettings):
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given; a band width without Boundary IoU
         is refused (it would change nothing)."""
-        if self.protocol not in measures.PROTOCOLS:
-            raise TaskError(f"--protocol {self.protocol}: the instances task's are {' and '.join(measures.PROTOCOLS)}")
+        if self.method not in measures.METHODS:
+            raise TaskError(f"--method {self.method}: the instances task's are {' and '.join(measures.METHODS)}")
         if self.iou_type != "boundary" and self.dilation_ratio != measures.DILATION_RATIO:
             raise TaskError(f"--dilation-ratio is a setting of --iou-type boundary, not of --iou-type {self.iou_type}")
         if self.iou_type == "boundary" and not self.dilation_ratio > 0:
             raise TaskError("--dilation-ratio 0: the band needs a width; use the default 0.02 or more")
         if self.lvis and self.tide:
             raise TaskError(
-                "--tide follows COCO's protocol (TIDE has no federated rules): drop --tide or --protocol lvis"
+                "--tide follows COCO's evaluation (TIDE has no federated rules): drop --tide or --method lvis"
             )
         most = self.max_dets or (measures.LVIS_MAX_DETS if self.lvis else 100)
         resolved = dataclasses.replace(self, max_dets=most)
@@ -126,7 +126,7 @@ class Settings(MaskSettings):
 
     @property
     def lvis(self) -> bool:
-        return self.protocol == measures.LVIS
+        return self.method == measures.LVIS
 
     @property
     def most(self) -> int:
@@ -138,7 +138,7 @@ class Settings(MaskSettings):
         return (self.most,) if self.lvis else (1, 10, self.most)
 
     def kept(self, detections: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The detections of a range the protocol scores: under LVIS each image's ``most`` best."""
+        """The detections of a range the method scores: under LVIS each image's ``most`` best."""
         return measures.capped(detections, self.most) if self.lvis else detections
 
     def ranges(self) -> dict[str, tuple[float, float]]:
@@ -307,15 +307,15 @@ NOTHING_VERIFIED: dict[str, list[int]] = {"neg_category_ids": [], "not_exhaustiv
 def lvis_facts(
     coverage: pd.DataFrame, named: pd.DataFrame | None, who: str, categories: dict[int, str], numbering: dict[int, int]
 ) -> tuple[list[dict[str, Any]], dict[int, dict[str, list[int]]]]:
-    """What LVIS's protocol needs of ``who``'s file: the truth's ``categories`` (id -> name) each
+    """What LVIS's evaluation needs of ``who``'s file: the truth's ``categories`` (id -> name) each
     with its ``frequency`` (``source_categories``), and each image's federated lists
     (``coverage``), by the truth's image id. A file without them is refused in one line."""
     own = coverage[coverage["annotator"] == who] if "neg_category_ids" in coverage.columns else coverage.iloc[:0]
     given = [isinstance(v, list | np.ndarray) for v in own.get("neg_category_ids", [])]
     if not any(given):
         raise TaskError(
-            f"--protocol lvis: annotator {who}'s file lists no image's neg_category_ids (LVIS's federated lists); "
-            "score it with --protocol coco, or build the release from its LVIS file"
+            f"--method lvis: annotator {who}'s file lists no image's neg_category_ids (LVIS's federated lists); "
+            "score it with --method coco, or build the release from its LVIS file"
         )
     lists = {}
     for image_id, negative, partial in zip(
@@ -331,8 +331,8 @@ def lvis_facts(
         frequency = {int(c): str(f) for c, f in zip(mine["category_id"], mine["frequency"], strict=True) if f}
     if missing := [n for c, n in categories.items() if c not in frequency]:
         raise TaskError(
-            f"--protocol lvis: {len(missing)} of annotator {who}'s categories have no frequency (r, c or f), e.g. "
-            f"{missing[0]!r}: LVIS's protocol groups every category by it (its file's categories give it)"
+            f"--method lvis: {len(missing)} of annotator {who}'s categories have no frequency (r, c or f), e.g. "
+            f"{missing[0]!r}: LVIS's evaluation groups every category by it (its file's categories give it)"
         )
     return [{"id": c, "name": n, "frequency": frequency[c]} for c, n in categories.items()], lists
 
@@ -680,12 +680,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         + (f", the band {settings.dilation_ratio:g} of the diagonal" if settings.iou_type == "boundary" else ""),
         "per_level_ap: the mean AP of the categories under each node of the release's hierarchy, by depth",
         (
-            f"protocol: LVIS's federated evaluation: each image's {settings.most} best detections over all categories; "
+            f"method: LVIS's federated evaluation: each image's {settings.most} best detections over all categories; "
             "a detection of a category the image's file neither annotates nor lists in neg_category_ids is dropped, "
             "an unmatched one of a category in its not_exhaustive_category_ids is ignored; APr/APc/APf: the mean AP "
             "of the rare, common and frequent categories (source_categories.frequency)"
             if settings.lvis
-            else f"protocol: COCO's: each image's {settings.most} best detections of each category"
+            else f"method: COCO's: each image's {settings.most} best detections of each category"
         ),
     ]
     report["human_ceiling"] = instances_ceiling(data, images, run)
@@ -767,7 +767,7 @@ def whole_truth(data: Release, images: pd.DataFrame, who: str, lvis: bool = Fals
 
 def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -> dict[str, Any]:
     """Each human's regions as detections (score 1) against each other human's, under the run's
-    protocol: the mean AP of each, and over them. Under LVIS's only a human whose file gives its
+    method: the mean AP of each, and over them. Under LVIS's only a human whose file gives its
     federated lists is a truth."""
     people = humans(data)
     if len(people) < 2 or not paired(data, images):
@@ -794,7 +794,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
                     run.settings.iou_type,
                     run.settings.max_dets_read(),
                     dilation_ratio=run.settings.dilation_ratio,
-                    protocol=run.settings.protocol,
+                    method=run.settings.method,
                 )["stats"]
             )
         if runs:
@@ -817,7 +817,7 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
 
     A detection's ``counted`` is what the figures count of it at IoU 0.5 (the engine's own
     matches: ``measures.Evaluated.outcomes``); its ``outcome`` is TIDE's type (``client.tide``:
-    match, Cls, Loc, Both, Dupe, Bkg; under LVIS's protocol, which TIDE does not follow, Cls for
+    match, Cls, Loc, Both, Dupe, Bkg; under LVIS's evaluation, which TIDE does not follow, Cls for
     an uncounted detection on another label's instance at IoU >= 0.5); ``iou`` and ``truth`` the
     truth instance it overlaps most, whatever its label (crowds aside)."""
     settings = run.settings

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import protocols
+from regionbench.client import benchmarks
 from regionbench.client import semantic as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
@@ -49,7 +49,7 @@ from regionbench.core import errors, geometry
 
 NAME = "semantic"
 SUMMARY = "label-map PNGs of the release's label ids"
-PREDICTIONS = "a folder of label-map PNGs named by image id, file stem or the collection's key (a Cityscapes frame), of the release's label ids or of its benchmark's values (`--protocol`), or named by `--label-names map.json` (pixel value → label); the truth's unlabelled pixels are left out, a prediction's `--ignore` value (255) is a wrong pixel"
+PREDICTIONS = "a folder of label-map PNGs named by image id, file stem or the collection's key (a Cityscapes frame), of the release's label ids or of its benchmark's values (`--method`), or named by `--label-names map.json` (pixel value → label); the truth's unlabelled pixels are left out, a prediction's `--ignore` value (255) is a wrong pixel"
 MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, per-class IoU and the confusion matrix over the benchmark's classes (Cityscapes adds category IoU and iIoU), and the same at each level of the hierarchy"
 
 
@@ -64,10 +64,10 @@ class Settings(FileSettings):
     label_names: Path | Mapping[str, str] | None = option(
         None, "--label-names", "pixel value -> label name, a JSON object", type=Path, metavar="JSON"
     )
-    protocol: str | None = option(
-        None, "--protocol", "score as the benchmark does: cityscapes (its 19 classes, category IoU, iIoU), ade20k "
-        "(150 classes), voc (21 classes), or plain (every label); default: the release's layout's",
-        choices=list(protocols.PROTOCOLS),
+    method: str | None = option(
+        None, "--method", "score as the benchmark does: cityscapes (its 19 classes, category IoU, iIoU), ade20k "
+        "(150 classes), voc (21 classes), or plain (every label); default: the one the release's layout names",
+        aliases=("--protocol",), choices=list(benchmarks.METHODS),
     )  # fmt: skip
     train_ids: bool = option(
         False, "--train-ids", "cityscapes: the maps hold train ids (0-18), not label ids", action="store_true"
@@ -79,20 +79,20 @@ class Settings(FileSettings):
 
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given, ``label_names`` read into the
-        map itself (the report keeps it, so a rerun needs no file), and the protocol: the one
-        given, else the release's layout's (``plain`` for maps named by ``label_names``)."""
+        map itself (the report keeps it, so a rerun needs no file), and the method: the one
+        given, else the one the release's layout names (``plain`` for maps named by ``label_names``)."""
         names = self.label_names
         if names is not None:
             label = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
             names = {str(v): label[i] for v, i in sorted(pixel_values(names, data).items())}
         annotator = self.annotator if self.annotator or self.all_annotators else reference(data)
-        if self.protocol is not None and self.protocol not in protocols.PROTOCOLS:
-            raise TaskError(f"--protocol {self.protocol}: the semantic task's are {', '.join(protocols.PROTOCOLS)}")
-        protocol = self.protocol or (protocols.PLAIN if names else protocols.default_protocol(data.manifest))
-        if names and protocol != protocols.PLAIN:
-            raise TaskError("--label-names names a plain run's values; drop it, or give --protocol plain")
-        resolved = dataclasses.replace(self, annotator=annotator, label_names=names, protocol=protocol)
-        coding_of(data, resolved)  # a protocol the release cannot be scored by is refused now
+        if self.method is not None and self.method not in benchmarks.METHODS:
+            raise TaskError(f"--method {self.method}: the semantic task's are {', '.join(benchmarks.METHODS)}")
+        method = self.method or (benchmarks.PLAIN if names else benchmarks.of_layout(data.manifest.get("layout")))
+        if names and method != benchmarks.PLAIN:
+            raise TaskError("--label-names names a plain run's values; drop it, or give --method plain")
+        resolved = dataclasses.replace(self, annotator=annotator, label_names=names, method=method)
+        coding_of(data, resolved)  # a benchmark the release cannot be scored by is refused now
         return resolved
 
     def pixel_values(self, data: Release) -> dict[int, int] | None:
@@ -109,12 +109,12 @@ class Coding:
     """How the truth and a run's maps become class indices: the ``names`` of the classes, the
     truth's release label id -> class (``truth``: ``len(names)`` leaves a label out) and a
     prediction's pixel value (or label id, through ``--label-names``) -> class (``values``:
-    ``len(names)`` is a value known and counted wrong); the ``protocol`` (None: plain)."""
+    ``len(names)`` is a value known and counted wrong); the ``benchmark`` (None: plain)."""
 
     names: list[str]
     truth: dict[int, int]
     values: dict[int, int]
-    protocol: protocols.Protocol | None = None
+    benchmark: benchmarks.Benchmark | None = None
 
     @property
     def classes(self) -> int:
@@ -122,24 +122,24 @@ class Coding:
 
 
 def coding_of(data: Release, settings: Settings) -> Coding:
-    """The ``Coding`` of ``settings.protocol`` for ``data``; a protocol the release is not of
+    """The ``Coding`` of ``settings.method`` for ``data``; a benchmark the release is not of
     is a ``TaskError`` in one line."""
     labels = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
-    name = settings.protocol or protocols.PLAIN
+    name = settings.method or benchmarks.PLAIN
     categories = data.table("source_categories") if "source_categories" in data.manifest.get("tables", {}) else None
     try:
-        protocol = protocols.build(
+        benchmark = benchmarks.build(
             name, data.vocabulary, categories, settings.train_ids, settings.reduce_zero_label,
             layout=data.manifest.get("layout"),
         )  # fmt: skip
-    except protocols.ProtocolError as exc:
+    except benchmarks.BenchmarkError as exc:
         raise TaskError(str(exc)) from None
-    if protocol is None:
+    if benchmark is None:
         names, index = measures.label_codes(labels)
         return Coding(names, index, index)
-    left_out = len(protocol.classes)
-    truth = {label_id: protocol.truth.get(label_id, left_out) for label_id in labels}
-    return Coding(protocol.classes, truth, protocol.values, protocol)
+    left_out = len(benchmark.classes)
+    truth = {label_id: benchmark.truth.get(label_id, left_out) for label_id in labels}
+    return Coding(benchmark.classes, truth, benchmark.values, benchmark)
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int] | None:
@@ -264,12 +264,12 @@ def read_label_maps(
 
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The confusion matrix of the run against each truth, its figures flat and per hierarchy
-    level, per image pixel accuracy and the human ceiling, under the settings' protocol
-    (``client.protocols``: Cityscapes adds its category IoU and iIoU)."""
+    level, per image pixel accuracy and the human ceiling, as the settings' benchmark scores them
+    (``client.benchmarks``: Cityscapes adds its category IoU and iIoU)."""
     data, settings = run.data, run.settings
     images = scored_images(data, settings.split)
     coding = coding_of(data, settings)
-    names, classes, protocol = coding.names, coding.classes, coding.protocol
+    names, classes, benchmark = coding.names, coding.classes, coding.benchmark
     truths = settings.truths(data)
     # The confusion matrices, ignored and overlapped pixels add up image by image.
     matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
@@ -279,12 +279,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     split_of = source_split_of(images)
     by_split: dict[str, np.ndarray] = {}  # the first truth's matrix per source split, image by image too
     counted: Counter[str] = Counter()
-    weighted = protocols.InstanceCounts() if protocol is not None and protocol.instances else None
+    weighted = benchmarks.InstanceCounts() if benchmark is not None and benchmark.instances else None
     files = prediction_files(run, images)  # the folder listed once, not once a batch
     for batch in batches(images):
         shapes = image_sizes(batch)
         truth = {who: class_maps(data, who, batch, coding.truth, classes) for who in truths}
-        instances = _instances(data, batch, truths[0], protocol) if weighted is not None and protocol else {}
+        instances = _instances(data, batch, truths[0], benchmark) if weighted is not None and benchmark else {}
         for image_id in batch["image_id"].astype(int).tolist():  # one image's maps at a time, each read once
             values = read_png(files[image_id], shapes[image_id], dtype=None) if image_id in files else None
             given = {}
@@ -302,16 +302,16 @@ def score(run: Run[Settings]) -> dict[str, Any]:
                     abstained += abstaining
                     per_image |= accuracy
                     without += not given
-                    if weighted is not None and protocol is not None:  # iIoU: an image without a map abstains
+                    if weighted is not None and benchmark is not None:  # iIoU: an image without a map abstains
                         mapped = given.get(image_id, np.full(shapes[image_id], classes))
                         raw = values if values is not None else np.full(shapes[image_id], -1)
-                        weighted.add(protocol, label, raw, mapped, instances.get(image_id, []))
+                        weighted.add(benchmark, label, raw, mapped, instances.get(image_id, []))
     matrix = matrices[truths[0]]
     used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
     flat = measures.measures(matrix, names)
     report: dict[str, Any] = {
         "truth": truths if settings.all_annotators else truths[0],
-        "protocol": protocol.report() if protocol is not None else {"name": protocols.PLAIN, "classes": classes},
+        "benchmark": benchmark.report() if benchmark is not None else {"name": benchmarks.PLAIN, "classes": classes},
         "images": len(images),
         "images_without_prediction": without,
         "ignored_pixels": ignored,
@@ -339,12 +339,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             }
         ),
     }
-    if protocol is not None and protocol.categories:
-        per_category = protocols.category_iou(matrix, protocol)
+    if benchmark is not None and benchmark.categories:
+        per_category = benchmarks.category_iou(matrix, benchmark)
         report["measures"]["category_miou"] = float(np.mean(list(per_category.values()))) if per_category else 0.0
         report["per_category_iou"] = per_category
-    if weighted is not None and protocol is not None:
-        found = weighted.figures(matrix, protocol)
+    if weighted is not None and benchmark is not None:
+        found = weighted.figures(matrix, benchmark)
         report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
         report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
     report["notes"] = _notes(settings.ignore, run.given, coding, unknown)
@@ -366,14 +366,14 @@ def score(run: Run[Settings]) -> dict[str, Any]:
 
 
 def _instances(
-    data: Release, batch: pd.DataFrame, who: str, protocol: protocols.Protocol
+    data: Release, batch: pd.DataFrame, who: str, benchmark: benchmarks.Benchmark
 ) -> dict[int, list[tuple[str, np.ndarray]]]:
-    """Per image of ``batch``, ``who``'s instances of the classes the protocol weighs in iIoU
+    """Per image of ``batch``, ``who``'s instances of the classes the benchmark weighs in iIoU
     (regions of those labels, crowds aside): (label, mask)."""
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "label", "iscrowd", "mask"]
     regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
-    chosen = regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(protocol.instances)
+    chosen = regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(benchmark.instances)
     out: dict[int, list[tuple[str, np.ndarray]]] = {}
     for image_id, label, rle in regions.loc[chosen, ["image_id", "label", "mask"]].itertuples(index=False):
         out.setdefault(int(image_id), []).append((str(label), geometry.from_rle(rle)))
@@ -386,7 +386,7 @@ def _notes(ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown
     notes = []
     index, names = coding.values, coding.names
     named = value_of if value_of is not None else {i: i for i in index}
-    if coding.protocol is None and ignore in named and named[ignore] in index:
+    if coding.benchmark is None and ignore in named and named[ignore] in index:
         notes.append(
             f"the ignore value {ignore} is the id of label {names[index[named[ignore]]]}: its pixels in a map "
             "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
@@ -404,7 +404,7 @@ def _notes(ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown
 
 def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dict[str, Any]:
     """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
-    each (the mean over the others), and over them, over the protocol's classes (``coding``)."""
+    each (the mean over the others), and over them, over the benchmark's classes (``coding``)."""
     people = humans(data)
     if len(people) < 2 or not paired(data, images):
         return {}

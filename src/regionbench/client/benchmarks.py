@@ -1,6 +1,6 @@
-"""Label maps scored as each benchmark scores them (``evaluate --task semantic --protocol``).
+"""Label maps scored as each benchmark scores them (``evaluate --task semantic --method``).
 
-A protocol fixes which classes are evaluated and in which order, which of the truth's pixels are
+A benchmark fixes which classes are evaluated and in which order, which of the truth's pixels are
 left out, and what a prediction's pixel values mean:
 
 - ``plain``: every label of the release, its label ids as pixel values; the truth's unlabelled
@@ -18,8 +18,9 @@ left out, and what a prediction's pixel values mean:
 - ``voc``: VOC's 21 classes (background included) in its order; void (255) left out;
   predictions 0-20.
 
-A release's layout chooses its protocol (``default_protocol``); every figure is then taken from
-one confusion matrix over the protocol's classes (``client.semantic.measures``).
+A release's layout names the benchmark that scores it (its ``About.benchmark``; ``of_layout``);
+every figure is then taken from one confusion matrix over the benchmark's classes
+(``client.semantic.measures``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ import numpy as np
 import pandas as pd
 
 PLAIN, CITYSCAPES, ADE20K, VOC = "plain", "cityscapes", "ade20k", "voc"
-PROTOCOLS = (PLAIN, CITYSCAPES, ADE20K, VOC)
-BY_LAYOUT = {"cityscapes": CITYSCAPES, "ade20k": ADE20K, "voc": VOC}
+METHODS = (PLAIN, CITYSCAPES, ADE20K, VOC)
 
 # cityscapesScripts' average instance size of each class with instances, in pixels (its
 # ``args.avgClassSize``, measured on the training set): an instance's weight in iIoU is this
@@ -48,12 +48,12 @@ VOC_CLASSES = (
 )  # fmt: skip
 
 
-class ProtocolError(ValueError):
-    """A release (or a run's options) that a protocol cannot score: one line."""
+class BenchmarkError(ValueError):
+    """A release (or a run's options) that a benchmark cannot score: one line."""
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Benchmark:
     """A benchmark's scoring of label maps: its ``classes`` (release labels, in its order), the
     truth (``truth``: release label id -> class; a label absent is left out), what a
     prediction's pixel values mean (``values``: value -> class; ``len(classes)``: a value the
@@ -70,16 +70,21 @@ class Protocol:
     category_values: dict[str, list[int]] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
-        """What the report keeps of the protocol: its name and classes."""
+        """What the report keeps of the benchmark: its name and classes."""
         out: dict[str, Any] = {"name": self.name, "classes": len(self.classes)}
         if self.categories:
             out["categories"] = {name: [self.classes[k] for k in ks] for name, ks in self.categories.items()}
         return out
 
 
-def default_protocol(manifest: dict[str, Any]) -> str:
-    """The protocol of a release's layout (``BY_LAYOUT``), ``plain`` for any other."""
-    return BY_LAYOUT.get(str(manifest.get("layout", "")), PLAIN)
+def of_layout(layout: str | None) -> str:
+    """The benchmark that scores a release of ``layout``: the one the layout names
+    (``io.layouts.About.benchmark``), ``plain`` for a layout that names none or is unknown (a
+    release of a format this version does not read)."""
+    from regionbench.io import layouts
+
+    known = layouts.registry().get(str(layout))
+    return (known.about.benchmark if known is not None else None) or PLAIN
 
 
 def build(
@@ -89,15 +94,15 @@ def build(
     train_ids: bool = False,
     reduce_zero_label: bool = False,
     layout: str | None = None,
-) -> Protocol | None:
-    """The protocol ``name`` for a release of this ``vocabulary`` (label, label_id),
-    ``source_categories`` and ``layout``; None for ``plain``. Raises ProtocolError when the
+) -> Benchmark | None:
+    """The benchmark ``name`` for a release of this ``vocabulary`` (label, label_id),
+    ``source_categories`` and ``layout``; None for ``plain``. Raises BenchmarkError when the
     release is not of the benchmark (its layout or its classes are not) or an option does not
     apply."""
     if train_ids and name != CITYSCAPES:
-        raise ProtocolError(f"--train-ids: Cityscapes' train ids; the protocol here is {name}")
+        raise BenchmarkError(f"--train-ids: Cityscapes' train ids; the method here is {name}")
     if reduce_zero_label and name != ADE20K:
-        raise ProtocolError(f"--reduce-zero-label: ADE20K's 0-149 maps; the protocol here is {name}")
+        raise BenchmarkError(f"--reduce-zero-label: ADE20K's 0-149 maps; the method here is {name}")
     ids = dict(zip(vocabulary["label"].astype(str), vocabulary["label_id"].astype(int), strict=True))
     if name == PLAIN:
         return None
@@ -105,29 +110,29 @@ def build(
         return _cityscapes(ids, source_categories, train_ids)
     if name == ADE20K:
         if layout != "ade20k" and not all(i in ids.values() for i in range(1, 151)):
-            raise ProtocolError(
-                f"--protocol ade20k: the release is not of ADE20K's scene-parsing files (layout {layout}) and lacks its "
-                "150 classes; use --protocol plain"
+            raise BenchmarkError(
+                f"--method ade20k: the release is not of ADE20K's scene-parsing files (layout {layout}) and lacks its "
+                "150 classes; use --method plain"
             )
         return _ade20k(ids, reduce_zero_label)
     if name == VOC:
         missing = [c for c in VOC_CLASSES if c not in ids]
         if missing:
-            raise ProtocolError(f"--protocol voc: the release has no label {missing[0]!r} of VOC's 21 classes")
+            raise BenchmarkError(f"--method voc: the release has no label {missing[0]!r} of VOC's 21 classes")
         truth = {ids[c]: k for k, c in enumerate(VOC_CLASSES)}
-        return Protocol(VOC, list(VOC_CLASSES), truth, {ids[c]: k for k, c in enumerate(VOC_CLASSES)})
-    raise ProtocolError(f"--protocol {name}: one of {', '.join(PROTOCOLS)}")
+        return Benchmark(VOC, list(VOC_CLASSES), truth, {ids[c]: k for k, c in enumerate(VOC_CLASSES)})
+    raise BenchmarkError(f"--method {name}: one of {', '.join(METHODS)}")
 
 
-def _cityscapes(ids: dict[str, int], categories: pd.DataFrame | None, train_ids: bool) -> Protocol:
-    """Cityscapes' protocol from the label table the release keeps (``source_categories``:
+def _cityscapes(ids: dict[str, int], categories: pd.DataFrame | None, train_ids: bool) -> Benchmark:
+    """Cityscapes' benchmark from the label table the release keeps (``source_categories``:
     ``category_id`` the label id, ``train_id``, ``ignore_in_eval``, ``has_instances`` and the
     category as ``supercategory``)."""
     needed = {"category_id", "label", "train_id", "ignore_in_eval", "has_instances", "supercategory"}
     if categories is None or not needed <= set(categories.columns) or categories["train_id"].isna().all():
-        raise ProtocolError(
-            "--protocol cityscapes: the release keeps no Cityscapes label table (source_categories with train_id "
-            "and ignore_in_eval); build it from a Cityscapes tree, or use --protocol plain"
+        raise BenchmarkError(
+            "--method cityscapes: the release keeps no Cityscapes label table (source_categories with train_id "
+            "and ignore_in_eval); build it from a Cityscapes tree, or use --method plain"
         )
     table = categories.dropna(subset=["train_id"]).drop_duplicates("category_id").sort_values("category_id")
     evaluated = table[~table["ignore_in_eval"].astype(bool)].sort_values("train_id")
@@ -155,32 +160,32 @@ def _cityscapes(ids: dict[str, int], categories: pd.DataFrame | None, train_ids:
         for label, has in zip(evaluated["label"], evaluated["has_instances"], strict=True)
         if has and str(label) in CITYSCAPES_INSTANCE_SIZE
     }
-    return Protocol(CITYSCAPES, classes, truth, values, groups, instances, category_values)
+    return Benchmark(CITYSCAPES, classes, truth, values, groups, instances, category_values)
 
 
-def _ade20k(ids: dict[str, int], reduce_zero_label: bool) -> Protocol:
+def _ade20k(ids: dict[str, int], reduce_zero_label: bool) -> Benchmark:
     """SceneParsing's classes: the release's labels of ids 1-150 (``objectInfo150``'s Idx, all
     150 in the benchmark's own files), in that order."""
     by_id = {i: label for label, i in ids.items() if 1 <= i <= 150}
     if not by_id:
-        raise ProtocolError(
-            "--protocol ade20k: the release has no label of id 1-150 (SceneParsing's classes, objectInfo150's Idx); "
-            "build it from ADEChallengeData2016, or use --protocol plain"
+        raise BenchmarkError(
+            "--method ade20k: the release has no label of id 1-150 (SceneParsing's classes, objectInfo150's Idx); "
+            "build it from ADEChallengeData2016, or use --method plain"
         )
     order = sorted(by_id)
     classes = [by_id[i] for i in order]
     truth = {i: k for k, i in enumerate(order)}
     values = {i - 1: k for k, i in enumerate(order)} if reduce_zero_label else dict(truth)
-    return Protocol(ADE20K, classes, truth, values)
+    return Benchmark(ADE20K, classes, truth, values)
 
 
-def category_iou(matrix: np.ndarray, protocol: Protocol) -> dict[str, float]:
+def category_iou(matrix: np.ndarray, benchmark: Benchmark) -> dict[str, float]:
     """Each category's IoU from the class confusion ``matrix`` (classes x classes + 1): the
     classes of a category merged, as cityscapesScripts' ``getIouScoreForCategory``; a category
     with nothing to count has none."""
-    k = len(protocol.classes)
+    k = len(benchmark.classes)
     out = {}
-    for name, members in protocol.categories.items():
+    for name, members in benchmark.categories.items():
         others = [c for c in range(k) if c not in members]
         tp = int(matrix[np.ix_(members, members)].sum())
         fn = int(matrix[members].sum()) - tp
@@ -204,7 +209,7 @@ class InstanceCounts:
 
     def add(
         self,
-        protocol: Protocol,
+        benchmark: Benchmark,
         truth: np.ndarray,
         values: np.ndarray,
         predicted: np.ndarray,
@@ -213,15 +218,15 @@ class InstanceCounts:
         """One image: its ``truth`` class map, the run's pixel ``values`` and their classes
         (``predicted``), and its truth ``instances`` (label, mask) of the evaluated classes with
         instances."""
-        k = len(protocol.classes)
-        category_of = {protocol.classes[c]: name for name, cs in protocol.categories.items() for c in cs}
-        in_category = {name: np.isin(values, ids) for name, ids in protocol.category_values.items()}
+        k = len(benchmark.classes)
+        category_of = {benchmark.classes[c]: name for name, cs in benchmark.categories.items() for c in cs}
+        in_category = {name: np.isin(values, ids) for name, ids in benchmark.category_values.items()}
         for label, mask in instances:
             size = int(np.count_nonzero(mask))
             if not size:
                 continue
-            weight = protocol.instances[label] / size
-            tp = int(np.count_nonzero(predicted[mask] == protocol.classes.index(label)))
+            weight = benchmark.instances[label] / size
+            tp = int(np.count_nonzero(predicted[mask] == benchmark.classes.index(label)))
             self.tp[label] = self.tp.get(label, 0.0) + tp * weight
             self.fn[label] = self.fn.get(label, 0.0) + (size - tp) * weight
             category = category_of.get(label)
@@ -230,23 +235,23 @@ class InstanceCounts:
                 self.category_tp[category] = self.category_tp.get(category, 0.0) + hit * weight
                 self.category_fn[category] = self.category_fn.get(category, 0.0) + (size - hit) * weight
         for name, taken in in_category.items():
-            members = [protocol.classes.index(c) for c, n in category_of.items() if n == name]
+            members = [benchmark.classes.index(c) for c, n in category_of.items() if n == name]
             others = (truth < k) & ~np.isin(truth, members)
             self.category_fp[name] = self.category_fp.get(name, 0) + int(np.count_nonzero(taken & others))
 
-    def figures(self, matrix: np.ndarray, protocol: Protocol) -> dict[str, Any]:
+    def figures(self, matrix: np.ndarray, benchmark: Benchmark) -> dict[str, Any]:
         """iIoU per class (weighted tp / (weighted tp + fp + weighted fn), fp the class's
         unweighted false positives from ``matrix``) and per category, and their means over the
         classes and categories that have one (cityscapesScripts' ``getInstanceIouScoreFor*``)."""
         per_class = {}
-        for label in protocol.instances:
-            c = protocol.classes.index(label)
+        for label in benchmark.instances:
+            c = benchmark.classes.index(label)
             fp = int(matrix[:, c].sum()) - int(matrix[c, c])
             denom = self.tp.get(label, 0.0) + fp + self.fn.get(label, 0.0)
             if denom:
                 per_class[label] = self.tp.get(label, 0.0) / denom
         per_category = {}
-        for name in protocol.category_values:
+        for name in benchmark.category_values:
             denom = self.category_tp.get(name, 0.0) + self.category_fp.get(name, 0) + self.category_fn.get(name, 0.0)
             if denom:
                 per_category[name] = self.category_tp.get(name, 0.0) / denom

@@ -1,5 +1,5 @@
 """Label maps scored as their benchmarks score them: a generated Cityscapes tree's release
-scored with its own protocol equals cityscapesScripts' ``evalPixelLevelSemanticLabeling`` on
+scored by its own benchmark equals cityscapesScripts' ``evalPixelLevelSemanticLabeling`` on
 the tree's own files (class and category IoU, iIoU), in label ids and in train ids."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_cityscapes_is_scored_as_cityscapes_scripts_scores_it(
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     expected = reference(raw, sorted(references.iterdir()), truths)
-    assert report["protocol"]["name"] == "cityscapes" and report["protocol"]["classes"] == 19
+    assert report["benchmark"]["name"] == "cityscapes" and report["benchmark"]["classes"] == 19
     assert report["images"] == len(truths)  # the source's val split: the benchmark's own side
     measures = report["measures"]
     assert measures["miou"] == pytest.approx(expected["averageScoreClasses"], abs=1e-9)
@@ -95,9 +95,9 @@ def test_cityscapes_is_scored_as_cityscapes_scripts_scores_it(
     assert report["per_category_iou"] == pytest.approx(categories, abs=1e-9)
 
 
-def test_the_plain_protocol_counts_every_label_and_says_so(cityscapes: tuple[Path, Path], tmp_path: Path) -> None:
-    """``--protocol plain``: today's figures over every label id the release has (void ones
-    too); the report names the protocol it used."""
+def test_the_plain_method_counts_every_label_and_says_so(cityscapes: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--method plain``: today's figures over every label id the release has (void ones
+    too); the report names the benchmark it used."""
     raw, folder = cityscapes
     run = tmp_path / "run"
     run.mkdir()
@@ -105,13 +105,13 @@ def test_the_plain_protocol_counts_every_label_and_says_so(cityscapes: tuple[Pat
         frame = truth.name.removesuffix("_gtFine_labelIds.png")
         Image.fromarray(np.asarray(Image.open(truth))).save(run / f"{frame}_leftImg8bit.png")
     out = tmp_path / "report.json"
-    done = evaluate(folder, run, out, "--protocol", "plain")
+    done = evaluate(folder, run, out, "--method", "plain")
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    assert report["protocol"]["name"] == "plain" and "ego-vehicle" in report["per_class_iou"]
+    assert report["benchmark"]["name"] == "plain" and "ego-vehicle" in report["per_class_iou"]
     assert report["measures"]["miou"] == 1.0
-    done = evaluate(folder, run, out, "--protocol", "ade20k")
-    assert done.returncode == 2 and "--protocol ade20k" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = evaluate(folder, run, out, "--method", "ade20k")
+    assert done.returncode == 2 and "--method ade20k" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_a_voc_run_is_scored_on_voc_s_val_split_with_its_21_classes(
@@ -140,7 +140,7 @@ def test_a_voc_run_is_scored_on_voc_s_val_split_with_its_21_classes(
     done = evaluate(folder, run, out)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    assert report["protocol"] == {"name": "voc", "classes": 21}
+    assert report["benchmark"] == {"name": "voc", "classes": 21}
     assert report["scored"]["split"] == "source" and report["scored"]["side"] == "the source's val split"
     assert report["images"] == len(val) and done.stdout.startswith(f"scored: {len(val)} of 12 images")
     union = matrix.sum(axis=0) + matrix.sum(axis=1) - np.diag(matrix)
@@ -187,7 +187,7 @@ def test_an_ade20k_run_in_0_149_is_read_with_reduce_zero_label(release: Callable
     done = evaluate(folder, run, out, "--reduce-zero-label")
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    assert report["protocol"]["name"] == "ade20k" and report["scored"]["side"] == "the source's validation split"
+    assert report["benchmark"]["name"] == "ade20k" and report["scored"]["side"] == "the source's validation split"
     assert report["measures"]["miou"] == 1.0 and report["abstained_pixels"] == 0
     done = evaluate(folder, run, out)
     assert done.returncode == 0, done.stderr
