@@ -10,16 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import dataclasses
 import functools
-import gc
 import itertools
-import multiprocessing
-import pickle
-import shutil
-import tempfile
-from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +38,7 @@ from regionbench.client.tasks._masks import (
 )
 from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
-from regionbench.core.allocator import give_back
+from regionbench.client.tasks._runner import Shelf, Spilled, no_collection, stream
 
 NAME = "instances"
 SUMMARY = "a COCO results JSON of instance masks or boxes"
@@ -174,7 +167,6 @@ scope_of = masks_scope_of  # the images of the split
 default_split = masks_default_split  # the collection's evaluation split (COCO's val2017), where it has one
 
 RANGE = 250  # images evaluated at a time: the engine's memory is that of a range (~25,000 detections)
-HELD = 25_000  # detections held in memory while the results file is read; more are spilled to disk
 TRUTH_COLUMNS = [
     "image_id", "annotator", "region_id", "label_id", "label", "category_id", "iscrowd", "mask", "area_px",
     "bbox_x", "bbox_y", "bbox_w", "bbox_h", "source_area", "source_bbox_x", "source_bbox_y", "source_bbox_w",
@@ -337,57 +329,27 @@ def lvis_facts(
     return [{"id": c, "name": n, "frequency": frequency[c]} for c, n in categories.items()], lists
 
 
-class Held:
-    """A run's detections as read from its results file, by range of the truth: in memory up to
-    ``HELD``, then spilled to files of a temporary folder (a run grouped by image or not, memory
-    is bounded). Each detection is kept as (image, category, score, area, RLE counts, box)."""
+class Held(Shelf[tuple[Any, ...]]):
+    """A run's detections as read from its results file, by range of the truth, on the runner's
+    ``Shelf`` (memory bounded, however the file orders them). Each detection is kept as (image,
+    category, score, area, RLE counts, box, its place in the file)."""
 
     def __init__(self, truth: Truth) -> None:
-        self.truth, self.count = truth, 0
+        super().__init__("regionbench-detections-")
+        self.truth = truth
         self.absent: dict[int, int] = {}  # detections left out, by the category id the truth lacks
-        self.memory: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
-        self.in_memory = 0
-        self.folder = Path(tempfile.mkdtemp(prefix="regionbench-detections-"))
-        self.spilled: set[int] = set()
         self.sizes = {e["id"]: [e["height"], e["width"]] for e in truth.header["images"]}  # an RLE's size
-
-    def __enter__(self) -> Held:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
 
     def add(self, r: int, d: dict[str, Any], n: int = -1) -> None:
         """Detection ``d`` (checked) of range ``r``, the ``n``-th of the file."""
         rle = d.get("segmentation")
-        self.memory[r].append(
-            (d["image_id"], d["category_id"], d["score"], d["area"], rle["counts"] if rle else None, d.get("bbox"), n)
-        )
-        self.count += 1
-        self.in_memory += 1
-        if self.in_memory >= HELD:
-            self.spill()
-
-    def spill(self) -> None:
-        for r, items in self.memory.items():
-            with (self.folder / f"{r}.pickle").open("ab") as f:
-                pickle.dump(items, f, protocol=pickle.HIGHEST_PROTOCOL)
-            self.spilled.add(r)
-        self.memory.clear()
-        self.in_memory = 0
-
-    def _items(self, r: int) -> list[tuple[Any, ...]]:
-        items: list[tuple[Any, ...]] = []
-        if r in self.spilled:
-            with (self.folder / f"{r}.pickle").open("rb") as f, contextlib.suppress(EOFError):
-                while True:
-                    items += pickle.load(f)
-        return items + self.memory.get(r, [])
+        self.put(r, (d["image_id"], d["category_id"], d["score"], d["area"], rle["counts"] if rle else None,
+                     d.get("bbox"), n))  # fmt: skip
 
     def detections(self, r: int) -> list[dict[str, Any]]:
         """Range ``r``'s detections as the engine takes them."""
         out = []
-        for image, category, score, area, counts, box, _ in self._items(r):
+        for image, category, score, area, counts, box, _ in self.items(r):
             d = {"image_id": image, "category_id": category, "score": score, "area": area}
             if counts is not None:
                 d["segmentation"] = {"size": self.sizes[image], "counts": counts}
@@ -400,7 +362,7 @@ class Held:
         """The engine failed on range ``r`` (``exc``): the first detection of it whose mask does
         not decode (its counts run past its size, which the reading's checks cannot all see
         without decoding every mask), named by its place in the file; else ``exc`` itself."""
-        for d, item in zip(self.detections(r), self._items(r), strict=True):
+        for d, item in zip(self.detections(r), self.items(r), strict=True):
             if "segmentation" in d and (problem := measures.rle_problem(d["segmentation"])):
                 return measures.InstancesError(f"detection {item[-1]}: {problem}")
         raise exc
@@ -440,89 +402,68 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
     return held
 
 
-class Spilled:
-    """A run's evaluated ranges (``measures.Accumulated``) written to files of ``folder`` as they
-    come, one per range, and read back one category at a time: memory holds the instance counts,
-    not the run's 26 bytes a detection."""
+@dataclass
+class Ranges:
+    """COCOeval of a run against one truth as the runner streams it (``_runner.Measure``): a
+    batch is a range of the truth's images, evaluated by the engine with its truth read in the
+    worker (the parent reads no truth: its memory stays that of the held detections); the
+    ranges' evaluations are spilled (``Spilled``) and accumulated at the end (``measures.
+    report``), with each image's F1 at IoU 0.5 and, with ``--tide``, TIDE's errors."""
 
-    def __init__(self, folder: Path, categories: int, areas: int) -> None:
-        self.folder, self.areas = folder, areas
-        self.instances = np.zeros((categories, areas), dtype=np.int64)
-        self.index: list[np.ndarray] = []  # per range: detections per category
-        self.part_instances: list[np.ndarray] = []  # per range: its instances (category x area range)
-        self.chosen: list[int] | None = None  # the ranges read (None: all)
+    held: Held
+    settings: Settings
+    categories: dict[int, str]
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    scored: list[tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=list)  # ids, F1 per range
+    errors: tide_measures.Part = dataclasses.field(default_factory=tide_measures.Part)
 
-    def only(self, chosen: list[int]) -> Spilled:
-        """The same evaluation restricted to the ranges ``chosen`` (a source split's)."""
-        view = copy.copy(self)
-        view.chosen = chosen
-        view.instances = np.sum([self.part_instances[r] for r in chosen], axis=0)
-        return view
+    def __post_init__(self) -> None:
+        self.counts = {"images": len(self.held.truth.header["images"]), "ground_truth": 0, "crowd": 0}
+        self.parts = Spilled(self.held.folder, len(self.categories), len(measures.area_bounds(self.settings.ranges())))
 
-    def add(self, part: measures.Evaluated) -> None:
-        """The next range's evaluation (in image order)."""
-        self.instances += part.instances
-        self.part_instances.append(part.instances)
-        counts = np.zeros(len(self.instances), dtype=np.int64)  # arrays, not small objects: the
-        with (self.folder / f"part-{len(self.index)}.bin").open("wb") as f:  # parent's heap stays compact
-            for k in sorted(part.scores):
-                for values in (part.scores[k], part.ranks[k], part.hits[k], part.ignored[k]):
-                    f.write(np.ascontiguousarray(values).tobytes())
-                counts[k] = len(part.scores[k])
-        self.index.append(counts)
+    def process(self, r: int) -> tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]:
+        """Range ``r`` evaluated: its truth's counts, the engine's evaluation, TIDE's part."""
+        settings, held = self.settings, self.held
+        document = held.truth.document(r)
+        annotations = document["annotations"]
+        counts = {"ground_truth": len(annotations), "crowd": sum(a["iscrowd"] for a in annotations)}
+        with no_collection():
+            detections = settings.kept(held.detections(r))
+            try:
+                errors = settings.errors(r, document, detections) if settings.tide else None
+                found = settings.evaluate(document, of_the_truth(detections, document, settings))
+            except (ValueError, RuntimeError) as exc:  # a mask the engine cannot decode: named, one line
+                raise held.undecodable(r, exc) from None
+        if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
+            counts["band_covers_mask"] = measures.band_covers_mask(annotations, settings.dilation_ratio)
+        return counts, found, errors
 
-    def kept(self, k: int) -> measures.Kept | None:
-        """Category ``k``'s detections over the ranges, in order."""
-        pieces: list[measures.Kept] = []
-        width = 10 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range
-        for r in self.chosen if self.chosen is not None else range(len(self.index)):
-            counts = self.index[r]
-            if n := int(counts[k]):
-                offset = int(counts[:k].sum()) * width
-                raw = np.fromfile(self.folder / f"part-{r}.bin", dtype=np.uint8, count=n * width, offset=offset)
-                scores = raw[: 8 * n].view(np.float64)
-                ranks = raw[8 * n : 10 * n].view(np.uint16)
-                hits = raw[10 * n : (10 + 2 * self.areas) * n].view(np.uint16).reshape(self.areas, n)
-                ignored = raw[(10 + 2 * self.areas) * n :].view(np.uint16).reshape(self.areas, n)
-                pieces.append(measures.Kept(scores, ranks, hits, ignored))
-        return measures.Kept.joined(pieces)
+    def add(self, part: tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]) -> None:
+        found, evaluated, errors = part
+        for key, value in found.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+        if errors is not None:
+            self.errors.add(errors)
+        f1 = measures.per_image_f1(evaluated.per_image)
+        self.scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
+        self.parts.add(evaluated)
 
-
-@contextlib.contextmanager
-def no_collection() -> Iterator[None]:
-    """Python's cyclic garbage collector paused: a run's detections are a million small objects
-    that hold no cycles, and each collection would walk them all (a third of the time)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
-_HELD: Held | None = None  # the detections a forked worker evaluates (inherited, not sent)
-
-
-def _evaluate(r: int, settings: Settings) -> tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]:
-    """Range ``r`` evaluated by the engine, its truth read here (in a worker: the parent reads
-    no truth, and its memory stays that of the held detections), with the truth's counts and,
-    with ``--tide``, TIDE's part of the range."""
-    assert _HELD is not None
-    document = _HELD.truth.document(r)
-    counts = {"ground_truth": len(document["annotations"]), "crowd": sum(a["iscrowd"] for a in document["annotations"])}
-    with no_collection():
-        detections = settings.kept(_HELD.detections(r))
-        try:
-            errors = settings.errors(r, document, detections) if settings.tide else None
-            found = settings.evaluate(document, of_the_truth(detections, document, settings))
-        except (ValueError, RuntimeError) as exc:  # a mask the engine cannot decode: named, one line
-            raise _HELD.undecodable(r, exc) from None
-    if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
-        counts["band_covers_mask"] = measures.band_covers_mask(document["annotations"], settings.dilation_ratio)
-    del detections, document
-    give_back()
-    return counts, found, errors
+    def compute(self) -> dict[str, Any]:
+        """The figures (``measures.report``), per source split, TIDE's, the detections left out."""
+        settings, truth = self.settings, self.held.truth
+        self.counts["detections"] = self.held.count - sum(self.held.absent.values())  # of the truth's categories
+        groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
+        figures = measures.report(
+            self.parts, self.categories, settings.iou_type, settings.max_dets_read(), settings.ranges(), self.counts,
+            groups,
+        )  # fmt: skip
+        figures["per_source_split"] = per_source_split(truth, self.parts, len(self.categories), settings, groups)
+        if settings.tide:  # TIDE's AP50 is its own (client.tide); COCOeval's beside it, in TIDE's percent
+            coco = figures["stats"]["AP50"]  # -1: no instance to score
+            tide = tide_measures.summarize(self.errors, truth.positions())  # ties as in the truth's own file
+            figures["tide"] = tide | {"coco_ap50": 100 * coco if coco >= 0 else None}
+        figures["detections_left_out"] = {str(c): n for c, n in self.held.absent.items()}  # by the lacking id
+        return figures
 
 
 def of_the_truth(
@@ -537,82 +478,25 @@ def of_the_truth(
     return [d for d in detections if d["category_id"] in known]
 
 
-WORKER_RANGES = 8  # ranges a worker evaluates before a fresh one takes over
-
-
-def evaluated(
-    held: Held, settings: Settings, cores: int
-) -> Iterator[tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]]:
-    """(the range's truth counts, its evaluation) of every range in order, on ``cores`` worker
-    processes forked from this one (they inherit the held detections and read their range's
-    truth). A worker is replaced after ``WORKER_RANGES`` ranges: the engine's freed memory comes
-    back to the system only when its process ends (one process grew 300 MiB over 80 ranges)."""
-    global _HELD
-    _HELD = held
-    ranges = range(len(held.truth.ranges))
-    try:
-        if "fork" not in multiprocessing.get_all_start_methods():  # no forking: one range at a time, here
-            yield from (_evaluate(r, settings) for r in ranges)
-            return
-        context = multiprocessing.get_context("fork")
-        with context.Pool(min(cores, len(ranges)), maxtasksperchild=WORKER_RANGES) as pool:
-            pending: deque[Any] = deque()
-            for r in ranges:
-                pending.append(pool.apply_async(_evaluate, (r, settings)))
-                while len(pending) > 2 * cores:
-                    yield pending.popleft().get()
-            while pending:
-                yield pending.popleft().get()
-    finally:
-        _HELD = None
-
-
 def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[dict[str, Any], dict[int, float]]:
     """The run scored against ``who``'s regions of ``images``, a range of images at a time
-    (``measures.evaluate_range``) and accumulated as one: the figures (``measures.report``) and
-    each image's F1 at IoU 0.5, by release id."""
-    settings = run.settings
-    truth = Truth.of(run.data, images, who, lvis=settings.lvis)
-    counts = {"images": len(truth.header["images"]), "ground_truth": 0, "crowd": 0}
-    scored: list[tuple[np.ndarray, np.ndarray]] = []  # per range: truth image ids, their F1 (arrays)
-    release_id = truth.release_id
+    (``Ranges``, streamed by the runner): the figures and each image's F1 at IoU 0.5, by
+    release id."""
+    truth = Truth.of(run.data, images, who, lvis=run.settings.lvis)
     categories = {c["id"]: c["name"] for c in truth.header["categories"]}
-    ranges = settings.ranges()
     with hold(run, truth) as held:
-        parts = Spilled(held.folder, len(categories), len(measures.area_bounds(ranges)))
-        errors = tide_measures.Part()
-        for found, part, range_errors in _named(run, evaluated(held, settings, run.cores)):
-            for key, value in found.items():
-                counts[key] = counts.get(key, 0) + value
-            if range_errors is not None:
-                errors.add(range_errors)
-            f1 = measures.per_image_f1(part.per_image)
-            scored.append((np.fromiter(f1, dtype=np.int64, count=len(f1)), np.fromiter(f1.values(), float, len(f1))))
-            parts.add(part)
-        counts["detections"] = held.count - sum(held.absent.values())  # those of the truth's categories
-        left_out = held.absent
-        groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
-        figures = measures.report(
-            parts, categories, settings.iou_type, settings.max_dets_read(), ranges, counts, groups
-        )
-        figures["per_source_split"] = per_source_split(truth, parts, len(categories), settings, groups)
-    if settings.tide:  # TIDE's AP50 is its own (client.tide); COCOeval's beside it, in TIDE's percent
-        coco = figures["stats"]["AP50"]  # -1: no instance to score
-        tide = tide_measures.summarize(errors, truth.positions())  # ties as in the truth's own file
-        figures["tide"] = tide | {"coco_ap50": 100 * coco if coco >= 0 else None}
-    figures["detections_left_out"] = {str(c): n for c, n in left_out.items()}  # by the category id the truth lacks
+        measure = Ranges(held, run.settings, categories)
+        try:
+            figures = stream(measure, range(len(truth.ranges)), run.cores, forked=True)
+        except measures.InstancesError as exc:  # a detection the engine could not read, named with the file
+            raise measures.InstancesError(f"{run.predictions}: {exc}") from None
+    release_id = truth.release_id
     per_image = {
-        release_id.get(int(i), int(i)): float(f) for ids, values in scored for i, f in zip(ids, values, strict=True)
+        release_id.get(int(i), int(i)): float(f)
+        for ids, values in measure.scored
+        for i, f in zip(ids, values, strict=True)
     }
     return figures, per_image
-
-
-def _named(run: Run[Settings], ranges: Iterator[Any]) -> Iterator[Any]:
-    """``ranges``, a detection the engine could not read named with the run's file."""
-    try:
-        yield from ranges
-    except measures.InstancesError as exc:
-        raise measures.InstancesError(f"{run.predictions}: {exc}") from None
 
 
 def per_source_split(

@@ -1,0 +1,215 @@
+"""The one runner of every mask task's scoring: a measure takes the scored images a batch at a
+time and computes its figures at the end, as mmsegmentation's ``BaseMetric`` does
+(``process(batch)`` then ``compute()``); the runner owns what lies around that: the batches,
+the worker processes, memory given back between batches, and what is spilled to disk.
+
+- ``Measure``: ``process(batch)`` returns the batch's part (in a worker: it may not change the
+  measure), ``add(part)`` takes the parts in batch order (in this process: a figure never
+  depends on the workers), ``compute()`` the figures.
+- ``stream(measure, batches, cores)``: the parts made on ``cores`` forked workers (they inherit
+  what the measure holds, nothing is sent but a batch's number) and added in order.
+- ``Shelf``: items held by batch in memory up to a count, the rest spilled to a temporary
+  folder (a run's detections, read before any batch is scored); ``Spilled``: the instance
+  measure's evaluated batches on disk, read back one category at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import gc
+import multiprocessing
+import pickle
+import shutil
+import tempfile
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from regionbench.client.instances import Evaluated, Kept
+from regionbench.core.allocator import give_back
+
+P = TypeVar("P")
+B = TypeVar("B")
+I = TypeVar("I", contravariant=True)  # a batch, as a measure takes it
+
+BATCH = 64  # images whose maps a mask measure holds at a time
+WORKER_BATCHES = 8  # batches a worker processes before a fresh one takes over
+
+
+class Measure(Protocol[I, P]):
+    """A measure streamed over batches (module docstring)."""
+
+    def process(self, batch: I) -> P:
+        """The part of ``batch`` (a worker may make it: the measure is left as it was)."""
+
+    def add(self, part: P) -> None:
+        """The next batch's part, in batch order."""
+
+    def compute(self) -> dict[str, Any]:
+        """The figures over every batch added."""
+
+
+def image_batches(images: pd.DataFrame, size: int = BATCH) -> list[pd.DataFrame]:
+    """``images`` (rows of the images table, in id order) ``size`` rows at a time."""
+    return [images.iloc[start : start + size] for start in range(0, len(images), size)]
+
+
+def stream(measure: Measure[B, P], batches: Sequence[B], cores: int = 1, forked: bool = False) -> dict[str, Any]:
+    """``measure`` over ``batches``: each batch's part (``parts``), added in order; its figures."""
+    for part in parts(measure.process, batches, cores, forked):
+        measure.add(part)
+    return measure.compute()
+
+
+_WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # what a forked worker runs (inherited)
+
+
+def _part(k: int) -> Any:
+    assert _WORK is not None
+    process, batches = _WORK
+    found = process(batches[k])
+    give_back()
+    return found
+
+
+def parts(process: Callable[[B], P], batches: Sequence[B], cores: int = 1, forked: bool = False) -> Iterator[P]:
+    """``process`` of each batch, in order: here for one core or one batch (unless ``forked``),
+    else on ``cores`` worker processes forked from this one. A worker is replaced after
+    ``WORKER_BATCHES`` batches: memory an engine freed comes back to the system only when its
+    process ends (one process grew 300 MiB over 80 ranges of detections: ``forked`` keeps such an
+    engine out of this process on one core too). Memory is given back after each batch."""
+    global _WORK
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    if not forking or not batches or (not forked and (cores <= 1 or len(batches) <= 1)):
+        for batch in batches:
+            found = process(batch)
+            give_back()
+            yield found
+        return
+    _WORK = (process, batches)
+    try:
+        with multiprocessing.get_context("fork").Pool(
+            min(cores, len(batches)), maxtasksperchild=WORKER_BATCHES
+        ) as pool:
+            pending: deque[Any] = deque()
+            for k in range(len(batches)):
+                pending.append(pool.apply_async(_part, (k,)))
+                while len(pending) > 2 * cores:
+                    yield pending.popleft().get()
+            while pending:
+                yield pending.popleft().get()
+    finally:
+        _WORK = None
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector paused: a run's detections are a million small objects
+    that hold no cycles, and each collection would walk them all (a third of the time)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+HELD = 25_000  # items a Shelf holds in memory; more are spilled to disk
+
+
+class Shelf(Generic[B]):
+    """Items by batch number, held in memory up to ``HELD`` items, then spilled to files of a
+    temporary folder (``folder``; removed on exit): whatever order they come in, memory is
+    bounded."""
+
+    def __init__(self, prefix: str = "regionbench-") -> None:
+        self.count = 0
+        self.memory: dict[int, list[B]] = defaultdict(list)
+        self.in_memory = 0
+        self.folder = Path(tempfile.mkdtemp(prefix=prefix))
+        self.spilled: set[int] = set()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def put(self, k: int, item: B) -> None:
+        """``item`` of batch ``k``."""
+        self.memory[k].append(item)
+        self.count += 1
+        self.in_memory += 1
+        if self.in_memory >= HELD:
+            self.spill()
+
+    def spill(self) -> None:
+        for k, items in self.memory.items():
+            with (self.folder / f"{k}.pickle").open("ab") as f:
+                pickle.dump(items, f, protocol=pickle.HIGHEST_PROTOCOL)
+            self.spilled.add(k)
+        self.memory.clear()
+        self.in_memory = 0
+
+    def items(self, k: int) -> list[B]:
+        """Batch ``k``'s items, in the order they were put."""
+        items: list[B] = []
+        if k in self.spilled:
+            with (self.folder / f"{k}.pickle").open("rb") as f, contextlib.suppress(EOFError):
+                while True:
+                    items += pickle.load(f)
+        return items + self.memory.get(k, [])
+
+
+class Spilled:
+    """The instance measure's evaluated batches (``client.instances.Evaluated``) written to
+    files of ``folder`` as they come, one per batch, and read back one category at a time:
+    memory holds the instance counts, not the run's 26 bytes a detection."""
+
+    def __init__(self, folder: Path, categories: int, areas: int) -> None:
+        self.folder, self.areas = folder, areas
+        self.instances = np.zeros((categories, areas), dtype=np.int64)
+        self.index: list[np.ndarray] = []  # per batch: detections per category
+        self.part_instances: list[np.ndarray] = []  # per batch: its instances (category x area range)
+        self.chosen: list[int] | None = None  # the batches read (None: all)
+
+    def only(self, chosen: list[int]) -> Spilled:
+        """The same evaluation restricted to the batches ``chosen`` (a source split's)."""
+        view = copy.copy(self)
+        view.chosen = chosen
+        view.instances = np.sum([self.part_instances[r] for r in chosen], axis=0)
+        return view
+
+    def add(self, part: Evaluated) -> None:
+        """The next batch's evaluation (in image order)."""
+        self.instances += part.instances
+        self.part_instances.append(part.instances)
+        counts = np.zeros(len(self.instances), dtype=np.int64)  # arrays, not small objects: the
+        with (self.folder / f"part-{len(self.index)}.bin").open("wb") as f:  # parent's heap stays compact
+            for k in sorted(part.scores):
+                for values in (part.scores[k], part.ranks[k], part.hits[k], part.ignored[k]):
+                    f.write(np.ascontiguousarray(values).tobytes())
+                counts[k] = len(part.scores[k])
+        self.index.append(counts)
+
+    def kept(self, k: int) -> Kept | None:
+        """Category ``k``'s detections over the batches, in order (None: it has none)."""
+        pieces: list[Kept] = []
+        width = 10 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range
+        for r in self.chosen if self.chosen is not None else range(len(self.index)):
+            counts = self.index[r]
+            if n := int(counts[k]):
+                offset = int(counts[:k].sum()) * width
+                raw = np.fromfile(self.folder / f"part-{r}.bin", dtype=np.uint8, count=n * width, offset=offset)
+                scores = raw[: 8 * n].view(np.float64)
+                ranks = raw[8 * n : 10 * n].view(np.uint16)
+                hits = raw[10 * n : (10 + 2 * self.areas) * n].view(np.uint16).reshape(self.areas, n)
+                ignored = raw[(10 + 2 * self.areas) * n :].view(np.uint16).reshape(self.areas, n)
+                pieces.append(Kept(scores, ranks, hits, ignored))
+        return Kept.joined(pieces)
