@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import regionbench
 from regionbench.client import tasks
-from regionbench.client.tasks import _labels, _masks
+from regionbench.client.tasks import _labels, _masks, _runner
 from regionbench.client.tasks import image as image_task
 from regionbench.client.tasks import imageclef as imageclef_task
 from regionbench.client.tasks import instances as instances_task
@@ -417,12 +417,13 @@ def test_an_image_run_must_score_every_test_image(task: _labels.Subset, tmp_path
         image_task.read_image_scores(path, task)
 
 
-@pytest.mark.parametrize("batch", [1, 5])
+@pytest.mark.parametrize(("batch", "cores"), [(1, 1), (5, 1), (2, 2), (3, 2)])
 def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
-    coco_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+    coco_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int, cores: int
 ) -> None:
-    """The label-map task holds a batch of images at a time; its report, against each annotator
-    and with the human ceiling, is the one of all images held at once."""
+    """The label-map task holds a batch of images at a time, on the runner's workers; its report,
+    against each annotator and with the human ceiling, is the one of all images held at once in
+    one process."""
     from conftest import COCO_RELEASE
 
     folder = coco_build / COCO_RELEASE
@@ -430,8 +431,9 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     (tmp_path / "maps" / sorted((tmp_path / "maps").iterdir())[0].name).unlink()  # one image without a map
     data = regionbench.load(folder)
     whole = tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True, allow_missing=True)
-    monkeypatch.setattr(_masks, "BATCH", batch)
-    assert tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True, allow_missing=True) == whole
+    monkeypatch.setattr(_runner, "BATCH", batch)
+    again = tasks.evaluate(data, tmp_path / "maps", "semantic", cores=cores, all_annotators=True, allow_missing=True)
+    assert again == whole
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
 
 

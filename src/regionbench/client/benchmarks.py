@@ -215,29 +215,47 @@ class InstanceCounts:
         predicted: np.ndarray,
         instances: list[tuple[str, np.ndarray]],
     ) -> None:
-        """One image: its ``truth`` class map, the run's pixel ``values`` and their classes
-        (``predicted``), and its truth ``instances`` (label, mask) of the evaluated classes with
-        instances."""
+        """One image (``increments``)."""
+        self.apply(self.increments(benchmark, truth, values, predicted, instances))
+
+    @staticmethod
+    def increments(
+        benchmark: Benchmark,
+        truth: np.ndarray,
+        values: np.ndarray,
+        predicted: np.ndarray,
+        instances: list[tuple[str, np.ndarray]],
+    ) -> list[tuple[str, str, float]]:
+        """What one image adds, as (count, key, amount) in the order they add up (``apply``
+        replays them: a run scored in batches sums its floats as one scored image by image):
+        its ``truth`` class map, the run's pixel ``values`` and their classes (``predicted``),
+        and its truth ``instances`` (label, mask) of the evaluated classes with instances."""
         k = len(benchmark.classes)
         category_of = {benchmark.classes[c]: name for name, cs in benchmark.categories.items() for c in cs}
         in_category = {name: np.isin(values, ids) for name, ids in benchmark.category_values.items()}
+        out: list[tuple[str, str, float]] = []
         for label, mask in instances:
             size = int(np.count_nonzero(mask))
             if not size:
                 continue
             weight = benchmark.instances[label] / size
             tp = int(np.count_nonzero(predicted[mask] == benchmark.classes.index(label)))
-            self.tp[label] = self.tp.get(label, 0.0) + tp * weight
-            self.fn[label] = self.fn.get(label, 0.0) + (size - tp) * weight
+            out += [("tp", label, tp * weight), ("fn", label, (size - tp) * weight)]
             category = category_of.get(label)
             if category in in_category:
                 hit = int(np.count_nonzero(in_category[category][mask]))
-                self.category_tp[category] = self.category_tp.get(category, 0.0) + hit * weight
-                self.category_fn[category] = self.category_fn.get(category, 0.0) + (size - hit) * weight
+                out += [("category_tp", category, hit * weight), ("category_fn", category, (size - hit) * weight)]
         for name, taken in in_category.items():
             members = [benchmark.classes.index(c) for c, n in category_of.items() if n == name]
             others = (truth < k) & ~np.isin(truth, members)
-            self.category_fp[name] = self.category_fp.get(name, 0) + int(np.count_nonzero(taken & others))
+            out.append(("category_fp", name, int(np.count_nonzero(taken & others))))
+        return out
+
+    def apply(self, increments: list[tuple[str, str, float]]) -> None:
+        """``increments`` added, in order."""
+        for count, key, amount in increments:
+            totals: dict[str, Any] = getattr(self, count)
+            totals[key] = totals.get(key, 0) + amount
 
     def figures(self, matrix: np.ndarray, benchmark: Benchmark) -> dict[str, Any]:
         """iIoU per class (weighted tp / (weighted tp + fp + weighted fn), fp the class's

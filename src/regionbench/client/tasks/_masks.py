@@ -31,7 +31,6 @@ from regionbench.client import scope
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Settings, TaskError, option, positive_int
 from regionbench.core import errors, tables
-from regionbench.core.allocator import give_back
 
 M = TypeVar("M", bound="MaskSettings")
 T = TypeVar("T")
@@ -333,13 +332,3 @@ def ceiling(each: dict[str, dict[str, float]]) -> dict[str, Any]:
         return {}
     keys = next(iter(each.values()))
     return {"per_annotator": each} | {k: float(np.mean([v[k] for v in each.values()])) for k in keys}
-
-
-BATCH = 64  # images whose label maps are held at a time
-
-
-def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
-    """``images`` ``BATCH`` rows at a time: label maps are whole images, held a batch at a time."""
-    for start in range(0, len(images), BATCH):
-        yield images.iloc[start : start + BATCH]
-        give_back()

@@ -35,16 +35,16 @@ from regionbench.core.allocator import give_back
 
 P = TypeVar("P")
 B = TypeVar("B")
-I = TypeVar("I", contravariant=True)  # a batch, as a measure takes it
+Taken = TypeVar("Taken", contravariant=True)  # a batch, as a measure takes it
 
 BATCH = 64  # images whose maps a mask measure holds at a time
 WORKER_BATCHES = 8  # batches a worker processes before a fresh one takes over
 
 
-class Measure(Protocol[I, P]):
+class Measure(Protocol[Taken, P]):
     """A measure streamed over batches (module docstring)."""
 
-    def process(self, batch: I) -> P:
+    def process(self, batch: Taken) -> P:
         """The part of ``batch`` (a worker may make it: the measure is left as it was)."""
 
     def add(self, part: P) -> None:
@@ -54,9 +54,18 @@ class Measure(Protocol[I, P]):
         """The figures over every batch added."""
 
 
-def image_batches(images: pd.DataFrame, size: int = BATCH) -> list[pd.DataFrame]:
-    """``images`` (rows of the images table, in id order) ``size`` rows at a time."""
+def image_batches(images: pd.DataFrame, size: int | None = None) -> list[pd.DataFrame]:
+    """``images`` (rows of the images table, in id order) ``size`` (``BATCH``) rows at a time."""
+    size = size or BATCH
     return [images.iloc[start : start + size] for start in range(0, len(images), size)]
+
+
+def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
+    """``image_batches`` one at a time, memory given back between them: a loop over the images
+    that is not a measure's (a human ceiling's)."""
+    for batch in image_batches(images):
+        yield batch
+        give_back()
 
 
 def stream(measure: Measure[B, P], batches: Sequence[B], cores: int = 1, forked: bool = False) -> dict[str, Any]:

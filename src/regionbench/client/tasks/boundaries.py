@@ -23,7 +23,6 @@ from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
 from regionbench.client.tasks._masks import (
     BenchmarkSettings,
-    batches,
     covered,
     file_keys,
     humans,
@@ -38,6 +37,7 @@ from regionbench.client.tasks._masks import (
 )
 from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
+from regionbench.client.tasks._runner import batches
 from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
 

@@ -33,7 +33,6 @@ from regionbench.client.tasks._base import Run, Shape, TaskError
 from regionbench.client.tasks._masks import (
     FileSettings,
     Lazy,
-    batches,
     covered,
     humans,
     image_filter,
@@ -50,6 +49,7 @@ from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
+from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors
 
 NAME = "panoptic"
@@ -266,81 +266,125 @@ def _levels(run: Run[Settings], known: Classes) -> dict[str, np.ndarray]:
     }
 
 
+@dataclass(frozen=True)
+class Matched:
+    """One image scored: whether the run has it, its predicted segments, its tally (category x
+    TP, FP, FN, IoU sum) against each truth and at each hierarchy level against the first, the
+    first truth's segments and crowd segments, and its PQ (None: nothing to score)."""
+
+    image_id: int
+    predicted: bool
+    segments: int
+    tallies: dict[str, np.ndarray]
+    levels: dict[str, np.ndarray]
+    truth_segments: int
+    crowds: int
+    quality: float | None
+
+
+@dataclass
+class Quality:
+    """The panoptic measure the runner streams (``_runner.Measure``): a batch's images matched
+    against each truth (``Matched``, image by image), their tallies added in image order (a run
+    scored in batches sums its floats as one scored image by image), the figures at the end."""
+
+    run: Run[Settings]
+    known: Classes
+    truths: list[str]
+    images: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        size = len(self.known.names)
+        self.levels = _levels(self.run, self.known)
+        self.tallies = {who: np.zeros((size, 4)) for who in self.truths}
+        self.level_tallies = {depth: np.zeros((size, 4)) for depth in self.levels}
+        self.per_image: dict[int, float] = {}
+        self.split_of, self.counted = source_split_of(self.images), Counter[str]()
+        self.split_tallies: dict[str, np.ndarray] = {}  # the first truth's tallies per source split
+        self.counts: Counter[str] = Counter()
+
+    def process(self, batch: pd.DataFrame) -> list[Matched]:
+        given: Predicted = self.run.given
+        size, first = len(self.known.names), self.truths[0]
+        truth = {who: truth_segments(self.run.data, who, batch, self.known) for who in self.truths}
+        out = []
+        for image_id, shape in image_sizes(batch).items():
+            files = given.files.get(image_id)
+            if files is not None:
+                predicted = _predicted(*files, shape)
+            else:
+                predicted = measures.Segments(np.zeros(shape, np.int32), np.zeros(1, np.int64), np.zeros(1, bool))
+            tallies, levels = {}, {}
+            for who in self.truths:
+                histogram = measures.joint(truth[who][image_id], predicted)
+                if who == first and files is not None:
+                    refuse_empty(*files, histogram.sum(axis=0))
+                tallies[who] = measures.match(truth[who][image_id], predicted, size, histogram).tally
+                if who == first:
+                    mine = truth[who][image_id]
+                    for depth, up in self.levels.items():
+                        lifted = measures.match(
+                            mine, predicted, size, histogram, up[mine.category], up[predicted.category]
+                        )
+                        levels[depth] = lifted.tally
+            mine = truth[first][image_id]
+            out.append(Matched(image_id, files is not None, predicted.count, tallies, levels,
+                               int((~mine.crowd[1:]).sum()), int(mine.crowd[1:].sum()),
+                               measures.image_quality(tallies[first])))  # fmt: skip
+        return out
+
+    def add(self, part: list[Matched]) -> None:
+        for image in part:
+            self.counts.update(without=not image.predicted, predicted=image.segments, truth=image.truth_segments,
+                               crowds=image.crowds)  # fmt: skip
+            for who, tally in image.tallies.items():
+                self.tallies[who] += tally
+            if (split := self.split_of.get(image.image_id)) is not None:
+                self.split_tallies[split] = self.split_tallies.get(split, 0) + image.tallies[self.truths[0]]
+                self.counted[split] += 1
+            if image.quality is not None:
+                self.per_image[image.image_id] = image.quality
+            for depth, tally in image.levels.items():
+                self.level_tallies[depth] += tally
+
+    def compute(self) -> dict[str, Any]:
+        """The report's figures (``score``), the human ceiling aside."""
+        known, tally, counts = self.known, self.tallies[self.truths[0]], self.counts
+        report: dict[str, Any] = {
+            "truth": self.truths if self.run.settings.all_annotators else self.truths[0],
+            "images": len(self.images),
+            "images_without_prediction": counts["without"],
+            "truth_segments": counts["truth"],
+            "crowd_segments": counts["crowds"],
+            "predicted_segments": counts["predicted"],
+            "measures": measures.summary(tally, known.things),
+            "per_class": measures.per_class(tally, known.names, known.things),
+            "levels": {depth: measures.average(t) for depth, t in self.level_tallies.items()},
+            "per_image": self.per_image,
+            "per_source_split": several(
+                {
+                    s: {"images": self.counted[s]} | measures.summary(t, known.things)
+                    for s, t in self.split_tallies.items()
+                }
+            ),
+            "conventions": CONVENTIONS,
+            "notes": _notes(tally, counts["without"], len(self.images)),
+        }
+        if self.run.settings.all_annotators:
+            each = {who: measures.average(t) for who, t in self.tallies.items()}
+            figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
+            report["per_annotator"] = each
+            report["spread"] = spread(list(each.values()), figures)
+            report["measures"]["all"] = {k: v["mean"] for k, v in report["spread"].items()}
+        return report
+
+
 def score(run: Run[Settings]) -> dict[str, Any]:
     """Each image's predicted segments matched against each truth; PQ, SQ, RQ overall, things,
-    stuff, per class, per hierarchy level, per image; the human ceiling."""
-    data, settings = run.data, run.settings
-    known = classes(data)
-    given: Predicted = run.given
-    images = scored_images(data, settings.split)
-    truths = settings.truths(data)
-    size = len(known.names)
-    levels = _levels(run, known)
-    tallies = {who: np.zeros((size, 4)) for who in truths}
-    level_tallies = {depth: np.zeros((size, 4)) for depth in levels}
-    per_image: dict[int, float] = {}
-    split_of, counted = source_split_of(images), Counter[str]()  # the first truth's tallies per source split
-    split_tallies: dict[str, np.ndarray] = {}
-    without = segments_predicted = segments_true = crowds = 0
-    for batch in batches(images):
-        truth = {who: truth_segments(data, who, batch, known) for who in truths}
-        for image_id, shape in image_sizes(batch).items():
-            if image_id in given.files:
-                predicted = _predicted(*given.files[image_id], shape)
-            else:
-                without += 1
-                predicted = measures.Segments(np.zeros(shape, np.int32), np.zeros(1, np.int64), np.zeros(1, bool))
-            segments_predicted += predicted.count
-            for who in truths:
-                reference_truth = truth[who][image_id]
-                histogram = measures.joint(reference_truth, predicted)
-                if who == truths[0] and image_id in given.files:
-                    refuse_empty(*given.files[image_id], histogram.sum(axis=0))
-                matched = measures.match(reference_truth, predicted, size, histogram)
-                tallies[who] += matched.tally
-                if who != truths[0]:
-                    continue
-                if (split := split_of.get(image_id)) is not None:
-                    split_tallies[split] = split_tallies.get(split, 0) + matched.tally
-                    counted[split] += 1
-                segments_true += int((~reference_truth.crowd[1:]).sum())
-                crowds += int(reference_truth.crowd[1:].sum())
-                if (quality := measures.image_quality(matched.tally)) is not None:
-                    per_image[image_id] = quality
-                for depth, up in levels.items():
-                    level_tallies[depth] += measures.match(
-                        reference_truth,
-                        predicted,
-                        size,
-                        histogram,
-                        up[reference_truth.category],
-                        up[predicted.category],
-                    ).tally
-    tally = tallies[truths[0]]
-    report: dict[str, Any] = {
-        "truth": truths if settings.all_annotators else truths[0],
-        "images": len(images),
-        "images_without_prediction": without,
-        "truth_segments": segments_true,
-        "crowd_segments": crowds,
-        "predicted_segments": segments_predicted,
-        "measures": measures.summary(tally, known.things),
-        "per_class": measures.per_class(tally, known.names, known.things),
-        "levels": {depth: measures.average(t) for depth, t in level_tallies.items()},
-        "per_image": per_image,
-        "per_source_split": several(
-            {s: {"images": counted[s]} | measures.summary(t, known.things) for s, t in split_tallies.items()}
-        ),
-        "conventions": CONVENTIONS,
-        "notes": _notes(tally, without, len(images)),
-    }
-    if settings.all_annotators:
-        each = {who: measures.average(t) for who, t in tallies.items()}
-        figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
-        report["per_annotator"] = each
-        report["spread"] = spread(list(each.values()), figures)
-        report["measures"]["all"] = {k: v["mean"] for k, v in report["spread"].items()}
-    report["human_ceiling"] = ceiling(data, images, known)
+    stuff, per class, per hierarchy level, per image; the human ceiling; streamed by the runner."""
+    known, images = classes(run.data), scored_images(run.data, run.settings.split)
+    report = stream(Quality(run, known, run.settings.truths(run.data), images), image_batches(images), run.cores)
+    report["human_ceiling"] = ceiling(run.data, images, known)
     return report
 
 

@@ -22,7 +22,6 @@ from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option
 from regionbench.client.tasks._masks import (
     BenchmarkSettings,
-    batches,
     covered,
     file_keys,
     humans,
@@ -40,6 +39,7 @@ from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
+from regionbench.client.tasks._runner import batches
 from regionbench.core import errors, geometry
 
 NAME = "segments"

@@ -26,7 +26,6 @@ from regionbench.client.tasks._base import Run, Shape, TaskError, natural, optio
 from regionbench.client.tasks._masks import (
     FileSettings,
     Lazy,
-    batches,
     ceiling,
     file_keys,
     humans,
@@ -45,6 +44,7 @@ from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
+from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors, geometry
 
 NAME = "semantic"
@@ -262,106 +262,152 @@ def read_label_maps(
     )  # fmt: skip
 
 
+@dataclass
+class Part:
+    """What a batch of images adds to a label-map run: the confusion matrix against each truth,
+    the first truth's counts of pixels ignored, overlapped and abstained on, images without a
+    map, values naming no label, each image's pixel accuracy, its matrix per source split, and
+    iIoU's weighted counts (``benchmarks.InstanceCounts.increments``, in image order)."""
+
+    matrices: dict[str, np.ndarray]
+    counts: Counter[str] = dataclasses.field(default_factory=Counter)
+    unknown: Counter[int] = dataclasses.field(default_factory=Counter)
+    per_image: dict[int, float] = dataclasses.field(default_factory=dict)
+    by_split: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    counted: Counter[str] = dataclasses.field(default_factory=Counter)
+    weighted: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
+
+
+@dataclass
+class LabelMaps:
+    """The label-map measure the runner streams (``_runner.Measure``): each image's map against
+    each truth (``Settings.truths``), one confusion matrix an image (``confusion_of``), added up
+    batch by batch; the figures flat, per hierarchy level and per source split at the end."""
+
+    run: Run[Settings]
+    coding: Coding
+    truths: list[str]
+    images: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        classes = self.coding.classes
+        self.total = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
+        self.files = prediction_files(self.run, self.images)  # the folder listed once, not once a batch
+        self.split_of = source_split_of(self.images)
+        self.weighted = (
+            benchmarks.InstanceCounts() if self.coding.benchmark and self.coding.benchmark.instances else None
+        )
+
+    def process(self, batch: pd.DataFrame) -> Part:
+        """A batch's part: one image's maps at a time, each read once."""
+        data, coding, classes, first = self.run.data, self.coding, self.coding.classes, self.truths[0]
+        shapes = image_sizes(batch)
+        truth = {who: class_maps(data, who, batch, coding.truth, classes) for who in self.truths}
+        bench = coding.benchmark
+        instances = _instances(data, batch, first, bench) if self.weighted is not None and bench else {}
+        part = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
+        for image_id in batch["image_id"].astype(int).tolist():
+            path = self.files.get(image_id)
+            values = read_png(path, shapes[image_id], dtype=None) if path is not None else None
+            given = {}
+            if values is not None:
+                ignore = self.run.settings.ignore
+                given[image_id] = class_values(values, coding.values, self.run.given, ignore, part.unknown, classes)
+            for who in self.truths:
+                label = truth[who][image_id]
+                matrix, skipped, clashing, abstaining, accuracy = confusion_of({image_id: label}, given, classes)
+                part.matrices[who] += matrix
+                if who != first:
+                    continue
+                if (split := self.split_of.get(image_id)) is not None:
+                    part.by_split[split] = part.by_split.get(split, 0) + matrix
+                    part.counted[split] += 1
+                part.counts.update(ignored=skipped, overlapped=clashing, abstained=abstaining, without=not given)
+                part.per_image |= accuracy
+                if self.weighted is not None and bench is not None:  # iIoU: an image without a map abstains
+                    mapped = given.get(image_id, np.full(shapes[image_id], classes))
+                    raw = values if values is not None else np.full(shapes[image_id], -1)
+                    part.weighted += self.weighted.increments(bench, label, raw, mapped, instances.get(image_id, []))
+        return part
+
+    def add(self, part: Part) -> None:
+        total = self.total
+        for who, matrix in part.matrices.items():
+            total.matrices[who] += matrix
+        for split, matrix in part.by_split.items():
+            total.by_split[split] = total.by_split.get(split, 0) + matrix
+        total.counts.update(part.counts)
+        total.unknown.update(part.unknown)
+        total.counted.update(part.counted)
+        total.per_image |= part.per_image
+        if self.weighted is not None:
+            self.weighted.apply(part.weighted)
+
+    def compute(self) -> dict[str, Any]:
+        """The report's figures (``score``), the human ceiling aside."""
+        names, classes, bench, total = self.coding.names, self.coding.classes, self.coding.benchmark, self.total
+        matrix = total.matrices[self.truths[0]]
+        used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
+        flat = measures.measures(matrix, names)
+        report: dict[str, Any] = {
+            "truth": self.truths if self.run.settings.all_annotators else self.truths[0],
+            "benchmark": bench.report() if bench is not None else {"name": benchmarks.PLAIN, "classes": classes},
+            "images": len(self.images),
+            "images_without_prediction": total.counts["without"],
+            "ignored_pixels": total.counts["ignored"],
+            "overlapping_labels_pixels": total.counts["overlapped"],
+            # Where the truth is labelled and the run gives the ignore value or a value naming no
+            # label: wrong pixels, not left out (the values naming no label, with their pixels).
+            "abstained_pixels": total.counts["abstained"],
+            "unknown_values": {str(v): n for v, n in sorted(total.unknown.items())},
+            "measures": headline(flat),
+            "per_class_iou": flat["per_class_iou"],
+            "predicted_not_in_truth": flat["predicted_not_in_truth"],  # each in miou at IoU 0 (measures.measures)
+            "confusion": measures.sparse_confusion(matrix, names),
+            "levels": measures.hierarchical(
+                matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], self.run.tree
+            ),
+            "per_image": total.per_image,
+            # each source split's figures (images.split), from the same per-image matrices
+            "per_source_split": several(
+                {
+                    s: {"images": total.counted[s]} | headline(measures.measures(m, names))
+                    for s, m in total.by_split.items()
+                }
+            ),
+        }
+        if bench is not None and bench.categories:
+            per_category = benchmarks.category_iou(matrix, bench)
+            report["measures"]["category_miou"] = float(np.mean(list(per_category.values()))) if per_category else 0.0
+            report["per_category_iou"] = per_category
+        if self.weighted is not None and bench is not None:
+            found = self.weighted.figures(matrix, bench)
+            report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
+            report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
+        report["notes"] = _notes(self.run.settings.ignore, self.run.given, self.coding, total.unknown, flat)
+        if self.run.settings.all_annotators:
+            figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
+            each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in total.matrices.items()}
+            report["per_annotator"] = each
+            report["spread"] = spread(list(each.values()), list(figures))
+            report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
+        return report
+
+
+def headline(flat: dict[str, Any]) -> dict[str, Any]:
+    """The figures of ``measures.measures`` the report heads with (its per-class lists apart)."""
+    return {k: v for k, v in flat.items() if k not in ("per_class_iou", "predicted_not_in_truth")}
+
+
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The confusion matrix of the run against each truth, its figures flat and per hierarchy
     level, per image pixel accuracy and the human ceiling, as the settings' benchmark scores them
-    (``client.benchmarks``: Cityscapes adds its category IoU and iIoU)."""
-    data, settings = run.data, run.settings
-    images = scored_images(data, settings.split)
-    coding = coding_of(data, settings)
-    names, classes, benchmark = coding.names, coding.classes, coding.benchmark
-    truths = settings.truths(data)
-    # The confusion matrices, ignored and overlapped pixels add up image by image.
-    matrices = {who: np.zeros((classes, classes + 1), dtype=np.int64) for who in truths}
-    ignored = overlapped = abstained = without = 0
-    unknown: Counter[int] = Counter()
-    per_image: dict[int, float] = {}
-    split_of = source_split_of(images)
-    by_split: dict[str, np.ndarray] = {}  # the first truth's matrix per source split, image by image too
-    counted: Counter[str] = Counter()
-    weighted = benchmarks.InstanceCounts() if benchmark is not None and benchmark.instances else None
-    files = prediction_files(run, images)  # the folder listed once, not once a batch
-    for batch in batches(images):
-        shapes = image_sizes(batch)
-        truth = {who: class_maps(data, who, batch, coding.truth, classes) for who in truths}
-        instances = _instances(data, batch, truths[0], benchmark) if weighted is not None and benchmark else {}
-        for image_id in batch["image_id"].astype(int).tolist():  # one image's maps at a time, each read once
-            values = read_png(files[image_id], shapes[image_id], dtype=None) if image_id in files else None
-            given = {}
-            if values is not None:
-                given[image_id] = class_values(values, coding.values, run.given, settings.ignore, unknown, classes)
-            for who in truths:
-                label = truth[who][image_id]
-                part, skipped, clashing, abstaining, accuracy = confusion_of({image_id: label}, given, classes)
-                matrices[who] += part
-                if who == truths[0]:
-                    if (split := split_of.get(image_id)) is not None:
-                        by_split[split] = by_split.get(split, 0) + part
-                        counted[split] += 1
-                    ignored, overlapped = ignored + skipped, overlapped + clashing
-                    abstained += abstaining
-                    per_image |= accuracy
-                    without += not given
-                    if weighted is not None and benchmark is not None:  # iIoU: an image without a map abstains
-                        mapped = given.get(image_id, np.full(shapes[image_id], classes))
-                        raw = values if values is not None else np.full(shapes[image_id], -1)
-                        weighted.add(benchmark, label, raw, mapped, instances.get(image_id, []))
-    matrix = matrices[truths[0]]
-    used = [int(k) for k in np.flatnonzero(matrix[:, :classes].sum(axis=0) + matrix.sum(axis=1))]
-    flat = measures.measures(matrix, names)
-    report: dict[str, Any] = {
-        "truth": truths if settings.all_annotators else truths[0],
-        "benchmark": benchmark.report() if benchmark is not None else {"name": benchmarks.PLAIN, "classes": classes},
-        "images": len(images),
-        "images_without_prediction": without,
-        "ignored_pixels": ignored,
-        "overlapping_labels_pixels": overlapped,
-        # Where the truth is labelled and the run gives the ignore value or a value naming no
-        # label: wrong pixels, not left out (the values naming no label, with their pixels).
-        "abstained_pixels": abstained,
-        "unknown_values": {str(v): n for v, n in sorted(unknown.items())},
-        "measures": {k: v for k, v in flat.items() if k not in ("per_class_iou", "predicted_not_in_truth")},
-        "per_class_iou": flat["per_class_iou"],
-        "predicted_not_in_truth": flat["predicted_not_in_truth"],  # each in miou at IoU 0 (measures.measures)
-        "confusion": measures.sparse_confusion(matrix, names),
-        "levels": measures.hierarchical(matrix[np.ix_(used, [*used, classes])], [names[k] for k in used], run.tree),
-        "per_image": per_image,
-        # each source split's figures (images.split), from the same per-image matrices
-        "per_source_split": several(
-            {
-                split: {"images": counted[split]}
-                | {
-                    k: v
-                    for k, v in measures.measures(m, names).items()
-                    if k not in ("per_class_iou", "predicted_not_in_truth")
-                }
-                for split, m in by_split.items()
-            }
-        ),
-    }
-    if benchmark is not None and benchmark.categories:
-        per_category = benchmarks.category_iou(matrix, benchmark)
-        report["measures"]["category_miou"] = float(np.mean(list(per_category.values()))) if per_category else 0.0
-        report["per_category_iou"] = per_category
-    if weighted is not None and benchmark is not None:
-        found = weighted.figures(matrix, benchmark)
-        report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
-        report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
-    report["notes"] = _notes(settings.ignore, run.given, coding, unknown)
-    if absent := flat["predicted_not_in_truth"]:
-        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
-        report["notes"].append(
-            f"{len(absent)} classes the truth lacks are predicted ({shown}): each counts as IoU 0 in miou, the mean "
-            "over the classes in the truth or the prediction (mmseg's and cityscapesScripts' rule); over the truth's "
-            f"classes alone miou_truth_classes {flat['miou_truth_classes']:.4f}"
-        )
-    if settings.all_annotators:
-        figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
-        each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in matrices.items()}
-        report["per_annotator"] = each
-        report["spread"] = spread(list(each.values()), list(figures))
-        report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
-    report["human_ceiling"] = semantic_ceiling(data, images, coding)
+    (``client.benchmarks``: Cityscapes adds its category IoU and iIoU), streamed by the runner."""
+    images = scored_images(run.data, run.settings.split)
+    coding = coding_of(run.data, run.settings)
+    measure = LabelMaps(run, coding, run.settings.truths(run.data), images)
+    report = stream(measure, image_batches(images), run.cores)
+    report["human_ceiling"] = semantic_ceiling(run.data, images, coding)
     return report
 
 
@@ -380,9 +426,12 @@ def _instances(
     return out
 
 
-def _notes(ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown: Counter[int]) -> list[str]:
+def _notes(
+    ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown: Counter[int], flat: dict[str, Any]
+) -> list[str]:
     """What the output says of how the maps were read: an ignore value that is a label's id
-    (its pixels read as abstaining), and the values naming no label (counted wrong)."""
+    (its pixels read as abstaining), the values naming no label (counted wrong), and the
+    classes predicted that the truth lacks (``flat``: ``measures.measures``)."""
     notes = []
     index, names = coding.values, coding.names
     named = value_of if value_of is not None else {i: i for i in index}
@@ -398,6 +447,13 @@ def _notes(ignore: int, value_of: dict[int, int] | None, coding: Coding, unknown
         notes.append(
             f"pixel values naming no label of the release, counted wrong: {shown}{more}; "
             f"give --label-names if the maps number labels otherwise{hint}"
+        )
+    if absent := flat["predicted_not_in_truth"]:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        notes.append(
+            f"{len(absent)} classes the truth lacks are predicted ({shown}): each counts as IoU 0 in miou, the mean "
+            "over the classes in the truth or the prediction (mmseg's and cityscapesScripts' rule); over the truth's "
+            f"classes alone miou_truth_classes {flat['miou_truth_classes']:.4f}"
         )
     return notes
 
