@@ -116,6 +116,16 @@ class BenchmarkSettings(FileSettings):
     )  # fmt: skip
 
 
+def chosen_humans(data: Release, settings: BenchmarkSettings) -> tuple[list[str], list[str]]:
+    """The humans of the release, and those a BSDS benchmark scores against: ``annotator``, or
+    every human but ``exclude``; a name of no human is a ``TaskError``."""
+    people = humans(data)
+    who = [settings.annotator] if settings.annotator else [a for a in people if a != settings.exclude]
+    if unknown := [a for a in (*who, settings.exclude) if a is not None and a not in people]:
+        raise TaskError(f"no annotator {unknown[0]!r}; the humans are {', '.join(people)}")
+    return people, who
+
+
 def source_split_of(images: pd.DataFrame) -> dict[int, str]:
     """Image id -> its source split (``images.split``: COCO's val2017, VOC's val) of rows of the
     images table, for the images that have one: what ``per_source_split`` breaks figures down by."""

@@ -10,6 +10,7 @@ with ``--png segments``, label-map PNGs whose segments' boundaries are scored.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +24,9 @@ from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
 from regionbench.client.tasks._masks import (
     BenchmarkSettings,
+    chosen_humans,
     covered,
     file_keys,
-    humans,
     image_sizes,
     natural_order,
     read_png,
@@ -37,7 +38,7 @@ from regionbench.client.tasks._masks import (
 )
 from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import scope_of as masks_scope_of
-from regionbench.client.tasks._runner import batches
+from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
 
@@ -121,72 +122,104 @@ def human_boundaries(data: Release, people: list[str], images: pd.DataFrame) -> 
     return out
 
 
-def score(run: Run[Settings]) -> dict[str, Any]:
-    """The BSDS boundary benchmark of the run against the humans (against each with
-    ``all_annotators``) and the humans' ceiling."""
-    data, settings = run.data, run.settings
-    images = scored_images(data, settings.split)
-    people = humans(data)
-    who = [settings.annotator] if settings.annotator else [a for a in people if a != settings.exclude]
-    if unknown := [a for a in (*who, settings.exclude) if a is not None and a not in people]:
-        raise TaskError(f"no annotator {unknown[0]!r}; the humans are {', '.join(people)}")
-    levels, files = run.given
-    covered_by, shapes = covered(data), image_sizes(images)
-    counts: dict[str, list[measures.ImageCounts]] = {a: [] for a in who}
-    together, ids = [], []
-    pooled: dict[str, np.ndarray] = {}  # the humans' ceiling, from the same human maps
-    for batch in batches(images):
-        truth = human_boundaries(data, people, batch)
-        for image_id in batch["image_id"].astype(int):
-            _pool_ceiling(truth, int(image_id), people, covered_by, settings.max_dist, pooled)
-            mine = [a for a in who if a in covered_by.get(int(image_id), []) and int(image_id) in truth[a]]
+@dataclass
+class Counted:
+    """What a batch adds to a boundary run: the ids of its images some chosen human covered, their
+    counts against those humans together and (``all_annotators``) against each alone, and the
+    humans' ceiling counts (human -> cntR, sumR, cntP, sumP)."""
+
+    ids: list[int] = dataclasses.field(default_factory=list)
+    together: list[measures.ImageCounts] = dataclasses.field(default_factory=list)
+    each: dict[str, list[measures.ImageCounts]] = dataclasses.field(default_factory=dict)
+    pooled: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+
+
+@dataclass
+class Boundaries:
+    """The boundary measure the runner streams (``_runner.Measure``): each image's machine maps,
+    thinned once, against the chosen humans' boundaries, and the humans' against each other (the
+    ceiling, from the same maps); the benchmark collected at the end (``measures.collect``)."""
+
+    run: Run[Settings]
+    who: list[str]
+    people: list[str]
+    images: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        self.levels, self.files = self.run.given
+        self.covered_by, self.shapes = covered(self.run.data), image_sizes(self.images)
+        self.total = Counted(each={a: [] for a in self.who})
+
+    def process(self, batch: pd.DataFrame) -> Counted:
+        settings, part = self.run.settings, Counted(each={a: [] for a in self.who})
+        truth = human_boundaries(self.run.data, self.people, batch)
+        for image_id in batch["image_id"].astype(int).tolist():
+            _pool_ceiling(truth, image_id, self.people, self.covered_by, settings.max_dist, part.pooled)
+            mine = [a for a in self.who if a in self.covered_by.get(image_id, []) and image_id in truth[a]]
             if not mine:
                 continue
-            path = files.get(int(image_id))
+            path = self.files.get(image_id)
             if path is None:  # --allow-missing: no boundary at all
-                maps = [np.zeros(shapes[int(image_id)], dtype=bool)] * len(levels)
+                maps = [np.zeros(self.shapes[image_id], dtype=bool)] * len(self.levels)
             else:
-                maps = boundary_maps(path, shapes[int(image_id)], settings)[1]
+                maps = boundary_maps(path, self.shapes[image_id], settings)[1]
             maps = [measures.thin(m) for m in maps]  # once, for every human
-            theirs = [truth[a][int(image_id)] for a in mine]
-            together.append(measures.score_image(maps, theirs, settings.max_dist, thinned=False))
-            ids.append(int(image_id))
+            theirs = [truth[a][image_id] for a in mine]
+            part.together.append(measures.score_image(maps, theirs, settings.max_dist, thinned=False))
+            part.ids.append(image_id)
             if settings.all_annotators:
                 for a, human in zip(mine, theirs, strict=True):
-                    counts[a].append(measures.score_image(maps, [human], settings.max_dist, thinned=False))
-    if not ids:
-        raise TaskError("no scored image was covered by the chosen humans; choose others with --annotator")
-    found = measures.collect(levels, together)
-    report: dict[str, Any] = {
-        "images": len(ids),
-        "images_without_prediction": sum(i not in files for i in ids),
-        "truth": who,
-        "thresholds": found.thresholds,
-        "measures": {"ods": found.ods, "ois": found.ois, "ap": found.ap},
-        "curve": found.curve,  # recall, precision, F per threshold: the PR curve view draws
-        "per_image": {i: e["f"] for i, e in zip(ids, found.per_image, strict=True)},
-        "per_image_threshold": {i: e["threshold"] for i, e in zip(ids, found.per_image, strict=True)},
-        "per_source_split": several(
-            {
-                split: {"images": len(part)} | {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap}
-                for split, part in _by_split(ids, together, source_split_of(images)).items()
-                for b in [measures.collect(levels, part)]
+                    part.each[a].append(measures.score_image(maps, [human], settings.max_dist, thinned=False))
+        return part
+
+    def add(self, part: Counted) -> None:
+        self.total.ids += part.ids
+        self.total.together += part.together
+        for a, counts in part.each.items():
+            self.total.each[a] += counts
+        for a, pooled in part.pooled.items():
+            self.total.pooled[a] = self.total.pooled.get(a, np.zeros(4, dtype=np.int64)) + pooled
+
+    def compute(self) -> dict[str, Any]:
+        """The report (``score``)."""
+        settings, levels, ids, together = self.run.settings, self.levels, self.total.ids, self.total.together
+        if not ids:
+            raise TaskError("no scored image was covered by the chosen humans; choose others with --annotator")
+        found = measures.collect(levels, together)
+        report: dict[str, Any] = {
+            "images": len(ids),
+            "images_without_prediction": sum(i not in self.files for i in ids),
+            "truth": self.who,
+            "thresholds": found.thresholds,
+            "measures": {"ods": found.ods, "ois": found.ois, "ap": found.ap},
+            "curve": found.curve,  # recall, precision, F per threshold: the PR curve view draws
+            "per_image": {i: e["f"] for i, e in zip(ids, found.per_image, strict=True)},
+            "per_image_threshold": {i: e["threshold"] for i, e in zip(ids, found.per_image, strict=True)},
+            "per_source_split": several(
+                {
+                    split: {"images": len(part)} | {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap}
+                    for split, part in _by_split(ids, together, source_split_of(self.images)).items()
+                    for b in [measures.collect(levels, part)]
+                }
+            ),
+            "conventions": conventions(settings.max_dist),
+        }
+        if settings.all_annotators:
+            each = {a: measures.collect(levels, c) for a, c in self.total.each.items() if c}
+            report["per_annotator"] = {
+                a: {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap} for a, b in each.items()
             }
-        ),
-        "conventions": [
-            f"matching within {settings.max_dist:g} of the image diagonal, one to one, as few pixels left over as can "
-            "be and then the nearest (correspondPixels' outlier cost 100 times the distance)",
-            "machine maps thinned to one pixel (bwmorph thin); a human's boundaries: its segmentation's, thinned",
-            "ODS on the curve interpolated between thresholds, OIS at each image's best threshold, AP at recall "
-            "0:0.01:1",
-        ],
-    }
-    if settings.all_annotators:
-        each = {a: measures.collect(levels, c) for a, c in counts.items() if c}
-        report["per_annotator"] = {a: {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap} for a, b in each.items()}
-        report["spread"] = spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
-    report["human_ceiling"] = boundaries_ceiling(pooled)
-    return report
+            report["spread"] = spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
+        report["human_ceiling"] = boundaries_ceiling(self.total.pooled)
+        return report
+
+
+def score(run: Run[Settings]) -> dict[str, Any]:
+    """The BSDS boundary benchmark of the run against the humans (against each with
+    ``all_annotators``) and the humans' ceiling, streamed by the runner."""
+    images = scored_images(run.data, run.settings.split)
+    people, who = chosen_humans(run.data, run.settings)
+    return stream(Boundaries(run, who, people, images), image_batches(images), run.cores)
 
 
 def _by_split(
@@ -198,6 +231,16 @@ def _by_split(
         if (split := split_of.get(i)) is not None:
             out.setdefault(split, []).append(c)
     return out
+
+
+def conventions(max_dist: float) -> list[str]:
+    """How the boundary benchmark counts, as its report says it."""
+    return [
+        f"matching within {max_dist:g} of the image diagonal, one to one, as few pixels left over as can be and then "
+        "the nearest (correspondPixels' outlier cost 100 times the distance)",
+        "machine maps thinned to one pixel (bwmorph thin); a human's boundaries: its segmentation's, thinned",
+        "ODS on the curve interpolated between thresholds, OIS at each image's best threshold, AP at recall 0:0.01:1",
+    ]
 
 
 def _pool_ceiling(
