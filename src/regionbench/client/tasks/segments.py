@@ -9,6 +9,7 @@ cut at ``thresholds`` levels).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,9 @@ from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Run, Shape, TaskError, option
 from regionbench.client.tasks._masks import (
     BenchmarkSettings,
+    chosen_humans,
     covered,
     file_keys,
-    humans,
     image_filter,
     image_sizes,
     natural_order,
@@ -39,7 +40,7 @@ from regionbench.client.tasks._masks import default_split as masks_default_split
 from regionbench.client.tasks._masks import (
     scope_of as masks_scope_of,
 )  # fmt: skip
-from regionbench.client.tasks._runner import batches
+from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors, geometry
 
 NAME = "segments"
@@ -165,71 +166,109 @@ def bsds_mat(path: Path, shape: tuple[int, int]) -> tuple[np.ndarray | None, lis
     raise TaskError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
 
 
-def _segments_of(
-    maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], who: list[str], ids: list[int]
-) -> dict[int, list[np.ndarray]]:
-    """Per image the human label maps of ``who`` who covered it."""
-    return {i: [maps[a][i] for a in who if a in covered.get(i, []) and i in maps[a]] for i in ids}
+@dataclass
+class Scored:
+    """What a batch adds to a region run: the ids of its images some chosen human drew, each one's
+    scores against those humans (``measures.score_image``), against each alone
+    (``all_annotators``), and the humans' ceiling pairs (human -> (image, their scores against
+    another human))."""
+
+    ids: list[int] = dataclasses.field(default_factory=list)
+    scored: list[measures.ImageScores] = dataclasses.field(default_factory=list)
+    each: dict[str, list[measures.ImageScores]] = dataclasses.field(default_factory=dict)
+    pairs: dict[str, list[tuple[int, measures.ImageScores]]] = dataclasses.field(default_factory=dict)
+
+
+@dataclass
+class Regions:
+    """The region measure the runner streams (``_runner.Measure``): each image's machine
+    segmentations against the humans who covered it, the humans against each other (the
+    ceiling, from the same maps); the benchmark collected at the end (``measures.collect``)."""
+
+    run: Run[Settings]
+    who: list[str]
+    people: list[str]
+    images: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        self.levels = self.run.given[0] or [1.0]
+        self.covered_by, self.shapes = covered(self.run.data), image_sizes(self.images)
+        self.total = Scored(each={a: [] for a in self.who}, pairs={a: [] for a in self.people})
+
+    def machine(self, image_id: int) -> list[np.ndarray]:
+        """The image's segmentations (held in their files' own type, widened here); without a
+        prediction, one segment at every threshold."""
+        given = self.run.given[1].get(image_id)
+        if not given:
+            return [np.ones(self.shapes[image_id], dtype=np.int64)] * len(self.levels)
+        return [m.astype(np.int64) for m in given]
+
+    def process(self, batch: pd.DataFrame) -> Scored:
+        zero, looked = self.run.settings.zero_is_unlabelled, self.covered_by
+        maps = {a: segment_maps(self.run.data, a, batch) for a in self.people}
+        part = Scored(each={a: [] for a in self.who}, pairs={a: [] for a in self.people})
+        for i in batch["image_id"].astype(int).tolist():
+            present = [a for a in self.people if a in looked.get(i, []) and i in maps[a]]
+            for a in present:  # the ceiling: every ordered pair of humans who drew the image
+                part.pairs[a] += [(i, measures.score_image([maps[a][i]], [maps[b][i]])) for b in present if b != a]
+            truth = [maps[a][i] for a in self.who if a in present]
+            if not truth:
+                continue
+            part.ids.append(i)
+            part.scored.append(measures.score_image(self.machine(i), truth, zero))
+            if self.run.settings.all_annotators:
+                for a in (a for a in self.who if a in present):
+                    part.each[a].append(measures.score_image(self.machine(i), [maps[a][i]], zero))
+        return part
+
+    def add(self, part: Scored) -> None:
+        self.total.ids += part.ids
+        self.total.scored += part.scored
+        for a, scored in part.each.items():
+            self.total.each[a] += scored
+        for a, pairs in part.pairs.items():
+            self.total.pairs[a] += pairs
+
+    def compute(self) -> dict[str, Any]:
+        """The report (``score``)."""
+        levels, ids, scored = self.levels, self.total.ids, self.total.scored
+        found = measures.collect(levels, scored)
+        zero = self.run.settings.zero_is_unlabelled
+        report: dict[str, Any] = {
+            "images": len(ids),
+            "images_without_prediction": sum(i not in self.run.given[1] for i in ids),
+            "truth": self.who,
+            "label_zero": "no region (BSDS's rule for covering)" if zero else "a segment, as every other label",
+            "thresholds": found.thresholds,
+            "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
+            # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
+            "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
+            "per_image_threshold": {ids[int(e["image"]) - 1]: e["threshold"] for e in found.per_image},
+            "per_source_split": several(
+                {
+                    split: {"images": len(members)}
+                    | {k: v["ods"] for k, v in _collected([scored[k] for k in members], levels).items()}
+                    for split, members in _by_split(ids, source_split_of(self.images)).items()
+                }
+            ),
+        }
+        if self.run.settings.all_annotators:
+            each = {}
+            for a, mine in self.total.each.items():
+                b = measures.collect(levels, mine)
+                each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
+            report["per_annotator"] = each
+            report["spread"] = spread(list(each.values()), ["covering", "pri", "vi"])
+        report["human_ceiling"] = segments_ceiling(self.total.pairs)
+        return report
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The BSDS region benchmark of the run against the humans, against each with
-    ``all_annotators``, and the humans' ceiling."""
-    data, settings = run.data, run.settings
-    images = scored_images(data, settings.split)
-    people = humans(data)
-    who = [settings.annotator] if settings.annotator else [a for a in people if a != settings.exclude]
-    unknown = [a for a in (*who, settings.exclude) if a is not None and a not in people]
-    if unknown:
-        raise TaskError(f"no annotator {unknown[0]!r}; the humans are {', '.join(people)}")
-    covered_by = covered(data)
-    maps = {a: segment_maps(data, a, images) for a in people}
-    ids = [int(i) for i in images["image_id"]]
-    truth = _segments_of(maps, covered_by, who, ids)
-    ids = [i for i in ids if truth[i]]
-    levels, predicted = run.given
-    levels = levels or [1.0]
-    shape = image_sizes(images)
-
-    def machine(image_id: int) -> list[np.ndarray]:
-        """The image's segmentations (held in their files' own type, widened here); without a
-        prediction, one segment at every threshold."""
-        given = predicted.get(image_id)
-        if not given:
-            return [np.ones(shape[image_id], dtype=np.int64)] * len(levels)
-        return [m.astype(np.int64) for m in given]
-
-    zero = settings.zero_is_unlabelled
-    scored = [measures.score_image(machine(i), truth[i], zero) for i in ids]
-    found = measures.collect(levels, scored)
-    report: dict[str, Any] = {
-        "images": len(ids),
-        "images_without_prediction": sum(i not in predicted for i in ids),
-        "truth": who,
-        "label_zero": "no region (BSDS's rule for covering)" if zero else "a segment, as every other label",
-        "thresholds": found.thresholds,
-        "measures": {"covering": found.covering, "pri": found.pri, "vi": found.vi},
-        # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
-        "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
-        "per_image_threshold": {ids[int(e["image"]) - 1]: e["threshold"] for e in found.per_image},
-        "per_source_split": several(
-            {
-                split: {"images": len(members)}
-                | {k: v["ods"] for k, v in _collected([scored[k] for k in members], levels).items()}
-                for split, members in _by_split(ids, source_split_of(images)).items()
-            }
-        ),
-    }
-    if settings.all_annotators:
-        each = {}
-        for a in who:
-            mine = [i for i in ids if a in covered_by.get(i, []) and i in maps[a]]
-            b = measures.collect(levels, [measures.score_image(machine(i), [maps[a][i]], zero) for i in mine])
-            each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
-        report["per_annotator"] = each
-        report["spread"] = spread(list(each.values()), ["covering", "pri", "vi"])
-    report["human_ceiling"] = segments_ceiling(maps, covered_by, people)
-    return report
+    ``all_annotators``, and the humans' ceiling, streamed by the runner."""
+    images = scored_images(run.data, run.settings.split)
+    people, who = chosen_humans(run.data, run.settings)
+    return stream(Regions(run, who, people, images), image_batches(images), run.cores)
 
 
 def _by_split(ids: list[int], split_of: dict[int, str]) -> dict[str, list[int]]:
@@ -247,23 +286,15 @@ def _collected(scored: list[measures.ImageScores], levels: list[float]) -> dict[
     return {"covering": part.covering, "pri": part.pri, "vi": part.vi}
 
 
-def segments_ceiling(
-    maps: dict[str, dict[int, np.ndarray]], covered: dict[int, list[str]], people: list[str]
-) -> dict[str, Any]:
-    """The humans' ceiling, BSDS500's "Human" row: every ordered pair of humans who covered an
-    image, one's segmentation scored against the other's (covering of the other's, Rand index,
-    VI in bits), pooled over every (image, human, other human) as the benchmark and the release's
-    agreement table pool them, so a human who covered few images weighs as many pairs as they
-    are in. Beside it, ``per_annotator``: each human against the others who covered the same
-    images (one threshold: covering over all their regions, PRI and VI the mean over images of
-    the mean over the others), and ``annotator_mean``, the unweighted mean of those."""
-    pairs: dict[str, list[tuple[int, measures.ImageScores]]] = {a: [] for a in people}
-    for i in sorted({i for a in people for i in maps[a]}):
-        present = [a for a in people if a in covered.get(i, []) and i in maps[a]]
-        for a in present:
-            for b in present:
-                if a != b:
-                    pairs[a].append((i, measures.score_image([maps[a][i]], [maps[b][i]])))
+def segments_ceiling(pairs: dict[str, list[tuple[int, measures.ImageScores]]]) -> dict[str, Any]:
+    """The humans' ceiling, BSDS500's "Human" row, from ``pairs`` (human -> (image, their
+    segmentation scored against another human's who covered the image), in image order): covering
+    of the other's, Rand index, VI in bits, pooled over every (image, human, other human) as the
+    benchmark and the release's agreement table pool them, so a human who covered few images
+    weighs as many pairs as they are in. Beside it, ``per_annotator``: each human against the
+    others who covered the same images (one threshold: covering over all their regions, PRI and
+    VI the mean over images of the mean over the others), and ``annotator_mean``, the unweighted
+    mean of those."""
     found = [score for scored in pairs.values() for _, score in scored]
     if not found:
         return {}
