@@ -21,23 +21,8 @@ import pandas as pd
 
 from regionbench.client import boundaries as measures
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
-from regionbench.client.tasks._masks import (
-    BenchmarkSettings,
-    chosen_humans,
-    covered,
-    file_keys,
-    image_sizes,
-    natural_order,
-    read_png,
-    refuse_files_outside,
-    scored_images,
-    several,
-    source_split_of,
-    spread,
-)
-from regionbench.client.tasks._masks import default_split as masks_default_split
-from regionbench.client.tasks._masks import scope_of as masks_scope_of
 from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
@@ -50,7 +35,7 @@ SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a 
 
 
 @dataclass(frozen=True)
-class Settings(BenchmarkSettings):
+class Settings(masks.BenchmarkSettings):
     """The boundaries task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
 
     max_dist: float = option(
@@ -63,24 +48,24 @@ class Settings(BenchmarkSettings):
     )  # fmt: skip
 
 
-scope_of = masks_scope_of  # the images of the split
-default_split = masks_default_split  # the source's evaluation split, where the release has one
+scope_of = masks.scope_of  # the images of the split
+default_split = masks.default_split  # the source's evaluation split, where the release has one
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, Path]]:
     """The thresholds and each scored image's file (read and checked here, held as its path:
     an image's maps are made when it is scored)."""
-    images = scored_images(data, settings.split)
-    refuse_files_outside(data, predictions, images, settings.split)
+    images = masks.scored_images(data, settings.split)
+    masks.refuse_files_outside(data, predictions, images, settings.split)
     if problem := (None if predictions.is_dir() else errors.file_problem(predictions, "a folder of boundary maps")):
         detail = problem if predictions.exists() else "no such folder"
         raise TaskError(f"{predictions}: {detail}; give the folder of predictions")
-    keys, found = file_keys(images), {}
-    for path in sorted(predictions.iterdir(), key=lambda p: natural_order(p.name)):
+    keys, found = masks.file_keys(images), {}
+    for path in sorted(predictions.iterdir(), key=lambda p: masks.natural_order(p.name)):
         if path.stem in keys and path.suffix.lower() in (".png", ".mat"):
             found[keys[path.stem]] = path
     settings.refuse_missing(predictions, images, set(found))
-    shapes, levels = image_sizes(images), None
+    shapes, levels = masks.image_sizes(images), None
     for image_id, path in found.items():  # every file read once now: a bad one is refused before scoring
         mine = _read(path, shapes[image_id], settings)[0]
         if levels is not None and mine != levels:
@@ -93,7 +78,7 @@ def _read(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[
     """A prediction file's thresholds and what it holds: a soft map (a probability PNG / 255 or
     / 65535, a ``ucm2`` at the pixels) to cut at them, or a segmentation per threshold."""
     if path.suffix.lower() == ".png":
-        values = read_png(path, shape, dtype=None)
+        values = masks.read_png(path, shape, dtype=None)
         if settings.png == "segments":
             return [1.0], [values]
         soft = values / (65535.0 if values.dtype == np.uint16 else 255.0)
@@ -147,7 +132,7 @@ class Boundaries:
 
     def __post_init__(self) -> None:
         self.levels, self.files = self.run.given
-        self.covered_by, self.shapes = covered(self.run.data), image_sizes(self.images)
+        self.covered_by, self.shapes = masks.covered(self.run.data), masks.image_sizes(self.images)
         self.total = Counted(each={a: [] for a in self.who})
 
     def process(self, batch: pd.DataFrame) -> Counted:
@@ -195,10 +180,10 @@ class Boundaries:
             "curve": found.curve,  # recall, precision, F per threshold: the PR curve view draws
             "per_image": {i: e["f"] for i, e in zip(ids, found.per_image, strict=True)},
             "per_image_threshold": {i: e["threshold"] for i, e in zip(ids, found.per_image, strict=True)},
-            "per_source_split": several(
+            "per_source_split": masks.several(
                 {
                     split: {"images": len(part)} | {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap}
-                    for split, part in _by_split(ids, together, source_split_of(self.images)).items()
+                    for split, part in _by_split(ids, together, masks.source_split_of(self.images)).items()
                     for b in [measures.collect(levels, part)]
                 }
             ),
@@ -209,7 +194,7 @@ class Boundaries:
             report["per_annotator"] = {
                 a: {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap} for a, b in each.items()
             }
-            report["spread"] = spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
+            report["spread"] = masks.spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
         report["human_ceiling"] = boundaries_ceiling(self.total.pooled)
         return report
 
@@ -217,8 +202,8 @@ class Boundaries:
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The BSDS boundary benchmark of the run against the humans (against each with
     ``all_annotators``) and the humans' ceiling, streamed by the runner."""
-    images = scored_images(run.data, run.settings.split)
-    people, who = chosen_humans(run.data, run.settings)
+    images = masks.scored_images(run.data, run.settings.split)
+    people, who = masks.chosen_humans(run.data, run.settings)
     return stream(Boundaries(run, who, people, images), image_batches(images), run.cores)
 
 
@@ -283,8 +268,8 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     best = {int(k): float(v) for k, v in report.get("per_image_threshold", {}).items()}
     f = {int(k): float(v) for k, v in report.get("per_image", {}).items()}
     _, files = run.given
-    for batch in batches(scored_images(run.data, run.settings.split)):
-        shapes_ = image_sizes(batch)
+    for batch in batches(masks.scored_images(run.data, run.settings.split)):
+        shapes_ = masks.image_sizes(batch)
         for image_id in batch["image_id"].astype(int):
             path = files.get(int(image_id))
             if path is None or int(image_id) not in best:

@@ -24,20 +24,8 @@ import pandas as pd
 from regionbench.client import instances as measures
 from regionbench.client import tide as tide_measures
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
-from regionbench.client.tasks._masks import (
-    MaskSettings,
-    ceiling,
-    humans,
-    image_filter,
-    mask_scope,
-    paired,
-    reference,
-    scored_images,
-    spread,
-)
-from regionbench.client.tasks._masks import default_split as masks_default_split
-from regionbench.client.tasks._masks import scope_of as masks_scope_of
 from regionbench.client.tasks._runner import Shelf, Spilled, no_collection, stream
 
 NAME = "instances"
@@ -60,7 +48,7 @@ def area_range(text: str) -> tuple[str, float, float]:
 
 
 @dataclass(frozen=True)
-class Settings(MaskSettings):
+class Settings(masks.MaskSettings):
     """The instance task's settings."""
 
     iou_type: str = option(
@@ -114,7 +102,7 @@ class Settings(MaskSettings):
         return (
             resolved
             if self.annotator or self.all_annotators
-            else dataclasses.replace(resolved, annotator=reference(data))
+            else dataclasses.replace(resolved, annotator=masks.reference(data))
         )
 
     @property
@@ -163,8 +151,8 @@ class Settings(MaskSettings):
         )
 
 
-scope_of = masks_scope_of  # the images of the split
-default_split = masks_default_split  # the collection's evaluation split (COCO's val2017), where it has one
+scope_of = masks.scope_of  # the images of the split
+default_split = masks.default_split  # the source's evaluation split, where the release has one
 
 RANGE = 250  # images evaluated at a time: the engine's memory is that of a range (~25,000 detections)
 TRUTH_COLUMNS = [
@@ -252,7 +240,7 @@ class Truth:
     def document(self, r: int) -> dict[str, Any]:
         """Range ``r`` as a COCO instances document (a fresh one: the engine marks it)."""
         ids = [self.release_id.get(i, i) for i in self.ranges[r]]
-        regions = self.data.table("regions", TRUTH_COLUMNS, [*image_filter(ids), ("annotator", "=", self.who)])
+        regions = self.data.table("regions", TRUTH_COLUMNS, [*masks.image_filter(ids), ("annotator", "=", self.who)])
         images = self.images[self.images["image_id"].isin(ids)]
         categories = {c["id"]: c["name"] for c in self.header["categories"]}
         document = measures.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
@@ -395,7 +383,7 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
         held.absent = dict(sorted(checker.absent.items()))
     except measures.OutsideImages as exc:
         held.__exit__()
-        raise mask_scope(run.data, settings.split).refuse(run.predictions, exc.detections, exc.what) from None
+        raise masks.mask_scope(run.data, settings.split).refuse(run.predictions, exc.detections, exc.what) from None
     except BaseException:
         held.__exit__()
         raise
@@ -528,7 +516,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     """COCOeval of the run against each truth (``MaskSettings.truths``), per image F1 at IoU 0.5
     against the first, and the human ceiling."""
     data, settings = run.data, run.settings
-    images = scored_images(data, settings.split)
+    images = masks.scored_images(data, settings.split)
     truths = settings.truths(data)
     results, per_image = {}, {}
     for who in truths:
@@ -540,7 +528,9 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
         if settings.tide:  # why the run fails, against each human
             report["per_annotator_tide"] = {a: r["tide"] for a, r in results.items()}
-        report["spread"] = spread(list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"]))
+        report["spread"] = masks.spread(
+            list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"])
+        )
     first = results[truths[0]]
     report |= {
         k: v
@@ -653,8 +643,8 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
     """Each human's regions as detections (score 1) against each other human's, under the run's
     method: the mean AP of each, and over them. Under LVIS's only a human whose file gives its
     federated lists is a truth."""
-    people = humans(data)
-    if len(people) < 2 or not paired(data, images):
+    people = masks.humans(data)
+    if len(people) < 2 or not masks.paired(data, images):
         return {}
     chosen = [int(i) for i in images["image_id"]]
     truths = {}
@@ -664,7 +654,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
     each = {}
     for a in people:
         runs = []
-        regions = data.table("regions", TRUTH_COLUMNS, [*image_filter(chosen), ("annotator", "=", a)])
+        regions = data.table("regions", TRUTH_COLUMNS, [*masks.image_filter(chosen), ("annotator", "=", a)])
         for b in people:
             if b == a or b not in truths:
                 continue
@@ -683,7 +673,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
             )
         if runs:
             each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
-    return ceiling(each)
+    return masks.ceiling(each)
 
 
 # What became of a detection, as TIDE names it (``client.tide``), or of a truth instance.
@@ -705,7 +695,7 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     an uncounted detection on another label's instance at IoU >= 0.5); ``iou`` and ``truth`` the
     truth instance it overlaps most, whatever its label (crowds aside)."""
     settings = run.settings
-    images = scored_images(run.data, settings.split)
+    images = masks.scored_images(run.data, settings.split)
     truth = Truth.of(run.data, images, str(settings.annotator), lvis=settings.lvis)
     category = {c["id"]: c["name"] for c in truth.header["categories"]}
     release_id = truth.release_id

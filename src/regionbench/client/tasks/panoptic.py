@@ -29,26 +29,8 @@ import pandas as pd
 from regionbench.client import panoptic as measures
 from regionbench.client.loader import Release
 from regionbench.client.semantic import at_level
+from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError
-from regionbench.client.tasks._masks import (
-    FileSettings,
-    Lazy,
-    covered,
-    humans,
-    image_filter,
-    image_sizes,
-    mask_scope,
-    paired,
-    reference,
-    scored_images,
-    several,
-    source_split_of,
-    spread,
-)
-from regionbench.client.tasks._masks import default_split as masks_default_split
-from regionbench.client.tasks._masks import (
-    scope_of as masks_scope_of,
-)  # fmt: skip
 from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors
 
@@ -66,18 +48,18 @@ CONVENTIONS = [
 
 
 @dataclass(frozen=True)
-class Settings(FileSettings):
+class Settings(masks.FileSettings):
     """The panoptic task's settings: the file-per-image mask tasks' (split, annotator, every
     annotator, missing images allowed)."""
 
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given."""
-        annotator = self.annotator if self.annotator or self.all_annotators else reference(data)
+        annotator = self.annotator if self.annotator or self.all_annotators else masks.reference(data)
         return dataclasses.replace(self, annotator=annotator)
 
 
-scope_of = masks_scope_of  # the images of the split
-default_split = masks_default_split  # the source's evaluation split, where the release has one
+scope_of = masks.scope_of  # the images of the split
+default_split = masks.default_split  # the source's evaluation split, where the release has one
 
 
 @dataclass(frozen=True)
@@ -166,7 +148,7 @@ def read(predictions: Path, data: Release, settings: Settings) -> Predicted:
     if not isinstance(entries, list):
         raise TaskError(f"{document_path}: no annotations list; write the COCO panoptic results format")
     keys, known = image_keys(data), classes(data)
-    scored = set(scored_images(data, settings.split)["image_id"].astype(int))
+    scored = set(masks.scored_images(data, settings.split)["image_id"].astype(int))
     files: dict[int, tuple[Path, dict[int, int]]] = {}
     unknown, outside = [], 0
     for k, entry in enumerate(entries):
@@ -189,8 +171,8 @@ def read(predictions: Path, data: Release, settings: Settings) -> Predicted:
             "name each by its image's id or file name (an image the build rejected is in the rejects table)"
         )
     if outside:
-        raise mask_scope(data, settings.split).refuse(document_path, outside, "predicted images")
-    settings.refuse_missing(document_path, scored_images(data, settings.split), set(files))
+        raise masks.mask_scope(data, settings.split).refuse(document_path, outside, "predicted images")
+    settings.refuse_missing(document_path, masks.scored_images(data, settings.split), set(files))
     return Predicted(files)
 
 
@@ -239,10 +221,10 @@ def truth_segments(data: Release, who: str, batch: pd.DataFrame, known: Classes)
 
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "region_id", "label", "iscrowd", "mask"]
-    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
+    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", who)])
     regions = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
     grouped = dict(iter(regions.groupby("image_id", sort=True)))
-    shapes = image_sizes(batch)
+    shapes = masks.image_sizes(batch)
 
     def segments(image_id: int) -> measures.Segments:
         own = grouped.get(image_id)
@@ -253,7 +235,7 @@ def truth_segments(data: Release, who: str, batch: pd.DataFrame, known: Classes)
         crowd = [False, *(bool(c) for c in own["iscrowd"])]
         return measures.Segments(measures.paint(shapes[image_id], runs), np.array(category), np.array(crowd))
 
-    return Lazy(list(shapes), segments)
+    return masks.Lazy(list(shapes), segments)
 
 
 def _levels(run: Run[Settings], known: Classes) -> dict[str, np.ndarray]:
@@ -299,7 +281,7 @@ class Quality:
         self.tallies = {who: np.zeros((size, 4)) for who in self.truths}
         self.level_tallies = {depth: np.zeros((size, 4)) for depth in self.levels}
         self.per_image: dict[int, float] = {}
-        self.split_of, self.counted = source_split_of(self.images), Counter[str]()
+        self.split_of, self.counted = masks.source_split_of(self.images), Counter[str]()
         self.split_tallies: dict[str, np.ndarray] = {}  # the first truth's tallies per source split
         self.counts: Counter[str] = Counter()
 
@@ -308,7 +290,7 @@ class Quality:
         size, first = len(self.known.names), self.truths[0]
         truth = {who: truth_segments(self.run.data, who, batch, self.known) for who in self.truths}
         out = []
-        for image_id, shape in image_sizes(batch).items():
+        for image_id, shape in masks.image_sizes(batch).items():
             files = given.files.get(image_id)
             if files is not None:
                 predicted = _predicted(*files, shape)
@@ -361,7 +343,7 @@ class Quality:
             "per_class": measures.per_class(tally, known.names, known.things),
             "levels": {depth: measures.average(t) for depth, t in self.level_tallies.items()},
             "per_image": self.per_image,
-            "per_source_split": several(
+            "per_source_split": masks.several(
                 {
                     s: {"images": self.counted[s]} | measures.summary(t, known.things)
                     for s, t in self.split_tallies.items()
@@ -374,7 +356,7 @@ class Quality:
             each = {who: measures.average(t) for who, t in self.tallies.items()}
             figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
             report["per_annotator"] = each
-            report["spread"] = spread(list(each.values()), figures)
+            report["spread"] = masks.spread(list(each.values()), figures)
             report["measures"]["all"] = {k: v["mean"] for k, v in report["spread"].items()}
         return report
 
@@ -382,7 +364,7 @@ class Quality:
 def score(run: Run[Settings]) -> dict[str, Any]:
     """Each image's predicted segments matched against each truth; PQ, SQ, RQ overall, things,
     stuff, per class, per hierarchy level, per image; the human ceiling; streamed by the runner."""
-    known, images = classes(run.data), scored_images(run.data, run.settings.split)
+    known, images = classes(run.data), masks.scored_images(run.data, run.settings.split)
     report = stream(Quality(run, known, run.settings.truths(run.data), images), image_batches(images), run.cores)
     report["human_ceiling"] = ceiling(run.data, images, known)
     return report
@@ -408,16 +390,16 @@ def ceiling(data: Release, images: pd.DataFrame, known: Classes) -> dict[str, An
     """Each human's segments scored against each other human's on the images both covered: PQ,
     SQ and RQ pooled over every (image, human, other human) triple, and per human (against the
     others, pooled); none with fewer than two humans."""
-    people = humans(data)
-    if len(people) < 2 or not paired(data, images):
+    people = masks.humans(data)
+    if len(people) < 2 or not masks.paired(data, images):
         return {}
     size = len(known.names)
     pooled = np.zeros((size, 4))
     each = {who: np.zeros((size, 4)) for who in people}
-    looked = covered(data)
+    looked = masks.covered(data)
     for batch in batches(images):
         segments = {who: truth_segments(data, who, batch, known) for who in people}
-        for image_id in image_sizes(batch):
+        for image_id in masks.image_sizes(batch):
             present = [who for who in people if who in looked.get(image_id, [])]
             painted = {who: segments[who][image_id] for who in present}  # each painted once, used by every other
             for a in present:
@@ -441,9 +423,9 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     data, given = run.data, run.given
     assert isinstance(given, Predicted)
     known = classes(data)
-    for batch in batches(scored_images(data, run.settings.split)):
+    for batch in batches(masks.scored_images(data, run.settings.split)):
         truth = truth_segments(data, str(run.settings.annotator), batch, known)
-        for image_id, shape in image_sizes(batch).items():
+        for image_id, shape in masks.image_sizes(batch).items():
             if image_id not in given.files:
                 yield image_id, []
                 continue

@@ -20,26 +20,8 @@ import pandas as pd
 
 from regionbench.client import segments as measures
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, option
-from regionbench.client.tasks._masks import (
-    BenchmarkSettings,
-    chosen_humans,
-    covered,
-    file_keys,
-    image_filter,
-    image_sizes,
-    natural_order,
-    read_png,
-    refuse_files_outside,
-    scored_images,
-    several,
-    source_split_of,
-    spread,
-)
-from regionbench.client.tasks._masks import default_split as masks_default_split
-from regionbench.client.tasks._masks import (
-    scope_of as masks_scope_of,
-)  # fmt: skip
 from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors, geometry
 
@@ -50,7 +32,7 @@ MEASURES = "the BSDS500 region benchmark: covering ODS (and its threshold), OIS,
 
 
 @dataclass(frozen=True)
-class Settings(BenchmarkSettings):
+class Settings(masks.BenchmarkSettings):
     """The segments task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
 
     zero_is_unlabelled: bool = option(
@@ -60,14 +42,14 @@ class Settings(BenchmarkSettings):
     )  # fmt: skip
 
 
-scope_of = masks_scope_of  # the images of the split
-default_split = masks_default_split  # the source's evaluation split, where the release has one
+scope_of = masks.scope_of  # the images of the split
+default_split = masks.default_split  # the source's evaluation split, where the release has one
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, list[np.ndarray]]]:
     """The thresholds and each scored image's segmentations (``read_segmentations``)."""
-    images = scored_images(data, settings.split)
-    refuse_files_outside(data, predictions, images, settings.split)
+    images = masks.scored_images(data, settings.split)
+    masks.refuse_files_outside(data, predictions, images, settings.split)
     levels, found = read_segmentations(predictions, images, settings.thresholds)
     settings.refuse_missing(predictions, images, set(found))
     return levels, found
@@ -79,9 +61,9 @@ def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[in
     (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
     ids = [int(i) for i in images["image_id"]]
     columns = ["image_id", "annotator", "region_id", "mask"]
-    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", annotator)])
+    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", annotator)])
     mine = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
-    shapes = image_sizes(images)
+    shapes = masks.image_sizes(images)
     out: dict[int, np.ndarray] = {}
     drawn: dict[int, int] = {}
     for image_id, rle in zip(mine["image_id"].astype(int), mine["mask"], strict=True):
@@ -104,28 +86,28 @@ def read_segmentations(
     segmentations by image id; an image without any is absent."""
     if problem := (None if folder.is_dir() else errors.file_problem(folder, "a folder of segmentations")):
         raise TaskError(f"{folder}: {problem if folder.exists() else 'no such folder'}; give the folder of predictions")
-    keys = file_keys(images)
-    shapes = image_sizes(images)
-    scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: natural_order(p.name))
+    keys = masks.file_keys(images)
+    shapes = masks.image_sizes(images)
+    scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: masks.natural_order(p.name))
     found: dict[int, list[np.ndarray]] = {}
     if scales:
         for scale in scales:
             for path in sorted(scale.glob("*.png")):
                 if path.stem in keys:
                     image_id = keys[path.stem]
-                    found.setdefault(image_id, []).append(read_png(path, shapes[image_id], dtype=None))
+                    found.setdefault(image_id, []).append(masks.read_png(path, shapes[image_id], dtype=None))
         levels = [float(k) for k in range(1, len(scales) + 1)]
         short = [i for i, s in found.items() if len(s) != len(scales)]
         if short:
             raise TaskError(f"{folder}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
         return levels, found
     levels = []
-    for path in sorted(folder.iterdir(), key=lambda p: natural_order(p.name)):
+    for path in sorted(folder.iterdir(), key=lambda p: masks.natural_order(p.name)):
         if path.stem not in keys:
             continue
         image_id = keys[path.stem]
         if path.suffix.lower() == ".png":
-            found[image_id], levels = [read_png(path, shapes[image_id], dtype=None)], [1.0]
+            found[image_id], levels = [masks.read_png(path, shapes[image_id], dtype=None)], [1.0]
         elif path.suffix.lower() == ".mat":
             found[image_id], levels = _read_mat(path, shapes[image_id], thresholds, levels)
     return levels, found
@@ -192,7 +174,7 @@ class Regions:
 
     def __post_init__(self) -> None:
         self.levels = self.run.given[0] or [1.0]
-        self.covered_by, self.shapes = covered(self.run.data), image_sizes(self.images)
+        self.covered_by, self.shapes = masks.covered(self.run.data), masks.image_sizes(self.images)
         self.total = Scored(each={a: [] for a in self.who}, pairs={a: [] for a in self.people})
 
     def machine(self, image_id: int) -> list[np.ndarray]:
@@ -244,11 +226,11 @@ class Regions:
             # Per image: its covering by the run at its best threshold (the benchmark's per-image OIS).
             "per_image": {ids[int(e["image"]) - 1]: e["covering"] for e in found.per_image},
             "per_image_threshold": {ids[int(e["image"]) - 1]: e["threshold"] for e in found.per_image},
-            "per_source_split": several(
+            "per_source_split": masks.several(
                 {
                     split: {"images": len(members)}
                     | {k: v["ods"] for k, v in _collected([scored[k] for k in members], levels).items()}
-                    for split, members in _by_split(ids, source_split_of(self.images)).items()
+                    for split, members in _by_split(ids, masks.source_split_of(self.images)).items()
                 }
             ),
         }
@@ -258,7 +240,7 @@ class Regions:
                 b = measures.collect(levels, mine)
                 each[a] = {"covering": b.covering["ods"], "pri": b.pri["ods"], "vi": b.vi["ods"]}
             report["per_annotator"] = each
-            report["spread"] = spread(list(each.values()), ["covering", "pri", "vi"])
+            report["spread"] = masks.spread(list(each.values()), ["covering", "pri", "vi"])
         report["human_ceiling"] = segments_ceiling(self.total.pairs)
         return report
 
@@ -266,8 +248,8 @@ class Regions:
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The BSDS region benchmark of the run against the humans, against each with
     ``all_annotators``, and the humans' ceiling, streamed by the runner."""
-    images = scored_images(run.data, run.settings.split)
-    people, who = chosen_humans(run.data, run.settings)
+    images = masks.scored_images(run.data, run.settings.split)
+    people, who = masks.chosen_humans(run.data, run.settings)
     return stream(Regions(run, who, people, images), image_batches(images), run.cores)
 
 
@@ -332,7 +314,7 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     each segment of the image's segmentation at its best threshold (the one its per-image
     covering was taken at), with its area."""
     best = {int(k): float(v) for k, v in report.get("per_image_threshold", {}).items()}
-    for batch in batches(scored_images(run.data, run.settings.split)):
+    for batch in batches(masks.scored_images(run.data, run.settings.split)):
         levels, found = read_segmentations(run.predictions, batch, run.settings.thresholds)
         for image_id in batch["image_id"].astype(int):
             maps = found.get(int(image_id))

@@ -22,28 +22,8 @@ import pandas as pd
 from regionbench.client import benchmarks
 from regionbench.client import semantic as measures
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
-from regionbench.client.tasks._masks import (
-    FileSettings,
-    Lazy,
-    ceiling,
-    file_keys,
-    humans,
-    image_filter,
-    image_sizes,
-    paired,
-    read_png,
-    reference,
-    refuse_files_outside,
-    scored_images,
-    several,
-    source_split_of,
-    spread,
-)
-from regionbench.client.tasks._masks import default_split as masks_default_split
-from regionbench.client.tasks._masks import (
-    scope_of as masks_scope_of,
-)  # fmt: skip
 from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors, geometry
 
@@ -54,7 +34,7 @@ MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, p
 
 
 @dataclass(frozen=True)
-class Settings(FileSettings):
+class Settings(masks.FileSettings):
     """The label-map task's settings."""
 
     ignore: int = option(
@@ -85,7 +65,7 @@ class Settings(FileSettings):
         if names is not None:
             label = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
             names = {str(v): label[i] for v, i in sorted(pixel_values(names, data).items())}
-        annotator = self.annotator if self.annotator or self.all_annotators else reference(data)
+        annotator = self.annotator if self.annotator or self.all_annotators else masks.reference(data)
         if self.method is not None and self.method not in benchmarks.METHODS:
             raise TaskError(f"--method {self.method}: the semantic task's are {', '.join(benchmarks.METHODS)}")
         method = self.method or (benchmarks.PLAIN if names else benchmarks.of_layout(data.manifest.get("layout")))
@@ -100,8 +80,8 @@ class Settings(FileSettings):
         return pixel_values(self.label_names, data) if self.label_names is not None else None
 
 
-scope_of = masks_scope_of  # the images of the split
-default_split = masks_default_split  # the source's evaluation split, where the release has one
+scope_of = masks.scope_of  # the images of the split
+default_split = masks.default_split  # the source's evaluation split, where the release has one
 
 
 @dataclass(frozen=True)
@@ -148,9 +128,9 @@ def read(predictions: Path, data: Release, settings: Settings) -> dict[int, int]
     if not predictions.is_dir():
         problem = errors.file_problem(predictions, "a folder of label maps") or "not a folder"
         raise TaskError(f"{predictions}: {problem}")
-    scored = scored_images(data, settings.split)
-    refuse_files_outside(data, predictions, scored, settings.split)
-    keys = file_keys(scored)
+    scored = masks.scored_images(data, settings.split)
+    masks.refuse_files_outside(data, predictions, scored, settings.split)
+    keys = masks.file_keys(scored)
     settings.refuse_missing(predictions, scored, {keys[p.stem] for p in predictions.glob("*.png") if p.stem in keys})
     return settings.pixel_values(data)
 
@@ -174,12 +154,12 @@ def class_maps(
     none, clash, dtype = classes, classes + 1, codes(classes)
     ids = [int(i) for i in images["image_id"]]
     columns = ["image_id", "annotator", "label_id", "mask"]
-    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", annotator)])
+    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", annotator)])
     regions = regions[regions["mask"].notna()]
     drawn: dict[int, list[tuple[dict[str, Any], int]]] = {}
     for image_id, rle, label_id in zip(regions["image_id"], regions["mask"], regions["label_id"], strict=True):
         drawn.setdefault(int(image_id), []).append((rle, index[int(label_id)]))
-    shapes = image_sizes(images)
+    shapes = masks.image_sizes(images)
 
     def rasterised(image_id: int) -> np.ndarray:
         label: np.ndarray = np.full(shapes[image_id], none, dtype=dtype)
@@ -189,7 +169,7 @@ def class_maps(
             label[mask] = np.where((under == none) | (under == k), k, clash).astype(dtype)
         return label
 
-    return Lazy(list(shapes), rasterised)
+    return masks.Lazy(list(shapes), rasterised)
 
 
 def confusion_of(
@@ -230,7 +210,7 @@ def prediction_files(run: Run[Settings], images: pd.DataFrame) -> dict[int, Path
     """Image id -> its map in ``run.predictions`` (``<key>.png``, ``key`` the image id, its
     file's stem or its collection's key: ``file_keys``), for the images of ``images`` that have
     one; a file named by the id comes first."""
-    keys = file_keys(images)
+    keys = masks.file_keys(images)
     files: dict[int, Path] = {}
     for path in sorted(run.predictions.glob("*.png"), key=lambda p: (not p.stem.isdigit(), p.name)):
         if path.stem in keys:
@@ -252,11 +232,11 @@ def read_label_maps(
     the folder is listed for ``images``)."""
     ids = set(images["image_id"].astype(int))
     files = {i: f for i, f in (files or prediction_files(run, images)).items() if i in ids}
-    shapes = image_sizes(images)
-    return Lazy(
+    shapes = masks.image_sizes(images)
+    return masks.Lazy(
         list(files),
         lambda i: class_values(
-            read_png(files[i], shapes[i], dtype=None), coding.values, run.given, run.settings.ignore, unknown,
+            masks.read_png(files[i], shapes[i], dtype=None), coding.values, run.given, run.settings.ignore, unknown,
             coding.classes,
         ),
     )  # fmt: skip
@@ -293,7 +273,7 @@ class LabelMaps:
         classes = self.coding.classes
         self.total = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
         self.files = prediction_files(self.run, self.images)  # the folder listed once, not once a batch
-        self.split_of = source_split_of(self.images)
+        self.split_of = masks.source_split_of(self.images)
         self.weighted = (
             benchmarks.InstanceCounts() if self.coding.benchmark and self.coding.benchmark.instances else None
         )
@@ -301,14 +281,14 @@ class LabelMaps:
     def process(self, batch: pd.DataFrame) -> Part:
         """A batch's part: one image's maps at a time, each read once."""
         data, coding, classes, first = self.run.data, self.coding, self.coding.classes, self.truths[0]
-        shapes = image_sizes(batch)
+        shapes = masks.image_sizes(batch)
         truth = {who: class_maps(data, who, batch, coding.truth, classes) for who in self.truths}
         bench = coding.benchmark
         instances = _instances(data, batch, first, bench) if self.weighted is not None and bench else {}
         part = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
         for image_id in batch["image_id"].astype(int).tolist():
             path = self.files.get(image_id)
-            values = read_png(path, shapes[image_id], dtype=None) if path is not None else None
+            values = masks.read_png(path, shapes[image_id], dtype=None) if path is not None else None
             given = {}
             if values is not None:
                 ignore = self.run.settings.ignore
@@ -369,7 +349,7 @@ class LabelMaps:
             ),
             "per_image": total.per_image,
             # each source split's figures (images.split), from the same per-image matrices
-            "per_source_split": several(
+            "per_source_split": masks.several(
                 {
                     s: {"images": total.counted[s]} | headline(measures.measures(m, names))
                     for s, m in total.by_split.items()
@@ -389,7 +369,7 @@ class LabelMaps:
             figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
             each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in total.matrices.items()}
             report["per_annotator"] = each
-            report["spread"] = spread(list(each.values()), list(figures))
+            report["spread"] = masks.spread(list(each.values()), list(figures))
             report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
         return report
 
@@ -403,7 +383,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     """The confusion matrix of the run against each truth, its figures flat and per hierarchy
     level, per image pixel accuracy and the human ceiling, as the settings' benchmark scores them
     (``client.benchmarks``: Cityscapes adds its category IoU and iIoU), streamed by the runner."""
-    images = scored_images(run.data, run.settings.split)
+    images = masks.scored_images(run.data, run.settings.split)
     coding = coding_of(run.data, run.settings)
     measure = LabelMaps(run, coding, run.settings.truths(run.data), images)
     report = stream(measure, image_batches(images), run.cores)
@@ -418,7 +398,7 @@ def _instances(
     (regions of those labels, crowds aside): (label, mask)."""
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "label", "iscrowd", "mask"]
-    regions = data.table("regions", columns, [*image_filter(ids), ("annotator", "=", who)])
+    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", who)])
     chosen = regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(benchmark.instances)
     out: dict[int, list[tuple[str, np.ndarray]]] = {}
     for image_id, label, rle in regions.loc[chosen, ["image_id", "label", "mask"]].itertuples(index=False):
@@ -461,8 +441,8 @@ def _notes(
 def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dict[str, Any]:
     """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
     each (the mean over the others), and over them, over the benchmark's classes (``coding``)."""
-    people = humans(data)
-    if len(people) < 2 or not paired(data, images):
+    people = masks.humans(data)
+    if len(people) < 2 or not masks.paired(data, images):
         return {}
     classes, names = coding.classes, coding.names
     pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
@@ -475,7 +455,7 @@ def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dic
     for a in people:
         runs = [measures.measures(pairs[(a, b)], names) for b in people if b != a]
         each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
-    return ceiling(each)
+    return masks.ceiling(each)
 
 
 def pixel_values(names: Path | Mapping[str, str], data: Release) -> dict[int, int]:
@@ -535,7 +515,7 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     data = run.data
     coding = coding_of(data, run.settings)
     names = coding.names
-    images = scored_images(data, run.settings.split)
+    images = masks.scored_images(data, run.settings.split)
     files = prediction_files(run, images)  # the folder listed once
     for batch in batches(images):
         predicted = read_label_maps(run, batch, coding, files=files)
