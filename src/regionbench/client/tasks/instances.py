@@ -513,8 +513,8 @@ def per_source_split(
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
-    """COCOeval of the run against each truth (``MaskSettings.truths``), per image F1 at IoU 0.5
-    against the first, and the human ceiling."""
+    """COCOeval of the run against each truth (``masks.MaskSettings.truths``), per image F1 at IoU
+    0.5 against the first, and the human ceiling."""
     data, settings = run.data, run.settings
     images = masks.scored_images(data, settings.split)
     truths = settings.truths(data)
@@ -523,20 +523,14 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         results[who], f1 = scored_against(run, images, who)
         if who == truths[0]:  # per image, against the first truth, by the release's ids
             per_image = f1
+    first = results[truths[0]]
     report: dict[str, Any] = {"truth": truths if settings.all_annotators else truths[0]}
     if settings.all_annotators:
         report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
         if settings.tide:  # why the run fails, against each human
             report["per_annotator_tide"] = {a: r["tide"] for a, r in results.items()}
-        report["spread"] = masks.spread(
-            list(report["per_annotator"].values()), list(next(iter(results.values()))["stats"])
-        )
-    first = results[truths[0]]
-    report |= {
-        k: v
-        for k, v in first.items()
-        if k not in ("stats", "per_category_ap", "categories_absent", "ground_truth", "crowd")
-    }  # TIDE's errors among them, against the first truth
+        report["spread"] = masks.spread(list(report["per_annotator"].values()), list(first["stats"]))
+    report |= {k: v for k, v in first.items() if k not in WHOLE}  # TIDE's errors among them, against the first truth
     if settings.all_annotators:  # the headline: the mean over the annotators
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}
     else:
@@ -545,7 +539,19 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     report["per_image"] = per_image  # F1 at IoU 0.5 (measures.per_image_f1)
     if "per_category_ap" in report:
         report["per_level_ap"] = level_ap(data, run, str(truths[0]), report["per_category_ap"])
-    report["conventions"] = [
+    report["conventions"] = conventions(settings, truths)
+    report["human_ceiling"] = instances_ceiling(data, images, run)
+    report["notes"] = notes(settings, first, report)
+    return report
+
+
+# What a report takes of the first truth's figures only where it scores against one truth.
+WHOLE = ("stats", "per_category_ap", "categories_absent", "ground_truth", "crowd")
+
+
+def conventions(settings: Settings, truths: list[str]) -> list[str]:
+    """How the run was scored, as its report says it."""
+    return [
         f"the truth: {truths[0] if not settings.all_annotators else 'each human'}'s regions, crowd regions as COCO's "
         "ignore regions",
         "an instance's area (the area ranges) is its source's area where the source gives one, else its pixels",
@@ -562,11 +568,16 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             else f"method: COCO's: each image's {settings.most} best detections of each category"
         ),
     ]
-    report["human_ceiling"] = instances_ceiling(data, images, run)
-    report["notes"] = []
+
+
+def notes(settings: Settings, first: dict[str, Any], report: dict[str, Any]) -> list[str]:
+    """What a reader of the figures should know: Boundary IoU's band, the area ranges, TIDE's AP50
+    beside COCOeval's, detections of categories the truth lacks, categories without instances
+    (``first``: the figures against the first truth; ``report``: the report so far)."""
+    said = []
     if settings.iou_type == "boundary":
         thin = report.get("band_covers_mask", 0)
-        report["notes"].append(
+        said.append(
             f"Boundary IoU, the band {settings.dilation_ratio:g} of each image's diagonal: {thin} of the "
             f"{report.get('ground_truth', 0) - report.get('crowd', 0)} truth instances lie wholly within their band "
             "(thin or small objects), for them boundary IoU is mask IoU"
@@ -574,10 +585,10 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     if settings.area_ranges:
         given = {name for name, _, _ in settings.area_ranges}
         origin = {name: "given" if name in given else "COCO's" for name in first["area_ranges"]}
-        said = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
-        report["notes"].append("area ranges in pixels: " + ", ".join(said))
+        ranges = [f"{name} {low:g}:{high:g} ({origin[name]})" for name, (low, high) in first["area_ranges"].items()]
+        said.append("area ranges in pixels: " + ", ".join(ranges))
     if (tide := first.get("tide")) and tide["coco_ap50"] is not None and abs(tide["ap"] - tide["coco_ap50"]) > 1e-6:
-        report["notes"].append(
+        said.append(
             f"TIDE's AP50 {tide['ap']:.2f} is TIDE's own, as tidecv computes it (a class with detections and no "
             "instance counts as AP 0; tied scores fall in the truth's image order); COCOeval's AP50 is "
             f"{tide['coco_ap50']:.2f} (tide.coco_ap50)"
@@ -587,17 +598,17 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         shown = ", ".join(f"{c} ({n})" for c, n in list(left_out.items())[:5]) + (
             f" and {len(ids) - 5} more" if len(ids) > 5 else ""
         )
-        report["notes"].append(
+        said.append(
             f"{sum(left_out.values())} detections of {len(ids)} categories the truth lacks are left out, as COCOeval "
             f"leaves them out (detections_left_out in the report; --strict refuses them): category_id {shown}"
         )
     if absent := first["categories_absent"]:
         shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
-        report["notes"].append(
+        said.append(
             f"{len(absent)} of the truth's categories have no instance among the scored images (no AP, in no "
             f"mean; categories_absent in the report): {shown}"
         )
-    return report
+    return said
 
 
 def level_ap(
