@@ -116,6 +116,26 @@ class BenchmarkSettings(FileSettings):
     )  # fmt: skip
 
 
+def few(items: list[str], most: int = 5) -> str:
+    """The first ``most`` of ``items`` joined, and how many more there are: what a note shows."""
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+@dataclass
+class AgainstHumans:
+    """What a BSDS benchmark's measure (region or boundary) holds: the run, the humans it is
+    scored against (``who``) and every human (``people``: the ceiling's), the scored images, who
+    covered each image and its size."""
+
+    run: Any
+    who: list[str]
+    people: list[str]
+    images: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        self.covered_by, self.shapes = covered(self.run.data), image_sizes(self.images)
+
+
 def chosen_humans(data: Release, settings: BenchmarkSettings) -> tuple[list[str], list[str]]:
     """The humans of the release, and those a BSDS benchmark scores against: ``annotator``, or
     every human but ``exclude``; a name of no human is a ``TaskError``."""

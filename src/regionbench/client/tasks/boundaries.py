@@ -120,19 +120,16 @@ class Counted:
 
 
 @dataclass
-class Boundaries:
+class Boundaries(masks.AgainstHumans):
     """The boundary measure the runner streams (``_runner.Measure``): each image's machine maps,
     thinned once, against the chosen humans' boundaries, and the humans' against each other (the
     ceiling, from the same maps); the benchmark collected at the end (``measures.collect``)."""
 
     run: Run[Settings]
-    who: list[str]
-    people: list[str]
-    images: pd.DataFrame
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.levels, self.files = self.run.given
-        self.covered_by, self.shapes = masks.covered(self.run.data), masks.image_sizes(self.images)
         self.total = Counted(each={a: [] for a in self.who})
 
     def process(self, batch: pd.DataFrame) -> Counted:

@@ -594,16 +594,13 @@ def notes(settings: Settings, first: dict[str, Any], report: dict[str, Any]) -> 
             f"{tide['coco_ap50']:.2f} (tide.coco_ap50)"
         )
     if left_out := first["detections_left_out"]:
-        ids = list(left_out)
-        shown = ", ".join(f"{c} ({n})" for c, n in list(left_out.items())[:5]) + (
-            f" and {len(ids) - 5} more" if len(ids) > 5 else ""
-        )
+        shown = masks.few([f"{c} ({n})" for c, n in left_out.items()])
         said.append(
-            f"{sum(left_out.values())} detections of {len(ids)} categories the truth lacks are left out, as COCOeval "
+            f"{sum(left_out.values())} detections of {len(left_out)} categories the truth lacks are left out, as COCOeval "
             f"leaves them out (detections_left_out in the report; --strict refuses them): category_id {shown}"
         )
     if absent := first["categories_absent"]:
-        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        shown = masks.few(absent)
         said.append(
             f"{len(absent)} of the truth's categories have no instance among the scored images (no AP, in no "
             f"mean; categories_absent in the report): {shown}"

@@ -162,19 +162,16 @@ class Scored:
 
 
 @dataclass
-class Regions:
+class Regions(masks.AgainstHumans):
     """The region measure the runner streams (``_runner.Measure``): each image's machine
     segmentations against the humans who covered it, the humans against each other (the
     ceiling, from the same maps); the benchmark collected at the end (``measures.collect``)."""
 
     run: Run[Settings]
-    who: list[str]
-    people: list[str]
-    images: pd.DataFrame
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.levels = self.run.given[0] or [1.0]
-        self.covered_by, self.shapes = masks.covered(self.run.data), masks.image_sizes(self.images)
         self.total = Scored(each={a: [] for a in self.who}, pairs={a: [] for a in self.people})
 
     def machine(self, image_id: int) -> list[np.ndarray]:

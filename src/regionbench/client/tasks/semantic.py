@@ -421,15 +421,14 @@ def _notes(
             "are read as abstaining (wrong); give --ignore with a value no label has, e.g. 65535"
         )
     if unknown:
-        shown = ", ".join(f"{v} ({n} px)" for v, n in sorted(unknown.items())[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        shown = masks.few([f"{v} ({n} px)" for v, n in sorted(unknown.items())])
         hint = "; 0 is 'other' in ADE20K's maps: --ignore 0 names it" if 0 in unknown and ignore != 0 else ""
         notes.append(
-            f"pixel values naming no label of the release, counted wrong: {shown}{more}; "
+            f"pixel values naming no label of the release, counted wrong: {shown}; "
             f"give --label-names if the maps number labels otherwise{hint}"
         )
     if absent := flat["predicted_not_in_truth"]:
-        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        shown = masks.few(absent)
         notes.append(
             f"{len(absent)} classes the truth lacks are predicted ({shown}): each counts as IoU 0 in miou, the mean "
             "over the classes in the truth or the prediction (mmseg's and cityscapesScripts' rule); over the truth's "
