@@ -1,0 +1,105 @@
+"""The scoring runner (``regionbench.client.tasks._runner``): a measure streamed over batches on
+any number of workers computes what one process computes image by image, parts come back in
+batch order, a worker's error reaches the caller, and a shelf gives back what it was given,
+spilled or not."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regionbench.client.tasks import _runner
+
+
+@dataclass
+class Sums:
+    """A toy measure: floats summed in order (a different order changes the last bits), each
+    batch's part made where ``process`` ran."""
+
+    values: list[list[float]]
+    total: float = 0.0
+    order: list[int] = field(default_factory=list)
+    pids: set[int] = field(default_factory=set)
+
+    def process(self, batch: int) -> tuple[int, list[float], int]:
+        if math.isnan(self.values[batch][0] if self.values[batch] else 0.0):
+            raise ValueError(f"batch {batch}: not a number")
+        return batch, self.values[batch], os.getpid()
+
+    def add(self, part: tuple[int, list[float], int]) -> None:
+        batch, values, pid = part
+        self.order.append(batch)
+        self.pids.add(pid)
+        for v in values:
+            self.total += v
+
+    def compute(self) -> dict[str, float]:
+        return {"total": self.total}
+
+
+floats = st.floats(-1e12, 1e12, allow_nan=False)
+
+
+@settings(max_examples=25, deadline=None)
+@given(values=st.lists(st.lists(floats, max_size=6), max_size=12), cores=st.integers(1, 3), forked=st.booleans())
+def test_a_measure_streamed_on_any_workers_is_the_one_of_one_process(
+    values: list[list[float]], cores: int, forked: bool
+) -> None:
+    """The same figures, to the bit, as the values added one by one in one process, the parts in
+    batch order, made in workers where more than one core (or ``forked``) is asked for."""
+    measure = Sums(values)
+    found = _runner.stream(measure, range(len(values)), cores, forked)
+    alone = 0.0
+    for batch in values:
+        for v in batch:
+            alone += v
+    assert found == {"total": alone}
+    assert measure.order == list(range(len(values)))
+    if len(values) > 1 and (cores > 1 or forked):
+        assert os.getpid() not in measure.pids
+    elif values and not forked:
+        assert measure.pids == {os.getpid()}
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_worker_s_error_reaches_the_caller(cores: int) -> None:
+    with pytest.raises(ValueError, match="batch 3: not a number"):
+        _runner.stream(Sums([[1.0], [2.0], [3.0], [math.nan], [5.0]]), range(5), cores)
+
+
+def test_workers_are_replaced_after_their_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker hands over to a fresh one after ``WORKER_BATCHES`` batches (an engine's freed
+    memory comes back only when its process ends)."""
+    monkeypatch.setattr(_runner, "WORKER_BATCHES", 2)
+    measure = Sums([[float(k)] for k in range(12)])
+    _runner.stream(measure, range(12), 2)
+    assert len(measure.pids) >= 6
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    puts=st.lists(st.tuples(st.integers(0, 5), st.integers()), max_size=60),
+    held=st.integers(1, 10),
+)
+def test_a_shelf_gives_back_each_batch_s_items_in_the_order_put(puts: list[tuple[int, int]], held: int) -> None:
+    """Whatever is spilled to disk (``HELD`` items in memory at the most), each batch's items
+    come back as they were put; the folder is gone on exit."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_runner, "HELD", held)
+        shelved(puts, held)
+
+
+def shelved(puts: list[tuple[int, int]], held: int) -> None:
+    with _runner.Shelf[int]() as shelf:
+        for k, item in puts:
+            shelf.put(k, item)
+        assert shelf.in_memory < held
+        for k in range(6):
+            assert shelf.items(k) == [item for b, item in puts if b == k]
+        assert shelf.count == len(puts)
+    assert not shelf.folder.exists()
