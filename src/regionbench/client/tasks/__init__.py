@@ -11,7 +11,9 @@ A task module defines:
 - ``scope_of(data, settings)``: what it scores (``scope.Scope``), said before anything is read;
 - ``read(predictions, data, settings)``: the predictions read and checked (or what the task
   reads a batch at a time);
-- ``score(run) -> report`` (with ``per_image``);
+- ``score(run) -> report`` (with ``per_image``): a task that scores images hands a measure
+  (``_runner.Measure``: ``process(batch)``, ``add(part)``, ``compute()``) to the one runner,
+  ``_runner.stream``, which owns the batches, workers, memory and spilling;
 - optionally ``shapes(run, report)``: (image id, ``Shape`` list) per scored image, what
   ``view`` draws beside the truth.
 
