@@ -240,7 +240,7 @@ class Truth:
     def document(self, r: int) -> dict[str, Any]:
         """Range ``r`` as a COCO instances document (a fresh one: the engine marks it)."""
         ids = [self.release_id.get(i, i) for i in self.ranges[r]]
-        regions = self.data.table("regions", TRUTH_COLUMNS, [*masks.image_filter(ids), ("annotator", "=", self.who)])
+        regions = self.data.image_regions(ids, self.who, TRUTH_COLUMNS)
         images = self.images[self.images["image_id"].isin(ids)]
         categories = {c["id"]: c["name"] for c in self.header["categories"]}
         document = measures.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
@@ -662,7 +662,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
     each = {}
     for a in people:
         runs = []
-        regions = data.table("regions", TRUTH_COLUMNS, [*masks.image_filter(chosen), ("annotator", "=", a)])
+        regions = data.image_regions(chosen, a, TRUTH_COLUMNS)
         for b in people:
             if b == a or b not in truths:
                 continue

@@ -221,7 +221,7 @@ def truth_segments(data: Release, who: str, batch: pd.DataFrame, known: Classes)
 
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "region_id", "label", "iscrowd", "mask"]
-    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", who)])
+    regions = data.image_regions(ids, who, columns)
     regions = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
     grouped = dict(iter(regions.groupby("image_id", sort=True)))
     shapes = masks.image_sizes(batch)

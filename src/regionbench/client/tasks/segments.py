@@ -61,7 +61,7 @@ def segment_maps(data: Release, annotator: str, images: pd.DataFrame) -> dict[in
     (a human segmentation that covers the image, as BSDS's do, has no such rest)."""
     ids = [int(i) for i in images["image_id"]]
     columns = ["image_id", "annotator", "region_id", "mask"]
-    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", annotator)])
+    regions = data.image_regions(ids, annotator, columns)
     mine = regions[regions["mask"].notna()].sort_values(["image_id", "region_id"])
     shapes = masks.image_sizes(images)
     out: dict[int, np.ndarray] = {}

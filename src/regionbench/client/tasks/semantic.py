@@ -154,7 +154,7 @@ def class_maps(
     none, clash, dtype = classes, classes + 1, codes(classes)
     ids = [int(i) for i in images["image_id"]]
     columns = ["image_id", "annotator", "label_id", "mask"]
-    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", annotator)])
+    regions = data.image_regions(ids, annotator, columns)
     regions = regions[regions["mask"].notna()]
     drawn: dict[int, list[tuple[dict[str, Any], int]]] = {}
     for image_id, rle, label_id in zip(regions["image_id"], regions["mask"], regions["label_id"], strict=True):
@@ -398,7 +398,7 @@ def _instances(
     (regions of those labels, crowds aside): (label, mask)."""
     ids = [int(i) for i in batch["image_id"]]
     columns = ["image_id", "label", "iscrowd", "mask"]
-    regions = data.table("regions", columns, [*masks.image_filter(ids), ("annotator", "=", who)])
+    regions = data.image_regions(ids, who, columns)
     chosen = regions["mask"].notna() & ~regions["iscrowd"].astype(bool) & regions["label"].isin(benchmark.instances)
     out: dict[int, list[tuple[str, np.ndarray]]] = {}
     for image_id, label, rle in regions.loc[chosen, ["image_id", "label", "mask"]].itertuples(index=False):
