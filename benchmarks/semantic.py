@@ -8,15 +8,17 @@ into a release (once, cached, classifiers off), and a run is written: each image
 shifted 7 pixels right and down, in the release's label ids (255 stays VOC's void). Both sides
 run as their own process, timed by the kernel (CPU seconds, wall seconds, peak RSS):
 
-- ``ours``: ``regionbench evaluate --task semantic --split all`` (release load and checks, the
-  truth rasterised from the release's regions, the report written), after ``regionbench verify``
-  of the release, timed apart (``verify``: a release is verified on its first load and
+- ``ours``: ``regionbench evaluate --task semantic --split all --cores 1`` (one process, as the
+  loop is: release load and checks, the truth rasterised from the release's regions, the report
+  written), after ``regionbench verify`` of the release, timed apart (``verify``: a release is verified on its first load and
   remembered, so a user pays it once, not per run);
 - ``numpy``: a loop of 15 lines: each image's ``SegmentationClass`` PNG and its prediction read,
   mapped to class indices through a lookup table (the smallest integer type), one ``bincount``
   to the confusion matrix; mIoU from it.
 
-The two mIoU must be equal (1e-12) before any time is printed. The last line is one JSON object.
+The two mIoU must be equal (1e-12) before any time is printed. The last line is one JSON object,
+with the growth exponents b of cost ~ images^b (CPU and peak, ours and the loop's) across the
+sizes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from coco_scale import exponent
 from labelmaps import generate
 from paper_scale import PROJECT, build, fresh_project
 from PIL import Image
@@ -117,7 +120,7 @@ def main() -> None:
             verify, _ = timed([sys.executable, "-m", "regionbench", "verify", str(folder)])  # once, remembered
             report = Path(scratch) / "report.json"
             cmd = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--task", "semantic",
-                   "--predictions", str(run), "--split", "all", "--out", str(report)]  # fmt: skip
+                   "--predictions", str(run), "--split", "all", "--cores", "1", "--out", str(report)]  # fmt: skip
             ours, _ = timed(cmd)
             ours_miou, theirs = json.loads(report.read_text())["measures"]["miou"], json.loads(said)
             if abs(ours_miou - theirs) > 1e-12:
@@ -130,7 +133,15 @@ def main() -> None:
               f"{numpy_side['cpu_s']} s CPU {numpy_side['peak_mib']} MiB: CPU x{row['cpu_ratio']}, "
               f"peak x{row['peak_ratio']}", flush=True)  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print(json.dumps({"semantic": rows}, sort_keys=True))
+    sizes = [r["images"] for r in rows]
+    growth = {
+        f"{side}_{cost}": exponent(sizes, [r[side][key] for r in rows])
+        for side in ("ours", "numpy")
+        for cost, key in (("cpu", "cpu_s"), ("peak", "peak_mib"))
+    } if len(rows) > 1 else {}  # fmt: skip
+    if growth:
+        print(f"growth exponents over {sizes} images: {growth}")
+    print(json.dumps({"semantic": rows, "growth": growth}, sort_keys=True))
 
 
 if __name__ == "__main__":
