@@ -21,7 +21,7 @@ peak RSS of its largest process):
   half an hour beyond).
 
 Boundary AP (``--iou-type boundary``) beside faster-coco-eval's ``iouType="boundary"``, and
-LVIS's federated AP (``--protocol lvis``, on an LVIS variant of the collection) beside the
+LVIS's federated AP (``--method lvis``, on an LVIS variant of the collection) beside the
 ``lvis`` package's ``LVISEval`` and faster-coco-eval's ``lvis_style``, the same way.
 
 The 12 figures of each are checked equal (1e-12) before any time is printed. Segments:
@@ -200,7 +200,7 @@ def lvis_at(n: int, cores: int) -> dict:
     reference = json.loads(said.strip().splitlines()[-1])
     row["faster-coco-eval"], _ = timed([sys.executable, "-c", LVIS_FASTER, str(truth), str(results)])
     for label, use in (("ours_1_core", 1), (f"ours_{cores}_cores", cores)):
-        row[label], measures = ours(folder, results, use, "--protocol", "lvis")
+        row[label], measures = ours(folder, results, use, "--method", "lvis")
         if not np.allclose([measures[k] for k in reference], list(reference.values()), rtol=0, atol=1e-9):
             raise SystemExit(f"{n} images: LVIS AP differs from LVISEval's: the timing means nothing")
     row["cpu_ratio_to_lvis"] = round(row["ours_1_core"]["cpu_s"] / row["lvis"]["cpu_s"], 3)

@@ -89,10 +89,10 @@ def test_the_figures_are_the_tables_own(built: tuple[Path, dict, dict]) -> None:
     """The counts the statements give are those of the release's tables and reports."""
     folder, manifest, document = built
     regions = pq.read_table(folder / "data" / "regions.parquet", columns=["annotator"]).to_pylist()
-    protocol = " ".join(document["rai:dataAnnotationProtocol"])
+    annotation = " ".join(document["rai:dataAnnotationProtocol"])
     for name in {r["annotator"] for r in regions} - {"consensus"}:
         n = sum(r["annotator"] == name for r in regions)
-        assert f"{name}: {n:,} region" in protocol
+        assert f"{name}: {n:,} region" in annotation
     rejects = pq.read_table(folder / "data" / "rejects.parquet").num_rows
     preprocessing = " ".join(document["rai:dataPreprocessingProtocol"])
     assert (
@@ -100,8 +100,8 @@ def test_the_figures_are_the_tables_own(built: tuple[Path, dict, dict]) -> None:
     )
     agreement = json.loads((folder / "results" / "agreement.json").read_text())
     if "matched_share" in agreement:
-        assert f"{100 * agreement['matched_share']:.1f} % of regions matched" in protocol
-        assert f"mean IoU {agreement['mean_iou']:.3f}" in protocol
+        assert f"{100 * agreement['matched_share']:.1f} % of regions matched" in annotation
+        assert f"mean IoU {agreement['mean_iou']:.3f}" in annotation
     lineage = document.get("prov:wasDerivedFrom", [])
     assert document["prov:wasGeneratedBy"] == f"regionbench {manifest['code_version']}"
     assert (manifest["source"].get("homepage") in lineage) == (

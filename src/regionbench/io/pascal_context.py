@@ -3,7 +3,7 @@
 background, 1-59 the 59 classes) and ``ImageSets/SegmentationContext/{train,val}.txt``.
 
 One annotator, ``context``; a region per class present in an image; 0 (background: the
-benchmark's 59-class protocol scores none of it) the ignore mask; the split the list naming the
+benchmark's 59 classes score none of it) the ignore mask; the split the list naming the
 image. Only the images a map or a list names are the collection's (VOC2010's other JPEGs are not
 PASCAL-Context's). ``regionbench export --format pascal-context`` writes a release back.
 """

@@ -155,7 +155,7 @@ def _collection_type(r: _Release) -> Statement:
 
 
 def _annotation(r: _Release) -> tuple[Statement, ...]:
-    """The annotation protocol, and the annotators an image has (Croissant's annotationsPerItem)."""
+    """How the regions were annotated (Croissant's dataAnnotationProtocol), and the annotators an image has (Croissant's annotationsPerItem)."""
     regions, covered = r.annotators
     humans = sorted(set(covered) | (set(regions) - {CONSENSUS}))
     listed = "; ".join(
