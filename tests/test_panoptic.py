@@ -201,3 +201,28 @@ def coco_mask_counts(rle: dict, height: int, width: int) -> list[int]:
     changes = np.flatnonzero(np.diff(np.concatenate([[0], flat, [1 - flat[-1]]])))  # run boundaries
     counts = np.diff(np.concatenate([[0], changes]))
     return [int(c) for c in counts]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    ids=st.lists(st.integers(1, (1 << 24) - 1), min_size=1, max_size=30, unique=True),
+    shared=st.booleans(),
+)
+def test_a_map_s_ids_become_their_places_in_id_order_whatever_their_low_bits(
+    data: st.DataObject, ids: list[int], shared: bool
+) -> None:
+    """``dense`` gives each pixel its id's place among VOID and the sorted ids, by the small table
+    or, where two ids share their low 16 bits, by search; an id the segments lack is one line
+    naming it."""
+    if shared:  # a second id with the first one's low bits
+        ids = sorted({*ids, ((ids[0] >> 16) ^ 1) << 16 | (ids[0] & 0xFFFF) or 1})
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    picture = rng.choice(np.array([0, *ids]), size=(7, 9)).astype(np.int32)
+    found = measures.dense(picture, {i: (k % 3, False) for k, i in enumerate(ids)})
+    place = {v: k for k, v in enumerate([0, *sorted(ids)])}
+    assert found.ids.tolist() == [[place[v] for v in row] for row in picture.tolist()]
+    stranger = data.draw(st.integers(1, (1 << 24) - 1).filter(lambda v: v not in ids))
+    picture[3, 4] = stranger
+    with pytest.raises(ValueError, match=f"segment ids \\[{stranger}\\] are in the map but not in its segments"):
+        measures.dense(picture, {i: (0, False) for i in ids})

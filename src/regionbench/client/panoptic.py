@@ -18,6 +18,7 @@ averaged over the categories with TP + FP + FN > 0 (all, things, stuff).
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -187,8 +188,19 @@ def paint(shape: tuple[int, int], runs: Sequence[Sequence[int]]) -> np.ndarray:
     return painted
 
 
-UNKNOWN = np.uint16(65535)  # a segment id the segments lack, in the lookup table
-_table: np.ndarray | None = None  # segment id -> dense index, allocated once (2^24 ids, 32 MiB)
+IDS = 1 << 24  # segment ids are R + 256 G + 256^2 B
+_pages: mmap.mmap | None = None  # the table's memory: anonymous, private, a page made only when written
+_table: np.ndarray | None = None  # segment id -> dense index + 1 (0: no segment), over the pages
+
+
+def _id_table() -> tuple[mmap.mmap, np.ndarray]:
+    """The table of every segment id (2^24 uint16, 32 MiB of address space): zero until written,
+    and only the pages a map's few ids fall in are ever made (``dense`` gives them back)."""
+    global _pages, _table
+    if _pages is None or _table is None:
+        _pages = mmap.mmap(-1, 2 * IDS, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: a fork writes its own
+        _table = np.frombuffer(_pages, dtype=np.uint16)
+    return _pages, _table
 
 
 def dense(ids: np.ndarray, segments: Mapping[int, tuple[int, bool]]) -> Segments:
@@ -196,25 +208,27 @@ def dense(ids: np.ndarray, segments: Mapping[int, tuple[int, bool]]) -> Segments
     (category index, crowd), in id order; a ValueError names the ids of the map that
     ``segments`` lacks.
 
-    One gather from a table of every possible id (its few entries set and reset per map): the
-    map's pixels hold a few tens of ids, so the gather stays in cache (a ``searchsorted`` costs
-    log m comparisons a pixel)."""
-    global _table
+    One gather from a table of every possible id, its few entries set per map and their pages
+    given back after it (``madvise``: they read as zero again): the map's pixels hold a few tens
+    of ids, so the gather stays in cache (a ``searchsorted`` costs log m comparisons a pixel),
+    and the table holds a few pages, not 32 MiB."""
     order = sorted(segments)
-    if len(order) >= int(UNKNOWN) or (order and order[-1] >= 1 << 24) or (order and order[0] <= 0):
+    if len(order) >= 65535 or (order and order[-1] >= IDS) or (order and order[0] <= 0):
         raise ValueError("segment ids are 1 .. 2^24 - 1, at most 65534 an image")
-    if _table is None:
-        _table = np.full(1 << 24, UNKNOWN, dtype=np.uint16)
-    table = _table
+    pages, table = _id_table()
     keys = np.array([0, *order], dtype=np.int64)
-    table[keys] = np.arange(len(keys), dtype=np.uint16)
+    table[keys] = np.arange(1, len(keys) + 1, dtype=np.uint16)
     try:
         position = table[ids]
-        if (position == UNKNOWN).any():
-            missing = sorted(set(np.unique(ids[position == UNKNOWN]).tolist()))
-            raise ValueError(f"segment ids {missing[:5]} are in the map but not in its segments")
     finally:
-        table[keys] = UNKNOWN
+        table[keys] = 0
+        if hasattr(mmap, "MADV_DONTNEED"):
+            for page in np.unique(keys * 2 // mmap.PAGESIZE).tolist():
+                pages.madvise(mmap.MADV_DONTNEED, page * mmap.PAGESIZE, mmap.PAGESIZE)
+    if not position.all():
+        missing = sorted(set(np.unique(ids[position == 0]).tolist()))
+        raise ValueError(f"segment ids {missing[:5]} are in the map but not in its segments")
+    position -= 1
     category = np.array([0, *(segments[i][0] for i in order)], dtype=np.int64)
     crowd = np.array([False, *(segments[i][1] for i in order)], dtype=bool)
     return Segments(position, category, crowd)

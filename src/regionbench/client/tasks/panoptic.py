@@ -297,19 +297,19 @@ class Quality:
             else:
                 predicted = measures.Segments(np.zeros(shape, np.int32), np.zeros(1, np.int64), np.zeros(1, bool))
             tallies, levels = {}, {}
-            for who in self.truths:
-                histogram = measures.joint(truth[who][image_id], predicted)
+            painted = {who: truth[who][image_id] for who in self.truths}  # each painted once (Lazy)
+            for who, mine in painted.items():
+                histogram = measures.joint(mine, predicted)
                 if who == first and files is not None:
                     refuse_empty(*files, histogram.sum(axis=0))
-                tallies[who] = measures.match(truth[who][image_id], predicted, size, histogram).tally
+                tallies[who] = measures.match(mine, predicted, size, histogram).tally
                 if who == first:
-                    mine = truth[who][image_id]
                     for depth, up in self.levels.items():
                         lifted = measures.match(
                             mine, predicted, size, histogram, up[mine.category], up[predicted.category]
                         )
                         levels[depth] = lifted.tally
-            mine = truth[first][image_id]
+            mine = painted[first]
             out.append(Matched(image_id, files is not None, predicted.count, tallies, levels,
                                int((~mine.crowd[1:]).sum()), int(mine.crowd[1:].sum()),
                                measures.image_quality(tallies[first])))  # fmt: skip
