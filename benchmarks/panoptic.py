@@ -17,7 +17,8 @@ as a results JSON and its PNG folder. Each side runs as its own process, timed b
   ``plain``: a script of 12 lines that decodes the image and the PNG, computes the ids and
   encodes each segment's mask with pycocotools (``ingest``: the whole ingest of the shard,
   features and relations included, printed beside);
-- ``ours``: ``regionbench evaluate --task panoptic --split all`` (release load, truth painted
+- ``ours``: ``regionbench evaluate --task panoptic --split all --cores 1`` (one process, as
+  ``pq_compute_single_core`` is: release load, truth painted
   from the release's regions, report written), after ``regionbench verify`` timed apart;
   ``pq_compute``: ``pq_compute_single_core`` (the API's per-image loop, without its process
   pool) and its ``pq_average``, on the tree's JSON and PNGs.
@@ -219,7 +220,7 @@ def main() -> None:
             row["verify"], _ = timed([sys.executable, "-m", "regionbench", "verify", str(folder)])
             report = Path(scratch) / "report.json"
             cmd = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--task", "panoptic",
-                   "--predictions", str(run), "--split", "all", "--out", str(report)]  # fmt: skip
+                   "--predictions", str(run), "--split", "all", "--cores", "1", "--out", str(report)]  # fmt: skip
             row["ours"], _ = timed(cmd)
             ours, theirs = json.loads(report.read_text())["measures"], json.loads(said)
         for name in ("all", "things", "stuff"):
