@@ -20,6 +20,7 @@ from panopticapi.evaluation import pq_compute
 from PIL import Image
 from test_readme import matches
 
+import regionbench
 from regionbench import release
 from regionbench.io import panoptic
 
@@ -292,3 +293,23 @@ def test_a_run_the_task_cannot_score_is_one_line(coco: Path, tmp_path: Path, dam
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0] and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("batch", "cores"), [(3, 1), (2, 2)])
+def test_a_panoptic_run_scored_in_batches_on_workers_is_the_run_scored_whole(
+    coco: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int, cores: int
+) -> None:
+    """The runner's batches and workers change no figure: against each annotator and with the
+    human ceiling, a run scored a few images at a time on worker processes is the run scored in
+    one batch in one process (the tallies' floats added image by image in order)."""
+    from regionbench.client import tasks
+    from regionbench.client.tasks import _runner
+
+    folder = coco / RELEASE
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
+    data = regionbench.load(folder)
+    whole = tasks.evaluate(data, run, "panoptic", split="all", all_annotators=True)
+    monkeypatch.setattr(_runner, "BATCH", batch)
+    assert tasks.evaluate(data, run, "panoptic", split="all", all_annotators=True, cores=cores) == whole
+    assert whole["human_ceiling"]

@@ -366,7 +366,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     stuff, per class, per hierarchy level, per image; the human ceiling; streamed by the runner."""
     known, images = classes(run.data), masks.scored_images(run.data, run.settings.split)
     report = stream(Quality(run, known, run.settings.truths(run.data), images), image_batches(images), run.cores)
-    report["human_ceiling"] = ceiling(run.data, images, known)
+    report["human_ceiling"] = ceiling(run.data, images, known, run.cores)
     return report
 
 
@@ -386,34 +386,54 @@ def _notes(tally: np.ndarray, without: int, images: int) -> list[str]:
     return notes
 
 
-def ceiling(data: Release, images: pd.DataFrame, known: Classes) -> dict[str, Any]:
-    """Each human's segments scored against each other human's on the images both covered: PQ,
-    SQ and RQ pooled over every (image, human, other human) triple, and per human (against the
-    others, pooled); none with fewer than two humans."""
+@dataclass
+class HumanQuality:
+    """The human ceiling as a measure the runner streams: each human's segments scored against
+    each other human's on the images both covered, each (image, human, other human) tally added
+    in order, pooled and per human."""
+
+    data: Release
+    known: Classes
+    people: list[str]
+
+    def __post_init__(self) -> None:
+        size = len(self.known.names)
+        self.looked = masks.covered(self.data)
+        self.pooled, self.each = np.zeros((size, 4)), {who: np.zeros((size, 4)) for who in self.people}
+
+    def process(self, batch: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
+        size = len(self.known.names)
+        segments = {who: truth_segments(self.data, who, batch, self.known) for who in self.people}
+        out = []
+        for image_id in masks.image_sizes(batch):
+            present = [who for who in self.people if who in self.looked.get(image_id, [])]
+            painted = {who: segments[who][image_id] for who in present}  # each painted once, used by every other
+            for a in present:
+                for b in (b for b in present if b != a):
+                    predicted = painted[a]
+                    plain = measures.Segments(predicted.ids, predicted.category, np.zeros_like(predicted.crowd))
+                    out.append((a, measures.match(painted[b], plain, size).tally))
+        return out
+
+    def add(self, part: list[tuple[str, np.ndarray]]) -> None:
+        for a, found in part:
+            self.pooled += found
+            self.each[a] += found
+
+    def compute(self) -> dict[str, Any]:
+        return {"per_annotator": {who: measures.average(t) for who, t in self.each.items()}} | {
+            k: v for k, v in measures.average(self.pooled).items() if k != "n"
+        }
+
+
+def ceiling(data: Release, images: pd.DataFrame, known: Classes, cores: int = 1) -> dict[str, Any]:
+    """Each human's segments scored against each other human's on the images both covered
+    (``HumanQuality``): PQ, SQ and RQ pooled over every (image, human, other human) triple, and
+    per human (against the others, pooled); none with fewer than two humans."""
     people = masks.humans(data)
     if len(people) < 2 or not masks.paired(data, images):
         return {}
-    size = len(known.names)
-    pooled = np.zeros((size, 4))
-    each = {who: np.zeros((size, 4)) for who in people}
-    looked = masks.covered(data)
-    for batch in batches(images):
-        segments = {who: truth_segments(data, who, batch, known) for who in people}
-        for image_id in masks.image_sizes(batch):
-            present = [who for who in people if who in looked.get(image_id, [])]
-            painted = {who: segments[who][image_id] for who in present}  # each painted once, used by every other
-            for a in present:
-                for b in present:
-                    if a == b:
-                        continue
-                    truth, predicted = painted[b], painted[a]
-                    plain = measures.Segments(predicted.ids, predicted.category, np.zeros_like(predicted.crowd))
-                    found = measures.match(truth, plain, size).tally
-                    pooled += found
-                    each[a] += found
-    return {"per_annotator": {who: measures.average(t) for who, t in each.items()}} | {
-        k: v for k, v in measures.average(pooled).items() if k != "n"
-    }
+    return stream(HumanQuality(data, known, people), image_batches(images), cores)
 
 
 def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, list[Shape]]]:

@@ -387,7 +387,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     coding = coding_of(run.data, run.settings)
     measure = LabelMaps(run, coding, run.settings.truths(run.data), images)
     report = stream(measure, image_batches(images), run.cores)
-    report["human_ceiling"] = semantic_ceiling(run.data, images, coding)
+    report["human_ceiling"] = semantic_ceiling(run.data, images, coding, run.cores)
     return report
 
 
@@ -437,24 +437,50 @@ def _notes(
     return notes
 
 
-def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding) -> dict[str, Any]:
-    """Each human's label maps scored against each other human's: pixel accuracy and mIoU of
-    each (the mean over the others), and over them, over the benchmark's classes (``coding``)."""
+@dataclass
+class Ceiling:
+    """The human ceiling as a measure the runner streams: each human's label maps scored against
+    each other human's, one confusion matrix a pair, added batch by batch; pixel accuracy and mIoU
+    of each human (the mean over the others) and over them at the end."""
+
+    data: Release
+    coding: Coding
+    people: list[str]
+
+    def __post_init__(self) -> None:
+        k = self.coding.classes
+        self.pairs = {(a, b): np.zeros((k, k + 1), dtype=np.int64) for a in self.people for b in self.people if a != b}
+
+    def process(self, batch: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+        classes, truth = self.coding.classes, self.coding.truth
+        maps = {
+            a: dict(class_maps(self.data, a, batch, truth, classes)) for a in self.people
+        }  # each used by every other
+        out = {}
+        for a, b in self.pairs:
+            predicted = {i: np.minimum(label, classes) for i, label in maps[a].items()}  # unlabelled by a: abstains
+            out[(a, b)] = confusion_of(maps[b], predicted, classes)[0]
+        return out
+
+    def add(self, part: dict[tuple[str, str], np.ndarray]) -> None:
+        for pair, matrix in part.items():
+            self.pairs[pair] += matrix
+
+    def compute(self) -> dict[str, Any]:
+        each = {}
+        for a in self.people:
+            runs = [measures.measures(self.pairs[(a, b)], self.coding.names) for b in self.people if b != a]
+            each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
+        return masks.ceiling(each)
+
+
+def semantic_ceiling(data: Release, images: pd.DataFrame, coding: Coding, cores: int = 1) -> dict[str, Any]:
+    """Each human's label maps scored against each other human's (``Ceiling``), over the
+    benchmark's classes (``coding``); none where no two humans drew a scored image."""
     people = masks.humans(data)
     if len(people) < 2 or not masks.paired(data, images):
         return {}
-    classes, names = coding.classes, coding.names
-    pairs = {(a, b): np.zeros((classes, classes + 1), dtype=np.int64) for a in people for b in people if a != b}
-    for batch in batches(images):
-        maps = {a: dict(class_maps(data, a, batch, coding.truth, classes)) for a in people}  # each used by every other
-        for (a, b), matrix in pairs.items():
-            predicted = {i: np.minimum(label, classes) for i, label in maps[a].items()}  # unlabelled by a: abstains
-            matrix += confusion_of(maps[b], predicted, classes)[0]
-    each = {}
-    for a in people:
-        runs = [measures.measures(pairs[(a, b)], names) for b in people if b != a]
-        each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("pixel_accuracy", "miou")}
-    return masks.ceiling(each)
+    return stream(Ceiling(data, coding, people), image_batches(images), cores)
 
 
 def pixel_values(names: Path | Mapping[str, str], data: Release) -> dict[int, int]:
