@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -356,11 +356,11 @@ class Held(Shelf[tuple[Any, ...]]):
         raise exc
 
 
-def hold(run: Run[Settings], truth: Truth) -> Held:
-    """The run's results file read once (streamed) and checked against ``truth`` (``measures.
-    Checker``); its detections held by range. Detections outside the scored images are refused
-    in one line (``scope.Scope.refuse``), as is a results file that cannot be scored."""
-    settings = run.settings
+def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None) -> Held:
+    """The run's results file read once (streamed), or ``detections`` (a human's regions, for the
+    ceiling), checked against ``truth`` (``measures.Checker``) and held by range. Detections
+    outside the scored images are refused in one line (``scope.Scope.refuse``), as is a results
+    file that cannot be scored."""
     checker = measures.Checker(
         truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox", strict=settings.strict,
         keep_absent=settings.tide,
@@ -369,7 +369,8 @@ def hold(run: Run[Settings], truth: Truth) -> Held:
     held = Held(truth)
     try:
         with no_collection():  # a million small objects, no cycle among them
-            for n, item in enumerate(measures.stream_items(run.predictions)):
+            items = measures.stream_items(run.predictions) if detections is None else detections
+            for n, item in enumerate(items):
                 d = checker.take(n, item)
                 if d is None:
                     continue
@@ -467,17 +468,10 @@ def of_the_truth(
 
 
 def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[dict[str, Any], dict[int, float]]:
-    """The run scored against ``who``'s regions of ``images``, a range of images at a time
-    (``Ranges``, streamed by the runner): the figures and each image's F1 at IoU 0.5, by
-    release id."""
+    """The run scored against ``who``'s regions of ``images`` (``ranged``): the figures and each
+    image's F1 at IoU 0.5, by release id."""
     truth = Truth.of(run.data, images, who, lvis=run.settings.lvis)
-    categories = {c["id"]: c["name"] for c in truth.header["categories"]}
-    with hold(run, truth) as held:
-        measure = Ranges(held, run.settings, categories)
-        try:
-            figures = stream(measure, range(len(truth.ranges)), run.cores, forked=True)
-        except measures.InstancesError as exc:  # a detection the engine could not read, named with the file
-            raise measures.InstancesError(f"{run.predictions}: {exc}") from None
+    figures, measure = ranged(run, truth, run.settings)
     release_id = truth.release_id
     per_image = {
         release_id.get(int(i), int(i)): float(f)
@@ -485,6 +479,21 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
         for i, f in zip(ids, values, strict=True)
     }
     return figures, per_image
+
+
+def ranged(
+    run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None
+) -> tuple[dict[str, Any], Ranges]:
+    """The run's detections (or ``detections``: ``hold``) scored against ``truth`` a range of
+    images at a time (``Ranges``, streamed by the runner): the figures, and the measure."""
+    categories = {c["id"]: c["name"] for c in truth.header["categories"]}
+    with hold(run, truth, settings, detections) as held:
+        measure = Ranges(held, settings, categories)
+        try:
+            figures = stream(measure, range(len(truth.ranges)), run.cores, forked=True)
+        except measures.InstancesError as exc:  # a detection the engine could not read, named with the file
+            raise measures.InstancesError(f"{run.predictions}: {exc}") from None
+    return figures, measure
 
 
 def per_source_split(
@@ -648,37 +657,27 @@ def whole_truth(data: Release, images: pd.DataFrame, who: str, lvis: bool = Fals
 
 
 def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -> dict[str, Any]:
-    """Each human's regions as detections (score 1) against each other human's, under the run's
-    method: the mean AP of each, and over them. Under LVIS's only a human whose file gives its
-    federated lists is a truth."""
+    """Each human's regions as detections (score 1) against each other human's, scored as the run
+    is (``ranged``: a range of images at a time, on the runner; COCO's area ranges, no TIDE): the
+    mean AP of each, and over them. Under LVIS's only a human whose file gives its federated
+    lists is a truth."""
     people = masks.humans(data)
     if len(people) < 2 or not masks.paired(data, images):
         return {}
+    settings = dataclasses.replace(run.settings, tide=False, strict=False, area_ranges=())
     chosen = [int(i) for i in images["image_id"]]
     truths = {}
     for b in people:
         with contextlib.suppress(TaskError):  # LVIS: a file without the lists judges no one
-            truths[b] = whole_truth(data, images, b, run.settings.lvis)
+            truths[b] = Truth.of(data, images, b, lvis=settings.lvis)
     each = {}
     for a in people:
-        runs = []
         regions = data.image_regions(chosen, a, TRUTH_COLUMNS)
-        for b in people:
-            if b == a or b not in truths:
-                continue
-            truth, document = truths[b]
-            detections = measures.as_detections(regions, a, document, truth.numbering)
-            checked = measures.check_results(Path(a), detections, document, truth.names)
-            runs.append(
-                measures.score(
-                    document,
-                    checked,
-                    run.settings.iou_type,
-                    run.settings.max_dets_read(),
-                    dilation_ratio=run.settings.dilation_ratio,
-                    method=run.settings.method,
-                )["stats"]
-            )
+        runs = []
+        for b, truth in truths.items():
+            if b != a:
+                detections = measures.as_detections(regions, a, truth.header, truth.numbering)
+                runs.append(ranged(run, truth, settings, detections)[0]["stats"])
         if runs:
             each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
     return masks.ceiling(each)
@@ -709,7 +708,7 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     release_id = truth.release_id
     out: dict[int, list[Shape]] = {}
     missed: dict[int, list[Shape]] = {}
-    with hold(run, truth) as held:
+    with hold(run, truth, run.settings) as held:
         for r in range(len(truth.ranges)):
             document = truth.document(r)
             detections = of_the_truth(settings.kept(held.detections(r)), document, settings)  # those scored
