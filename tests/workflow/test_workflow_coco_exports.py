@@ -355,10 +355,11 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
             assert value == pytest.approx(float(np.mean(members)), abs=1e-12)
     assert ours["per_level_ap"] and ours["conventions"]
     # a range of 5 images at a time, 40 detections held before spilling, on two processes: the same report
+    from regionbench.client.tasks import _runner
     from regionbench.client.tasks import instances as task
 
     monkeypatch.setattr(task, "RANGE", 5)
-    monkeypatch.setattr(task, "HELD", 40)
+    monkeypatch.setattr(_runner, "HELD", 40)
     ranged = regionbench.evaluate(release_, tmp_path / "results.json", "instances", cores=2, **run)
     assert json.dumps(ranged, sort_keys=True) == json.dumps(same, sort_keys=True)
     monkeypatch.undo()
