@@ -106,6 +106,19 @@ def test_the_client_modules_need_no_build_dependency() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_the_layouts_registry_needs_no_build_dependency() -> None:
+    """A label-map run asks the layouts' registry which benchmark scores the release's layout:
+    the client install (Pillow and shapely, no build extra) imports every layout module."""
+    code = (
+        "import sys\nfrom regionbench.io import layouts\nfrom regionbench.client import benchmarks\n"
+        "assert benchmarks.of_layout('voc') == 'voc'\n"
+        "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'skimage', 'dvc', 'zlib_ng', 'isal', 'numba', 'mlcroissant'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 def test_cli_synth_profiles_are_the_synth_profiles() -> None:
     from regionbench import cli
     from regionbench.synthetic import plans

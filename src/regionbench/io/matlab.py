@@ -28,10 +28,6 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
-from isal import isal_zlib
-from zlib_ng import zlib_ng
-
-_INFLATE_ERROR = cast(type[Exception], isal_zlib.error)  # isal's stubs do not type it as one
 
 _MI_INT8, _MI_INT32, _MI_UINT32, _MI_DOUBLE, _MI_MATRIX, _MI_COMPRESSED = 1, 5, 6, 9, 14, 15
 _MX_DOUBLE_CLASS = 6
@@ -62,6 +58,8 @@ def mat_bytes(variables: dict[str, np.ndarray], level: int = 2) -> bytes:
     header = _HEADER_TEXT.ljust(116, b" ") + b"\0" * 8 + struct.pack("<H", 0x0100) + b"IM"
     parts = [header]
     for name in sorted(variables):
+        from zlib_ng import zlib_ng  # the build extra: importing this module (the layouts' registry) needs it not
+
         compressed = zlib_ng.compress(_matrix(name, variables[name]), level)
         parts.append(struct.pack("<II", _MI_COMPRESSED, len(compressed)) + compressed)
     return b"".join(parts)
@@ -139,8 +137,8 @@ def _read_direct(data: bytes) -> dict[str, np.ndarray]:
         at += 8 + size + (0 if kind == _MI_COMPRESSED else -size % 8)
         if kind == _MI_COMPRESSED:
             try:
-                payload = isal_zlib.decompress(payload)
-            except _INFLATE_ERROR:
+                payload = _inflate(payload)
+            except _inflate_error():
                 raise _Unsupported from None
             if len(payload) < 8:
                 raise _Unsupported
@@ -201,3 +199,18 @@ def _loadmat_apart(data: bytes) -> dict[str, np.ndarray]:
     if kind == "error":
         raise ValueError(found)
     return cast(dict[str, np.ndarray], found)
+
+
+def _inflate(payload: bytes) -> bytes:
+    """``payload`` inflated by ISA-L (the build extra, imported when a file is read: the client
+    install imports this module through the layouts' registry without it)."""
+    from isal import isal_zlib
+
+    inflated: bytes = isal_zlib.decompress(payload)
+    return inflated
+
+
+def _inflate_error() -> type[Exception]:
+    from isal import isal_zlib
+
+    return cast(type[Exception], isal_zlib.error)  # isal's stubs do not type it as one
