@@ -203,7 +203,7 @@ def test_boundary_figures_are_faster_coco_eval_s(
     assert ours["stats"]["AP"] <= segm["stats"]["AP"] + 1e-12  # the smaller of mask and boundary IoU
     # the bands the engine made of the truth count the thin instances as bands made afresh do
     fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}
-    instances.evaluate_range(fresh, [dict(d) for d in read], "boundary", 100, instances.area_bounds(None), False, ratio)
+    instances.Engine("boundary", 100, instances.area_bounds(None), ratio).evaluate(fresh, [dict(d) for d in read])
     assert all("boundary" in a for a in fresh["annotations"])
     assert instances.band_covers_mask(fresh["annotations"], ratio) == instances.band_covers_mask(
         truth["annotations"], ratio
@@ -350,7 +350,7 @@ def test_the_per_image_f1_is_its_definition_on_the_pixels(seed: int, max_dets: i
     included."""
     truth, detections = truth_and_detections(seed)
     checked = instances.check_results(Path("results.json"), detections, truth, {})
-    found = instances.evaluate_range(truth, checked, "segm", max_dets, instances.area_bounds(None), outcomes=True)
+    found = instances.Engine("segm", max_dets, instances.area_bounds(None)).evaluate(truth, checked, outcomes=True)
     ours = instances.per_image_f1(found.per_image)
     expected, outcomes = _by_pixels(truth, detections, max_dets)
     assert ours.keys() == expected.keys()
@@ -390,7 +390,7 @@ def test_ranges_of_images_accumulate_to_cocoeval_s_figures(
             "categories": truth["categories"],
         }
         mine = [dict(d) for d in checked if d["image_id"] in chosen]
-        parts.append(instances.evaluate_range(part, mine, iou_type, max(10, most), instances.area_bounds(None)))
+        parts.append(instances.Engine(iou_type, max(10, most), instances.area_bounds(None)).evaluate(part, mine))
     categories = {c["id"]: c["name"] for c in truth["categories"]}
     ours = instances.report(parts, categories, iou_type, (1, 10, most), None, {})
     theirs = cocoeval(folder / "truth.json", folder / "results.json", iou_type, [1, 10, most])

@@ -47,15 +47,15 @@ def drop_in_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ca
         sys.modules.pop(name, None)
 
 
-WHOLE = '''
+WHOLE = '''"""``count``: a count of the predictions' lines.
+
+Predictions: a text file.
+
+Measures: lines.
+"""
 from dataclasses import dataclass
 from regionbench.client import scope
 from regionbench.client.tasks._base import Settings as Base, option
-
-NAME = "count"
-SUMMARY = "a count of the predictions' lines"
-PREDICTIONS = "a text file"
-MEASURES = "lines"
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,9 @@ def test_the_registry_holds_the_eight_tasks_and_each_keeps_the_contract() -> Non
     assert list(found) == TASKS
     for module in found.values():
         assert tasks.contract_problems(module) == []
-        assert module.Settings.__doc__ and module.SUMMARY and module.PREDICTIONS and module.MEASURES
+        said = tasks.about(module)
+        assert module.Settings.__doc__ and said.summary and said.predictions and said.measures
+        assert said.name == module.__name__.rpartition(".")[2] and not said.summary.endswith(".")
     assert {name for name, module in found.items() if hasattr(module, "shapes")} == {
         "boundaries",
         "instances",
@@ -97,7 +99,9 @@ def test_the_registry_holds_the_eight_tasks_and_each_keeps_the_contract() -> Non
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        (lambda s: s.replace('NAME = "count"\n', ""), "NAME missing"),
+        (lambda s: s.replace("Measures: lines.", ""), "the docstring has 0 paragraphs beginning 'Measures: '"),
+        (lambda s: s.replace("``count``:", "count:"), "the docstring does not begin ``count``: <summary>"),
+        (lambda s: s.replace("def scope_of(", "def scoped("), "scope_of missing"),
         (lambda s: s.replace("def score(run):", "def score(run, extra):"), "score(run, extra) should be score(run)"),
         (lambda s: s.replace("class Settings(Base):", "class Settings:"), "Settings is not a frozen dataclass"),
         (lambda s: s.replace("@dataclass(frozen=True)\n", "@dataclass\n"),

@@ -143,7 +143,9 @@ def ours(case: Case) -> dict[str, float]:
 
     iou_type = case.settings.get("iou_type", "segm")
     if case.family == "tide":  # detections of categories the truth lacks count in TIDE, as in tidecv
-        kept = instances.check_results(Path("run.json"), case.run, case.truth, {}, keep_absent=True)
+        kept = instances.Checker(instances.truth_header(case.truth), {}, keep_absent=True).read(
+            Path("run.json"), case.run
+        )
         return _ours_tide(case, kept, iou_type)
     checked = instances.check_results(Path("run.json"), case.run, case.truth, {})
     max_dets = tuple(case.settings.get("max_dets", (1, 10, 100)))
@@ -170,9 +172,8 @@ def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict
     found: dict[int, list[dict[str, Any]]] = {}
     for n, d in enumerate(checked):
         found.setdefault(d["image_id"], []).append(dict(d, id=n))
-    figures = tide.evaluate(
-        [e["id"] for e in case.truth["images"]], truth, found, shape, case.settings.get("max_dets", 100)
-    )
+    images = [e["id"] for e in case.truth["images"]]
+    figures = tide.summarize(tide.collect(images, truth, found, shape, case.settings.get("max_dets", 100)))
     return tide_figures(figures["ap"], figures["main"], figures["special"])
 
 

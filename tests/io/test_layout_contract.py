@@ -51,5 +51,5 @@ def test_the_registry_refuses_a_layout_that_breaks_the_contract(
     tmp_path: Path, drop_in_layout: Callable[[Path], None]
 ) -> None:
     drop_in_layout(wrong_copy(tmp_path))
-    with pytest.raises(IngestError, match=r"regionbench.io.labelmap: its LAYOUT breaks the Layout contract"):
+    with pytest.raises(IngestError, match=r"regionbench.io.labelmap: breaks the Layout contract"):
         layouts.registry()

@@ -330,7 +330,7 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
         im["id"]: next(p["image_id"] for p in paths if p["path"].endswith(im["file_name"])) for im in mine["images"]
     }
     checked = instances.check_results(tmp_path / "results.json", detections, mine, {})
-    whole = instances.evaluate_range(mine, checked, iou_type, 100, instances.area_bounds(None))
+    whole = instances.Engine(iou_type, 100, instances.area_bounds(None)).evaluate(mine, checked)
     expected = {release_id[i]: v for i, v in instances.per_image_f1(whole.per_image).items()}
     assert {int(i): v for i, v in ours["per_image"].items()} == expected and set(expected.values()) - {0.0, 1.0}
     import regionbench

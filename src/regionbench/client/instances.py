@@ -212,7 +212,7 @@ def read_results(
     refusing those of categories the truth lacks); raises ``OutsideImages`` where detections lie
     on ``others`` (images of the release the truth leaves out), else ``InstancesError`` with one
     line per problem (the first ten)."""
-    return check_results(path, stream_items(path), truth, names, others, strict=strict)
+    return Checker(truth_header(truth), names, others, strict=strict).read(path, stream_items(path))
 
 
 def stream_items(path: Path) -> Iterator[Any]:
@@ -333,6 +333,13 @@ class Checker:
         detection["area"] = area
         return detection
 
+    def read(self, path: Path, items: Iterable[Any]) -> list[dict]:
+        """Every item of the results file ``path`` taken in order, then its problems raised
+        (``finish``): the detections kept."""
+        out = [d for n, item in enumerate(items) if (d := self.take(n, item)) is not None]
+        self.finish(path)
+        return out
+
     def finish(self, path: Path) -> None:
         """Raise what was found: ``OutsideImages``, else ``InstancesError`` (the first ten problems)."""
         if self.outside:
@@ -342,21 +349,9 @@ class Checker:
             raise InstancesError(f"{path}: " + f"; {path}: ".join(self.problems[:10]) + more)
 
 
-def check_results(
-    path: Path,
-    items: Iterable[Any],
-    truth: dict,
-    names: Mapping[str, int],
-    others: Collection[int] = (),
-    boxes: bool = True,
-    strict: bool = False,
-    keep_absent: bool = False,
-) -> list[dict]:
-    """``read_results`` of the ``items`` of the results file ``path`` (``Checker``)."""
-    checker = Checker(truth_header(truth), names, others, boxes, strict, keep_absent)
-    out = [d for n, item in enumerate(items) if (d := checker.take(n, item)) is not None]
-    checker.finish(path)
-    return out
+def check_results(path: Path, items: Iterable[Any], truth: dict, names: Mapping[str, int]) -> list[dict]:
+    """``read_results`` of the ``items`` of the results file ``path`` (``Checker.read``)."""
+    return Checker(truth_header(truth), names).read(path, items)
 
 
 def rle_problem(rle: dict[str, Any]) -> str | None:
@@ -597,113 +592,105 @@ def frequency_groups(categories: Sequence[dict]) -> list[list[int]]:
     return [[k for k, c in enumerate(ordered) if c.get("frequency") == f] for f in FREQUENCIES]
 
 
-def _engine(
-    truth: dict,
-    detections: Sequence[dict],
-    iou_type: str,
-    max_det: int,
-    areas: Sequence[Sequence[float]],
-    dilation_ratio: float = DILATION_RATIO,
-    lvis: bool = False,
-) -> Any:
-    """faster-coco-eval's ``COCOeval_faster`` evaluated on ``truth`` and ``detections`` (each with
-    its ``id``, ``area`` and shape), the per-image results kept for reading (``separate_eval``).
-    ``boundary``: Boundary IoU (Cheng et al., CVPR 2021), each mask's pixels within
-    ``dilation_ratio`` of the image diagonal of its contour, the IoU the smaller of mask and
-    boundary IoU (crowds: the mask's), as boundary-iou-api computes it. ``lvis``: LVIS's
-    federated rules (``LVIS``)."""
-    from faster_coco_eval import COCO, COCOeval_faster
+@dataclass(frozen=True)
+class Engine:
+    """faster-coco-eval's ``COCOeval_faster`` under one run's rules: ``iou_type`` (segm, bbox or
+    boundary: Boundary IoU, Cheng et al., CVPR 2021, each mask's pixels within ``dilation_ratio``
+    of the image diagonal of its contour, the IoU the smaller of mask and boundary IoU, crowds the
+    mask's, as boundary-iou-api computes it), at most ``max_det`` detections per image and
+    category (best first), ``areas`` (low, high) in pixels, all areas first, and ``lvis``: LVIS's
+    federated rules (``LVIS``; the truth's images carry its lists, its categories their
+    ``frequency``)."""
 
-    gt = COCO()
-    gt.dataset = truth
-    gt.createIndex()
-    dt = COCO()
-    dt.dataset = {"images": truth["images"], "categories": truth["categories"], "annotations": list(detections)}
-    dt.createIndex()
-    quiet = lambda *args, **kwargs: None  # noqa: E731  the engine reports its progress
-    evaluation = COCOeval_faster(
-        gt, dt, iou_type, print_function=quiet, separate_eval=True, rle_iou_max_workers=1,
-        boundary_dilation_ratio=dilation_ratio, boundary_cpu_count=1, lvis_style=lvis,
-    )  # fmt: skip
-    evaluation.params.catIds = sorted(c["id"] for c in truth["categories"])
-    evaluation.params.imgIds = sorted(e["id"] for e in truth["images"])
-    evaluation.params.maxDets = [max_det]
-    evaluation.params.areaRng = [list(a) for a in areas]
-    evaluation.params.areaRngLbl = [str(k) for k in range(len(areas))]
-    with contextlib.redirect_stdout(io.StringIO()):
-        evaluation.evaluate()
-    return evaluation
+    iou_type: str
+    max_det: int
+    areas: Sequence[Sequence[float]]
+    dilation_ratio: float = DILATION_RATIO
+    lvis: bool = False
 
+    def run(self, truth: dict, detections: Sequence[dict]) -> Any:
+        """The engine evaluated on ``truth`` and ``detections`` (each with its ``id``, ``area``
+        and shape), the per-image results kept for reading (``separate_eval``)."""
+        from faster_coco_eval import COCO, COCOeval_faster
 
-def evaluate_range(
-    truth: dict,
-    detections: Sequence[dict],
-    iou_type: str,
-    max_det: int,
-    areas: Sequence[Sequence[float]],
-    outcomes: bool = False,
-    dilation_ratio: float = DILATION_RATIO,
-    lvis: bool = False,
-) -> Evaluated:
-    """The engine's per-image evaluation of a range of images (``truth``, a COCO instances
-    document, taken by the engine: give it a fresh one) and its ``detections`` (checked by
-    ``Checker``, their ``id`` set here), read into an ``Evaluated``: what COCOeval's
-    ``evaluateImg`` gives (matches and ignore flags per IoU threshold and area range, at most
-    ``max_det`` detections per image and category, best first), for ``areas`` (low, high) in
-    pixels, all areas first. ``outcomes``: each detection's at IoU 0.5 too (``Evaluated``).
-    ``lvis``: LVIS's federated rules (``LVIS``; the truth's images carry its lists, its
-    categories their ``frequency``)."""
-    for k, d in enumerate(detections, start=1):
-        d["id"] = k
-    if not detections:  # nothing for the engine to match: the instances alone
-        ids = sorted(e["id"] for e in truth["images"])
-        cat_index = {c: k for k, c in enumerate(sorted(c["id"] for c in truth["categories"]))}
-        return Evaluated(
-            instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
-        )
-    evaluation = _engine(truth, detections, iou_type, max_det, areas, dilation_ratio, lvis)
-    p = evaluation.params
-    cats, images, thresholds = list(p.catIds), list(p.imgIds), len(IOU_THRESHOLDS)
-    n_areas, n_images = len(areas), len(images)
-    cat_index, image_index = {c: k for k, c in enumerate(cats)}, {i: n for n, i in enumerate(images)}
-    groups: dict[tuple[int, int], list[int]] = defaultdict(list)  # (image, category index) -> detections
-    for n, d in enumerate(detections):
-        groups[(image_index[d["image_id"]], cat_index[d["category_id"]])].append(n)
-    states = evaluation._evalImgs_cpp  # k * A * I + a * I + i, as COCOeval's evalImgs
-    found = Evaluated(instances=_instances(truth, cat_index, areas))
-    sizes: dict[int, list[int]] = defaultdict(list)  # category index -> detections kept per group
-    scores: dict[int, list[float]] = defaultdict(list)
-    hits: dict[tuple[int, int], list[int]] = defaultdict(list)  # (category index, area) -> T x kept, per group
-    ignored: dict[tuple[int, int], list[int]] = defaultdict(list)
-    images_of: dict[int, list[int]] = defaultdict(list)  # category index -> each group's image index
-    collecting = gc.isenabled()
-    gc.disable()  # the engine's states are many small lists: a collection per thousand would triple the time
-    try:
-        for i, k in sorted(groups):
-            state = states[k * n_areas * n_images + i].__getstate__()
-            count = len(state[2])
-            sizes[k].append(count)
-            images_of[k].append(i)
-            scores[k] += state[2]
-            hits[(k, 0)] += state[0]
-            ignored[(k, 0)] += state[4]
-            if outcomes:
-                ranked = sorted(groups[(i, k)], key=lambda n: -detections[n]["score"])  # stable, as the engine
-                _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth, found)
-            for a in range(1, n_areas):
-                state = states[k * n_areas * n_images + a * n_images + i].__getstate__()
-                hits[(k, a)] += state[0]
-                ignored[(k, a)] += state[4]
-    finally:
-        if collecting:
-            gc.enable()
-    for k, counts in sizes.items():
-        found.scores[k] = np.asarray(scores[k], dtype=np.float64)
-        index, found.ranks[k] = _layout(np.asarray(counts, dtype=np.int64), thresholds)
-        found.hits[k] = np.stack([_bits(np.asarray(hits[(k, a)]), index) for a in range(n_areas)])
-        found.ignored[k] = np.stack([_bits(np.asarray(ignored[(k, a)]), index) for a in range(n_areas)])
-    found.per_image = _per_image(truth, images, found, {k: np.repeat(images_of[k], sizes[k]) for k in sizes})
-    return found
+        gt = COCO()
+        gt.dataset = truth
+        gt.createIndex()
+        dt = COCO()
+        dt.dataset = {"images": truth["images"], "categories": truth["categories"], "annotations": list(detections)}
+        dt.createIndex()
+        quiet = lambda *args, **kwargs: None  # noqa: E731  the engine reports its progress
+        evaluation = COCOeval_faster(
+            gt, dt, self.iou_type, print_function=quiet, separate_eval=True, rle_iou_max_workers=1,
+            boundary_dilation_ratio=self.dilation_ratio, boundary_cpu_count=1, lvis_style=self.lvis,
+        )  # fmt: skip
+        evaluation.params.catIds = sorted(c["id"] for c in truth["categories"])
+        evaluation.params.imgIds = sorted(e["id"] for e in truth["images"])
+        evaluation.params.maxDets = [self.max_det]
+        evaluation.params.areaRng = [list(a) for a in self.areas]
+        evaluation.params.areaRngLbl = [str(k) for k in range(len(self.areas))]
+        with contextlib.redirect_stdout(io.StringIO()):
+            evaluation.evaluate()
+        return evaluation
+
+    def evaluate(self, truth: dict, detections: Sequence[dict], outcomes: bool = False) -> Evaluated:
+        """The per-image evaluation of a range of images (``truth``, a COCO instances document,
+        taken by the engine: give it a fresh one) and its ``detections`` (checked by ``Checker``,
+        their ``id`` set here), read into an ``Evaluated``: what COCOeval's ``evaluateImg`` gives
+        (matches and ignore flags per IoU threshold and area range). ``outcomes``: each
+        detection's at IoU 0.5 too (``Evaluated``)."""
+        areas = self.areas
+        for k, d in enumerate(detections, start=1):
+            d["id"] = k
+        if not detections:  # nothing for the engine to match: the instances alone
+            ids = sorted(e["id"] for e in truth["images"])
+            cat_index = {c: k for k, c in enumerate(sorted(c["id"] for c in truth["categories"]))}
+            return Evaluated(
+                instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
+            )
+        evaluation = self.run(truth, detections)
+        p = evaluation.params
+        cats, images, thresholds = list(p.catIds), list(p.imgIds), len(IOU_THRESHOLDS)
+        n_areas, n_images = len(areas), len(images)
+        cat_index, image_index = {c: k for k, c in enumerate(cats)}, {i: n for n, i in enumerate(images)}
+        groups: dict[tuple[int, int], list[int]] = defaultdict(list)  # (image, category index) -> detections
+        for n, d in enumerate(detections):
+            groups[(image_index[d["image_id"]], cat_index[d["category_id"]])].append(n)
+        states = evaluation._evalImgs_cpp  # k * A * I + a * I + i, as COCOeval's evalImgs
+        found = Evaluated(instances=_instances(truth, cat_index, areas))
+        sizes: dict[int, list[int]] = defaultdict(list)  # category index -> detections kept per group
+        scores: dict[int, list[float]] = defaultdict(list)
+        hits: dict[tuple[int, int], list[int]] = defaultdict(list)  # (category index, area) -> T x kept, per group
+        ignored: dict[tuple[int, int], list[int]] = defaultdict(list)
+        images_of: dict[int, list[int]] = defaultdict(list)  # category index -> each group's image index
+        collecting = gc.isenabled()
+        gc.disable()  # the engine's states are many small lists: a collection per thousand would triple the time
+        try:
+            for i, k in sorted(groups):
+                state = states[k * n_areas * n_images + i].__getstate__()
+                count = len(state[2])
+                sizes[k].append(count)
+                images_of[k].append(i)
+                scores[k] += state[2]
+                hits[(k, 0)] += state[0]
+                ignored[(k, 0)] += state[4]
+                if outcomes:
+                    ranked = sorted(groups[(i, k)], key=lambda n: -detections[n]["score"])  # stable, as the engine
+                    _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth, found)
+                for a in range(1, n_areas):
+                    state = states[k * n_areas * n_images + a * n_images + i].__getstate__()
+                    hits[(k, a)] += state[0]
+                    ignored[(k, a)] += state[4]
+        finally:
+            if collecting:
+                gc.enable()
+        for k, counts in sizes.items():
+            found.scores[k] = np.asarray(scores[k], dtype=np.float64)
+            index, found.ranks[k] = _layout(np.asarray(counts, dtype=np.int64), thresholds)
+            found.hits[k] = np.stack([_bits(np.asarray(hits[(k, a)]), index) for a in range(n_areas)])
+            found.ignored[k] = np.stack([_bits(np.asarray(ignored[(k, a)]), index) for a in range(n_areas)])
+        found.per_image = _per_image(truth, images, found, {k: np.repeat(images_of[k], sizes[k]) for k in sizes})
+        return found
 
 
 def _layout(counts: np.ndarray, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1007,7 +994,7 @@ def score(
     areas, lvis = area_bounds(area_ranges), method == LVIS
     fresh = truth | {"annotations": [dict(a) for a in truth["annotations"]]}  # the engine marks them
     chosen = capped(detections, max_dets[-1]) if lvis else detections
-    part = evaluate_range(fresh, [dict(d) for d in chosen], iou_type, max(max_dets), areas, False, dilation_ratio, lvis)
+    part = Engine(iou_type, max(max_dets), areas, dilation_ratio, lvis).evaluate(fresh, [dict(d) for d in chosen])
     categories = {c["id"]: c["name"] for c in sorted(truth["categories"], key=lambda c: c["id"])}
     counts = {
         "images": len(truth["images"]),

@@ -26,6 +26,11 @@ from regionbench.client import query
 from regionbench.core import errors, geometry, tables
 
 
+def _table(name: str) -> cached_property[pd.DataFrame]:
+    """A ``Release`` attribute: its table ``name``, read on first use and kept."""
+    return cached_property(lambda self: self.table(name))
+
+
 class Release:
     """A release folder: ``.images``, ``.regions``, ``.relations``, ``.vocabulary``, ``.subsets``,
     ``.rejects`` (pandas DataFrames read on first use), ``.manifest``, ``.subset()``, ``.mask()``."""
@@ -124,29 +129,12 @@ class Release:
             )
         checked[rel] = seen
 
-    @cached_property
-    def images(self) -> pd.DataFrame:
-        return self.table("images")
-
-    @cached_property
-    def regions(self) -> pd.DataFrame:
-        return self.table("regions")
-
-    @cached_property
-    def relations(self) -> pd.DataFrame:
-        return self.table("relations")
-
-    @cached_property
-    def vocabulary(self) -> pd.DataFrame:
-        return self.table("vocabulary")
-
-    @cached_property
-    def subsets(self) -> pd.DataFrame:
-        return self.table("subsets")
-
-    @cached_property
-    def rejects(self) -> pd.DataFrame:
-        return self.table("rejects")
+    images = _table("images")
+    regions = _table("regions")
+    relations = _table("relations")
+    vocabulary = _table("vocabulary")
+    subsets = _table("subsets")
+    rejects = _table("rejects")
 
     def subset(self, name: str, split: str | None = None) -> pd.DataFrame:
         """The regions (with features) of subset ``name`` (A-H), optionally one split only."""

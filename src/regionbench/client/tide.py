@@ -188,19 +188,6 @@ def summarize(part: Part, order: Mapping[Any, int] | None = None) -> dict[str, A
     return {"ap": ap, "main": main, "special": special, "counts": counts}
 
 
-def evaluate(
-    images: Iterable[int],
-    truth: Mapping[int, list[dict[str, Any]]],
-    detections: Mapping[int, list[dict[str, Any]]],
-    shape: str = "segmentation",
-    max_dets: int = 100,
-) -> dict[str, Any]:
-    """``summarize`` of ``collect``, with each detection's outcome (its error type, "match" or
-    "ignored") by id."""
-    part = collect(images, truth, detections, shape, max_dets)
-    return summarize(part) | {"outcomes": part.outcomes}
-
-
 def _image(
     preds: list[dict[str, Any]], gt: list[dict[str, Any]], shape: str, foreground: float, background: float,
     part: Part, image: Any,

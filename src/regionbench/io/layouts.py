@@ -11,18 +11,18 @@ are not a layout's business: ``regionbench.pipeline.ingest`` derives them from t
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
 
+from regionbench.core import plugins
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.io.shards import MAX_IMAGE_PIXELS, IngestError, Ledger
 
@@ -365,18 +365,13 @@ def registry() -> dict[str, Layout]:
     """Layout name -> layout: the ``LAYOUT`` of every module and package of ``regionbench.io``."""
     import regionbench.io as package
 
-    found: dict[str, Layout] = {}
-    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        layout = getattr(importlib.import_module(f"{package.__name__}.{module.name}"), "LAYOUT", None)
-        if layout is None:
-            continue
-        if problems := contract_problems(layout):
-            raise IngestError(
-                f"regionbench.io.{module.name}: its LAYOUT breaks the Layout contract ({'; '.join(problems)}); "
-                "see regionbench.io.layouts"
-            )
-        found[layout.name] = layout
-    return found
+    def offered(module: ModuleType) -> Layout | None:  # a module of helpers offers none
+        return getattr(module, "LAYOUT", None)
+
+    return {
+        layout.name: layout
+        for _, layout in plugins.scan(package, offered, contract_problems, "Layout contract", IngestError)
+    }
 
 
 def get(name: str) -> Layout:

@@ -3,8 +3,9 @@
 
 A task module defines:
 
-- ``NAME``, ``SUMMARY`` (its line in ``evaluate --help``), ``PREDICTIONS`` and ``MEASURES`` (its
-  row of the manual's task table);
+- a docstring whose first line is the task's name (the module's) in double backquotes, a colon
+  and its summary (its line in ``evaluate --help``), with the paragraphs ``Predictions: ...`` and
+  ``Measures: ...`` (its row of the manual's task table), read by ``about``;
 - ``Settings``, a frozen dataclass deriving from ``_base.Settings``: each field an ``option``, so
   the command line's options (grouped by the class that declares them), the report's
   ``settings`` and ``view``'s rerun all derive from it;
@@ -27,10 +28,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import inspect
 import os
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -48,7 +47,7 @@ from regionbench.client.tasks._base import (
     release_hierarchy,
     renamed,
 )
-from regionbench.core import errors
+from regionbench.core import plugins
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.release.versions import tag_name
 
@@ -58,10 +57,6 @@ __all__ = [
 ]  # fmt: skip
 
 CONTRACT: dict[str, tuple[str, ...] | type] = {
-    "NAME": str,
-    "SUMMARY": str,
-    "PREDICTIONS": str,
-    "MEASURES": str,
     "Settings": type,
     "scope_of": ("data", "settings"),
     "read": ("predictions", "data", "settings"),
@@ -70,11 +65,46 @@ CONTRACT: dict[str, tuple[str, ...] | type] = {
 OPTIONAL: dict[str, tuple[str, ...]] = {"shapes": ("run", "report")}
 
 
+@dataclasses.dataclass(frozen=True)
+class About:
+    """What a task says of itself, from its module's docstring (one place, read by the help and
+    the manual): its name, its summary, what it scores and what it measures."""
+
+    name: str
+    summary: str
+    predictions: str
+    measures: str
+
+
+def about(module: ModuleType) -> About:
+    """The ``About`` of a task module, read from its docstring: its first line names the task (the
+    module's last name, in double backquotes), a colon and the summary; the paragraphs that begin
+    ``Predictions:`` and ``Measures:`` follow. White space is folded, a closing full stop dropped.
+    A ``TaskError`` says what the docstring lacks."""
+    name = module.__name__.rpartition(".")[2]
+    text = (module.__doc__ or "").strip()
+    head = f"``{name}``: "
+    if not text.startswith(head):
+        raise TaskError(f"the docstring does not begin {head}<summary>")
+    found = {"summary": text.partition("\n")[0][len(head) :]}
+    paragraphs = [" ".join(p.split()) for p in text.split("\n\n")]
+    for label in ("Predictions", "Measures"):
+        said = [p[len(label) + 2 :] for p in paragraphs if p.startswith(f"{label}: ")]
+        if len(said) != 1:
+            raise TaskError(f"the docstring has {len(said)} paragraphs beginning '{label}: ' (one is needed)")
+        found[label.lower()] = said[0]
+    return About(name, *(found[k].removesuffix(".") for k in ("summary", "predictions", "measures")))
+
+
 def contract_problems(module: ModuleType) -> list[str]:
     """What a task module lacks of the contract (module docstring): a missing member, a member of
     another kind, a function whose parameters are not the contract's, a ``Settings`` that is not
     a frozen dataclass of ``_base.Settings``. Empty: it keeps the contract."""
     problems = []
+    try:
+        about(module)
+    except TaskError as exc:
+        problems.append(str(exc))
     for name, wanted in {**CONTRACT, **{k: v for k, v in OPTIONAL.items() if hasattr(module, k)}}.items():
         if not hasattr(module, name):
             problems.append(f"{name} missing")
@@ -100,23 +130,7 @@ def registry() -> dict[str, ModuleType]:
     order; a module that breaks the contract is a ``TaskError`` naming what it lacks."""
     import regionbench.client.tasks as package
 
-    found = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        try:
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-        except Exception as exc:  # a dropped-in module's own error: one line naming it
-            raise TaskError(
-                f"{package.__name__}.{info.name}: breaks the task contract: cannot be imported "
-                f"({type(exc).__name__}: {errors.first_line(exc)})"
-            ) from None
-        if problems := contract_problems(module):
-            raise TaskError(
-                f"{module.__name__}: breaks the task contract ({'; '.join(problems)}); see regionbench.client.tasks"
-            )
-        found[module.NAME] = module
-    return found
+    return dict(plugins.scan(package, lambda module: module, contract_problems, "task contract", TaskError))
 
 
 def get(name: str) -> ModuleType:
@@ -371,7 +385,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--task",
         required=True,
         choices=list(tasks),
-        help="; ".join(f"{name}: {task.SUMMARY}" for name, task in tasks.items()),
+        help="; ".join(f"{name}: {about(task).summary}" for name, task in tasks.items()),
     )
     seen: set[type] = set()
     groups: list[tuple[str, list[Any]]] = []
@@ -447,5 +461,8 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
 def manual_table() -> str:
     """The manual's task table (docs/scoring.md holds it; a test compares), from the registry."""
     rows = ["| task | predictions | measures |", "|---|---|---|"]
-    rows += [f"| `--task {name}` | {task.PREDICTIONS} | {task.MEASURES} |" for name, task in registry().items()]
+    for name, task in registry().items():
+        said = about(task)
+        cells = [f"`--task {name}`", said.predictions, said.measures]
+        rows.append("| " + " | ".join(c.replace("``", "`").replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows)

@@ -44,7 +44,7 @@ class ImageSettings(LabelSettings):
     k: int = option(5, "--k", "labels per image of the top-k measures and baselines (default 5)", type=positive_int)
 
 
-def _fail(path: Path, problems: list[str]) -> None:
+def fail(path: Path, problems: list[str]) -> None:
     if problems:
         shown = problems[:MAX_PROBLEMS]
         more = f"\n{path}: ... and {len(problems) - MAX_PROBLEMS} more problems" if len(problems) > MAX_PROBLEMS else ""
@@ -232,7 +232,7 @@ def read_table(
                     if len(problems) < MAX_PROBLEMS:
                         problems.append(f"row {row + 2}: {exc}")
             parsed[name] = (cells, dtype)
-    _fail(path, problems)
+    fail(path, problems)
     for name, (cells, dtype) in parsed.items():
         frame[name] = np.array(cells, dtype=dtype)
     for name in ("label", "annotator"):
@@ -241,7 +241,7 @@ def read_table(
     return frame
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     """A run or category file's UTF-8 text; a missing file or other bytes are a ``TaskError``."""
     if problem := errors.file_problem(path, "a run or category file"):
         raise TaskError(f"{path}: {problem}")

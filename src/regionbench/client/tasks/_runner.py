@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import gc
 import multiprocessing
 import pickle
@@ -73,6 +74,22 @@ def stream(measure: Measure[B, P], batches: Sequence[B], cores: int = 1, forked:
     for part in parts(measure.process, batches, cores, forked):
         measure.add(part)
     return measure.compute()
+
+
+def gather(total: Any, part: Any) -> None:
+    """Adds ``part`` to ``total``, two dataclasses of one kind, field by field: a list is extended;
+    a dict's lists are extended and its other values (counts, arrays) added, key by key. Parts
+    gathered in batch order give the same floats whatever the batches were."""
+    for field in dataclasses.fields(part):
+        mine, theirs = getattr(total, field.name), getattr(part, field.name)
+        if isinstance(theirs, list):
+            mine.extend(theirs)
+            continue
+        for key, value in theirs.items():
+            if isinstance(value, list):
+                mine.setdefault(key, []).extend(value)
+            else:
+                mine[key] = mine[key] + value if key in mine else value
 
 
 _WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # what a forked worker runs (inherited)

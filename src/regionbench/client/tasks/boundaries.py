@@ -1,11 +1,14 @@
-"""``boundaries``: boundary maps scored with the BSDS500 boundary benchmark
-(``regionbench.client.boundaries``) against every human who covered each image, beside the
-humans' own ceiling.
+"""``boundaries``: boundary maps: probability PNGs, BSDS .mat files (ucm2, segs) or label maps.
 
-Predictions: a folder with a file per image, named by image id or file stem: a boundary
-probability PNG (8 or 16 bits, one channel; cut at ``--thresholds`` levels), BSDS's own
-``.mat`` (a ``ucm2``, cut the same way, or a cell ``segs``, each segmentation's boundaries), or,
-with ``--png segments``, label-map PNGs whose segments' boundaries are scored.
+Boundary maps scored with the BSDS500 boundary benchmark (``regionbench.client.boundaries``) against
+every human who covered each image, beside the humans' own ceiling.
+
+Predictions: a folder of boundary probability PNGs (8- or 16-bit, one channel, named by image id or
+file stem), BSDS's own ``.mat`` files (a ``ucm2`` or a cell ``segs``), or label-map PNGs with
+``--png segments``.
+
+Measures: the BSDS500 boundary benchmark: ODS (threshold, recall, precision, F), OIS (recall,
+precision, F), AP and the precision-recall curve.
 """
 
 from __future__ import annotations
@@ -23,14 +26,10 @@ from regionbench.client import boundaries as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
-from regionbench.client.tasks._runner import batches, image_batches, stream
+from regionbench.client.tasks._runner import batches, gather, image_batches, stream
 from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
 
-NAME = "boundaries"
-SUMMARY = "boundary maps: probability PNGs, BSDS .mat files (ucm2, segs) or label maps"
-PREDICTIONS = "a folder of boundary probability PNGs (8- or 16-bit, one channel, named by image id or file stem), BSDS's own `.mat` files (a `ucm2` or a cell `segs`), or label-map PNGs with `--png segments`"
-MEASURES = "the BSDS500 boundary benchmark: ODS (threshold, recall, precision, F), OIS (recall, precision, F), AP and the precision-recall curve"
 SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a soft map
 
 
@@ -155,12 +154,7 @@ class Boundaries(masks.AgainstHumans):
         return part
 
     def add(self, part: Counted) -> None:
-        self.total.ids += part.ids
-        self.total.together += part.together
-        for a, counts in part.each.items():
-            self.total.each[a] += counts
-        for a, pooled in part.pooled.items():
-            self.total.pooled[a] = self.total.pooled.get(a, np.zeros(4, dtype=np.int64)) + pooled
+        gather(self.total, part)
 
     def compute(self) -> dict[str, Any]:
         """The report (``score``)."""

@@ -1,9 +1,13 @@
-"""``image``: scored labels per scored image of a subset (the image split); the k best are the
-prediction, scored per label and per image, ranked, example and label based, with the oracle,
-trivial baselines, label-set diagnostics, the train-overlap analysis and, with a threshold,
-semantic matching.
+"""``image``: scored labels per scored image of a subset (Parquet or CSV).
 
-Predictions: Parquet or CSV with ``image_id, label, score``, a row for every scored image.
+Scored labels per scored image of a subset (the image split); the k best are the prediction, scored
+per label and per image, ranked, example and label based, with the oracle, trivial baselines,
+label-set diagnostics, the train-overlap analysis and, with a threshold, semantic matching.
+
+Predictions: Parquet or CSV: ``image_id, label, score``, a row for every scored image.
+
+Measures: top-k per label and per image (P, R, F1, N+), mAP, example and label based, the oracle,
+baselines, train overlap; semantic matching with ``--semantic-threshold``.
 """
 
 from __future__ import annotations
@@ -19,29 +23,14 @@ import pandas as pd
 
 from regionbench.client import metrics
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _labels as shared
 from regionbench.client.tasks._base import Run, TaskError, option, unit_interval
-from regionbench.client.tasks._labels import (
-    MAX_PROBLEMS,
-    ImageSettings,
-    Subset,
-    _fail,
-    image_scope_of,
-    image_sides,
-    per_image,
-    read_table,
-    subset_truth,
-)
 from regionbench.core import errors, tables
 from regionbench.core.hierarchy import Hierarchy
 
-NAME = "image"
-SUMMARY = "scored labels per scored image of a subset (Parquet or CSV)"
-PREDICTIONS = "Parquet or CSV: `image_id, label, score`, a row for every scored image"
-MEASURES = "top-k per label and per image (P, R, F1, N+), mAP, example and label based, the oracle, baselines, train overlap; semantic matching with `--semantic-threshold`"
-
 
 @dataclass(frozen=True)
-class Settings(ImageSettings):
+class Settings(shared.ImageSettings):
     """The image task's settings."""
 
     semantic_threshold: float | None = option(
@@ -58,31 +47,31 @@ class Settings(ImageSettings):
     )  # fmt: skip
 
 
-scope_of = image_scope_of  # the subset's images on the scored side
+scope_of = shared.image_scope_of  # the subset's images on the scored side
 
 
-def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, list[dict[str, float]]]:
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[shared.Subset, list[dict[str, float]]]:
     """The subset's truth and, per scored image (by id), its {label: score} (``read_image_scores``)."""
-    spec = subset_truth(data, settings.subset, settings.annotator, settings.split)
+    spec = shared.subset_truth(data, settings.subset, settings.annotator, settings.split)
     return spec, read_image_scores(predictions, spec)
 
 
-def read_image_scores(path: Path, task: Subset) -> list[dict[str, float]]:
+def read_image_scores(path: Path, task: shared.Subset) -> list[dict[str, float]]:
     """Per test image (sorted by id), its {label: score}. Every test image needs a row, as the
     region and ImageCLEF tasks need every region and image: a run that skips images would be
     scored on the ones it chose (a method that ranks nothing for an image gives it one label
     at score 0)."""
-    frame = read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
-    problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[:MAX_PROBLEMS]]
+    frame = shared.read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
+    problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[: shared.MAX_PROBLEMS]]
     bad = ~frame["score"].between(0, 1)
-    for row in np.flatnonzero(bad)[:MAX_PROBLEMS]:
+    for row in np.flatnonzero(bad)[: shared.MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: score {frame['score'].iloc[row]!r} is not in [0, 1]")
-    for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[:MAX_PROBLEMS]:
+    for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[: shared.MAX_PROBLEMS]:
         problems.append(
             f"row {row + 2}: label {frame['label'].iloc[row]!r} scored twice for image {frame['image_id'].iloc[row]}"
         )
     outside = ~frame["label"].astype(str).isin(task.vocabulary)
-    for row in np.flatnonzero(outside)[:MAX_PROBLEMS]:
+    for row in np.flatnonzero(outside)[: shared.MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
     given = set(frame["image_id"].astype(int))
     if left := given & task.left_out():
@@ -96,7 +85,7 @@ def read_image_scores(path: Path, task: Subset) -> list[dict[str, float]]:
             f"{len(skipped)} scored images have no row, e.g. {skipped[0]}; score every scored image "
             "(one label at score 0 for an image the method ranks nothing for)"
         )
-    _fail(Path(path), problems)
+    shared.fail(Path(path), problems)
     scores: dict[int, dict[str, float]] = {i: {} for i in task.test}
     for image_id, label, score in frame[["image_id", "label", "score"]].itertuples(index=False):
         scores[int(image_id)][str(label)] = float(score)
@@ -161,18 +150,18 @@ def read_image_features(path: Path, images: list[int]) -> np.ndarray:
     """Image descriptors from a Parquet or CSV file (``image_id`` and one numeric column per
     dimension, e.g. a CNN's features as Dutta et al. used), rows in ``images`` order; every
     image needs exactly one row of finite numbers."""
-    frame = read_table(path, ["image_id"], ["one numeric column per dimension"], ids=("image_id",), values=None)
+    frame = shared.read_table(path, ["image_id"], ["one numeric column per dimension"], ids=("image_id",), values=None)
     columns = [c for c in frame.columns if c != "image_id"]
     problems = []
     if not columns:
         problems.append("no feature column besides image_id")
     numeric = frame[columns].to_numpy(dtype=float)
-    for row in np.flatnonzero(frame["image_id"].duplicated())[:MAX_PROBLEMS]:
+    for row in np.flatnonzero(frame["image_id"].duplicated())[: shared.MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: image {frame['image_id'].iloc[row]} given twice")
     missing = sorted(set(images) - set(frame["image_id"].astype(int)))
     if missing:
         problems.append(f"{len(missing)} train or test images of the subset have no row, e.g. {missing[0]}")
-    _fail(Path(path), problems)
+    shared.fail(Path(path), problems)
     by_id = dict(zip(frame["image_id"].astype(int), numeric, strict=True))
     return np.array([by_id[i] for i in images])
 
@@ -212,10 +201,10 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     """Image task: scores per label per test image, ranked to the top k; the oracle, the
     train-overlap analysis and, with a threshold, semantic matching."""
     spec, scores = run.given
-    images, truth, train, scored, report = image_sides(spec, run.settings.k)
+    images, truth, train, scored, report = shared.image_sides(spec, run.settings.k)
     settings = run.settings
     ranked = [metrics.top_k(s, settings.k) for s in scores]
-    report |= per_image(images, truth, ranked)
+    report |= shared.per_image(images, truth, ranked)
     report["measures"] = {
         "top_k": metrics.top_k_metrics(truth, scores, settings.k, scored),
         "ranking": metrics.mean_average_precisions(truth, scores, scored),

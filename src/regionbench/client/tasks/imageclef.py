@@ -1,5 +1,13 @@
-"""``imageclef``: an ImageCLEF photo-annotation run file (per line an image id, then
-``confidence binary`` per concept in concept order), scored overall and per concept category.
+"""``imageclef``: an ImageCLEF run file of confidences and decisions per concept.
+
+An ImageCLEF photo-annotation run file (per line an image id, then ``confidence binary`` per concept
+in concept order), scored overall and per concept category.
+
+Predictions: an ImageCLEF run file: per line an image id, then ``confidence binary`` per concept in
+concept order.
+
+Measures: MAP and interpolated AP per concept (mnap, miap, geometric means), F1 per photo instance,
+the same per concept category.
 
 ``io.imageclef.write_run_orders`` (``regionbench export --format imageclef``) writes what a
 run file must follow, per subset: its concepts in column order and its test images.
@@ -16,29 +24,16 @@ import numpy as np
 
 from regionbench.client import metrics, scope
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _labels as shared
 from regionbench.client.tasks._base import Run, option
-from regionbench.client.tasks._labels import (
-    ImageSettings,
-    Subset,
-    _fail,
-    _read_text,
-    image_scope_of,
-    image_sides,
-    per_image,
-    subset_truth,
-)
 from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
 
-NAME = "imageclef"
-SUMMARY = "an ImageCLEF run file of confidences and decisions per concept"
-PREDICTIONS = "an ImageCLEF run file: per line an image id, then `confidence binary` per concept in concept order"
-MEASURES = "MAP and interpolated AP per concept (mnap, miap, geometric means), F1 per photo instance, the same per concept category"
-
 
 @dataclass(frozen=True)
-class Settings(ImageSettings):
-    """The ImageCLEF task's settings."""
+class Settings(shared.ImageSettings):
+    """The ImageCLEF task's settings: the image tasks' (subset, split, annotator, k) and the concept
+    categories its per-category results are grouped by."""
 
     categories: Path | None = option(
         None, "--categories", "lines '<concept> <category>' for per-category results (default: the hierarchy's branches)",
@@ -46,12 +41,12 @@ class Settings(ImageSettings):
     )  # fmt: skip
 
 
-scope_of = image_scope_of  # the subset's images on the scored side
+scope_of = shared.image_scope_of  # the subset's images on the scored side
 
 
-def read(predictions: Path, data: Release, settings: Settings) -> tuple[Subset, np.ndarray, np.ndarray]:
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[shared.Subset, np.ndarray, np.ndarray]:
     """The subset's truth and the run's confidence and binary arrays (``read_imageclef_run``)."""
-    spec = subset_truth(data, settings.subset, settings.annotator, settings.split)
+    spec = shared.subset_truth(data, settings.subset, settings.annotator, settings.split)
     images = sorted(spec.test)
     return spec, *read_imageclef_run(predictions, images, spec.labels, spec.image_scope(), spec.left_out())
 
@@ -73,7 +68,7 @@ def read_imageclef_run(
     seen: dict[int, int] = {}
     problems, outside = [], set()
     fields_expected = 1 + 2 * len(concepts)
-    lines = _read_text(path).split("\n")
+    lines = shared.read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
     for number, line in enumerate(lines, start=1):
@@ -103,7 +98,7 @@ def read_imageclef_run(
     missing = [i for i in images if i not in seen]
     if missing:
         problems.append(f"{len(missing)} scored images have no line, e.g. {missing[0]}")
-    _fail(path, problems)
+    shared.fail(path, problems)
     return confidence, binary
 
 
@@ -130,7 +125,7 @@ def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
     -> concept columns (in concept order), categories sorted; concepts the file does not name go
     to ``uncategorised``. A concept outside the subset, or named twice, is an error with its line."""
     path = Path(path)
-    text = _read_text(path)
+    text = shared.read_text(path)
     column = {concept: n for n, concept in enumerate(concepts)}
     category_of: dict[str, str] = {}
     problems = []
@@ -146,7 +141,7 @@ def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
             problems.append(f"line {number}: concept {fields[0]!r} already has category {category_of[fields[0]]!r}")
         else:
             category_of[fields[0]] = fields[1]
-    _fail(path, problems)
+    shared.fail(path, problems)
     groups: dict[str, list[int]] = {}
     for concept in concepts:
         groups.setdefault(category_of.get(concept, "uncategorised"), []).append(column[concept])
@@ -167,11 +162,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     """ImageCLEF task: a run file of confidences and decisions, scored overall and per concept
     category (``categories``, else the hierarchy's branches)."""
     spec, confidence, binary = run.given
-    images, truth, _, _, report = image_sides(spec, run.settings.k)
+    images, truth, _, _, report = shared.image_sides(spec, run.settings.k)
     truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
     report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
     decided = [sorted(c for c, yes in zip(spec.labels, row, strict=True) if yes) for row in binary]
-    report |= per_image(images, truth, decided)
+    report |= shared.per_image(images, truth, decided)
     if run.settings.categories is not None:
         groups = read_categories(run.settings.categories, spec.labels)
         report["categories"] = Path(run.settings.categories).name

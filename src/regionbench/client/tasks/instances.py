@@ -1,9 +1,15 @@
-"""``instances``: instance masks or boxes scored as COCO's evaluation scores them (``regionbench.client.
-instances``) against one annotator's regions, every annotator's, and the human ceiling.
+"""``instances``: a COCO results JSON of instance masks or boxes.
 
-Predictions: a COCO results JSON, a list of ``{image_id, category_id | label, segmentation |
-bbox, score}``; a detection's category is one of the truth's, by its id in the source file or
-by name (the release's label or the source's own).
+Instance masks or boxes scored as COCO's evaluation scores them (``regionbench.client.instances``)
+against one annotator's regions, every annotator's, and the human ceiling.
+
+Predictions: a COCO results JSON, a list of ``{image_id, category_id | label, segmentation | bbox,
+score}``; a detection's category is one of the truth's, by its id in the source file or by name (the
+release's label or the source's own).
+
+Measures: COCO's 12 figures over masks, boxes or mask boundaries (Boundary AP; AP, AP50, AP75, AP
+small/medium/large, AR1/10/100, AR small/medium/large), per-category AP and the categories without
+instances among the scored images.
 """
 
 from __future__ import annotations
@@ -27,11 +33,6 @@ from regionbench.client.loader import Release
 from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
 from regionbench.client.tasks._runner import Shelf, Spilled, no_collection, stream
-
-NAME = "instances"
-SUMMARY = "a COCO results JSON of instance masks or boxes"
-PREDICTIONS = "a COCO results JSON: a list of `{image_id, category_id` or `label, segmentation` (RLE or polygons) or `bbox, score}`"
-MEASURES = "COCO's 12 figures over masks, boxes or mask boundaries (Boundary AP; AP, AP50, AP75, AP small/medium/large, AR1/10/100, AR small/medium/large), per-category AP and the categories without instances among the scored images"
 
 
 def area_range(text: str) -> tuple[str, float, float]:
@@ -142,13 +143,13 @@ class Settings(masks.MaskSettings):
     def evaluate(
         self, document: dict[str, Any], detections: list[dict[str, Any]], outcomes: bool = False
     ) -> measures.Evaluated:
-        """``measures.evaluate_range`` of a range under these settings: the engine keeps the most
+        """``measures.Engine.evaluate`` of a range under these settings: the engine keeps the most
         detections any figure reads (10 for AR10, or more)."""
-        areas = measures.area_bounds(self.ranges())
         most = self.most if self.lvis else max(10, self.most)
-        return measures.evaluate_range(
-            document, detections, self.iou_type, most, areas, outcomes, self.dilation_ratio, self.lvis
+        engine = measures.Engine(
+            self.iou_type, most, measures.area_bounds(self.ranges()), self.dilation_ratio, self.lvis
         )
+        return engine.evaluate(document, detections, outcomes)
 
 
 scope_of = masks.scope_of  # the images of the split
@@ -609,10 +610,9 @@ def notes(settings: Settings, first: dict[str, Any], report: dict[str, Any]) -> 
             f"leaves them out (detections_left_out in the report; --strict refuses them): category_id {shown}"
         )
     if absent := first["categories_absent"]:
-        shown = masks.few(absent)
         said.append(
             f"{len(absent)} of the truth's categories have no instance among the scored images (no AP, in no "
-            f"mean; categories_absent in the report): {shown}"
+            f"mean; categories_absent in the report): {masks.few(absent)}"
         )
     return said
 

@@ -1,13 +1,18 @@
-"""``panoptic``: panoptic segmentations scored by panoptic quality (``regionbench.client.panoptic``),
-as the COCO panoptic API scores them, with what it does not give: several crowd segments of a
-category taken together, PQ at each level of the release's hierarchy, against each annotator,
-the human ceiling and each image's PQ.
+"""``panoptic``: COCO panoptic PNGs and their segments JSON.
+
+Panoptic segmentations scored by panoptic quality (``regionbench.client.panoptic``), as the COCO
+panoptic API scores them, with what it does not give: several crowd segments of a category taken
+together, PQ at each level of the release's hierarchy, against each annotator, the human ceiling and
+each image's PQ.
 
 Predictions: the COCO panoptic results format every panoptic model writes, a JSON file
 (``annotations``: per image ``image_id``, ``file_name`` and ``segments_info`` of ``id`` and
 ``category_id``) and a folder of RGB PNGs (segment id = R + 256 G + 256^2 B, 0 VOID): the folder
-named as the JSON without ``.json`` (as the API defaults), else the JSON's own folder; or a
-folder holding one JSON and the PNGs.
+named as the JSON without ``.json`` (as the API defaults), else the JSON's own folder; or a folder
+holding one JSON and the PNGs.
+
+Measures: PQ, SQ, RQ (all, things, stuff, per class; the COCO panoptic API's rules), PQ at each
+level of the hierarchy, per image.
 
 The truth is the annotator's regions, painted in region order; pixels of no region are VOID.
 Category ids are the source's (``source_categories``; a release without them: the label ids);
@@ -34,10 +39,6 @@ from regionbench.client.tasks._base import Run, Shape, TaskError
 from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors
 
-NAME = "panoptic"
-SUMMARY = "COCO panoptic PNGs and their segments JSON"
-PREDICTIONS = "COCO panoptic results: a JSON of `segments_info` per image and its folder of RGB PNGs (segment id = R + 256G + 256²B, 0 VOID)"
-MEASURES = "PQ, SQ, RQ (all, things, stuff, per class; the COCO panoptic API's rules), PQ at each level of the hierarchy, per image"
 CONVENTIONS = [
     "a predicted and a truth segment of one category match when IoU > 0.5; VOID pixels are left out of the union",
     "truth pixels of no region are VOID; a predicted segment more than half in VOID and its category's crowds is not a false positive",

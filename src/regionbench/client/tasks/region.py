@@ -1,8 +1,13 @@
-"""``region``: one label per scored region of a subset (the region split), scored with e_hard,
-soft accuracy and e_hierarchy in three directions, per-label accuracy and the confusion matrix.
+"""``region``: a label per scored region of a subset (Parquet or CSV).
 
-Predictions: Parquet or CSV with ``image_id, region_id[, annotator], label[, score]``, every
-scored region exactly once.
+One label per scored region of a subset (the region split), scored with e_hard, soft accuracy and
+e_hierarchy in three directions, per-label accuracy and the confusion matrix.
+
+Predictions: Parquet or CSV: ``image_id, region_id[, annotator], label[, score]``, every scored
+region once.
+
+Measures: e_hard, soft accuracy and mean e_hierarchy (any, specific, general directions), per-label
+accuracy, the confusion matrix.
 """
 
 from __future__ import annotations
@@ -16,56 +21,45 @@ import pandas as pd
 
 from regionbench.client import metrics
 from regionbench.client.loader import Release
+from regionbench.client.tasks import _labels as shared
 from regionbench.client.tasks._base import Run, TaskError
-from regionbench.client.tasks._labels import (
-    KEY,
-    KEY_IDS,
-    MAX_PROBLEMS,
-    LabelSettings,
-    Subset,
-    _fail,
-    read_table,
-    region_scope_of,
-    subset_truth,
-)
-
-NAME = "region"
-SUMMARY = "a label per scored region of a subset (Parquet or CSV)"
-PREDICTIONS = "Parquet or CSV: `image_id, region_id[, annotator], label[, score]`, every scored region once"
-MEASURES = "e_hard, soft accuracy and mean e_hierarchy (any, specific, general directions), per-label accuracy, the confusion matrix"
 
 
 @dataclass(frozen=True)
-class Settings(LabelSettings):
+class Settings(shared.LabelSettings):
     """The region task's settings: the label tasks' (subset, split, annotator)."""
 
 
-scope_of = region_scope_of  # the subset's regions on the scored side
+scope_of = shared.region_scope_of  # the subset's regions on the scored side
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> pd.DataFrame:
     """The predictions joined to the subset's scored regions (``read_region_predictions``)."""
-    return read_region_predictions(predictions, subset_truth(data, settings.subset, settings.annotator, settings.split))
+    return read_region_predictions(
+        predictions, shared.subset_truth(data, settings.subset, settings.annotator, settings.split)
+    )
 
 
-def read_region_predictions(path: Path, task: Subset) -> pd.DataFrame:
+def read_region_predictions(path: Path, task: shared.Subset) -> pd.DataFrame:
     """Region predictions joined to the subset's test regions (every one exactly once)."""
-    frame = read_table(path, ["image_id", "region_id", "label"], ["annotator", "score"], ids=KEY_IDS, values=("score",))
+    frame = shared.read_table(
+        path, ["image_id", "region_id", "label"], ["annotator", "score"], ids=shared.KEY_IDS, values=("score",)
+    )
     if "annotator" not in frame.columns:
         names = sorted(task.regions["annotator"].unique())
         frame["annotator"] = names[0] if names else ""
     problems = []
     if frame["label"].isna().any():
         problems.append(f"row {int(np.flatnonzero(frame['label'].isna())[0]) + 2}: empty label")
-    duplicated = frame.duplicated(KEY, keep="first")
-    for row in np.flatnonzero(duplicated)[:MAX_PROBLEMS]:
+    duplicated = frame.duplicated(shared.KEY, keep="first")
+    for row in np.flatnonzero(duplicated)[: shared.MAX_PROBLEMS]:
         r = frame.iloc[row]
         problems.append(f"row {row + 2}: region {r['image_id']}/{r['region_id']} ({r['annotator']}) predicted twice")
-    joined = task.regions.merge(frame[[*KEY, "label"]].drop_duplicates(KEY), on=KEY, how="outer", indicator=True,
+    joined = task.regions.merge(frame[[*shared.KEY, "label"]].drop_duplicates(shared.KEY), on=shared.KEY, how="outer", indicator=True,
                                 suffixes=("", "_pred"))  # fmt: skip
     extra = joined[joined["_merge"] == "right_only"]
     missing = joined[joined["_merge"] == "left_only"]
-    outside = extra.merge(task.others[KEY], on=KEY)
+    outside = extra.merge(task.others[shared.KEY], on=shared.KEY)
     if len(outside):
         raise task.region_scope().refuse(
             path, len(outside), f"predicted regions on {outside['image_id'].nunique()} images"
@@ -78,8 +72,8 @@ def read_region_predictions(path: Path, task: Subset) -> pd.DataFrame:
     if len(missing):
         m = missing.iloc[0]
         problems.append(f"{len(missing)} scored regions have no prediction, e.g. {m['image_id']}/{m['region_id']}")
-    _fail(Path(path), problems)
-    return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(KEY).reset_index(drop=True)
+    shared.fail(Path(path), problems)
+    return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(shared.KEY).reset_index(drop=True)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:

@@ -1,10 +1,14 @@
-"""``segments``: machine segmentations scored with the BSDS500 region benchmark
-(``regionbench.client.segments``) against every human who covered each image, beside the
-humans' own ceiling.
+"""``segments``: segmentations as label-map PNGs (a folder per scale) or BSDS .mat files.
 
-Predictions: a folder of label-map PNGs (one per image, named by image id or file stem), a
-folder per scale of a hierarchy, or BSDS's own ``.mat`` files (a cell ``segs``, or a ``ucm2``
-cut at ``thresholds`` levels).
+Machine segmentations scored with the BSDS500 region benchmark (``regionbench.client.segments``)
+against every human who covered each image, beside the humans' own ceiling.
+
+Predictions: a folder of label-map PNGs (8- or 16-bit, one channel, named by image id or file stem;
+labels name segments, from 0 or 1 alike), a folder per scale of a hierarchy (sorted naturally), or
+BSDS's own ``.mat`` files: a cell ``segs``, or a ``ucm2`` cut at ``--thresholds N``.
+
+Measures: the BSDS500 region benchmark: covering ODS (and its threshold), OIS, best; PRI ODS/OIS; VI
+ODS/OIS in bits.
 """
 
 from __future__ import annotations
@@ -22,13 +26,8 @@ from regionbench.client import segments as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, option
-from regionbench.client.tasks._runner import batches, image_batches, stream
+from regionbench.client.tasks._runner import batches, gather, image_batches, stream
 from regionbench.core import errors, geometry
-
-NAME = "segments"
-SUMMARY = "segmentations as label-map PNGs (a folder per scale) or BSDS .mat files"
-PREDICTIONS = "a folder of label-map PNGs (8- or 16-bit, one channel, named by image id or file stem; labels name segments, from 0 or 1 alike), a folder per scale of a hierarchy (sorted naturally), or BSDS's own `.mat` files: a cell `segs`, or a `ucm2` cut at `--thresholds N`"
-MEASURES = "the BSDS500 region benchmark: covering ODS (and its threshold), OIS, best; PRI ODS/OIS; VI ODS/OIS in bits"
 
 
 @dataclass(frozen=True)
@@ -201,12 +200,7 @@ class Regions(masks.AgainstHumans):
         return part
 
     def add(self, part: Scored) -> None:
-        self.total.ids += part.ids
-        self.total.scored += part.scored
-        for a, scored in part.each.items():
-            self.total.each[a] += scored
-        for a, pairs in part.pairs.items():
-            self.total.pairs[a] += pairs
+        gather(self.total, part)
 
     def compute(self) -> dict[str, Any]:
         """The report (``score``)."""

@@ -1,10 +1,16 @@
-"""``semantic``: label maps scored from one confusion matrix (``regionbench.client.semantic``),
-flat and at each level of the hierarchy, against one annotator's regions, every annotator's,
-and the human ceiling.
+"""``semantic``: label-map PNGs of the release's label ids.
 
-Predictions: a folder of label-map PNGs of the release's label ids (or of other numbers,
-``label_names`` naming each); only the truth ignores: a predicted pixel holding the ignore value,
-or a value that names no label, is wrong where the truth is labelled.
+Label maps scored from one confusion matrix (``regionbench.client.semantic``), flat and at each
+level of the hierarchy, against one annotator's regions, every annotator's, and the human ceiling.
+
+Predictions: a folder of label-map PNGs named by image id, file stem or the collection's key (a
+Cityscapes frame), of the release's label ids or of its benchmark's values (``--method``), or named
+by ``--label-names map.json`` (pixel value → label); the truth's unlabelled pixels are left out, a
+prediction's ``--ignore`` value (255) is a wrong pixel.
+
+Measures: pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, per-class IoU and the
+confusion matrix over the benchmark's classes (Cityscapes adds category IoU and iIoU), and the same
+at each level of the hierarchy.
 """
 
 from __future__ import annotations
@@ -26,11 +32,6 @@ from regionbench.client.tasks import _masks as masks
 from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
 from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors, geometry
-
-NAME = "semantic"
-SUMMARY = "label-map PNGs of the release's label ids"
-PREDICTIONS = "a folder of label-map PNGs named by image id, file stem or the collection's key (a Cityscapes frame), of the release's label ids or of its benchmark's values (`--method`), or named by `--label-names map.json` (pixel value → label); the truth's unlabelled pixels are left out, a prediction's `--ignore` value (255) is a wrong pixel"
-MEASURES = "pixel accuracy, mean class accuracy, mIoU, frequency-weighted IoU, per-class IoU and the confusion matrix over the benchmark's classes (Cityscapes adds category IoU and iIoU), and the same at each level of the hierarchy"
 
 
 @dataclass(frozen=True)
@@ -428,9 +429,8 @@ def _notes(
             f"give --label-names if the maps number labels otherwise{hint}"
         )
     if absent := flat["predicted_not_in_truth"]:
-        shown = masks.few(absent)
         notes.append(
-            f"{len(absent)} classes the truth lacks are predicted ({shown}): each counts as IoU 0 in miou, the mean "
+            f"{len(absent)} classes the truth lacks are predicted ({masks.few(absent)}): each counts as IoU 0 in miou, the mean "
             "over the classes in the truth or the prediction (mmseg's and cityscapesScripts' rule); over the truth's "
             f"classes alone miou_truth_classes {flat['miou_truth_classes']:.4f}"
         )
