@@ -54,7 +54,7 @@ bench: $(TEST_STAMP)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src scripts tests benchmarks
 	$(BIN)/ruff format --check src scripts tests benchmarks
-	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakefmt --check Snakefile rules src/regionbench/data/scoring/Snakefile
 	$(BIN)/mypy
 	# The type checker holding a layout to its contract (tests/lint): a check of the lint lane.
 	$(BIN)/pytest -q tests/lint

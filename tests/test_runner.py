@@ -5,9 +5,12 @@ spilled or not."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -103,3 +106,54 @@ def shelved(puts: list[tuple[int, int]], held: int) -> None:
             assert shelf.items(k) == [item for b, item in puts if b == k]
         assert shelf.count == len(puts)
     assert not shelf.folder.exists()
+
+
+def scored_as_jobs(values: list[list[float]], streams: int, jobs: int, folder: Path) -> list[dict[str, float]]:
+    """A run of ``streams`` streams over ``values`` scored as ``jobs`` jobs, round after round,
+    then gathered, as ``client.scattering``'s jobs score it (here, one after another in this
+    process)."""
+
+    def run() -> list[dict[str, float]]:
+        return [_runner.stream(Sums(values), range(len(values))) for _ in range(streams)]
+
+    for _ in range(streams + 1):
+        for job in range(jobs):
+            with contextlib.suppress(_runner.Waiting), _runner.scattered(folder, job, jobs):
+                run()
+        with contextlib.suppress(_runner.Waiting), _runner.scattered(folder, None, jobs):
+            return run()
+    raise AssertionError("the rounds made no progress")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    values=st.lists(st.lists(floats, max_size=6), min_size=1, max_size=20),
+    jobs=st.sampled_from([1, 4, 16]) | st.integers(1, 24),
+    streams=st.integers(1, 3),
+)
+def test_a_run_scored_as_jobs_and_gathered_is_the_one_of_one_process(
+    values: list[list[float]], jobs: int, streams: int
+) -> None:
+    """Each job makes its share of a stream's batches (a job beyond the batches makes none) and
+    a round takes the run one stream further; the gathering adds the parts in batch order: the
+    figures of one process, to the bit, after one round a stream."""
+    with tempfile.TemporaryDirectory() as folder:
+        found = scored_as_jobs(values, streams, jobs, Path(folder))
+        assert len(list(Path(folder).glob("stream-*.job-*.pickle"))) == streams * jobs
+    assert found == [_runner.stream(Sums(values), range(len(values)))] * streams
+
+
+def test_a_gathering_refuses_parts_of_another_run(tmp_path: Path) -> None:
+    """Parts of another run (another count of batches, or of jobs) are one line naming the
+    file, not figures of part of the run; the gathering waits while a job's parts are missing."""
+    values = [[1.0], [2.0], [3.0]]
+    for job in range(2):
+        with contextlib.suppress(_runner.Waiting), _runner.scattered(tmp_path, job, 2):
+            _runner.stream(Sums(values), range(3))
+    with _runner.scattered(tmp_path, None, 2), pytest.raises(_runner.ScatterError, match="other run"):
+        _runner.stream(Sums([*values, [4.0]]), range(4))
+    (tmp_path / "stream-0.job-1.pickle").unlink()
+    with _runner.scattered(tmp_path, None, 2), pytest.raises(_runner.Waiting, match="stream 0"):
+        _runner.stream(Sums(values), range(3))
+    with pytest.raises(ValueError, match="a job is 0 to jobs - 1"), _runner.scattered(tmp_path, 2, 2):
+        pass

@@ -450,11 +450,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     pa.set_memory_pool(pa.system_memory_pool())
     given = tasks.settings_from_args(args)
     tasks.settings_of(args.task, **given)  # a setting of another task: one line before the release is read
-    data = loader.load(args.release, args.rev, verify=not args.no_verify)
     said = lambda line: print(line, flush=True)  # noqa: E731
-    report = tasks.evaluate(
-        data, args.predictions, args.task, progress=said, cores=args.cores, by_source=args.by_source, **given
-    )
+    data = loader.load(args.release, args.rev, verify=not args.no_verify)
+    if args.executor:
+        from regionbench.client import scattering
+
+        said(tasks.scoped(data, args.task, **given)[1].line())  # what the jobs score, said before they start
+
+        try:
+            project: Path | None = find_project()
+        except UserError:  # outside a workflow folder: the executor's own defaults
+            project = None
+        report = scattering.score(
+            args.release, args.rev, not args.no_verify, Path(args.predictions), args.task, given, args.by_source,
+            args.executor, args.jobs, args.cores, Path(args.work_dir) if args.work_dir else None, project, said,
+        )  # fmt: skip
+    else:
+        report = tasks.evaluate(
+            data, args.predictions, args.task, progress=said, cores=args.cores, by_source=args.by_source, **given
+        )
     print(tasks.render(report, scoped=False))
     if args.out:
         tables.write_json(args.out, report)
@@ -807,6 +821,23 @@ def _evaluate_command(sub: argparse._SubParsersAction, tasks_options: bool = Tru
         "--no-verify",
         action="store_true",
         help="score without verifying the release first (a verified release is remembered, so this rarely saves time)",
+    )
+    jobs = ev.add_argument_group("scoring as jobs (Snakemake: needs regionbench[build])")
+    jobs.add_argument(
+        "--executor",
+        choices=["local", "slurm"],
+        default=None,
+        help="score as --jobs jobs and a gathering through Snakemake: on this machine (local) or on a SLURM "
+        "cluster (the project's config/profiles/slurm); the report is the one process's, to the bit",
+    )
+    jobs.add_argument(
+        "--jobs", type=numbers.argument(int, 1), default=4, metavar="N", help="part jobs of --executor (default 4)"
+    )
+    jobs.add_argument(
+        "--work-dir",
+        default=None,
+        metavar="DIR",
+        help="--executor's work folder, seen by every job at the same path (default: a new folder here, removed after)",
     )
     if tasks_options:
         from regionbench.client import tasks

@@ -183,15 +183,7 @@ def evaluate(
     (``by_source``, regions.drawn_by). Raises ``TaskError`` (one line per problem) for
     predictions or settings it cannot score."""
     module = get(task)
-    if "split" not in settings and hasattr(module, "default_split"):  # a map task: its benchmark's side
-        settings = {**settings, "split": module.default_split(data)}
-    chosen = settings_of(task, **settings).resolve(data)
-    scored = module.scope_of(data, chosen)
-    if not scored.count:  # figures of nothing would print as zeros
-        raise TaskError(
-            f"nothing to score: {scored.side} holds none of the release's {scored.total} {scored.unit}; "
-            "choose another side with --split (all: every one)"
-        )
+    chosen, scored = scoped(data, task, **settings)
     if progress is not None:
         progress(scored.line())
     path = Path(predictions)
@@ -214,6 +206,22 @@ def evaluate(
         report["by_source"] = _by_source(data, path, task, run.tree, cores, settings)
     report["settings"] = chosen.to_report()
     return report
+
+
+def scoped(data: Release, task: str, **settings: Any) -> tuple[Settings, scope.Scope]:
+    """``task``'s settings (``settings`` given, the rest their defaults, resolved against the
+    release ``data``) and what they score; a ``TaskError`` when that is nothing."""
+    module = get(task)
+    if "split" not in settings and hasattr(module, "default_split"):  # a map task: its benchmark's side
+        settings = {**settings, "split": module.default_split(data)}
+    chosen = settings_of(task, **settings).resolve(data)
+    scored: scope.Scope = module.scope_of(data, chosen)
+    if not scored.count:  # figures of nothing would print as zeros
+        raise TaskError(
+            f"nothing to score: {scored.side} holds none of the release's {scored.total} {scored.unit}; "
+            "choose another side with --split (all: every one)"
+        )
+    return chosen, scored
 
 
 def available_cores() -> int:

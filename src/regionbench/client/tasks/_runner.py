@@ -8,6 +8,13 @@ the worker processes, memory given back between batches, and what is spilled to 
   depends on the workers), ``compute()`` the figures.
 - ``stream(measure, batches, cores)``: the parts made on ``cores`` forked workers (they inherit
   what the measure holds, nothing is sent but a batch's number) and added in order.
+- ``scattered(folder, job, jobs)``: the same run scored as ``jobs`` jobs (processes, maybe on
+  other machines, sharing ``folder``), in rounds. In a round, each job scores the run: a stream
+  whose parts every job has left is read back and added, the first that lacks some makes and
+  writes the job's share of its batches and ends the round (``Waiting``). The gathering then
+  scores the run from the parts alone, or waits for another round. Parts are added in batch
+  order, so the figures are the one process's to the bit (``client.scattering`` runs the rounds
+  through Snakemake).
 - ``Shelf``: items held by batch in memory up to a count, the rest spilled to a temporary
   folder (a run's detections, read before any batch is scored); ``Spilled``: the instance
   measure's evaluated batches on disk, read back one category at a time.
@@ -69,13 +76,6 @@ def batches(images: pd.DataFrame) -> Iterator[pd.DataFrame]:
         give_back()
 
 
-def stream(measure: Measure[B, P], batches: Sequence[B], cores: int = 1, forked: bool = False) -> dict[str, Any]:
-    """``measure`` over ``batches``: each batch's part (``parts``), added in order; its figures."""
-    for part in parts(measure.process, batches, cores, forked):
-        measure.add(part)
-    return measure.compute()
-
-
 def gather(total: Any, part: Any) -> None:
     """Adds ``part`` to ``total``, two dataclasses of one kind, field by field: a list is extended;
     a dict's lists are extended and its other values (counts, arrays) added, key by key. Parts
@@ -90,6 +90,105 @@ def gather(total: Any, part: Any) -> None:
                 mine.setdefault(key, []).extend(value)
             else:
                 mine[key] = mine[key] + value if key in mine else value
+
+
+def stream(measure: Measure[B, P], batches: Sequence[B], cores: int = 1, forked: bool = False) -> dict[str, Any]:
+    """``measure`` over ``batches``: each batch's part (``parts``), added in order; its figures.
+    Under ``scattered``: the parts every job left, when they are all there; else ``Waiting``,
+    once this job's share is made and written."""
+    if _PLACE is None:
+        made: Iterator[P] = parts(measure.process, batches, cores, forked)
+    else:
+        made = _PLACE.parts(measure, batches, cores, forked)
+    for part in made:
+        measure.add(part)
+    return measure.compute()
+
+
+class ScatterError(RuntimeError):
+    """The jobs' parts in a folder do not make up the run (a job missing, or of another run)."""
+
+
+class Waiting(BaseException):
+    """A scattered run's ``stream`` number ``stream`` lacks some job's parts: this job has made
+    and written its own; the figures wait for the next round. Not an error (no ``except
+    Exception`` takes it): it ends a job's round."""
+
+    def __init__(self, stream: int) -> None:
+        super().__init__(f"stream {stream}: waiting for the jobs' parts")
+        self.stream = stream
+
+
+@dataclasses.dataclass
+class Place:
+    """Where a scattered run's parts are: ``folder``, shared by the ``jobs`` jobs; ``job``: this
+    process's (None: the gathering). ``streams`` counts the run's streams so far: every job runs
+    the same scoring, so the n-th stream of each is the same measure over the same batches."""
+
+    folder: Path
+    job: int | None
+    jobs: int
+    streams: int = 0
+
+    def share(self, batches: Sequence[B]) -> Sequence[B]:
+        """This job's batches: the ``job``-th of ``jobs`` runs of consecutive batches, as even as
+        they go (a job beyond the batches has none)."""
+        assert self.job is not None
+        lo, hi = (len(batches) * self.job) // self.jobs, (len(batches) * (self.job + 1)) // self.jobs
+        return batches[lo:hi]
+
+    def _file(self, stream: int, job: int) -> Path:
+        return self.folder / f"stream-{stream}.job-{job}.pickle"
+
+    def parts(self, measure: Measure[B, P], batches: Sequence[B], cores: int, forked: bool) -> Iterator[P]:
+        """The next stream's parts, every job's in batch order, when each job has left its own;
+        else ``Waiting``, after this job's own are made and written (a gathering makes none)."""
+        stream = self.streams
+        self.streams += 1
+        if all(self._file(stream, job).is_file() for job in range(self.jobs)):
+            return self._read(stream, len(batches))
+        if self.job is not None:
+            self._write(stream, len(batches), parts(measure.process, self.share(batches), cores, forked))
+        raise Waiting(stream)
+
+    def _write(self, stream: int, count: int, made: Iterator[Any]) -> None:
+        """This job's parts ``made`` of a stream of ``count`` batches, whole or not at all."""
+        assert self.job is not None
+        path = self._file(stream, self.job)
+        with path.with_suffix(".partial").open("wb") as f:
+            pickle.dump((count, self.job, self.jobs), f, protocol=pickle.HIGHEST_PROTOCOL)
+            for part in made:
+                pickle.dump(part, f, protocol=pickle.HIGHEST_PROTOCOL)
+        path.with_suffix(".partial").rename(path)  # a job cut short leaves no file
+
+    def _read(self, stream: int, count: int) -> Iterator[Any]:
+        """Every job's parts of a stream of ``count`` batches, job by job: batch order."""
+        for job in range(self.jobs):
+            path = self._file(stream, job)
+            with path.open("rb") as f:
+                if (found := pickle.load(f)) != (count, job, self.jobs):
+                    raise ScatterError(f"{path}: parts of another run ({found}, not {(count, job, self.jobs)})")
+                with contextlib.suppress(EOFError):
+                    while True:
+                        yield pickle.load(f)
+
+
+_PLACE: Place | None = None  # set by scattered
+
+
+@contextlib.contextmanager
+def scattered(folder: Path, job: int | None, jobs: int) -> Iterator[Place]:
+    """Every ``stream`` within: job ``job`` of ``jobs`` (None: the gathering) of a run whose
+    parts are in ``folder``. A round of the jobs, then the gathering, takes a run one stream
+    further; the gathering's ``Waiting`` says another round is needed."""
+    global _PLACE
+    if jobs < 1 or not (job is None or 0 <= job < jobs):
+        raise ValueError(f"job {job} of {jobs}: a job is 0 to jobs - 1")
+    _PLACE = Place(folder, job, jobs)
+    try:
+        yield _PLACE
+    finally:
+        _PLACE = None
 
 
 _WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # what a forked worker runs (inherited)
