@@ -106,7 +106,7 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
     import json
 
     from regionbench.client.tasks import TaskError
-    from regionbench.client.tasks._labels import _read_text
+    from regionbench.client.tasks._labels import read_text
     from regionbench.pipeline import config
     from regionbench.release import read_manifest
 
@@ -123,7 +123,7 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
         config.load_layers(tmp_path / "project", [path])
     assert "a config file" in str(refused.value) and "\n" not in str(refused.value)
     with pytest.raises(TaskError, match=said):
-        _read_text(path)
+        read_text(path)
     if kind != "missing":
         release = tmp_path / "release"
         release.mkdir()

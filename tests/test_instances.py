@@ -4,6 +4,7 @@ crowd regions, empty images and duplicate detections included."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import itertools
 import json
@@ -462,3 +463,29 @@ def test_a_detection_of_no_possible_shape_is_one_line_naming_it(
         instances.read_results(folder / "r.json", truth, {})
     text = str(refused.value)
     assert f"detection {at}:" in text and "\n" not in text, text
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_categories_of_one_name_keep_their_own_ap(seed: int) -> None:
+    """Every category's AP is keyed by its id with its name beside: categories that share a name
+    (V3Det's ids share names) are never merged, and each AP is faster-coco-eval's for that id."""
+    from faster_coco_eval import COCO, COCOeval_faster
+
+    truth, detections = truth_and_detections(seed)
+    ids = sorted(c["id"] for c in truth["categories"])
+    for c in truth["categories"]:  # every category takes one name
+        c["name"] = "same"
+    checked = instances.check_results(Path("run.json"), detections, truth, {})
+    found = instances.score(truth, checked, "segm")["per_category_ap"]
+    assert sorted(found) == ids and {found[c]["name"] for c in ids} == {"same"}
+    gt = COCO()
+    gt.dataset = copy.deepcopy(truth)
+    gt.createIndex()
+    evaluation = COCOeval_faster(gt, gt.loadRes(copy.deepcopy(checked)), "segm", print_function=lambda *a: None)
+    evaluation.evaluate()
+    evaluation.accumulate()
+    precision = evaluation.eval["precision"][:, :, :, 0, -1]
+    for k, c in enumerate(evaluation.params.catIds):
+        values = precision[:, :, k][precision[:, :, k] > -1]
+        assert found[c]["ap"] == (pytest.approx(float(values.mean()), abs=1e-12) if values.size else None)

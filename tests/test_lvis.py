@@ -138,11 +138,11 @@ def test_federated_rules_decide_what_a_detection_of_an_unannotated_image_is(seco
         {"image_id": 2, "category_id": 1, "segmentation": rle(box_mask(30, 30, 8, 8)), "score": 0.9},
     ]
     checked = instances.check_results(instances.Path("run.json"), run, truth, {})
-    coco = instances.score(truth, checked, "segm")["per_category_ap"]["cat"]
+    coco = instances.score(truth, checked, "segm")["per_category_ap"][1]["ap"]
     lvis = instances.score(truth, checked, "segm", (300,), method="lvis")
     assert coco == pytest.approx(0.5, abs=0.01)
-    assert lvis["per_category_ap"]["cat"] == pytest.approx(lvis_ap, abs=0.01)
-    assert lvis["stats"]["APr"] == lvis["per_category_ap"]["cat"] and lvis["stats"]["APc"] == -1
+    assert lvis["per_category_ap"][1] == {"name": "cat", "ap": pytest.approx(lvis_ap, abs=0.01), "frequency": "r"}
+    assert lvis["stats"]["APr"] == lvis["per_category_ap"][1]["ap"] and lvis["stats"]["APc"] == -1
     assert lvis["stats"] == pytest.approx(lvis_eval(truth, run, "segm", 300), abs=1e-12)
 
 

@@ -74,3 +74,31 @@ def test_release_through_slurm_equals_local_build(
     assert "ingest" not in local and "classify" not in local  # the heavy stages are SLURM's
     assert log.count("has been submitted with SLURM jobid") == planned - len(local), log[-3000:]
     assert file_digests(cluster / TINY_RELEASE) == file_digests(tiny_build / TINY_RELEASE)
+
+
+def test_a_run_scored_through_slurm_equals_the_one_scored_here(
+    slurm_cluster: dict[str, str], tiny_build: Path, tmp_path: Path
+) -> None:
+    """``evaluate --executor slurm``: the part jobs and the gathering are sbatch jobs (with the
+    project's cluster profile, the build's), and the report is the one of one local process."""
+    import json
+    import sys
+
+    from conftest import truth_label_maps
+
+    folder = tiny_build / TINY_RELEASE
+    truth_label_maps(folder, tmp_path / "maps")
+    common = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
+              str(tmp_path / "maps"), "--task", "semantic", "--split", "all"]  # fmt: skip
+    here = subprocess.run([*common, "--out", str(tmp_path / "here.json")], capture_output=True, text=True, cwd=PROJECT)
+    assert here.returncode == 0, here.stderr
+    work = tmp_path / "work"
+    done = subprocess.run(
+        [*common, "--executor", "slurm", "--jobs", "2", "--work-dir", str(work), "--out", str(tmp_path / "slurm.json")],
+        capture_output=True, text=True, cwd=PROJECT, env=slurm_cluster,
+    )  # fmt: skip
+    log = (work / "snakemake.log").read_text() if (work / "snakemake.log").is_file() else ""
+    assert done.returncode == 0, done.stderr + log[-3000:]
+    assert json.loads((tmp_path / "slurm.json").read_text()) == json.loads((tmp_path / "here.json").read_text())
+    assert log.count("has been submitted with SLURM jobid") >= 3, log[-3000:]  # two parts and the gathering, a round
+    assert "Using profile" in log and "config/profiles/slurm" in log  # the build's cluster profile

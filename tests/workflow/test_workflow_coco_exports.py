@@ -347,11 +347,11 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     tree = release_hierarchy(release_)
     named = pq.read_table(folder / "data/source_categories.parquet").to_pylist()
     label = {r["name"]: r["label"] for r in named if r["annotator"] == "annotator-1" and r["label"]}
-    names = list(ours["per_category_ap"])
+    scored = [c for c in ours["per_category_ap"].values() if c["ap"] is not None]
     for depth, nodes in ours["per_level_ap"].items():
-        under = at_level(tree, [label.get(n, n) for n in names], int(depth))
+        under = at_level(tree, [label.get(c["name"], c["name"]) for c in scored], int(depth))
         for node, value in nodes.items():
-            members = [ours["per_category_ap"][n] for n, u in zip(names, under, strict=True) if u == node]
+            members = [c["ap"] for c, u in zip(scored, under, strict=True) if u == node]
             assert value == pytest.approx(float(np.mean(members)), abs=1e-12)
     assert ours["per_level_ap"] and ours["conventions"]
     # a range of 5 images at a time, 40 detections held before spilling, on two processes: the same report
@@ -371,9 +371,11 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
         assert value == pytest.approx(np.mean([each["per_annotator"][a][name] for a in each["per_annotator"]]))
     assert set(each["human_ceiling"]["per_annotator"]) == {"annotator-1", "annotator-2"}
     labels = set(pq.read_table(folder / "data/vocabulary.parquet", columns=["label"])["label"].to_pylist())
-    assert ours["per_category_ap"] and set(ours["per_category_ap"]) <= labels  # named by the release's labels
-    # the file's categories without an instance among the scored images: named, in no mean
-    present = {label_of for label_of in ours["per_category_ap"]}
+    names = {c["name"] for c in ours["per_category_ap"].values()}
+    assert names and names <= labels  # named by the release's labels, keyed by the file's ids
+    # the file's categories without an instance among the scored images: named, no AP, in no mean
+    present = {c["name"] for c in ours["per_category_ap"].values() if c["ap"] is not None}
+    assert {c["name"] for c in ours["per_category_ap"].values() if c["ap"] is None} == set(ours["categories_absent"])
     assert ours["categories_absent"] and present.isdisjoint(ours["categories_absent"])
     assert f"note: {len(ours['categories_absent'])} of the truth's categories have no instance" in done.stdout
 

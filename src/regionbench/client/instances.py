@@ -873,17 +873,23 @@ def summary(precision: np.ndarray, recall: np.ndarray, max_dets: Sequence[int]) 
     return dict(zip(names, ap + ar, strict=True))
 
 
-def per_category(precision: np.ndarray, categories: Mapping[int, str]) -> tuple[dict[str, float], list[str]]:
-    """Each category's AP (IoU .50:.95, all areas, the largest ``max_dets``), by name, and the
-    categories without an instance to find (no AP, in no mean); ``categories``: id -> name in
-    the order of the precision's category axis."""
+def per_category(
+    precision: np.ndarray, categories: Mapping[int, str], groups: Sequence[Sequence[int]] | None = None
+) -> tuple[dict[int, dict[str, Any]], list[str]]:
+    """Every category's AP (IoU .50:.95, all areas, the largest ``max_dets``; None without an
+    instance to find), keyed by its id with its name beside (two categories of one name stay
+    two), and the names of those without an instance (no AP, in no mean). ``categories``: id ->
+    name in the order of the precision's category axis; ``groups``: LVIS's frequency groups
+    (``frequency_groups``), each category's ``frequency`` then given too."""
+    frequency = {k: f for f, members in zip(FREQUENCIES, groups or (), strict=False) for k in members}
     out, absent = {}, []
-    for k, name in enumerate(categories.values()):
+    for k, (c, name) in enumerate(categories.items()):
         values = precision[:, :, k, 0, -1]
         values = values[values > -1]
-        if values.size:
-            out[name] = float(values.mean())
-        else:
+        out[c] = {"name": name, "ap": float(values.mean()) if values.size else None}
+        if groups is not None:
+            out[c]["frequency"] = frequency.get(k)
+        if not values.size:
             absent.append(name)
     return out, sorted(absent)
 
@@ -939,7 +945,7 @@ def report(
     if isinstance(evaluated, Sequence):
         evaluated = InMemory(evaluated, len(categories), 4)
     precision, recall = accumulate(evaluated, len(categories), 4, max_dets)
-    found, absent = per_category(precision, categories)
+    found, absent = per_category(precision, categories, groups)
     ranges = merged_area_ranges(area_ranges or {})
     return {
         "iou_type": iou_type,

@@ -547,6 +547,11 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
     per_class = None
     for key, figure in PER_CLASS.items():
         found = report.get(key)
+        if isinstance(found, dict) and found and all(isinstance(v, dict) and "name" in v for v in found.values()):
+            found = {  # keyed by id, the name beside: the page names a category by both, its figures numbers
+                f"{v['name']} (id {k})": {c: x for c, x in v.items() if c != "name" and not isinstance(x, str)}
+                for k, v in found.items()
+            }
         if isinstance(found, dict) and found:
             first = next(iter(found.values()))
             columns = [figure] if not isinstance(first, dict) else [k for k in first if k != "thing"]

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -618,11 +618,12 @@ def notes(settings: Settings, first: dict[str, Any], report: dict[str, Any]) -> 
 
 
 def level_ap(
-    data: Release, run: Run[Settings], who: str, per_category: dict[str, float]
+    data: Release, run: Run[Settings], who: str, per_category: Mapping[int, Mapping[str, Any]]
 ) -> dict[str, dict[str, float]]:
     """Per depth of the hierarchy above the deepest label's, the mean of the per-category APs of the
     categories under each node (a category by its label: the source's names mapped through
-    ``source_categories``), from the figures already accumulated: no second evaluation."""
+    ``source_categories``; categories of one name each count), from the figures already
+    accumulated: no second evaluation."""
     from regionbench.client.semantic import at_level
 
     named = named_categories(data)
@@ -632,14 +633,14 @@ def level_ap(
         label_of = {
             str(n): str(label) for n, label in zip(mine["name"], mine["label"], strict=True) if label is not None
         }
-    labels = {name: label_of.get(name, name) for name in per_category}
+    scored = [(label_of.get(c["name"], c["name"]), c["ap"]) for c in per_category.values() if c["ap"] is not None]
     tree = run.tree
-    deepest = max((tree.depth(label) for label in labels.values() if label in tree.nodes), default=0)
+    deepest = max((tree.depth(label) for label, _ in scored if label in tree.nodes), default=0)
     out: dict[str, dict[str, float]] = {}
     for depth in range(1, deepest):
         groups: dict[str, list[float]] = {}
-        for name, node in zip(per_category, at_level(tree, list(labels.values()), depth), strict=True):
-            groups.setdefault(node, []).append(per_category[name])
+        for (_, ap), node in zip(scored, at_level(tree, [label for label, _ in scored], depth), strict=True):
+            groups.setdefault(node, []).append(ap)
         out[str(depth)] = {node: float(np.mean(values)) for node, values in sorted(groups.items())}
     return out
 
