@@ -8,6 +8,7 @@ import copy
 import io
 import itertools
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -489,3 +490,23 @@ def test_categories_of_one_name_keep_their_own_ap(seed: int) -> None:
     for k, c in enumerate(evaluation.params.catIds):
         values = precision[:, :, k][precision[:, :, k] > -1]
         assert found[c]["ap"] == (pytest.approx(float(values.mean()), abs=1e-12) if values.size else None)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**16), states=st.integers(1, 2_000), outcomes=st.booleans())
+def test_a_range_evaluated_a_few_categories_at_a_time_is_evaluated_whole(
+    seed: int, states: int, outcomes: bool
+) -> None:
+    """The engine runs on a few categories at a time where a range has many (``STATES``): every
+    category's matches, the instances and each image's counts are those of one run."""
+    truth, detections = many_images(seed)
+    checked = instances.check_results(Path("run.json"), detections, truth, {})
+    engine = instances.Engine("segm", 100, instances.area_bounds(None))
+    whole = engine.evaluate(copy.deepcopy(truth), copy.deepcopy(checked), outcomes)
+    saved = instances.STATES
+    try:
+        instances.STATES = states
+        parts = engine.evaluate(copy.deepcopy(truth), copy.deepcopy(checked), outcomes)
+    finally:
+        instances.STATES = saved
+    assert pickle.dumps(parts) == pickle.dumps(whole)

@@ -89,7 +89,7 @@ def test_a_run_scored_through_slurm_equals_the_one_scored_here(
     folder = tiny_build / TINY_RELEASE
     truth_label_maps(folder, tmp_path / "maps")
     common = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions",
-              str(tmp_path / "maps"), "--task", "semantic", "--split", "all"]  # fmt: skip
+              str(tmp_path / "maps"), "--task", "semantic"]  # fmt: skip
     here = subprocess.run([*common, "--out", str(tmp_path / "here.json")], capture_output=True, text=True, cwd=PROJECT)
     assert here.returncode == 0, here.stderr
     work = tmp_path / "work"

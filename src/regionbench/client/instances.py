@@ -592,6 +592,9 @@ def frequency_groups(categories: Sequence[dict]) -> list[list[int]]:
     return [[k for k, c in enumerate(ordered) if c.get("frequency") == f] for f in FREQUENCIES]
 
 
+STATES = 100_000  # the engine's states (category x area range x image) one run holds: ~500 bytes each
+
+
 @dataclass(frozen=True)
 class Engine:
     """faster-coco-eval's ``COCOeval_faster`` under one run's rules: ``iou_type`` (segm, bbox or
@@ -607,6 +610,22 @@ class Engine:
     areas: Sequence[Sequence[float]]
     dilation_ratio: float = DILATION_RATIO
     lvis: bool = False
+
+    def _runs(self, truth: dict, detections: Sequence[dict], images: int) -> Iterator[Any]:
+        """The engine run on the categories with an instance or a detection here, ``STATES //
+        (areas x images)`` of them at a time (each run's truth and detections those of its
+        categories): the engine keeps a state per category, area range and image, so memory
+        holds one run's. A category's figures do not depend on the others'."""
+        present = sorted({a["category_id"] for a in truth["annotations"]} | {d["category_id"] for d in detections})
+        step = max(1, STATES // (len(self.areas) * images))
+        for start in range(0, len(present), step):
+            chosen = set(present[start : start + step])
+            part = {
+                "images": truth["images"],
+                "categories": [c for c in truth["categories"] if c["id"] in chosen],
+                "annotations": [a for a in truth["annotations"] if a["category_id"] in chosen],
+            }
+            yield self.run(part, [d for d in detections if d["category_id"] in chosen])
 
     def run(self, truth: dict, detections: Sequence[dict]) -> Any:
         """The engine evaluated on ``truth`` and ``detections`` (each with its ``id``, ``area``
@@ -648,42 +667,47 @@ class Engine:
             return Evaluated(
                 instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
             )
-        evaluation = self.run(truth, detections)
-        p = evaluation.params
-        cats, images, thresholds = list(p.catIds), list(p.imgIds), len(IOU_THRESHOLDS)
+        cats, images, thresholds = sorted(c["id"] for c in truth["categories"]), [], len(IOU_THRESHOLDS)
+        images = sorted(e["id"] for e in truth["images"])
         n_areas, n_images = len(areas), len(images)
         cat_index, image_index = {c: k for k, c in enumerate(cats)}, {i: n for n, i in enumerate(images)}
         groups: dict[tuple[int, int], list[int]] = defaultdict(list)  # (image, category index) -> detections
         for n, d in enumerate(detections):
             groups[(image_index[d["image_id"]], cat_index[d["category_id"]])].append(n)
-        states = evaluation._evalImgs_cpp  # k * A * I + a * I + i, as COCOeval's evalImgs
-        found = Evaluated(instances=_instances(truth, cat_index, areas))
         sizes: dict[int, list[int]] = defaultdict(list)  # category index -> detections kept per group
         scores: dict[int, list[float]] = defaultdict(list)
         hits: dict[tuple[int, int], list[int]] = defaultdict(list)  # (category index, area) -> T x kept, per group
         ignored: dict[tuple[int, int], list[int]] = defaultdict(list)
         images_of: dict[int, list[int]] = defaultdict(list)  # category index -> each group's image index
+        found = Evaluated()
         collecting = gc.isenabled()
         gc.disable()  # the engine's states are many small lists: a collection per thousand would triple the time
         try:
-            for i, k in sorted(groups):
-                state = states[k * n_areas * n_images + i].__getstate__()
-                count = len(state[2])
-                sizes[k].append(count)
-                images_of[k].append(i)
-                scores[k] += state[2]
-                hits[(k, 0)] += state[0]
-                ignored[(k, 0)] += state[4]
-                if outcomes:
-                    ranked = sorted(groups[(i, k)], key=lambda n: -detections[n]["score"])  # stable, as the engine
-                    _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth, found)
-                for a in range(1, n_areas):
-                    state = states[k * n_areas * n_images + a * n_images + i].__getstate__()
-                    hits[(k, a)] += state[0]
-                    ignored[(k, a)] += state[4]
+            for evaluation in self._runs(truth, detections, n_images):
+                states = evaluation._evalImgs_cpp  # k * A * I + a * I + i, as COCOeval's evalImgs
+                place = {cat_index[c]: k * n_areas * n_images for k, c in enumerate(evaluation.params.catIds)}
+                for i, k in sorted(g for g in groups if g[1] in place):
+                    state = states[place[k] + i].__getstate__()
+                    count = len(state[2])
+                    sizes[k].append(count)
+                    images_of[k].append(i)
+                    scores[k] += state[2]
+                    hits[(k, 0)] += state[0]
+                    ignored[(k, 0)] += state[4]
+                    if outcomes:
+                        ranked = sorted(groups[(i, k)], key=lambda n: -detections[n]["score"])  # stable, as the engine
+                        _outcomes(evaluation, state, ranked, (images[i], cats[k]), truth, found)
+                    for a in range(1, n_areas):
+                        state = states[place[k] + a * n_images + i].__getstate__()
+                        hits[(k, a)] += state[0]
+                        ignored[(k, a)] += state[4]
+                del evaluation, states  # one run's states at a time
         finally:
             if collecting:
                 gc.enable()
+        found.instances = _instances(truth, cat_index, areas)
+        found.outcomes, found.taken = dict(sorted(found.outcomes.items())), dict(sorted(found.taken.items()))
+        sizes = {k: sizes[k] for k in sorted(sizes, key=lambda k: (images_of[k][0], k))}  # as one engine run adds them
         for k, counts in sizes.items():
             found.scores[k] = np.asarray(scores[k], dtype=np.float64)
             index, found.ranks[k] = _layout(np.asarray(counts, dtype=np.int64), thresholds)
