@@ -3,7 +3,7 @@ beside pycocotools' COCOeval and faster-coco-eval called directly on the same tw
 BSDS region benchmark.
 
     .venv/bin/python benchmarks/scoring.py [--images 500 5000 20000] [--cocoeval-up-to 5000] [--bsds 50 200]
-        [--boundary 500 2000] [--lvis 500 2000] [--only instances boundary lvis bsds]
+        [--boundary 500 2000] [--lvis 500 2000] [--lvis-categories 1203] [--only instances boundary lvis bsds]
 
 Instances: the collections of ``scoring_data.py`` (COCO-val-like: 640x480 images, ~7.2 instances
 an image, 1% crowd, 100 detections an image as RLE), built into releases once and cached. Each
@@ -191,11 +191,11 @@ def boundary_at(n: int, cores: int) -> dict:
     return row
 
 
-def lvis_at(n: int, cores: int) -> dict:
+def lvis_at(n: int, cores: int, categories: int = 80) -> dict:
     """LVIS's federated AP: ours against the ``lvis`` package and faster-coco-eval's
-    ``lvis_style`` on the same files."""
-    folder, truth, results = collection(n, lvis=True)
-    row: dict = {"images": n}
+    ``lvis_style`` on the same files (``categories``: LVIS's 1,203, or COCO's 80)."""
+    folder, truth, results = collection(n, lvis=True, **({"categories": categories} if categories != 80 else {}))
+    row: dict = {"images": n, "categories": categories}
     row["lvis"], said = timed([sys.executable, "-c", LVIS_ENGINE, str(truth), str(results)])
     reference = json.loads(said.strip().splitlines()[-1])
     row["faster-coco-eval"], _ = timed([sys.executable, "-c", LVIS_FASTER, str(truth), str(results)])
@@ -244,6 +244,7 @@ def main() -> None:
     ap.add_argument("--bsds", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--boundary", type=int, nargs="*", default=[500, 2000], help="images for Boundary AP")
     ap.add_argument("--lvis", type=int, nargs="*", default=[500, 2000], help="images for LVIS's AP")
+    ap.add_argument("--lvis-categories", type=int, default=80, help="categories of the LVIS runs (LVIS's own: 1203)")
     ap.add_argument("--only", choices=["instances", "boundary", "lvis", "bsds"], nargs="*", help="these parts alone")
     args = ap.parse_args()
     wanted = set(args.only or ["instances", "boundary", "lvis", "bsds"])
@@ -276,7 +277,7 @@ def main() -> None:
     for b in boundary:
         print(f"boundary  {b['images']:>6} images: ours {b['ours_1_core']['cpu_s']} s CPU (1 core), faster-coco-eval "
               f"{b['faster-coco-eval']['cpu_s']} s: ratio {b['cpu_ratio_to_faster_coco_eval']}", flush=True)  # fmt: skip
-    lvis = [lvis_at(n, args.cores) for n in (args.lvis if "lvis" in wanted else [])]
+    lvis = [lvis_at(n, args.cores, args.lvis_categories) for n in (args.lvis if "lvis" in wanted else [])]
     for b in lvis:
         print(f"lvis      {b['images']:>6} images: ours {b['ours_1_core']['cpu_s']} s CPU (1 core), lvis "
               f"{b['lvis']['cpu_s']} s, faster-coco-eval {b['faster-coco-eval']['cpu_s']} s", flush=True)  # fmt: skip

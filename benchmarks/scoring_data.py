@@ -17,6 +17,7 @@ import json
 import sys
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from coco_scale import numbered, partial_tree
@@ -44,10 +45,20 @@ def _box(rng: np.random.Generator, low: int, high: int) -> tuple[int, int, int, 
     return int(rng.integers(0, W - w)), int(rng.integers(0, H - h)), w, h
 
 
-def generate(root: Path, images: int, seed: int = 0, lvis: bool = False) -> Path:
+def generate(
+    root: Path,
+    images: int,
+    seed: int = 0,
+    lvis: bool = False,
+    categories: int = 80,
+    shared: int = 0,
+    boxes: bool = False,
+) -> Path:
     """The tree and results file at ``root`` (made once: only a complete one is cached).
     ``lvis``: an LVIS file (each image 5 categories verified absent, one of its own not
-    exhaustive at 30%, every category a frequency), crowds aside as LVIS has none."""
+    exhaustive at 30%, every category a frequency), crowds aside as LVIS has none.
+    ``categories``: how many (COCO's 80; V3Det's 13,204), ``shared`` names each given to two ids
+    (V3Det's 29), ``boxes``: detections as boxes alone (V3Det is a detection benchmark)."""
     if (root / "results.json").is_file():
         return root
     partial = partial_tree(root)
@@ -61,23 +72,27 @@ def generate(root: Path, images: int, seed: int = 0, lvis: bool = False) -> Path
         entries.append({"id": k, "file_name": name, "width": W, "height": H})
         truth[k] = []
         for _ in range(int(rng.poisson(INSTANCES))):
-            box, category = _box(rng, 8, 200), int(rng.integers(1, 81))
+            box, category = _box(rng, 8, 200), int(rng.integers(1, categories + 1))
             polygon = _shape(rng, *box)
             rle = coco_mask.frPyObjects([polygon], H, W)[0]  # area and bbox as COCO's files state them
             annotations.append({"id": len(annotations) + 1, "image_id": k, "category_id": category,
                                 "iscrowd": int(not lvis and rng.random() < CROWD), "segmentation": [polygon],
                                 "area": int(coco_mask.area(rle)), "bbox": [float(v) for v in coco_mask.toBbox(rle)]})  # fmt: skip
             truth[k].append((box, category))
-    categories = [{"id": c, "name": f"category {c}", "supercategory": f"group {c % 10}"} for c in range(1, 81)]
+    twins = set(range(2, 2 * shared + 1, 2))  # ids named as the id before them
+    listed = [
+        {"id": c, "name": f"category {c - 1 if c in twins else c}", "supercategory": f"group {c % 10}"}
+        for c in range(1, categories + 1)
+    ]
     if lvis:
-        for c in categories:
+        for c in listed:
             c["frequency"] = "rcf"[c["id"] % 3]
         for entry in entries:
             own = sorted({category for _, category in truth[entry["id"]]})
-            absent = [c for c in range(1, 81) if c not in own]
+            absent = [c for c in range(1, categories + 1) if c not in own]
             entry["neg_category_ids"] = sorted(int(c) for c in rng.choice(absent, size=5, replace=False))
             entry["not_exhaustive_category_ids"] = own[:1] if own and rng.random() < 0.3 else []
-    document = {"info": {}, "licenses": [], "images": entries, "annotations": annotations, "categories": categories}
+    document = {"info": {}, "licenses": [], "images": entries, "annotations": annotations, "categories": listed}
     (partial / "annotations" / "instances.json").write_text(json.dumps(document))
     with (partial / "results.json").open("w") as f:  # written an image at a time
         f.write("[")
@@ -92,9 +107,15 @@ def generate(root: Path, images: int, seed: int = 0, lvis: bool = False) -> Path
                     )
                     box = (x, y, w, h)
                 else:
-                    box, category = _box(rng, 8, 120), int(rng.integers(1, 81))
+                    box, category = _box(rng, 8, 120), int(rng.integers(1, categories + 1))
+                score = round(float(rng.random()), 6)
+                if boxes:
+                    items.append(
+                        json.dumps({"image_id": k, "category_id": category, "score": score, "bbox": list(box)})
+                    )
+                    continue
                 rle = coco_mask.frPyObjects([_shape(rng, *box)], H, W)[0]
-                items.append(json.dumps({"image_id": k, "category_id": category, "score": round(float(rng.random()), 6),
+                items.append(json.dumps({"image_id": k, "category_id": category, "score": score,
                                          "segmentation": {"size": [H, W], "counts": rle["counts"].decode()}}))  # fmt: skip
             f.write(("," if k > 1 else "") + ",".join(items))
         f.write("]")
@@ -113,10 +134,15 @@ def release(root: Path, cores: int = 2) -> Path:
     return out
 
 
-def collection(images: int, cores: int = 2, cache: Path = CACHE, lvis: bool = False) -> tuple[Path, Path, Path]:
+def collection(
+    images: int, cores: int = 2, cache: Path = CACHE, lvis: bool = False, **shape: Any
+) -> tuple[Path, Path, Path]:
     """(release folder, the instances file it was built from, the results file) at ``images``
-    (``lvis``: the LVIS variant, ``generate``)."""
-    root = generate(cache / f"{'lvis' if lvis else 'coco'}-{images}", images, lvis=lvis)
+    (``lvis``: the LVIS variant; ``shape``: ``generate``'s categories, shared and boxes)."""
+    kind = "lvis" if lvis else "coco"
+    if shape:
+        kind += "-" + "-".join(f"{k}{int(v)}" for k, v in sorted(shape.items()))
+    root = generate(cache / f"{kind}-{images}", images, lvis=lvis, **shape)
     return release(root, cores), root / "annotations" / "instances.json", root / "results.json"
 
 
