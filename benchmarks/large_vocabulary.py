@@ -24,30 +24,23 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from scoring import exponent, timed
+from scoring import BOUNDARY_ENGINE, exponent, timed
 from scoring_data import collection
 
 from regionbench.client import instances
 
 CATEGORIES = 13_204
 V3DET = {"categories": CATEGORIES, "shared": 29, "boxes": True}  # 13,204 ids, 13,175 names; boxes
-ENGINE = """
-import contextlib, io, json, sys
-import numpy as np
-from faster_coco_eval import COCO, COCOeval_faster
-with contextlib.redirect_stdout(io.StringIO()):
-    gt = COCO(sys.argv[1])
-    evaluation = COCOeval_faster(gt, gt.loadRes(sys.argv[2]), "bbox")
-    evaluation.evaluate()
-    evaluation.accumulate()
-    evaluation.summarize()
-precision = evaluation.eval["precision"][:, :, :, 0, -1]
+# faster-coco-eval as scoring.py calls it, on boxes, each category's AP printed too (by id)
+ENGINE = BOUNDARY_ENGINE.replace('"boundary"', '"bbox"').replace(
+    "print(json.dumps([float(v) for v in evaluation.stats[:12]]))",
+    """precision = evaluation.eval["precision"][:, :, :, 0, -1]
 per = {}
 for k, c in enumerate(evaluation.params.catIds):
     values = precision[:, :, k][precision[:, :, k] > -1]
     per[str(c)] = float(values.mean()) if values.size else None
-print(json.dumps({"stats": [float(v) for v in evaluation.stats[:12]], "per_category": per}))
-"""
+print(json.dumps({"stats": [float(v) for v in evaluation.stats[:12]], "per_category": per}))""",
+)
 
 
 def at(n: int, cores: int, reference_up_to: int) -> dict:
