@@ -548,9 +548,13 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
     for key, figure in PER_CLASS.items():
         found = report.get(key)
         if isinstance(found, dict) and found and all(isinstance(v, dict) and "name" in v for v in found.values()):
-            found = {  # keyed by id, the name beside: the page names a category by both, its figures numbers
-                f"{v['name']} (id {k})": {c: x for c, x in v.items() if c != "name" and not isinstance(x, str)}
+            figures = {
+                k: {c: x for c, x in v.items() if c != "name" and not isinstance(x, str)} for k, v in found.items()
+            }
+            found = {  # keyed by id, the name beside; a category with no figure (no instance) is left out
+                f"{v['name']} (id {k})": figures[k]
                 for k, v in found.items()
+                if any(x is not None for x in figures[k].values())
             }
         if isinstance(found, dict) and found:
             first = next(iter(found.values()))
