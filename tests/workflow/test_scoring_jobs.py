@@ -1,7 +1,8 @@
 """A run scored as jobs (``evaluate --executor``): every task that accumulates image by image —
 instances (COCO, with TIDE), LVIS, label maps, panoptic, BSDS regions and boundaries — gives, as
-1, 4 or 16 part jobs and a gathering, the report of one process to the bit; and the command runs
-them through Snakemake on this machine.
+part jobs and a gathering (4 of them; label maps 1, 4 and 16: tests/test_runner.py holds the
+runner to any count), the report of one process to the bit; and the command runs them through
+Snakemake on this machine.
 
 The jobs run here one after another, each in the runner's job mode (``_runner.scattered``), as
 ``client.scattering`` runs each in its own process; the batches are made small so that a job
@@ -30,7 +31,7 @@ from regionbench.client import tasks
 from regionbench.client.tasks import _runner
 from regionbench.client.tasks import instances as instances_task
 
-JOBS = (1, 4, 16)
+JOBS = (4,)  # a job of four holds one or two batches of these trees, or none
 
 
 @pytest.fixture(autouse=True)
@@ -53,10 +54,12 @@ def as_jobs(data: Any, predictions: Path, task: str, jobs: int, folder: Path, **
     raise AssertionError("eight rounds and no report")
 
 
-def same_as_one_process(data: Any, predictions: Path, task: str, tmp_path: Path, **settings: Any) -> dict[str, Any]:
-    """The report of one process, checked equal to the one of 1, 4 and 16 jobs; returned."""
+def same_as_one_process(
+    data: Any, predictions: Path, task: str, tmp_path: Path, counts: tuple[int, ...] = JOBS, **settings: Any
+) -> dict[str, Any]:
+    """The report of one process, checked equal to the one of each count of jobs; returned."""
     whole = tasks.evaluate(data, predictions, task, **settings)
-    for jobs in JOBS:
+    for jobs in counts:
         assert as_jobs(data, predictions, task, jobs, tmp_path / f"jobs-{jobs}", **settings) == whole, (task, jobs)
     return whole
 
@@ -84,16 +87,10 @@ def test_instances_as_jobs(lvis: tuple[Path, Path], tmp_path: Path, settings: di
     assert report["measures"]["AP"] > 0 and (not settings.get("tide") or report["tide"])
 
 
-def test_label_maps_as_jobs(coco_build: Path, tmp_path: Path) -> None:
-    """Against each annotator, with the human ceiling; the maps made wrong in a block each."""
-    folder = coco_build / COCO_RELEASE
-    truth_label_maps(folder, tmp_path / "maps")
-    for k, path in enumerate(sorted((tmp_path / "maps").iterdir())):
-        values = np.array(Image.open(path))
-        values[: 4 + k % 5, : 6 + k % 7] = values.flat[k % values.size]
-        Image.fromarray(values).save(path)
-    data = regionbench.load(folder)
-    report = same_as_one_process(data, tmp_path / "maps", "semantic", tmp_path, all_annotators=True)
+def test_label_maps_as_jobs(maps: tuple[Path, Path], tmp_path: Path) -> None:
+    """Against each annotator, with the human ceiling, as 1, 4 and 16 jobs."""
+    folder, run = maps
+    report = same_as_one_process(regionbench.load(folder), run, "semantic", tmp_path, (1, 4, 16), all_annotators=True)
     assert 0 < report["measures"]["miou"] < 1 and report["human_ceiling"]
 
 
@@ -115,11 +112,25 @@ def test_bsds_measures_as_jobs(release: Callable[[str], Built], tmp_path: Path, 
     assert report["human_ceiling"]
 
 
-def test_the_command_scores_as_jobs_through_snakemake(lvis: tuple[Path, Path], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def maps(coco_build: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The COCO release and a label-map run on it: the truth's maps, each wrong in a block."""
+    folder = coco_build / COCO_RELEASE
+    out = tmp_path_factory.mktemp("maps") / "maps"
+    truth_label_maps(folder, out)
+    for k, path in enumerate(sorted(out.iterdir())):
+        values = np.array(Image.open(path))
+        values[: 4 + k % 5, : 6 + k % 7] = values.flat[k % values.size]
+        Image.fromarray(values).save(path)
+    return folder, out
+
+
+def test_the_command_scores_as_jobs_through_snakemake(maps: tuple[Path, Path], tmp_path: Path) -> None:
     """``evaluate --executor local --jobs 3``: Snakemake runs three part jobs and the gathering
-    (each its own process); the report is the one of one process, and the work folder is gone."""
-    folder, run = lvis
-    common = ("evaluate", "--release", str(folder), "--predictions", str(run), "--task", "instances", "--split", "all")
+    (each its own process); the report and the printed table are one process's, and the work
+    folder is gone. A given work folder holding another run's parts: they are cleared, not read."""
+    folder, run = maps
+    common = ("evaluate", "--release", str(folder), "--predictions", str(run), "--task", "semantic")
     alone = regionbench_cli(*common, "--out", str(tmp_path / "alone.json"), cwd=tmp_path)
     assert alone.returncode == 0, alone.stderr
     jobs = regionbench_cli(
@@ -128,13 +139,12 @@ def test_the_command_scores_as_jobs_through_snakemake(lvis: tuple[Path, Path], t
     assert jobs.returncode == 0, jobs.stderr + jobs.stdout
     assert json.loads((tmp_path / "jobs.json").read_text()) == json.loads((tmp_path / "alone.json").read_text())
     said = jobs.stdout.splitlines()
-    assert said[1].startswith("scoring as 3 jobs") and said[2].startswith("round 1 done: 1 of the run's streams")
+    assert said[1].startswith("scoring as 3 jobs and a gathering through Snakemake on this machine")
     table = [line for line in said if not line.startswith(("scoring as", "round "))]
     assert table == alone.stdout.replace("alone.json", "jobs.json").splitlines()
     assert not list(tmp_path.glob(".regionbench-scoring-*"))
-    # a work folder holding another run's parts: they are cleared, not read as this run's
     work = tmp_path / "work"
-    shutil.copytree(Path(__file__).parent, work / "parts")  # any files at all
+    (work / "parts").mkdir(parents=True)
     (work / "parts" / "stream-0.job-0.pickle").write_bytes(b"another run")
     again = regionbench_cli(*common, "--executor", "local", "--jobs", "2", "--work-dir", str(work), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
