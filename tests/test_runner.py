@@ -157,3 +157,22 @@ def test_a_gathering_refuses_parts_of_another_run(tmp_path: Path) -> None:
         _runner.stream(Sums(values), range(3))
     with pytest.raises(ValueError, match="a job is 0 to jobs - 1"), _runner.scattered(tmp_path, 2, 2):
         pass
+
+
+def test_scoring_as_jobs_without_snakemake_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """On the client install (no Snakemake), ``--executor`` says what to install, before any
+    folder is made or anything read."""
+    import importlib.util
+
+    from regionbench.client import scattering
+    from regionbench.client.tasks import TaskError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if "snakemake" in name else real(name))
+    monkeypatch.chdir(tmp_path)
+    for executor, package in (("local", "snakemake"), ("slurm", "snakemake")):
+        with pytest.raises(TaskError, match=rf"--executor {executor}: needs {package}, .*regionbench\[build\]"):
+            scattering.score("r", None, True, tmp_path / "p", "semantic", {}, False, executor, 2)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(TaskError, match="--executor ssh: use local or slurm"):
+        scattering.score("r", None, True, tmp_path / "p", "semantic", {}, False, "ssh", 2)
