@@ -616,16 +616,24 @@ class Engine:
         (areas x images)`` of them at a time (each run's truth and detections those of its
         categories): the engine keeps a state per category, area range and image, so memory
         holds one run's. A category's figures do not depend on the others'."""
-        present = sorted({a["category_id"] for a in truth["annotations"]} | {d["category_id"] for d in detections})
+        # grouped by category once (each in its file order): a run takes its categories' groups
+        named = {c["id"]: c for c in truth["categories"]}
+        instances: dict[int, list[dict]] = defaultdict(list)
+        found: dict[int, list[dict]] = defaultdict(list)
+        for a in truth["annotations"]:
+            instances[a["category_id"]].append(a)
+        for d in detections:
+            found[d["category_id"]].append(d)
+        present = sorted(instances.keys() | found.keys())
         step = max(1, STATES // (len(self.areas) * images))
         for start in range(0, len(present), step):
-            chosen = set(present[start : start + step])
+            chosen = present[start : start + step]
             part = {
                 "images": truth["images"],
-                "categories": [c for c in truth["categories"] if c["id"] in chosen],
-                "annotations": [a for a in truth["annotations"] if a["category_id"] in chosen],
+                "categories": [named[c] for c in chosen],
+                "annotations": [a for c in chosen for a in instances[c]],
             }
-            yield self.run(part, [d for d in detections if d["category_id"] in chosen])
+            yield self.run(part, [d for c in chosen for d in found[c]])
 
     def run(self, truth: dict, detections: Sequence[dict]) -> Any:
         """The engine evaluated on ``truth`` and ``detections`` (each with its ``id``, ``area``
@@ -667,7 +675,7 @@ class Engine:
             return Evaluated(
                 instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
             )
-        cats, images, thresholds = sorted(c["id"] for c in truth["categories"]), [], len(IOU_THRESHOLDS)
+        cats, thresholds = sorted(c["id"] for c in truth["categories"]), len(IOU_THRESHOLDS)
         images = sorted(e["id"] for e in truth["images"])
         n_areas, n_images = len(areas), len(images)
         cat_index, image_index = {c: k for k, c in enumerate(cats)}, {i: n for n, i in enumerate(images)}

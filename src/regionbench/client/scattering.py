@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import pickle
 import shutil
 import subprocess
@@ -111,7 +110,9 @@ def score(
             cmd += ["--profile", str(profile)]
         cmd += ["--executor", "slurm", "--jobs", str(jobs + 1)]
     else:
-        cmd += ["--cores", str(cores or len(os.sched_getaffinity(0)))]
+        from regionbench.client.tasks import available_cores
+
+        cmd += ["--cores", str(cores or available_cores())]
     where = "SLURM" if executor == "slurm" else "this machine"
     say = progress or (lambda line: None)
     say(f"scoring as {jobs} jobs and a gathering through Snakemake on {where} (work folder {folder})")
