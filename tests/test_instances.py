@@ -466,6 +466,56 @@ def test_a_detection_of_no_possible_shape_is_one_line_naming_it(
     assert f"detection {at}:" in text and "\n" not in text, text
 
 
+def compressed(runs: list[int]) -> str:
+    """``runs`` as compressed RLE counts, as pycocotools' ``rleToString`` writes them (from the
+    fourth run on, a difference to the run two before), negative runs included."""
+    out = []
+    for k, run in enumerate(runs):
+        x, more = run - runs[k - 2] if k > 2 else run, True
+        while more:
+            c, x = x & 0x1F, x >> 5
+            more = not ((c & 0x10 == 0 and x == 0) or (c & 0x10 and x == -1))
+            out.append(chr((c | 0x20 if more else c) + 48))
+    return "".join(out)
+
+
+ENCODING = st.characters(min_codepoint=48, max_codepoint=111)  # the 64 characters of the counts
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text(alphabet=ENCODING, max_size=24),
+    runs=st.lists(st.integers(-4, 30), min_size=1, max_size=10),
+    write_runs=st.booleans(),
+)
+def test_a_compressed_rle_is_taken_only_when_its_runs_make_the_mask(
+    text: str, runs: list[int], write_runs: bool
+) -> None:
+    """Counts strings of the image's size (any text, or runs written as pycocotools writes them,
+    some negative, most not making the image's pixels): taken only when the runs, decoded on
+    their own here (``geometry.rle_runs``), are non-negative and make the whole mask; the
+    others are one line. The engine's IoU loops for ever on the others."""
+    from regionbench.core import geometry
+
+    height, width = 6, 7
+    counts = compressed(runs) if write_runs else text
+    try:
+        decoded = geometry.rle_runs(counts).tolist()
+    except ValueError:
+        decoded = None
+    makes_mask = decoded is not None and sum(decoded) == height * width
+    try:
+        found = instances._shape({"segmentation": {"size": [height, width], "counts": counts}}, height, width)
+    except ValueError as exc:
+        assert not makes_mask and "\n" not in str(exc), (counts, decoded)
+        return
+    assert makes_mask, (counts, decoded)
+    assert found["mask_area"] == sum(decoded[1::2]) == int(coco_mask.area(found["segmentation"]))
+    full = coco_mask.encode(np.asfortranarray(np.ones((height, width), np.uint8)))
+    expected = found["mask_area"] / (height * width)
+    assert instances._engine_masks().iou([found["segmentation"]], [full], [0])[0][0] == pytest.approx(expected)
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**16))
 def test_categories_of_one_name_keep_their_own_ap(seed: int) -> None:

@@ -354,37 +354,33 @@ def check_results(path: Path, items: Iterable[Any], truth: dict, names: Mapping[
     return Checker(truth_header(truth), names).read(path, items)
 
 
-def rle_problem(rle: dict[str, Any]) -> str | None:
-    """What is wrong with a compressed RLE whose counts do not make its size (a string cut short,
-    a negative run, runs past its last pixel or stopping short), or None. Read a character at a
-    time, as pycocotools' ``rleFrString`` reads it: for a failure's diagnosis, not every mask."""
-    height, width = rle["size"]
-    counts = rle["counts"]
-    text = counts.decode("ascii", "replace") if isinstance(counts, bytes) else str(counts)
-    runs: list[int] = []
-    p = 0
-    while p < len(text):
-        x, k, more = 0, 0, True
-        while more:
-            if p >= len(text):
-                return "its RLE counts end inside a number (a string cut short); encode the mask with pycocotools"
-            c = ord(text[p]) - 48
-            x |= (c & 0x1F) << (5 * k)
-            more = bool(c & 0x20)
-            p, k = p + 1, k + 1
-            if not more and c & 0x10:
-                x |= -1 << (5 * k)
-        runs.append(x + runs[-2] if len(runs) > 2 else x)
-    if any(r < 0 for r in runs) or sum(runs) != height * width:
-        return (
-            f"its RLE counts make {sum(runs)} pixels (runs {runs[:4]}...), not its {width}x{height} mask's "
-            f"{height * width}; encode the mask with pycocotools"
-        )
-    return None
-
-
 def _mask_box(rle: dict[str, Any]) -> list[float]:
     return [float(v) for v in _masks().toBbox(rle)]
+
+
+def decoded_runs(rle: dict[str, Any]) -> list[int]:
+    """The runs faster-coco-eval decodes from a compressed RLE (``counts`` bytes) of ``size``
+    (h, w), checked to make its mask: non-negative and h·w pixels in all. Counts that do not (a
+    string cut short, a negative run, runs past the last pixel or stopping short) raise a
+    ``ValueError`` here: the engine's IoU would loop for ever on them."""
+    height, width = rle["size"]
+    try:
+        runs: list[int] = _engine_masks().toUncompressedRLE([rle])[0]["counts"]
+    except (ValueError, RuntimeError) as exc:  # cut short, or past the last pixel
+        reason = str(exc).rstrip(".")
+    else:
+        if sum(runs) == height * width:
+            return runs
+        reason = f"its runs make {sum(runs)} pixels, not {height * width}"
+    raise ValueError(f"RLE counts do not make the {width}x{height} image's mask ({reason}); encode it with pycocotools")
+
+
+@functools.cache
+def _engine_masks() -> Any:
+    """faster-coco-eval's mask module, imported once."""
+    from faster_coco_eval import mask_api_new_cpp
+
+    return mask_api_new_cpp
 
 
 @functools.cache
@@ -418,10 +414,8 @@ def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
         rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
         if isinstance(counts, list):
             rle = coco_mask.frPyObjects(rle, height, width)
-        found["mask_area"] = int(coco_mask.area(rle))  # decodable, or an error here
-        x, y, w, h = (float(v) for v in coco_mask.toBbox(rle))
-        if x + w > width or y + h > height:  # runs past the last pixel: the counts overflow the mask
-            raise ValueError(f"RLE counts run past the {width}x{height} image (more pixels than it has)")
+        runs = counts if isinstance(counts, list) else decoded_runs(rle)
+        found["mask_area"] = sum(runs[1::2])  # the runs alternate background and mask, background first
         found["segmentation"] = rle
     elif isinstance(segmentation, list):
         flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
@@ -643,6 +637,8 @@ class Engine:
         gt = COCO()
         gt.dataset = truth
         gt.createIndex()
+        if self.lvis:  # LVIS's rule, applied here: the engine fails on a dropped detection's image
+            detections = _federated(truth, detections)  # when nothing else of that image is in the run
         dt = COCO()
         dt.dataset = {"images": truth["images"], "categories": truth["categories"], "annotations": list(detections)}
         dt.createIndex()
@@ -723,6 +719,16 @@ class Engine:
             found.ignored[k] = np.stack([_bits(np.asarray(ignored[(k, a)]), index) for a in range(n_areas)])
         found.per_image = _per_image(truth, images, found, {k: np.repeat(images_of[k], sizes[k]) for k in sizes})
         return found
+
+
+def _federated(truth: dict, detections: Sequence[dict]) -> list[dict]:
+    """The ``detections`` LVIS scores (Gupta et al., CVPR 2019): those of a category the image's
+    truth holds or lists as verified absent (``neg_category_ids``); the others are left out, as
+    LVISEval and the engine leave them out."""
+    checked: dict[int, set[int]] = {e["id"]: set(e.get("neg_category_ids", ())) for e in truth["images"]}
+    for a in truth["annotations"]:
+        checked[a["image_id"]].add(a["category_id"])
+    return [d for d in detections if d["category_id"] in checked[d["image_id"]]]
 
 
 def _layout(counts: np.ndarray, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
@@ -943,8 +949,7 @@ def band_covers_mask(annotations: Sequence[dict], dilation_ratio: float) -> int:
     their own boundary band (``dilation_ratio`` of the diagonal): objects so thin that their
     boundary IoU is their mask IoU, which users of Boundary AP ask to know. The bands the engine
     already made (each annotation's ``boundary``, after an evaluation) are taken as they are."""
-    from faster_coco_eval import mask_api_new_cpp
-
+    mask_api_new_cpp = _engine_masks()
     plain = [a for a in annotations if not a["iscrowd"] and isinstance(a.get("segmentation"), dict)]
     if not plain:
         return 0

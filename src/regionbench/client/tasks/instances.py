@@ -347,15 +347,6 @@ class Held(Shelf[tuple[Any, ...]]):
             out.append(d)
         return out
 
-    def undecodable(self, r: int, exc: Exception) -> measures.InstancesError:
-        """The engine failed on range ``r`` (``exc``): the first detection of it whose mask does
-        not decode (its counts run past its size, which the reading's checks cannot all see
-        without decoding every mask), named by its place in the file; else ``exc`` itself."""
-        for d, item in zip(self.detections(r), self.items(r), strict=True):
-            if "segmentation" in d and (problem := measures.rle_problem(d["segmentation"])):
-                return measures.InstancesError(f"detection {item[-1]}: {problem}")
-        raise exc
-
 
 def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None) -> Held:
     """The run's results file read once (streamed), or ``detections`` (a human's regions, for the
@@ -419,11 +410,8 @@ class Ranges:
         counts = {"ground_truth": len(annotations), "crowd": sum(a["iscrowd"] for a in annotations)}
         with no_collection():
             detections = settings.kept(held.detections(r))
-            try:
-                errors = settings.errors(r, document, detections) if settings.tide else None
-                found = settings.evaluate(document, of_the_truth(detections, document, settings))
-            except (ValueError, RuntimeError) as exc:  # a mask the engine cannot decode: named, one line
-                raise held.undecodable(r, exc) from None
+            errors = settings.errors(r, document, detections) if settings.tide else None
+            found = settings.evaluate(document, of_the_truth(detections, document, settings))
         if settings.iou_type == "boundary":  # after the engine: its bands of the truth serve again
             counts["band_covers_mask"] = measures.band_covers_mask(annotations, settings.dilation_ratio)
         return counts, found, errors
