@@ -98,10 +98,18 @@ def least_cost(machine: np.ndarray, human: np.ndarray, radius: float) -> float:
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**16), density=st.floats(0.02, 0.3), size=st.sampled_from([(9, 13), (20, 20), (6, 30)]))
-def test_the_matching_is_the_outlier_graph_s_cheapest(seed: int, density: float, size: tuple[int, int]) -> None:
+@given(
+    seed=st.integers(0, 2**16),
+    density=st.floats(0.02, 0.3),
+    size=st.sampled_from([(9, 13), (20, 20), (6, 30)]),
+    dense_up_to=st.sampled_from([boundaries.DENSE_UP_TO, 0]),
+)
+def test_the_matching_is_the_outlier_graph_s_cheapest(
+    seed: int, density: float, size: tuple[int, int], dense_up_to: int
+) -> None:
     """On random pixel sets, the matching per component costs what the whole graph's optimum
-    costs, matches one to one and only within the distance."""
+    costs, matches one to one and only within the distance, each component solved dense or
+    sparse (``DENSE_UP_TO`` 0: every one sparse)."""
     rng = np.random.default_rng(seed)
     machine, human = rng.random(size) < density, rng.random(size) < density
     max_dist = 2.5 / float(np.hypot(*size))
@@ -109,7 +117,11 @@ def test_the_matching_is_the_outlier_graph_s_cheapest(seed: int, density: float,
     assert mine.sum() == theirs.sum() and not (mine & ~machine).any() and not (theirs & ~human).any()
     radius = max_dist * float(np.hypot(*size))
     a, b = np.flatnonzero(machine), np.flatnonzero(human)
-    partner = boundaries._cheapest_matching(*_pairs(machine, human, radius), a.size, b.size, 100 * radius)
+    saved, boundaries.DENSE_UP_TO = boundaries.DENSE_UP_TO, dense_up_to
+    try:
+        partner = boundaries._cheapest_matching(*_pairs(machine, human, radius), a.size, b.size, 100 * radius)
+    finally:
+        boundaries.DENSE_UP_TO = saved
     pairs = [(a[i], b[j]) for i, j in enumerate(partner) if j >= 0]
     distance = sum(float(np.hypot(*np.subtract(divmod(p, size[1]), divmod(q, size[1])))) for p, q in pairs)
     ours = distance + 100 * radius * (a.size + b.size - 2 * len(pairs))

@@ -76,39 +76,29 @@ def correspond(machine: np.ndarray, human: np.ndarray, max_dist: float = MAX_DIS
     diagonal (Euclidean, the bound included), as many as can be: the machine's matched pixels
     and the human's, as boolean maps (``correspondPixels``' match1 > 0, match2 > 0)."""
 
+    from scipy.spatial import cKDTree
+
     rows, cols = machine.shape
     radius = max_dist * float(np.hypot(rows, cols))
-    mine, theirs = np.flatnonzero(machine), np.flatnonzero(human)
+    mine, theirs = np.argwhere(machine), np.argwhere(human)  # row-major, as flatnonzero
     matched_mine, matched_theirs = np.zeros(machine.shape, dtype=bool), np.zeros(human.shape, dtype=bool)
     if not mine.size or not theirs.size:
         return matched_mine, matched_theirs
-    index = np.full(rows * cols, -1, dtype=np.int64)
-    index[theirs] = np.arange(theirs.size)
-    r, c = np.divmod(mine, cols)
-    reach = int(np.ceil(radius))
-    sources: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
-    lengths: list[np.ndarray] = []
-    for dy in range(-reach, reach + 1):
-        for dx in range(-reach, reach + 1):
-            if dy * dy + dx * dx > radius * radius:
-                continue
-            y, x = r + dy, c + dx
-            inside = (y >= 0) & (y < rows) & (x >= 0) & (x < cols)
-            other = index[y[inside] * cols + x[inside]]
-            near = other >= 0
-            sources.append(np.flatnonzero(inside)[near])
-            targets.append(other[near])
-            lengths.append(np.full(int(near.sum()), np.hypot(dy, dx)))
-    source, target, distance = np.concatenate(sources), np.concatenate(targets), np.concatenate(lengths)
-    partner = _cheapest_matching(source, target, distance, mine.size, theirs.size, OUTLIER * radius)
+    near = cKDTree(mine).sparse_distance_matrix(cKDTree(theirs), radius, output_type="ndarray")
+    order = np.argsort(near["i"] * len(theirs) + near["j"])  # the tree's order is its own
+    source, target = near["i"][order], near["j"][order]
+    distance = np.hypot(*(mine[source] - theirs[target]).T)  # from the offsets, as the bound
+    partner = _cheapest_matching(source, target, distance, len(mine), len(theirs), OUTLIER * radius)
     taken = partner >= 0
-    matched_mine.flat[mine[taken]] = True
-    matched_theirs.flat[theirs[partner[taken]]] = True
+    matched_mine[tuple(mine[taken].T)] = True
+    matched_theirs[tuple(theirs[partner[taken]].T)] = True
     return matched_mine, matched_theirs
 
 
 OUTLIER = 100  # correspondPixels' cost of leaving a pixel unmatched, in matching distances
+
+
+DENSE_UP_TO = 500  # pixels of a component solved as a dense assignment; a larger one, sparse
 
 
 def _cheapest_matching(
@@ -116,9 +106,10 @@ def _cheapest_matching(
 ) -> np.ndarray:
     """The matching of ``correspondPixels``: n1 machine and n2 human pixels joined by the pairs
     (``source``, ``target``) at ``distance``; each pixel is matched to one of the other map's or
-    left to an outlier at cost ``outlier``, the total cost least. Solved per connected component
-    of the pairs as an assignment (``linear_sum_assignment``) where a pair that is no edge costs
-    two outliers: the cost of an assignment is then the outlier graph's, less a constant.
+    left to an outlier at cost ``outlier``, the total cost least. Solved exactly per connected
+    component of the pairs: a small one as a dense assignment (``linear_sum_assignment``) where a
+    pair that is no edge costs two outliers (an assignment's cost is then the outlier graph's,
+    less a constant), a large one (``DENSE_UP_TO``) as a sparse one (``_sparse_matching``).
     Returns each machine pixel's human pixel, or -1."""
     from scipy.optimize import linear_sum_assignment
     from scipy.sparse import coo_array
@@ -131,11 +122,38 @@ def _cheapest_matching(
     bounds = np.flatnonzero(np.diff(component[source][order])) + 1
     for edges in np.split(order, bounds):
         left, right = np.unique(source[edges]), np.unique(target[edges])
+        i, j = np.searchsorted(left, source[edges]), np.searchsorted(right, target[edges])
+        if left.size + right.size > DENSE_UP_TO:
+            found = _sparse_matching(i, j, distance[edges], left.size, right.size, outlier)
+            partner[left[found >= 0]] = right[found[found >= 0]]
+            continue
         cost = np.full((left.size, right.size), 2 * outlier)
-        cost[np.searchsorted(left, source[edges]), np.searchsorted(right, target[edges])] = distance[edges]
+        cost[i, j] = distance[edges]
         rows, cols = linear_sum_assignment(cost)
         real = cost[rows, cols] < 2 * outlier
         partner[left[rows[real]]] = right[cols[real]]
+    return partner
+
+
+def _sparse_matching(
+    source: np.ndarray, target: np.ndarray, distance: np.ndarray, n1: int, n2: int, outlier: float
+) -> np.ndarray:
+    """``_cheapest_matching`` of one component as a sparse square assignment (Jonker and
+    Volgenant's LAPMOD, the ``lap`` package; many times the dense one's speed on thousands of
+    pixels). Rows are the machine pixels and a stand-in per human pixel, columns the human
+    pixels and a stand-in per machine pixel. A pixel goes to its own stand-in at the outlier's
+    cost; the stand-ins of a pair (i, j) meet at no cost, so a matched pair's stand-ins pair off.
+    Every matching with its outliers is one perfect assignment of the same cost."""
+    from lap import lapmod
+
+    rows = np.concatenate([source, np.arange(n1), n1 + np.arange(n2), n1 + target])
+    cols = np.concatenate([target, n2 + np.arange(n1), np.arange(n2), n2 + source])
+    cost = np.concatenate([distance, np.full(n1 + n2, float(outlier)), np.zeros(source.size)])
+    order = np.lexsort((cols, rows))  # row by row, columns sorted, as LAPMOD reads them
+    starts = np.searchsorted(rows[order], np.arange(n1 + n2 + 1))
+    column, _ = lapmod(n1 + n2, cost[order], starts, cols[order], return_cost=False)
+    partner = np.asarray(column[:n1], dtype=np.int64)
+    partner[partner >= n2] = -1  # its own stand-in: an outlier
     return partner
 
 
