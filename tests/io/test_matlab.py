@@ -100,3 +100,15 @@ def test_a_reader_that_crashes_is_one_error_and_no_dump() -> None:
     done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "the MAT reader crashed on this file (damaged?)", done
     assert "Fatal Python error" not in done.stderr, done.stderr
+
+
+def test_a_file_off_the_direct_path_is_read_in_a_pool_s_worker() -> None:
+    """A scoring run reads its prediction files in a pool's (daemonic) worker: a file that needs
+    scipy's reader is still read in a child of that worker."""
+    import multiprocessing
+
+    buffer = io.BytesIO()
+    scipy.io.savemat(buffer, {"ucm2": np.eye(3)}, do_compression=True)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        found = pool.apply(_loadmat_apart, (buffer.getvalue(),))
+    np.testing.assert_array_equal(found["ucm2"], np.eye(3))

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import faulthandler
 import io
-import multiprocessing
+import os
+import pickle
 import struct
 from pathlib import Path
 from typing import cast
@@ -175,27 +176,30 @@ def _loadmat(data: bytes) -> dict[str, np.ndarray]:
 def _loadmat_apart(data: bytes) -> dict[str, np.ndarray]:
     """``scipy.io.loadmat`` of ``data`` in a forked child: its arrays, or its error raised here
     as ValueError; a child that dies (scipy's reader crashes on some damaged files) is a
-    ValueError too."""
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-
-    def read() -> None:
-        faulthandler.disable()  # a crash here is expected and told by the parent in one line, not dumped
+    ValueError too. Forked by ``os.fork``, not ``multiprocessing``, which refuses a child to a
+    pool's worker (a scoring run's files are read there)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: it never returns to the caller
         try:
-            send.send(("arrays", _loadmat(data)))
-        except Exception as exc:  # whatever scipy raises: the caller names the file
-            send.send(("error", str(exc) or type(exc).__name__))
-
-    child = context.Process(target=read)
-    child.start()
-    send.close()
+            os.close(read_end)
+            faulthandler.disable()  # a crash here is expected and told by the parent in one line, not dumped
+            try:
+                message: tuple[str, object] = ("arrays", _loadmat(data))
+            except Exception as exc:  # whatever scipy raises: the caller names the file
+                message = ("error", str(exc) or type(exc).__name__)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            os._exit(0)
+    os.close(write_end)
     try:
-        kind, found = receive.recv()
-    except EOFError:
+        with os.fdopen(read_end, "rb") as given:
+            kind, found = pickle.load(given)
+    except (EOFError, pickle.UnpicklingError):
         kind, found = "error", "the MAT reader crashed on this file (damaged?)"
     finally:
-        receive.close()
-        child.join()
+        os.waitpid(pid, 0)
     if kind == "error":
         raise ValueError(found)
     return cast(dict[str, np.ndarray], found)

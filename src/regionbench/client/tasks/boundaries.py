@@ -25,12 +25,14 @@ import pandas as pd
 from regionbench.client import boundaries as measures
 from regionbench.client.loader import Release
 from regionbench.client.tasks import _masks as masks
+from regionbench.client.tasks import _runner
 from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
 from regionbench.client.tasks._runner import batches, gather, image_batches, stream
 from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
 
 SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a soft map
+BATCH = 4  # images a batch: an image's 99 maps take seconds, and a few images keep every core busy to the end
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     ``all_annotators``) and the humans' ceiling, streamed by the runner."""
     images = masks.scored_images(run.data, run.settings.split)
     people, who = masks.chosen_humans(run.data, run.settings)
-    return stream(Boundaries(run, who, people, images), image_batches(images), run.cores)
+    return stream(Boundaries(run, who, people, images), image_batches(images, min(BATCH, _runner.BATCH)), run.cores)
 
 
 def _by_split(
