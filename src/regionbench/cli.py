@@ -476,6 +476,46 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+# The figures the baselines table shows of each task's report (``tasks.measures`` keys).
+BASELINE_FIGURES = {
+    "segments": ("covering.ods", "covering.ois", "pri.ods", "pri.ois", "vi.ods", "vi.ois"),
+    "boundaries": ("ods.f", "ois.f", "ap"),
+}
+
+
+def cmd_baselines(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+
+    from regionbench import baselines
+    from regionbench.client import loader, tasks
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    names = args.method or list(baselines.registry())
+    for name in names:
+        baselines.get(name)  # an unknown one: one line before the release is read
+    data = loader.load(args.release)
+    said = lambda line: print(line, flush=True)  # noqa: E731
+    rows, ceilings = [], {}
+    for name in names:
+        for task, report in baselines.run(
+            data, name, Path(args.out), Path(args.images) if args.images else None, args.cores, said
+        ).items():
+            figures = tasks.measures(report)
+            rows.append(
+                (name, task, "  ".join(f"{k} {figures[k]:.3f}" for k in BASELINE_FIGURES[task] if k in figures))
+            )
+            if report.get("human_ceiling"):
+                ceilings[task] = report["human_ceiling"]
+    width = max(len(n) for n, _, _ in rows)
+    for name, task, line in rows:
+        print(f"{name:<{width}}  {task:<10}  {line}")
+    for task, ceiling in sorted(ceilings.items()):  # the humans against each other: the table's ceiling
+        shown = [f"{k} {ceiling[k]:.3f}" for k in ("covering", "pri", "vi", "recall", "precision", "f") if k in ceiling]
+        print(f"{'human':<{width}}  {task:<10}  " + "  ".join(shown))
+    print(f"reports written under {args.out}")
+    return 0
+
+
 def _hierarchy(args: argparse.Namespace) -> Hierarchy:
     import pyarrow.parquet as pq
 
@@ -850,6 +890,16 @@ def _evaluate_command(sub: argparse._SubParsersAction, tasks_options: bool = Tru
 
 def _hierarchy_command(sub: argparse._SubParsersAction) -> None:
     """hierarchy: the label tree."""
+    bl = sub.add_parser(
+        "baselines", help="run the reference methods on a release's scored images and score them as predictions"
+    )
+    bl.add_argument("release", help="a release folder")
+    bl.add_argument("--out", required=True, metavar="DIR", help="where each method's predictions and reports go")
+    bl.add_argument("--method", nargs="+", metavar="NAME", help="these methods (default: every one of the registry)")
+    bl.add_argument("--images", metavar="ROOT", help="the raw tree, when the release does not embed its images")
+    bl.add_argument("--cores", type=numbers.argument(int, 1), help="processes to score on (default: every core)")
+    bl.set_defaults(func=cmd_baselines)
+
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")
     hsub = h.add_subparsers(dest="action", required=True)
     for name, func, text in (

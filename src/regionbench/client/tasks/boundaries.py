@@ -4,8 +4,8 @@ Boundary maps scored with the BSDS500 boundary benchmark (``regionbench.client.b
 every human who covered each image, beside the humans' own ceiling.
 
 Predictions: a folder of boundary probability PNGs (8- or 16-bit, one channel, named by image id or
-file stem), BSDS's own ``.mat`` files (a ``ucm2`` or a cell ``segs``), or label-map PNGs with
-``--png segments``.
+file stem), BSDS's own ``.mat`` files (a ``ucm2`` or a cell ``segs``), label-map PNGs with
+``--png segments``, or a folder per scale of a hierarchy's label maps (sorted naturally).
 
 Measures: the BSDS500 boundary benchmark: ODS (threshold, recall, precision, F), OIS (recall,
 precision, F), AP and the precision-recall curve.
@@ -53,7 +53,7 @@ scope_of = masks.scope_of  # the images of the split
 default_split = masks.default_split  # the source's evaluation split, where the release has one
 
 
-def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, Path]]:
+def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[float], dict[int, Path | list[Path]]]:
     """The thresholds and each scored image's file (read and checked here, held as its path:
     an image's maps are made when it is scored)."""
     images = masks.scored_images(data, settings.split)
@@ -61,23 +61,36 @@ def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[flo
     if problem := (None if predictions.is_dir() else errors.file_problem(predictions, "a folder of boundary maps")):
         detail = problem if predictions.exists() else "no such folder"
         raise TaskError(f"{predictions}: {detail}; give the folder of predictions")
-    keys, found = masks.file_keys(images), {}
-    for path in sorted(predictions.iterdir(), key=lambda p: masks.natural_order(p.name)):
-        if path.stem in keys and path.suffix.lower() in (".png", ".mat"):
-            found[keys[path.stem]] = path
+    keys, layered = masks.file_keys(images), dict[int, list[Path]]()
+    scales = sorted((p for p in predictions.iterdir() if p.is_dir()), key=lambda p: masks.natural_order(p.name))
+    for scale in scales:  # a hierarchy: a label map per scale, as the segments task reads one
+        for path in sorted(scale.glob("*.png")):
+            if path.stem in keys:
+                layered.setdefault(keys[path.stem], []).append(path)
+    if short := [i for i, paths in layered.items() if len(paths) != len(scales)]:
+        raise TaskError(f"{predictions}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
+    found: dict[int, Path | list[Path]] = dict(layered)
+    for file in [] if scales else sorted(predictions.iterdir(), key=lambda p: masks.natural_order(p.name)):
+        if file.stem in keys and file.suffix.lower() in (".png", ".mat"):
+            found[keys[file.stem]] = file
     settings.refuse_missing(predictions, images, set(found))
     shapes, levels = masks.image_sizes(images), None
-    for image_id, path in found.items():  # every file read once now: a bad one is refused before scoring
-        mine = _read(path, shapes[image_id], settings)[0]
+    for image_id, given in found.items():  # every file read once now: a bad one is refused before scoring
+        mine = _read(given, shapes[image_id], settings)[0]
         if levels is not None and mine != levels:
-            raise TaskError(f"{path}: {len(mine)} thresholds where the run's other files have {len(levels)}")
+            raise TaskError(f"{given}: {len(mine)} thresholds where the run's other files have {len(levels)}")
         levels = mine
     return levels or [1.0], found
 
 
-def _read(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[float], np.ndarray | list[np.ndarray]]:
+def _read(
+    path: Path | list[Path], shape: tuple[int, int], settings: Settings
+) -> tuple[list[float], np.ndarray | list[np.ndarray]]:
     """A prediction file's thresholds and what it holds: a soft map (a probability PNG / 255 or
-    / 65535, a ``ucm2`` at the pixels) to cut at them, or a segmentation per threshold."""
+    / 65535, a ``ucm2`` at the pixels) to cut at them, or a segmentation per threshold (a
+    ``segs`` cell, or a hierarchy's label maps, one file a scale, the scales its thresholds)."""
+    if isinstance(path, list):
+        return [float(k) for k in range(1, len(path) + 1)], [masks.read_png(p, shape, dtype=None) for p in path]
     if path.suffix.lower() == ".png":
         values = masks.read_png(path, shape, dtype=None)
         if settings.png == "segments":
@@ -91,7 +104,9 @@ def _read(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[
     return [float(t) for t in measures.thresholds(settings.thresholds or SOFT_LEVELS)], soft
 
 
-def boundary_maps(path: Path, shape: tuple[int, int], settings: Settings) -> tuple[list[float], list[np.ndarray]]:
+def boundary_maps(
+    path: Path | list[Path], shape: tuple[int, int], settings: Settings
+) -> tuple[list[float], list[np.ndarray]]:
     """A prediction file's thresholds and its boundary map at each (``client.boundaries``)."""
     levels, held = _read(path, shape, settings)
     if isinstance(held, list):  # segmentations: their segments' boundaries

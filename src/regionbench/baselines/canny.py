@@ -1,0 +1,26 @@
+"""``canny``: Canny's edges over a sweep of hysteresis thresholds, as one soft boundary map.
+
+Source: J. Canny, "A Computational Approach to Edge Detection", IEEE TPAMI 8(6), 1986;
+scikit-image's ``canny`` of the grey image (Gaussian sigma 2), its thresholds quantiles of the
+gradient magnitude (high ``q``, low ``q - 0.1``). A pixel's soft value is the share of the sweep
+that marks it an edge, so the benchmark's thresholds of the soft map walk the sweep.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+KIND = "edges"
+SWEEP = tuple(round(0.70 + 0.02 * k, 2) for k in range(15))  # the high threshold's quantile, 0.70 to 0.98
+
+
+def predict(image: np.ndarray) -> np.ndarray:
+    """The soft boundary map of ``image`` (H x W x 3, uint8): H x W in [0, 1]."""
+    from skimage.color import rgb2gray
+    from skimage.feature import canny
+
+    grey = rgb2gray(image)
+    votes = np.zeros(grey.shape, dtype=np.float64)
+    for q in SWEEP:
+        votes += canny(grey, sigma=2, low_threshold=q - 0.1, high_threshold=q, use_quantiles=True)
+    return votes / len(SWEEP)

@@ -1,0 +1,48 @@
+"""``regionbench baselines``: the reference methods' predictions are scored through the same door
+as a user's, and the reports come back byte for byte on a second run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import regionbench_cli
+from farm import Built
+
+import regionbench
+from regionbench.client import tasks
+
+
+def test_baselines_are_scored_as_a_user_s_predictions_and_rerun_to_the_byte(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
+    """A segmenter (segments and boundaries) and Canny (boundaries) on a BSDS500 release: each
+    report is what ``evaluate`` gives the predictions the command wrote; a second run writes the
+    same bytes; the table names each method, task and the humans' ceiling."""
+    built = release("bsds")
+    first, second = tmp_path / "first", tmp_path / "second"
+    for out in (first, second):
+        done = regionbench_cli(
+            "baselines", str(built.folder), "--out", str(out), "--method", "watershed", "canny",
+            "--images", str(built.raw), "--cores", "1",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for name, task in (("watershed", "segments"), ("watershed", "boundaries"), ("canny", "boundaries")):
+        assert any(line.split()[:2] == [name, task] for line in lines), done.stdout
+        report = json.loads((first / name / f"{task}.json").read_text())
+        assert (first / name / f"{task}.json").read_bytes() == (second / name / f"{task}.json").read_bytes()
+        data = regionbench.load(built.folder)
+        again = tasks.evaluate(data, first / name / "predictions", task)
+        assert tasks.measures(again) == tasks.measures(report) and report["baseline"]["name"] == name
+    assert any(line.split()[:2] == ["human", "segments"] for line in lines), done.stdout
+    assert not (first / "canny" / "segments.json").exists()  # edges are no segmentation
+
+
+def test_an_unknown_baseline_is_one_line(tmp_path: Path) -> None:
+    done = regionbench_cli("baselines", str(tmp_path), "--out", str(tmp_path / "out"), "--method", "sobel")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "regionbench: error: baseline 'sobel': use canny, felzenszwalb, quickshift, slic, watershed"
+    ], done.stderr
