@@ -93,10 +93,7 @@ def registry() -> dict[str, ModuleType]:
 
 def get(name: str) -> ModuleType:
     """The baseline called ``name``; a ``BaselineError`` naming the baselines otherwise."""
-    found = registry()
-    if name not in found:
-        raise BaselineError(f"baseline {name!r}: use {', '.join(found)}")
-    return found[name]
+    return plugins.named(registry(), name, "baseline", BaselineError)
 
 
 def predictions(module: ModuleType, image: np.ndarray) -> np.ndarray:

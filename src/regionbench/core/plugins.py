@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import TypeVar
 
@@ -42,3 +42,11 @@ def scan(
         if said := problems(offer):
             raise refuse(f"{where}: breaks the {contract} ({'; '.join(said)}); see {package.__name__}")
         yield info.name, offer
+
+
+def named(found: Mapping[str, T], name: str, what: str, refuse: Callable[[str], Exception]) -> T:
+    """The registry entry ``name`` of ``found``; ``refuse(line)``, raised, naming the entries
+    otherwise (``what``: what an entry is, "task", "baseline")."""
+    if name not in found:
+        raise refuse(f"{what} {name!r}: use {', '.join(found)}")
+    return found[name]

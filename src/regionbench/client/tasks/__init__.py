@@ -135,10 +135,7 @@ def registry() -> dict[str, ModuleType]:
 
 def get(name: str) -> ModuleType:
     """The task called ``name``; a ``TaskError`` naming the tasks otherwise."""
-    tasks = registry()
-    if name not in tasks:
-        raise TaskError(f"task {name!r}: use {', '.join(tasks)}")
-    return tasks[name]
+    return plugins.named(registry(), name, "task", TaskError)
 
 
 def settings_of(name: str, **given: Any) -> Settings:
