@@ -174,3 +174,24 @@ def test_an_unmatched_detection_of_a_category_not_annotated_exhaustively_is_not_
     checked = instances.check_results(instances.Path("run.json"), run, truth, {})
     assert instances.score(truth, checked, "segm")["stats"]["AP"] == pytest.approx(0.5, abs=0.01)
     assert instances.score(truth, checked, "segm", (300,), method="lvis")["stats"]["AP"] == pytest.approx(1.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an open finding: LVISEval's AP over this pair is 1.65e-4 above ours, all of it at IoU 0.85 (its "
+    "precision 0.0297 there, ours and pycocotools' COCOeval 0.02805); without the one empty (area 0) detection "
+    "the three agree. Where LVISEval departs from COCOeval on it is not yet found",
+)
+def test_an_empty_detection_beside_the_truth_scores_as_lvis_eval() -> None:
+    """Two images of a generated LVIS run, one category, one detection of no pixel: LVISEval's
+    figures."""
+    import copy
+    import json
+    from pathlib import Path
+
+    case = json.loads((Path(__file__).parent / "data" / "lvis-empty-detection.json").read_text())
+    truth, detections = case["truth"], case["detections"]
+    checked = instances.check_results(Path("run.json"), copy.deepcopy(detections), copy.deepcopy(truth), {})
+    ours = instances.score(copy.deepcopy(truth), checked, "segm", (300,), method="lvis")["stats"]
+    theirs = lvis_eval(copy.deepcopy(truth), copy.deepcopy(detections), "segm", 300)
+    assert np.allclose(list(ours.values()), list(theirs.values()), rtol=0, atol=1e-9), (ours, theirs)
