@@ -637,7 +637,7 @@ class Engine:
         gt = COCO()
         gt.dataset = truth
         gt.createIndex()
-        if self.lvis:  # LVIS's rule, applied here: the engine fails on a dropped detection's image
+        if self.lvis:  # LVIS's rules, applied here: the engine fails on a dropped detection's image
             detections = _federated(truth, detections)  # when nothing else of that image is in the run
         dt = COCO()
         dt.dataset = {"images": truth["images"], "categories": truth["categories"], "annotations": list(detections)}
@@ -665,6 +665,10 @@ class Engine:
         areas = self.areas
         for k, d in enumerate(detections, start=1):
             d["id"] = k
+        empty: list[int] = []
+        if self.lvis:  # LVISEval takes only what covers a pixel (its get_ann_ids: area > 0), truth and detections
+            truth = truth | {"annotations": [a for a in truth["annotations"] if a["area"] > 0]}
+            empty = [n for n, d in enumerate(detections) if d["area"] <= 0]
         if not detections:  # nothing for the engine to match: the instances alone
             ids = sorted(e["id"] for e in truth["images"])
             cat_index = {c: k for k, c in enumerate(sorted(c["id"] for c in truth["categories"]))}
@@ -676,14 +680,18 @@ class Engine:
         n_areas, n_images = len(areas), len(images)
         cat_index, image_index = {c: k for k, c in enumerate(cats)}, {i: n for n, i in enumerate(images)}
         groups: dict[tuple[int, int], list[int]] = defaultdict(list)  # (image, category index) -> detections
+        left_out = set(empty)
         for n, d in enumerate(detections):
-            groups[(image_index[d["image_id"]], cat_index[d["category_id"]])].append(n)
+            if n not in left_out:
+                groups[(image_index[d["image_id"]], cat_index[d["category_id"]])].append(n)
         sizes: dict[int, list[int]] = defaultdict(list)  # category index -> detections kept per group
         scores: dict[int, list[float]] = defaultdict(list)
         hits: dict[tuple[int, int], list[int]] = defaultdict(list)  # (category index, area) -> T x kept, per group
         ignored: dict[tuple[int, int], list[int]] = defaultdict(list)
         images_of: dict[int, list[int]] = defaultdict(list)  # category index -> each group's image index
         found = Evaluated()
+        if outcomes:  # what LVIS left out is nobody's to match
+            found.outcomes |= {n: ("dropped", 0.0) for n in empty}
         collecting = gc.isenabled()
         gc.disable()  # the engine's states are many small lists: a collection per thousand would triple the time
         try:
@@ -723,12 +731,12 @@ class Engine:
 
 def _federated(truth: dict, detections: Sequence[dict]) -> list[dict]:
     """The ``detections`` LVIS scores (Gupta et al., CVPR 2019): those of a category the image's
-    truth holds or lists as verified absent (``neg_category_ids``); the others are left out, as
-    LVISEval and the engine leave them out."""
+    truth holds or lists as verified absent (``neg_category_ids``), covering a pixel; the others
+    are left out, as LVISEval leaves them out."""
     checked: dict[int, set[int]] = {e["id"]: set(e.get("neg_category_ids", ())) for e in truth["images"]}
     for a in truth["annotations"]:
         checked[a["image_id"]].add(a["category_id"])
-    return [d for d in detections if d["category_id"] in checked[d["image_id"]]]
+    return [d for d in detections if d["category_id"] in checked[d["image_id"]] and d["area"] > 0]
 
 
 def _layout(counts: np.ndarray, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
