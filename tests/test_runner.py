@@ -176,3 +176,26 @@ def test_scoring_as_jobs_without_snakemake_is_one_line(monkeypatch: pytest.Monke
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(TaskError, match="--executor ssh: use local or slurm"):
         scattering.score("r", None, True, tmp_path / "p", "semantic", {}, False, "ssh", 2)
+
+
+def test_a_worker_killed_mid_batch_is_one_error_not_a_wait() -> None:
+    """The system kills a worker while it scores a batch: the run stops with one line saying
+    so, where a pool alone would replace the worker and wait for its batch for ever."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal\n"
+        "from regionbench.client.tasks import _runner\n"
+        "from regionbench.core.forked import WorkerDied\n"
+        "def process(batch):\n"
+        "    if batch == 2:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return batch\n"
+        "try:\n"
+        "    print(list(_runner.parts(process, [0, 1, 2, 3, 4], cores=2)))\n"
+        "except WorkerDied as exc:\n"
+        "    print('died:', exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("died: a scoring worker process died without its part"), done

@@ -27,6 +27,7 @@ import copy
 import dataclasses
 import gc
 import multiprocessing
+import os
 import pickle
 import shutil
 import tempfile
@@ -40,6 +41,7 @@ import pandas as pd
 
 from regionbench.client.instances import Evaluated, Kept
 from regionbench.core.allocator import give_back
+from regionbench.core.forked import WorkerDied
 
 P = TypeVar("P")
 B = TypeVar("B")
@@ -192,14 +194,40 @@ def scattered(folder: Path, job: int | None, jobs: int) -> Iterator[Place]:
 
 
 _WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None  # what a forked worker runs (inherited)
+_TAKEN: Any = None  # shared memory, inherited: batch k -> the pid of the worker that took it
+WAIT = 1.0  # seconds between looks at whether the worker of the batch awaited is still alive
 
 
 def _part(k: int) -> Any:
     assert _WORK is not None
+    _TAKEN[k] = os.getpid()
     process, batches = _WORK
     found = process(batches[k])
     give_back()
     return found
+
+
+def _awaited(result: Any, k: int) -> Any:
+    """Batch ``k``'s part: ``result.get()``, unless the worker that took the batch has died
+    (killed by the system, out of memory most often): a pool replaces a dead worker and never
+    answers its batch, so that is ``WorkerDied``, one line, not a wait for ever."""
+    while True:
+        try:
+            return result.get(timeout=WAIT)
+        except multiprocessing.TimeoutError:
+            if (pid := _TAKEN[k]) and not _alive(pid):
+                raise WorkerDied(
+                    "a scoring worker process died without its part (killed by the system: out of memory?); "
+                    "give the run more memory, or fewer --cores so that fewer workers run at once"
+                ) from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def parts(process: Callable[[B], P], batches: Sequence[B], cores: int = 1, forked: bool = False) -> Iterator[P]:
@@ -208,7 +236,7 @@ def parts(process: Callable[[B], P], batches: Sequence[B], cores: int = 1, forke
     ``WORKER_BATCHES`` batches: memory an engine freed comes back to the system only when its
     process ends (one process grew 300 MiB over 80 ranges of detections: ``forked`` keeps such an
     engine out of this process on one core too). Memory is given back after each batch."""
-    global _WORK
+    global _WORK, _TAKEN
     forking = "fork" in multiprocessing.get_all_start_methods()
     if not forking or not batches or (not forked and (cores <= 1 or len(batches) <= 1)):
         for batch in batches:
@@ -216,20 +244,19 @@ def parts(process: Callable[[B], P], batches: Sequence[B], cores: int = 1, forke
             give_back()
             yield found
         return
-    _WORK = (process, batches)
+    context = multiprocessing.get_context("fork")
+    _WORK, _TAKEN = (process, batches), context.RawArray("q", len(batches))
     try:
-        with multiprocessing.get_context("fork").Pool(
-            min(cores, len(batches)), maxtasksperchild=WORKER_BATCHES
-        ) as pool:
-            pending: deque[Any] = deque()
+        with context.Pool(min(cores, len(batches)), maxtasksperchild=WORKER_BATCHES) as pool:
+            pending: deque[tuple[Any, int]] = deque()
             for k in range(len(batches)):
-                pending.append(pool.apply_async(_part, (k,)))
+                pending.append((pool.apply_async(_part, (k,)), k))
                 while len(pending) > 2 * cores:
-                    yield pending.popleft().get()
+                    yield _awaited(*pending.popleft())
             while pending:
-                yield pending.popleft().get()
+                yield _awaited(*pending.popleft())
     finally:
-        _WORK = None
+        _WORK = _TAKEN = None
 
 
 @contextlib.contextmanager
