@@ -695,7 +695,8 @@ class Engine:
         collecting = gc.isenabled()
         gc.disable()  # the engine's states are many small lists: a collection per thousand would triple the time
         try:
-            for evaluation in self._runs(truth, detections, n_images):
+            kept = [d for n, d in enumerate(detections) if n not in left_out] if left_out else detections
+            for evaluation in self._runs(truth, kept, n_images):
                 states = evaluation._evalImgs_cpp  # k * A * I + a * I + i, as COCOeval's evalImgs
                 place = {cat_index[c]: k * n_areas * n_images for k, c in enumerate(evaluation.params.catIds)}
                 for i, k in sorted(g for g in groups if g[1] in place):
@@ -731,12 +732,12 @@ class Engine:
 
 def _federated(truth: dict, detections: Sequence[dict]) -> list[dict]:
     """The ``detections`` LVIS scores (Gupta et al., CVPR 2019): those of a category the image's
-    truth holds or lists as verified absent (``neg_category_ids``), covering a pixel; the others
-    are left out, as LVISEval leaves them out."""
+    truth holds or lists as verified absent (``neg_category_ids``); the others are left out, as
+    LVISEval leaves them out (what covers no pixel is left out before, in ``evaluate``)."""
     checked: dict[int, set[int]] = {e["id"]: set(e.get("neg_category_ids", ())) for e in truth["images"]}
     for a in truth["annotations"]:
         checked[a["image_id"]].add(a["category_id"])
-    return [d for d in detections if d["category_id"] in checked[d["image_id"]] and d["area"] > 0]
+    return [d for d in detections if d["category_id"] in checked[d["image_id"]]]
 
 
 def _layout(counts: np.ndarray, thresholds: int) -> tuple[np.ndarray, np.ndarray]:

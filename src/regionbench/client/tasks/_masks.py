@@ -302,6 +302,21 @@ class FileKeys(dict[str, int]):
         return found is not None and super().__contains__(found.group(0))
 
 
+def scale_files(folder: Path, keys: Mapping[str, int]) -> tuple[int, dict[int, list[Path]]]:
+    """A hierarchy's files in ``folder``: its scale subfolders (sorted naturally; 0 when it has
+    none) and each image's PNG in every one, in scale order (``keys``: file stem -> image id);
+    an image that lacks one in some scale is one line."""
+    scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: natural_order(p.name))
+    found: dict[int, list[Path]] = {}
+    for scale in scales:
+        for path in sorted(scale.glob("*.png")):
+            if path.stem in keys:
+                found.setdefault(keys[path.stem], []).append(path)
+    if short := [i for i, paths in found.items() if len(paths) != len(scales)]:
+        raise TaskError(f"{folder}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
+    return len(scales), found
+
+
 def file_keys(images: pd.DataFrame) -> FileKeys:
     """Prediction file stem -> image id (``FileKeys``): the id itself, the stem of the image's
     file, or the collection's key of it (a Cityscapes frame)."""

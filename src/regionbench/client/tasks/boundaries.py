@@ -61,14 +61,8 @@ def read(predictions: Path, data: Release, settings: Settings) -> tuple[list[flo
     if problem := (None if predictions.is_dir() else errors.file_problem(predictions, "a folder of boundary maps")):
         detail = problem if predictions.exists() else "no such folder"
         raise TaskError(f"{predictions}: {detail}; give the folder of predictions")
-    keys, layered = masks.file_keys(images), dict[int, list[Path]]()
-    scales = sorted((p for p in predictions.iterdir() if p.is_dir()), key=lambda p: masks.natural_order(p.name))
-    for scale in scales:  # a hierarchy: a label map per scale, as the segments task reads one
-        for path in sorted(scale.glob("*.png")):
-            if path.stem in keys:
-                layered.setdefault(keys[path.stem], []).append(path)
-    if short := [i for i, paths in layered.items() if len(paths) != len(scales)]:
-        raise TaskError(f"{predictions}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
+    keys = masks.file_keys(images)
+    scales, layered = masks.scale_files(predictions, keys)  # a hierarchy, as the segments task reads one
     found: dict[int, Path | list[Path]] = dict(layered)
     for file in [] if scales else sorted(predictions.iterdir(), key=lambda p: masks.natural_order(p.name)):
         if file.stem in keys and file.suffix.lower() in (".png", ".mat"):

@@ -87,19 +87,12 @@ def read_segmentations(
         raise TaskError(f"{folder}: {problem if folder.exists() else 'no such folder'}; give the folder of predictions")
     keys = masks.file_keys(images)
     shapes = masks.image_sizes(images)
-    scales = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: masks.natural_order(p.name))
+    scales, layered = masks.scale_files(folder, keys)
     found: dict[int, list[np.ndarray]] = {}
     if scales:
-        for scale in scales:
-            for path in sorted(scale.glob("*.png")):
-                if path.stem in keys:
-                    image_id = keys[path.stem]
-                    found.setdefault(image_id, []).append(masks.read_png(path, shapes[image_id], dtype=None))
-        levels = [float(k) for k in range(1, len(scales) + 1)]
-        short = [i for i, s in found.items() if len(s) != len(scales)]
-        if short:
-            raise TaskError(f"{folder}: image {short[0]} lacks a PNG in some of the {len(scales)} scale folders")
-        return levels, found
+        for image_id, paths in layered.items():
+            found[image_id] = [masks.read_png(path, shapes[image_id], dtype=None) for path in paths]
+        return [float(k) for k in range(1, scales + 1)], found
     levels = []
     for path in sorted(folder.iterdir(), key=lambda p: masks.natural_order(p.name)):
         if path.stem not in keys:
