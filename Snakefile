@@ -56,6 +56,7 @@ include: "rules/features.smk"
 include: "rules/agreement.smk"
 include: "rules/audit.smk"
 include: "rules/classifiers.smk"
+include: "rules/baselines.smk"
 include: "rules/collection.smk"
 include: "rules/release.smk"
 

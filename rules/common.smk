@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from regionbench import release
+from regionbench import baselines, release
 from regionbench.core.errors import InputError
 from regionbench.io import layouts
 from regionbench.io.rawtree import RawTree
@@ -27,6 +27,10 @@ DERIVED_VOCABULARY = (
     f"{RESULTS}/categories"  # a real tree's vocabulary, from its own categories
 )
 RELEASE_SCHEMAS = str(release.SCHEMA_DIR)
+ASSEMBLED = (
+    f"{RESULTS}/assembled"  # the release's tables before its results (rule assemble)
+)
+BASELINES_DIR = f"{RESULTS}/baselines"
 PIECES = f"{RESULTS}/pieces"  # a prepared tree's shard pieces (rule prepare)
 
 
@@ -62,6 +66,16 @@ def raw_tree():
 
 
 RAW = raw_tree()
+# The reference methods the build scores (rule baselines): those configured, or those of the
+# release's kind (regionbench.baselines.chosen).
+try:
+    BASELINES = baselines.chosen(
+        config["baselines"]["methods"],
+        segmentations=RAW.layout.about.segmentations,
+        label_maps=RAW.layout.about.benchmark is not None,
+    )
+except baselines.BaselineError as exc:
+    raise WorkflowError(f"config baselines.methods: {exc}") from None
 
 
 def script_path(script):

@@ -23,7 +23,7 @@ rule source:
         here("source.py", input, output, params, log)
 
 
-rule release:
+rule assemble:
     input:
         images=expand(f"{RESULTS}/ingest/{{shard}}/images.parquet", shard=shards()),
         regions=expand(f"{RESULTS}/ingest/{{shard}}/regions.parquet", shard=shards()),
@@ -40,19 +40,15 @@ rule release:
         subsets=f"{RESULTS}/subsets.parquet",
         duplicate_groups=DUPLICATE_GROUPS,
         label_audit=LABEL_AUDIT_TABLE,
-        # Apart (see classifier_results): the fixed results' jobs belong in the first plan.
-        results=lambda wildcards: list(release_results(classifiers=False).values()),
-        classifier_results=lambda wildcards: list(classifier_results().values()),
         schemas=expand(f"{RELEASE_SCHEMAS}/{{table}}.schema.json", table=release.TABLES),
     output:
-        # A receipt stands for the folder: Snakemake removes a job's outputs before it runs, and a
-        # published version must survive a rebuild that is refused. The script stages the
-        # folder and moves it into place only once every check has passed.
-        f"{RESULTS}/release.json",
+        # The release's checked tables, sealed so that they open as a release: what the
+        # baselines score before the release is published with their reports (rule release).
+        directory(ASSEMBLED),
     log:
-        f"{LOGS}/release.log",
+        f"{LOGS}/assemble.log",
     benchmark:
-        f"{LOGS}/benchmarks/release.tsv"
+        f"{LOGS}/benchmarks/assemble.tsv"
     # It checks its tables and writes its Hugging Face files on every core it is given.
     threads: local_cores()
     resources:
@@ -73,6 +69,34 @@ rule release:
         drawn_by=config["drawn_by"],
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
+        folder=RELEASE,
+    script:
+        "../scripts/assemble.py"
+
+
+rule release:
+    input:
+        assembled=ASSEMBLED,
+        baselines=[BASELINES_DIR] if BASELINES else [],
+        # Apart (see classifier_results): the fixed results' jobs belong in the first plan.
+        results=lambda wildcards: list(release_results(classifiers=False).values()),
+        classifier_results=lambda wildcards: list(classifier_results().values()),
+    output:
+        # A receipt stands for the folder: Snakemake removes a job's outputs before it runs, and a
+        # published version must survive a rebuild that is refused. The script stages the
+        # folder and moves it into place only once it is whole.
+        f"{RESULTS}/release.json",
+    log:
+        f"{LOGS}/release.log",
+    benchmark:
+        f"{LOGS}/benchmarks/release.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=CODE,
+        dataset=DATASET,
+        version=config["release"]["version"],
         results=release_results,
         folder=RELEASE,
     script:

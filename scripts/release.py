@@ -1,102 +1,22 @@
-"""Rule release: stage outputs -> releases/<dataset>/v<version>/ (checked against the previous one)."""
+"""Rule release: the assembled release with the stage results, card and Croissant ->
+releases/<dataset>/v<version>/, moved into place whole."""
 
-import json
-from functools import partial
 from pathlib import Path
 
 from regionbench import release
-from regionbench.audit import duplicates, labels
-from regionbench.client import history
 from regionbench.core import tables
-from regionbench.pipeline import source
 from regionbench.pipeline.jobs import fail, log_to
 
 log = log_to(snakemake.log[0])
-inp, params = snakemake.input, snakemake.params
-
-
-def shards(paths: list[str]) -> list:
-    """One part per shard file, read when the release writer gets to it."""
-    return [partial(tables.read_parquet, p) for p in paths]
-
-
-def region_part(regions: str, features: str):
-    return release.regions_table(tables.read_parquet(regions), tables.read_parquet(features), splits, params.drawn_by)
-
-
-def audit_table():
-    """The near-duplicate groups with each image's splits and subsets (empty when the audit is off)."""
-    if not inp.duplicate_groups:
-        return duplicates.release_table(
-            duplicates.GROUPS.empty_table(), tables.IMAGES.empty_table(), tables.SUBSETS.empty_table()
-        )
-    groups = tables.read_parquet(inp.duplicate_groups[0])
-    images = tables.concat([tables.read_parquet(p, ["image_id", "split"]) for p in inp.images])
-    return duplicates.release_table(
-        groups, images, tables.read_parquet(inp.subsets, ["subset", "image_id", "image_split"])
-    )
-
-
-# The config says who or what drew an annotator's regions: it must name annotators the tree has.
-annotators = {a for p in inp.coverage for a in tables.read_parquet(p, ["annotator"])["annotator"].to_pylist()}
-if unknown := sorted(set(params.drawn_by) - annotators):
-    fail(
-        f"config drawn_by names {unknown[0]!r}, an annotator the raw tree does not have "
-        f"(it has {', '.join(sorted(annotators))}); name one of those, or remove it"
-    )
-# The subsets hold a row per region and subset, more than the regions: read and handed over by row group.
-splits = release.region_splits(Path(inp.subsets))
-data = {
-    "images": shards(inp.images),
-    "rejects": shards(inp.rejects),
-    "relations": shards(inp.relations),
-    "agreement": shards(inp.agreement),
-    "coverage": shards(inp.coverage),
-    "image_labels": tables.read_parquet(inp.image_labels),
-    "vocabulary": tables.read_parquet(inp.vocabulary),
-    "source_categories": tables.read_parquet(inp.source_categories),
-    "subsets": release.file_parts(Path(inp.subsets)),
-    "regions": [partial(region_part, r, f) for r, f in zip(inp.regions, inp.features, strict=True)],
-}
-data["audit_duplicates"] = audit_table()
-data["audit_labels"] = tables.read_parquet(inp.label_audit[0]) if inp.label_audit else labels.AUDIT.empty_table()
-found = json.loads(Path(inp.source).read_text(encoding="utf-8"))
-embed = source.embeds(found, params.images)
-provenance = release.Provenance(
-    dataset=params.dataset,
-    version=params.version,
-    license=source.resolved_license(params.license, params.synthetic, found.get("license")),
-    code_version=params.code,
-    config_sha256=params.config_sha256,
-    # Hashed first, by forked workers while this process is small (2.3 GB at paper scale).
-    inputs_sha256=release.fingerprint_tree(Path(params.root), workers=snakemake.threads),
-    synthetic=params.synthetic,
-    layout=params.layout,
-    date=params.date,
-    creator=params.creator,
-    source=found,
-    images="embedded" if embed else "paths",
-    statements={key: text for key, text in params.statements.items() if text},
-)
+params = snakemake.params
+results = {k: Path(v) for k, v in params.results.items()}
+for folder in snakemake.input.baselines:  # each baseline's reports (its predictions stay behind)
+    for report in sorted(Path(folder).glob("*/*.json")):
+        results[f"baselines/{report.relative_to(folder).as_posix()}"] = report
 try:
-    previous = history.previous_release(params.previous, params.dataset, params.version)
-    out = Path(params.folder)
-    # This version built here before (a folder with its manifest), else as tagged before.
-    published = out if (out / "manifest.json").is_file() else history.published_release(params.dataset, params.version)
-    log.info("release %s v%s, previous: %s", params.dataset, provenance.version, previous or "none")
-    manifest = release.write_release(
-        out,
-        data,
-        {k: Path(v) for k, v in params.results.items()},
-        provenance,
-        previous=previous,
-        published=published,
-        embed_images_from=Path(params.root) if embed else None,
-        workers=snakemake.threads,
-    )
+    manifest = release.publish(Path(snakemake.input.assembled), Path(params.folder), results)
 except release.ReleaseError as exc:
     fail(f"release refused: {exc}")
-for name, entry in manifest["tables"].items():
-    log.info("%s: %d rows, content %s", name, entry["rows"], entry["content_sha256"][:16])
+log.info("release %s v%s: digest %s", manifest["dataset"], manifest["version"], manifest["digest"][:16])
 receipt = {"dataset": params.dataset, "version": params.version, "folder": params.folder, "digest": manifest["digest"]}
 tables.write_json(snakemake.output[0], receipt)

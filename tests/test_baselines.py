@@ -27,6 +27,13 @@ def test_every_baseline_is_deterministic_and_gives_its_kind(name: str, photo: np
     """Twice the same output; a segmentation's hierarchy goes from fine to coarse (its coarsest
     level has fewer segments than its finest); a soft map lies in [0, 1] and marks some pixels."""
     module = baselines.get(name)
+    if module.KIND == "labels":  # learnt: fitted twice on the photograph's two halves of brightness
+        truth = (photo.mean(axis=2) > np.median(photo.mean(axis=2))).astype(np.int64)
+        truth[:4] = 2  # no class: left out of the fit
+        first, again = (module.train([(photo, truth)], 2)(photo) for _ in range(2))
+        assert np.array_equal(first, again) and set(np.unique(first)) <= {0, 1}
+        assert (first == truth)[4:].mean() > 0.9  # it learns what it is shown
+        return
     first, again = baselines.predictions(module, photo), baselines.predictions(module, photo)
     assert np.array_equal(first, again)
     if module.KIND == "segmentation":
@@ -44,8 +51,13 @@ def test_a_module_that_breaks_the_contract_is_named() -> None:
     problems = baselines.contract_problems(broken)
     assert any("``broken``" in p for p in problems)
     assert any("KIND" in p for p in problems) and any("SWEEP" in p for p in problems)
-    assert any("predict(image)" in p for p in problems)
+    broken.KIND = "edges"  # type: ignore[attr-defined]
+    assert any("predict(image)" in p for p in baselines.contract_problems(broken))
     assert baselines.contract_problems(baselines.get("canny")) == []
+    learnt = types.ModuleType("regionbench.baselines.learnt", "``learnt``: a summary")
+    learnt.KIND, learnt.SWEEP = "labels", (1,)  # type: ignore[attr-defined]
+    learnt.predict = lambda image: image  # type: ignore[attr-defined]
+    assert baselines.contract_problems(learnt) == ["train(examples, classes) missing"]
     with pytest.raises(baselines.BaselineError, match="use canny, felzenszwalb"):
         baselines.get("nothing")
 
@@ -65,3 +77,53 @@ def test_quick_shift_s_sweep_is_each_distance_s_own_run(seed: int, shape: tuple[
         alone = quickshift(image, ratio=0.5, kernel_size=3, max_dist=d, rng=0, convert2lab=True)
         pairs = set(zip(level.ravel().tolist(), alone.ravel().tolist(), strict=True))
         assert len(pairs) == len(np.unique(level)) == len(np.unique(alone))
+
+
+def test_auto_chooses_the_methods_of_the_release_s_kind() -> None:
+    """auto: the segmenters and edges for humans' segmentations, the learnt labels for label maps,
+    none for labelled regions; a list is taken as given, an unknown name refused."""
+    kinds = {name: baselines.get(name).KIND for name in baselines.registry()}
+    segmenting = baselines.chosen("auto", segmentations=True, label_maps=False)
+    assert segmenting and {kinds[n] for n in segmenting} == {"segmentation", "edges"}
+    assert {kinds[n] for n in baselines.chosen("auto", segmentations=False, label_maps=True)} == {"labels"}
+    assert baselines.chosen("auto", segmentations=False, label_maps=False) == []
+    assert baselines.chosen(["slic", "canny"], segmentations=False, label_maps=False) == ["slic", "canny"]
+    with pytest.raises(baselines.BaselineError, match="baseline 'sobel': use canny"):
+        baselines.chosen(["sobel"], segmentations=True, label_maps=False)
+
+
+def test_the_card_s_table_puts_the_humans_first_and_leaves_unscored_figures_blank(tmp_path) -> None:
+    """Rows from each method's reports: its figures by task, the humans' ceiling in a row of its
+    own (one figure for ODS and OIS), blank where a method was not scored by a task."""
+    import json
+
+    from regionbench.release.card import baseline_table
+
+    def report(folder: str, task: str, measures: dict, ceiling: dict | None) -> None:
+        path = tmp_path / "baselines" / folder / f"{task}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"measures": measures, "human_ceiling": ceiling}))
+
+    report("canny", "boundaries", {"ods": {"f": 0.61}, "ois": {"f": 0.63}, "ap": 0.58}, {"f": 0.8})
+    segments = {
+        "covering": {"ods": 0.52, "ois": 0.57},
+        "pri": {"ods": 0.8, "ois": 0.82},
+        "vi": {"ods": 2.21, "ois": 1.87},
+    }
+    report("felzenszwalb", "segments", segments, {"covering": 0.72, "pri": 0.88, "vi": 1.17})
+    header, rows = baseline_table(tmp_path / "baselines")
+    assert header[0] == "method" and header.index("covering ODS") < header.index("boundary F ODS")
+    by = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert [row[0] for row in rows] == ["Human", "canny", "felzenszwalb"]
+    assert by["Human"]["boundary F ODS"] == by["Human"]["boundary F OIS"] == 0.8 and by["Human"]["boundary AP"] == ""
+    assert by["Human"]["VI OIS"] == 1.17 and by["canny"]["covering ODS"] == "" and by["felzenszwalb"]["VI ODS"] == 2.21
+    assert baseline_table(tmp_path / "none") == ([], [])
+
+
+def test_a_class_is_written_as_the_first_value_the_benchmark_reads_as_it() -> None:
+    """A learnt map's class k is written as the smallest pixel value the benchmark maps to k
+    (a value counted wrong, mapped past the classes, is never written)."""
+    from types import SimpleNamespace
+
+    coding = SimpleNamespace(classes=3, values={7: 0, 2: 0, 5: 1, 9: 2, 4: 3, 255: 3})
+    assert baselines._class_values(coding).tolist() == [2, 5, 9]

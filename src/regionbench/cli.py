@@ -476,42 +476,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-# The figures the baselines table shows of each task's report (``tasks.measures`` keys).
-BASELINE_FIGURES = {
-    "segments": ("covering.ods", "covering.ois", "pri.ods", "pri.ois", "vi.ods", "vi.ois"),
-    "boundaries": ("ods.f", "ois.f", "ap"),
-}
-
-
 def cmd_baselines(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from regionbench import baselines
-    from regionbench.client import loader, tasks
+    from regionbench.client import loader
+    from regionbench.io import layouts
+    from regionbench.release.card import _table, baseline_table
 
     pa.set_memory_pool(pa.system_memory_pool())
-    names = args.method or list(baselines.registry())
-    for name in names:
+    for name in args.method or []:
         baselines.get(name)  # an unknown one: one line before the release is read
     data = loader.load(args.release)
-    said = lambda line: print(line, flush=True)  # noqa: E731
-    rows, ceilings = [], {}
-    for name in names:
-        for task, report in baselines.run(
-            data, name, Path(args.out), Path(args.images) if args.images else None, args.cores, said
-        ).items():
-            figures = tasks.measures(report)
-            rows.append(
-                (name, task, "  ".join(f"{k} {figures[k]:.3f}" for k in BASELINE_FIGURES[task] if k in figures))
+    names = args.method
+    if not names:  # those of the release's kind, as a build chooses them
+        known = layouts.registry().get(str(data.manifest.get("layout")))
+        about = known.about if known is not None else None
+        segmentations, label_maps = bool(about and about.segmentations), bool(about and about.benchmark)
+        names = baselines.chosen("auto", segmentations=segmentations, label_maps=label_maps)
+        if not names:
+            raise InputError(
+                f"{args.release}: no reference method is of this release's kind (its layout "
+                f"{data.manifest.get('layout')}); name them with --method"
             )
-            if report.get("human_ceiling"):
-                ceilings[task] = report["human_ceiling"]
-    width = max(len(n) for n, _, _ in rows)
-    for name, task, line in rows:
-        print(f"{name:<{width}}  {task:<10}  {line}")
-    for task, ceiling in sorted(ceilings.items()):  # the humans against each other: the table's ceiling
-        shown = [f"{k} {ceiling[k]:.3f}" for k in ("covering", "pri", "vi", "recall", "precision", "f") if k in ceiling]
-        print(f"{'human':<{width}}  {task:<10}  " + "  ".join(shown))
+    said = lambda line: print(line, flush=True)  # noqa: E731
+    root = Path(args.images) if args.images else None
+    baselines.stage(data, names, Path(args.out), root, args.cores, said)
+    header, rows = baseline_table(Path(args.out), names)
+    print("\n".join(_table(header, rows)))
     print(f"reports written under {args.out}")
     return 0
 

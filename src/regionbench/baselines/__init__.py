@@ -7,11 +7,17 @@ A baseline module defines:
 - a docstring whose first line is its name (the module's) in double backquotes, a colon and its
   summary, then its source (the paper and the library function);
 - ``KIND``: ``"segmentation"`` (a hierarchy of label maps, fine to coarse: scored by the
-  ``segments`` and ``boundaries`` tasks) or ``"edges"`` (a soft boundary map in [0, 1]: scored by
-  ``boundaries``);
+  ``segments`` and ``boundaries`` tasks), ``"edges"`` (a soft boundary map in [0, 1]: scored by
+  ``boundaries``) or ``"labels"`` (a class a pixel, learnt from the train side: scored by
+  ``semantic``, by the protocol of the release's benchmark);
 - ``SWEEP``: the values of its scale parameter, one per level of the hierarchy or of the sweep;
-- ``predict(image)``: its output for one RGB image (H x W x 3, uint8): S x H x W labels for a
-  segmentation, H x W for edges. Deterministic: any randomness seeded.
+- ``predict(image)`` (segmentation, edges): its output for one RGB image (H x W x 3, uint8):
+  S x H x W labels for a segmentation, H x W for edges;
+- ``train(examples, classes)`` (labels): a predictor fitted on (RGB image, class map) pairs of
+  the train side (``classes`` where a pixel has none), which maps an image to its class map.
+  Deterministic: any randomness seeded;
+- optionally ``COST``: the CPU seconds a megapixel its whole sweep takes (as measured by
+  ``benchmarks/baselines.py``), from which the build says what the stage will cost before it starts.
 
 ``registry`` scans the package and refuses, in one line, a module that breaks the contract: a
 new baseline is one new file. ``run`` writes a baseline's predictions for the scored images as a
@@ -24,20 +30,29 @@ from __future__ import annotations
 import inspect
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from regionbench.client.loader import Release
 from regionbench.core import plugins
 from regionbench.core.errors import InputError
 
-KINDS: dict[str, tuple[str, ...]] = {"segmentation": ("segments", "boundaries"), "edges": ("boundaries",)}
+if TYPE_CHECKING:  # the build plans with this package: the client's tables are not read then
+    import pandas as pd
+
+    from regionbench.client.loader import Release
+
+# A kind's tasks, the first the one whose scope says which images are scored.
+KINDS: dict[str, tuple[str, ...]] = {
+    "segmentation": ("segments", "boundaries"),
+    "edges": ("boundaries",),
+    "labels": ("semantic",),
+}
 _NAMED = re.compile(r"``(?P<name>[a-z_]+)``: (?P<summary>.+)")
 
 
@@ -71,14 +86,15 @@ def contract_problems(module: ModuleType) -> list[str]:
         about(module)
     except BaselineError as exc:
         problems.append(str(exc))
-    if getattr(module, "KIND", None) not in KINDS:
-        problems.append(f"KIND is not one of {', '.join(KINDS)}")
     sweep = getattr(module, "SWEEP", None)
     if not (isinstance(sweep, tuple) and sweep and all(isinstance(v, int | float) for v in sweep)):
         problems.append("SWEEP is not a tuple of numbers")
-    predict = getattr(module, "predict", None)
-    if not callable(predict) or tuple(inspect.signature(predict).parameters) != ("image",):
-        problems.append("predict(image) missing")
+    if getattr(module, "KIND", None) not in KINDS:
+        return [*problems, f"KIND is not one of {', '.join(KINDS)}"]
+    wanted = ("train", ("examples", "classes")) if module.KIND == "labels" else ("predict", ("image",))
+    function = getattr(module, wanted[0], None)
+    if not callable(function) or tuple(inspect.signature(function).parameters) != wanted[1]:
+        problems.append(f"{wanted[0]}({', '.join(wanted[1])}) missing")
     return problems
 
 
@@ -138,18 +154,59 @@ def _pixels(source: Path | bytes) -> np.ndarray:
         return np.asarray(opened.convert("RGB"))
 
 
-def _images(data: Release, root: Path | None) -> Iterator[tuple[str, np.ndarray]]:
-    """(file stem, RGB pixels) of each image the segments task scores by default, in id order."""
+def _scored(data: Release, kind: str) -> pd.DataFrame:
+    """The images (rows of the images table, by id) the first task of ``kind`` scores by default."""
     from regionbench.client import tasks
     from regionbench.client.tasks import _masks
 
-    split = tasks.scoped(data, "segments")[0].split
-    images = _masks.scored_images(data, split)
+    task = KINDS[kind][0]
+    return _masks.scored_images(data, tasks.scoped(data, task)[0].split)
+
+
+def _images(data: Release, images: pd.DataFrame, root: Path | None) -> Iterator[tuple[int, str, np.ndarray]]:
+    """(image id, file stem, RGB pixels) of each of ``images``, in their order."""
     ids = images["image_id"].astype(int).tolist()
     stems = dict(zip(ids, (Path(p).stem for p in images["path"]), strict=True))
     sources = data.image_sources(ids, root)
     for image_id in ids:
-        yield stems[image_id], _pixels(sources[image_id])
+        yield image_id, stems[image_id], _pixels(sources[image_id])
+
+
+def _fitted(module: ModuleType, data: Release, scored: pd.DataFrame, root: Path | None) -> tuple[Any, Any]:
+    """A labels baseline trained on the images the semantic task does not score (the train side),
+    at most ``IMAGES`` of them drawn seeded, their classes those of the release's benchmark; and
+    that benchmark's coding (``tasks.semantic.Coding``)."""
+    from regionbench.client import tasks
+    from regionbench.client.tasks import semantic
+
+    settings = tasks.scoped(data, "semantic")[0]
+    assert isinstance(settings, semantic.Settings)
+    coding = semantic.coding_of(data, settings)
+    rest = data.images[~data.images["image_id"].isin(scored["image_id"])].sort_values("image_id")
+    train = (
+        rest[rest["split"] == "train"] if (rest["split"] == "train").any() else rest
+    )  # a test side may be unlabelled
+    if train.empty:
+        raise BaselineError(f"{module.__name__}: the release has no image outside the scored side to fit on")
+    most = getattr(module, "IMAGES", len(train))
+    if len(train) > most:
+        train = train.iloc[np.sort(np.random.default_rng(0).choice(len(train), size=most, replace=False))]
+    truth = semantic.class_maps(data, str(settings.annotator), train, coding.truth, coding.classes)
+    examples = ((pixels, truth[image_id]) for image_id, _, pixels in _images(data, train, root))
+    try:
+        return module.train(examples, coding.classes), coding
+    except ValueError as exc:
+        raise BaselineError(f"{module.__name__}: {exc}") from None
+
+
+def _class_values(coding: Any) -> np.ndarray:
+    """The pixel value a map writes for each class of ``coding``: the smallest value the
+    benchmark reads as that class."""
+    value = np.zeros(coding.classes, dtype=np.int64)
+    for pixel, k in sorted(coding.values.items(), reverse=True):
+        if 0 <= k < coding.classes:
+            value[k] = pixel
+    return value
 
 
 def run(
@@ -163,8 +220,12 @@ def run(
     """Baseline ``name``'s predictions of the release's scored images written under
     ``out/<name>/predictions`` and scored by each task of its kind through
     ``client.tasks.evaluate``: task -> report (each also written as ``out/<name>/<task>.json``).
-    ``root``: the raw tree, when the release does not embed its images. ``progress`` hears what
-    is done and, after the first image, what the rest will cost."""
+    A labels baseline is trained first (``_fitted``) and writes each image's classes as the
+    values the release's benchmark reads. ``root``: the raw tree, when the release does not
+    embed its images. ``progress`` hears what is done and, after the first image, what the rest
+    will cost."""
+    from PIL import Image
+
     from regionbench.client import tasks
     from regionbench.core import tables
 
@@ -176,14 +237,23 @@ def run(
         shutil.rmtree(folder)  # a previous run's files would be scored with this one's
     tell = progress or (lambda line: None)
     started, count = time.process_time(), 0
-    images = list(_images(data, root))
-    for stem, pixels in images:
-        write(module, pixels, stem, folder)
+    scored = _scored(data, module.KIND)
+    if module.KIND == "labels":
+        predict, coding = _fitted(module, data, scored, root)
+        tell(f"{name}: fitted in {time.process_time() - started:.1f} CPU-s")
+        values = _class_values(coding)
+        started = time.process_time()
+    for _, stem, pixels in _images(data, scored, root):
+        if module.KIND == "labels":
+            folder.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(values[predict(pixels)].astype(np.uint16)).save(folder / f"{stem}.png")
+        else:
+            write(module, pixels, stem, folder)
         count += 1
-        if count == 1 and len(images) > 1:
+        if count == 1 and len(scored) > 1:
             each = time.process_time() - started
             tell(
-                f"{name}: {each:.1f} CPU-s an image; about {each * (len(images) - 1):.0f} s for the other {len(images) - 1}"
+                f"{name}: {each:.1f} CPU-s an image; about {each * (len(scored) - 1):.0f} s for the other {len(scored) - 1}"
             )
     tell(f"{name}: {count} images in {time.process_time() - started:.1f} CPU-s")
     reports = {}
@@ -193,3 +263,49 @@ def run(
         tables.write_json(out / name / f"{task}.json", report)
         reports[task] = report
     return reports
+
+
+def chosen(methods: str | Sequence[str], segmentations: bool, label_maps: bool) -> list[str]:
+    """The baselines a build runs: those ``methods`` names (each checked: an unknown one is a
+    ``BaselineError`` naming the baselines), or for ``"auto"`` those of the release's kind: the
+    segmenters and edge detectors where its humans segment whole images (``segmentations``,
+    BSDS), the pixel classifiers where it holds label maps scored by a benchmark's protocol
+    (``label_maps``), none otherwise (a labelled region collection: its reference classifiers)."""
+    if methods != "auto":
+        return [get(name).__name__.rsplit(".", 1)[-1] for name in methods]
+    kinds = ({"segmentation", "edges"} if segmentations else set()) | ({"labels"} if label_maps else set())
+    return [name for name, module in registry().items() if module.KIND in kinds]
+
+
+def stage(
+    data: Release,
+    names: Sequence[str],
+    out: Path,
+    root: Path | None = None,
+    cores: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The build's baselines stage: each of ``names`` run and scored (``run``) on the release
+    ``data`` (its reports under ``out/<name>/``), after one line of what the predictions will
+    cost (each method's ``COST``, CPU-s a megapixel, times the scored images' pixels). Returns
+    name -> task -> report."""
+    tell = progress or (lambda line: None)
+    pixels = _scored_pixels(data, names)
+    costs = {name: getattr(get(name), "COST", None) for name in names}
+    known = sum(c for c in costs.values() if c is not None) * pixels / 1e6
+    unknown = [name for name, c in costs.items() if c is None]
+    tell(
+        f"baselines: {', '.join(names)} on {pixels / 1e6:.1f} megapixels; their predictions about {known:.0f} CPU-s"
+        + (f" (and {', '.join(unknown)}, not measured)" if unknown else "")
+        + ", then their scoring"
+    )
+    return {name: run(data, name, out, root, cores, progress) for name in names}
+
+
+def _scored_pixels(data: Release, names: Sequence[str]) -> int:
+    """The pixels of the images ``names`` label (each the images its kind's task scores)."""
+    total = 0
+    for kind in dict.fromkeys(get(name).KIND for name in names):
+        images = _scored(data, kind)
+        total += int((images["width"].astype("int64") * images["height"].astype("int64")).sum())
+    return total

@@ -178,10 +178,16 @@ def score_image(
     maps: Sequence[np.ndarray], humans: Sequence[np.ndarray], max_dist: float = MAX_DIST, thinned: bool = True
 ) -> ImageCounts:
     """An image's counts: each machine boundary map (one per threshold, thinned unless
-    ``thinned`` is false) against every human boundary map."""
+    ``thinned`` is false) against every human boundary map. A map equal to the threshold's
+    before takes its counts (a soft map of few levels, say a sweep of 15 edge thresholds, cut
+    at 99 thresholds, is matched once per level it has)."""
     n = len(maps)
     counts = ImageCounts(*(np.zeros(n, dtype=np.int64) for _ in range(4)))
     for t, boundary in enumerate(maps):
+        if t and np.array_equal(boundary, maps[t - 1]):
+            for column in (counts.cnt_r, counts.sum_r, counts.cnt_p, counts.sum_p):
+                column[t] = column[t - 1]
+            continue
         bmap = thin(boundary) if thinned else np.asarray(boundary, dtype=bool)
         anyone = np.zeros(bmap.shape, dtype=bool)
         for human in humans:

@@ -702,13 +702,18 @@ def _escape(text: str) -> str:
 
 def _figures(results: Path) -> dict[str, Any]:
     """The card's headline figures beside its charts: the collection's agreement, when
-    annotators were compared (the classifiers' results are a chart)."""
+    annotators were compared (the classifiers' results are a chart), and the reference
+    methods' table, as the card has it (``card.baseline_table``)."""
+    from regionbench.release.card import baseline_table
+
+    found: dict[str, Any] = {}
     agreement = results / "agreement.json"
-    if not agreement.is_file():
-        return {}
-    report = json.loads(agreement.read_text())
-    return {
-        "agreement": {
+    if agreement.is_file():
+        report = json.loads(agreement.read_text())
+        found["agreement"] = {
             k: report[k] for k in ("fleiss_kappa", "krippendorff_alpha", "mean_iou", "pixel_kappa") if k in report
         }
-    }
+    header, rows = baseline_table(results / "baselines")
+    if header:
+        found["baselines"] = {"header": header, "rows": rows}
+    return found

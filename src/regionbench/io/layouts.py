@@ -73,7 +73,8 @@ class About:
     ``fields`` what a release table's column means in this layout ("table.column" -> its
     description), over the table schemas' words for every layout; ``benchmark`` the label-map
     benchmark that scores a release of it (``client.benchmarks``: cityscapes, ade20k, voc; None:
-    plain, every label)."""
+    plain, every label); ``segmentations`` whether its humans segment whole images without
+    labels, scored as BSDS scores them (the segments and boundaries tasks)."""
 
     summary: str
     tag: str
@@ -85,6 +86,7 @@ class About:
     citation: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     benchmark: str | None = None
+    segmentations: bool = False
 
 
 @dataclass(frozen=True)

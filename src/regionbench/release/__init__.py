@@ -54,7 +54,7 @@ from regionbench.release.versions import (
     release_folders,
     table_diff,
 )
-from regionbench.release.writer import read_tables, region_splits, regions_table, write_release
+from regionbench.release.writer import assemble, publish, read_tables, region_splits, regions_table, write_release
 
 __all__ = [
     "BUMPS",
@@ -69,6 +69,7 @@ __all__ = [
     "TableScan",
     "TableSchema",
     "as_parts",
+    "assemble",
     "bump_of",
     "canonical_digest",
     "check_bump",
@@ -83,6 +84,7 @@ __all__ = [
     "fingerprint_tree",
     "load_schemas",
     "parse_version",
+    "publish",
     "read_manifest",
     "read_tables",
     "records",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -478,6 +479,74 @@ def _classifiers(folder: Path) -> list[str]:
     return out
 
 
+# A baseline report's figures in the card's table, by task: (column, path in its measures);
+# the humans' ceiling beside them (column, path in its human_ceiling), one figure for ODS and OIS.
+BASELINE_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
+    "segments": (
+        ("covering ODS", "covering.ods"), ("covering OIS", "covering.ois"), ("PRI ODS", "pri.ods"),
+        ("PRI OIS", "pri.ois"), ("VI ODS", "vi.ods"), ("VI OIS", "vi.ois"),
+    ),
+    "boundaries": (("boundary F ODS", "ods.f"), ("boundary F OIS", "ois.f"), ("boundary AP", "ap")),
+    "semantic": (
+        ("mIoU", "miou"), ("pixel accuracy", "pixel_accuracy"), ("iIoU", "iiou"), ("category IoU", "category_miou"),
+        ("category iIoU", "category_iiou"),
+    ),
+}  # fmt: skip
+HUMAN_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
+    "segments": (
+        ("covering ODS", "covering"), ("covering OIS", "covering"), ("PRI ODS", "pri"), ("PRI OIS", "pri"),
+        ("VI ODS", "vi"), ("VI OIS", "vi"),
+    ),
+    "boundaries": (("boundary F ODS", "f"), ("boundary F OIS", "f")),
+}  # fmt: skip
+
+
+def _at(values: object, path: str) -> float | None:
+    for key in path.split("."):
+        values = values.get(key) if isinstance(values, dict) else None
+    return float(values) if isinstance(values, int | float) and not isinstance(values, bool) else None
+
+
+def baseline_table(folder: Path, methods: Sequence[str] | None = None) -> tuple[list[str], list[list[object]]]:
+    """The reference methods' figures from their reports (``folder/<method>/<task>.json``, of
+    ``methods`` only when given): the header (method, then each figure a report holds, in
+    ``BASELINE_FIGURES`` order) and a row a method, with the humans' ceiling first where a report
+    has one (several annotators). A figure a method was not scored by is blank. No reports: an
+    empty header."""
+    reports = {
+        (path.parent.name, path.stem): json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(Path(folder).glob("*/*.json"))
+        if methods is None or path.parent.name in methods
+    }
+    rows: dict[str, dict[str, float]] = {}
+    for (method, task), report in reports.items():
+        for column, path in BASELINE_FIGURES.get(task, ()):
+            if (value := _at(report.get("measures"), path)) is not None:
+                rows.setdefault(method, {})[column] = value
+        for column, path in HUMAN_FIGURES.get(task, ()):
+            if (value := _at(report.get("human_ceiling"), path)) is not None:
+                rows.setdefault("Human", {})[column] = value
+    order = [column for figures in BASELINE_FIGURES.values() for column, _ in figures]
+    header = [column for column in order if any(column in row for row in rows.values())]
+    if not header:
+        return [], []
+    names = (["Human"] if "Human" in rows else []) + sorted(name for name in rows if name != "Human")
+    return ["method", *header], [[name, *(rows[name].get(c, "") for c in header)] for name in names]
+
+
+def _baselines(folder: Path) -> list[str]:
+    header, rows = baseline_table(folder / "results" / "baselines")
+    if not header:
+        return []
+    out = [
+        "Reference methods, scored by `regionbench evaluate` on the evaluation side (their reports under "
+        "results/baselines/; `regionbench baselines` runs them again). Covering, PRI, F, AP and IoU: higher is "
+        "better; VI: lower is better. Human: the humans' agreement, each scored against the others.",
+        "",
+    ]
+    return out + _table(header, rows) + [""]
+
+
 def _statistics(folder: Path) -> list[str]:
     """The collection's figures, the stages' reports and the agreement between annotators."""
     out = ["## Statistics", "", *_labels_only(folder)]
@@ -486,7 +555,7 @@ def _statistics(folder: Path) -> list[str]:
     out += _branches(folder) + _relations(folder)
     if path := _results(folder, "relations_parity.json"):
         out += _relations_parity(json.loads(path.read_text()))
-    out += _subsets(folder) + _classifiers(folder)
+    out += _subsets(folder) + _classifiers(folder) + _baselines(folder)
     if path := _results(folder, "soft_confusions.json"):
         out += _soft_confusions(json.loads(path.read_text()))
     if (path := _results(folder, "agreement.json")) and len((report := json.loads(path.read_text()))["annotators"]) > 1:

@@ -9,6 +9,7 @@ Determinism is owned here: rows are sorted by each table's primary key, Parquet 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -27,9 +28,9 @@ from regionbench.release.manifest import (
     Provenance,
     ReleaseError,
     canonical_digest,
-    file_digests,
     read_manifest,
     sealed_contents,
+    sha256_files,
 )
 from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan, scan_tables
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
@@ -232,34 +233,115 @@ def _manifest(
     }
 
 
-def _seal(
-    staging: Path,
-    out: Path,
-    manifest: dict,
-    card: Callable[[Path, dict], str] | None,
-    croissant: Callable[[Path, dict], dict] | None,
-) -> dict:
-    """Render Croissant and the card, list every file's sha256, seal the manifest with its
-    digest, and move the folder into place as ``out``. (In this process: workers forked from
-    it now, holding the release's tables, would count its pages again in the job's memory.)"""
-    if croissant is None:
-        from regionbench.release.croissant import croissant as render  # the build's: mlcroissant
-
-        croissant = render
-    document = croissant(staging, manifest)
-    tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
-    (staging / "README.md").write_text((card or card_module.dataset_card)(staging, manifest), encoding="utf-8")
-    manifest["files"] = file_digests(staging)
+def _seal(staging: Path, manifest: dict, known: Mapping[str, str] | None = None, workers: int = 1) -> dict:
+    """List every file's sha256 under ``staging`` (taken from ``known`` for a file linked from an
+    assembled folder, whose bytes it already hashed), seal the manifest with its digest and
+    write it: ``staging`` then opens as a release (``client.loader.Release``)."""
+    known = known or {}
+    fresh = [p for p in sorted(staging.rglob("*")) if p.is_file() and p.relative_to(staging).as_posix() not in known]
+    found = dict(zip((p.relative_to(staging).as_posix() for p in fresh), sha256_files(fresh, workers), strict=True))
+    every = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
+    manifest["files"] = {rel: found.get(rel) or known[rel] for rel in every if rel != "manifest.json"}
     manifest["digest"] = canonical_digest(manifest)
     tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
-    # The version as built before (same tables, checked above) is replaced only once the new
-    # folder is whole: at every moment one complete folder exists under a known name.
+    return manifest
+
+
+def _move_into_place(staging: Path, out: Path) -> None:
+    """``staging`` renamed ``out``. The version as built before (same tables, checked when it was
+    assembled) is replaced only once the new folder is whole: at every moment one complete folder
+    exists under a known name."""
     replaced = out.with_name(out.name + ".replaced")
     shutil.rmtree(replaced, ignore_errors=True)
     if out.exists():
         out.rename(replaced)
     staging.rename(out)
     shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` the same file as ``source``: a hard link (no second copy of a paper-scale
+    table), a copy where the two folders lie on different file systems."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def assemble(
+    folder: Path,
+    data: Mapping[str, pa.Table | Sequence[Part]],
+    results: Mapping[str, Path],
+    provenance: Provenance,
+    *,
+    previous: Path | None = None,
+    published: Path | None = None,
+    schema_dir: Path = SCHEMA_DIR,
+    embed_images_from: Path | None = None,
+    workers: int = 1,
+) -> dict:
+    """Check the tables and write them into ``folder``, a release without its card and
+    Croissant document, sealed so that it opens as one: what the stages that score a release
+    (the baselines) read before it is published. Returns its manifest.
+
+    ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
+    ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
+    Every table is checked against its schema, and with ``previous`` (an earlier release folder)
+    the version bump against the record diff, before anything is written. A version is
+    immutable: with ``published`` (this version as built or tagged before) every table's content
+    must be the same, else nothing is written and the differing tables are named.
+    ``embed_images_from`` (the raw root) puts the image files' bytes into the Hugging Face
+    image files (``huggingface.write_views``). Up to ``workers`` processes check the tables and
+    write and hash the files; the folder is the same for any number.
+    """
+    folder = Path(folder)
+    schemas = load_schemas(schema_dir)
+    parts = {name: as_parts(data[name]) for name in TABLES}
+    scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published, workers)
+    staging = folder.with_name(folder.name + ".partial")
+    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers, provenance.layout)
+    manifest = _seal(staging, _manifest(provenance, scans, schemas, diff, previous_manifest), workers=workers)
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
+    return manifest
+
+
+def publish(
+    assembled: Path,
+    out: Path,
+    results: Mapping[str, Path],
+    card: Callable[[Path, dict], str] | None = None,
+    croissant: Callable[[Path, dict], dict] | None = None,
+) -> dict:
+    """The release folder ``out`` made from the ``assembled`` one (its files linked, not copied)
+    with ``results`` added under ``results/`` (file name -> stage output), then Croissant and the
+    card rendered from the folder and the manifest so far (``regionbench.release.croissant`` and
+    ``regionbench.release.card`` by default), the manifest sealed and the folder moved into place
+    whole. Returns the manifest. (Rendered in this process: workers forked from it now, holding
+    the release's tables, would count its pages again in the job's memory.)"""
+    assembled, out = Path(assembled), Path(out)
+    draft = read_manifest(assembled)
+    known = draft.pop("files")
+    draft.pop("digest")
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    for rel in known:
+        _link(assembled / rel, staging / rel)
+    for rel, src in sorted(results.items()):
+        if (staging / "results" / rel).exists():
+            raise ReleaseError(f"results/{rel} is given twice: by the assembled release and by {src}")
+        (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, staging / "results" / rel)
+    if croissant is None:
+        from regionbench.release.croissant import croissant as render  # the build's: mlcroissant
+
+        croissant = render
+    document = croissant(staging, draft)
+    tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
+    (staging / "README.md").write_text((card or card_module.dataset_card)(staging, draft), encoding="utf-8")
+    manifest = _seal(staging, draft, known)
+    _move_into_place(staging, out)
     return manifest
 
 
@@ -277,7 +359,8 @@ def write_release(
     embed_images_from: Path | None = None,
     workers: int = 1,
 ) -> dict:
-    """Write the release folder ``out`` and return its manifest: check, stage, seal.
+    """Write the release folder ``out`` and return its manifest: ``assemble`` then ``publish``
+    in one step (the build runs them as two rules, the baselines scored between them).
 
     ``data`` maps every name of ``TABLES`` to its table, or to its parts in key order (see
     ``scan``); ``results`` maps a file name under ``results/`` to the stage output to copy.
@@ -293,10 +376,19 @@ def write_release(
     write the Hugging Face files; the folder is the same for any number.
     """
     out = Path(out)
-    schemas = load_schemas(schema_dir)
-    parts = {name: as_parts(data[name]) for name in TABLES}
-    scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published, workers)
-    staging = out.with_name(out.name + ".partial")
-    _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers, provenance.layout)
-    manifest = _manifest(provenance, scans, schemas, diff, previous_manifest)
-    return _seal(staging, out, manifest, card, croissant)
+    assembled = out.with_name(out.name + ".assembled")
+    assemble(
+        assembled,
+        data,
+        results,
+        provenance,
+        previous=previous,
+        published=published,
+        schema_dir=schema_dir,
+        embed_images_from=embed_images_from,
+        workers=workers,
+    )
+    try:
+        return publish(assembled, out, {}, card, croissant)
+    finally:
+        shutil.rmtree(assembled, ignore_errors=True)

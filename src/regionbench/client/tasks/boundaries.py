@@ -117,6 +117,15 @@ def human_boundaries(data: Release, people: list[str], images: pd.DataFrame) -> 
     return out
 
 
+def _thinned(maps: list[np.ndarray]) -> list[np.ndarray]:
+    """Each map thinned (``measures.thin``); a map equal to the one before is that one's thinned
+    map, not thinned again (a soft map of a few levels cut at 99 thresholds)."""
+    out: list[np.ndarray] = []
+    for k, boundary in enumerate(maps):
+        out.append(out[-1] if k and np.array_equal(boundary, maps[k - 1]) else measures.thin(boundary))
+    return out
+
+
 @dataclass
 class Counted:
     """What a batch adds to a boundary run: the ids of its images some chosen human covered, their
@@ -155,7 +164,7 @@ class Boundaries(masks.AgainstHumans):
                 maps = [np.zeros(self.shapes[image_id], dtype=bool)] * len(self.levels)
             else:
                 maps = boundary_maps(path, self.shapes[image_id], settings)[1]
-            maps = [measures.thin(m) for m in maps]  # once, for every human
+            maps = _thinned(maps)  # once, for every human
             theirs = [truth[a][image_id] for a in mine]
             part.together.append(measures.score_image(maps, theirs, settings.max_dist, thinned=False))
             part.ids.append(image_id)

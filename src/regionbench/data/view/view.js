@@ -200,6 +200,19 @@ const RB = {
       row.insertCell().textContent = name.replace(/_/g, " ");
       row.insertCell().textContent = value.toFixed(4);
     }
+    const baselines = meta.figures.baselines;
+    if (baselines) {
+      // the reference methods' figures, the humans' ceiling first: the card's table
+      const methods = document.getElementById("baselines");
+      methods.hidden = false;
+      const head = methods.createTHead().insertRow();
+      for (const name of baselines.header) head.appendChild(RB.element("th", {}, name));
+      const body = methods.createTBody();
+      for (const values of baselines.rows) {
+        const row = body.insertRow();
+        for (const value of values) row.insertCell().textContent = typeof value === "number" ? value.toFixed(4) : value;
+      }
+    }
     const charts = document.getElementById("charts");
     for (const name of meta.charts) charts.appendChild(RB.element("img", { src: `charts/${name}`, alt: name }));
   },

@@ -1,0 +1,59 @@
+"""The build's baselines stage: the reference methods of a release's kind, scored through the
+evaluate door on the assembled release, published in its results and tabled in its card and site."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from farm import Built
+
+import regionbench
+from regionbench.client import tasks
+from regionbench.release.card import baseline_table
+
+
+def _card_rows(folder: Path) -> dict[str, list[str]]:
+    """The card's reference-method table: method -> its cells, the header under "method"."""
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    start = card.index("Reference methods, scored by `regionbench evaluate`")
+    rows = [line for line in card[start:].split("\n\n", 2)[1].splitlines() if line.startswith("| ")]
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)}
+
+
+def test_a_bsds500_release_tables_its_methods_beside_the_humans(release: Callable[[str], Built]) -> None:
+    """BSDS500's five benchmark images: the card holds the Human row (boundary F 0.80, as BSDS500
+    published it) and the Canny and Felzenszwalb-Huttenlocher rows; each released report is
+    what evaluate gives the predictions the stage wrote, scored against the published release."""
+    built = release("bsds-bench")
+    rows = _card_rows(built.folder)
+    assert list(rows)[:4] == ["method", "Human", "canny", "felzenszwalb"], rows
+    header = rows["method"]
+    assert round(float(rows["Human"][header.index("boundary F ODS")]), 2) == 0.80
+    assert rows["canny"][header.index("covering ODS")] == ""  # edges: no regions to cover
+    data = regionbench.load(built.folder)
+    stage = built.results / "baselines"
+    for name, task in (("canny", "boundaries"), ("felzenszwalb", "segments"), ("felzenszwalb", "boundaries")):
+        released = json.loads((built.folder / "results" / "baselines" / name / f"{task}.json").read_text())
+        again = tasks.evaluate(data, stage / name / "predictions", task)
+        assert tasks.measures(again) == tasks.measures(released)
+        assert released["baseline"]["name"] == name and released["release"]["version"] == data.version
+    assert baseline_table(built.folder / "results" / "baselines")[1][0][0] == "Human"
+    assert not (built.folder / "results" / "baselines" / "canny" / "predictions").exists()  # reports only
+
+
+def test_label_map_releases_hold_the_pixel_classifier_scored_by_their_protocol(
+    release: Callable[[str], Built],
+) -> None:
+    """VOC and Cityscapes (baselines: auto): the learnt pixel classifier's row, scored on the
+    source's evaluation split by the benchmark's own protocol (Cityscapes: iIoU and category IoU too)."""
+    for name, method, extra in (("voc", "voc", None), ("cityscapes", "cityscapes", "iIoU")):
+        built = release(name)
+        report = json.loads((built.folder / "results" / "baselines" / "pixels" / "semantic.json").read_text())
+        assert report["settings"]["method"] == method and report["split"] == "source"
+        rows = _card_rows(built.folder)
+        assert "pixels" in rows and "mIoU" in rows["method"], rows
+        assert float(rows["pixels"][rows["method"].index("mIoU")]) == round(report["measures"]["miou"], 4)
+        if extra:
+            assert rows["pixels"][rows["method"].index(extra)] != ""
