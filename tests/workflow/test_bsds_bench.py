@@ -117,3 +117,32 @@ def test_view_draws_the_run_s_precision_recall_curve_and_boundaries(bench_releas
     page = (site / "data" / "img" / "2018.js").read_text()
     drawn = json.loads(page[len('RB.load("image",') : -len(");\n")])
     assert "2018" in found["per_image"] and str(round(found["per_image"]["2018"], 4)) in json.dumps(drawn)
+
+
+def test_the_humans_ceiling_is_matched_once_a_release_and_taken_after(
+    bench_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second boundary run on the same release and humans takes the humans' ceiling from the
+    cache (no human is matched again) and reports the same figures; a cached file that cannot be
+    read is matched again, and written anew."""
+    import regionbench
+    from regionbench.client import tasks
+    from regionbench.client.tasks import boundaries
+
+    monkeypatch.setenv("REGIONBENCH_CACHE", str(tmp_path / "cache"))
+    data = regionbench.load(bench_release)
+    first = tasks.evaluate(data, BENCH / "ucm2", "boundaries", thresholds=5)
+    kept = sorted((tmp_path / "cache" / "ceilings").glob("boundaries-*.json"))
+    assert len(kept) == 1
+
+    def matched_again(*args: object) -> None:
+        raise AssertionError("the humans were matched again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(boundaries, "_pool_ceiling", matched_again)
+        again = tasks.evaluate(data, BENCH / "ucm2", "boundaries", thresholds=5, cores=1)
+    assert again["human_ceiling"] == first["human_ceiling"] and again["measures"] == first["measures"]
+    assert round(first["human_ceiling"]["f"], 2) == 0.80
+    kept[0].write_text("{not json")
+    third = tasks.evaluate(data, BENCH / "ucm2", "boundaries", thresholds=5, cores=1)
+    assert third["human_ceiling"] == first["human_ceiling"] and kept[0].read_text().startswith('{"')

@@ -14,7 +14,7 @@ import numpy as np
 
 KIND = "edges"
 SWEEP = tuple(round(0.80 + 0.199 * k / 24, 4) for k in range(25))  # the high threshold's quantile, 0.80 to 0.999
-COST = 1.8  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
+COST = 1.7  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
 
 
 def predict(image: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 KIND = "segmentation"
 SWEEP = (100.0, 300.0, 1000.0)  # the scale k, fine to coarse
-COST = 4.7  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
+COST = 4.3  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
 
 
 def predict(image: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ SWEEP = (32.0,)  # trees of the forest
 IMAGES = 40  # train-side images sampled
 PIXELS = 1500  # labelled pixels sampled an image
 DEPTH = 16  # the trees' depth
-COST = 6.0  # CPU-s a megapixel of the images it labels (benchmarks/baselines.py)
+COST = 1.9  # CPU-s a megapixel of the images it labels (benchmarks/baselines.py)
 
 
 def features(image: np.ndarray) -> np.ndarray:

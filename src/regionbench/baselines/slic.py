@@ -12,7 +12,7 @@ import numpy as np
 
 KIND = "segmentation"
 SWEEP = (400, 200, 100, 50)  # superpixels asked for, fine to coarse
-COST = 2.5  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
+COST = 2.9  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
 
 
 def predict(image: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 KIND = "segmentation"
 SWEEP = (12, 20, 32, 48, 72)  # pixels between markers, fine to coarse
-COST = 2.1  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
+COST = 2.3  # CPU-s a megapixel for the whole sweep (benchmarks/baselines.py, 640x480)
 
 
 def predict(image: np.ndarray) -> np.ndarray:

@@ -239,7 +239,9 @@ class Release:
         return query.within(self.regions_of(annotator), label, other, pixels)
 
 
-def _cache_root() -> Path:
+def cache_root() -> Path:
+    """The user's cache of fetched releases, verifications and humans' ceilings:
+    ``$REGIONBENCH_CACHE``, else ``~/.cache/regionbench``."""
     return Path(os.environ.get("REGIONBENCH_CACHE", Path.home() / ".cache" / "regionbench"))
 
 
@@ -264,7 +266,7 @@ def verified(data: Release) -> Release:
     by the folder's state (``_state_key``), so loading the same untouched release again costs a
     directory listing, not a pass over every byte."""
     data.check_reads = True  # the cache key sees sizes and times, not bytes: reads check the bytes
-    marker = _cache_root() / "verified" / _state_key(data.folder, data.manifest)
+    marker = cache_root() / "verified" / _state_key(data.folder, data.manifest)
     if marker.is_file():
         return data
     problems = release.verify(data.folder)
@@ -304,7 +306,7 @@ def _fetch(source: str | Path, rev: str | None, dataset: str | None, version: st
     path = _find_release(fs, dataset, version)
     resolved = fs.repo.get_rev() if hasattr(fs, "repo") else rev
     key = hashlib.sha256(f"{source}\0{resolved}\0{path}".encode()).hexdigest()[:16]
-    target = _cache_root() / key / Path(path).name
+    target = cache_root() / key / Path(path).name
     if not (target / "manifest.json").is_file():
         staging = target.with_name(target.name + ".partial")
         staging.parent.mkdir(parents=True, exist_ok=True)

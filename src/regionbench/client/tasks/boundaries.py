@@ -14,6 +14,9 @@ precision, F), AP and the precision-recall curve.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,12 +153,15 @@ class Boundaries(masks.AgainstHumans):
         super().__post_init__()
         self.levels, self.files = self.run.given
         self.total = Counted(each={a: [] for a in self.who})
+        self.ceiling_key = ceiling_key(self.run.data, self.images, self.people, self.run.settings.max_dist)
+        self.known_ceiling = cached_ceiling(self.ceiling_key)  # the humans matched once a release
 
     def process(self, batch: pd.DataFrame) -> Counted:
         settings, part = self.run.settings, Counted(each={a: [] for a in self.who})
         truth = human_boundaries(self.run.data, self.people, batch)
         for image_id in batch["image_id"].astype(int).tolist():
-            _pool_ceiling(truth, image_id, self.people, self.covered_by, settings.max_dist, part.pooled)
+            if self.known_ceiling is None:
+                _pool_ceiling(truth, image_id, self.people, self.covered_by, settings.max_dist, part.pooled)
             mine = [a for a in self.who if a in self.covered_by.get(image_id, []) and image_id in truth[a]]
             if not mine:
                 continue
@@ -206,7 +212,11 @@ class Boundaries(masks.AgainstHumans):
                 a: {"ods_f": b.ods["f"], "ois_f": b.ois["f"], "ap": b.ap} for a, b in each.items()
             }
             report["spread"] = masks.spread(list(report["per_annotator"].values()), ["ods_f", "ois_f", "ap"])
-        report["human_ceiling"] = boundaries_ceiling(self.total.pooled)
+        if self.known_ceiling is None:
+            keep_ceiling(self.ceiling_key, self.total.pooled)
+        report["human_ceiling"] = boundaries_ceiling(
+            self.total.pooled if self.known_ceiling is None else self.known_ceiling
+        )
         return report
 
 
@@ -256,6 +266,55 @@ def _pool_ceiling(
             c = measures.score_image([truth[a][image_id]], others, max_dist, thinned=False)
             counts = np.array([c.cnt_r[0], c.sum_r[0], c.cnt_p[0], c.sum_p[0]], dtype=np.int64)
             pooled[a] = pooled.get(a, np.zeros(4, dtype=np.int64)) + counts
+
+
+CEILING_FORMAT = 1  # raised when the ceiling's counts change meaning: older cached ones are not read
+
+
+def ceiling_key(data: Release, images: pd.DataFrame, people: list[str], max_dist: float) -> str:
+    """What the humans' ceiling of a run depends on, hashed: the release's images and regions (their
+    content hashes, the same in the assembled and the published folder), the scored images, the
+    humans and the matching distance."""
+    tables = data.manifest.get("tables", {})
+    about = {
+        "format": CEILING_FORMAT,
+        "content": [tables.get(name, {}).get("content_sha256") for name in ("images", "regions")],
+        "images": sorted(int(i) for i in images["image_id"]),
+        "people": sorted(people),
+        "max_dist": float(max_dist),
+    }
+    return hashlib.sha256(json.dumps(about, sort_keys=True).encode()).hexdigest()
+
+
+def _ceiling_file(key: str) -> Path:
+    from regionbench.client.loader import cache_root
+
+    return cache_root() / "ceilings" / f"boundaries-{key}.json"
+
+
+def cached_ceiling(key: str) -> dict[str, np.ndarray] | None:
+    """The ceiling's pooled counts (human -> cntR, sumR, cntP, sumP) kept by an earlier run of
+    the same ``key`` (``keep_ceiling``), or None: a file missing, unreadable or of another shape
+    is computed again."""
+    try:
+        kept = json.loads(_ceiling_file(key).read_text(encoding="utf-8"))
+        return {str(a): np.array(c, dtype=np.int64).reshape(4) for a, c in kept.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def keep_ceiling(key: str, pooled: dict[str, np.ndarray]) -> None:
+    """Keep a run's ceiling counts under the user's cache (written whole, then renamed): the
+    next run on the same release and humans takes them instead of matching the humans again. A
+    cache that cannot be written is skipped: the figures do not depend on it."""
+    path = _ceiling_file(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps({a: c.tolist() for a, c in sorted(pooled.items())}), encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        pass
 
 
 def boundaries_ceiling(pooled: dict[str, np.ndarray]) -> dict[str, Any]:
