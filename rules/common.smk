@@ -70,9 +70,7 @@ RAW = raw_tree()
 # release's kind (regionbench.baselines.chosen).
 try:
     BASELINES = baselines.chosen(
-        config["baselines"]["methods"],
-        segmentations=RAW.layout.about.segmentations,
-        label_maps=RAW.layout.about.benchmark is not None,
+        config["baselines"]["methods"], RAW.layout.about.baselines
     )
 except baselines.BaselineError as exc:
     raise WorkflowError(f"config baselines.methods: {exc}") from None

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench import baselines
+from regionbench.baselines import _learnt
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +31,10 @@ def test_every_baseline_is_deterministic_and_gives_its_kind(name: str, photo: np
     if module.KIND == "labels":  # learnt: fitted twice on the photograph's two halves of brightness
         truth = (photo.mean(axis=2) > np.median(photo.mean(axis=2))).astype(np.int64)
         truth[:4] = 2  # no class: left out of the fit
-        first, again = (module.train([(photo, truth)], 2)(photo) for _ in range(2))
+        (first, sure), (again, _) = (module.train([(photo, truth)], 2)(photo) for _ in range(2))
         assert np.array_equal(first, again) and set(np.unique(first)) <= {0, 1}
         assert (first == truth)[4:].mean() > 0.9  # it learns what it is shown
+        assert sure.shape == first.shape and sure.min() >= 0.5 and sure.max() <= 1  # two classes: the winner's share
         return
     first, again = baselines.predictions(module, photo), baselines.predictions(module, photo)
     assert np.array_equal(first, again)
@@ -83,13 +85,13 @@ def test_auto_chooses_the_methods_of_the_release_s_kind() -> None:
     """auto: the segmenters and edges for humans' segmentations, the learnt labels for label maps,
     none for labelled regions; a list is taken as given, an unknown name refused."""
     kinds = {name: baselines.get(name).KIND for name in baselines.registry()}
-    segmenting = baselines.chosen("auto", segmentations=True, label_maps=False)
+    segmenting = baselines.chosen("auto", "segmentation")
     assert segmenting and {kinds[n] for n in segmenting} == {"segmentation", "edges"}
-    assert {kinds[n] for n in baselines.chosen("auto", segmentations=False, label_maps=True)} == {"labels"}
-    assert baselines.chosen("auto", segmentations=False, label_maps=False) == []
-    assert baselines.chosen(["slic", "canny"], segmentations=False, label_maps=False) == ["slic", "canny"]
+    assert {kinds[n] for n in baselines.chosen("auto", "labels")} == {"labels"}
+    assert baselines.chosen("auto", None) == []
+    assert baselines.chosen(["slic", "canny"], None) == ["slic", "canny"]
     with pytest.raises(baselines.BaselineError, match="baseline 'sobel': use canny"):
-        baselines.chosen(["sobel"], segmentations=True, label_maps=False)
+        baselines.chosen(["sobel"], "segmentation")
 
 
 def test_the_card_s_table_puts_the_humans_first_and_leaves_unscored_figures_blank(tmp_path) -> None:
@@ -126,4 +128,4 @@ def test_a_class_is_written_as_the_first_value_the_benchmark_reads_as_it() -> No
     from types import SimpleNamespace
 
     coding = SimpleNamespace(classes=3, values={7: 0, 2: 0, 5: 1, 9: 2, 4: 3, 255: 3})
-    assert baselines._class_values(coding).tolist() == [2, 5, 9]
+    assert _learnt.class_values(coding).tolist() == [2, 5, 9]

@@ -491,9 +491,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     names = args.method
     if not names:  # those of the release's kind, as a build chooses them
         known = layouts.registry().get(str(data.manifest.get("layout")))
-        about = known.about if known is not None else None
-        segmentations, label_maps = bool(about and about.segmentations), bool(about and about.benchmark)
-        names = baselines.chosen("auto", segmentations=segmentations, label_maps=label_maps)
+        names = baselines.chosen("auto", known.about.baselines if known is not None else None)
         if not names:
             raise InputError(
                 f"{args.release}: no reference method is of this release's kind (its layout "

@@ -47,13 +47,39 @@ def test_label_map_releases_hold_the_pixel_classifier_scored_by_their_protocol(
     release: Callable[[str], Built],
 ) -> None:
     """VOC and Cityscapes (baselines: auto): the learnt pixel classifier's row, scored on the
-    source's evaluation split by the benchmark's own protocol (Cityscapes: iIoU and category IoU too)."""
+    source's evaluation split by the benchmark's own protocol (Cityscapes: iIoU and category IoU
+    too). Cityscapes names its things: their components are scored as instances and with the
+    stuff as panoptic segments; VOC names none, so it has its label maps' figures alone."""
     for name, method, extra in (("voc", "voc", None), ("cityscapes", "cityscapes", "iIoU")):
         built = release(name)
-        report = json.loads((built.folder / "results" / "baselines" / "pixels" / "semantic.json").read_text())
+        reports = built.folder / "results" / "baselines" / "pixels"
+        report = json.loads((reports / "semantic.json").read_text())
         assert report["settings"]["method"] == method and report["split"] == "source"
         rows = _card_rows(built.folder)
         assert "pixels" in rows and "mIoU" in rows["method"], rows
         assert float(rows["pixels"][rows["method"].index("mIoU")]) == round(report["measures"]["miou"], 4)
+        assert (extra is not None) == (reports / "panoptic.json").is_file() == (reports / "instances.json").is_file()
         if extra:
             assert rows["pixels"][rows["method"].index(extra)] != ""
+            assert {"PQ", "PQ things", "mask AP"} <= set(rows["method"])
+
+
+def test_a_panoptic_release_s_things_are_scored_as_a_user_s_panoptic_and_instance_runs(
+    release: Callable[[str], Built],
+) -> None:
+    """COCO panoptic (things and stuff): the released panoptic and instance reports are what
+    evaluate gives the files the stage wrote (its PNGs and JSON, its results JSON)."""
+    built = release("panoptic-coco")
+    data = regionbench.load(built.folder)
+    stage = built.results / "baselines" / "pixels"
+    for task, predictions in (("panoptic", stage / "panoptic"), ("instances", stage / "instances" / "results.json")):
+        released = json.loads((built.folder / "results" / "baselines" / "pixels" / f"{task}.json").read_text())
+        again = tasks.evaluate(data, predictions, task, split=released["settings"]["split"])
+        assert tasks.measures(again) == tasks.measures(released)
+    rows = _card_rows(built.folder)
+    assert rows["pixels"][rows["method"].index("PQ")] == f"{released_pq(built):.4f}"
+
+
+def released_pq(built: Built) -> float:
+    report = json.loads((built.folder / "results" / "baselines" / "pixels" / "panoptic.json").read_text())
+    return float(report["measures"]["all"]["pq"])

@@ -14,7 +14,8 @@ A baseline module defines:
 - ``predict(image)`` (segmentation, edges): its output for one RGB image (H x W x 3, uint8):
   S x H x W labels for a segmentation, H x W for edges;
 - ``train(examples, classes)`` (labels): a predictor fitted on (RGB image, class map) pairs of
-  the train side (``classes`` where a pixel has none), which maps an image to its class map.
+  the train side (``classes`` where a pixel has none), which maps an image to its class map and
+  each pixel's confidence in [0, 1] (the score of the instances made of it).
   Deterministic: any randomness seeded;
 - optionally ``COST``: the CPU seconds a megapixel its whole sweep takes (as measured by
   ``benchmarks/baselines.py``), from which the build says what the stage will cost before it starts.
@@ -154,13 +155,19 @@ def _pixels(source: Path | bytes) -> np.ndarray:
         return np.asarray(opened.convert("RGB"))
 
 
-def _scored(data: Release, kind: str) -> pd.DataFrame:
-    """The images (rows of the images table, by id) the first task of ``kind`` scores by default."""
+def _side(data: Release, kind: str) -> str:
+    """The side of the split the first task of ``kind`` scores by default: every task of a
+    baseline scores that one."""
     from regionbench.client import tasks
+
+    return str(tasks.scoped(data, KINDS[kind][0])[0].split)
+
+
+def _scored(data: Release, kind: str) -> pd.DataFrame:
+    """The images (rows of the images table, by id) of ``kind``'s side (``_side``)."""
     from regionbench.client.tasks import _masks
 
-    task = KINDS[kind][0]
-    return _masks.scored_images(data, tasks.scoped(data, task)[0].split)
+    return _masks.scored_images(data, _side(data, kind))
 
 
 def _images(data: Release, images: pd.DataFrame, root: Path | None) -> Iterator[tuple[int, str, np.ndarray]]:
@@ -172,43 +179,6 @@ def _images(data: Release, images: pd.DataFrame, root: Path | None) -> Iterator[
         yield image_id, stems[image_id], _pixels(sources[image_id])
 
 
-def _fitted(module: ModuleType, data: Release, scored: pd.DataFrame, root: Path | None) -> tuple[Any, Any]:
-    """A labels baseline trained on the images the semantic task does not score (the train side),
-    at most ``IMAGES`` of them drawn seeded, their classes those of the release's benchmark; and
-    that benchmark's coding (``tasks.semantic.Coding``)."""
-    from regionbench.client import tasks
-    from regionbench.client.tasks import semantic
-
-    settings = tasks.scoped(data, "semantic")[0]
-    assert isinstance(settings, semantic.Settings)
-    coding = semantic.coding_of(data, settings)
-    rest = data.images[~data.images["image_id"].isin(scored["image_id"])].sort_values("image_id")
-    train = (
-        rest[rest["split"] == "train"] if (rest["split"] == "train").any() else rest
-    )  # a test side may be unlabelled
-    if train.empty:
-        raise BaselineError(f"{module.__name__}: the release has no image outside the scored side to fit on")
-    most = getattr(module, "IMAGES", len(train))
-    if len(train) > most:
-        train = train.iloc[np.sort(np.random.default_rng(0).choice(len(train), size=most, replace=False))]
-    truth = semantic.class_maps(data, str(settings.annotator), train, coding.truth, coding.classes)
-    examples = ((pixels, truth[image_id]) for image_id, _, pixels in _images(data, train, root))
-    try:
-        return module.train(examples, coding.classes), coding
-    except ValueError as exc:
-        raise BaselineError(f"{module.__name__}: {exc}") from None
-
-
-def _class_values(coding: Any) -> np.ndarray:
-    """The pixel value a map writes for each class of ``coding``: the smallest value the
-    benchmark reads as that class."""
-    value = np.zeros(coding.classes, dtype=np.int64)
-    for pixel, k in sorted(coding.values.items(), reverse=True):
-        if 0 <= k < coding.classes:
-            value[k] = pixel
-    return value
-
-
 def run(
     data: Release,
     name: str,
@@ -218,35 +188,54 @@ def run(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Baseline ``name``'s predictions of the release's scored images written under
-    ``out/<name>/predictions`` and scored by each task of its kind through
-    ``client.tasks.evaluate``: task -> report (each also written as ``out/<name>/<task>.json``).
-    A labels baseline is trained first (``_fitted``) and writes each image's classes as the
-    values the release's benchmark reads. ``root``: the raw tree, when the release does not
-    embed its images. ``progress`` hears what is done and, after the first image, what the rest
-    will cost."""
+    ``out/<name>/`` and scored by each task of its kind through ``client.tasks.evaluate``:
+    task -> report (each also written as ``out/<name>/<task>.json``). A segmentation or edges
+    writes ``predictions/``. A labels baseline is trained first (``_learnt.fitted``) and writes
+    each image's classes as the values the release's benchmark reads (``predictions/``); where
+    the source names its things, their components as instances (``instances/results.json``) and
+    with the stuff as panoptic segments (``panoptic/``), scored by those tasks too. ``root``: the raw
+    tree, when the release does not embed its images. ``progress`` hears what is done and,
+    after the first image, what the rest will cost."""
     from PIL import Image
 
+    from regionbench.baselines import _learnt
     from regionbench.client import tasks
     from regionbench.core import tables
 
     module = get(name)
-    folder = out / name / "predictions"
-    if folder.exists():
-        import shutil
+    home = out / name
+    folder = home / "predictions"
+    for old in (folder, home / "panoptic", home / "instances"):  # a previous run's files would be scored
+        if old.is_dir():
+            import shutil
 
-        shutil.rmtree(folder)  # a previous run's files would be scored with this one's
+            shutil.rmtree(old)
+        elif old.exists():
+            old.unlink()
     tell = progress or (lambda line: None)
     started, count = time.process_time(), 0
+    side = _side(data, module.KIND)
     scored = _scored(data, module.KIND)
+    runs: dict[str, Path] = {task: folder for task in KINDS[module.KIND]}
+    segments = None
     if module.KIND == "labels":
-        predict, coding = _fitted(module, data, scored, root)
+        try:
+            predict, coding = _learnt.fitted(module, data, scored, lambda images: _images(data, images, root))
+        except InputError as exc:
+            raise BaselineError(str(exc)) from None
         tell(f"{name}: fitted in {time.process_time() - started:.1f} CPU-s")
-        values = _class_values(coding)
+        values, kinds = _learnt.class_values(coding), _learnt.categories(data, coding)
+        if kinds is not None:
+            segments = _learnt.Segments(home / "panoptic", kinds, [], [])
+            runs |= {"panoptic": home / "panoptic", "instances": home / "instances" / "results.json"}
         started = time.process_time()
-    for _, stem, pixels in _images(data, scored, root):
+    for image_id, stem, pixels in _images(data, scored, root):
         if module.KIND == "labels":
+            classes, confidence = predict(pixels)
             folder.mkdir(parents=True, exist_ok=True)
-            Image.fromarray(values[predict(pixels)].astype(np.uint16)).save(folder / f"{stem}.png")
+            Image.fromarray(values[classes].astype(np.uint16)).save(folder / f"{stem}.png")
+            if segments is not None:
+                segments.add(image_id, stem, classes, confidence)
         else:
             write(module, pixels, stem, folder)
         count += 1
@@ -255,25 +244,27 @@ def run(
             tell(
                 f"{name}: {each:.1f} CPU-s an image; about {each * (len(scored) - 1):.0f} s for the other {len(scored) - 1}"
             )
+    if segments is not None:
+        segments.write(home / "instances" / "results.json")
     tell(f"{name}: {count} images in {time.process_time() - started:.1f} CPU-s")
     reports = {}
-    for task in KINDS[module.KIND]:  # a hierarchy's scale folders: label maps to either task
-        report = tasks.evaluate(data, folder, task, progress=tell, cores=cores)
+    for task, predictions in runs.items():  # a hierarchy's scale folders: label maps to either task
+        report = tasks.evaluate(data, predictions, task, progress=tell, cores=cores, split=side)
         report["baseline"] = {"name": name, "kind": module.KIND, "sweep": list(module.SWEEP)}
-        tables.write_json(out / name / f"{task}.json", report)
+        tables.write_json(home / f"{task}.json", report)
         reports[task] = report
     return reports
 
 
-def chosen(methods: str | Sequence[str], segmentations: bool, label_maps: bool) -> list[str]:
+def chosen(methods: str | Sequence[str], kind: str | None) -> list[str]:
     """The baselines a build runs: those ``methods`` names (each checked: an unknown one is a
-    ``BaselineError`` naming the baselines), or for ``"auto"`` those of the release's kind: the
-    segmenters and edge detectors where its humans segment whole images (``segmentations``,
-    BSDS), the pixel classifiers where it holds label maps scored by a benchmark's protocol
-    (``label_maps``), none otherwise (a labelled region collection: its reference classifiers)."""
+    ``BaselineError`` naming the baselines), or for ``"auto"`` those of the release's ``kind``
+    (its layout's ``About.baselines``): the segmenters and edge detectors for ``segmentation``
+    (humans segment whole images, BSDS), the learnt ones for ``labels`` (a class a pixel), none
+    for None (a labelled region collection: its reference classifiers)."""
     if methods != "auto":
         return [get(name).__name__.rsplit(".", 1)[-1] for name in methods]
-    kinds = ({"segmentation", "edges"} if segmentations else set()) | ({"labels"} if label_maps else set())
+    kinds = {"segmentation": {"segmentation", "edges"}, "labels": {"labels"}}.get(str(kind), set())
     return [name for name, module in registry().items() if module.KIND in kinds]
 
 

@@ -28,10 +28,13 @@ def features(image: np.ndarray) -> np.ndarray:
     return multiscale_basic_features(image, channel_axis=-1, sigma_min=1, sigma_max=16).astype(np.float32)
 
 
-def train(examples: Iterable[tuple[np.ndarray, np.ndarray]], classes: int) -> Callable[[np.ndarray], np.ndarray]:
+def train(
+    examples: Iterable[tuple[np.ndarray, np.ndarray]], classes: int
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """A predictor fitted on ``examples``: (RGB image, its class map, ``classes`` where no class
     holds) pairs, of which ``PIXELS`` labelled pixels each are drawn (seeded). The predictor maps an
-    image to its H x W class map (int64)."""
+    image to its H x W class map (int64) and each pixel's confidence (the forest's share of votes
+    for that class)."""
     from sklearn.ensemble import RandomForestClassifier
 
     rng = np.random.default_rng(0)
@@ -48,8 +51,10 @@ def train(examples: Iterable[tuple[np.ndarray, np.ndarray]], classes: int) -> Ca
     forest = RandomForestClassifier(n_estimators=int(SWEEP[0]), max_depth=DEPTH, random_state=0, n_jobs=1)
     forest.fit(np.concatenate(rows), np.concatenate(targets))
 
-    def predict(image: np.ndarray) -> np.ndarray:
-        found = forest.predict(features(image).reshape(image.shape[0] * image.shape[1], -1))
-        return np.asarray(found, dtype=np.int64).reshape(image.shape[:2])
+    def predict(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        votes = forest.predict_proba(features(image).reshape(image.shape[0] * image.shape[1], -1))
+        best = votes.argmax(axis=1)
+        found = np.asarray(forest.classes_, dtype=np.int64)[best].reshape(image.shape[:2])
+        return found, votes[np.arange(best.size), best].reshape(image.shape[:2])
 
     return predict

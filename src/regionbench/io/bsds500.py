@@ -157,7 +157,7 @@ class Bsds500Layout(ImageRuns, NamesCategories):
         "of each image, without labels",
         tag="bsds500",
         keyword="BSDS500",
-        segmentations=True,
+        baselines="segmentation",  # the segmenters and edges (regionbench.baselines)
         name="BSDS500, the Berkeley Segmentation Data Set and Benchmarks 500",
         creators="crowdsourced",
         original="https://www2.eecs.berkeley.edu/Research/Projects/CS/vision/grouping/resources.html",

@@ -73,8 +73,11 @@ class About:
     ``fields`` what a release table's column means in this layout ("table.column" -> its
     description), over the table schemas' words for every layout; ``benchmark`` the label-map
     benchmark that scores a release of it (``client.benchmarks``: cityscapes, ade20k, voc; None:
-    plain, every label); ``segmentations`` whether its humans segment whole images without
-    labels, scored as BSDS scores them (the segments and boundaries tasks)."""
+    plain, every label); ``baselines`` the kind of reference methods a release of it is scored
+    with (``regionbench.baselines``): ``segmentation`` where humans segment whole images without
+    labels (the segmenters and edge detectors, scored as BSDS scores them), ``labels`` where a
+    class is drawn at every pixel (the learnt pixel classifier), None (labelled regions: the
+    reference classifiers)."""
 
     summary: str
     tag: str
@@ -86,7 +89,7 @@ class About:
     citation: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     benchmark: str | None = None
-    segmentations: bool = False
+    baselines: str | None = None
 
 
 @dataclass(frozen=True)

@@ -433,6 +433,7 @@ class PanopticLayout(ImageRuns, NamesCategories, Exports):
         "segment ids per image): each segment a region, things an instance each, VOID each annotator's ignore mask",
         tag="coco-panoptic",
         keyword="panoptic segmentation",
+        baselines="labels",  # the learnt pixel classifier, its things' components (regionbench.baselines)
         fields={
             "regions.annotation_id": "the segment id in the panoptic PNG (R + 256 G + 256^2 B)",
             "regions.category_id": "the category id of the panoptic file",

@@ -491,6 +491,8 @@ BASELINE_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
         ("mIoU", "miou"), ("pixel accuracy", "pixel_accuracy"), ("iIoU", "iiou"), ("category IoU", "category_miou"),
         ("category iIoU", "category_iiou"),
     ),
+    "instances": (("mask AP", "AP"), ("mask AP50", "AP50")),
+    "panoptic": (("PQ", "all.pq"), ("PQ things", "things.pq"), ("PQ stuff", "stuff.pq")),
 }  # fmt: skip
 HUMAN_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
     "segments": (
