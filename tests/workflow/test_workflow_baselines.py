@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+from conftest import open_page, view
 from farm import Built
 
 import regionbench
@@ -83,3 +85,21 @@ def test_a_panoptic_release_s_things_are_scored_as_a_user_s_panoptic_and_instanc
 def released_pq(built: Built) -> float:
     report = json.loads((built.folder / "results" / "baselines" / "pixels" / "panoptic.json").read_text())
     return float(report["measures"]["all"]["pq"])
+
+
+@pytest.mark.browser
+def test_the_site_shows_the_card_s_table_of_methods(browser, release: Callable[[str], Built], tmp_path: Path) -> None:
+    """`regionbench view` of the BSDS500 release: the index's card section holds the methods'
+    table as the card has it, the humans first, with no console error."""
+    built = release("bsds-bench")
+    done = view(str(built.folder), "--out", str(tmp_path / "site"), "--images", str(built.raw))
+    assert done.returncode == 0, done.stderr
+    errors: list[str] = []
+    page = open_page(browser, f"file://{tmp_path / 'site'}/index.html", errors)
+    page.wait_for_selector("#baselines tbody tr")
+    shown = [row.split("\t") for row in page.locator("#baselines tbody tr").all_inner_texts()]
+    header, rows = baseline_table(built.folder / "results" / "baselines")
+    assert page.locator("#baselines thead th").all_inner_texts() == header
+    assert [r[0] for r in shown] == [r[0] for r in rows] == ["Human", "canny", "felzenszwalb"]
+    assert shown[0][header.index("boundary F ODS")] == f"{rows[0][header.index('boundary F ODS')]:.4f}"
+    assert errors == []
