@@ -129,3 +129,26 @@ def test_a_class_is_written_as_the_first_value_the_benchmark_reads_as_it() -> No
 
     coding = SimpleNamespace(classes=3, values={7: 0, 2: 0, 5: 1, 9: 2, 4: 3, 255: 3})
     assert _learnt.class_values(coding).tolist() == [2, 5, 9]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    shape=st.sampled_from([(9, 13), (24, 31), (40, 17)]),
+    flat=st.booleans(),
+)
+def test_felzenszwalb_s_sweep_is_scikit_image_s_at_each_scale(seed: int, shape: tuple[int, int], flat: bool) -> None:
+    """The graph sorted once and merged at each scale gives, pixel for pixel, scikit-image's
+    ``felzenszwalb`` run at that scale alone (ties among costs included: a flat image's are many)."""
+    from skimage.segmentation import felzenszwalb
+
+    rng = np.random.default_rng(seed)
+    image = (rng.integers(0, 4, (*shape, 3)) * 60 if flat else rng.random((*shape, 3)) * 255).astype(np.uint8)
+    image[: shape[0] // 2] //= 3  # two halves, so that segments gather
+    module = baselines.get("felzenszwalb")
+    for level, k in zip(module.predict(image), module.SWEEP, strict=True):
+        assert np.array_equal(level, felzenszwalb(image, scale=k, sigma=0.8, min_size=20))
+    for k in (1.0, 10.0):  # scales small enough that the merge of small segments does the work
+        edges, costs = module.graph(image)
+        ours = module._labels(module._merged(edges, costs, k / 255.0, 20, shape[0] * shape[1]), *shape)
+        assert np.array_equal(ours, felzenszwalb(image, scale=k, sigma=0.8, min_size=20))
