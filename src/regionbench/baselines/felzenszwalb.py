@@ -107,8 +107,8 @@ def _merged(edges: np.ndarray, costs: np.ndarray, scale: float, min_size: int, p
         a, b = _root(forest, edges[e, 0]), _root(forest, edges[e, 1])
         if a == b:
             continue
-        limit = min(np.float32(inner[a] + scale / size[a]), np.float32(inner[b] + scale / size[b]))
-        if costs[e] < limit:
+        limit_a, limit_b = np.float32(inner[a] + scale / size[a]), np.float32(inner[b] + scale / size[b])
+        if costs[e] < (limit_a if limit_a < limit_b else limit_b):
             _join(forest, a, b)
             new = _root(forest, a)
             size[new] = size[a] + size[b]
