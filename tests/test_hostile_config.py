@@ -37,6 +37,8 @@ def check(*files: Path) -> None:
         (b"release: {date: '0999-01-01'}\n", r"release.date: '0999-01-01' does not match"),
         (b"release: {date: null}\n", r"bad.yaml: release.date: None is not of type 'string'"),
         (b"- a list\n", r"bad.yaml: a config file must hold a mapping of settings"),
+        (b"baselines: {methods: [canny, sobel]}\n", r"bad.yaml: baselines.methods: baseline 'sobel': use canny, "),
+        (b"baselines: {methods: canny}\n", r"bad.yaml: baselines.methods: 'canny' is not valid under any of"),
     ],
 )
 def test_bad_config_files_are_one_line(tmp_path: Path, text: bytes, expected: str) -> None:

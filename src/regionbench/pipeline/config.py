@@ -132,6 +132,19 @@ def validate(config: dict, schema_path: Path, source: str | Layers = "config") -
     release = config.get("release") or {}
     if release.get("publish"):
         check_publication(release.get("statements") or {}, where(("release", "publish")))
+    check_baselines((config.get("baselines") or {}).get("methods", "auto"), where(("baselines", "methods")))
+
+
+def check_baselines(methods: object, source: str) -> None:
+    """Every name of a configured ``baselines.methods`` list must be a reference method's; else
+    a ConfigError naming the first unknown and the methods there are."""
+    from regionbench import baselines
+
+    for name in methods if isinstance(methods, list) else []:
+        try:
+            baselines.get(name)
+        except baselines.BaselineError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
 
 
 def check_publication(statements: dict, source: str) -> None:
