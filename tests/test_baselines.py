@@ -65,20 +65,36 @@ def test_a_module_that_breaks_the_contract_is_named() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**16), shape=st.sampled_from([(12, 17), (24, 9), (30, 30)]))
+@given(seed=st.integers(0, 2**16), shape=st.sampled_from([(48, 68), (96, 36), (61, 57)]))
 def test_quick_shift_s_sweep_is_each_distance_s_own_run(seed: int, shape: tuple[int, int]) -> None:
     """The tree grown once and cut at each distance gives, at every level, the partition of
-    scikit-image's ``quickshift`` run at that distance alone."""
+    scikit-image's ``quickshift`` of the reduced image run at that distance alone, each pixel in
+    its reduced pixel's segment."""
     from skimage.segmentation import quickshift
 
+    module = baselines.get("quickshift")
     rng = np.random.default_rng(seed)
     image = (rng.random((*shape, 3)) * 255).astype(np.uint8)
     image[: shape[0] // 2] //= 3  # two halves, so that modes gather
-    levels = baselines.get("quickshift").predict(image)
-    for level, d in zip(levels, baselines.get("quickshift").SWEEP, strict=True):
-        alone = quickshift(image, ratio=0.5, kernel_size=3, max_dist=d, rng=0, convert2lab=True)
+    levels = module.predict(image)
+    small = module.reduced(image)
+    assert small.shape[:2] == tuple(round(n / module.FACTOR) for n in shape)
+    for level, d in zip(levels, module.SWEEP, strict=True):
+        alone = quickshift(small, ratio=0.5, kernel_size=module.KERNEL, max_dist=d, rng=0, convert2lab=True)
+        alone = module.expanded(alone, image.shape)
         pairs = set(zip(level.ravel().tolist(), alone.ravel().tolist(), strict=True))
         assert len(pairs) == len(np.unique(level)) == len(np.unique(alone))
+
+
+def test_a_reduced_map_expands_to_blocks_of_its_pixels() -> None:
+    """Each reduced pixel covers a block of about ``FACTOR`` x ``FACTOR`` pixels of the image,
+    the blocks in order, none left out."""
+    module = baselines.get("quickshift")
+    labels = np.arange(4 * 6).reshape(4, 6)
+    full = module.expanded(labels, (15, 23, 3))
+    assert full.shape == (15, 23) and np.array_equal(np.unique(full), labels.ravel())
+    assert (np.diff(full, axis=0) >= 0).all() and (np.diff(full, axis=1) >= 0).all()
+    assert full[0, 0] == 0 and full[-1, -1] == labels[-1, -1]
 
 
 def test_auto_chooses_the_methods_of_the_release_s_kind() -> None:
