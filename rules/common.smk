@@ -66,7 +66,7 @@ def raw_tree():
 
 
 RAW = raw_tree()
-# The reference methods the build scores (rule baselines): those configured, or those of the
+# The reference methods the baselines job scores, those configured or else those of the
 # release's kind (regionbench.baselines.chosen; the names were checked with the config).
 BASELINES = baselines.chosen(config["baselines"]["methods"], RAW.layout.about.baselines)
 

@@ -14,7 +14,7 @@ from farm import BUILDS, CONFIGS, Built
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a test build may add to the documented lines: what runs, not how the tree is read.
-TEST_ONLY = {"classifiers", "reference_annotator"}
+TEST_ONLY = {"classifiers", "reference_annotator", "baselines"}
 
 
 def documented() -> list[tuple[str, str, dict]]:
