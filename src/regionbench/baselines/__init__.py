@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -206,12 +207,7 @@ def run(
     home = out / name
     folder = home / "predictions"
     for old in (folder, home / "panoptic", home / "instances"):  # a previous run's files would be scored
-        if old.is_dir():
-            import shutil
-
-            shutil.rmtree(old)
-        elif old.exists():
-            old.unlink()
+        shutil.rmtree(old, ignore_errors=True)
     tell = progress or (lambda line: None)
     started, count = time.process_time(), 0
     side = _side(data, module.KIND)
@@ -281,22 +277,16 @@ def stage(
     cost (each method's ``COST``, CPU-s a megapixel, times the scored images' pixels). Returns
     name -> task -> report."""
     tell = progress or (lambda line: None)
-    pixels = _scored_pixels(data, names)
+    kinds = {name: get(name).KIND for name in names}
+    sizes = {kind: _scored(data, kind) for kind in dict.fromkeys(kinds.values())}
+    pixels = {kind: int((i["width"].astype("int64") * i["height"].astype("int64")).sum()) for kind, i in sizes.items()}
     costs = {name: getattr(get(name), "COST", None) for name in names}
-    known = sum(c for c in costs.values() if c is not None) * pixels / 1e6
+    known = sum(c * pixels[kinds[name]] / 1e6 for name, c in costs.items() if c is not None)
     unknown = [name for name, c in costs.items() if c is None]
+    images = max(len(i) for i in sizes.values()) if sizes else 0
     tell(
-        f"baselines: {', '.join(names)} on {pixels / 1e6:.1f} megapixels; their predictions about {known:.0f} CPU-s"
+        f"baselines: {', '.join(names)} on {images} images; their predictions about {known:.0f} CPU-s"
         + (f" (and {', '.join(unknown)}, not measured)" if unknown else "")
         + ", then their scoring"
     )
     return {name: run(data, name, out, root, cores, progress) for name in names}
-
-
-def _scored_pixels(data: Release, names: Sequence[str]) -> int:
-    """The pixels of the images ``names`` label (each the images its kind's task scores)."""
-    total = 0
-    for kind in dict.fromkeys(get(name).KIND for name in names):
-        images = _scored(data, kind)
-        total += int((images["width"].astype("int64") * images["height"].astype("int64")).sum())
-    return total
