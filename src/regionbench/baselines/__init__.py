@@ -171,13 +171,18 @@ def _scored(data: Release, kind: str) -> pd.DataFrame:
     return _masks.scored_images(data, _side(data, kind))
 
 
-def _images(data: Release, images: pd.DataFrame, root: Path | None) -> Iterator[tuple[int, str, np.ndarray]]:
-    """(image id, file stem, RGB pixels) of each of ``images``, in their order."""
+def _sources(data: Release, images: pd.DataFrame, root: Path | None) -> list[tuple[int, str, Path | bytes]]:
+    """(image id, file stem, its file or bytes) of each of ``images``, in their order."""
     ids = images["image_id"].astype(int).tolist()
     stems = dict(zip(ids, (Path(p).stem for p in images["path"]), strict=True))
     sources = data.image_sources(ids, root)
-    for image_id in ids:
-        yield image_id, stems[image_id], _pixels(sources[image_id])
+    return [(image_id, stems[image_id], sources[image_id]) for image_id in ids]
+
+
+def _images(data: Release, images: pd.DataFrame, root: Path | None) -> Iterator[tuple[int, str, np.ndarray]]:
+    """(image id, file stem, RGB pixels) of each of ``images``, in their order."""
+    for image_id, stem, source in _sources(data, images, root):
+        yield image_id, stem, _pixels(source)
 
 
 def run(
@@ -195,13 +200,15 @@ def run(
     each image's classes as the values the release's benchmark reads (``predictions/``); where
     the source names its things, their components as instances (``instances/results.json``) and
     with the stuff as panoptic segments (``panoptic/``), scored by those tasks too. ``root``: the raw
-    tree, when the release does not embed its images. ``progress`` hears what is done and,
-    after the first image, what the rest will cost."""
+    tree, when the release does not embed its images. The images are predicted on up to
+    ``cores`` forked processes (None: every core), the files the same for any number.
+    ``progress`` hears what is done and, after the first image, what the rest will cost."""
     from PIL import Image
 
     from regionbench.baselines import _learnt
     from regionbench.client import tasks
     from regionbench.core import tables
+    from regionbench.core.forked import forked_iter
 
     module = get(name)
     home = out / name
@@ -209,7 +216,7 @@ def run(
     for old in (folder, home / "panoptic", home / "instances"):  # a previous run's files would be scored
         shutil.rmtree(old, ignore_errors=True)
     tell = progress or (lambda line: None)
-    started, count = time.process_time(), 0
+    started = time.process_time()
     side = _side(data, module.KIND)
     scored = _scored(data, module.KIND)
     runs: dict[str, Path] = {task: folder for task in KINDS[module.KIND]}
@@ -222,27 +229,34 @@ def run(
         tell(f"{name}: fitted in {time.process_time() - started:.1f} CPU-s")
         values, kinds = _learnt.class_values(coding), _learnt.categories(data, coding)
         if kinds is not None:
-            segments = _learnt.Segments(home / "panoptic", kinds, [], [])
+            segments = _learnt.Segments(home / "panoptic", kinds)
             runs |= {"panoptic": home / "panoptic", "instances": home / "instances" / "results.json"}
         started = time.process_time()
-    for image_id, stem, pixels in _images(data, scored, root):
-        if module.KIND == "labels":
-            classes, confidence = predict(pixels)
-            folder.mkdir(parents=True, exist_ok=True)
-            Image.fromarray(values[classes].astype(np.uint16)).save(folder / f"{stem}.png")
-            if segments is not None:
-                segments.add(image_id, stem, classes, confidence)
-        else:
+
+    def predicted(item: tuple[int, str, Path | bytes]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """One image predicted and its files written (in a forked worker): its panoptic entry
+        and instances, for a labels baseline whose source names things."""
+        image_id, stem, source = item
+        pixels = _pixels(source)
+        if module.KIND != "labels":
             write(module, pixels, stem, folder)
-        count += 1
-        if count == 1 and len(scored) > 1:
-            each = time.process_time() - started
-            tell(
-                f"{name}: {each:.1f} CPU-s an image; about {each * (len(scored) - 1):.0f} s for the other {len(scored) - 1}"
-            )
+            return None
+        classes, confidence = predict(pixels)
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(values[classes].astype(np.uint16)).save(folder / f"{stem}.png")
+        return segments.add(image_id, stem, classes, confidence) if segments is not None else None
+
+    items = _sources(data, scored, root)
+    found = [predicted(items[0])] if items else []
+    if len(items) > 1:
+        each = time.process_time() - started
+        tell(
+            f"{name}: {each:.1f} CPU-s an image; about {each * (len(items) - 1):.0f} CPU-s for the other {len(items) - 1}"
+        )
+    found += forked_iter(predicted, items[1:], cores or tasks.available_cores())
     if segments is not None:
-        segments.write(home / "instances" / "results.json")
-    tell(f"{name}: {count} images in {time.process_time() - started:.1f} CPU-s")
+        segments.write([f for f in found if f is not None], home / "instances" / "results.json")
+    tell(f"{name}: {len(items)} images predicted")
     reports = {}
     for task, predictions in runs.items():  # a hierarchy's scale folders: label maps to either task
         report = tasks.evaluate(data, predictions, task, progress=tell, cores=cores, split=side)

@@ -99,19 +99,21 @@ def categories(data: Release, coding: Any) -> Categories | None:
     return Categories(ids, things)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Segments:
-    """The panoptic and instance predictions of the scored images, gathered an image at a time."""
+    """The panoptic and instance predictions of the scored images: each image's PNG written
+    where it is predicted (a forked worker), its entries gathered after."""
 
     folder: Path
     kinds: Categories
-    panoptic: list[dict[str, Any]]
-    instances: list[dict[str, Any]]
 
-    def add(self, image_id: int, stem: str, classes: np.ndarray, confidence: np.ndarray) -> None:
+    def add(
+        self, image_id: int, stem: str, classes: np.ndarray, confidence: np.ndarray
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """One image's segments: each thing class's connected components of at least
         ``MIN_PIXELS`` pixels an instance (scored by its mean confidence), each stuff class one
-        segment; the panoptic PNG (id = R + 256 G + 256^2 B) written."""
+        segment; the panoptic PNG (id = R + 256 G + 256^2 B) written. Returns its panoptic entry
+        and its instances (COCO results)."""
         from PIL import Image
         from scipy import ndimage
 
@@ -119,6 +121,7 @@ class Segments:
 
         ids = np.zeros(classes.shape, dtype=np.int64)
         info: list[dict[str, int]] = []
+        instances: list[dict[str, Any]] = []
         for k in np.unique(classes).tolist():
             category = self.kinds.ids[k]
             if category is None:
@@ -133,7 +136,7 @@ class Segments:
                 info.append({"id": len(info) + 1, "category_id": int(category)})
                 if self.kinds.things[k]:
                     score = round(float(confidence[segment].mean()), 6)
-                    self.instances.append(
+                    instances.append(
                         {
                             "image_id": image_id,
                             "category_id": int(category),
@@ -144,11 +147,13 @@ class Segments:
         rgb = np.stack([ids % 256, ids // 256 % 256, ids // 65536], axis=-1).astype(np.uint8)
         self.folder.mkdir(parents=True, exist_ok=True)
         Image.fromarray(rgb).save(self.folder / f"{stem}.png")
-        self.panoptic.append({"image_id": image_id, "file_name": f"{stem}.png", "segments_info": info})
+        return {"image_id": image_id, "file_name": f"{stem}.png", "segments_info": info}, instances
 
-    def write(self, instances: Path) -> None:
-        """The panoptic JSON beside its PNGs and the instances' results JSON."""
-        document = {"annotations": self.panoptic}
+    def write(self, found: list[tuple[dict[str, Any], list[dict[str, Any]]]], instances: Path) -> None:
+        """The panoptic JSON of every image's entry (``found``, in image order) beside the PNGs,
+        and their instances' results JSON."""
+        document = {"annotations": [entry for entry, _ in found]}
         (self.folder / "predictions.json").write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
         instances.parent.mkdir(parents=True, exist_ok=True)
-        instances.write_text(json.dumps(self.instances, sort_keys=True), encoding="utf-8")
+        results = [one for _, each in found for one in each]
+        instances.write_text(json.dumps(results, sort_keys=True), encoding="utf-8")
