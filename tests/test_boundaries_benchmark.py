@@ -136,3 +136,26 @@ def _pairs(machine: np.ndarray, human: np.ndarray, radius: float) -> tuple[np.nd
     d = np.hypot(*(a[:, None, :] - b[None, :, :]).transpose(2, 0, 1))
     i, j = np.nonzero(d <= radius)
     return i, j, d[i, j]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 40), st.integers(1, 40)),
+    density=st.floats(0.05, 0.95),
+    blobs=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_thinning_is_scikit_image_s_pixel_for_pixel(
+    shape: tuple[int, int], density: float, blobs: bool, seed: int
+) -> None:
+    """The compiled thinning, deciding again only what a deletion touched, gives scikit-image's
+    ``thin`` on any map: noise, or thick blobs and bands as a low threshold of a soft map gives
+    (the map's border included)."""
+    from scipy import ndimage
+    from skimage.morphology import thin as reference
+
+    rng = np.random.default_rng(seed)
+    image = rng.random(shape) < density
+    if blobs:
+        image = ndimage.binary_dilation(image & (rng.random(shape) < 0.1), iterations=int(rng.integers(1, 4)))
+    assert np.array_equal(boundaries.thin(image), reference(image))
