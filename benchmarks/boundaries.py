@@ -7,7 +7,8 @@ an image, one fewer on the last of each split; built once, cached) and one soft 
 for its test side: the gradient magnitude (Sobel) of the smoothed grey image, scaled to its
 maximum, as an 8-bit PNG, as an edge detector writes one. ``regionbench evaluate --task
 boundaries --split source`` (the test images, 99 thresholds as the benchmark takes them,
-against every human who covered each, the humans' ceiling included) is timed as its own process
+against every human who covered each, the humans' ceiling included: matched, as on a release's
+first run, not taken from the cache) is timed as its own process
 (CPU and wall seconds, peak RSS) at each size, with the time an image and an image-threshold and
 the growth exponent over sizes. The last line is one JSON object.
 """
@@ -56,6 +57,7 @@ def at(n: int) -> dict:
         run = Path(scratch) / "run"
         scored = write_run(folder, generate("bsds500", CACHE / f"bsds-{2 * n}", 2 * n), run)
         report = Path(scratch) / "report.json"
+        os.environ["REGIONBENCH_CACHE"] = str(Path(scratch) / "cache")  # the humans' ceiling matched, as a first run
         ours, _ = timed([sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--task",
                          "boundaries", "--split", "source", "--predictions", str(run), "--out", str(report)])  # fmt: skip
         said = json.loads(report.read_text())
