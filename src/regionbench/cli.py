@@ -885,9 +885,16 @@ def _hierarchy_command(sub: argparse._SubParsersAction) -> None:
     )
     bl.add_argument("release", help="a release folder")
     bl.add_argument("--out", required=True, metavar="DIR", help="where each method's predictions and reports go")
-    bl.add_argument("--method", nargs="+", metavar="NAME", help="these methods (default: every one of the registry)")
+    bl.add_argument(
+        "--method",
+        nargs="+",
+        metavar="NAME",
+        help="these methods (default: those of the release's kind, as a build runs)",
+    )
     bl.add_argument("--images", metavar="ROOT", help="the raw tree, when the release does not embed its images")
-    bl.add_argument("--cores", type=numbers.argument(int, 1), help="processes to score on (default: every core)")
+    bl.add_argument(
+        "--cores", type=numbers.argument(int, 1), help="processes to predict and score on (default: every core)"
+    )
     bl.set_defaults(func=cmd_baselines)
 
     h = sub.add_parser("hierarchy", help="inspect the label hierarchy")

@@ -46,3 +46,15 @@ def test_an_unknown_baseline_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "regionbench: error: baseline 'sobel': use canny, felzenszwalb, pixels, quickshift, slic, watershed"
     ], done.stderr
+
+
+def test_a_release_of_no_method_s_kind_is_one_line(release: Callable[[str], Built], tmp_path: Path) -> None:
+    """SAIAPR's labelled regions have their reference classifiers, no method of the registry's
+    kind: without --method the command says so and how to choose, in one line."""
+    built = release("tiny")
+    done = regionbench_cli("baselines", str(built.folder), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"regionbench: error: {built.folder}: no reference method is of this release's kind (its layout saiapr); "
+        "name them with --method"
+    ], done.stderr
