@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,20 +75,40 @@ def thin(boundary: np.ndarray) -> np.ndarray:
     return thinned(boundary)
 
 
+@dataclass(frozen=True)
+class Located:
+    """A boundary map's set pixels (row-major, as flatnonzero) and their k-d tree (None: no
+    pixel), built once for every map it is matched against."""
+
+    shape: tuple[int, int]
+    points: np.ndarray
+    tree: Any
+
+    @classmethod
+    def of(cls, boundary: np.ndarray) -> Located:
+        from scipy.spatial import cKDTree
+
+        points = np.argwhere(boundary)
+        return cls((int(boundary.shape[0]), int(boundary.shape[1])), points, cKDTree(points) if points.size else None)
+
+
 def correspond(machine: np.ndarray, human: np.ndarray, max_dist: float = MAX_DIST) -> tuple[np.ndarray, np.ndarray]:
     """The pixels of two boundary maps matched one to one within ``max_dist`` of the image
     diagonal (Euclidean, the bound included), as many as can be: the machine's matched pixels
     and the human's, as boolean maps (``correspondPixels``' match1 > 0, match2 > 0)."""
+    return correspond_located(Located.of(machine), Located.of(human), max_dist)
 
-    from scipy.spatial import cKDTree
 
+def correspond_located(machine: Located, human: Located, max_dist: float = MAX_DIST) -> tuple[np.ndarray, np.ndarray]:
+    """``correspond`` of two maps' ``Located`` pixels (each map's tree built once, however many
+    maps it is matched against: a human's against 99 thresholds)."""
     rows, cols = machine.shape
     radius = max_dist * float(np.hypot(rows, cols))
-    mine, theirs = np.argwhere(machine), np.argwhere(human)  # row-major, as flatnonzero
+    mine, theirs = machine.points, human.points
     matched_mine, matched_theirs = np.zeros(machine.shape, dtype=bool), np.zeros(human.shape, dtype=bool)
     if not mine.size or not theirs.size:
         return matched_mine, matched_theirs
-    near = cKDTree(mine).sparse_distance_matrix(cKDTree(theirs), radius, output_type="ndarray")
+    near = machine.tree.sparse_distance_matrix(human.tree, radius, output_type="ndarray")
     order = np.argsort(near["i"] * len(theirs) + near["j"])  # the tree's order is its own
     source, target = near["i"][order], near["j"][order]
     distance = np.hypot(*(mine[source] - theirs[target]).T)  # from the offsets, as the bound
@@ -186,6 +207,7 @@ def score_image(
     at 99 thresholds, is matched once per level it has)."""
     n = len(maps)
     counts = ImageCounts(*(np.zeros(n, dtype=np.int64) for _ in range(4)))
+    located = [Located.of(human) for human in humans]  # each human's tree, once for every threshold
     for t, boundary in enumerate(maps):
         if t and np.array_equal(boundary, maps[t - 1]):
             for column in (counts.cnt_r, counts.sum_r, counts.cnt_p, counts.sum_p):
@@ -193,10 +215,11 @@ def score_image(
             continue
         bmap = thin(boundary) if thinned else np.asarray(boundary, dtype=bool)
         anyone = np.zeros(bmap.shape, dtype=bool)
-        for human in humans:
-            mine, theirs = correspond(bmap, human, max_dist)
+        machine = Located.of(bmap)  # once, for every human
+        for theirs_located in located:
+            mine, theirs = correspond_located(machine, theirs_located, max_dist)
             anyone |= mine
-            counts.sum_r[t] += int(human.sum())
+            counts.sum_r[t] += len(theirs_located.points)
             counts.cnt_r[t] += int(theirs.sum())
         counts.sum_p[t] = int(bmap.sum())
         counts.cnt_p[t] = int(anyone.sum())
