@@ -90,6 +90,8 @@ rule release:
         f"{LOGS}/release.log",
     benchmark:
         f"{LOGS}/benchmarks/release.tsv"
+    # It hashes the release's files on every core it is given.
+    threads: local_cores()
     resources:
         mem_mb=2000,
         runtime=10,

@@ -14,7 +14,7 @@ for folder in snakemake.input.baselines:  # each baseline's reports (its predict
     for report in sorted(Path(folder).glob("*/*.json")):
         results[f"baselines/{report.relative_to(folder).as_posix()}"] = report
 try:
-    manifest = release.publish(Path(snakemake.input.assembled), Path(params.folder), results)
+    manifest = release.publish(Path(snakemake.input.assembled), Path(params.folder), results, workers=snakemake.threads)
 except release.ReleaseError as exc:
     fail(f"release refused: {exc}")
 log.info("release %s v%s: digest %s", manifest["dataset"], manifest["version"], manifest["digest"][:16])

@@ -401,3 +401,35 @@ def test_diff_says_how_regions_changed_and_scores_a_run_on_both(tiny_release: Pa
 
     done = cli("diff", str(tiny_release), str(tmp_path / "v2.0.0"), "--run", str(tmp_path / "run.json"))
     assert done.returncode == 2 and "--predictions" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_release_in_two_steps_is_the_release_in_one(tiny_release: Path, tmp_path: Path) -> None:
+    """Assembled (its tables sealed, opened as a release) then published with results added: the
+    same bytes as ``write_release`` in one step plus those results, the tables linked, not copied;
+    a result given twice is refused; the assembled folder removed (the next build's assemble
+    removes it first) leaves the published release whole."""
+    from regionbench.client.loader import Release
+
+    data = release.read_tables(tiny_release)
+    provenance = provenance_of(tiny_release, "9.0.0")
+    results = {
+        p.relative_to(tiny_release / "results").as_posix(): p
+        for p in (tiny_release / "results").rglob("*")
+        if p.is_file()
+    }
+    extra = tmp_path / "extra.json"
+    extra.write_text('{"figure": 1}\n')
+    one = release.write_release(tmp_path / "one" / "v9.0.0", data, {**results, "baselines/x/t.json": extra}, provenance)
+    assembled = tmp_path / "assembled"
+    draft = release.assemble(assembled, data, results, provenance)
+    assert Release(assembled).images.shape[0] == draft["tables"]["images"]["rows"]  # opens as a release
+    two = release.publish(assembled, tmp_path / "two" / "v9.0.0", {"baselines/x/t.json": extra})
+    assert one["digest"] == two["digest"]
+    assert file_digests(tmp_path / "one" / "v9.0.0") == file_digests(tmp_path / "two" / "v9.0.0")
+    published = tmp_path / "two" / "v9.0.0"
+    table = published / "data" / "images.parquet"
+    assert table.stat().st_ino == (assembled / "data" / "images.parquet").stat().st_ino
+    with pytest.raises(release.ReleaseError, match="given twice"):
+        release.publish(assembled, tmp_path / "three" / "v9.0.0", {"ingest_report.json": extra})
+    shutil.rmtree(assembled)  # the build's next assemble removes it first
+    assert release.verify(published) == []

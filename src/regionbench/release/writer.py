@@ -28,9 +28,9 @@ from regionbench.release.manifest import (
     Provenance,
     ReleaseError,
     canonical_digest,
+    file_digests,
     read_manifest,
     sealed_contents,
-    sha256_files,
 )
 from regionbench.release.records import Part, as_parts, conformed_parts, release_parts, scan, scan_tables
 from regionbench.release.schemas import SCHEMA_DIR, TABLES, conform, load_schemas
@@ -233,15 +233,11 @@ def _manifest(
     }
 
 
-def _seal(staging: Path, manifest: dict, known: Mapping[str, str] | None = None, workers: int = 1) -> dict:
-    """List every file's sha256 under ``staging`` (taken from ``known`` for a file linked from an
-    assembled folder, whose bytes it already hashed), seal the manifest with its digest and
-    write it: ``staging`` then opens as a release (``client.loader.Release``)."""
-    known = known or {}
-    fresh = [p for p in sorted(staging.rglob("*")) if p.is_file() and p.relative_to(staging).as_posix() not in known]
-    found = dict(zip((p.relative_to(staging).as_posix() for p in fresh), sha256_files(fresh, workers), strict=True))
-    every = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
-    manifest["files"] = {rel: found.get(rel) or known[rel] for rel in every if rel != "manifest.json"}
+def _seal(staging: Path, manifest: dict, workers: int = 1) -> dict:
+    """List every file's sha256 under ``staging`` (hashed by up to ``workers`` processes), seal
+    the manifest with its digest and write it: ``staging`` then opens as a release
+    (``client.loader.Release``)."""
+    manifest["files"] = file_digests(staging, workers)
     manifest["digest"] = canonical_digest(manifest)
     tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
     return manifest
@@ -301,7 +297,7 @@ def assemble(
     scans, diff, previous_manifest = _check(parts, schemas, provenance.version, previous, published, workers)
     staging = folder.with_name(folder.name + ".partial")
     _stage(staging, parts, scans, schemas, results, schema_dir, embed_images_from, workers, provenance.layout)
-    manifest = _seal(staging, _manifest(provenance, scans, schemas, diff, previous_manifest), workers=workers)
+    manifest = _seal(staging, _manifest(provenance, scans, schemas, diff, previous_manifest), workers)
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)
     return manifest
@@ -313,20 +309,23 @@ def publish(
     results: Mapping[str, Path],
     card: Callable[[Path, dict], str] | None = None,
     croissant: Callable[[Path, dict], dict] | None = None,
+    workers: int = 1,
 ) -> dict:
     """The release folder ``out`` made from the ``assembled`` one (its files linked, not copied)
     with ``results`` added under ``results/`` (file name -> stage output), then Croissant and the
     card rendered from the folder and the manifest so far (``regionbench.release.croissant`` and
     ``regionbench.release.card`` by default), the manifest sealed and the folder moved into place
-    whole. Returns the manifest. (Rendered in this process: workers forked from it now, holding
-    the release's tables, would count its pages again in the job's memory.)"""
+    whole. Every file is hashed again (by up to ``workers`` processes): a linked file is the
+    assembled one, and the manifest seals the bytes there now. Returns the manifest. (Rendered in
+    this process: workers forked from it now, holding the release's tables, would count its pages
+    again in the job's memory.)"""
     assembled, out = Path(assembled), Path(out)
     draft = read_manifest(assembled)
-    known = draft.pop("files")
+    linked = draft.pop("files")
     draft.pop("digest")
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    for rel in known:
+    for rel in linked:
         _link(assembled / rel, staging / rel)
     for rel, src in sorted(results.items()):
         if (staging / "results" / rel).exists():
@@ -340,7 +339,7 @@ def publish(
     document = croissant(staging, draft)
     tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
     (staging / "README.md").write_text((card or card_module.dataset_card)(staging, draft), encoding="utf-8")
-    manifest = _seal(staging, draft, known)
+    manifest = _seal(staging, draft, workers)
     _move_into_place(staging, out)
     return manifest
 
@@ -389,6 +388,6 @@ def write_release(
         workers=workers,
     )
     try:
-        return publish(assembled, out, {}, card, croissant)
+        return publish(assembled, out, {}, card, croissant, workers)
     finally:
         shutil.rmtree(assembled, ignore_errors=True)
