@@ -20,3 +20,20 @@ def test_snakemake_lint_is_clean() -> None:
     assert lints, output[-2000:]  # lint ran and reported at least the conda advice
     others = [lint for lint in lints if not lint.startswith("Specify a conda environment or container")]
     assert others == [], output
+
+
+def test_every_rule_that_takes_every_core_has_its_threads_in_the_slurm_profile() -> None:
+    """A rule whose threads a local run sets to every core (``local_cores()``) is named in the
+    SLURM profile's ``set-threads``: on a cluster the submitting side counts no local cores, the
+    job its node's, and sbatch then refuses the step ("More processors requested than
+    permitted"); the profile makes both sides agree."""
+    import yaml
+
+    taking = set()
+    for path in sorted((PROJECT / "rules").glob("*.smk")):
+        taking |= set(
+            re.findall(r"^rule (\w+):(?:(?!^rule ).)*?^\s+threads: local_cores\(\)", path.read_text(), re.M | re.S)
+        )
+    profile = yaml.safe_load((PROJECT / "config" / "profiles" / "slurm" / "config.yaml").read_text())
+    assert taking >= {"assemble", "baselines", "release"}  # the reading finds them
+    assert taking <= set(profile["set-threads"]), sorted(taking - set(profile["set-threads"]))
