@@ -482,7 +482,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     from regionbench import baselines
     from regionbench.client import loader
     from regionbench.io import layouts
-    from regionbench.release.card import _table, baseline_table
+    from regionbench.release.card import baseline_table, markdown_table
 
     pa.set_memory_pool(pa.system_memory_pool())
     for name in args.method or []:
@@ -501,7 +501,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     root = Path(args.images) if args.images else None
     baselines.stage(data, names, Path(args.out), root, args.cores, said)
     header, rows = baseline_table(Path(args.out), names)
-    print("\n".join(_table(header, rows)))
+    print("\n".join(markdown_table(header, rows)))
     print(f"reports written under {args.out}")
     return 0
 

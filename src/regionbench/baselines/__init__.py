@@ -164,11 +164,11 @@ def _side(data: Release, kind: str) -> str:
     return str(tasks.scoped(data, KINDS[kind][0])[0].split)
 
 
-def _scored(data: Release, kind: str) -> pd.DataFrame:
-    """The images (rows of the images table, by id) of ``kind``'s side (``_side``)."""
+def _scored(data: Release, side: str) -> pd.DataFrame:
+    """The images (rows of the images table, by id) of the split's ``side`` (``_side``)."""
     from regionbench.client.tasks import _masks
 
-    return _masks.scored_images(data, _side(data, kind))
+    return _masks.scored_images(data, side)
 
 
 def _sources(data: Release, images: pd.DataFrame, root: Path | None) -> list[tuple[int, str, Path | bytes]]:
@@ -217,8 +217,8 @@ def run(
         shutil.rmtree(old, ignore_errors=True)
     tell = progress or (lambda line: None)
     started = time.process_time()
-    side = _side(data, module.KIND)
-    scored = _scored(data, module.KIND)
+    side = _side(data, module.KIND)  # resolved once: every task of the method scores it
+    scored = _scored(data, side)
     runs: dict[str, Path] = {task: folder for task in KINDS[module.KIND]}
     segments = None
     if module.KIND == "labels":
@@ -292,7 +292,7 @@ def stage(
     name -> task -> report."""
     tell = progress or (lambda line: None)
     kinds = {name: get(name).KIND for name in names}
-    sizes = {kind: _scored(data, kind) for kind in dict.fromkeys(kinds.values())}
+    sizes = {kind: _scored(data, _side(data, kind)) for kind in dict.fromkeys(kinds.values())}
     pixels = {kind: int((i["width"].astype("int64") * i["height"].astype("int64")).sum()) for kind, i in sizes.items()}
     costs = {name: getattr(get(name), "COST", None) for name in names}
     known = sum(c * pixels[kinds[name]] / 1e6 for name, c in costs.items() if c is not None)

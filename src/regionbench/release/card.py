@@ -78,7 +78,9 @@ def has_subsets(manifest: dict) -> bool:
     return bool(manifest["tables"].get("subsets", {}).get("rows"))
 
 
-def _table(header: list[str], rows: list[list]) -> list[str]:
+def markdown_table(header: list[str], rows: list[list]) -> list[str]:
+    """A Markdown table of ``header`` and ``rows``, a float to four decimals: its lines."""
+
     def cell(v: object) -> str:
         return f"{v:.4f}" if isinstance(v, float) else str(v)
 
@@ -128,7 +130,7 @@ def _fields(schemas: dict) -> list[str]:
     for name in TABLES:
         doc = schemas[name].document
         out += [f"### {name}", "", doc["description"], ""]
-        out += _table(
+        out += markdown_table(
             ["column", "type", "description"],
             [[f"`{c}`", spec["x-arrow-type"], spec["description"]] for c, spec in doc["properties"].items()],
         )
@@ -156,7 +158,7 @@ def _coverage(coverage: dict) -> list[str]:
             " covered an image, and an annotator absent from an image casts no consensus vote."
         )
     out = [head, ""]
-    out += _table(
+    out += markdown_table(
         ["annotators covering an image", "images", "consensus quorum (votes)"],
         [[int(n), count, coverage["quorum"][n]] for n, count in coverage["images_by_annotators"].items()],
     )
@@ -179,7 +181,7 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
             ["Fleiss' kappa", report["fleiss_kappa"]],
             ["Krippendorff's alpha (nominal)", report["krippendorff_alpha"]],
         ]
-    out += _table(["measure", "value"], rows)
+    out += markdown_table(["measure", "value"], rows)
     out.append("")
     if report["labelled"]:
         out += [f"Fleiss' kappa and Krippendorff's alpha use {report['method']} ({report['units']} units).", ""]
@@ -198,7 +200,7 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
         "information (VI, bits, lower is better), segmentation covering of the others (higher is better).",
         "",
     ]
-    out += _table(
+    out += markdown_table(
         ["annotator", "PRI", "VI (bits)", "covering"],
         [["all", free["pri"], free["vi_bits"], free["covering"]]]
         + [[name, m["pri"], m["vi_bits"], m["covering"]] for name, m in free["per_annotator"].items()],
@@ -211,7 +213,7 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
             "annotators chose the label, over the regions either gave it.",
             "",
         ]
-        out += _table(
+        out += markdown_table(
             ["label", "regions", "specific agreement"],
             [[r["label"], r["regions"], r["specific_agreement"]] for r in listed],
         )
@@ -219,7 +221,7 @@ def _agreement(report: dict, has_figure: bool) -> list[str]:
     worst = report["worst_images"]
     measure = next(k for k in worst[0] if k != "image_id")
     out += [f"Images agreed on least ({measure}, mean over annotator pairs):", ""]
-    out += _table(["image_id", measure], [[r["image_id"], r[measure]] for r in worst])
+    out += markdown_table(["image_id", measure], [[r["image_id"], r[measure]] for r in worst])
     out.append("")
     if has_figure:
         out += ["![Agreement per label and the images agreed on least](results/agreement.png)", ""]
@@ -240,7 +242,7 @@ def _collection(stats: dict) -> list[str]:
         "The most used labels (regions):",
         "",
     ]
-    out += _table(["label", "regions"], [[r["label"], r["regions"]] for r in top])
+    out += markdown_table(["label", "regions"], [[r["label"], r["regions"]] for r in top])
     out += [
         "",
         f"Left: regions per label. Right: how many of the {train['train_images']} training images of the image",
@@ -261,7 +263,7 @@ def _soft_confusions(report: dict) -> list[str]:
         "within the hierarchy (e_hierarchy < 1), the most frequent pairs (the paper's Table 6):",
         "",
     ]
-    out += _table(
+    out += markdown_table(
         ["correct", "predicted", "e_hierarchy", "regions", "classifiers"],
         [
             [r["label"], r["predicted"], r["e_hierarchy"], r["regions"], len(r["classifiers"])]
@@ -365,7 +367,7 @@ def _source_section(manifest: dict) -> list[str]:
 def _tables(manifest: dict, schemas: dict) -> list[str]:
     """Each table with its rows, key and content, then every field."""
     out = ["## Tables", ""]
-    out += _table(
+    out += markdown_table(
         ["table", "rows", "key", "content"],
         [
             [f"`{entry['path']}`", entry["rows"], ", ".join(entry["key"]), schemas[name].document["description"]]
@@ -394,7 +396,7 @@ def _branches(folder: Path) -> list[str]:
         return []
     rows = pq.read_table(path).to_pylist()
     out = ["Regions per branch of the hierarchy:", ""]
-    out += _table(
+    out += markdown_table(
         ["branch", "regions", "normalised", "descendants", "leaves"],
         [[r["branch"], r["frequency"], r["normalised_frequency"], r["descendants"], r["leaves"]] for r in rows],
     )
@@ -411,7 +413,7 @@ def _relations(folder: Path) -> list[str]:
         "paper's Table 3, a share of all relation values of the three groups.",
         "",
     ]
-    out += _table(
+    out += markdown_table(
         ["group", "relation", "pairs", "share of the group's pairs", "normalised frequency"],
         [[r["group"], r["relation"], r["count"], r["share_of_pairs"], r["share"]] for r in rows],
     )
@@ -445,7 +447,7 @@ def _subsets(folder: Path) -> list[str]:
             "of the subset they show.",
             "",
         ]
-    out += _table(
+    out += markdown_table(
         ["subset", "labels", "regions", "train", "test", "images", "test images", "label test share"],
         [
             [
@@ -472,7 +474,7 @@ def _classifiers(folder: Path) -> list[str]:
     subsets = sorted({r["subset"] for r in rows})
     by = {(r["classifier"], r["subset"]): r["e_hard"] for r in rows}
     names = list(dict.fromkeys(r["classifier"] for r in rows))
-    out += _table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
+    out += markdown_table(["classifier", *subsets], [[n, *(by.get((n, s), "") for s in subsets)] for n in names])
     out.append("")
     if _results(folder, "classifiers.png"):
         out += ["![Hard and soft accuracy of the classifiers over subsets A-H](results/classifiers.png)", ""]
@@ -546,7 +548,7 @@ def _baselines(folder: Path) -> list[str]:
         "better; VI: lower is better. Human: the humans' agreement, each scored against the others.",
         "",
     ]
-    return out + _table(header, rows) + [""]
+    return out + markdown_table(header, rows) + [""]
 
 
 def _statistics(folder: Path) -> list[str]:
@@ -572,7 +574,7 @@ def _rejects(folder: Path, manifest: dict) -> list[str]:
     if rejects.num_rows:  # counted in Arrow: a hostile collection may reject a million items
         counts = rejects.group_by(["item", "reason"]).aggregate([([], "count_all")]).to_pylist()
         rows = sorted((c["item"], c["reason"], c["count_all"]) for c in counts)
-        out += _table(["item", "reason", "count"], [list(row) for row in rows])
+        out += markdown_table(["item", "reason", "count"], [list(row) for row in rows])
     else:
         out.append("Every raw item was accepted; `data/rejects.parquet` is empty.")
     return [*out, ""]
@@ -649,7 +651,7 @@ def _label_audit(folder: Path) -> list[str]:
         for r in table.sort_by("rank").slice(0, LABEL_CANDIDATES_LISTED).to_pylist()
     ]
     if rows:
-        out += _table(["rank", "image", "region", "label", "suggested", "score", "evidence"], rows)
+        out += markdown_table(["rank", "image", "region", "label", "suggested", "score", "evidence"], rows)
     return [*out, ""]
 
 
@@ -661,7 +663,7 @@ def _conflicts(folder: Path) -> list[str]:
     if conflicts:
         out.append("Nodes filed under several parents in `ontology_path.txt`; the majority parent is kept:")
         out.append("")
-        out += _table(
+        out += markdown_table(
             ["node", "kept", "parents seen"],
             [[c["node"], c["chosen"], ", ".join(f"{p} ({n})" for p, n in c["parents"].items())] for c in conflicts],
         )
