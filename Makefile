@@ -6,6 +6,10 @@ BIN := $(VENV)/bin
 UV := $(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt
 # What building and using a release needs (`make release`), then the tests' tools and the
 # reference implementations our figures are checked against (`make test`, `make lint`).
+# Bytecode compiled at install: many machines (CI's, Docker images) set PYTHONDONTWRITEBYTECODE=1,
+# and then every process would compile Snakemake, pandas and scikit-learn again (about 6 CPU-s a
+# process, measured in docs/performance.md). Incremental: a second run compiles only what changed.
+COMPILE := $(BIN)/python -m compileall -q -j 0 -x '/tests?/' src
 STAMP := $(VENV)/.installed-build
 TEST_STAMP := $(VENV)/.installed-test
 
@@ -17,9 +21,10 @@ $(BIN)/uv: constraints.txt
 	@$(BIN)/pip install --quiet --quiet --disable-pip-version-check -c constraints.txt uv
 	@touch $@
 
-$(STAMP): pyproject.toml constraints.txt $(BIN)/uv
+$(STAMP): pyproject.toml constraints.txt Makefile $(BIN)/uv
 	@echo "make: installing regionbench[build], pinned by constraints.txt"
 	@$(UV) -e '.[build]'
+	@$(COMPILE) "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 	@touch $@
 
 $(TEST_STAMP): $(STAMP)
@@ -34,6 +39,7 @@ $(TEST_STAMP): $(STAMP)
 	@# its tools' dependencies; its evaluation imports pyquaternion only.
 	@$(UV) opencv-python-headless seaborn appdirs
 	@$(UV) --no-deps panopticapi-lite tidecv lvis cityscapesscripts pyquaternion
+	@$(COMPILE) "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 	@touch $@
 
 release: $(STAMP)

@@ -175,11 +175,18 @@ def classify_threads(wildcards):
     return local_cores() if wildcards.classifier in PARALLEL_CLASSIFIERS else 1
 
 
+def classifiers_wanted():
+    """The config's classifiers.enabled; auto: the layout's recipe (the SAIAPR grid where it is the
+    recipe's own layout, not where a collection brings its own benchmark)."""
+    enabled = config["classifiers"]["enabled"]
+    return RAW.layout.about.classifiers if enabled == "auto" else enabled
+
+
 def classifying():
     """Whether the reference classifiers run: switched on in the config, and subsets A-H exist
     (a label-free collection has none: the subsets checkpoint's report says why). For input
     functions only: before the checkpoint has run, Snakemake waits for it."""
-    if not config["classifiers"]["enabled"]:
+    if not classifiers_wanted():
         return False
     subsets_report = Path(checkpoints.subsets.get().output.report)
     return "skipped" not in json.loads(subsets_report.read_text())

@@ -467,3 +467,21 @@ def site_shows_the_release(browser: Any, folder: Path, out: Path, images: Path |
         page.wait_for_function("document.getElementById('picture').complete")
         assert page.evaluate("document.getElementById('picture').naturalWidth") > 0
     assert errors == []
+
+
+@pytest.fixture(scope="session")
+def real_data() -> Callable[[str], Path]:
+    """``real_data(name)``: the real collection ``name`` as its source distributes it, under the
+    folder ``REGIONBENCH_REAL_DATA`` names (CI sets it); the test is skipped, saying why, where it
+    is unset or lacks the collection (a user's clone)."""
+
+    def get(name: str) -> Path:
+        root = os.environ.get("REGIONBENCH_REAL_DATA")
+        if not root:
+            pytest.skip("REGIONBENCH_REAL_DATA is unset: no real collections on this machine")
+        folder = Path(root) / name
+        if not folder.is_dir():
+            pytest.skip(f"REGIONBENCH_REAL_DATA ({root}) has no {name}/")
+        return folder
+
+    return get

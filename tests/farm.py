@@ -112,6 +112,16 @@ def _panoptic(flavour: str) -> Callable[[Path], None]:
     return write
 
 
+def _panoptic_val_only(root: Path) -> None:
+    """COCO panoptic as panopticapi's own sample ships it: val2017 alone, no train side."""
+    from regionbench.synthetic import panoptic
+
+    list(panoptic.write_tree(root, 9, 3, "coco"))
+    shutil.rmtree(root / "images" / "train2017")
+    shutil.rmtree(root / "annotations" / "panoptic_train2017")
+    (root / "annotations" / "panoptic_train2017.json").unlink()
+
+
 def _free(categories: bool) -> Callable[[Path], None]:
     """The label-free COCO tree (conftest.one_category_tree); with its categories, the vocabulary
     ``regionbench vocabulary from-coco`` writes for it beside it (``vocabulary/``)."""
@@ -259,6 +269,7 @@ BUILDS: dict[str, Build] = {
     "panoptic-coco": Build(),
     "panoptic-cityscapes": Build(_panoptic("cityscapes")),
     "panoptic-ade20k": Build(_panoptic("ade20k")),
+    "panoptic-coco-val": Build(_panoptic_val_only),
     "voc": Build(_voc),
     "coco-exports": Build("test_workflow_coco_exports:exported_tree"),
     "lvis": Build("test_workflow_lvis:lvis_tree"),

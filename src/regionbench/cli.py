@@ -482,7 +482,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     from regionbench import baselines
     from regionbench.client import loader
     from regionbench.io import layouts
-    from regionbench.release.card import baseline_table, markdown_table
+    from regionbench.release.card import baseline_table, markdown_table, skipped_methods
 
     pa.set_memory_pool(pa.system_memory_pool())
     for name in args.method or []:
@@ -499,7 +499,9 @@ def cmd_baselines(args: argparse.Namespace) -> int:
             )
     said = lambda line: print(line, flush=True)  # noqa: E731
     root = Path(args.images) if args.images else None
-    baselines.stage(data, names, Path(args.out), root, args.cores, said)
+    if not baselines.stage(data, names, Path(args.out), root, args.cores, said):
+        why = "; ".join(f"{name}: {reason}" for name, reason in skipped_methods(Path(args.out)).items())
+        raise InputError(f"{args.release}: no reference method could run on it ({why})")
     header, rows = baseline_table(Path(args.out), names)
     print("\n".join(markdown_table(header, rows)))
     print(f"reports written under {args.out}")

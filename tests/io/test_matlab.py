@@ -8,7 +8,7 @@ import scipy.io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.io.matlab import _loadmat_apart, mat_bytes, read_mat
+from regionbench.io.matlab import _loadmat_apart, mat_bytes, read_mat, variable_shapes
 
 
 def test_scipy_reads_what_we_write() -> None:
@@ -112,3 +112,79 @@ def test_a_file_off_the_direct_path_is_read_in_a_pool_s_worker() -> None:
     with multiprocessing.get_context("fork").Pool(1) as pool:
         found = pool.apply(_loadmat_apart, (buffer.getvalue(),))
     np.testing.assert_array_equal(found["ucm2"], np.eye(3))
+
+
+def _plain(value: object) -> object:
+    """A MAT variable as nested plain values, to compare two readers' outputs: a structured
+    array as its fields, shape and elements; an object (cell) array as its shape and elements;
+    a numeric array as its dtype, shape and bytes."""
+    array = np.asarray(value)
+    if array.dtype.names:
+        return ("struct", array.shape, [(f, [_plain(r[f]) for r in array.ravel()]) for f in array.dtype.names])
+    if array.dtype == object:
+        return ("cell", array.shape, [_plain(v) for v in array.ravel()])
+    return (array.dtype.str, array.shape, array.tobytes())
+
+
+_NUMERIC = st.builds(
+    lambda dtype, rows, cols, seed: np.random.default_rng(seed).integers(0, 100, (rows, cols)).astype(dtype),
+    st.sampled_from(["f8", "f4", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "bool"]),
+    st.integers(0, 4),
+    st.integers(0, 4),
+    st.integers(0, 2**16),
+)
+_FIELDS = st.lists(st.sampled_from(["Segmentation", "Boundaries", "a", "b_c"]), min_size=1, max_size=3, unique=True)
+
+
+def _cells(children: st.SearchStrategy) -> st.SearchStrategy:
+    """A cell of ``children`` or a struct (a dict: scipy writes a 1x1 struct) of them."""
+    cell = st.lists(children, min_size=0, max_size=4).map(lambda items: _cell(items))
+    struct = _FIELDS.flatmap(lambda names: st.fixed_dictionaries({n: children for n in names}))
+    return cell | struct
+
+
+def _cell(items: list) -> np.ndarray:
+    out = np.empty((1, len(items)), dtype=object)
+    for k, item in enumerate(items):
+        out[0, k] = item
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.recursive(_NUMERIC, _cells, max_leaves=8), st.booleans(), st.data())
+def test_cells_and_structs_read_directly_as_scipy_reads_them(
+    value: object, compress: bool, data: st.DataObject
+) -> None:
+    """Cells and structs of matrices, nested (BSDS500's groundTruth is a cell of structs of a
+    uint16 and a logical matrix): the direct path reads what scipy writes as scipy reads it, so
+    a collection's files never go the slow way; a damaged copy gives scipy's arrays or an error."""
+    from regionbench.io.matlab import _read_direct
+
+    buffer = io.BytesIO()
+    scipy.io.savemat(buffer, {"groundTruth": value}, do_compression=compress)
+    raw = buffer.getvalue()
+    expected = _scipy(raw)
+    assert _plain(_read_direct(raw)["groundTruth"]) == _plain(expected["groundTruth"])
+    assert variable_shapes(raw) == {"groundTruth": expected["groundTruth"].shape}  # from the header alone
+    cut = data.draw(st.integers(0, len(raw) - 1))
+    damaged = data.draw(st.sampled_from([raw[:cut], raw[:cut] + bytes([raw[cut] ^ 0x5A]) + raw[cut + 1 :]]))
+    try:
+        again = _loadmat_apart(damaged)
+    except ValueError:
+        with pytest.raises(ValueError):
+            read_mat(damaged)
+    else:
+        found = read_mat(damaged)
+        assert sorted(found) == sorted(again) and all(_plain(found[k]) == _plain(again[k]) for k in found)
+
+
+def test_bsds500_s_own_files_are_read_directly_as_scipy_reads_them(real_data) -> None:
+    """Every ground-truth file of BSDS500's test set as distributed (MATLAB's, a cell of
+    structs, compressed): read on the direct path, no fork and no scipy, as scipy reads it."""
+    from regionbench.io.matlab import _read_direct
+
+    files = sorted((real_data("bsds500") / "BSDS500/data/groundTruth/test").glob("*.mat"))
+    assert len(files) == 200
+    for path in files:
+        data = path.read_bytes()
+        assert _plain(_read_direct(data)["groundTruth"]) == _plain(_scipy(data)["groundTruth"]), path

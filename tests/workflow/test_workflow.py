@@ -280,7 +280,10 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
             text = path.read_bytes()
             assert str(tmp_path).encode() not in text and str(tiny_copy).encode() not in text, path
 
-    assert "  reference classifiers: not run (classifiers.enabled is false in the config)" in done.stdout.splitlines()
+    assert (
+        "  reference classifiers: not run (classifiers.enabled: true in the config runs them)"
+        in done.stdout.splitlines()
+    )
     assert any(line.startswith("  images: named by path, not embedded") for line in done.stdout.splitlines())
     manifest = json.loads((releases[1] / "manifest.json").read_text())
     assert manifest["images"] == "paths" and manifest["source"]["name"].startswith("SAIAPR TC-12")

@@ -103,3 +103,17 @@ def test_the_site_shows_the_card_s_table_of_methods(browser, release: Callable[[
     assert [r[0] for r in shown] == [r[0] for r in rows] == ["Human", "canny", "felzenszwalb"]
     assert shown[0][header.index("boundary F ODS")] == f"{rows[0][header.index('boundary F ODS')]:.4f}"
     assert errors == []
+
+
+def test_a_method_that_cannot_run_is_skipped_and_the_release_published(release: Callable[[str], Built]) -> None:
+    """COCO panoptic as panopticapi's sample ships it (val2017 alone): the pixel classifier has no
+    train side to fit on. The build publishes; the summary and the card say, in one line each, that
+    it did not run and why, and the release carries no report of it."""
+    built = release("panoptic-coco-val")
+    line = "reference method pixels: not run (the release has no image outside the scored side to fit on)"
+    assert line in built.stdout, built.stdout[-2000:]
+    card = (built.folder / "README.md").read_text(encoding="utf-8")
+    assert "Reference methods not run on this release: pixels (the release has no image outside" in card
+    assert "Reference methods, scored by" not in card  # no method ran: no table
+    released = sorted(p.name for p in (built.folder / "results" / "baselines" / "pixels").iterdir())
+    assert released == ["skipped.json"]

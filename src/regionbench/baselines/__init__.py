@@ -288,13 +288,25 @@ def stage(
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """The build's baselines stage: each of ``names`` run and scored (``run``) on the release
     ``data`` (its reports under ``out/<name>/``), after one line of what the predictions will
-    cost (each method's ``COST``, CPU-s a megapixel, times the scored images' pixels). Returns
-    name -> task -> report."""
+    cost (each method's ``COST``, CPU-s a megapixel, times the scored images' pixels). A method
+    that cannot run on this release (no train side to fit on, no humans' segmentations to score
+    against: an ``InputError``) is skipped: one line, and its reason in ``out/<name>/skipped.json``
+    (the card and the build's summary name it), for the stage is optional and never fails a build.
+    Returns name -> task -> report of the methods that ran."""
+    from regionbench.core import tables
+    from regionbench.release.card import SKIPPED
+
     tell = progress or (lambda line: None)
     kinds = {name: get(name).KIND for name in names}
-    sizes = {kind: _scored(data, _side(data, kind)) for kind in dict.fromkeys(kinds.values())}
+    sides: dict[str, pd.DataFrame | str] = {}
+    for kind in dict.fromkeys(kinds.values()):
+        try:
+            sides[kind] = _scored(data, _side(data, kind))
+        except InputError as exc:
+            sides[kind] = str(exc)
+    sizes = {kind: images for kind, images in sides.items() if not isinstance(images, str)}
     pixels = {kind: int((i["width"].astype("int64") * i["height"].astype("int64")).sum()) for kind, i in sizes.items()}
-    costs = {name: getattr(get(name), "COST", None) for name in names}
+    costs = {name: getattr(get(name), "COST", None) for name in names if kinds[name] in sizes}
     known = sum(c * pixels[kinds[name]] / 1e6 for name, c in costs.items() if c is not None)
     unknown = [name for name, c in costs.items() if c is None]
     images = max(len(i) for i in sizes.values()) if sizes else 0
@@ -303,4 +315,15 @@ def stage(
         + (f" (and {', '.join(unknown)}, not measured)" if unknown else "")
         + ", then their scoring"
     )
-    return {name: run(data, name, out, root, cores, progress) for name in names}
+    reports = {}
+    for name in names:
+        try:
+            if isinstance(why := sides[kinds[name]], str):
+                raise InputError(why)
+            reports[name] = run(data, name, out, root, cores, progress)
+        except InputError as exc:
+            reason = str(exc).removeprefix(f"{name}: ")
+            shutil.rmtree(out / name, ignore_errors=True)  # nothing of a run cut short is scored or released
+            tables.write_json(out / name / SKIPPED, {"baseline": name, "skipped": reason})
+            tell(f"baselines: {name} skipped: {reason}")
+    return reports

@@ -55,13 +55,18 @@ def humans_of(path: Path) -> list[np.ndarray]:
 
 @cache
 def _most_humans(root: str, state: str) -> int:
-    """The most humans any file of the tree has (``state``: the tree's fingerprint, so an edit reads again)."""
+    """The most humans any file of the tree has (``state``: the tree's fingerprint, so an edit
+    reads again), counted from each file's header (``matlab.variable_shapes``): its segmentations
+    are decoded once, by the shard that ingests it."""
+    from regionbench.io.matlab import variable_shapes
+
     most = 0
     for path in sorted((base(Path(root)) / "groundTruth").glob("*/*.mat")):
         try:
-            most = max(most, len(humans_of(path)))
+            shape = variable_shapes(path).get("groundTruth")
         except ValueError:
             continue  # the shard that reads it rejects it, with the reason
+        most = max(most, int(np.prod(shape)) if shape is not None else 0)
     return most
 
 

@@ -77,7 +77,9 @@ class About:
     with (``regionbench.baselines``): ``segmentation`` where humans segment whole images without
     labels (the segmenters and edge detectors, scored as BSDS scores them), ``labels`` where a
     class is drawn at every pixel (the learnt pixel classifier), None (labelled regions: the
-    reference classifiers)."""
+    reference classifiers); ``classifiers`` whether the recipe's reference classifiers (the
+    SAIAPR grid over regions' features) run by default (``classifiers.enabled: auto``): the
+    recipe's own layout, not a collection that brings its own benchmark."""
 
     summary: str
     tag: str
@@ -90,6 +92,7 @@ class About:
     fields: Mapping[str, str] = field(default_factory=dict)
     benchmark: str | None = None
     baselines: str | None = None
+    classifiers: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ bytes.
 
 Reading a mask is almost all inflating its zlib stream (a 480x360 double matrix is 1.4 MB):
 ``scipy.io.loadmat`` costs what ``zlib.decompress`` costs. So the reader takes a direct path
-for what the collections hold (little-endian level-5 files of real, non-sparse numeric
-matrices, compressed or not, values stored in any numeric type as MATLAB narrows them) and
+for what the collections hold (little-endian level-5 files of real, non-sparse numeric or
+logical matrices and cells and structs of them, as BSDS500's ``groundTruth`` cell of structs,
+compressed or not, values stored in any numeric type as MATLAB narrows them) and
 inflates with ISA-L (``isal``, the same stream, about twice as fast: 0.72 ms against 1.35 ms
 a mask). Anything else goes to ``scipy.io.loadmat``, which also names what is wrong with a
 damaged file; it reads in a forked child, because some damaged files make it die of a
@@ -25,6 +26,7 @@ import io
 import os
 import pickle
 import struct
+import zlib
 from pathlib import Path
 from typing import cast
 
@@ -73,7 +75,8 @@ def write_mat(path: str | Path, variables: dict[str, np.ndarray]) -> None:
 # MAT data types -> NumPy dtypes of stored values; MATLAB classes -> the array's own dtype.
 _STORED = {1: "<i1", 2: "<u1", 3: "<i2", 4: "<u2", 5: "<i4", 6: "<u4", 7: "<f4", 9: "<f8", 12: "<i8", 13: "<u8"}
 _CLASSES = {6: "<f8", 7: "<f4", 8: "<i1", 9: "<u1", 10: "<i2", 11: "<u2", 12: "<i4", 13: "<u4", 14: "<i8", 15: "<u8"}
-_MATRIX_FLAGS_COMPLEX, _MATRIX_FLAGS_LOGICAL = 0x0800, 0x0200
+_MATRIX_FLAGS_COMPLEX = 0x0800
+_MX_CELL, _MX_STRUCT = 1, 2
 
 
 class _Unsupported(Exception):
@@ -96,29 +99,73 @@ def _sub_element(body: bytes, at: int) -> tuple[int, bytes, int]:
     return kind, body[at + 8 : end], end + (-size % 8)
 
 
-def _matrix_of(body: bytes) -> tuple[str, np.ndarray]:
-    """Name and array of one miMATRIX element's body (real, non-sparse, numeric, 2-D)."""
+def _dims(body: bytes, at: int) -> tuple[tuple[int, ...], int]:
+    """The dimensions sub-element at ``at`` (at least two) and the next offset."""
+    kind, dims, at = _sub_element(body, at)
+    if kind != _MI_INT32 or len(dims) < 8 or len(dims) % 4:
+        raise _Unsupported
+    shape = struct.unpack(f"<{len(dims) // 4}i", dims)
+    if min(shape) < 0:
+        raise _Unsupported
+    return shape, at
+
+
+def _matrix_at(body: bytes, at: int) -> tuple[np.ndarray, int]:
+    """The array of the miMATRIX element at ``at`` (a cell's or a struct field's, unnamed) and
+    the next offset. An element of no bytes is MATLAB's empty matrix."""
+    kind, payload, end = _sub_element(body, at)
+    if kind != _MI_MATRIX:
+        raise _Unsupported
+    return (_matrix_of(payload, named=False)[1] if payload else np.zeros((0, 0))), end
+
+
+def _matrix_of(body: bytes, named: bool = True) -> tuple[str, np.ndarray]:
+    """Name and array of one miMATRIX element's body: a real, non-sparse numeric matrix (a
+    logical one as its stored class, as scipy reads it), or a cell or struct array of them, as
+    ``scipy.io.loadmat`` gives them (an object array of arrays; a structured array of object
+    fields, each holding its array). ``named``: a variable's, whose name is not empty."""
     kind, flags, at = _sub_element(body, 0)
     if kind != _MI_UINT32 or len(flags) != 8:
         raise _Unsupported
     word = struct.unpack_from("<I", flags)[0]
     klass = word & 0xFF
-    if klass not in _CLASSES or word & (_MATRIX_FLAGS_COMPLEX | _MATRIX_FLAGS_LOGICAL):
+    if (klass not in _CLASSES and klass not in (_MX_CELL, _MX_STRUCT)) or word & _MATRIX_FLAGS_COMPLEX:
         raise _Unsupported
-    kind, dims, at = _sub_element(body, at)
-    if kind != _MI_INT32 or len(dims) != 8:
-        raise _Unsupported
-    rows, cols = struct.unpack("<ii", dims)
+    shape, at = _dims(body, at)
     kind, name, at = _sub_element(body, at)
-    if kind != _MI_INT8 or not name or not name.isascii():
+    if kind != _MI_INT8 or not name.isascii() or (named and not name):
         raise _Unsupported
-    kind, values, at = _sub_element(body, at)
-    stored = _STORED.get(kind)
-    if stored is None or rows < 0 or cols < 0 or len(values) != rows * cols * np.dtype(stored).itemsize:
-        raise _Unsupported
+    count = int(np.prod(shape))
+    if klass == _MX_CELL:
+        cell = np.empty(count, dtype=object)
+        for k in range(count):
+            cell[k], at = _matrix_at(body, at)
+        array = cell.reshape(shape, order="F")
+    elif klass == _MX_STRUCT:
+        kind, length, at = _sub_element(body, at)
+        if kind != _MI_INT32 or len(length) != 4 or (width := struct.unpack("<i", length)[0]) <= 0:
+            raise _Unsupported
+        kind, names, at = _sub_element(body, at)
+        if kind != _MI_INT8 or len(names) % width:
+            raise _Unsupported
+        fields = [
+            names[i : i + width].split(b"\0", 1)[0].decode("ascii", "replace") for i in range(0, len(names), width)
+        ]
+        if not all(fields) or len(set(fields)) != len(fields):
+            raise _Unsupported
+        records = np.empty(count, dtype=[(field, object) for field in fields])
+        for k in range(count):
+            for field in fields:
+                records[k][field], at = _matrix_at(body, at)
+        array = records.reshape(shape, order="F")
+    else:
+        kind, values, at = _sub_element(body, at)
+        stored = _STORED.get(kind)
+        if stored is None or len(values) != count * np.dtype(stored).itemsize:
+            raise _Unsupported
+        array = np.frombuffer(values, dtype=stored).astype(_CLASSES[klass]).reshape(shape, order="F")
     if body[at:].strip(b"\0"):
         raise _Unsupported  # an imaginary part, or more
-    array = np.frombuffer(values, dtype=stored).astype(_CLASSES[klass]).reshape((rows, cols), order="F")
     return name.decode("ascii"), array
 
 
@@ -154,6 +201,56 @@ def _read_direct(data: bytes) -> dict[str, np.ndarray]:
             raise _Unsupported
         out[name] = array
     return out
+
+
+def variable_shapes(source: str | Path | bytes) -> dict[str, tuple[int, ...]]:
+    """Each variable's dimensions, read from its header alone (a compressed variable inflated
+    only as far as its name): how many humans a BSDS500 file's ``groundTruth`` cell holds without
+    decoding their segmentations. A file off the direct path is read whole (``read_mat``);
+    raises ValueError where that cannot read it."""
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    try:
+        return _shapes_direct(data)
+    except _Unsupported:
+        return {name: tuple(np.shape(value)) for name, value in read_mat(data).items()}
+
+
+def _shapes_direct(data: bytes) -> dict[str, tuple[int, ...]]:
+    if len(data) < 128 or data[124:128] != b"\x00\x01IM":
+        raise _Unsupported
+    out: dict[str, tuple[int, ...]] = {}
+    at = 128
+    while at < len(data):
+        if at + 8 > len(data):
+            raise _Unsupported
+        kind, size = struct.unpack_from("<II", data, at)
+        payload = data[at + 8 : at + 8 + size]
+        if len(payload) != size:
+            raise _Unsupported
+        at += 8 + size + (0 if kind == _MI_COMPRESSED else -size % 8)
+        if kind == _MI_COMPRESSED:
+            try:  # the element's tag, flags, dimensions and name lie in its first bytes
+                payload = zlib.decompressobj().decompress(payload, 8 + _HEAD)
+            except zlib.error:
+                raise _Unsupported from None
+            if len(payload) < 8:
+                raise _Unsupported
+            kind = struct.unpack_from("<I", payload, 0)[0]
+            payload = payload[8:]
+        if kind != _MI_MATRIX:
+            raise _Unsupported
+        kind, flags, head = _sub_element(payload, 0)
+        if kind != _MI_UINT32 or len(flags) != 8:
+            raise _Unsupported
+        shape, head = _dims(payload, head)
+        kind, name, head = _sub_element(payload, head)
+        if kind != _MI_INT8 or not name or not name.isascii() or name.decode() in out:
+            raise _Unsupported
+        out[name.decode()] = shape
+    return out
+
+
+_HEAD = 4096  # bytes of a variable enough for its flags, dimensions and name (up to ~4,000 dimensions and characters)
 
 
 def read_mat(source: str | Path | bytes) -> dict[str, np.ndarray]:

@@ -511,6 +511,18 @@ def _at(values: object, path: str) -> float | None:
     return float(values) if isinstance(values, int | float) and not isinstance(values, bool) else None
 
 
+SKIPPED = "skipped.json"  # a reference method's file in its folder when it could not run on the release
+
+
+def skipped_methods(folder: Path) -> dict[str, str]:
+    """Method -> why it did not run on the release, from the ``SKIPPED`` files of a baselines
+    folder (the stage's output or a release's ``results/baselines``)."""
+    return {
+        path.parent.name: str(json.loads(path.read_text(encoding="utf-8"))["skipped"])
+        for path in sorted(Path(folder).glob(f"*/{SKIPPED}"))
+    }
+
+
 def baseline_table(folder: Path, methods: Sequence[str] | None = None) -> tuple[list[str], list[list[object]]]:
     """The reference methods' figures from their reports (``folder/<method>/<task>.json``, of
     ``methods`` only when given): the header (method, then each figure a report holds, in
@@ -520,7 +532,7 @@ def baseline_table(folder: Path, methods: Sequence[str] | None = None) -> tuple[
     reports = {
         (path.parent.name, path.stem): json.loads(path.read_text(encoding="utf-8"))
         for path in sorted(Path(folder).glob("*/*.json"))
-        if methods is None or path.parent.name in methods
+        if (methods is None or path.parent.name in methods) and path.name != SKIPPED
     }
     rows: dict[str, dict[str, float]] = {}
     for (method, task), report in reports.items():
@@ -540,15 +552,19 @@ def baseline_table(folder: Path, methods: Sequence[str] | None = None) -> tuple[
 
 def _baselines(folder: Path) -> list[str]:
     header, rows = baseline_table(folder / "results" / "baselines")
+    left = [f"{name} ({why})" for name, why in skipped_methods(folder / "results" / "baselines").items()]
+    out = [f"Reference methods not run on this release: {'; '.join(left)}.", ""] if left else []
     if not header:
-        return []
-    out = [
+        return out
+    out[:0] = [
         "Reference methods, scored by `regionbench evaluate` on the evaluation side (their reports under "
         "results/baselines/; `regionbench baselines` runs them again). Covering, PRI, F, AP and IoU: higher is "
         "better; VI: lower is better. Human: the humans' agreement, each scored against the others.",
         "",
+        *markdown_table(header, rows),
+        "",
     ]
-    return out + markdown_table(header, rows) + [""]
+    return out
 
 
 def _statistics(folder: Path) -> list[str]:

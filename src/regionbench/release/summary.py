@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from regionbench.release.card import skipped_methods
 from regionbench.release.manifest import read_manifest
 from regionbench.release.versions import bump_of
 
@@ -34,13 +35,17 @@ def summary(folder: Path, shown: str, logs: str) -> list[str]:
     ):
         skipped = [f"  {found['skipped']}"]
     elif not (folder / "results" / "classifiers.parquet").is_file():
-        skipped = ["  reference classifiers: not run (classifiers.enabled is false in the config)"]
+        skipped = ["  reference classifiers: not run (classifiers.enabled: true in the config runs them)"]
     return [
         f"release {manifest['dataset']}: {shown}",
         f"  {version}",
         f"  rows: {rows}",
         f"  rejects: {rejects:,}" + (f" (why: {shown}/data/rejects.parquet)" if rejects else ""),
         *skipped,
+        *(
+            f"  reference method {name}: not run ({why})"
+            for name, why in skipped_methods(folder / "results" / "baselines").items()
+        ),
         *labels_only(ingest),
         *quirks(ingest, shown),
         *alike(ingest),

@@ -58,6 +58,7 @@ class SaiaprLayout(PublishesMeasures, NamesCategories, Exports):
         },
         creators="expert-generated",
         original=ORIGINAL,
+        classifiers=True,
         source_dataset="extended|iapr-tc-12",
         citation=CITATION,
     )
