@@ -10,7 +10,7 @@ from regionbench.core.errors import InputError
 from regionbench.io import layouts
 from regionbench.io.rawtree import RawTree
 from regionbench.pipeline import config as build_config
-from regionbench.pipeline import jobs
+from regionbench.pipeline import jobs, progress
 from regionbench.pipeline import vocabulary
 from regionbench.pipeline.provenance import code_version
 from regionbench.pipeline.subsets import SUBSET_SIZES
@@ -180,6 +180,11 @@ def classifiers_wanted():
     recipe's own layout, not where a collection brings its own benchmark)."""
     enabled = config["classifiers"]["enabled"]
     return RAW.layout.about.classifiers if enabled == "auto" else enabled
+
+
+# The stages the subsets checkpoint will not add, for the build's forecast (its logger, in this
+# process, reads them as it plans): the classifiers where the config or the layout does not want them.
+progress.never_join(() if classifiers_wanted() else ("classify", "evaluate_classifiers"))
 
 
 def classifying():

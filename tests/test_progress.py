@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from regionbench.pipeline import progress
 from regionbench.pipeline.progress import REFERENCE, BuildProgress, CostModel, clock
 
 
@@ -281,6 +282,27 @@ def test_a_first_build_is_forecast_by_the_reference_build_before_its_first_job()
     bigger.plan({**plan, "ingest": 2 * plan["ingest"], "prepare": 1, "total": 0})
     assert bigger.stage_costs()["ingest"] == pytest.approx(2 * p.stage_costs()["ingest"])
     assert bigger.forecast(bigger.stage_costs()).endswith("; not forecast: prepare")
+
+
+def test_a_stage_the_workflow_cannot_add_is_not_forecast() -> None:
+    """A collection whose config or layout wants no classifiers (the workflow says so as it
+    plans): the checkpoint adds no classify jobs, so the forecast holds none and its wall time is
+    the rest's; a workflow that says nothing has them forecast as the reference ran them."""
+    plan, _ = planned_as("demo")
+    forecasts = {}
+    for never in (frozenset(), frozenset({"classify", "evaluate_classifiers"})):
+        out = io.StringIO()
+        p = BuildProgress(out, live=False, checkpoints=CHECKPOINTS, forecast=CostModel.reference(CHECKPOINTS), cores=2)
+        progress.never_join(never)  # as the workflow says it while Snakemake parses it
+        p.plan({**plan, "total": sum(plan.values())})
+        line = out.getvalue().splitlines()[1]
+        forecasts[bool(never)] = (line, p.stage_costs(), line.split("about ")[1].split(" on ")[0])
+    assert "classify" in forecasts[False][0] and "classify" in forecasts[False][1]
+    line, costs, wall = forecasts[True]
+    assert "classify" not in line and "classify" not in costs and "evaluate_classifiers" not in costs
+    assert set(forecasts[False][1]) - set(costs) == {"classify", "evaluate_classifiers"}
+    assert wall < forecasts[False][2]  # m:ss of the same width: ordered as the times are
+    progress.never_join(())
 
 
 def test_a_dry_run_lists_each_stage_s_forecast_work() -> None:

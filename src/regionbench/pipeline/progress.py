@@ -20,7 +20,7 @@ import shutil
 import statistics
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -38,6 +38,19 @@ def clock(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+# The stages the running workflow's checkpoints will not add (``never_join``): the workflow says
+# so as Snakemake parses it, and the logger, in the same process, reads them when it plans.
+_NEVER_JOIN: set[str] = set()
+
+
+def never_join(stages: Iterable[str]) -> None:
+    """Tell this process's build progress that the workflow's checkpoints will not add
+    ``stages`` (the classifiers where the config or the layout does not want them), so the
+    forecast holds none of them."""
+    _NEVER_JOIN.clear()
+    _NEVER_JOIN.update(stages)
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,11 @@ class CostModel:
             named,
         )
 
+    def joining(self, pending: bool, never_join: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The stages a checkpoint may still add to a plan while ``pending``: those it added to the
+        last build's (``later``) but the ones this workflow will not add (``never_join``)."""
+        return self.later - never_join if pending else frozenset()
+
     def stage_work(self, stage: str, jobs: int) -> float | None:
         """Seconds of work ``jobs`` jobs of ``stage`` take (each named job the last build timed at
         its own cost, the longest first, the rest at the stage's mean); None for an unknown stage."""
@@ -127,6 +145,7 @@ class CostModel:
         running: Mapping[str, dict[str, float]],
         cores: int,
         pending: bool = False,
+        never_join: frozenset[str] = frozenset(),
     ) -> float | None:
         """Seconds left: the work of every job not yet done, each stage's jobs as planned (and,
         while jobs may still join the plan, ``pending``, as many as the last build ran of the
@@ -134,10 +153,10 @@ class CostModel:
         stage -> each running job's seconds so far), shared as the last build shared its jobs
         (``parallelism``, at most ``cores``) and never less than the longest job left. ``done``
         and ``running`` name each stage's jobs (their wildcard values: ``rf``, ``00``), so a job
-        the last build timed counts at its own cost, at its stage's mean otherwise. None when a
-        stage left is unknown."""
+        the last build timed counts at its own cost, at its stage's mean otherwise; ``never_join``
+        the stages this workflow's checkpoints will not add. None when a stage left is unknown."""
         work, longest = 0.0, 0.0
-        joining = self.later if pending else frozenset()
+        joining = self.joining(pending, never_join)
         for stage in set(planned) | joining:
             expected = max(planned.get(stage, 0), self.jobs.get(stage, 0) if stage in joining else 0)
             finished, ran = done.get(stage, set()), running.get(stage, {})
@@ -194,6 +213,9 @@ class BuildProgress:
         self.running: set[int] = set()
         self.status = ""  # the status line on screen, "" when none
         self.target_scheduled = False  # the target job (``TARGET_RULE``), scheduled last
+        # The stages this workflow's checkpoints will not add (the classifiers, where the config or
+        # the layout does not want them): ``never_join``, read when the plan arrives.
+        self.never_join: frozenset[str] = frozenset()
         self.last_line = self.start  # when the last permanent line was written
         self.lock = threading.RLock()  # events and the ticker write from different threads
         self.stopped = threading.Event()
@@ -202,6 +224,7 @@ class BuildProgress:
     def plan(self, jobs: dict[str, int], dry_run: bool = False) -> None:
         """The jobs to run per stage (Snakemake's job stats, ``total`` included)."""
         self.planned = {rule: n for rule, n in jobs.items() if rule not in ("total", TARGET_RULE)}
+        self.never_join = frozenset(_NEVER_JOIN)  # as the workflow said while Snakemake parsed it
         work = self.stage_costs()
         if dry_run:  # what a dry run is for: the jobs of every stage, one stage a line
             self._line(f"would run {self.total} jobs in {len(self.planned)} stages:")
@@ -221,7 +244,7 @@ class BuildProgress:
         model = self.forecast_model
         if model is None or not self.planned:
             return {}
-        joining = model.later if self.pending else frozenset()
+        joining = model.joining(self.pending, self.never_join)
         costs = {}
         for stage in [*self.planned, *sorted(joining - set(self.planned))]:
             jobs = max(self.planned.get(stage, 0), model.jobs.get(stage, 0) if stage in joining else 0)
@@ -237,7 +260,7 @@ class BuildProgress:
         if model is None or not work:
             return None
         known = {stage: n for stage, n in self.planned.items() if stage in work}
-        wall = model.remaining(known, {}, {}, self.cores, self.pending)
+        wall = model.remaining(known, {}, {}, self.cores, self.pending, self.never_join)
         costliest = sorted(work.items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{stage} {clock(s)}" for stage, s in costliest[:4] if s >= 1)
         rest = sum(s for _, s in costliest[4:])
@@ -351,7 +374,9 @@ class BuildProgress:
             for jobid, began in self.began.items():
                 name = self.name_of.get(jobid, f"#{jobid}")
                 running.setdefault(self.rule_of.get(jobid, "?"), {})[name] = self.now() - began
-            modelled = self.model.remaining(self.planned, self.finished_names, running, self.cores, self.pending)
+            modelled = self.model.remaining(
+                self.planned, self.finished_names, running, self.cores, self.pending, self.never_join
+            )
             if modelled is not None:
                 return modelled if modelled > 0 else None
         return (self.now() - self.start) / done * left if done and left else None
