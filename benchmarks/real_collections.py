@@ -110,7 +110,8 @@ def measure(name: str, data: Path, cores: int) -> dict:
           f"{row['build']['plan_s']} s; no-op rebuild {row['noop_cpu_s']} CPU-s", flush=True)  # fmt: skip
     for stage, cpu in sorted(row["stages_cpu_s"].items(), key=lambda kv: -kv[1]):
         print(f"  {stage:<22} {cpu:>8.1f} CPU-s")
-    print("  commands (CPU-s): " + ", ".join(f"{k[:-6]} {v}" for k, v in row.items() if k.endswith("_cpu_s")))
+    commands = ("help", "verify", "load", "evaluate")
+    print("  commands (CPU-s): " + ", ".join(f"{k} {row[f'{k}_cpu_s']}" for k in commands if f"{k}_cpu_s" in row))
     print("\n".join(first["output"][-12:]))
     return row
 

@@ -163,7 +163,7 @@ def test_felzenszwalb_s_sweep_is_scikit_image_s_at_each_scale(seed: int, shape: 
     image[: shape[0] // 2] //= 3  # two halves, so that segments gather
     module = baselines.get("felzenszwalb")
     for level, k in zip(module.predict(image), module.SWEEP, strict=True):
-        assert np.array_equal(level, felzenszwalb(image, scale=k, sigma=0.8, min_size=20))
+        assert np.array_equal(level, felzenszwalb(image, scale=k, sigma=0.8, min_size=module.MIN_SIZE))
     for k in (1.0, 10.0):  # scales small enough that the merge of small segments does the work
         edges, costs = module.graph(image)
         ours = module._labels(module._merged(edges, costs, k / 255.0, 20, shape[0] * shape[1]), *shape)
