@@ -5,12 +5,15 @@ without options."""
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pyarrow.parquet as pq
 from conftest import evaluate_instances
 from farm import Built
 
+import regionbench
 from regionbench.io.shards import image_id_of
 
 
@@ -182,3 +185,30 @@ def test_export_in_another_collection_s_format_says_so(release: Callable[[str], 
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "writes a Cityscapes release" in lines[0] and "--annotator" not in lines[0], lines
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), tide=st.booleans())
+def test_the_report_counts_the_detections_it_scored(release: Callable[[str], Built], data, tide: bool) -> None:
+    """Any share of a run's detections given categories the truth lacks (none, some, all): the
+    report counts the others, each once, with or without TIDE (which holds them apart)."""
+    built = release("coco-distributed")
+    truth = json.loads((built.raw / "annotations/instances_val2017.json").read_text())
+    known = sorted({c["id"] for c in truth["categories"]})
+    picked = [a for a in truth["annotations"] if not a.get("iscrowd")][: data.draw(st.integers(1, 30))]
+    absent = data.draw(st.sets(st.integers(0, len(picked) - 1)))
+    run = [
+        {
+            "image_id": a["image_id"],
+            "bbox": a["bbox"],
+            "segmentation": a["segmentation"],
+            "score": 0.5,
+            "category_id": max(known) + 1 + k if k in absent else a["category_id"],
+        }
+        for k, a in enumerate(picked)
+    ]
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "run.json"
+        path.write_text(json.dumps(run))
+        report = regionbench.evaluate(regionbench.load(built.folder), path, "instances", tide=tide)
+    assert report["detections"] == len(picked) - len(absent)

@@ -429,7 +429,10 @@ class Ranges:
     def compute(self) -> dict[str, Any]:
         """The figures (``measures.report``), per source split, TIDE's, the detections left out."""
         settings, truth = self.settings, self.held.truth
-        self.counts["detections"] = self.held.count - sum(self.held.absent.values())  # of the truth's categories
+        # Of the truth's categories: the held detections, less those of categories the truth lacks
+        # where they were held too (TIDE counts them; otherwise the checker left them out already).
+        absent = sum(self.held.absent.values()) if settings.tide else 0
+        self.counts["detections"] = self.held.count - absent
         groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
         figures = measures.report(
             self.parts, self.categories, settings.iou_type, settings.max_dets_read(), settings.ranges(), self.counts,
