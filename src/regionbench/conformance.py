@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regionbench.core.errors import InputError
+from regionbench.core.errors import InputError, first_line
 
 FAMILIES = ("instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries")
 # Each family's tolerance: the largest difference a figure may have from the reference's. COCO's
@@ -96,12 +96,23 @@ class Case:
     def read(cls, path: Path, root: Path) -> Case:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(
+            case = cls(
                 path.relative_to(root).with_suffix("").as_posix(), data["family"], data["about"], data["settings"],
                 data["truth"], data["run"], data["reference"], data["outputs"], data.get("maps", {}),
             )  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConformanceError(f"{path}: not a conformance case ({exc}); make the corpus again") from None
+        if case.family not in FAMILIES:  # no engine would score it: dropped, it would pass unseen
+            raise ConformanceError(
+                f"{path}: family {case.family!r} is none of {', '.join(FAMILIES)}; correct it or make the corpus again"
+            )
+        for side, files in case.maps.items():
+            for name, text in files.items() if isinstance(files, dict) else [("", files)]:
+                try:
+                    base64.b64decode(text, validate=True)
+                except (ValueError, TypeError):
+                    raise ConformanceError(f"{path}: maps.{side}.{name} is not base64; make the corpus again") from None
+        return case
 
     def expected(self, engine: str) -> tuple[str, dict[str, float]] | None:
         """(whose figures, the figures) an engine must give: its own recorded output, else the
@@ -545,7 +556,15 @@ def command_engine(template: str) -> Engine:
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode:
                 raise ConformanceError(f"{command[0]} exited {done.returncode}: {done.stderr.strip()[-300:]}")
-            stats = json.loads(out.read_text())
+            try:
+                stats = json.loads(out.read_text())
+                if not (isinstance(stats, list) and len(stats) >= 12 and all(_number(v) for v in stats[:12])):
+                    raise ValueError("not a list of COCOeval's 12 stats")
+            except (OSError, ValueError) as exc:
+                raise ConformanceError(
+                    f"--command {command[0]}: case {case.name}: its {{out}} file is not a JSON list of COCOeval's "
+                    f"12 stats ({first_line(exc)}); write them with json.dump(list(E.stats), f)"
+                ) from None
         max_dets = list(case.settings.get("max_dets", (1, 10, 100)))
         names = [*STATS[:6], *(f"AR{m}" for m in max_dets), *STATS[9:]]
         return dict(zip(names, [float(v) for v in stats[:12]], strict=True))
@@ -575,6 +594,8 @@ def check(case: Case, engine: str, run: Engine | None = None) -> list[Row]:
     if failed := case.outputs.get(engine, {}).get("error"):  # the tool as pinned fails here: so must it
         try:
             run(case)
+        except ConformanceError:  # the corpus or the command, not the scoring: the caller says so
+            raise
         except Exception:
             return [Row(case.name, engine, "-", None, None, engine, True, f"fails, as recorded: {failed}")]
         return [Row(case.name, engine, "-", None, None, engine, False, f"gives figures; recorded: {failed}")]
@@ -584,6 +605,8 @@ def check(case: Case, engine: str, run: Engine | None = None) -> list[Row]:
     against, expected = want
     try:
         found = run(case)
+    except ConformanceError:
+        raise
     except Exception as exc:  # an engine's failure is a row, not the end of the corpus
         text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         return [Row(case.name, engine, "-", None, None, against, False, text[:200])]
@@ -592,6 +615,10 @@ def check(case: Case, engine: str, run: Engine | None = None) -> list[Row]:
         Row(case.name, engine, name, value, found.get(name), against, _close(found.get(name), value, within))
         for name, value in expected.items()
     ]
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _close(found: float | None, expected: float, tolerance: float) -> bool:
