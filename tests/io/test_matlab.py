@@ -119,6 +119,8 @@ def _plain(value: object) -> object:
     array as its fields, shape and elements; an object (cell) array as its shape and elements;
     a numeric array as its dtype, shape and bytes."""
     array = np.asarray(value)
+    if array.dtype == object and array.ndim == 0 and not isinstance(array.item(), np.ndarray):
+        return ("value", repr(array.item()))  # no array at all (what a damaged file may give)
     if array.dtype.names:
         return ("struct", array.shape, [(f, [_plain(r[f]) for r in array.ravel()]) for f in array.dtype.names])
     if array.dtype == object:

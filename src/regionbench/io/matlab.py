@@ -27,6 +27,7 @@ import os
 import pickle
 import struct
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
@@ -169,11 +170,12 @@ def _matrix_of(body: bytes, named: bool = True) -> tuple[str, np.ndarray]:
     return name.decode("ascii"), array
 
 
-def _read_direct(data: bytes) -> dict[str, np.ndarray]:
-    """The variables of a little-endian level-5 MAT file of real numeric matrices."""
+def _variables(data: bytes, head: int | None = None) -> Iterator[bytes]:
+    """The body of each variable (a top-level miMATRIX element) of a little-endian level-5 MAT
+    file, inflated where compressed: whole, or (``head``) only its first ``head`` bytes, enough
+    for its flags, dimensions and name."""
     if len(data) < 128 or data[124:128] != b"\x00\x01IM":
         raise _Unsupported
-    out: dict[str, np.ndarray] = {}
     at = 128
     while at < len(data):
         if at + 8 > len(data):
@@ -184,19 +186,34 @@ def _read_direct(data: bytes) -> dict[str, np.ndarray]:
             raise _Unsupported
         at += 8 + size + (0 if kind == _MI_COMPRESSED else -size % 8)
         if kind == _MI_COMPRESSED:
-            try:
-                payload = _inflate(payload)
-            except _inflate_error():
-                raise _Unsupported from None
+            payload = _inflated(payload, head)
             if len(payload) < 8:
                 raise _Unsupported
             kind, size = struct.unpack_from("<II", payload, 0)
-            if len(payload) - 8 not in (size, size + (-size % 8)):
+            if head is None and len(payload) - 8 not in (size, size + (-size % 8)):
                 raise _Unsupported
-            payload = payload[8 : 8 + size]
+            payload = payload[8 : 8 + size] if head is None else payload[8:]
         if kind != _MI_MATRIX:
             raise _Unsupported
-        name, array = _matrix_of(payload)
+        yield payload
+
+
+def _inflated(payload: bytes, head: int | None) -> bytes:
+    """A compressed element inflated whole (ISA-L), or its first ``8 + head`` bytes (zlib's
+    streaming inflate stops where asked; ISA-L's one-shot call cannot)."""
+    failed: tuple[type[Exception], ...] = (_inflate_error(), zlib.error) if head is None else (zlib.error,)
+    try:
+        return _inflate(payload) if head is None else zlib.decompressobj().decompress(payload, 8 + head)
+    except failed:
+        raise _Unsupported from None
+
+
+def _read_direct(data: bytes) -> dict[str, np.ndarray]:
+    """The variables of a little-endian level-5 MAT file of real numeric matrices, and cells and
+    structs of them."""
+    out: dict[str, np.ndarray] = {}
+    for body in _variables(data):
+        name, array = _matrix_of(body)
         if name in out:
             raise _Unsupported
         out[name] = array
@@ -216,34 +233,13 @@ def variable_shapes(source: str | Path | bytes) -> dict[str, tuple[int, ...]]:
 
 
 def _shapes_direct(data: bytes) -> dict[str, tuple[int, ...]]:
-    if len(data) < 128 or data[124:128] != b"\x00\x01IM":
-        raise _Unsupported
     out: dict[str, tuple[int, ...]] = {}
-    at = 128
-    while at < len(data):
-        if at + 8 > len(data):
-            raise _Unsupported
-        kind, size = struct.unpack_from("<II", data, at)
-        payload = data[at + 8 : at + 8 + size]
-        if len(payload) != size:
-            raise _Unsupported
-        at += 8 + size + (0 if kind == _MI_COMPRESSED else -size % 8)
-        if kind == _MI_COMPRESSED:
-            try:  # the element's tag, flags, dimensions and name lie in its first bytes
-                payload = zlib.decompressobj().decompress(payload, 8 + _HEAD)
-            except zlib.error:
-                raise _Unsupported from None
-            if len(payload) < 8:
-                raise _Unsupported
-            kind = struct.unpack_from("<I", payload, 0)[0]
-            payload = payload[8:]
-        if kind != _MI_MATRIX:
-            raise _Unsupported
-        kind, flags, head = _sub_element(payload, 0)
+    for body in _variables(data, _HEAD):
+        kind, flags, at = _sub_element(body, 0)
         if kind != _MI_UINT32 or len(flags) != 8:
             raise _Unsupported
-        shape, head = _dims(payload, head)
-        kind, name, head = _sub_element(payload, head)
+        shape, at = _dims(body, at)
+        kind, name, at = _sub_element(body, at)
         if kind != _MI_INT8 or not name or not name.isascii() or name.decode() in out:
             raise _Unsupported
         out[name.decode()] = shape
