@@ -184,7 +184,9 @@ def classifiers_wanted():
 
 # The stages the subsets checkpoint will not add, for the build's forecast (its logger, in this
 # process, reads them as it plans): the classifiers where the config or the layout does not want them.
-progress.never_join(() if classifiers_wanted() else ("classify", "evaluate_classifiers"))
+progress.never_join(
+    () if classifiers_wanted() else ("classify", "evaluate_classifiers")
+)
 
 
 def classifying():
