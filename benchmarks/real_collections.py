@@ -1,8 +1,11 @@
 """What a new user pays on real collections as distributed: BSDS500's 200 test images and the
 COCO 2017 subset (160 photos), each built with the workflow's defaults and a two-line config.
 
-    REGIONBENCH_REAL_DATA=../shared/data .venv/bin/python benchmarks/real_collections.py \
+    REGIONBENCH_REAL_DATA=DATA .venv/bin/python benchmarks/real_collections.py \
         [--collections bsds500 coco-tiny] [--cores 2]
+
+DATA is the folder of real collections (``bsds500/BSDS500/...``, ``coco-tiny/...``), as the
+tests read it; the repository carries none.
 
 For each collection it copies the workflow into a fresh folder and, as the kernel counts them (the
 command and every process under it):
