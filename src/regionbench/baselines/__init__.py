@@ -298,13 +298,13 @@ def stage(
 
     tell = progress or (lambda line: None)
     kinds = {name: get(name).KIND for name in names}
-    sides: dict[str, pd.DataFrame | str] = {}
+    sizes: dict[str, pd.DataFrame] = {}  # a kind's scored images
+    refused: dict[str, str] = {}  # a kind whose side cannot be scored: why
     for kind in dict.fromkeys(kinds.values()):
         try:
-            sides[kind] = _scored(data, _side(data, kind))
+            sizes[kind] = _scored(data, _side(data, kind))
         except InputError as exc:
-            sides[kind] = str(exc)
-    sizes = {kind: images for kind, images in sides.items() if not isinstance(images, str)}
+            refused[kind] = str(exc)
     pixels = {kind: int((i["width"].astype("int64") * i["height"].astype("int64")).sum()) for kind, i in sizes.items()}
     costs = {name: getattr(get(name), "COST", None) for name in names if kinds[name] in sizes}
     known = sum(c * pixels[kinds[name]] / 1e6 for name, c in costs.items() if c is not None)
@@ -318,8 +318,8 @@ def stage(
     reports = {}
     for name in names:
         try:
-            if isinstance(why := sides[kinds[name]], str):
-                raise InputError(why)
+            if kinds[name] in refused:
+                raise InputError(refused[kinds[name]])
             reports[name] = run(data, name, out, root, cores, progress)
         except InputError as exc:
             reason = str(exc).removeprefix(f"{name}: ")
