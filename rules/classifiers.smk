@@ -48,7 +48,6 @@ rule classify:
         f"{LOGS}/classify/{{classifier}}.log",
     benchmark:
         f"{LOGS}/benchmarks/classify/{{classifier}}.tsv"
-    threads: classify_threads
     resources:
         mem_mb=3000,
         runtime=120,

@@ -165,16 +165,6 @@ def local_cores():
         return 1
 
 
-# The classifiers whose fits are most of the classifiers' time (a forest and a network per
-# label): their subsets are fitted on every core, the largest first, so that their H subset
-# does not end the build on one core. The others take one core each, two at a time.
-PARALLEL_CLASSIFIERS = ("neural", "rf")
-
-
-def classify_threads(wildcards):
-    return local_cores() if wildcards.classifier in PARALLEL_CLASSIFIERS else 1
-
-
 def classifiers_wanted():
     """The config's classifiers.enabled; auto: the layout's recipe (the SAIAPR grid where it is the
     recipe's own layout, not where a collection brings its own benchmark)."""

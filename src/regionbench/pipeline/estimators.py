@@ -1,6 +1,8 @@
 """The reference classifiers' per-label binary models, as scikit-learn estimators (the table of
-names and their paper parameters is ``regionbench.pipeline.classifiers``'). A module of its own
-so that only the jobs that fit a model import scikit-learn."""
+names and their paper parameters is ``regionbench.pipeline.classifiers``'): what
+``regionbench.pipeline.onevsall`` fits for all labels at once (the tests compare the two), and
+what fits the linear SVM and a forest deeper than stumps, one a label. A module of its own so that
+only the jobs that need one import scikit-learn."""
 
 from __future__ import annotations
 
