@@ -76,7 +76,7 @@ class Model:
         if len(self.labels) == 2:
             # scikit-learn's one-versus-all fits the second label's model alone for two labels.
             return self.labels[(scores[:, 1] > self.threshold).astype(np.int64)]
-        return self.labels[onevsall.last_best(scores)]
+        return self.labels[onevsall.best_label(scores)]
 
 
 def fit(name: str, x: np.ndarray, labels: np.ndarray, params: dict | None = None, seed: int = 0) -> Model:

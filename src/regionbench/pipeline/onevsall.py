@@ -26,10 +26,10 @@ _RAND_R_MAX = 2147483647
 _EPSILON = np.finfo(np.float64).eps
 
 
-def last_best(scores: np.ndarray) -> np.ndarray:
-    """The label of each row: the column of its highest score, the last such column on ties (as
-    ``OneVsRestClassifier.predict`` keeps the last model reaching the running maximum)."""
-    return scores.shape[1] - 1 - np.argmax(scores[:, ::-1], axis=1)
+def best_label(scores: np.ndarray) -> np.ndarray:
+    """The label of each row: the column of its highest score, the first such column on ties (as
+    ``OneVsRestClassifier.predict`` breaks them, like ``numpy.argmax``)."""
+    return np.argmax(scores, axis=1)
 
 
 def _rand_r(state: int) -> tuple[int, int]:
@@ -164,9 +164,10 @@ def fit_network(
     ``alpha/2 |W|^2`` per sample, Adam (rate 0.001, betas 0.9 and 0.999) on batches of
     ``min(200, rows)`` shuffled every epoch, a stop once the epoch's loss has not fallen by 1e-4 for
     more than 10 epochs. Every label's network starts from the same weights and sees the same
-    batches (one seed), so the labels' networks are one batched network: the hidden weights of
-    all labels side by side (features x labels*units), one product a batch, a label frozen once
-    its own loss stalls.
+    batches (one seed), so the labels' networks are one stack (labels first) trained together, a
+    label frozen once its own loss stalls. Each label's products and sums are the very ones
+    scikit-learn computes (stacked matrix products, sums over contiguous rows): where probabilities
+    saturate and labels tie, a rounding apart would send a region to another label.
     """
     from scipy.special import expit
 
@@ -174,15 +175,20 @@ def fit_network(
     draw = np.random.RandomState(seed)
     bound_in = np.sqrt(6.0 / (n_features + units))
     bound_out = np.sqrt(6.0 / (units + 1))
-    w1 = np.tile(draw.uniform(-bound_in, bound_in, (n_features, units)), n_labels)  # features x (labels*units)
-    b1 = np.tile(draw.uniform(-bound_in, bound_in, units), n_labels)
-    w2 = np.tile(draw.uniform(-bound_out, bound_out, (units, 1))[:, 0], (n_labels, 1))  # labels x units
-    b2 = np.tile(draw.uniform(-bound_out, bound_out, 1), n_labels)
-    params = [w1, b1, w2, b2]
+    # Stacked per label: w1 labels x features x units, b1 labels x units, w2 labels x units x 1, b2 labels x 1.
+    params = [
+        np.repeat(part[None], n_labels, axis=0)
+        for part in (
+            draw.uniform(-bound_in, bound_in, (n_features, units)),
+            draw.uniform(-bound_in, bound_in, units),
+            draw.uniform(-bound_out, bound_out, (units, 1)),
+            draw.uniform(-bound_out, bound_out, 1),
+        )
+    ]
+    w1, b1, w2, b2 = params
     moments = [np.zeros_like(p) for p in params]
     squares = [np.zeros_like(p) for p in params]
-    target = np.zeros((n, n_labels))
-    target[np.arange(n), y] = 1.0
+    target = (y[None, :] == np.arange(n_labels)[:, None]).astype(np.float64)  # labels x rows
     batch = min(200, n)
     eps = np.finfo(np.float64).eps
     active = np.ones(n_labels, dtype=bool)
@@ -195,36 +201,33 @@ def fit_network(
         draw.shuffle(shuffled)
         order = order[shuffled]
         epoch_loss = np.zeros(n_labels)
-        live = np.repeat(active, units)
-        masks = (live[None, :], live, active[:, None], active)
         for start in range(0, n, batch):
             rows = order[start : start + batch]
-            xb, yb, size = x[rows], target[rows], len(rows)
-            hidden = xb @ w1 + b1
+            xb, yb, size = x[rows], target[:, rows], len(rows)
+            hidden = xb @ w1 + b1[:, None, :]  # labels x batch x units
             np.maximum(hidden, 0, out=hidden)
-            hidden3 = hidden.reshape(size, n_labels, units)
-            prob = expit(np.einsum("blu,lu->bl", hidden3, w2) + b2)
+            prob = expit(hidden @ w2 + b2[:, None, :])[:, :, 0]  # labels x batch
             clipped = np.clip(prob, eps, 1 - eps)
-            loss = -np.mean(np.where(yb > 0, np.log(clipped), np.log(1 - clipped)), axis=0)
-            w1_3 = w1.reshape(n_features, n_labels, units)
-            values = np.einsum("flu,flu->l", w1_3, w1_3) + np.einsum("lu,lu->l", w2, w2)
-            epoch_loss += (loss + 0.5 * alpha * values / size) * size
-            delta_out = prob - yb  # batch x labels
-            delta_hidden = delta_out[:, :, None] * w2[None, :, :]
-            delta_hidden[hidden3 == 0] = 0
-            delta_hidden = delta_hidden.reshape(size, n_labels * units)
+            loss = -np.mean(np.where(yb > 0, np.log(clipped), np.log(1 - clipped)), axis=1)
+            values = np.array(
+                [np.dot(a.ravel(), a.ravel()) + np.dot(b.ravel(), b.ravel()) for a, b in zip(w1, w2, strict=True)]
+            )
+            epoch_loss += (loss + (0.5 * alpha) * values / size) * size
+            delta_out = (prob - yb)[:, :, None]  # labels x batch x 1
+            delta_hidden = delta_out @ w2.transpose(0, 2, 1)
+            delta_hidden[hidden == 0] = 0
             grads = (
                 (xb.T @ delta_hidden + alpha * w1) / size,
-                delta_hidden.sum(axis=0) / size,
-                (np.einsum("blu,bl->lu", hidden3, delta_out) + alpha * w2) / size,
-                delta_out.sum(axis=0) / size,
+                np.sum(delta_hidden, axis=1) / size,
+                (hidden.transpose(0, 2, 1) @ delta_out + alpha * w2) / size,
+                np.sum(delta_out, axis=1) / size,
             )
             step += 1
             rate = 0.001 * np.sqrt(1 - 0.999**step) / (1 - 0.9**step)
-            for param, grad, m, v, mask in zip(params, grads, moments, squares, masks, strict=True):
-                m[...] = np.where(mask, 0.9 * m + (1 - 0.9) * grad, m)
-                v[...] = np.where(mask, 0.999 * v + (1 - 0.999) * grad**2, v)
-                param += np.where(mask, -rate * m / (np.sqrt(v) + 1e-8), 0.0)
+            for param, grad, m, v in zip(params, grads, moments, squares, strict=True):
+                m[active] = 0.9 * m[active] + (1 - 0.9) * grad[active]
+                v[active] = 0.999 * v[active] + (1 - 0.999) * grad[active] ** 2
+                param[active] += -rate * m[active] / (np.sqrt(v[active]) + 1e-8)
         epoch_loss /= n
         stalled = np.where(active & (epoch_loss > best_loss - 1e-4), stalled + 1, np.where(active, 0, stalled))
         best_loss = np.where(active & (epoch_loss < best_loss), epoch_loss, best_loss)
@@ -233,8 +236,8 @@ def fit_network(
             break
 
     def score(new: np.ndarray) -> np.ndarray:
-        hidden = np.maximum(np.asarray(new, dtype=np.float64) @ w1 + b1, 0)
-        return expit(np.einsum("blu,lu->bl", hidden.reshape(len(new), n_labels, units), w2) + b2)
+        hidden = np.maximum(np.asarray(new, dtype=np.float64) @ w1 + b1[:, None, :], 0)
+        return expit(hidden @ w2 + b2[:, None, :])[:, :, 0].T
 
     return score
 
@@ -258,30 +261,34 @@ def fit_naive_bayes(x: np.ndarray, y: np.ndarray, n_labels: int) -> Callable[[np
     """``GaussianNB()`` for each label against the rest; returns the scorer of new rows: (rows x
     labels) the positive class's posterior. Per class the features' means and variances (plus
     scikit-learn's ``1e-9`` times the largest feature variance), the class's share of the rows as
-    its prior; the posterior from the two classes' Gaussian log-likelihoods."""
+    its prior; the posterior ``exp(jll - logsumexp(jll))`` from the two classes' Gaussian joint
+    log-likelihoods ``log prior + (-sum(log(2 pi var)) / 2 - sum((x - mean)^2 / var) / 2)``.
+
+    Computed in scikit-learn's order of operations: far from the training rows the posteriors
+    saturate, labels tie at 1.0, and one rounding apart would send a tie to another label.
+    """
+    from scipy.special import logsumexp
+
     smoothing = 1e-9 * np.var(x, axis=0).max()
-    stats = []  # per label: (log prior, mean, variance) of the negative then the positive class
+    stats = []  # per label: (prior, mean, variance) of the negative then the positive class
     for label in range(n_labels):
         positive = y == label
-        stats.append(
-            [
-                (np.log(side.sum() / len(y)), x[side].mean(axis=0), x[side].var(axis=0) + smoothing)
-                for side in (~positive, positive)
-            ]
-        )
+        sides = []
+        for side in (~positive, positive):
+            mean = np.average(x[side], axis=0)
+            sides.append((side.sum() / len(y), mean, np.average((x[side] - mean) ** 2, axis=0) + smoothing))
+        stats.append(sides)
 
     def score(new: np.ndarray) -> np.ndarray:
         out = np.empty((len(new), n_labels))
         for label, sides in enumerate(stats):
-            joint = np.column_stack(
-                [
-                    prior - 0.5 * np.sum(np.log(2.0 * np.pi * var)) - 0.5 * np.sum((new - mean) ** 2 / var, axis=1)
-                    for prior, mean, var in sides
-                ]
-            )
-            top = joint.max(axis=1, keepdims=True)
-            norm = top[:, 0] + np.log(np.exp(joint - top).sum(axis=1))
-            out[:, label] = np.exp(joint[:, 1] - norm)
+            joint = []
+            for prior, mean, var in sides:
+                n_ij = -0.5 * np.sum(np.log(2.0 * np.pi * var))
+                n_ij -= 0.5 * np.sum(((new - mean) ** 2) / var, 1)
+                joint.append(np.log(prior) + n_ij)
+            jll = np.array(joint).T
+            out[:, label] = np.exp(jll - np.atleast_2d(logsumexp(jll, axis=1)).T)[:, 1]
         return out
 
     return score
