@@ -67,6 +67,7 @@ rule assemble:
         images=config["release"]["images"],
         statements=config["release"]["statements"],
         drawn_by=config["drawn_by"],
+        test_split=config["subsets"]["test_split"],
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         folder=RELEASE,

@@ -8,6 +8,7 @@ from pathlib import Path
 from regionbench import release
 from regionbench.audit import duplicates, labels
 from regionbench.client import history
+from regionbench.core import splits as own_splits
 from regionbench.core import tables
 from regionbench.pipeline import source
 from regionbench.pipeline.jobs import fail, log_to
@@ -62,6 +63,13 @@ data = {
 data["audit_duplicates"] = audit_table()
 data["audit_labels"] = tables.read_parquet(inp.label_audit[0]) if inp.label_audit else labels.AUDIT.empty_table()
 found = json.loads(Path(inp.source).read_text(encoding="utf-8"))
+# The split the collection's benchmark is scored on, decided here once for every reader of the release.
+annotated = {i for p in inp.regions for i in tables.read_parquet(p, ["image_id"])["image_id"].to_pylist()}
+split_of = {}
+for path in inp.images:
+    shard = tables.read_parquet(path, ["image_id", "split"])
+    split_of.update(zip(shard["image_id"].to_pylist(), shard["split"].to_pylist(), strict=True))
+evaluation_split = own_splits.evaluation_split((split_of.get(i) for i in annotated), params.test_split)
 embed = source.embeds(found, params.images)
 provenance = release.Provenance(
     dataset=params.dataset,
@@ -78,6 +86,7 @@ provenance = release.Provenance(
     source=found,
     images="embedded" if embed else "paths",
     statements={key: text for key, text in params.statements.items() if text},
+    evaluation_split=evaluation_split,
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)

@@ -148,6 +148,44 @@ def test_a_voc_run_is_scored_on_voc_s_val_split_with_its_21_classes(
     assert report["measures"]["miou"] == pytest.approx(iou.mean(), abs=1e-12)
     done = evaluate(folder, run, out, "--split", "test")  # the random split's test side: other images
     assert done.returncode == 2 and "outside the scored side" in done.stderr
+    assert json.loads((folder / "manifest.json").read_text())["evaluation_split"] == "val"
+
+
+def test_evaluate_scores_the_split_the_manifest_names_and_an_older_release_as_before(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
+    """The build records the evaluation split once (a config's ``subsets.test_split`` is recorded
+    as it is); ``evaluate`` scores that split by default, whatever the names of the others. A
+    release published before the field reads the same rule over its splits (VOC's val)."""
+    import shutil
+
+    from regionbench import release as releases
+
+    built = release("voc-random")
+    base = built.raw / "VOCdevkit/VOC2012"
+    train = (base / "ImageSets/Segmentation/train.txt").read_text().split()
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in train:
+        shutil.copy(base / f"SegmentationClass/{name}.png", run / f"{name}.png")
+
+    def resealed(edit: Callable[[dict], dict]) -> Path:
+        folder = Path(shutil.copytree(built.folder, tmp_path / f"release{len(list(tmp_path.iterdir()))}"))
+        manifest = edit(json.loads((folder / "manifest.json").read_text()))
+        manifest.pop("digest")
+        manifest["digest"] = releases.canonical_digest(manifest)
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        return folder
+
+    out = tmp_path / "report.json"
+    done = evaluate(resealed(lambda m: m | {"evaluation_split": "train"}), run, out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["scored"]["side"] == "the source's train split" and report["images"] == len(train)
+    assert report["measures"]["miou"] == 1.0
+    older = resealed(lambda m: {k: v for k, v in m.items() if k != "evaluation_split"})
+    done = evaluate(older, run, out)  # train maps against the val side: refused, the side named
+    assert done.returncode == 2 and "outside the scored side" in done.stderr
 
 
 def test_a_collection_without_an_evaluation_split_and_an_empty_side_are_refused(

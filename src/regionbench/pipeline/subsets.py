@@ -29,23 +29,21 @@ import pyarrow.compute as pc
 
 from regionbench.core import tables
 from regionbench.core.errors import InputError
+from regionbench.core.splits import evaluation_split
 
 SUBSET_SIZES = {"A": 2, "B": 3, "C": 4, "D": 5, "E": 10, "F": 25, "G": 50, "H": 100}
 TEST_SHARE = 0.3
 SPLIT_UNITS = ("region", "image")
 SPLITS = ("stratified", "source")  # the config's subsets.split
-# A collection's own split taken as the test side when the config names none, first found first:
-# the split published figures are given on (BSDS500's test, VOC's and Cityscapes' val, COCO's val2017).
-TEST_SPLITS = ("test", "val", "validation")
 
 
 def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -> str:
-    """The collection's own split that is the test side under ``subsets.split: source`` (or auto).
+    """The collection's own split that is the test side under ``subsets.split: source`` (or auto):
+    its evaluation split (``regionbench.core.splits.evaluation_split``).
 
     Parameters: ``splits`` the ``images.split`` of the images that have regions; ``wanted`` the
-    config's ``subsets.test_split`` (None: the first of ``TEST_SPLITS`` found, else the one split
-    whose name starts with ``val``). Returns its name; raises InputError with what to set
-    when there is no split, an image has none, or the wanted one is absent."""
+    config's ``subsets.test_split``. Returns its name; raises InputError with what to set when
+    there is no split, an image has none, or the wanted one is absent."""
     counts = Counter(splits)
     if None in counts:
         raise InputError(
@@ -53,20 +51,18 @@ def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -
             "or the file names give none); set subsets.split: stratified"
         )
     found = sorted(s for s in counts if s is not None)
-    if wanted is not None:
-        if wanted not in counts:
-            raise InputError(
-                f"subsets.test_split {wanted!r} holds no image with regions (the splits: {', '.join(found) or 'none'}); "
-                "set it to one of them"
-            )
-        return wanted
-    named = [s for s in TEST_SPLITS if s in counts] or [s for s in found if s.startswith("val")]
-    if not named or len(found) < 2:
+    chosen = evaluation_split(found, wanted)
+    if chosen is None and wanted is not None:
+        raise InputError(
+            f"subsets.test_split {wanted!r} holds no image with regions (the splits: {', '.join(found) or 'none'}); "
+            "set it to one of them"
+        )
+    if chosen is None:
         raise InputError(
             f"no test side can be told among the collection's splits {', '.join(found) or 'none'}; "
             "set subsets.test_split to the one published figures use, or subsets.split: stratified"
         )
-    return named[0]
+    return chosen
 
 
 def chosen_test_split(

@@ -103,6 +103,8 @@ class Provenance:
     images: str = "paths"  # embedded: the Hugging Face image files carry the bytes; paths: they name the files
     # what only the maintainer can say (config release.statements, unset ones left out): release.rai
     statements: dict[str, str] | None = None
+    # the collection's own split its benchmark is scored on (core.splits.evaluation_split), or None
+    evaluation_split: str | None = None
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -217,6 +217,7 @@ def _manifest(
         "creator": provenance.creator,
         "source": provenance.source,
         "images": provenance.images,
+        "evaluation_split": provenance.evaluation_split,
         "statements": dict(sorted((provenance.statements or {}).items())),
         "previous": None
         if previous_manifest is None or diff is None

@@ -3,7 +3,7 @@ truth, the predictions' files, and the spread and human ceiling of several truth
 
 - **Which images.** The test side of the image split where the release has subsets A-H
   (``split="test"``), else, or with ``split="all"``, every image; with ``split="source"`` the
-  source's own evaluation split (``evaluation_split``: its annotated test split, else its
+  source's own evaluation split (``recorded_split``: its annotated test split, else its
   validation split), which the map tasks (label maps, panoptic maps, segmentations,
   boundaries) score by default where the release has one (``default_split``), as each
   benchmark scores its runs. Predictions for images left out, or named for no image of the
@@ -31,6 +31,7 @@ from regionbench.client import scope
 from regionbench.client.loader import Release
 from regionbench.client.tasks._base import Settings, TaskError, option, positive_int
 from regionbench.core import errors, tables
+from regionbench.core import splits as own_splits
 
 M = TypeVar("M", bound="MaskSettings")
 T = TypeVar("T")
@@ -180,34 +181,33 @@ def has_subsets(data: Release) -> bool:
     return bool(data.manifest["tables"].get("subsets", {}).get("rows", 0))
 
 
-def evaluation_split(data: Release) -> str | None:
-    """The split (``images.split``) a collection's benchmark scores: one named test whose images
-    carry regions (BSDS500's), else one named val or validation (Cityscapes', VOC's, ADE20K's,
-    COCO's val2017: their test maps are not public); None when the collection has neither."""
-    splits = data.images["split"].dropna().astype(str) if "split" in data.images.columns else pd.Series([], dtype=str)
-    if splits.empty:
+def recorded_split(data: Release) -> str | None:
+    """The split (``images.split``) the collection's benchmark scores, as the build decided it
+    (the manifest's ``evaluation_split``: the config's ``subsets.test_split``, else BSDS500's
+    test, VOC's and Cityscapes' val, COCO's val2017, ...); None when the collection has none.
+    A release published before the manifest recorded it: the same rule
+    (``regionbench.core.splits.evaluation_split``) over the splits of its annotated images."""
+    if "evaluation_split" in data.manifest:
+        recorded = data.manifest["evaluation_split"]
+        return None if recorded is None else str(recorded)
+    if "split" not in data.images.columns:
         return None
-    names = sorted(set(splits))
     annotated = set(data.table("regions", ["image_id"])["image_id"].astype(int))
-    ids = data.images.loc[splits.index, "image_id"].astype(int)
-    for pattern in (r"test", r"val"):
-        for name in names:
-            if re.match(pattern, name, re.IGNORECASE) and annotated & set(ids[splits == name]):
-                return name
-    return None
+    images = data.images[data.images["image_id"].astype(int).isin(annotated)]
+    return own_splits.evaluation_split(str(s) for s in images["split"].dropna())
 
 
 def default_split(data: Release) -> str:
     """A map task's default side: the source's evaluation split where there is one, else the
     test side of the image split."""
-    return "source" if evaluation_split(data) is not None else "test"
+    return "source" if recorded_split(data) is not None else "test"
 
 
 def scored_images(data: Release, split: str) -> pd.DataFrame:
     """The images of ``split`` (module docstring), by id."""
     images = data.images.sort_values("image_id")
     if split == "source":
-        name = evaluation_split(data)
+        name = recorded_split(data)
         if name is None:
             raise TaskError(
                 "--split source: the collection has no test or validation split of its own; use test or all"
@@ -227,7 +227,7 @@ def mask_scope(data: Release, split: str) -> scope.Scope:
         raise TaskError(f"--split {split}: use test, source or all")
     has_split = has_subsets(data)
     if split == "source":
-        side = f"the source's {evaluation_split(data)} split"
+        side = f"the source's {recorded_split(data)} split"
         return scope.Scope(split, side, len(scored_images(data, split)), len(data.images), "images")
     side = scope.image_side(split, has_split)
     return scope.Scope(split if has_split else "all", side, len(scored_images(data, split)), len(data.images), "images")

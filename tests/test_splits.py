@@ -1,0 +1,57 @@
+"""One evaluation split: the build's subsets (their source split) and the release's manifest,
+which ``evaluate``, the card, the baselines and the site read, take it from one rule."""
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from regionbench.client.tasks import _masks
+from regionbench.core.errors import InputError
+from regionbench.core.splits import evaluation_split
+from regionbench.pipeline import subsets
+
+NAMES = st.sampled_from(["train", "test", "val", "validation", "val2017", "train2017", "testing", "valB", "extra"])
+
+
+@given(st.lists(NAMES, min_size=1, max_size=12), st.one_of(st.none(), NAMES))
+def test_the_subsets_source_split_is_the_evaluation_split(splits: list[str], wanted: str | None) -> None:
+    """Whenever the subsets take the collection's own split, it is the one the manifest records."""
+    try:
+        taken = subsets.source_test_split(splits, wanted)
+    except InputError:
+        assert evaluation_split(splits, wanted) is None
+    else:
+        assert taken == evaluation_split(splits, wanted)
+
+
+@given(st.lists(st.one_of(st.none(), NAMES), min_size=1, max_size=12), st.one_of(st.none(), NAMES))
+def test_evaluate_s_default_side_is_the_manifest_s(splits: list[str | None], wanted: str | None) -> None:
+    """For any split names and any config: the side ``evaluate`` scores by default is the
+    manifest's split, and a release without the field (published before it) reads the same rule."""
+    recorded = evaluation_split(splits, wanted)
+    images = pd.DataFrame({"image_id": range(len(splits)), "split": splits})
+    regions = pd.DataFrame({"image_id": range(len(splits))})
+    data = SimpleNamespace(manifest={"evaluation_split": recorded}, images=images, table=lambda name, cols: regions)
+    assert _masks.recorded_split(data) == recorded
+    assert _masks.default_split(data) == ("source" if recorded else "test")
+    legacy = SimpleNamespace(manifest={}, images=images, table=lambda name, cols: regions)
+    assert _masks.recorded_split(legacy) == evaluation_split(splits)
+
+
+@pytest.mark.parametrize(
+    ("splits", "wanted", "expected"),
+    [
+        (["train", "val", "test"], None, "test"),
+        (["train2017", "val2017"], None, "val2017"),
+        (["train", "val", "test"], "val", "val"),  # the config's own: never silently another
+        (["train", "validation"], None, "validation"),
+        (["train"], None, None),
+        (["train", "extra"], None, None),
+        (["train", "val"], "test", None),
+    ],
+)
+def test_the_rule(splits: list[str], wanted: str | None, expected: str | None) -> None:
+    assert evaluation_split(splits, wanted) == expected
