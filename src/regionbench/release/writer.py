@@ -9,7 +9,6 @@ Determinism is owned here: rows are sorted by each table's primary key, Parquet 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -256,14 +255,25 @@ def _move_into_place(staging: Path, out: Path) -> None:
     shutil.rmtree(replaced, ignore_errors=True)
 
 
-def _link(source: Path, target: Path) -> None:
-    """``target`` the same file as ``source``: a hard link (no second copy of a paper-scale
-    table), a copy where the two folders lie on different file systems."""
+# Linux's FICLONE ioctl: a copy-on-write clone of a whole file (Btrfs, XFS, bcachefs).
+_FICLONE = 0x40049409
+
+
+def _copy(source: Path, target: Path) -> None:
+    """``target`` a copy of ``source`` that nothing written into ``source`` afterwards reaches: a
+    copy-on-write clone where the file system makes them (no second copy of a paper-scale table
+    on disk), else a plain copy. Never a hard link: one inode would let a byte written under
+    ``results/`` change a sealed release."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        try:
+            import fcntl
+
+            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+            return
+        except (ImportError, OSError):
+            pass
+    shutil.copyfile(source, target)
 
 
 def assemble(
@@ -312,22 +322,22 @@ def publish(
     croissant: Callable[[Path, dict], dict] | None = None,
     workers: int = 1,
 ) -> dict:
-    """The release folder ``out`` made from the ``assembled`` one (its files linked, not copied)
+    """The release folder ``out`` made from the ``assembled`` one (its files copied: ``_copy``)
     with ``results`` added under ``results/`` (file name -> stage output), then Croissant and the
     card rendered from the folder and the manifest so far (``regionbench.release.croissant`` and
     ``regionbench.release.card`` by default), the manifest sealed and the folder moved into place
-    whole. Every file is hashed again (by up to ``workers`` processes): a linked file is the
-    assembled one, and the manifest seals the bytes there now. Returns the manifest. (Rendered in
+    whole. Every file is hashed again (by up to ``workers`` processes): the manifest seals the
+    bytes the release holds. Returns the manifest. (Rendered in
     this process: workers forked from it now, holding the release's tables, would count its pages
     again in the job's memory.)"""
     assembled, out = Path(assembled), Path(out)
     draft = read_manifest(assembled)
-    linked = draft.pop("files")
+    assembled_files = draft.pop("files")
     draft.pop("digest")
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    for rel in linked:
-        _link(assembled / rel, staging / rel)
+    for rel in assembled_files:
+        _copy(assembled / rel, staging / rel)
     for rel, src in sorted(results.items()):
         if (staging / "results" / rel).exists():
             raise ReleaseError(f"results/{rel} is given twice: by the assembled release and by {src}")
