@@ -113,3 +113,51 @@ def test_a_disk_that_fills_mid_build_is_one_line_and_the_rerun_resumes(tiny_buil
         assert again.returncode == 0, again.stderr[-3000:]
         assert {p: p.stat().st_mtime_ns for p in finished} == finished  # what finished is not made again
         assert file_digests(project / TINY_RELEASE) == file_digests(tiny_build / TINY_RELEASE)
+
+
+@settings(max_examples=9, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=st.sampled_from(["evaluate", "audit", "view"]), kib=st.integers(4, 256))
+def test_a_report_or_a_site_on_a_full_disk_is_one_line_and_leaves_nothing(
+    tmp_path_factory: pytest.TempPathFactory, tiny_build: Path, command: str, kib: int
+) -> None:
+    """``evaluate --out``, ``audit --json`` and ``view --out`` onto a disk of any size: a report or
+    site written whole, or one line naming the path with what to do, and nothing left on the disk
+    (no 0-byte report, no part of a site)."""
+    import io
+    import json
+
+    from regionbench import load
+    from regionbench.client.tasks import _labels
+
+    folder = tiny_build / TINY_RELEASE
+    work = tmp_path_factory.mktemp("full")
+    predictions = work / "regions.csv"
+    _labels.subset_truth(load(folder), "H").regions.to_csv(predictions, index=False)
+    with mounted(work / "disk", f"size={kib}k") as disk:
+        out = disk / ("site" if command == "view" else "report.json")
+        argv = {
+            "evaluate": [
+                "evaluate",
+                "--release",
+                str(folder),
+                "--predictions",
+                str(predictions),
+                "--task",
+                "region",
+                "--out",
+            ],
+            "audit": ["audit", str(folder), "--json"],
+            "view": ["view", str(folder), "--out"],
+        }[command] + [str(out)]
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
+            code = cli.main(argv)
+        left = sorted(p.relative_to(disk).as_posix() for p in disk.rglob("*"))
+        whole = out.is_file() and json.loads(out.read_text()) if command != "view" else (out / "data/meta.js").is_file()
+    if code == 0:
+        assert whole, left
+        return
+    lines = said.getvalue().strip().splitlines()
+    assert code == 2 and len(lines) == 1, said.getvalue()
+    assert lines[0] == f"regionbench: error: {out}: No space left on device; free some disk space and run again"
+    assert left == []

@@ -20,7 +20,7 @@ import math
 import os
 import shutil
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -237,6 +237,36 @@ def write_site(
         raise InputError(f"--out {out}: a folder that holds something else than a site; give a new folder")
     if predictions is not None and run is None:
         raise InputError("--predictions: give the report that scored them with --run")
+    # Written beside ``out`` and moved into place whole: a full disk or a stop half-way leaves
+    # the earlier site (or none), never part of one.
+    staging = out.with_name(f".{out.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        site = _write_site(data, staging, images_root, run, workers, predictions)
+        earlier = out.with_name(f".{out.name}.earlier")
+        shutil.rmtree(earlier, ignore_errors=True)
+        if out.exists():
+            out.rename(earlier)
+        staging.rename(out)
+        shutil.rmtree(earlier, ignore_errors=True)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OSError(exc.errno, exc.strerror, str(out)) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return replace(site, folder=out)
+
+
+def _write_site(
+    data: Release,
+    out: Path,
+    images_root: str | Path | None,
+    run: dict | None,
+    workers: int,
+    predictions: str | Path | None,
+) -> Site:
+    """``write_site``'s work, into the new folder ``out``."""
     scores = run_scores(data, run) if run is not None else {}
     vocabulary = sorted(set(data.arrow("vocabulary", ["label"]).column("label").to_pylist()))
     colour = {label: PALETTE[k % len(PALETTE)] for k, label in enumerate(vocabulary)}

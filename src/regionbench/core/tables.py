@@ -8,6 +8,7 @@ rerun on the same inputs gives the same bytes.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -321,10 +322,26 @@ def write_json(path: str | Path, value: object, *, escape_non_ascii: bool = True
     Stage reports escape non-ASCII characters (``\\u00e1``); the release's documents meant for
     people (``croissant.json``, ``manifest.json``) pass ``escape_non_ascii=False``.
     """
+    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=escape_non_ascii)
+    write_whole(path, (text + "\n").encode("utf-8"))
+
+
+def write_whole(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file beside it, renamed
+    over ``path`` once written. A full disk or a stop half-way leaves neither a short file nor a
+    0-byte one; the ``OSError`` raised names ``path``, not the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=escape_non_ascii)
-    path.write_text(text + "\n", encoding="utf-8")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def row_keys(table: pa.Table, columns: list[str]) -> pa.Array:
