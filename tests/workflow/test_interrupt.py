@@ -5,7 +5,9 @@ without it (SIGINT or SIGTERM to ``regionbench`` alone, started with SIGINT igno
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,48 @@ echo "exit $?"
     assert lines[-1] == INTERRUPTED and not any(word in text for word in NOISE), text
     assert all(line.isprintable() for line in lines)  # a pipe: plain lines
     assert not (project / TINY_RELEASE).exists()  # Snakemake stopped before the release
+    snakemake_log = max((project / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda f: f.stat().st_mtime)
+    assert "(100%) done" not in snakemake_log.read_text()
+    _resumes(project, override, tiny_build)
+
+
+def _running_in(folder: Path) -> list[int]:
+    """The processes whose working folder is ``folder`` or under it (a build's Snakemake and jobs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")).is_relative_to(folder):
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone, or not ours to read
+    return found
+
+
+def test_a_build_killed_outright_takes_its_snakemake_and_jobs_with_it(tiny_build: Path, tmp_path: Path) -> None:
+    """SIGKILL to ``regionbench build`` alone (no handler runs: an out-of-memory kill, ``kill -9``)
+    once a stage has finished: its Snakemake stops as at a Ctrl-C and its jobs with it, within
+    seconds; nothing is published, and the rerun resumes."""
+    project = workflow_copy(tmp_path / "wf")
+    override = write_config(project, TINY)
+    log = tmp_path / "build.log"
+    command = " ".join(build_command(project, "--configfile", str(override)))
+    script = f"""
+set +m
+{command} > {log} 2>&1 &
+build=$!
+until grep -q '{DONE}' {log} || ! kill -0 $build 2>/dev/null; do sleep 0.1; done
+kill -KILL $build
+wait $build
+echo "exit $?"
+"""
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600)
+    assert done.stdout.strip() == "exit 137", done.stdout + log.read_text()
+    deadline = time.monotonic() + 60
+    while (left := _running_in(project)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"still running after the build was killed: {left}"
+    assert not (project / TINY_RELEASE).exists()
     snakemake_log = max((project / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda f: f.stat().st_mtime)
     assert "(100%) done" not in snakemake_log.read_text()
     _resumes(project, override, tiny_build)
