@@ -102,8 +102,9 @@ def test_the_figures_are_the_tables_own(built: tuple[Path, dict, dict]) -> None:
     if "matched_share" in agreement:
         assert f"{100 * agreement['matched_share']:.1f} % of regions matched" in annotation
         assert f"mean IoU {agreement['mean_iou']:.3f}" in annotation
-    lineage = document.get("prov:wasDerivedFrom", [])
+    lineage = as_list(document["prov:wasDerivedFrom"])
     assert document["prov:wasGeneratedBy"] == f"regionbench {manifest['code_version']}"
+    assert lineage[0] == f"urn:sha256:{manifest['inputs_sha256']}"  # the raw collection, always
     assert (manifest["source"].get("homepage") in lineage) == (
         not manifest["synthetic"] and bool(manifest["source"].get("homepage"))
     )

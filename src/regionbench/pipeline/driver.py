@@ -61,6 +61,8 @@ def _dies_with(parent: int) -> Callable[[], None] | None:
             os._exit(130)
 
     return set_death_signal
+
+
 # Seconds what the command says is held before it is shown: the thread that takes an interrupt
 # may get the processor after the relaying one on a loaded machine, and what an interrupted job
 # printed meanwhile is then dropped with the rest.

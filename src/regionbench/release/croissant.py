@@ -188,14 +188,16 @@ PROV = "http://www.w3.org/ns/prov#"
 
 
 def _lineage(manifest: dict, origin: Source) -> dict:
-    """PROV-O lineage: the build that generated the release, and what it was derived from (the
-    source's home page, ``origin.url``; the previous version's tag)."""
-    derived = ([origin.url] if origin.url and not manifest["synthetic"] else []) + (
-        [tag_name(manifest["dataset"], manifest["previous"]["version"])] if manifest.get("previous") else []
+    """PROV-O lineage: the build that generated the release, and what it was derived from,
+    always the raw collection (``urn:sha256:`` and the inputs fingerprint: its files' digest,
+    docs/releases.md), then the source's home page where one is known (``origin.url``; not for a
+    generated collection) and the previous version's tag where there is one."""
+    derived = (
+        [f"urn:sha256:{manifest['inputs_sha256']}"]
+        + ([origin.url] if origin.url and not manifest["synthetic"] else [])
+        + ([tag_name(manifest["dataset"], manifest["previous"]["version"])] if manifest.get("previous") else [])
     )
-    return {"prov:wasGeneratedBy": f"regionbench {manifest['code_version']}"} | (
-        {"prov:wasDerivedFrom": derived} if derived else {}
-    )
+    return {"prov:wasGeneratedBy": f"regionbench {manifest['code_version']}", "prov:wasDerivedFrom": derived}
 
 
 def croissant(folder: Path, manifest: dict) -> dict:
