@@ -188,3 +188,24 @@ def test_a_folder_that_is_neither_a_release_nor_a_repository_is_said_so(
     assert cli.main(["verify", str(folder)]) == 1  # a release whose manifest is gone fails to verify
     out = capsys.readouterr().out.strip()
     assert out.count("\n") == 0 and out.endswith(f"no manifest; is {folder} a regionbench release folder?"), out
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "registry"),
+    [("synth", "--layout", "synthetic.writers"), ("export", "--format", "exports.formats")],
+)
+def test_the_help_lists_what_the_registries_hold(
+    command: str, flag: str, registry: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``synth --help`` names every layout a collection can be generated in and ``export --help``
+    every export format: the registries' names, read when the help is printed."""
+    from regionbench import synthetic
+    from regionbench.client import exports
+
+    names = sorted({"synthetic.writers": synthetic.writers, "exports.formats": exports.formats}[registry]())
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    said = text.rsplit(f"{flag} {flag.strip('-').upper()} ", 1)[1].split(" (", 1)[0]
+    listed = said.rsplit(": ", 1)[-1].replace(" or ", ", ").split(", ")
+    assert listed == names

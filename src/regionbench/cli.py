@@ -13,7 +13,7 @@ import shutil
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -32,6 +32,36 @@ if TYPE_CHECKING:
 # Commands of the build install (synth, export-saiapr, export-coco, hierarchy --saiapr) import their modules
 # when they run: the client install (load, verify, evaluate, diff) lacks their dependencies.
 SYNTH_PROFILES = ("demo", "paper", "tiny", "coco-demo")
+
+
+class HelpFrom(str):
+    """A help text completed from a registry when argparse prints it (``% params``), not when
+    the parser is made: the layouts' and formats' registries import every reader (0.4 s), which
+    only a user reading the help should pay for. ``text`` holds ``{}`` where the names go."""
+
+    names: Callable[[], list[str]]
+
+    def __new__(cls, text: str, names: Callable[[], list[str]]) -> HelpFrom:
+        made = super().__new__(cls, text)
+        made.names = names
+        return made
+
+    def __mod__(self, params: object) -> str:
+        names = sorted(self.names())
+        listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+        return str.__mod__(self.format(listed), params)
+
+
+def _synth_layouts() -> list[str]:
+    from regionbench import synthetic
+
+    return list(synthetic.writers())
+
+
+def _export_formats() -> list[str]:
+    from regionbench.client import exports
+
+    return list(exports.formats())
 
 
 class UserError(InputError):
@@ -641,7 +671,7 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     """synth: a synthetic collection."""
     s = sub.add_parser(
         "synth",
-        help="write a synthetic collection in a raw layout (SAIAPR TC-12, COCO, COCO panoptic, VOC, Cityscapes, ADE20K, BSDS500)",
+        help="write a synthetic collection in any raw layout it generates (synth --help lists them)",
     )
     s.add_argument(
         "--profile",
@@ -659,7 +689,7 @@ def _synth_command(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--layout",
         default="saiapr",
-        help="raw layout to write: saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, ade20k-full, bsds500, classmap, camvid, lip, cocostuff, labelme, mapillary or pascal-context",
+        help=HelpFrom("raw layout to write: {} (default saiapr)", _synth_layouts),
     )
     s.add_argument(
         "--annotators",
@@ -806,7 +836,7 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
         alias = EXPORT_ALIASES.get(command)
         e = sub.add_parser(
             command,
-            help="write a release in another format's files (saiapr, coco, voc, imageclef)"
+            help="write a release in another format's files (export --help lists them)"
             if alias is None
             else f"the same as export --format {alias} (kept for one version)",
         )
@@ -816,7 +846,7 @@ def _export_command(sub: argparse._SubParsersAction) -> None:
             e.add_argument(
                 "--format",
                 required=True,
-                help="saiapr, coco, coco-panoptic, voc, cityscapes, ade20k, classmap, camvid, lip, cocostuff, labelme, mapillary, pascal-context or imageclef (any layout that exports)",
+                help=HelpFrom("{} (any layout that exports, and ImageCLEF)", _export_formats),
             )
         else:
             e.set_defaults(format=alias)
