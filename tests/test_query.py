@@ -81,3 +81,20 @@ def test_questions_are_three_words_with_a_known_relation() -> None:
             query.parse(bad)
     with pytest.raises(query.QueryError, match="0 or more pixels"):
         query.within(pd.DataFrame(columns=["image_id", "region_id", "label", "geometry"]), "a", "b", -1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(collections(), st.sampled_from(list(query.RELATIONS)))
+def test_a_release_without_relations_says_so_rather_than_answering_none(data, relation: str) -> None:
+    """Regions that pair up in some image but no relation recorded between them: one line saying
+    the release holds none, never an empty answer that would claim no pair is related."""
+    regions, relations = data
+    empty = relations.iloc[0:0]
+    if not {LABELS[0], LABELS[1]} <= set(regions["label"]):
+        with pytest.raises(query.QueryError, match="no region is labelled"):
+            query.related(regions, empty, LABELS[0], relation, LABELS[1])
+    elif (regions.groupby("image_id").size() >= 2).any():
+        with pytest.raises(query.QueryError, match="holds no spatial relations"):
+            query.related(regions, empty, LABELS[0], relation, LABELS[1])
+    else:
+        assert query.related(regions, empty, LABELS[0], relation, LABELS[1]).empty

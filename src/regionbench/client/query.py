@@ -54,6 +54,12 @@ def related(regions: pd.DataFrame, relations: pd.DataFrame, subject: str, relati
     if relation not in RELATIONS:
         raise QueryError(f"unknown relation {relation!r}; relations: {', '.join(RELATIONS)}")
     _check_labels(regions, subject, other)
+    if relations.empty and (regions.groupby("image_id").size() >= 2).any():
+        # Pairs exist but no relation between them: an empty answer would claim none holds.
+        raise QueryError(
+            "the release holds no spatial relations between these regions (none were computed for this "
+            "annotator when it was built); ask of the reference annotator, or rebuild the release"
+        )
     labels = regions[["image_id", "region_id", "label"]]
     hits = relations[relations[RELATIONS[relation]] == relation][PAIR]
     hits = hits.merge(labels[labels["label"] == subject][["image_id", "region_id"]], on=["image_id", "region_id"])
