@@ -188,3 +188,16 @@ def run_cli_err(*args: str) -> tuple[int, str]:
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = cli.main(["conformance", *args])
     return code, err.getvalue()
+
+
+def test_every_engine_left_out_is_named_with_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine not installed, or one that scores none of the chosen cases, is a line of its
+    own: a run that conforms never hides an engine it did not run."""
+    monkeypatch.setattr(conformance, "installed", lambda: ["regionbench", "pycocotools"])
+    code, text = run_cli("--family", "lvis")
+    lines = text.splitlines()
+    assert code == 0
+    assert "pycocotools: skipped, it scores none of the chosen cases" in lines
+    absent = [e for e in conformance.ENGINES if e not in ("regionbench", "pycocotools")]
+    assert absent and all(f"{e}: skipped, not installed here" in lines for e in absent)
+    assert not any(line.startswith("regionbench: skipped") for line in lines)

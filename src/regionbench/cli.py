@@ -58,6 +58,12 @@ def _synth_layouts() -> list[str]:
     return list(synthetic.writers())
 
 
+def _engines() -> list[str]:
+    from regionbench import conformance
+
+    return list(conformance.ENGINES)
+
+
 def _export_formats() -> list[str]:
     from regionbench.client import exports
 
@@ -595,11 +601,18 @@ def cmd_conformance(args: argparse.Namespace) -> int:
             ):
                 rows += conformance.check(case, engine, run)
     failed = [r for r in rows if not r.ok]
+    # Every engine the run leaves out, and why: a conforming line must not hide an engine never run.
+    skipped = [] if args.engine else [(e, "not installed here") for e in conformance.ENGINES if e not in engines]
+    skipped += [(e, "it scores none of the chosen cases") for e in engines if not any(r.engine == e for r in rows)]
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
+        for engine, why in skipped:
+            print(f"{engine}: skipped, {why}", file=sys.stderr)
     else:
         for line in conformance.table(rows):
             print(line)
+        for engine, why in skipped:
+            print(f"{engine}: skipped, {why}")
         for engine in engines:
             mine = [r for r in rows if r.engine == engine]
             if not mine:
@@ -992,8 +1005,7 @@ def _conformance_command(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--corpus", metavar="DIR", help="the corpus folder (default: the checkout's conformance/)")
     c.add_argument(
         "--engine", action="append", metavar="NAME",
-        help="an engine to check: regionbench, pycocotools, faster-coco-eval, lvis, tidecv, panopticapi (default: every "
-        "one installed)",
+        help=HelpFrom("an engine to check: {} (default: every one installed)", _engines),
     )  # fmt: skip
     c.add_argument(
         "--command", metavar="CMD",
