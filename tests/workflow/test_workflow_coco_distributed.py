@@ -42,7 +42,12 @@ def test_coco_s_own_tree_builds_with_its_split_as_the_release_s(release: Callabl
     spec = _labels.subset_truth(loader.load(folder), "A")
     assert spec.image_scope().line().startswith(f"scored: {len(spec.test)} of ")
     assert "the test side of the image split (the collection's val2017)" in spec.image_scope().line()
-    assert "val2017 images are the test side" in " ".join((folder / "README.md").read_text().split())
+    card = " ".join((folder / "README.md").read_text().split())
+    assert "val2017 images are the test side" in card
+    # the introduction says the same split, and what the collection is as distributed
+    assert "with subsets A-H whose test side is the collection's own val2017 split" in card and "70/30" not in card
+    assert "COCO as distributed (`train2017/`, `val2017/` and an instances file per split" in card
+    assert json.loads((folder / "manifest.json").read_text())["evaluation_split"] == "val2017"
 
     # COCO's own val2017 file, its annotations as detections: scored on val2017 without options.
     truth = json.loads((built.raw / "annotations/instances_val2017.json").read_text())

@@ -157,7 +157,7 @@ def test_the_card_speaks_of_the_collection(exports: tuple[Path, Path, dict]) -> 
     front = yaml.safe_load(card.split("---")[1])
     assert front["source_datasets"] == ["original"] and "coco" in front["tags"] and "saiapr-tc-12" not in front["tags"]
     assert "in the layout of the segmented and annotated IAPR TC-12" not in card
-    assert "from annotation-tool exports in the COCO layout" in card and "escalante2010saiapr" not in card
+    assert "or annotation-tool exports in the COCO layout" in card and "escalante2010saiapr" not in card
     assert not re.search(r"\bnan\b", card, re.IGNORECASE)
     regions_config = next(c for c in front["configs"] if c["config_name"] == "regions")
     assert {f["split"] for f in regions_config["data_files"]} == {"train", "test", "full"}

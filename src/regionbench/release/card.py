@@ -288,8 +288,9 @@ def _relations_parity(report: dict) -> list[str]:
     return [*out, ""]
 
 
-def _introduction(manifest: dict) -> list[str]:
-    """The title, a word on synthetic data, what the release holds and how to load it."""
+def _introduction(folder: Path, manifest: dict) -> list[str]:
+    """The title, a word on synthetic data, what the release holds (its subsets' split as the
+    subsets stage made it: the collection's own, or the paper's 70/30) and how to load it."""
     out = ["", f"# regionbench {manifest['dataset']} v{manifest['version']}", ""]
     if manifest["synthetic"]:
         out += [
@@ -305,7 +306,11 @@ def _introduction(manifest: dict) -> list[str]:
         "bounding box, its mask as COCO writes it and its exact polygon (WKB, GeoParquet). Spatial",
         "relations and the vocabulary complete it"
         + (
-            ", with subsets A-H and their 70/30 train/test split."
+            (
+                f", with subsets A-H whose test side is the collection's own {own['test']} split."
+                if (own := _subsets_source_split(folder))
+                else ", with subsets A-H and their 70/30 train/test split."
+            )
             if subsets
             else "; it has no subsets A-H (see below)."
         ),
@@ -421,6 +426,13 @@ def _relations(folder: Path) -> list[str]:
     if _results(folder, "relation_stats.png"):
         out += ["![Shares of the spatial relations per group](results/relation_stats.png)", ""]
     return out
+
+
+def _subsets_source_split(folder: Path) -> dict | None:
+    """The subsets report's ``source_split`` (the collection's own split taken as their test
+    side), or None where the subsets split as the paper does or there are none."""
+    path = _results(folder, "subsets.json")
+    return json.loads(path.read_text()).get("source_split") if path else None
 
 
 def _subsets(folder: Path) -> list[str]:
@@ -756,7 +768,7 @@ def dataset_card(folder: Path, manifest: dict) -> str:
     schemas = load_schemas(folder / "schemas")
     sections = (
         _front_matter(folder, manifest),
-        _introduction(manifest),
+        _introduction(folder, manifest),
         _tables(manifest, schemas),
         _statistics(folder),
         _rejects(folder, manifest),

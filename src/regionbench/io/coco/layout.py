@@ -35,9 +35,10 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
     )
     about = About(
         summary=(
-            "from annotation-tool exports in the COCO layout (`images/` and one COCO instances file per "
-            "annotator); an image's id is the number its file name carries, else the first 63 bits of the "
-            "sha256 of its file name, and the images carry no captions"
+            "from COCO instances files: COCO as distributed (`train2017/`, `val2017/` and an instances file "
+            "per split, its ids as the files give them), or annotation-tool exports in the COCO layout "
+            "(`images/` and an instances file per annotator; an image's id the number its file name carries, "
+            "else the first 63 bits of the sha256 of its file name)"
         ),
         tag="coco",
         keyword="COCO",
