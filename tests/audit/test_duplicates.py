@@ -140,3 +140,23 @@ def test_an_image_without_hashes_is_one_line() -> None:
 def test_block_count_grows_with_the_collection() -> None:
     counts = [duplicates.block_count(n, 11) for n in (10**3, 10**5, 10**6, 10**8)]
     assert counts == sorted(counts, reverse=True) and counts[1] == 4 and counts[-1] == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(collections(), st.integers(0, 2**32 - 1), st.integers(0, 400), st.booleans())
+def test_groups_made_chunk_by_chunk_are_those_of_all_pairs(hashed: tuple, seed: int, frames: int, small: bool) -> None:
+    """The build's grouping (candidates a chunk at a time, never all pairs held) gives the table
+    that all the pairs give, whatever the chunks: near-identical frames (every image in one hash
+    bucket, as a video's are) mixed with distinct images and shuffled ids."""
+    import unittest.mock
+
+    phash, dhash = hashed
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 2**64, 2, dtype=np.uint64, endpoint=False)
+    phash = np.concatenate([phash, _near(rng, np.repeat(base[:1], frames), 2)])
+    dhash = np.concatenate([dhash, _near(rng, np.repeat(base[1:], frames), 2)])
+    ids = rng.permutation(len(phash)).astype(np.int64) * 11 + 5
+    images = pa.table({"image_id": ids, "phash": [f"{v:016x}" for v in phash], "dhash": [f"{v:016x}" for v in dhash]})
+    with unittest.mock.patch.object(duplicates, "_CHUNK", 64 if small else duplicates._CHUNK):
+        chunked = duplicates.duplicate_groups(images)
+    assert chunked.equals(duplicates.groups(ids, *duplicates.near_pairs(phash, dhash)))

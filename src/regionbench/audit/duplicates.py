@@ -17,6 +17,7 @@ is compared with about 4 x 137 x n / 65,536 others, not n.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from math import comb
 
@@ -94,9 +95,13 @@ def close_pairs(values: np.ndarray, radius: int) -> Iterator[tuple[np.ndarray, n
         order = np.argsort(keys, kind="stable")
         counts = np.bincount(keys, minlength=1 << width)
         starts = np.cumsum(counts) - counts
-        step = max(1, _CHUNK // len(flips))
-        for first in range(0, n, step):
-            query = np.arange(first, min(n, first + step))
+        # Queries in runs of at most _CHUNK candidates (at least one query a run): near-identical
+        # images put every image in one bucket, where a fixed number of queries would not be bounded.
+        load = counts[keys[:, None] ^ flips[None, :]].sum(axis=1)
+        ends = np.searchsorted(np.cumsum(load), np.arange(1, int(load.sum()) // _CHUNK + 2) * _CHUNK, side="right")
+        cuts = np.unique(np.concatenate([[0], np.maximum(ends, 1), [n]]).clip(0, n))
+        for first, last in itertools.pairwise(cuts):
+            query = np.arange(first, last)
             probe = (keys[query][:, None] ^ flips[None, :]).ravel()
             many = counts[probe]
             total = int(many.sum())
@@ -132,7 +137,12 @@ def near_pairs(
 
 def components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Each of ``n`` items' component under the edges ``(i, j)``: its smallest member."""
-    root = np.arange(n)
+    return merged(np.arange(n), i, j)
+
+
+def merged(root: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``root`` (each item's component: its smallest member, under the edges seen so far) with
+    the edges ``(i, j)`` added: edges can come chunk by chunk, never all held at once."""
     while True:
         low = np.minimum(root[i], root[j])
         np.minimum.at(root, root[i], low)
@@ -175,11 +185,45 @@ def groups(image_ids: np.ndarray, i: np.ndarray, j: np.ndarray, distance: np.nda
 
 
 def duplicate_groups(images: pa.Table, threshold: int = THRESHOLD) -> pa.Table:
-    """``GROUPS`` of an ``images`` table (image_id, phash, dhash)."""
+    """``GROUPS`` of an ``images`` table (image_id, phash, dhash): ``groups`` of its
+    ``near_pairs``, computed from one chunk of candidate pairs at a time. The components grow by
+    ``merged``, and each image's nearest member is kept as one number, ``distance * n + the rank
+    of its image id``. Memory follows the images, not the pairs: 20,000 near-identical frames
+    make 200 million pairs."""
     ids = np.asarray(images.column("image_id").to_numpy(), dtype=np.int64)
     phash = as_integers(images.column("phash").to_pylist())
     dhash = as_integers(images.column("dhash").to_pylist())
-    return groups(ids, *near_pairs(phash, dhash, threshold))
+    n = len(ids)
+    by_id = np.argsort(ids, kind="stable")
+    rank = np.empty(n, np.int64)
+    rank[by_id] = np.arange(n)
+    root = np.arange(n)
+    nothing = np.iinfo(np.int64).max
+    nearest = np.full(n, nothing, np.int64)
+    for values in (phash, dhash):
+        for i, j in close_pairs(values, threshold // 2):
+            total = distances(phash[i], phash[j]) + distances(dhash[i], dhash[j])
+            near = total <= threshold
+            i, j, total = i[near], j[near], total[near].astype(np.int64)
+            if len(i):
+                root = merged(root, i, j)
+                np.minimum.at(nearest, i, total * n + rank[j])
+                np.minimum.at(nearest, j, total * n + rank[i])
+    member = np.flatnonzero(nearest != nothing)
+    if len(member) == 0:
+        return GROUPS.empty_table()
+    smallest = np.full(n, nothing)
+    np.minimum.at(smallest, root, ids)
+    table = pa.table(
+        {
+            "group_id": pa.array(smallest[root[member]], pa.int64()),
+            "image_id": pa.array(ids[member], pa.int64()),
+            "nearest_image_id": pa.array(ids[by_id[nearest[member] % n]], pa.int64()),
+            "distance": pa.array(nearest[member] // n, pa.int32()),
+        },
+        schema=GROUPS,
+    )
+    return table.sort_by([("group_id", "ascending"), ("image_id", "ascending")])
 
 
 RELEASE_COLUMNS = ("group_id", "image_id", "nearest_image_id", "distance", "split", "image_split", "subsets")
