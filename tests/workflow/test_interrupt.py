@@ -72,6 +72,7 @@ echo "exit $?"
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600)
     text = log.read_text()
     assert done.stdout.strip() == "exit 130", done.stdout + text
+    assert not _running_in(project), "a job of the build outlived it"  # the build waited for its jobs to end
     lines = text.splitlines()
     assert lines[-1] == INTERRUPTED and not any(word in text for word in NOISE), text
     assert all(line.isprintable() for line in lines)  # a pipe: plain lines
