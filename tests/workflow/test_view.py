@@ -397,9 +397,12 @@ def test_serve_serves_the_site_until_interrupted(tiny_build: Path, tmp_path: Pat
         busy = subprocess.run(command, capture_output=True, text=True)  # the same port, taken
         assert busy.returncode == 2 and f"--port {port}: cannot serve there" in busy.stderr
         assert len(busy.stderr.strip().splitlines()) == 1
+        # A browser's preconnect: a connection that sends nothing, its handler waiting on it.
+        idle = socket.create_connection(("127.0.0.1", port))
     finally:
         server.send_signal(signal.SIGINT)
-        out, err = server.communicate(timeout=30)
+        out, err = server.communicate(timeout=5)  # stops within seconds, whatever connection is open
+        idle.close()
     assert server.returncode == 0 and out == f"stopped serving {tmp_path / 'site'}\n" and err == ""
 
 
