@@ -20,13 +20,11 @@ def evaluation_split(splits: Iterable[str | None], wanted: str | None = None) ->
 
     ``wanted`` (the config's ``subsets.test_split``) wins where some image has it. Otherwise the
     first of ``TEST_SPLITS`` present, else the one name starting with ``val`` (the first by name
-    when several do). None when there is no such split, or fewer than two splits: a collection
-    whose every image is in one split has no held-out side of its own.
+    when several do); None when there is no such split. A collection may hold its evaluation
+    split alone (BSDS500's test images as distributed): it is scored there all the same.
     """
     found = sorted({s for s in splits if s is not None})
     if wanted is not None:
         return wanted if wanted in found else None
-    if len(found) < 2:
-        return None
     named = [s for s in TEST_SPLITS if s in found] or [s for s in found if s.startswith("val")]
     return named[0] if named else None

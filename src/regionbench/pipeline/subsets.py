@@ -52,6 +52,8 @@ def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -
         )
     found = sorted(s for s in counts if s is not None)
     chosen = evaluation_split(found, wanted)
+    if wanted is None and len(found) < 2:
+        chosen = None  # the evaluation split alone: no train side of the collection's own
     if chosen is None and wanted is not None:
         raise InputError(
             f"subsets.test_split {wanted!r} holds no image with regions (the splits: {', '.join(found) or 'none'}); "
