@@ -560,3 +560,36 @@ def test_a_range_evaluated_a_few_categories_at_a_time_is_evaluated_whole(
     finally:
         instances.STATES = saved
     assert pickle.dumps(parts) == pickle.dumps(whole)
+
+
+@given(
+    st.sampled_from(["image_id", "category_id"]),
+    st.one_of(
+        st.integers(1, 500).map(str),
+        st.integers(1, 500).map(float),
+        st.booleans(),
+        st.lists(st.integers(), max_size=2),
+        st.just(213),
+    ),
+)
+def test_an_id_that_is_not_an_integer_is_named_as_what_it_is(key: str, value: object) -> None:
+    """Ids given as text ("213") or with a decimal point (213.0) are a type error in one line,
+    never looked up (213.0 == 213 in Python) nor reported as an image or category that is missing."""
+    from regionbench.client.instances import Checker
+
+    header = {"images": [{"id": 213, "height": 4, "width": 4}], "categories": [{"id": 213, "name": "a"}]}
+    checker = Checker(header, {"a": 213})
+    detection = {"image_id": 213, "category_id": 213, "bbox": [0, 0, 2, 2], "score": 0.5} | {key: value}
+    taken = checker.take(0, detection)
+    if type(value) is int:
+        assert taken is not None and not checker.problems
+        return
+    assert taken is None and len(checker.problems) == 1
+    said = checker.problems[0]
+    assert said.startswith(f"detection 0: {key} ")
+    if isinstance(value, str):
+        assert "is text; write ids as JSON integers" in said
+    elif isinstance(value, float):
+        assert "is a decimal number; write ids as JSON integers" in said
+    else:
+        assert "is not an id" in said

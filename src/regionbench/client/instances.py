@@ -244,6 +244,23 @@ def truth_header(truth: dict) -> dict:
     return {"images": truth["images"], "categories": truth["categories"]}
 
 
+def _not_an_id(key: str, value: object, required: bool) -> str | None:
+    """What is wrong with ``value`` as an id (``key``), or None: an id is a JSON integer, as COCO
+    gives them. Text (``"213"``) and numbers with a decimal point (``213.0``) are named as what
+    they are, not looked up and reported missing."""
+    if value is None and not required:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return f'{key} {value!r} is text; write ids as JSON integers ({key}: 213, not "213")'
+    if isinstance(value, float):
+        return f"{key} {value!r} is a decimal number; write ids as JSON integers ({key}: 213, not 213.0)"
+    if value is None:
+        return f"{key} is missing; every detection names its image by id"
+    return f"{key} {value!r} is not an id; write ids as JSON integers"
+
+
 class Checker:
     """Detections checked one at a time against a truth's images and categories (``header``:
     ``truth_header``), as pycocotools' ``loadRes`` would take them and in the same pass:
@@ -288,11 +305,15 @@ class Checker:
         if not isinstance(item, dict):
             self.problems.append(f"{where}: not a JSON object")
             return None
-        image = item.get("image_id")
-        if isinstance(image, int) and not isinstance(image, bool) and image in self.others:
+        for key in ("image_id", "category_id"):
+            if (said := _not_an_id(key, item.get(key), required=key == "image_id")) is not None:
+                self.problems.append(f"{where}: {said}")
+                return None
+        image: int = item["image_id"]
+        if image in self.others:
             self.outside[image] += 1
             return None
-        if image not in self.sizes or isinstance(image, bool):
+        if image not in self.sizes:
             self.problems.append(f"{where}: image_id {image!r} is no image of the release")
             return None
         given = item.get("category_id")
