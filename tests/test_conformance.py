@@ -145,14 +145,15 @@ def test_the_manual_s_example_runs() -> None:
 
 @settings(max_examples=12, deadline=None)
 @given(
-    damage=st.sampled_from(["family", "base64", "not-json"]),
+    damage=st.sampled_from(["family", "base64", "not-json", "deep", "twice"]),
     family=st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=12).filter(
         lambda f: f not in conformance.FAMILIES
     ),
 )
 def test_a_damaged_corpus_is_an_input_error_naming_the_file(damage: str, family: str) -> None:
     """A case of an unknown family (once dropped unseen: "7 of 7 cases conform"), a map that is not
-    base64, a file that is not JSON: the corpus is refused, exit 2, one line naming the file."""
+    base64, a file that is not JSON, nested too deeply or giving a key twice: the corpus is
+    refused, exit 2, one line naming the file."""
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "corpus"
@@ -165,6 +166,10 @@ def test_a_damaged_corpus_is_an_input_error_naming_the_file(damage: str, family:
             side = sorted(case["maps"])[0]
             case["maps"][side][sorted(case["maps"][side])[0]] = "not base64!" + family
         text = json.dumps(case) if damage != "not-json" else "{" + family
+        if damage == "deep":  # nested past the parser's recursion (a RecursionError traceback once)
+            text = text[:-1] + ', "deep": ' + "[" * 200_000 + "]" * 200_000 + "}"
+        elif damage == "twice":
+            text = text[:-1] + f', "family": "{family}"' + "}"
         path.write_text(text)
         code, said = run_cli_err("--corpus", str(root), "--engine", "regionbench")
     assert code == 2 and str(path) in said and len(said.strip().splitlines()) == 1, said

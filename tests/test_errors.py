@@ -171,3 +171,31 @@ def test_a_package_of_an_install_extra_that_is_missing_names_the_extra(name: str
     extra = "dvc" if name.startswith("dvc") else "build"
     assert said == f"this needs {name.split('.')[0]}, which this install lacks: pip install 'regionbench[{extra}]'"
     assert errors.describe(ModuleNotFoundError("x", name="regionbench.nothing")) is None
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(_JSON, st.text(max_size=3), st.integers(), st.integers())
+def test_a_key_given_twice_is_refused_and_other_json_read_as_json_reads_it(
+    value: object, key: str, first: int, second: int
+) -> None:
+    import json
+
+    text = json.dumps(value)
+    assert errors.parse_json(text) == json.loads(text)
+    twice = "{" + f"{json.dumps(key)}: {first}, {json.dumps(key)}: {second}" + "}"
+    nested = json.dumps({"outer": [0]}).replace("[0]", f"[{twice}]")
+    for document in (twice, nested):
+        with pytest.raises(ValueError, match="is given twice in one object") as raised:
+            errors.parse_json(document)
+        assert "\n" not in str(raised.value)
+
+
+def test_json_nested_beyond_the_parser_is_one_line() -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        errors.parse_json("[" * 200_000 + "]" * 200_000)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regionbench.core.errors import InputError, first_line
+from regionbench.core.errors import InputError, first_line, parse_json
 
 FAMILIES = ("instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries")
 # Each family's tolerance: the largest difference a figure may have from the reference's. COCO's
@@ -95,7 +95,7 @@ class Case:
     @classmethod
     def read(cls, path: Path, root: Path) -> Case:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data: Any = parse_json(path.read_text(encoding="utf-8"))
             case = cls(
                 path.relative_to(root).with_suffix("").as_posix(), data["family"], data["about"], data["settings"],
                 data["truth"], data["run"], data["reference"], data["outputs"], data.get("maps", {}),

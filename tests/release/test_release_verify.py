@@ -305,3 +305,15 @@ def test_a_fifo_anywhere_is_named_and_never_opened(tmp_path: Path, where: str, e
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert any(expected in line for line in problems), problems
+
+
+def test_a_manifest_giving_a_key_twice_fails_to_verify(tmp_path: Path) -> None:
+    """A manifest whose ``version`` is given twice (a reader keeping the last value would read
+    another release than a checker keeping the first): refused in one line naming the key."""
+    folder = small_release(tmp_path / "rel" / "v1.0.0")
+    text = (folder / "manifest.json").read_text()
+    (folder / "manifest.json").write_text(
+        text.replace('"version": "1.0.0"', '"version": "1.0.0", "version": "9.9.9"', 1)
+    )
+    problems = release.verify(folder)
+    assert len(problems) == 1 and "the key 'version' is given twice in one object" in problems[0], problems

@@ -76,14 +76,26 @@ def describe(exc: BaseException) -> str | None:
 
 
 def parse_json(text: str) -> object:
-    """The JSON value of ``text``; raises ValueError with one line (where it breaks, or that it
-    nests too deeply for the parser) for text that is not JSON."""
+    """The JSON value of ``text``; raises ValueError with one line (where it breaks, that it
+    nests too deeply for the parser, or the key an object gives twice) for text that is not
+    usable JSON. A key given twice is refused: a reader keeping the last value would see what a
+    checker reading the first did not (a manifest whose ``version`` is given twice)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_once)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError("not usable JSON (nested too deeply)") from None
+
+
+def _once(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's members, each key once (``parse_json``)."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"not usable JSON (the key {key!r} is given twice in one object)")
+        out[key] = value
+    return out
 
 
 def file_problem(path: Path, what: str) -> str | None:
