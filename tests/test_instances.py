@@ -593,3 +593,29 @@ def test_an_id_that_is_not_an_integer_is_named_as_what_it_is(key: str, value: ob
         assert "is a decimal number; write ids as JSON integers" in said
     else:
         assert "is not an id" in said
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["bom", "utf-16", "utf-32", "spaces"]), st.integers(0, 70_000))
+def test_a_results_file_s_encoding_and_leading_space_are_named_or_read(
+    tmp_path_factory, kind: str, spaces: int
+) -> None:
+    """A byte-order mark, UTF-16 or UTF-32 is named as what it is, in one line; any amount of
+    whitespace before the list is read past, as JSON allows."""
+    path = tmp_path_factory.mktemp("enc") / "run.json"
+    text = json.dumps([{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}])
+    data = {
+        "bom": b"\xef\xbb\xbf" + text.encode(),
+        "utf-16": text.encode("utf-16"),
+        "utf-32": text.encode("utf-32-le"),
+        "spaces": (" \n\t" * spaces).encode()[:spaces] + text.encode(),
+    }[kind]
+    path.write_bytes(data)
+    if kind == "spaces":
+        assert [d["image_id"] for d in instances.stream_items(path)] == [1]
+        return
+    with pytest.raises(instances.InstancesError) as raised:
+        list(instances.stream_items(path))
+    said = str(raised.value)
+    assert "\n" not in said and said.startswith(str(path))
+    assert ("byte-order mark" in said) if kind == "bom" else ("UTF-16 or UTF-32" in said)

@@ -225,8 +225,12 @@ def stream_items(path: Path) -> Iterator[Any]:
         raise InstancesError(f"{path}: {problem}")
     try:
         with path.open("rb") as f:
-            head = f.read(64).lstrip()
-            if head[:1] != b"[":
+            if said := _encoding_problem(f.read(4)):
+                raise InstancesError(f"{path}: {said}")
+            f.seek(0)
+            while (chunk := f.read(1 << 16)) and not chunk.strip(b" \t\r\n"):  # whitespace before the list
+                pass
+            if chunk.lstrip(b" \t\r\n")[:1] != b"[":
                 raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
             f.seek(0)
             yield from ijson.items(f, "item", use_float=True)
@@ -237,6 +241,16 @@ def stream_items(path: Path) -> Iterator[Any]:
         raise InstancesError(f"{path}: {said}") from None
     except OSError as exc:
         raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
+
+
+def _encoding_problem(head: bytes) -> str | None:
+    """What the first bytes of a JSON file say of its encoding where it is not plain UTF-8 (JSON's
+    own, RFC 8259): a byte-order mark, or UTF-16/32 (NUL bytes among the first four)."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        return "begins with a UTF-8 byte-order mark; write it without one (encoding='utf-8', not 'utf-8-sig')"
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
+        return "is UTF-16 or UTF-32 text; write it as UTF-8 (JSON's encoding)"
+    return None
 
 
 def truth_header(truth: dict) -> dict:
