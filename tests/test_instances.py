@@ -619,3 +619,20 @@ def test_a_results_file_s_encoding_and_leading_space_are_named_or_read(
     said = str(raised.value)
     assert "\n" not in said and said.startswith(str(path))
     assert ("byte-order mark" in said) if kind == "bom" else ("UTF-16 or UTF-32" in said)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(33, 200_000), st.booleans())
+def test_a_results_file_nested_too_deep_is_one_line_in_bounded_memory(
+    tmp_path_factory, depth: int, closed: bool
+) -> None:
+    """A file of nested lists (100,000 ``[`` grew the parser to 22 GB once): refused in one line
+    before it is parsed; a detection's own depth (polygons, 4 levels) is read."""
+    path = tmp_path_factory.mktemp("deep") / "run.json"
+    path.write_text("[" * depth + ("]" * depth if closed else ""))
+    with pytest.raises(instances.InstancesError, match=f"nested more than {instances.MAX_DEPTH} deep") as raised:
+        list(instances.stream_items(path))
+    assert "\n" not in str(raised.value)
+    polygon = [{"image_id": 1, "category_id": 1, "segmentation": [[0, 0, 1, 0, 1, 1]], "score": 0.5}]
+    path.write_text(json.dumps(polygon))
+    assert [d["segmentation"] for d in instances.stream_items(path)] == [[[0, 0, 1, 0, 1, 1]]]

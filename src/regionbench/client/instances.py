@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import pandas as pd
 
-from regionbench.core import errors, numbers
+from regionbench.core import errors, jsondepth, numbers
 from regionbench.core.errors import InputError
 
 STATS = (
@@ -232,6 +232,11 @@ def stream_items(path: Path) -> Iterator[Any]:
                 pass
             if chunk.lstrip(b" \t\r\n")[:1] != b"[":
                 raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
+            if jsondepth.deeper_than(path, MAX_DEPTH):  # a streaming parser's memory grows with depth squared
+                raise InstancesError(
+                    f"{path}: arrays and objects nested more than {MAX_DEPTH} deep; a COCO results file is a "
+                    "list of detections, whose deepest part, a polygon, is a list in a list"
+                )
             f.seek(0)
             yield from ijson.items(f, "item", use_float=True)
     except ijson.JSONError as exc:
@@ -241,6 +246,9 @@ def stream_items(path: Path) -> Iterator[Any]:
         raise InstancesError(f"{path}: {said}") from None
     except OSError as exc:
         raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
+
+
+MAX_DEPTH = 32  # levels a results file may nest: a detection's polygons are 4 deep
 
 
 def _encoding_problem(head: bytes) -> str | None:
