@@ -14,6 +14,12 @@ from regionbench.pipeline import progress
 from regionbench.pipeline.progress import REFERENCE, BuildProgress, CostModel, clock
 
 
+@pytest.fixture(autouse=True)
+def quiet_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The account's ETA as on a machine with nothing else running (the suite's own load aside)."""
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+
+
 class Clock:
     def __init__(self) -> None:
         self.t = 100.0
@@ -320,3 +326,23 @@ def test_no_forecast_without_costs() -> None:
     out = io.StringIO()
     BuildProgress(out, live=False).plan({"ingest": 2, "total": 2})
     assert out.getvalue() == "running 2 jobs in 1 stages\n"
+
+
+@given(st.floats(0, 64), st.integers(1, 16))
+def test_a_busy_machine_gets_no_eta_but_the_reason(load: float, cores: int) -> None:
+    """Where more processes want to run than the machine has cores (other work beside the build),
+    the jobs' measured times would promise too early: the line says the machine is busy instead."""
+    out, now = io.StringIO(), Clock()
+    p = BuildProgress(out, live=False, now=now, load=lambda: load, machine_cores=cores)
+    for jobid, rule in ((1, "ingest"), (2, "ingest"), (3, "release")):
+        p.job_info(jobid, rule)
+    p.plan({"ingest": 2, "release": 1, "total": 3})
+    for jobid in (1, 2):
+        p.started([jobid])
+        now.t += 5
+        p.finished(jobid)
+    line = out.getvalue().splitlines()[-1]
+    if load > progress.BUSY * cores:
+        assert f"no ETA: the machine is busy (load {load:.1f} on {cores} cores)" in line and "ETA 0:" not in line
+    else:
+        assert "ETA 0:05" in line

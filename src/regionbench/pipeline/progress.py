@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import statistics
 import threading
@@ -30,6 +31,9 @@ from typing import TextIO
 TARGET_RULE = "all"
 QUIET = 30.0  # seconds a plain log may go without a line while jobs run
 TICK = 1.0  # seconds between the ticker's looks (``BuildProgress.start_ticking``)
+# Load (runnable processes, the last minute) over the machine's cores beyond which an ETA is not
+# given: the build's own jobs and Snakemake make about one a core, more is other work.
+BUSY = 1.5
 REFERENCE = Path(str(resources.files("regionbench") / "data" / "timings" / "reference.json"))
 
 
@@ -185,7 +189,9 @@ class BuildProgress:
     plan is forecast by before the first job (the last build's, else the reference build's:
     ``CostModel.reference``); ``checkpoints`` the workflow's
     checkpoint rules: a plan that holds one grows as the jobs it adds are scheduled, so its total
-    is shown as what it is, a lower bound (``17+``), until the last job is scheduled.
+    is shown as what it is, a lower bound (``17+``), until the last job is scheduled. ``load`` the
+    machine's load (the last minute's), ``machine_cores`` its cores: above ``BUSY`` times as many
+    runnable processes as cores, the line gives the reason in place of an ETA.
     """
 
     def __init__(
@@ -197,8 +203,11 @@ class BuildProgress:
         model: CostModel | None = None,
         cores: int = 1,
         forecast: CostModel | None = None,
+        load: Callable[[], float] = lambda: os.getloadavg()[0],
+        machine_cores: int | None = None,
     ) -> None:
         self.stream, self.live, self.now, self.checkpoints = stream, live, now, checkpoints
+        self.load, self.machine_cores = load, machine_cores or os.cpu_count() or 1
         self.model, self.cores = model, cores
         self.forecast_model = forecast if forecast is not None else model
         self.began: dict[int, float] = {}  # a running job's start
@@ -362,6 +371,9 @@ class BuildProgress:
         elapsed = self.now() - self.start
         left = self.eta()
         eta = f", ETA {clock(left)}" if left else ""
+        if left and (load := self.load()) > BUSY * self.machine_cores:
+            # Other work shares the cores: the jobs' measured times would promise too early.
+            eta = f", no ETA: the machine is busy (load {load:.1f} on {self.machine_cores} cores)"
         return f"{clock(elapsed)} elapsed{eta}"
 
     def eta(self) -> float | None:
