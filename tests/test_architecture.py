@@ -138,10 +138,16 @@ def test_the_help_names_the_layouts_and_formats_there_are() -> None:
 
     sub = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
     layout = next(a for a in sub.choices["synth"]._actions if a.dest == "layout")
-    named = set(re.findall(r"[a-z0-9-]+", layout.help.split(":", 1)[1])) - {"or"}
+    named = set(re.findall(r"[a-z0-9-]+", layout.help.split(":", 1)[1].split(";")[0])) - {"or"}
     assert named == set(synthetic.writers())
     export_format = next(a for a in sub.choices["export"]._actions if a.dest == "format")
     assert set(re.findall(r"[a-z0-9-]+", export_format.help.split("(")[0])) - {"or"} == set(exports.formats())
+    from regionbench import conformance
+
+    engine = next(a for a in sub.choices["conformance"]._actions if a.dest == "engine")
+    assert set(re.findall(r"[a-z0-9-]+", engine.help.split(":", 1)[1].split("(")[0])) - {"or"} == set(
+        conformance.ENGINES
+    )
 
 
 def test_each_package_imports_only_the_ones_above_it() -> None:

@@ -94,7 +94,9 @@ def test_the_build_output_fits_one_screen_and_ends_on_the_next_command(tiny_buil
     """Not a terminal: a line a stage, plain text, then what was built and what to run next."""
     stdout, stderr = build_output(tiny_build)
     lines = (stderr + stdout).splitlines()
-    assert len(lines) <= 30, stderr + stdout
+    # a stage whose jobs join the plan one at a time (the classifiers) has a line each time it
+    # has caught up with the jobs scheduled so far: two or three more lines, as the jobs' timing goes
+    assert len(lines) <= 33, stderr + stdout
     assert all(line.isprintable() for line in lines)  # no control characters: CI logs stay readable
     assert lines[0] == "Using profile config/profiles/default for setting default command line arguments."
     assert re.fullmatch(r"running (at least )?\d+ jobs in \d+ stages", lines[1])
