@@ -169,15 +169,22 @@ def groups(image_ids: np.ndarray, i: np.ndarray, j: np.ndarray, distance: np.nda
     ends, other, dist = ends[order], other[order], dist[order]
     first = np.ones(len(ends), bool)
     first[1:] = ends[1:] != ends[:-1]
-    member, nearest, near_dist = ends[first], other[first], dist[first]
-    smallest = np.full(n, np.iinfo(np.int64).max)
+    return _table(image_ids, root, ends[first], other[first], dist[first])
+
+
+def _table(
+    image_ids: np.ndarray, root: np.ndarray, member: np.ndarray, nearest: np.ndarray, distance: np.ndarray
+) -> pa.Table:
+    """``GROUPS`` rows of the positions ``member`` (their components ``root``, their nearest
+    positions and distances), each group named by its smallest image id; sorted."""
+    smallest = np.full(len(image_ids), np.iinfo(np.int64).max)
     np.minimum.at(smallest, root, image_ids)
     table = pa.table(
         {
             "group_id": pa.array(smallest[root[member]], pa.int64()),
             "image_id": pa.array(image_ids[member], pa.int64()),
             "nearest_image_id": pa.array(image_ids[nearest], pa.int64()),
-            "distance": pa.array(near_dist, pa.int32()),
+            "distance": pa.array(distance, pa.int32()),
         },
         schema=GROUPS,
     )
@@ -212,18 +219,7 @@ def duplicate_groups(images: pa.Table, threshold: int = THRESHOLD) -> pa.Table:
     member = np.flatnonzero(nearest != nothing)
     if len(member) == 0:
         return GROUPS.empty_table()
-    smallest = np.full(n, nothing)
-    np.minimum.at(smallest, root, ids)
-    table = pa.table(
-        {
-            "group_id": pa.array(smallest[root[member]], pa.int64()),
-            "image_id": pa.array(ids[member], pa.int64()),
-            "nearest_image_id": pa.array(ids[by_id[nearest[member] % n]], pa.int64()),
-            "distance": pa.array(nearest[member] // n, pa.int32()),
-        },
-        schema=GROUPS,
-    )
-    return table.sort_by([("group_id", "ascending"), ("image_id", "ascending")])
+    return _table(ids, root, member, by_id[nearest[member] % n], nearest[member] // n)
 
 
 RELEASE_COLUMNS = ("group_id", "image_id", "nearest_image_id", "distance", "split", "image_split", "subsets")
