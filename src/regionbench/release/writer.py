@@ -270,10 +270,8 @@ def _copy(source: Path, target: Path) -> None:
             import fcntl
 
             fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
-            return
         except (ImportError, OSError):
-            pass
-    shutil.copyfile(source, target)
+            shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def assemble(
