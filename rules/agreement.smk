@@ -21,10 +21,10 @@ rule agreement:
         mem_mb=2000,
         runtime=30,
     params:
-        code=CODE,
+        code=code_of("agreement.py"),
         min_iou=config["agreement"]["min_iou"],
-    script:
-        "../scripts/agreement.py"
+    run:
+        heavy("agreement.py", locals())
 
 
 rule agreement_summary:

@@ -49,9 +49,9 @@ rule audit_labels:
         mem_mb=3000,
         runtime=30,
     params:
-        code=CODE,
+        code=code_of("audit_labels.py"),
         folds=config["audit"]["labels"]["folds"],
         seed=config["audit"]["labels"]["seed"],
         max_train=config["audit"]["labels"]["max_train"],
-    script:
-        "../scripts/audit_labels.py"
+    run:
+        heavy("audit_labels.py", locals())

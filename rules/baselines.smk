@@ -19,5 +19,5 @@ rule baselines:
         code=code_of("baselines.py"),
         methods=BASELINES,
         root=RAW.root,
-    script:
-        "../scripts/baselines.py"
+    run:
+        heavy("baselines.py", locals())

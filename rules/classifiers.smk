@@ -52,15 +52,15 @@ rule classify:
         mem_mb=3000,
         runtime=120,
     params:
-        code=CODE,
+        code=code_of("classify.py"),
         seed=config["classifiers"]["seed"],
         max_train=config["classifiers"]["max_train"],
         subsets=SUBSETS,
         params=lambda wildcards: config["classifiers"]["params"].get(
             wildcards.classifier, {}
         ),
-    script:
-        "../scripts/classify.py"
+    run:
+        heavy("classify.py", locals())
 
 
 rule evaluate_classifiers:

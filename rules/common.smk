@@ -83,9 +83,10 @@ def code_of(script):
     return f"{CODE} {script} {digest}"
 
 
-def here(script, input, output, params, log):
+def here(script, input, output, params, log, threads=1, wildcards=None):
     """Run ``scripts/<script>`` in this process (a light stage's ``run:``): it reads its input,
-    output, params and log as a ``script:`` job does (regionbench.pipeline.jobs.in_process).
+    output, params, log, threads and wildcards as a ``script:`` job does
+    (regionbench.pipeline.jobs.in_process).
     """
     jobs.in_process(
         script_path(script),
@@ -93,7 +94,76 @@ def here(script, input, output, params, log):
         output=output._plainstrings(),
         params=params,
         log=log._plainstrings(),
+        threads=threads,
+        wildcards=wildcards,
         config=config,
+    )
+
+
+def heavy(script, job):
+    """Run a heavy stage's ``scripts/<script>`` (its ``run:``, given ``locals()``, the job's
+    arguments as Snakemake passes them): in its own interpreter, as a ``script:`` job runs it
+    (Snakemake's own ``script``, given what that directive passes), or in this process where
+    the config says ``jobs.in_process`` (``here``).
+    """
+    if config["jobs"]["in_process"]:
+        here(
+            script,
+            job["input"],
+            job["output"],
+            job["params"],
+            job["log"],
+            job["threads"],
+            job["wildcards"],
+        )
+        return
+    from snakemake.script import script as fresh
+
+    fresh(
+        str(script_path(script)),
+        job["basedir"],
+        *(
+            job[k]
+            for k in (
+                "input",
+                "output",
+                "params",
+                "wildcards",
+                "threads",
+                "resources",
+                "log",
+            )
+        ),
+        config,
+        *(
+            job[k]
+            for k in (
+                "rule",
+                "conda_env",
+                "conda_base_path",
+                "container_img",
+                "singularity_args",
+            )
+        ),
+        *(
+            job[k]
+            for k in (
+                "env_modules",
+                "bench_record",
+                "jobid",
+                "bench_iteration",
+                "cleanup_scripts",
+            )
+        ),
+        *(
+            job[k]
+            for k in (
+                "shadow_dir",
+                "sourcecache_path",
+                "runtime_sourcecache_path",
+                "runtime_paths",
+            )
+        ),
     )
 
 

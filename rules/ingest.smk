@@ -17,13 +17,13 @@ checkpoint prepare:
         mem_mb=1000,
         runtime=60,
     params:
-        code=CODE,
+        code=code_of("prepare.py"),
         names=lambda wildcards: RAW.listing_state,
         root=RAW.root,
         layout=RAW.layout.name,
         shard_size=SHARD_SIZE,
-    script:
-        "../scripts/prepare.py"
+    run:
+        heavy("prepare.py", locals())
 
 
 rule ingest:
@@ -48,7 +48,7 @@ rule ingest:
         mem_mb=1000,
         runtime=30,
     params:
-        code=CODE,
+        code=code_of("ingest.py"),
         state=raw_state,
         root=RAW.root,
         layout=RAW.layout.name,
@@ -56,8 +56,8 @@ rule ingest:
         pieces=PIECES if RAW.prepares else "",
         # one image under two ids: the shard's image files that hold an earlier one's bytes
         copies=lambda wildcards: RAW.copies.get(wildcards.shard, {}),
-    script:
-        "../scripts/ingest.py"
+    run:
+        heavy("ingest.py", locals())
 
 
 rule ingest_report:

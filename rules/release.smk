@@ -55,7 +55,7 @@ rule assemble:
         mem_mb=4000,
         runtime=30,
     params:
-        code=CODE,
+        code=code_of("assemble.py"),
         dataset=DATASET,
         root=RAW.root,
         synthetic=RAW.generated,
@@ -71,8 +71,8 @@ rule assemble:
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         folder=RELEASE,
-    script:
-        "../scripts/assemble.py"
+    run:
+        heavy("assemble.py", locals())
 
 
 rule release:
@@ -97,10 +97,10 @@ rule release:
         mem_mb=2000,
         runtime=10,
     params:
-        code=CODE,
+        code=code_of("release.py"),
         dataset=DATASET,
         version=config["release"]["version"],
         results=release_results,
         folder=RELEASE,
-    script:
-        "../scripts/release.py"
+    run:
+        heavy("release.py", locals())

@@ -51,3 +51,27 @@ def test_a_worker_killed_by_the_system_is_one_line_of_what_to_do() -> None:
     message = describe(raised.value)
     assert message is not None and message.count("\n") == 0
     assert "out of memory?" in message and "--cores" in message
+
+
+def test_inside_unforked_every_helper_works_here_and_only_in_that_thread() -> None:
+    """A job inside the Snakemake process runs beside other jobs' threads: there no helper forks
+    (forked_iter, the scoring runner's parts, the MAT reader's sandbox), and the results are the
+    same; another thread meanwhile forks as before, and the thread forks again once it is out."""
+    import threading
+
+    from regionbench.client.tasks import _runner
+    from regionbench.core import forked
+
+    seen: dict[str, list[int]] = {}
+    with forked.unforked():
+        assert not forked.may_fork()
+        seen["here"] = forked_map(lambda _: os.getpid(), range(4), workers=2)
+        seen["runner"] = list(_runner.parts(lambda _: os.getpid(), list(range(4)), cores=2, forked=True))
+        other = threading.Thread(
+            target=lambda: seen.setdefault("other", forked_map(lambda _: os.getpid(), range(4), 2))
+        )
+        other.start()
+        other.join()
+    assert seen["here"] == seen["runner"] == [os.getpid()] * 4
+    assert os.getpid() not in seen["other"]
+    assert forked.may_fork() and os.getpid() not in forked_map(lambda _: os.getpid(), range(4), workers=2)

@@ -8,8 +8,10 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import farm
 import pyarrow.parquet as pq
 import pytest
 from conftest import (
@@ -347,3 +349,24 @@ def test_every_chart_number_is_the_tables_s(tiny_build: Path) -> None:
     ranked = sorted(counts.index, key=lambda label: (-counts[label], label))[:50]
     drawn = _svg_texts(results / "collection.svg")
     assert drawn[: len(ranked)] == ranked
+
+
+def test_jobs_inside_the_snakemake_process_publish_the_same_release(
+    release: Callable[[str], farm.Built], tmp_path: Path
+) -> None:
+    """The test profile runs every job inside the Snakemake process (``jobs.in_process``); the
+    same config with each heavy job in its own interpreter, as users build, publishes the same
+    bytes: every file of the release."""
+    built = release("ade20k")
+    project = workflow_copy(tmp_path / "wf")
+    files = farm.configfiles("ade20k", project, farm.config_text("ade20k", built.raw))
+    (project / "fresh.yaml").write_text("jobs: {in_process: false}\n")
+    done = build(project, *files, str(project / "fresh.yaml"))
+    assert done.returncode == 0, done.stderr
+    fresh = farm.release_folder(project, (project / "override.yaml").read_text())
+
+    def contents(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    assert contents(fresh) == contents(built.folder)
+    assert "heavy(" in (project / "rules" / "ingest.smk").read_text()  # the rule that chooses

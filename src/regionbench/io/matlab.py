@@ -33,6 +33,8 @@ from typing import cast
 
 import numpy as np
 
+from regionbench.core import forked
+
 _MI_INT8, _MI_INT32, _MI_UINT32, _MI_DOUBLE, _MI_MATRIX, _MI_COMPRESSED = 1, 5, 6, 9, 14, 15
 _MX_DOUBLE_CLASS = 6
 _HEADER_TEXT = b"MATLAB 5.0 MAT-file, written by regionbench"
@@ -256,7 +258,7 @@ def read_mat(source: str | Path | bytes) -> dict[str, np.ndarray]:
     try:
         return _read_direct(data)
     except _Unsupported:
-        return _loadmat_apart(data)
+        return _loadmat_apart(data) if forked.may_fork() else _loadmat(data)
 
 
 def _loadmat(data: bytes) -> dict[str, np.ndarray]:

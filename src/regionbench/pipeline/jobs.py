@@ -5,11 +5,13 @@ on input the user must fix with a message that ``regionbench build`` repeats as 
 caused ends the job through ``fail`` with its one line; any other is a bug, logged with its
 traceback and reported last as such.
 
-A script runs in one of two ways. A heavy stage (ingest, the classifiers, the release) is a
-``script:`` job: its own interpreter, as Snakemake starts it. A light stage (a merge, a summary,
-a figure) runs inside the Snakemake process (``in_process``, from the rule's ``run:``; the
-profile's ``force-use-threads`` keeps it in a thread of that process): a fresh interpreter and
-its imports would cost it ten times its work. The script is the same file either way.
+A script runs in one of two ways. A heavy stage (ingest, the classifiers, the release) runs in
+its own interpreter, as Snakemake starts a ``script:`` job (the rules' ``heavy``). A light stage
+(a merge, a summary, a figure) runs inside the Snakemake process (``in_process``, from the rule's
+``run:``; the profile's ``force-use-threads`` keeps it in a thread of that process): a fresh
+interpreter and its imports would cost it ten times its work. The config's ``jobs.in_process``
+runs the heavy stages there too (builds of a few images). The script is the same file either
+way; inside the Snakemake process it forks no workers (``forked.unforked``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from types import SimpleNamespace, TracebackType
 from typing import Any, NoReturn
 
-from regionbench.core import allocator, errors
+from regionbench.core import allocator, errors, forked
 
 # Relative to the project (every job runs there): messages of failed jobs for the build command.
 FAILURES = Path(".snakemake") / "regionbench-failures"
@@ -148,7 +150,8 @@ def in_process(script: str | Path, **snakemake: Any) -> None:
     _here.log = log_path
     start = time.thread_time()
     try:
-        runpy.run_path(str(script), init_globals={"snakemake": SimpleNamespace(**snakemake)}, run_name="__main__")
+        with forked.unforked():  # the other jobs' threads run beside it: no child may inherit their locks
+            runpy.run_path(str(script), init_globals={"snakemake": SimpleNamespace(**snakemake)}, run_name="__main__")
     except SystemExit as exc:  # ``fail``: its message is recorded and logged already
         raise InProcessJobError(str(exc.code)) from None
     except Exception as exc:

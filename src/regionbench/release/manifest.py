@@ -73,8 +73,9 @@ def fingerprint_tree(root: Path, workers: int = 1) -> str:
 
 def config_hash(config: Mapping) -> str:
     """sha256 of the build configuration, without the settings that name local paths (the raw
-    tree, the vocabulary folder, the previous release: their contents reach the release itself)."""
-    settings = {k: v for k, v in config.items() if k not in ("raw_dir", "vocabulary_dir")}
+    tree, the vocabulary folder, the previous release: their contents reach the release itself)
+    and where the jobs run (``jobs``: the release is the same either way)."""
+    settings = {k: v for k, v in config.items() if k not in ("raw_dir", "vocabulary_dir", "jobs")}
     if "release" in settings:
         settings["release"] = {k: v for k, v in settings["release"].items() if k != "previous"}
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()

@@ -41,7 +41,7 @@ import pandas as pd
 
 from regionbench.client.instances import Evaluated, Kept
 from regionbench.core.allocator import give_back
-from regionbench.core.forked import WorkerDied
+from regionbench.core.forked import WorkerDied, may_fork
 
 P = TypeVar("P")
 B = TypeVar("B")
@@ -237,7 +237,7 @@ def parts(process: Callable[[B], P], batches: Sequence[B], cores: int = 1, forke
     process ends (one process grew 300 MiB over 80 ranges of detections: ``forked`` keeps such an
     engine out of this process on one core too). Memory is given back after each batch."""
     global _WORK, _TAKEN
-    forking = "fork" in multiprocessing.get_all_start_methods()
+    forking = may_fork()
     if not forking or not batches or (not forked and (cores <= 1 or len(batches) <= 1)):
         for batch in batches:
             found = process(batch)
