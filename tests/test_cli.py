@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import regionbench
 from regionbench import cli, synthetic
+from regionbench.cli import common
 from regionbench.io import layouts
 from regionbench.pipeline.config import ConfigError, load, merge, validate
 
@@ -47,7 +48,7 @@ def test_an_unknown_layout_in_the_config_is_one_line(tmp_path: Path) -> None:
 
 
 def test_project_is_found_from_a_subfolder() -> None:
-    assert cli.find_project(PROJECT / "src" / "regionbench") == PROJECT
+    assert common.find_project(PROJECT / "src" / "regionbench") == PROJECT
 
 
 def test_config_merge_and_validation(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regionbench import cli
+from regionbench.cli import build as build_command_line
 from regionbench.core.errors import InputError
 
 FIRST = "results/tiny/ingest/00/regions.parquet"  # an output of a stage that ends before the device fills
@@ -36,7 +37,10 @@ def mounted(folder: Path, options: str) -> Iterator[Path]:
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(read_only=st.sets(st.sampled_from(cli.WRITTEN)), made=st.sets(st.sampled_from(cli.WRITTEN)))
+@given(
+    read_only=st.sets(st.sampled_from(build_command_line.WRITTEN)),
+    made=st.sets(st.sampled_from(build_command_line.WRITTEN)),
+)
 def test_a_read_only_folder_a_build_writes_is_named_in_one_line(
     tmp_path_factory: pytest.TempPathFactory, read_only: set[str], made: set[str]
 ) -> None:
@@ -49,30 +53,30 @@ def test_a_read_only_folder_a_build_writes_is_named_in_one_line(
         for name in sorted(read_only):
             stack.enter_context(mounted(project / name, "ro,size=64k"))
         if not read_only:
-            cli.check_writable(project)
+            build_command_line.check_writable(project)
             return
         with pytest.raises(InputError) as raised:
-            cli.check_writable(project)
-    first = next(name for name in cli.WRITTEN if name in read_only)
+            build_command_line.check_writable(project)
+    first = next(name for name in build_command_line.WRITTEN if name in read_only)
     message = str(raised.value)
     assert message.startswith(f"{project / first.rstrip('/')}: cannot write there (Read-only file system)")
     assert "make them writable" in message and "\n" not in message
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(full=st.sampled_from(cli.WRITTEN), kib=st.integers(64, 512))
+@given(full=st.sampled_from(build_command_line.WRITTEN), kib=st.integers(64, 512))
 def test_a_full_device_under_a_written_folder_is_named(
     tmp_path_factory: pytest.TempPathFactory, full: str, kib: int
 ) -> None:
     """A device of any size filled to the last byte under any written folder: named, with what to do."""
     project = tmp_path_factory.mktemp("project")
-    assert cli.full_device(project) is None  # the machine's own disk has room
+    assert build_command_line.full_device(project) is None  # the machine's own disk has room
     with mounted(project / full, f"size={kib}k") as folder:
         with contextlib.suppress(OSError), open(folder / "filler", "wb") as f:
             while True:
                 f.write(b"\0" * 65536)
                 f.flush()
-        line = cli.full_device(project)
+        line = build_command_line.full_device(project)
     assert line is not None and line.startswith(f"{project / full.rstrip('/')}: no space left on its device")
     assert line.endswith("free some and run the same command again to resume")
 

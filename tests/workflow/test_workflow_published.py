@@ -19,7 +19,8 @@ def test_a_refused_rebuild_leaves_the_published_release_as_it_was(tiny_build: Pa
     # Other splits; the classifiers off, which only spares the refused attempts their fits.
     other = TINY.replace("classifiers: {names: [zarbi, naive, majority]}", "classifiers: {enabled: false}")
     assert other != TINY
-    changed = write_config(project, other + "subsets: {seed: 1, split_unit: region}\n")
+    # Every job in-process (jobs.in_process): the refusal is the point, not the job processes.
+    changed = write_config(project, other + "subsets: {seed: 1, split_unit: region}\njobs: {in_process: true}\n")
     for attempt in ("rebuild", "again", "restored"):
         if attempt == "restored":  # the folder copied back with fresh modification times
             restored = Path(shutil.copytree(folder, tmp_path / "restored"))
