@@ -175,3 +175,26 @@ def test_each_package_imports_only_the_ones_above_it() -> None:
         if package(source) in rank and package(target) in rank and rank[package(target)] > rank[package(source)]
     )
     assert upward == []
+
+
+def test_the_command_line_package_wires_in_its_init_and_runs_in_its_groups() -> None:
+    """``cli/__init__`` holds the parser and ``main`` only: every command's handler lives in the
+    module of its group, and no module of the package is over 800 lines."""
+    import argparse
+
+    from regionbench import cli
+
+    handlers = []
+    for action in cli.parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                nested = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+                handlers += [c.get_default("func") for n in nested for c in n.choices.values()] or [
+                    command.get_default("func")
+                ]
+    assert len(handlers) >= 15 and all(callable(h) for h in handlers)
+    assert {h.__module__ for h in handlers} == {
+        f"regionbench.cli.{g}" for g in ("build", "release", "scoring", "vocabulary")
+    }
+    for path in (PACKAGE / "cli").glob("*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 800, path
