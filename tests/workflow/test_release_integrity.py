@@ -6,14 +6,17 @@ import hashlib
 import itertools
 import json
 import re
+import shutil
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+import farm
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import file_digests
+from conftest import build, file_digests
 from release_helpers import VERSION, cli, provenance_of, rewrite
 
 import regionbench
@@ -337,3 +340,28 @@ def test_a_release_damaged_in_place_after_a_cached_verification_is_never_scored(
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     done = cli(*command)
     assert done.returncode != 0 and "relations.parquet" in done.stderr, (done.returncode, done.stderr[-500:])
+
+
+def test_a_damaged_assembled_table_is_never_published_and_the_rerun_assembles_it_again(
+    release: Callable[[str], farm.Built], tmp_path: Path
+) -> None:
+    """A byte flipped in the assembled images table after its assembly, then the release step
+    runs again (its folder and receipt gone): the build stops on one line naming the file and
+    publishes nothing; the same command again assembles anew and publishes the farm's bytes."""
+    built = release("tiny-audits-off")
+    project = Path(shutil.copytree(built.project, tmp_path / "wf", symlinks=True))
+    folder = project / built.folder.relative_to(built.project)
+    shutil.rmtree(folder)
+    (project / built.results.relative_to(built.project) / "release.json").unlink()
+    table = project / built.results.relative_to(built.project) / "assembled" / "data" / "images.parquet"
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    table.write_bytes(bytes(data))
+    files = farm.configfiles("tiny-audits-off", project)
+    done = build(project, *files)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2 and "assembled/data/images.parquet: not the file the assembly sealed" in last, last
+    assert "Traceback" not in done.stderr and not folder.exists() and not list(folder.parent.glob("*.partial"))
+    again = build(project, *files)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert file_digests(folder) == file_digests(built.folder)

@@ -19,6 +19,7 @@ Modules, each importing only those above it:
 
 from regionbench.release.manifest import (
     FORMAT,
+    DamagedAssembly,
     Provenance,
     ReleaseError,
     canonical_digest,
@@ -61,6 +62,7 @@ __all__ = [
     "FORMAT",
     "SCHEMA_DIR",
     "TABLES",
+    "DamagedAssembly",
     "Diff",
     "Part",
     "Provenance",

@@ -29,6 +29,12 @@ class ReleaseError(InputError):
     """A release cannot be written or read as asked; the message says what to change."""
 
 
+class DamagedAssembly(ReleaseError):
+    """The assembled folder a release is published from no longer holds what its assembly sealed
+    (a file changed, cut short or removed since): nothing is published from it; the build
+    removes it so that the next run assembles it again."""
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -52,12 +58,21 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file())
 
 
-def file_digests(folder: Path, workers: int = 1) -> dict[str, str]:
+def file_digests(folder: Path, workers: int = 1, known: Mapping[str, str] | None = None) -> dict[str, str]:
     """sha256 of every file under ``folder``, by path relative to it, in path order, hashed by up
-    to ``workers`` processes."""
+    to ``workers`` processes; a path in ``known`` takes its digest from there unhashed (files
+    this process hashed already and has not touched since)."""
     folder = Path(folder)
-    paths = _files(folder)
-    return {p.relative_to(folder).as_posix(): d for p, d in zip(paths, sha256_files(paths, workers), strict=True)}
+    known = known or {}
+    names = [p.relative_to(folder).as_posix() for p in _files(folder)]
+    hashed = dict(
+        zip(
+            fresh := [n for n in names if n not in known],
+            sha256_files([folder / n for n in fresh], workers),
+            strict=True,
+        )
+    )
+    return {n: known[n] if n in known else hashed[n] for n in names}
 
 
 def fingerprint_tree(root: Path, workers: int = 1) -> str:

@@ -8,6 +8,7 @@ Determinism is owned here: rows are sorted by each table's primary key, Parquet 
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,6 +25,7 @@ from regionbench.release import huggingface
 from regionbench.release.geoparquet import geo_metadata
 from regionbench.release.manifest import (
     FORMAT,
+    DamagedAssembly,
     Provenance,
     ReleaseError,
     canonical_digest,
@@ -233,11 +235,11 @@ def _manifest(
     }
 
 
-def _seal(staging: Path, manifest: dict, workers: int = 1) -> dict:
-    """List every file's sha256 under ``staging`` (hashed by up to ``workers`` processes), seal
-    the manifest with its digest and write it: ``staging`` then opens as a release
-    (``client.loader.Release``)."""
-    manifest["files"] = file_digests(staging, workers)
+def _seal(staging: Path, manifest: dict, workers: int = 1, known: Mapping[str, str] | None = None) -> dict:
+    """List every file's sha256 under ``staging`` (hashed by up to ``workers`` processes; those
+    in ``known`` hashed there already), seal the manifest with its digest and write it:
+    ``staging`` then opens as a release (``client.loader.Release``)."""
+    manifest["files"] = file_digests(staging, workers, known)
     manifest["digest"] = canonical_digest(manifest)
     tables.write_json(staging / "manifest.json", manifest, escape_non_ascii=False)
     return manifest
@@ -329,28 +331,58 @@ def publish(
     this process: workers forked from it now, holding the release's tables, would count its pages
     again in the job's memory.)"""
     assembled, out = Path(assembled), Path(out)
-    draft = read_manifest(assembled)
+    try:
+        draft = read_manifest(assembled)
+    except ReleaseError as exc:
+        raise DamagedAssembly(f"the assembled release cannot be read ({exc})") from None
     assembled_files = draft.pop("files")
     draft.pop("digest")
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    for rel in assembled_files:
-        _copy(assembled / rel, staging / rel)
-    for rel, src in sorted(results.items()):
-        if (staging / "results" / rel).exists():
-            raise ReleaseError(f"results/{rel} is given twice: by the assembled release and by {src}")
-        (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, staging / "results" / rel)
-    if croissant is None:
-        from regionbench.release.croissant import croissant as render  # the build's: mlcroissant
+    try:
+        copied = _copied(assembled, assembled_files, staging, workers)
+        for rel, src in sorted(results.items()):
+            if (staging / "results" / rel).exists():
+                raise ReleaseError(f"results/{rel} is given twice: by the assembled release and by {src}")
+            (staging / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, staging / "results" / rel)
+        if croissant is None:
+            from regionbench.release.croissant import croissant as render  # the build's: mlcroissant
 
-        croissant = render
-    document = croissant(staging, draft)
-    tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
-    (staging / "README.md").write_text((card or card_module.dataset_card)(staging, draft), encoding="utf-8")
-    manifest = _seal(staging, draft, workers)
+            croissant = render
+        document = croissant(staging, draft)
+        tables.write_json(staging / "croissant.json", document, escape_non_ascii=False)
+        (staging / "README.md").write_text((card or card_module.dataset_card)(staging, draft), encoding="utf-8")
+        written = {"croissant.json", "README.md"}  # rendered here, over any the assembled folder held
+        manifest = _seal(staging, draft, workers, known={k: v for k, v in copied.items() if k not in written})
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)  # nothing half-published is left behind
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            raise ReleaseError(
+                f"{out.parent}: no space left on its device while publishing {out.name}; free some and run the same "
+                "command again"
+            ) from None
+        raise
     _move_into_place(staging, out)
     return manifest
+
+
+def _copied(assembled: Path, files: Mapping[str, str], staging: Path, workers: int) -> dict[str, str]:
+    """The assembled release's ``files`` (path -> the sha256 its assembly sealed) copied into
+    ``staging`` and hashed there: what it publishes is what was checked and sealed. Returns the
+    digests; a file missing, unreadable or other than sealed is a ``DamagedAssembly`` naming it."""
+    for rel in files:
+        try:
+            _copy(assembled / rel, staging / rel)
+        except FileNotFoundError:
+            raise DamagedAssembly(f"{assembled / rel}: missing from the assembled release") from None
+        except IsADirectoryError:
+            raise DamagedAssembly(f"{assembled / rel}: a folder where the assembled release had a file") from None
+    found = file_digests(staging, workers)
+    for rel, digest in files.items():
+        if found.get(rel) != digest:
+            raise DamagedAssembly(f"{assembled / rel}: not the file the assembly sealed (changed since it was written)")
+    return found
 
 
 def write_release(
