@@ -140,7 +140,7 @@ def test_the_command_scores_as_jobs_through_snakemake(maps: tuple[Path, Path], t
     assert json.loads((tmp_path / "jobs.json").read_text()) == json.loads((tmp_path / "alone.json").read_text())
     said = jobs.stdout.splitlines()
     assert said[1].startswith("scoring as 3 jobs and a gathering through Snakemake on this machine")
-    table = [line for line in said if not line.startswith(("scoring as", "round "))]
+    table = [line for line in said if not line.startswith(("scoring as", "scored in "))]
     assert table == alone.stdout.replace("alone.json", "jobs.json").splitlines()
     assert not list(tmp_path.glob(".regionbench-scoring-*"))
     work = tmp_path / "work"
@@ -148,8 +148,12 @@ def test_the_command_scores_as_jobs_through_snakemake(maps: tuple[Path, Path], t
     (work / "parts" / "stream-0.job-0.pickle").write_bytes(b"another run")
     again = regionbench_cli(*common, "--executor", "local", "--jobs", "2", "--work-dir", str(work), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert [line for line in again.stdout.splitlines() if not line.startswith(("scoring as", "round "))] == table[:-1]
+    assert [line for line in again.stdout.splitlines() if not line.startswith(("scoring as", "scored in "))] == table[
+        :-1
+    ]
     assert (work / "report.pickle").is_file() and (work / "snakemake.log").is_file()  # a given folder is kept
+    assert "scored in 2 rounds" in again.stdout  # the run's stream, then its human ceiling's: one Snakemake run
+    assert len(list((work / ".snakemake" / "log").glob("*.snakemake.log"))) == 1
 
 
 def test_a_failing_job_is_one_line(lvis: tuple[Path, Path], tmp_path: Path) -> None:
@@ -167,3 +171,99 @@ def test_a_failing_job_is_one_line(lvis: tuple[Path, Path], tmp_path: Path) -> N
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "scoring as jobs failed (job " in lines[0] and "snakemake.log" in lines[0], lines
+
+
+def test_jobs_are_for_the_executor_and_capped_at_the_work(
+    maps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--jobs`` (or ``--work-dir``) without ``--executor`` is refused in one line; more jobs
+    than items scored are cut to one an item, and the command says so (the jobs' run itself is
+    the tests' above: here the executor is handed the count)."""
+    from regionbench.client import scattering
+
+    folder, run = maps
+    common = ("evaluate", "--release", str(folder), "--predictions", str(run), "--task", "semantic")
+    for flag, value in (("--jobs", "3"), ("--work-dir", str(tmp_path / "w"))):
+        refused = regionbench_cli(*common, flag, value, cwd=tmp_path)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert f"{flag} belongs to scoring as jobs: add --executor local" in refused.stderr
+    handed: list[int] = []
+
+    def score(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        handed.append(args[8])
+        return tasks.evaluate(regionbench.load(folder), run, "semantic")
+
+    monkeypatch.setattr(scattering, "score", score)
+    images = len(list(run.iterdir()))
+    for asked, given in ((1000, images), (2, 2)):
+        done = regionbench_cli(*common, "--executor", "local", "--jobs", str(asked), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert (f"--jobs 1000: {images} images to score, so {images} jobs" in done.stdout) == (asked > images)
+        assert handed[-1] == given
+
+
+def _scoring_processes(folder: Path) -> list[int]:
+    """The processes working in ``folder`` or under it (Snakemake and its jobs)."""
+    import os
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(entry / "cwd")).is_relative_to(folder):
+                    found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_stop_signal_ends_every_job_and_removes_the_work_folder(
+    maps: tuple[Path, Path], tmp_path: Path, signal_name: str
+) -> None:
+    """SIGTERM (a ``timeout``, a scheduler) or SIGINT to ``evaluate`` alone once its jobs run:
+    exit 130 on one line, no Snakemake or job left running, and no ``.regionbench-scoring-*``
+    folder left where it ran."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder, run = maps
+    command = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+               "--task", "semantic", "--executor", "local", "--jobs", "2"]  # fmt: skip
+    evaluate = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".regionbench-scoring-*/round-0")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert evaluate.poll() is None, "evaluate ended before its jobs started"
+    evaluate.send_signal(getattr(signal, signal_name))
+    _, stderr = evaluate.communicate(timeout=60)
+    assert evaluate.returncode == 130 and stderr.strip().splitlines()[-1].startswith("regionbench: interrupted"), stderr
+    assert "Traceback" not in stderr
+    deadline = time.monotonic() + 15
+    while (left := _scoring_processes(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"still running after evaluate stopped: {left}"
+    assert not list(tmp_path.glob(".regionbench-scoring-*"))
+
+
+def test_a_job_killed_by_the_system_is_one_line(maps: tuple[Path, Path], tmp_path: Path) -> None:
+    """A part job that dies without a word (SIGKILL: the out-of-memory killer) ends the command
+    in one line naming the job and what to do, exit 2."""
+    import subprocess
+    import sys
+
+    folder, run = maps
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "import os, signal, sys\n"  # at start-up, ``-m``'s module not yet named: its arguments are
+        "if sys.argv[0] == '-m' and len(sys.argv) == 3 and sys.argv[2] == '1':\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    command = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
+               "--task", "semantic", "--executor", "local", "--jobs", "2", "--work-dir", str(tmp_path / "work")]  # fmt: skip
+    env = {**__import__("os").environ, "PYTHONPATH": str(hooks)}
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "job 1 of round-0 ended without a result (killed by the system: out of memory?)" in lines[0], lines

@@ -13,6 +13,8 @@ from regionbench.cli.common import UserError, find_project
 from regionbench.core import numbers
 from regionbench.core.errors import InputError
 
+JOBS = 4  # evaluate --executor's part jobs when --jobs is not given
+
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import pyarrow as pa
@@ -23,6 +25,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     # A scoring reads the release a range of images at a time: Arrow's default allocator
     # (mimalloc) keeps what each read freed, 8 MiB a range; the system's gives it back.
     pa.set_memory_pool(pa.system_memory_pool())
+    if not args.executor and (args.jobs is not None or args.work_dir is not None):
+        given_flag = "--jobs" if args.jobs is not None else "--work-dir"
+        raise UserError(
+            f"{given_flag} belongs to scoring as jobs: add --executor local (or slurm); on one machine "
+            "without Snakemake, --cores N scores on N processes"
+        )
     given = tasks.settings_from_args(args)
     tasks.settings_of(args.task, **given)  # a setting of another task: one line before the release is read
     said = lambda line: print(line, flush=True)  # noqa: E731
@@ -30,7 +38,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.executor:
         from regionbench.client import scattering
 
-        said(tasks.scoped(data, args.task, **given)[1].line())  # what the jobs score, said before they start
+        scope = tasks.scoped(data, args.task, **given)[1]
+        said(scope.line())  # what the jobs score, said before they start
+        jobs = args.jobs or JOBS
+        if jobs > max(scope.count, 1):  # a job beyond the items would hold none of them
+            said(f"--jobs {jobs}: {scope.count} {scope.unit} to score, so {max(scope.count, 1)} jobs")
+            jobs = max(scope.count, 1)
 
         try:
             project: Path | None = find_project()
@@ -38,7 +51,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             project = None
         report = scattering.score(
             args.release, args.rev, not args.no_verify, Path(args.predictions), args.task, given, args.by_source,
-            args.executor, args.jobs, args.cores, Path(args.work_dir) if args.work_dir else None, project, said,
+            args.executor, jobs, args.cores, Path(args.work_dir) if args.work_dir else None, project, said,
         )  # fmt: skip
     else:
         report = tasks.evaluate(
@@ -180,7 +193,11 @@ def add_evaluate(sub: argparse._SubParsersAction, tasks_options: bool = True) ->
         "cluster (the project's config/profiles/slurm); the report is the one process's, to the bit",
     )
     jobs.add_argument(
-        "--jobs", type=numbers.argument(int, 1), default=4, metavar="N", help="part jobs of --executor (default 4)"
+        "--jobs",
+        type=numbers.argument(int, 1),
+        default=None,
+        metavar="N",
+        help=f"part jobs of --executor (default {JOBS}; at most one an item scored)",
     )
     jobs.add_argument(
         "--work-dir",

@@ -16,11 +16,13 @@ For ``slurm``, the cluster profile is the project's ``config/profiles/slurm`` wh
 inside a regionbench checkout or a workflow copy, the one a build on that cluster uses. Otherwise
 the executor's own defaults apply.
 
-    python -m regionbench.client.scattering WORK [JOB]   # one part job (JOB), or the gathering
+    python -m regionbench.client.scattering WORK JOB             # one part job
+    python -m regionbench.client.scattering WORK --gather OUT    # a round's gathering
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import pickle
@@ -28,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,11 +82,12 @@ def score(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The report of ``predictions`` scored as ``task`` (``settings``: the task's, as given) by
-    ``jobs`` part jobs and a gathering, run by Snakemake's ``executor`` (local: on ``cores``
-    cores at once, default every one). ``work``: the shared work folder (default: a new folder
-    under the current one, removed once the report is read); ``project``: a workflow folder whose
-    ``config/profiles/slurm`` a slurm run takes. A ``TaskError``, with the tail of Snakemake's
-    log, when a job fails."""
+    ``jobs`` part jobs and a gathering a round, every round in one run of Snakemake's
+    ``executor`` (local: on ``cores`` cores at once, default every one). ``work``: the shared
+    work folder (default: a new folder under the current one, removed once the report is read,
+    or when a signal stops the run); ``project``: a workflow folder whose
+    ``config/profiles/slurm`` a slurm run takes. A ``TaskError``, with the jobs' own lines or
+    the tail of Snakemake's log, when a job fails."""
     if executor not in EXECUTORS:
         raise TaskError(f"--executor {executor}: use {' or '.join(EXECUTORS)}")
     if jobs < 1:
@@ -93,7 +96,27 @@ def score(
     made = work is None
     folder = Path(tempfile.mkdtemp(prefix=".regionbench-scoring-", dir=Path.cwd())) if work is None else work
     folder = folder.resolve()
-    shutil.rmtree(folder / "parts", ignore_errors=True)  # an earlier run's parts are not this run's
+    try:
+        return _scored(folder, release, rev, verify, predictions, task, settings, by_source, executor, jobs, cores,
+                       project, progress or (lambda line: None))  # fmt: skip
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every job has ended; nothing of the run is kept
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    finally:
+        if made and (folder / "report.pickle").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _scored(
+    folder: Path, release: str, rev: str | None, verify: bool, predictions: Path, task: str,
+    settings: Mapping[str, Any], by_source: bool, executor: str, jobs: int, cores: int | None,
+    project: Path | None, say: Callable[[str], None],
+) -> dict[str, Any]:  # fmt: skip
+    """``score``'s run in ``folder``: its files written, Snakemake run once, the report read."""
+    for stale in [folder / "parts", *folder.glob("round-*")]:  # an earlier run's are not this run's
+        shutil.rmtree(stale, ignore_errors=True)
+    (folder / "report.pickle").unlink(missing_ok=True)
     (folder / "parts").mkdir(parents=True)
     source = release if rev or not Path(release).exists() else str(Path(release).resolve())
     spec = {
@@ -101,6 +124,8 @@ def score(
         "settings": _plain(dict(settings)), "by_source": by_source, "jobs": jobs,
     }  # fmt: skip
     (folder / "run.json").write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n")
+    config = {"jobs": jobs, "python": sys.executable, "work": str(folder), "max_rounds": MAX_ROUNDS}
+    (folder / "config.json").write_text(json.dumps(config))
     snakefile = resources.files("regionbench") / SNAKEFILE
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(folder),
            "--configfile", str(folder / "config.json"), "--forceall"]  # fmt: skip
@@ -112,44 +137,100 @@ def score(
     else:
         from regionbench.client.tasks import available_cores
 
-        cmd += ["--cores", str(cores or available_cores())]
+        cmd += ["--cores", str(min(cores or available_cores(), jobs))]
     where = "SLURM" if executor == "slurm" else "this machine"
-    say = progress or (lambda line: None)
     say(f"scoring as {jobs} jobs and a gathering through Snakemake on {where} (work folder {folder})")
-    for stale in ("report.pickle", "waiting"):
-        (folder / stale).unlink(missing_ok=True)
-    waiting = -1
-    for round_ in range(MAX_ROUNDS):
-        config = {"jobs": jobs, "python": sys.executable, "work": str(folder), "round": round_}
-        (folder / "config.json").write_text(json.dumps(config))
-        _snakemake(cmd, folder)
-        if (folder / "report.pickle").is_file():
-            break
-        stream = int((folder / "waiting").read_text())
-        if stream <= waiting:  # a round that moved no stream forward would loop for ever
-            raise TaskError(f"scoring as jobs: round {round_ + 1} left no parts of stream {stream}; see {folder}")
-        waiting = stream
-        say(f"round {round_ + 1} done: {stream} of the run's streams scored; a round for the next")
-    else:
-        raise TaskError(f"scoring as jobs: not done after {MAX_ROUNDS} rounds; see {folder}")
+    _snakemake(cmd, folder)
+    rounds = len(list(folder.glob("round-*/gathered")))
+    if rounds > 1:
+        say(f"scored in {rounds} rounds: one a stream of the run")
     with (folder / "report.pickle").open("rb") as f:
         report: dict[str, Any] = pickle.load(f)
-    if made:
-        shutil.rmtree(folder, ignore_errors=True)
     return report
 
 
 def _snakemake(cmd: list[str], folder: Path) -> None:
-    """A round: Snakemake's ``cmd`` run in ``folder``, its output in ``snakemake.log``; a
-    ``TaskError`` with the jobs' own error lines when it fails."""
+    """Snakemake's ``cmd`` run in ``folder`` in a process group of its own, its output in
+    ``snakemake.log``; a ``TaskError`` with the jobs' own error lines when it fails. A stop
+    signal here (Ctrl-C, SIGTERM) stops the group, Snakemake and every job, before it goes on
+    as ``KeyboardInterrupt``; the group dies with this process too (``PR_SET_PDEATHSIG``)."""
     log = folder / "snakemake.log"
-    for stale in (folder / "parts").glob("error-*.txt"):
-        stale.unlink()
-    with log.open("a") as out:
-        done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, check=False)
-    if done.returncode != 0:
-        said = _job_error(folder) or log.read_text().strip().splitlines()[-1:]
+    with log.open("a") as out, _terms_as_interrupt():
+        snakemake = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True, preexec_fn=_die_with_parent
+        )
+        try:
+            code = snakemake.wait()
+        except KeyboardInterrupt:
+            _stop(snakemake)
+            raise
+    if code != 0:
+        said = _job_error(folder) or _lost_jobs(folder) or log.read_text().strip().splitlines()[-1:]
         raise TaskError(f"scoring as jobs failed ({'; '.join(said)}); Snakemake's log: {log}")
+
+
+STOP_WAIT = 10.0  # seconds Snakemake has to stop its jobs on SIGINT before its group is killed
+
+
+def _stop(snakemake: subprocess.Popen) -> None:
+    """Snakemake's process group stopped: SIGINT (it cancels its jobs), then SIGKILL to whatever
+    is left after ``STOP_WAIT`` seconds."""
+    import os
+    import signal
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(snakemake.pid, signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        snakemake.wait(STOP_WAIT)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(snakemake.pid, signal.SIGKILL)
+    snakemake.wait()
+
+
+@contextlib.contextmanager
+def _terms_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a ``timeout``, a scheduler, ``kill``) raised here as Ctrl-C is, while the block
+    runs (in the main thread only: elsewhere signals are not Python's to handle)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _die_with_parent() -> None:
+    """In Snakemake's process, before it starts: SIGKILL when this process dies (Linux)."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _lost_jobs(folder: Path) -> list[str]:
+    """One line for the jobs of the last round that ended without a result or a word (killed:
+    out of memory, most often)."""
+    rounds = sorted(folder.glob("round-*"), key=lambda p: int(p.name.split("-")[1]))
+    if not rounds or (rounds[-1] / "gathered").exists():
+        return []
+    config = json.loads((folder / "config.json").read_text())
+    lost = [job for job in range(config["jobs"]) if not (rounds[-1] / f"job-{job}.done").exists()]
+    if not lost:
+        return [f"the gathering of {rounds[-1].name} ended without a result (killed by the system: out of memory?)"]
+    return [
+        f"job {', '.join(map(str, lost))} of {rounds[-1].name} ended without a result (killed by the system: "
+        "out of memory?); give the jobs more memory or fewer images each (more --jobs)"
+    ]
 
 
 def _job_error(folder: Path) -> list[str]:
@@ -157,9 +238,11 @@ def _job_error(folder: Path) -> list[str]:
     return [p.read_text().strip() for p in sorted((folder / "parts").glob("error-*.txt"))]
 
 
-def run_job(folder: Path, job: int | None) -> None:
+def run_job(folder: Path, job: int | None, gathered: Path | None = None) -> None:
     """One job of the run in ``folder`` (``run.json``): part ``job``, or the gathering (None),
-    whose report goes to ``report.pickle``."""
+    whose report goes to ``report.pickle`` and whose output ``gathered`` says ``done``, or the
+    number of the stream that waits for another round (a round that moved no stream forward is
+    an error: it would loop for ever)."""
     from regionbench.client import loader, tasks
     from regionbench.client.tasks import _runner
 
@@ -173,20 +256,28 @@ def run_job(folder: Path, job: int | None) -> None:
                 data, spec["predictions"], spec["task"], cores=1, by_source=spec["by_source"], **given
             )
     except _runner.Waiting as waiting:  # the round ends: the next stream waits for every job's parts
-        if job is None:
-            (folder / "waiting").write_text(f"{waiting.stream}\n")
+        if gathered is not None:
+            round_ = int(gathered.parent.name.split("-")[1])
+            before = folder / f"round-{round_ - 1}" / "gathered"
+            if round_ and int(before.read_text()) >= waiting.stream:
+                raise TaskError(f"round {round_ + 1} left no parts of stream {waiting.stream}; see {folder}") from None
+            gathered.write_text(f"{waiting.stream}\n")
         return
-    if job is None:
+    if gathered is not None:
         with (folder / "report.pickle").open("wb") as f:
             pickle.dump(report, f, protocol=pickle.HIGHEST_PROTOCOL)
+        gathered.write_text("done\n")
 
 
 def main(argv: list[str]) -> int:
-    """``python -m regionbench.client.scattering WORK [JOB]``: a job's problem is one line in
+    """``python -m regionbench.client.scattering WORK JOB`` (a part job) or ``WORK --gather OUT``
+    (the gathering, its checkpoint file ``OUT``): a job's problem is one line in
     ``parts/error-JOB.txt`` and on standard error, exit 1."""
-    folder, job = Path(argv[0]), int(argv[1]) if len(argv) > 1 else None
+    folder = Path(argv[0])
+    gathered = Path(argv[2]).resolve() if argv[1:2] == ["--gather"] else None
+    job = None if gathered is not None else int(argv[1])
     try:
-        run_job(folder, job)
+        run_job(folder, job, gathered)
     except Exception as exc:  # a job runs where no one reads a traceback: the line reaches the caller
         from regionbench.core import errors
 
