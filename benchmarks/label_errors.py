@@ -194,7 +194,7 @@ def one_run(args: argparse.Namespace, tmp: Path, disagreement: float) -> dict:
     }
     results = {}
     for name, evidence in (("ours", said), ("ours, one annotator", {})):
-        table = labels.audit(keys, x, evidence)
+        table = labels.audit(keys, x, evidence).table
         ranked = [
             row_of[(i, r)] for i, r in zip(table["image_id"].to_pylist(), table["region_id"].to_pylist(), strict=True)
         ]

@@ -29,7 +29,7 @@ else:
     for regions, coverage in zip(inp.regions, inp.coverage, strict=True):  # one shard's masks at a time
         found = tables.read_parquet(regions, ["image_id", "annotator", "region_id", "label", "mask"])
         said |= labels.annotator_evidence(found, tables.read_parquet(coverage), made["reference_annotator"])
-    table = labels.audit(
+    found = labels.audit(
         joined.select([*tables.REGION_KEY, "label"]),
         np.asarray(matrix(joined), dtype=np.float64),
         said,
@@ -37,9 +37,12 @@ else:
         seed=params.seed,
         max_train=params.max_train,
     )
+    table = found.table
     report = {"folds": params.folds, "reference_annotator": made["reference_annotator"]} | labels.summary(
-        table, joined.num_rows
+        found, joined.num_rows
     )
+    if found.too_little:
+        log.info("label audit: %s; no region is listed", found.too_little)
 tables.write_parquet(table, snakemake.output.table)
 tables.write_json(snakemake.output.report, report)
 log.info("%d of %d regions are label-error candidates", report["candidates"], report["regions"])

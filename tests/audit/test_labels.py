@@ -81,7 +81,7 @@ def test_injected_label_errors_rank_above_clean_regions(seed: int, k: int, share
             "label": [names[j] for j in given_labels],
         }
     )
-    table = labels.audit(keys, x, {})
+    table = labels.audit(keys, x, {}).table
     errors = set(flipped.tolist())
     top = set(table["image_id"].to_pylist()[: len(flipped)])
     # cleanlab on the same out-of-fold probabilities, its first k: ours finds at least as many
@@ -125,7 +125,7 @@ def test_other_evidence_ranks_a_shrunken_mask_the_others_agree_on() -> None:
     said = {(i, 1): agree for i in range(n)}
     said[(17, 1)] = labels.Annotators(2, 0, 0, None, 0.45, 0.92)
     said[(18, 1)] = labels.Annotators(2, 0, 2, "sea", 0.9, 0.9)
-    table = labels.audit(keys, x, said)
+    table = labels.audit(keys, x, said).table
     others = table.filter(pa.compute.invert(table["classifier_candidate"]))
     assert {17, 18} <= set(others["image_id"].to_pylist())
     row = others.filter(pa.compute.equal(others["image_id"], 18)).to_pylist()[0]
@@ -153,7 +153,7 @@ def test_trusted_annotators_rank_their_evidence_with_the_classifier_s() -> None:
     def ranks(agreeing: int) -> tuple[int, int]:
         said = {(i, 1): labels.Annotators(2, agreeing, 0, None, 0.95, 0.95) for i in range(len(y))}
         said[(relabelled, 1)] = labels.Annotators(2, 0, 2, "l3", 0.95, 0.95)
-        table = labels.audit(keys, x, said)
+        table = labels.audit(keys, x, said).table
         order = table["image_id"].to_pylist()
         candidates = sum(table["classifier_candidate"].to_pylist())
         return order.index(relabelled), candidates
@@ -179,3 +179,47 @@ def test_blocks_give_what_the_whole_matrix_gives(seed: int, k: int) -> None:
     for a, b in zip(whole, blocks, strict=True):
         assert np.array_equal(a, b, equal_nan=True)
     assert np.isnan(whole[1][y == k]).all()
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(10, 40), st.floats(0.0, 0.3))
+def test_features_that_cannot_tell_the_labels_apart_judge_no_region(seed: int, k: int, signal: float) -> None:
+    """Regions whose features barely depend on their labels (as 27 colour and shape features of
+    80 COCO categories do), labels all right, one annotator: no region is listed, and the audit
+    says why in one line (the classifier's kappa under its floor)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, 1500)
+    x = signal * rng.normal(0, 1, (k, 27))[y] + rng.normal(0, 1, (len(y), 27))
+    keys = pa.table(
+        {
+            "image_id": np.arange(len(y), dtype=np.int64),
+            "annotator": ["a"] * len(y),
+            "region_id": np.ones(len(y), dtype=np.int32),
+            "label": [f"l{j:02d}" for j in y],
+        }
+    )
+    found = labels.audit(keys, x, {})
+    assert found.kappa < labels.SKILL_KAPPA
+    assert found.table.num_rows == 0 and found.too_little is not None and "\n" not in found.too_little
+    assert f"kappa {found.kappa:.2f}" in found.too_little and labels.summary(found, len(y))["too_little"]
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 8))
+def test_clean_labels_a_skilled_classifier_knows_are_rarely_flagged(seed: int, k: int) -> None:
+    """Labels all right, features that tell them apart well (kappa high): at most 2 % of the
+    regions are listed, each with a margin and enough regions of both labels."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(k), 150)
+    x = rng.normal(0, 1.5, (k, 27))[y] + rng.normal(0, 1, (len(y), 27))
+    keys = pa.table(
+        {
+            "image_id": np.arange(len(y), dtype=np.int64),
+            "annotator": ["a"] * len(y),
+            "region_id": np.ones(len(y), dtype=np.int32),
+            "label": [f"l{j}" for j in y],
+        }
+    )
+    found = labels.audit(keys, x, {})
+    assert found.kappa >= labels.SKILL_KAPPA and found.too_little is None
+    assert found.table.num_rows <= 0.02 * len(y)

@@ -655,6 +655,11 @@ def _label_audit(folder: Path) -> list[str]:
     report = json.loads(found.read_text(encoding="utf-8"))
     if report.get("skipped"):
         return [f"No label audit: {report['skipped']}.", ""]
+    if report.get("too_little"):
+        return [
+            f"Label audit of the {report['regions']:,} regions of subset H: {report['too_little']}; no region is listed.",
+            "",
+        ]
     out = [
         f"Label-error candidates (`data/audit_labels.parquet`, to review, nothing changed): {report['candidates']:,} "
         f"of the {report['regions']:,} regions of subset H: {report['by_classifier']:,} flagged by confident learning "

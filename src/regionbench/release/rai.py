@@ -319,6 +319,9 @@ def _limitations(r: _Release) -> Statement:
     elif audit.get("skipped"):
         texts.append(f"Labels were not audited: {audit['skipped']}.")
         sources.append("results/audit_labels.json")
+    elif audit.get("too_little"):
+        texts.append(f"The label audit judged no region: {audit['too_little']}.")
+        sources.append("results/audit_labels.json")
     else:
         texts.append(
             f"{counted(audit['candidates'], 'region')} of the {audit['regions']:,} of subset H are label-error "
