@@ -121,7 +121,9 @@ def test_bad_options_name_the_option(argv: list[str], expected: str, capsys: pyt
 
 
 def test_a_bug_shows_its_traceback_and_asks_for_a_report(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr(cli, "cmd_verify", lambda args: [][1])  # a genuine bug, not the user's input
+    from regionbench.cli import release as release_commands
+
+    monkeypatch.setattr(release_commands, "cmd_verify", lambda args: [][1])  # a genuine bug, not the user's input
     assert cli.main(["verify", "x"]) == 3
     err = capsys.readouterr().err
     assert "Traceback" in err and "IndexError" in err

@@ -47,16 +47,27 @@ def problems(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     )
 
 
-def scikit_learn(name: str, x: np.ndarray, labels: np.ndarray, new: np.ndarray, seed: int) -> np.ndarray:
-    """What the grid predicted before it was batched: ``OneVsRestClassifier`` of the binary models."""
-    classes, y = np.unique(labels, return_inverse=True)
+def standardised(x: np.ndarray, new: np.ndarray) -> np.ndarray:
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
+    return (new - mean) / scale
+
+
+def fitted(name: str, x: np.ndarray, labels: np.ndarray, seed: int) -> tuple[np.ndarray, OneVsRestClassifier]:
+    """The classes and what the grid was before it was batched: scikit-learn's
+    ``OneVsRestClassifier`` of the binary models, fitted."""
+    classes, y = np.unique(labels, return_inverse=True)
     model = OneVsRestClassifier(clone(estimators.binary_estimator(name, PARAMS[name], seed, len(x))))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit((x - mean) / scale, y)
-    return classes[model.predict((new - mean) / scale)]
+        model.fit(standardised(x, x), y)
+    return classes, model
+
+
+# Kernel ridge solves every label's system at once: its sums run in another order than one solve
+# a label, so where two labels' decision values tie to the last bits either may win.
+SUMMED_ANOTHER_WAY = {"kridge"}
+NEAR_TIE = 1e-9
 
 
 @settings(max_examples=30, deadline=None)
@@ -65,7 +76,14 @@ def test_every_batched_model_predicts_what_one_model_a_label_predicts(problem: t
     x, labels, new, seed = problem
     for name in PARAMS:
         ours = classifiers.fit(name, x, labels, PARAMS[name], seed=seed).predict(new)
-        assert list(ours) == list(scikit_learn(name, x, labels, new, seed)), name
+        classes, model = fitted(name, x, labels, seed)
+        theirs = classes[model.predict(standardised(x, new))]
+        same = np.asarray(ours) == np.asarray(theirs)
+        if name in SUMMED_ANOTHER_WAY and len(classes) > 2:
+            decided = np.sort(model.decision_function(standardised(x, new)), axis=1)
+            near = decided[:, -1] - decided[:, -2] <= NEAR_TIE * np.maximum(1.0, np.abs(decided[:, -1]))
+            same |= near
+        assert same.all(), (name, list(ours), list(theirs))
 
 
 def test_networks_that_stall_stop_as_scikit_learn_stops_them() -> None:

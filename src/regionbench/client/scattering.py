@@ -189,8 +189,11 @@ def _stop(snakemake: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def _terms_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a ``timeout``, a scheduler, ``kill``) raised here as Ctrl-C is, while the block
-    runs (in the main thread only: elsewhere signals are not Python's to handle)."""
+    """SIGINT and SIGTERM (Ctrl-C, a ``timeout``, a scheduler, ``kill``) raised here as
+    ``KeyboardInterrupt`` while the block runs, even where this process was started with SIGINT
+    ignored (a background job of a shell without job control, a test runner's worker): the jobs
+    run in a session of their own, which no terminal's Ctrl-C reaches. In the main thread only
+    (elsewhere signals are not Python's to handle)."""
     import signal
     import threading
 
@@ -201,11 +204,12 @@ def _terms_as_interrupt() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    before = signal.signal(signal.SIGTERM, interrupt)
+    before = {stop: signal.signal(stop, interrupt) for stop in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for stop, handler in before.items():
+            signal.signal(stop, handler)
 
 
 def _die_with_parent() -> None:

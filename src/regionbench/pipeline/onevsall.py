@@ -331,9 +331,14 @@ def fit_kernel_logistic(
     kernel = Nystroem(gamma=gamma, n_components=n_components, random_state=seed).fit(x)
     mapped = kernel.transform(x)
     models = [LogisticRegression(C=c, max_iter=max_iter).fit(mapped, y == label) for label in range(n_labels)]
-    coef = np.column_stack([model.coef_[0] for model in models])
-    intercept = np.array([model.intercept_[0] for model in models])
-    return lambda new: kernel.transform(new) @ coef + intercept
+
+    def score(new: np.ndarray) -> np.ndarray:
+        """Each label's decision values as its model computes them, one product a label (one
+        product for all sums in another order: a last-bit difference flips a near tie)."""
+        features = kernel.transform(new)
+        return np.column_stack([(features @ model.coef_.T + model.intercept_).ravel() for model in models])
+
+    return score
 
 
 def fit_one_per_label(
