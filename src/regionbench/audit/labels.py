@@ -45,8 +45,9 @@ Evidence enough (``audit``). On photographs whose labels are right (the real COC
 confident learning then flagged 45 % of the regions on probabilities of 0.00 against 0.01. So
 the classifier counts only where it has skill (out-of-fold Cohen's kappa at least
 ``SKILL_KAPPA``), and a candidate needs a margin (``MARGIN``) and ``MIN_REGIONS`` regions of both
-labels; without a skilled classifier or other annotators the audit says it had too little to
-judge and lists nothing.
+labels and a second voice (its features far from its label's, or the other annotators); without
+a skilled classifier or other annotators the audit says it had too little to judge and lists
+nothing.
 
 Memory: the regions' features and a few numbers a region; the out-of-fold probabilities are
 predicted again block by block where they are needed (``out_of_fold_blocks``), never held as a
@@ -69,7 +70,7 @@ TRUSTED_AGREEMENT = 0.75  # the other annotators' evidence joins the classifier'
 P_KEEP = 0.05  # a region confident learning does not flag is kept when its strongest other evidence is this unlikely
 # The evidence a candidate needs (measured on the real COCO subset, benchmarks/label_errors.py):
 SKILL_KAPPA = 0.2  # the classifier's out-of-fold agreement with the labels beyond chance (Cohen's kappa)
-MARGIN = 0.1  # p̂ of the suggested label above p̂ of the given one
+MARGIN = 0.2  # p̂ of the suggested label above p̂ of the given one
 MIN_REGIONS = 20  # regions of each of the two labels a suggestion rests on
 _CHUNK = 65_536  # regions per block of the confident-learning rule
 
@@ -394,7 +395,9 @@ def audit(
 
     A candidate needs evidence. The classifier's counts only where it tells the labels apart
     (out-of-fold ``kappa`` at least ``SKILL_KAPPA``), and then for a region whose suggested label
-    is ``MARGIN`` more probable than its own, both labels having ``MIN_REGIONS`` regions. A
+    is ``MARGIN`` more probable than its own, both labels having ``MIN_REGIONS`` regions, and a
+    second voice (its features farther from its label's than ``OUTLIER_FROM`` of them, or the
+    other annotators relabelling it or drawing it otherwise). A
     region no such classifier flags is listed only where the other annotators speak against it
     (a relabelling or a mask deficit), the features adding to their evidence, never alone. With
     neither a skilled classifier nor other annotators, the audit judges nothing: an empty table
@@ -435,6 +438,10 @@ def audit(
             deficit[n] = max(0.0, (a.peer_iou - a.own_iou) / a.peer_iou) if a.peer_iou else 0.0
             agreements.append(a.agreeing / a.compared)
     agreement = float(np.mean(agreements)) if agreements else 0.0
+    # A classifier's candidate needs a second voice: its features far from its label's, or the
+    # other annotators relabelling it or drawing it otherwise (a weak classifier's confusions
+    # on right labels seldom coincide with either).
+    candidate &= (outlier >= OUTLIER_FROM) | (vote > 0) | (deficit > 0)
     together = agreement >= TRUSTED_AGREEMENT and skill >= SKILL_KAPPA
     order, score, other_p = scores(candidate, own, [vote, deficit, outlier], together)
     keep = np.flatnonzero(candidate | ((other_p <= P_KEEP) & ((vote > 0) | (deficit > 0))))
