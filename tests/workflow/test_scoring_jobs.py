@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 from conftest import COCO_RELEASE, regionbench_cli, truth_label_maps
 from farm import BENCH, Built
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 from test_workflow_lvis import _results
 from test_workflow_panoptic import RELEASE as PANOPTIC_RELEASE
@@ -195,11 +197,11 @@ def test_jobs_are_for_the_executor_and_capped_at_the_work(
 
     monkeypatch.setattr(scattering, "score", score)
     images = len(list(run.iterdir()))
-    for asked, given in ((1000, images), (2, 2)):
+    for asked, capped in ((1000, images), (2, 2)):
         done = regionbench_cli(*common, "--executor", "local", "--jobs", str(asked), cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert (f"--jobs 1000: {images} images to score, so {images} jobs" in done.stdout) == (asked > images)
-        assert handed[-1] == given
+        assert handed[-1] == capped
 
 
 def _scoring_processes(folder: Path) -> list[int]:
@@ -215,35 +217,42 @@ def _scoring_processes(folder: Path) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
-def test_a_stop_signal_ends_every_job_and_removes_the_work_folder(
-    maps: tuple[Path, Path], tmp_path: Path, signal_name: str
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(signal_name=st.sampled_from(["SIGTERM", "SIGINT"]), moment=st.floats(0.0, 4.0))
+def test_a_stop_signal_at_any_moment_ends_every_job_and_removes_the_work_folder(
+    maps: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory, signal_name: str, moment: float
 ) -> None:
-    """SIGTERM (a ``timeout``, a scheduler) or SIGINT to ``evaluate`` alone once its jobs run:
-    exit 130 on one line, no Snakemake or job left running, and no ``.regionbench-scoring-*``
-    folder left where it ran."""
+    """SIGTERM (a ``timeout``, a scheduler) or SIGINT to ``evaluate`` alone, ``moment`` seconds
+    after its work folder appears (Snakemake starting, a round's jobs running, a gathering, the
+    report being read): exit 130 on one line, or, where it had finished, its report; either way
+    no Snakemake or job left running and no ``.regionbench-scoring-*`` folder left where it ran."""
     import signal
     import subprocess
     import sys
     import time
 
+    here = tmp_path_factory.mktemp("stopped")
     folder, run = maps
     command = [sys.executable, "-m", "regionbench", "evaluate", "--release", str(folder), "--predictions", str(run),
                "--task", "semantic", "--executor", "local", "--jobs", "2"]  # fmt: skip
-    evaluate = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    evaluate = subprocess.Popen(command, cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".regionbench-scoring-*/round-0")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert evaluate.poll() is None, "evaluate ended before its jobs started"
+    while not list(here.glob(".regionbench-scoring-*")) and evaluate.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(moment)
     evaluate.send_signal(getattr(signal, signal_name))
-    _, stderr = evaluate.communicate(timeout=60)
-    assert evaluate.returncode == 130 and stderr.strip().splitlines()[-1].startswith("regionbench: interrupted"), stderr
-    assert "Traceback" not in stderr
+    stdout, stderr = evaluate.communicate(timeout=60)
+    if evaluate.returncode == 0:  # it had finished: the whole report, nothing else
+        assert "miou" in stdout and "Traceback" not in stderr, stderr
+    else:
+        said = stderr.strip().splitlines()
+        assert evaluate.returncode == 130 and said[-1].startswith("regionbench: interrupted"), stderr
+        assert "Traceback" not in stderr
     deadline = time.monotonic() + 15
-    while (left := _scoring_processes(tmp_path)) and time.monotonic() < deadline:
+    while (left := _scoring_processes(here)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, f"still running after evaluate stopped: {left}"
-    assert not list(tmp_path.glob(".regionbench-scoring-*"))
+    assert not list(here.glob(".regionbench-scoring-*"))
 
 
 def test_a_job_killed_by_the_system_is_one_line(maps: tuple[Path, Path], tmp_path: Path) -> None:

@@ -94,18 +94,21 @@ def score(
         raise TaskError(f"--jobs {jobs}: at least 1")
     _needs(executor)
     made = work is None
-    folder = Path(tempfile.mkdtemp(prefix=".regionbench-scoring-", dir=Path.cwd())) if work is None else work
-    folder = folder.resolve()
-    try:
-        return _scored(folder, release, rev, verify, predictions, task, settings, by_source, executor, jobs, cores,
-                       project, progress or (lambda line: None))  # fmt: skip
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every job has ended; nothing of the run is kept
-        if made:
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
-    finally:
-        if made and (folder / "report.pickle").is_file():
-            shutil.rmtree(folder, ignore_errors=True)
+    # A stop signal from here on, the work folder made or not, ends as Ctrl-C does: jobs stopped,
+    # the folder removed (a SIGTERM's default would leave both).
+    with _terms_as_interrupt():
+        folder = Path(tempfile.mkdtemp(prefix=".regionbench-scoring-", dir=Path.cwd())) if work is None else work
+        folder = folder.resolve()
+        try:
+            return _scored(folder, release, rev, verify, predictions, task, settings, by_source, executor, jobs,
+                           cores, project, progress or (lambda line: None))  # fmt: skip
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every job has ended; nothing of the run is kept
+            if made:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        finally:
+            if made and (folder / "report.pickle").is_file():
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _scored(
@@ -152,17 +155,21 @@ def _scored(
 def _snakemake(cmd: list[str], folder: Path) -> None:
     """Snakemake's ``cmd`` run in ``folder`` in a process group of its own, its output in
     ``snakemake.log``; a ``TaskError`` with the jobs' own error lines when it fails. A stop
-    signal here (Ctrl-C, SIGTERM) stops the group, Snakemake and every job, before it goes on
-    as ``KeyboardInterrupt``; the group dies with this process too (``PR_SET_PDEATHSIG``)."""
+    signal here (Ctrl-C, SIGTERM: ``score`` takes both as ``KeyboardInterrupt``) stops the group,
+    Snakemake and every job, before it goes on; the group dies with this process too
+    (``PR_SET_PDEATHSIG``)."""
     log = folder / "snakemake.log"
-    with log.open("a") as out, _terms_as_interrupt():
-        snakemake = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True, preexec_fn=_die_with_parent
-        )
+    snakemake: subprocess.Popen | None = None
+    with log.open("a") as out:
         try:
+            snakemake = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )  # fmt: skip
             code = snakemake.wait()
         except KeyboardInterrupt:
-            _stop(snakemake)
+            if snakemake is not None:
+                _stop(snakemake)
             raise
     if code != 0:
         said = _job_error(folder) or _lost_jobs(folder) or log.read_text().strip().splitlines()[-1:]
