@@ -159,13 +159,22 @@ def _snakemake(cmd: list[str], folder: Path) -> None:
     Snakemake and every job, before it goes on; the group dies with this process too
     (``PR_SET_PDEATHSIG``)."""
     log = folder / "snakemake.log"
+    import signal
+
     snakemake: subprocess.Popen | None = None
+    stops = {signal.SIGINT, signal.SIGTERM}
     with log.open("a") as out:
         try:
-            snakemake = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )  # fmt: skip
+            # Held while Snakemake is forked: a stop raised inside the fork's own callbacks would
+            # be swallowed there. Delivered as the mask comes back, Snakemake's handle in hand.
+            before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+            try:
+                snakemake = subprocess.Popen(
+                    cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True,
+                    preexec_fn=_child_of_this,
+                )  # fmt: skip
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
             code = snakemake.wait()
         except KeyboardInterrupt:
             if snakemake is not None:
@@ -219,11 +228,13 @@ def _terms_as_interrupt() -> Iterator[None]:
             signal.signal(stop, handler)
 
 
-def _die_with_parent() -> None:
-    """In Snakemake's process, before it starts: SIGKILL when this process dies (Linux)."""
+def _child_of_this() -> None:
+    """In Snakemake's process, before it starts: the stop signals unblocked (they were held
+    while it was forked), and SIGKILL when this process dies (Linux)."""
     import ctypes
     import signal
 
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
