@@ -28,6 +28,19 @@ def probabilities(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
     return p, given_labels
 
 
+def regions_of(names: list[str]) -> pa.Table:
+    """The audited regions' keys: one region an image, all of annotator ``a``, labelled ``names``."""
+    n = len(names)
+    return pa.table(
+        {
+            "image_id": np.arange(n, dtype=np.int64),
+            "annotator": ["a"] * n,
+            "region_id": np.ones(n, dtype=np.int32),
+            "label": names,
+        }
+    )
+
+
 @settings(max_examples=80, deadline=None)
 @given(probabilities())
 def test_candidates_are_cleanlab_s_but_where_the_own_label_beats_every_confident_other(case: tuple) -> None:
@@ -73,14 +86,7 @@ def test_injected_label_errors_rank_above_clean_regions(seed: int, k: int, share
     given_labels = y.copy()
     given_labels[flipped] = (y[flipped] + rng.integers(1, k, len(flipped))) % k
     names = [f"l{j}" for j in range(k)]
-    keys = pa.table(
-        {
-            "image_id": np.arange(len(y), dtype=np.int64),
-            "annotator": ["a"] * len(y),
-            "region_id": np.ones(len(y), dtype=np.int32),
-            "label": [names[j] for j in given_labels],
-        }
-    )
+    keys = regions_of([names[j] for j in given_labels])
     table = labels.audit(keys, x, {}).table
     errors = set(flipped.tolist())
     top = set(table["image_id"].to_pylist()[: len(flipped)])
@@ -144,14 +150,7 @@ def test_trusted_annotators_rank_their_evidence_with_the_classifier_s() -> None:
     k, per = 4, 150
     y = np.repeat(np.arange(k), per)
     x = rng.normal(0, 1, (k, 27))[y] + rng.normal(0, 4, (len(y), 27))  # a weak classifier
-    keys = pa.table(
-        {
-            "image_id": np.arange(len(y), dtype=np.int64),
-            "annotator": ["a"] * len(y),
-            "region_id": np.ones(len(y), dtype=np.int32),
-            "label": [f"l{j}" for j in y],
-        }
-    )
+    keys = regions_of([f"l{j}" for j in y])
     relabelled = 7
 
     def ranks(agreeing: int) -> tuple[int, int]:
@@ -194,14 +193,7 @@ def test_features_that_cannot_tell_the_labels_apart_judge_no_region(seed: int, k
     rng = np.random.default_rng(seed)
     y = rng.integers(0, k, 1500)
     x = signal * rng.normal(0, 1, (k, 27))[y] + rng.normal(0, 1, (len(y), 27))
-    keys = pa.table(
-        {
-            "image_id": np.arange(len(y), dtype=np.int64),
-            "annotator": ["a"] * len(y),
-            "region_id": np.ones(len(y), dtype=np.int32),
-            "label": [f"l{j:02d}" for j in y],
-        }
-    )
+    keys = regions_of([f"l{j:02d}" for j in y])
     found = labels.audit(keys, x, {})
     assert found.kappa < labels.SKILL_KAPPA
     assert found.table.num_rows == 0 and found.too_little is not None and "\n" not in found.too_little
@@ -216,14 +208,7 @@ def test_clean_labels_a_skilled_classifier_knows_are_rarely_flagged(seed: int, k
     rng = np.random.default_rng(seed)
     y = np.repeat(np.arange(k), 150)
     x = rng.normal(0, 1.5, (k, 27))[y] + rng.normal(0, 1, (len(y), 27))
-    keys = pa.table(
-        {
-            "image_id": np.arange(len(y), dtype=np.int64),
-            "annotator": ["a"] * len(y),
-            "region_id": np.ones(len(y), dtype=np.int32),
-            "label": [f"l{j}" for j in y],
-        }
-    )
+    keys = regions_of([f"l{j}" for j in y])
     found = labels.audit(keys, x, {})
     assert found.kappa >= labels.SKILL_KAPPA and found.too_little is None
     assert found.table.num_rows <= 0.02 * len(y)
