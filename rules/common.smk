@@ -100,6 +100,14 @@ def here(script, input, output, params, log, threads=1, wildcards=None):
     )
 
 
+# What Snakemake's ``script:`` directive passes its ``script`` function, in order (snakemake.parser.Script).
+SCRIPT_ARGUMENTS = (
+    "basedir input output params wildcards threads resources log config rule conda_env conda_base_path "
+    "container_img singularity_args env_modules bench_record jobid bench_iteration cleanup_scripts "
+    "shadow_dir sourcecache_path runtime_sourcecache_path runtime_paths"
+).split()
+
+
 def heavy(script, job):
     """Run a heavy stage's ``scripts/<script>`` (its ``run:``, given ``locals()``, the job's
     arguments as Snakemake passes them): in its own interpreter, as a ``script:`` job runs it
@@ -119,52 +127,8 @@ def heavy(script, job):
         return
     from snakemake.script import script as fresh
 
-    fresh(
-        str(script_path(script)),
-        job["basedir"],
-        *(
-            job[k]
-            for k in (
-                "input",
-                "output",
-                "params",
-                "wildcards",
-                "threads",
-                "resources",
-                "log",
-            )
-        ),
-        config,
-        *(
-            job[k]
-            for k in (
-                "rule",
-                "conda_env",
-                "conda_base_path",
-                "container_img",
-                "singularity_args",
-            )
-        ),
-        *(
-            job[k]
-            for k in (
-                "env_modules",
-                "bench_record",
-                "jobid",
-                "bench_iteration",
-                "cleanup_scripts",
-            )
-        ),
-        *(
-            job[k]
-            for k in (
-                "shadow_dir",
-                "sourcecache_path",
-                "runtime_sourcecache_path",
-                "runtime_paths",
-            )
-        ),
-    )
+    given = {**job, "config": config}  # the config is the workflow's, not the job's
+    fresh(str(script_path(script)), *(given[name] for name in SCRIPT_ARGUMENTS))
 
 
 def raw_inputs(wildcards):
