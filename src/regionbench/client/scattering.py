@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from regionbench.client.tasks._base import TaskError
+from regionbench.core import children
 
 EXECUTORS = ("local", "slurm")
 SNAKEFILE = "data/scoring/Snakefile"
@@ -158,9 +159,10 @@ def _snakemake(cmd: list[str], folder: Path) -> None:
     signal here (Ctrl-C, SIGTERM: ``score`` takes both as ``KeyboardInterrupt``) stops the group,
     Snakemake and every job, before it goes on; the group dies with this process too
     (``PR_SET_PDEATHSIG``)."""
-    log = folder / "snakemake.log"
+    import os
     import signal
 
+    log = folder / "snakemake.log"
     snakemake: subprocess.Popen | None = None
     stops = {signal.SIGINT, signal.SIGTERM}
     with log.open("a") as out:
@@ -171,7 +173,7 @@ def _snakemake(cmd: list[str], folder: Path) -> None:
             try:
                 snakemake = subprocess.Popen(
                     cmd, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True,
-                    preexec_fn=_child_of_this,
+                    preexec_fn=children.dies_with(os.getpid(), signal.SIGKILL, stops),
                 )  # fmt: skip
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, before)
@@ -226,17 +228,6 @@ def _terms_as_interrupt() -> Iterator[None]:
     finally:
         for stop, handler in before.items():
             signal.signal(stop, handler)
-
-
-def _child_of_this() -> None:
-    """In Snakemake's process, before it starts: the stop signals unblocked (they were held
-    while it was forked), and SIGKILL when this process dies (Linux)."""
-    import ctypes
-    import signal
-
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _lost_jobs(folder: Path) -> list[str]:

@@ -24,11 +24,12 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
+
+from regionbench.core import children
 
 ERASE_LINE = "\r\x1b[2K"  # a terminal's status line, gone
 
@@ -41,28 +42,6 @@ def live(stream: TextIO) -> bool:
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 POLL = 0.05  # seconds between the main thread's looks: where a signal's Python handler runs
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def _dies_with(parent: int) -> Callable[[], None] | None:
-    """What the child runs before Snakemake starts: on Linux, asks the kernel for SIGINT (the
-    stop Snakemake answers gracefully, as to a Ctrl-C) when ``parent``, this process, dies, so a
-    ``regionbench build`` killed outright (SIGKILL, the out-of-memory killer) does not leave its
-    Snakemake publishing in the background. A parent already gone: the child stops at once."""
-    if not sys.platform.startswith("linux"):
-        return None
-
-    def set_death_signal() -> None:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(130)
-
-    return set_death_signal
-
-
 # Seconds what the command says is held before it is shown: the thread that takes an interrupt
 # may get the processor after the relaying one on a loaded machine, and what an interrupted job
 # printed meanwhile is then dropped with the rest.
@@ -94,7 +73,9 @@ def run(cmd: Sequence[str], stream: TextIO, is_live: bool, **popen: Any) -> int:
     # ignored across exec). The command before any mask: it would inherit the mask too.
     previous = {s: signal.signal(s, interrupted) for s in SIGNALS}
     try:
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, preexec_fn=_dies_with(os.getpid()), **popen)
+        proc = subprocess.Popen(
+            cmd, stderr=subprocess.PIPE, preexec_fn=children.dies_with(os.getpid(), signal.SIGINT), **popen
+        )
     except BaseException:
         for s, handler in previous.items():
             signal.signal(s, handler)
