@@ -230,10 +230,15 @@ def _terms_as_interrupt() -> Iterator[None]:
             signal.signal(stop, handler)
 
 
+def _round(folder: Path) -> int:
+    """The number of a round's folder (``round-N``, the scoring Snakefile's)."""
+    return int(folder.name.removeprefix("round-"))
+
+
 def _lost_jobs(folder: Path) -> list[str]:
     """One line for the jobs of the last round that ended without a result or a word (killed:
     out of memory, most often)."""
-    rounds = sorted(folder.glob("round-*"), key=lambda p: int(p.name.split("-")[1]))
+    rounds = sorted(folder.glob("round-*"), key=_round)
     if not rounds or (rounds[-1] / "gathered").exists():
         return []
     config = json.loads((folder / "config.json").read_text())
@@ -270,7 +275,7 @@ def run_job(folder: Path, job: int | None, gathered: Path | None = None) -> None
             )
     except _runner.Waiting as waiting:  # the round ends: the next stream waits for every job's parts
         if gathered is not None:
-            round_ = int(gathered.parent.name.split("-")[1])
+            round_ = _round(gathered.parent)
             before = folder / f"round-{round_ - 1}" / "gathered"
             if round_ and int(before.read_text()) >= waiting.stream:
                 raise TaskError(f"round {round_ + 1} left no parts of stream {waiting.stream}; see {folder}") from None

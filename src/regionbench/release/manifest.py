@@ -65,14 +65,9 @@ def file_digests(folder: Path, workers: int = 1, known: Mapping[str, str] | None
     folder = Path(folder)
     known = known or {}
     names = [p.relative_to(folder).as_posix() for p in _files(folder)]
-    hashed = dict(
-        zip(
-            fresh := [n for n in names if n not in known],
-            sha256_files([folder / n for n in fresh], workers),
-            strict=True,
-        )
-    )
-    return {n: known[n] if n in known else hashed[n] for n in names}
+    fresh = [n for n in names if n not in known]
+    hashed = dict(zip(fresh, sha256_files([folder / n for n in fresh], workers), strict=True))
+    return {n: known.get(n) or hashed[n] for n in names}
 
 
 def fingerprint_tree(root: Path, workers: int = 1) -> str:
