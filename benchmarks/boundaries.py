@@ -37,7 +37,7 @@ def write_run(folder: Path, tree: Path, out: Path) -> int:
     from skimage import color, filters
 
     import regionbench
-    from regionbench.client.tasks import _masks
+    from regionbench.scoring.tasks import _masks
 
     data = regionbench.load(folder)
     ids = _masks.scored_images(data, "source")["image_id"].astype(int).tolist()

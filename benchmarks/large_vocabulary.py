@@ -27,7 +27,7 @@ import numpy as np
 from scoring import BOUNDARY_ENGINE, exponent, timed
 from scoring_data import collection
 
-from regionbench.client import instances
+from regionbench.scoring.measures import average_precision
 
 CATEGORIES = 13_204
 V3DET = {"categories": CATEGORIES, "shared": 29, "boxes": True}  # 13,204 ids, 13,175 names; boxes
@@ -54,7 +54,7 @@ def at(n: int, cores: int, reference_up_to: int) -> dict:
                "--out", str(report)]  # fmt: skip
         row["ours"], _ = timed(cmd)
         found = json.loads(report.read_text())
-    ours = [found["measures"][k] for k in instances.STATS]
+    ours = [found["measures"][k] for k in average_precision.STATS]
     per = {k: v["ap"] for k, v in found["per_category_ap"].items()}
     row["categories_scored"] = sum(v is not None for v in per.values())
     row["names_shared"] = len(per) - len({v["name"] for v in found["per_category_ap"].values()})
@@ -68,7 +68,7 @@ def at(n: int, cores: int, reference_up_to: int) -> dict:
         if differ:
             raise SystemExit(f"{n} images: per-category AP differs from faster-coco-eval's, e.g. category {differ[0]}")
         row["cpu_ratio_to_faster_coco_eval"] = round(row["ours"]["cpu_s"] / row["faster-coco-eval"]["cpu_s"], 3)
-    row["stats"] = dict(zip(instances.STATS, ours, strict=True))
+    row["stats"] = dict(zip(average_precision.STATS, ours, strict=True))
     return row
 
 

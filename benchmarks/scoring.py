@@ -26,7 +26,7 @@ LVIS's federated AP (``--method lvis``, on an LVIS variant of the collection) be
 
 The 12 figures of each are checked equal (1e-12) before any time is printed. Segments:
 BSDS-sized label maps (321x481), five humans and five machine scales an image, scored with
-``segments.score_image`` then ``collect``. Prints a line per size and, last, one JSON object:
+``bsds_regions.score_image`` then ``collect``. Prints a line per size and, last, one JSON object:
 every figure, the ratios to the engines and the growth exponents (log cost / log size) of CPU
 and peak memory from the smallest to the largest size.
 """
@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 from scoring_data import collection
 
-from regionbench.client import instances, segments
+from regionbench.scoring.measures import average_precision, bsds_regions
 
 ENGINE = """
 import contextlib, io, json, sys
@@ -113,7 +113,7 @@ def instances_at(n: int, cores: int, cocoeval_up_to: int) -> dict:
                    "--predictions", str(results), "--split", "all", "--cores", str(use), "--out", str(report)]  # fmt: skip
             row[label], _ = timed(cmd)
             measures = json.loads(report.read_text())["measures"]  # its keys sorted: read in COCO's order
-            figures[label] = [measures[k] for k in instances.STATS]
+            figures[label] = [measures[k] for k in average_precision.STATS]
         if (Path(scratch) / "1.json").read_bytes() != (Path(scratch) / f"{cores}.json").read_bytes():
             raise SystemExit(f"{n} images: the reports on 1 and {cores} cores differ")
     reference = figures.get("cocoeval", figures["faster-coco-eval"])
@@ -185,7 +185,7 @@ def boundary_at(n: int, cores: int) -> dict:
     reference = json.loads(said.strip().splitlines()[-1])
     for label, use in (("ours_1_core", 1), (f"ours_{cores}_cores", cores)):
         row[label], measures = ours(folder, results, use, "--iou-type", "boundary")
-        if not np.allclose([measures[k] for k in instances.STATS], reference, rtol=0, atol=1e-9):
+        if not np.allclose([measures[k] for k in average_precision.STATS], reference, rtol=0, atol=1e-9):
             raise SystemExit(f"{n} images: Boundary AP differs from faster-coco-eval's: the timing means nothing")
     row["cpu_ratio_to_faster_coco_eval"] = round(row["ours_1_core"]["cpu_s"] / row["faster-coco-eval"]["cpu_s"], 3)
     return row
@@ -225,8 +225,8 @@ def bsds_at(n: int) -> dict:
             rng.integers(1, 10 * (s + 1), size=(321 // 16 + 1, 481 // 16 + 1)).repeat(16, 0).repeat(16, 1)[:321, :481]
             for s in range(5)
         ]
-        scored.append(segments.score_image(machine, humans))
-    segments.collect(range(1, 6), scored)
+        scored.append(bsds_regions.score_image(machine, humans))
+    bsds_regions.collect(range(1, 6), scored)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"images": n, "cpu_s": round(time.process_time() - start, 2), "peak_mib": round(peak)}
 

@@ -43,8 +43,8 @@ def release(n: int) -> Path:
 def write_run(folder: Path, out: Path) -> int:
     """Five scale folders of PNGs for the release's test images; the images written."""
     import regionbench
-    from regionbench.client.tasks import _masks
-    from regionbench.client.tasks import segments as task
+    from regionbench.scoring.tasks import _masks
+    from regionbench.scoring.tasks import segments as task
 
     data = regionbench.load(folder)
     images = _masks.scored_images(data, "test")

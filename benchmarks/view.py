@@ -67,9 +67,9 @@ def truth_maps(release: Path, out: Path) -> int:
     from PIL import Image
 
     import regionbench
-    from regionbench.client import semantic
-    from regionbench.client.tasks import _masks
-    from regionbench.client.tasks.semantic import class_maps
+    from regionbench.scoring.measures import confusion
+    from regionbench.scoring.tasks import _masks
+    from regionbench.scoring.tasks.semantic import class_maps
 
     if (out / "done").is_file():
         return int((out / "done").read_text())
@@ -77,7 +77,7 @@ def truth_maps(release: Path, out: Path) -> int:
     out.mkdir(parents=True)
     data = regionbench.load(release)
     images = _masks.scored_images(data, "test")
-    _, index = semantic.label_codes(
+    _, index = confusion.label_codes(
         dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
     )
     label_id = np.array([k for k, _ in sorted(index.items(), key=lambda kv: kv[1])], dtype=np.int64)
@@ -157,7 +157,7 @@ def main() -> None:
         if args.run:
             maps = work / f"{label}-maps"
             scored = truth_maps(release, maps)
-            report = work / f"{label}-semantic.json"
+            report = work / f"{label}-confusion.json"
             command = [sys.executable, "-m", "regionbench"]
             score_s, score_mib = timed(
                 [*command, "evaluate", "--release", str(release), "--predictions", str(maps), "--task", "semantic",

@@ -20,7 +20,7 @@ from coco_scale import exponent
 from pycocotools import mask as coco_mask
 
 from regionbench.client import view
-from regionbench.client.tasks import Shape
+from regionbench.scoring.tasks import Shape
 
 H, W = 480, 640
 

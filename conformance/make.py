@@ -598,7 +598,7 @@ def bsds_case(family: str, test: str) -> tuple[dict[str, Any], tuple[Any, ...], 
     """A case of the benchmark's own data: its five images' humans, the run of ``test`` (test_1: the
     ``ucm2`` cut at 5 thresholds, as the benchmark cuts it; test_4: the five ``segs`` scales) and
     the figures the benchmark printed for it."""
-    from regionbench.client import boundaries, segments
+    from regionbench.scoring.measures import bsds_boundaries as boundaries, bsds_regions as segments
 
     images = sorted(p.stem for p in (BSDS / "groundTruth").glob("*.mat"))
     maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
@@ -712,7 +712,7 @@ def boundary_scenario(seed: int, kind: str = "soft", images: int = 2, empty: boo
     drew one segment."""
     from scipy import ndimage
 
-    from regionbench.client import boundaries
+    from regionbench.scoring.measures import bsds_boundaries as boundaries
 
     rng = np.random.default_rng(seed)
     size = (96, 128)
@@ -871,7 +871,7 @@ def bsds_boundary_rule(case: conformance.Case) -> dict[str, float]:
     human's (``correspond_pixels``); ODS the best F on the curve interpolated at 100 points
     between thresholds, OIS at each image's best threshold, AP the precision at recalls
     0:0.01:1 interpolated over the distinct recalls."""
-    from regionbench.client import boundaries
+    from regionbench.scoring.measures import bsds_boundaries as boundaries
 
     levels = np.asarray(case.settings["thresholds"], dtype=float)
     max_dist = case.settings.get("max_dist", BOUNDARY_MAX_DIST)

@@ -4,9 +4,9 @@ reference method's predictions scored through the evaluate door users score thei
 from pathlib import Path
 
 from regionbench import baselines
-from regionbench.client.loader import Release
 from regionbench.core.errors import InputError
 from regionbench.pipeline.jobs import fail, log_to
+from regionbench.release.loader import Release
 
 log = log_to(snakemake.log[0])
 params = snakemake.params

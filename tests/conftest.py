@@ -381,9 +381,9 @@ def truth_label_maps(folder: Path, out: Path, image_ids: list[int] | None = None
     returns the images written."""
     from PIL import Image
 
-    from regionbench.client import semantic
-    from regionbench.client.tasks import _masks
-    from regionbench.client.tasks.semantic import class_maps
+    from regionbench.scoring.measures import confusion as semantic
+    from regionbench.scoring.tasks import _masks
+    from regionbench.scoring.tasks.semantic import class_maps
 
     data = regionbench.load(folder)
     images = _masks.scored_images(data, "test")

@@ -100,7 +100,7 @@ def test_no_path_reaches_out_of_the_package() -> None:
 def test_the_client_modules_need_no_build_dependency() -> None:
     """load, verify, diff and evaluate import nothing of the build extra."""
     code = (
-        "import sys, regionbench, regionbench.cli, regionbench.client.loader, regionbench.client.tasks, regionbench.release\n"
+        "import sys, regionbench, regionbench.cli, regionbench.release.loader, regionbench.scoring.tasks, regionbench.release\n"
         "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'PIL', 'dvc', 'threadpoolctl', 'zlib_ng', 'isal', 'numba', 'llvmlite', 'mlcroissant', 'rdflib', 'huggingface_hub', 'statsmodels', 'SimpleITK'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )
@@ -112,8 +112,8 @@ def test_the_layouts_registry_needs_no_build_dependency() -> None:
     """A label-map run asks the layouts' registry which benchmark scores the release's layout:
     the client install (Pillow and shapely, no build extra) imports every layout module."""
     code = (
-        "import sys\nfrom regionbench.io import layouts\nfrom regionbench.client import benchmarks\n"
-        "assert benchmarks.of_layout('voc') == 'voc'\n"
+        "import sys\nfrom regionbench.io import layouts\nfrom regionbench.scoring import protocols\n"
+        "assert protocols.of_layout('voc') == 'voc'\n"
         "heavy = {'snakemake', 'sklearn', 'matplotlib', 'scipy', 'skimage', 'dvc', 'zlib_ng', 'isal', 'numba', 'mlcroissant'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )
@@ -198,3 +198,25 @@ def test_the_command_line_package_wires_in_its_init_and_runs_in_its_groups() -> 
     }
     for path in (PACKAGE / "cli").glob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 800, path
+
+
+def test_scoring_is_layered_and_named_once() -> None:
+    """``scoring.measures`` imports ``core`` only (pure measures, no file or release); no file name
+    stands twice under ``scoring/`` (a measure is named for what it computes, its task for what is
+    scored); no scoring module is over 800 lines, the instance measure not over 600."""
+    graph = import_graph()
+    measures = {m: targets for m, targets in graph.items() if m.startswith("regionbench.scoring.measures")}
+    assert len(measures) >= 8
+    outside = sorted(
+        f"{m} imports {t}"
+        for m, targets in measures.items()
+        for t in targets
+        if not t.startswith(("regionbench.core", "regionbench.scoring.measures"))
+    )
+    assert outside == []
+    files = [p for p in (PACKAGE / "scoring").rglob("*.py") if p.name != "__init__.py"]
+    names = [p.name for p in files]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
+    lines = {p.relative_to(PACKAGE).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in files}
+    assert max(lines.values()) <= 800, lines
+    assert lines["scoring/measures/average_precision.py"] <= 600

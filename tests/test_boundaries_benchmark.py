@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from regionbench.client import boundaries
+from regionbench.scoring.measures import bsds_boundaries as boundaries
 
 DATA = Path(__file__).parent / "data" / "bsds500-bench"
 IDS = sorted(p.stem for p in (DATA / "groundTruth").glob("*.mat"))

@@ -171,8 +171,7 @@ def test_a_folder_that_is_neither_a_release_nor_a_repository_is_said_so(
 ) -> None:
     """Any local folder without manifest.json, .git or .dvc (files and folders of any names in
     it): load, audit and verify say in one line that it is no release, and where one is."""
-    from regionbench.client import loader
-    from regionbench.release import ReleaseError
+    from regionbench.release import ReleaseError, loader
 
     folder = tmp_path_factory.mktemp("notarelease")
     for name, is_folder in entries:

@@ -105,10 +105,10 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
     is, in one line, never "not found" for a folder that exists nor a hang on a FIFO."""
     import json
 
-    from regionbench.client.tasks import TaskError
-    from regionbench.client.tasks._labels import read_text
     from regionbench.pipeline import config
     from regionbench.release import read_manifest
+    from regionbench.scoring.tasks import TaskError
+    from regionbench.scoring.tasks._labels import read_text
 
     said = {
         "missing": "no such file",

@@ -59,14 +59,14 @@ def test_inside_unforked_every_helper_works_here_and_only_in_that_thread() -> No
     same; another thread meanwhile forks as before, and the thread forks again once it is out."""
     import threading
 
-    from regionbench.client.tasks import _runner
     from regionbench.core import forked
+    from regionbench.scoring import runner
 
     seen: dict[str, list[int]] = {}
     with forked.unforked():
         assert not forked.may_fork()
         seen["here"] = forked_map(lambda _: os.getpid(), range(4), workers=2)
-        seen["runner"] = list(_runner.parts(lambda _: os.getpid(), list(range(4)), cores=2, forked=True))
+        seen["runner"] = list(runner.parts(lambda _: os.getpid(), list(range(4)), cores=2, forked=True))
         other = threading.Thread(
             target=lambda: seen.setdefault("other", forked_map(lambda _: os.getpid(), range(4), 2))
         )

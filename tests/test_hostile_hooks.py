@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench.client.tasks import TaskError
-from regionbench.client.tasks._labels import _strict
-from regionbench.client.tasks.image import similarity_function
 from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import vocabulary
+from regionbench.scoring.tasks import TaskError
+from regionbench.scoring.tasks._labels import _strict
+from regionbench.scoring.tasks.image import similarity_function
 
 TREE = Hierarchy.from_yaml(vocabulary.DEFAULT_DIR / "hierarchy.yaml")
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.client.tasks import TaskError
-from regionbench.client.tasks._labels import Subset
-from regionbench.client.tasks.image import read_image_scores
-from regionbench.client.tasks.imageclef import read_imageclef_run
 from regionbench.core import numbers
+from regionbench.scoring.tasks import TaskError
+from regionbench.scoring.tasks._labels import Subset
+from regionbench.scoring.tasks.image import read_image_scores
+from regionbench.scoring.tasks.imageclef import read_imageclef_run
 
 CONCEPTS = ["sky", "grass", "man"]
 IMAGES = [3, 8, 21]

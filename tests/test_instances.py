@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as coco_mask
 
-from regionbench.client import instances
+from regionbench.scoring import results
+from regionbench.scoring.measures import average_precision as instances
 
 H, W = 40, 60
 
@@ -115,12 +116,12 @@ def test_the_figures_are_cocoeval_s(
     truth, detections = truth_and_detections(seed)
     (folder / "truth.json").write_text(json.dumps(truth))
     (folder / "results.json").write_text(json.dumps(detections))
-    read = instances.read_results(folder / "results.json", truth, {})
+    read = results.read_results(folder / "results.json", truth, {})
     ours = instances.score(truth, read, iou_type, (1, 10, most))
     # detections of a category the truth lacks: COCOeval leaves them out, and so do we
     elsewhere = [d | {"category_id": 9, "score": 0.99} for d in detections[:3]]
     (folder / "more.json").write_text(json.dumps(detections + elsewhere))
-    more = instances.score(truth, instances.read_results(folder / "more.json", truth, {}), iou_type, (1, 10, most))
+    more = instances.score(truth, results.read_results(folder / "more.json", truth, {}), iou_type, (1, 10, most))
     assert more["stats"] == ours["stats"]
     with_absent = cocoeval(folder / "truth.json", folder / "more.json", iou_type, [1, 10, most])
     assert np.allclose(list(more["stats"].values()), with_absent, rtol=0, atol=1e-12)
@@ -197,7 +198,7 @@ def test_boundary_figures_are_faster_coco_eval_s(
     truth, detections = large_shapes(seed)
     (folder / "truth.json").write_text(json.dumps(truth))
     (folder / "results.json").write_text(json.dumps(detections))
-    read = instances.read_results(folder / "results.json", truth, {})
+    read = results.read_results(folder / "results.json", truth, {})
     ours = instances.score(truth, read, "boundary", (1, 10, 100), dilation_ratio=ratio)
     theirs = faster_coco_eval(folder / "truth.json", folder / "results.json", "boundary", boundary_dilation_ratio=ratio)
     assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-9)
@@ -240,17 +241,17 @@ def test_results_that_cannot_be_scored_are_named(tmp_path: Path) -> None:
     ]
     (tmp_path / "bad.json").write_text(json.dumps(bad).replace("NaN", "null"))
     with pytest.raises(instances.InstancesError) as refused:
-        instances.read_results(tmp_path / "bad.json", truth, {"sky": 1}, strict=True)
+        results.read_results(tmp_path / "bad.json", truth, {"sky": 1}, strict=True)
     text = str(refused.value)
     assert "\n" not in text
     for said in ("detection 0: image_id 99", "detection 1: category_id 7 is not a category of the truth", "detection 2: score None", "detection 3: a polygon leaves",
                  "detection 4: RLE size [3, 3]", "detection 5: neither a segmentation nor a bbox"):  # fmt: skip
         assert said in text, said
     (tmp_path / "absent.json").write_text(json.dumps(bad[1:2]))  # without --strict: left out, as COCOeval does
-    assert instances.read_results(tmp_path / "absent.json", truth, {"sky": 1}) == []
+    assert results.read_results(tmp_path / "absent.json", truth, {"sky": 1}) == []
     (tmp_path / "folder.json").mkdir()
     with pytest.raises(instances.InstancesError, match="a folder, not a COCO results file"):
-        instances.read_results(tmp_path / "folder.json", truth, {})
+        results.read_results(tmp_path / "folder.json", truth, {})
 
 
 bounds = st.sampled_from([0.0, 100.0, 1024.0, 2000.0, 9216.0, 20000.0, 1e10])
@@ -288,7 +289,7 @@ def test_other_area_ranges_are_cocoeval_s_with_them(tmp_path: Path) -> None:
     (tmp_path / "results.json").write_text(json.dumps(detections))
     ranges = {"small": (0.0, 40.0), "medium": (40.0, 90.0), "large": (90.0, 1e10)}
     ours = instances.score(
-        truth, instances.read_results(tmp_path / "results.json", truth, {}), "segm", area_ranges=ranges
+        truth, results.read_results(tmp_path / "results.json", truth, {}), "segm", area_ranges=ranges
     )
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO(str(tmp_path / "truth.json"))
@@ -351,7 +352,7 @@ def test_the_per_image_f1_is_its_definition_on_the_pixels(seed: int, max_dets: i
     same as counted on the decoded masks, duplicates, crowds, empty images and the detection cap
     included."""
     truth, detections = truth_and_detections(seed)
-    checked = instances.check_results(Path("results.json"), detections, truth, {})
+    checked = results.check_results(Path("results.json"), detections, truth, {})
     found = instances.Engine("segm", max_dets, instances.area_bounds(None)).evaluate(truth, checked, outcomes=True)
     ours = instances.per_image_f1(found.per_image)
     expected, outcomes = _by_pixels(truth, detections, max_dets)
@@ -380,7 +381,7 @@ def test_ranges_of_images_accumulate_to_cocoeval_s_figures(
     truth, detections = many_images(seed)
     (folder / "truth.json").write_text(json.dumps(truth))
     (folder / "results.json").write_text(json.dumps(detections))
-    checked = instances.check_results(folder / "results.json", detections, truth, {})
+    checked = results.check_results(folder / "results.json", detections, truth, {})
     ids = sorted(e["id"] for e in truth["images"])
     bounds = sorted({min(sum(cuts[: k + 1]), len(ids)) for k in range(len(cuts))} | {0, len(ids)})
     parts = []
@@ -458,10 +459,10 @@ def test_a_detection_of_no_possible_shape_is_one_line_naming_it(
     else:
         bad["segmentation"] = {"size": [height, width], "counts": [-size, height * width + size]}
     folder = tmp_path_factory.mktemp("bad")
-    results = [good] * at + [bad]
-    (folder / "r.json").write_text(json.dumps(results))
+    detections = [good] * at + [bad]
+    (folder / "r.json").write_text(json.dumps(detections))
     with pytest.raises(instances.InstancesError) as refused:
-        instances.read_results(folder / "r.json", truth, {})
+        results.read_results(folder / "r.json", truth, {})
     text = str(refused.value)
     assert f"detection {at}:" in text and "\n" not in text, text
 
@@ -505,7 +506,7 @@ def test_a_compressed_rle_is_taken_only_when_its_runs_make_the_mask(
         decoded = None
     makes_mask = decoded is not None and sum(decoded) == height * width
     try:
-        found = instances._shape({"segmentation": {"size": [height, width], "counts": counts}}, height, width)
+        found = results._shape({"segmentation": {"size": [height, width], "counts": counts}}, height, width)
     except ValueError as exc:
         assert not makes_mask and "\n" not in str(exc), (counts, decoded)
         return
@@ -513,7 +514,7 @@ def test_a_compressed_rle_is_taken_only_when_its_runs_make_the_mask(
     assert found["mask_area"] == sum(decoded[1::2]) == int(coco_mask.area(found["segmentation"]))
     full = coco_mask.encode(np.asfortranarray(np.ones((height, width), np.uint8)))
     expected = found["mask_area"] / (height * width)
-    assert instances._engine_masks().iou([found["segmentation"]], [full], [0])[0][0] == pytest.approx(expected)
+    assert instances.engine_masks().iou([found["segmentation"]], [full], [0])[0][0] == pytest.approx(expected)
 
 
 @settings(max_examples=10, deadline=None)
@@ -527,7 +528,7 @@ def test_categories_of_one_name_keep_their_own_ap(seed: int) -> None:
     ids = sorted(c["id"] for c in truth["categories"])
     for c in truth["categories"]:  # every category takes one name
         c["name"] = "same"
-    checked = instances.check_results(Path("run.json"), detections, truth, {})
+    checked = results.check_results(Path("run.json"), detections, truth, {})
     found = instances.score(truth, checked, "segm")["per_category_ap"]
     assert sorted(found) == ids and {found[c]["name"] for c in ids} == {"same"}
     gt = COCO()
@@ -550,7 +551,7 @@ def test_a_range_evaluated_a_few_categories_at_a_time_is_evaluated_whole(
     """The engine runs on a few categories at a time where a range has many (``STATES``): every
     category's matches, the instances and each image's counts are those of one run."""
     truth, detections = many_images(seed)
-    checked = instances.check_results(Path("run.json"), detections, truth, {})
+    checked = results.check_results(Path("run.json"), detections, truth, {})
     engine = instances.Engine("segm", 100, instances.area_bounds(None))
     whole = engine.evaluate(copy.deepcopy(truth), copy.deepcopy(checked), outcomes)
     saved = instances.STATES
@@ -575,7 +576,7 @@ def test_a_range_evaluated_a_few_categories_at_a_time_is_evaluated_whole(
 def test_an_id_that_is_not_an_integer_is_named_as_what_it_is(key: str, value: object) -> None:
     """Ids given as text ("213") or with a decimal point (213.0) are a type error in one line,
     never looked up (213.0 == 213 in Python) nor reported as an image or category that is missing."""
-    from regionbench.client.instances import Checker
+    from regionbench.scoring.measures.average_precision import Checker
 
     header = {"images": [{"id": 213, "height": 4, "width": 4}], "categories": [{"id": 213, "name": "a"}]}
     checker = Checker(header, {"a": 213})
@@ -612,10 +613,10 @@ def test_a_results_file_s_encoding_and_leading_space_are_named_or_read(
     }[kind]
     path.write_bytes(data)
     if kind == "spaces":
-        assert [d["image_id"] for d in instances.stream_items(path)] == [1]
+        assert [d["image_id"] for d in results.stream_items(path)] == [1]
         return
     with pytest.raises(instances.InstancesError) as raised:
-        list(instances.stream_items(path))
+        list(results.stream_items(path))
     said = str(raised.value)
     assert "\n" not in said and said.startswith(str(path))
     assert ("byte-order mark" in said) if kind == "bom" else ("UTF-16 or UTF-32" in said)
@@ -630,9 +631,9 @@ def test_a_results_file_nested_too_deep_is_one_line_in_bounded_memory(
     before it is parsed; a detection's own depth (polygons, 4 levels) is read."""
     path = tmp_path_factory.mktemp("deep") / "run.json"
     path.write_text("[" * depth + ("]" * depth if closed else ""))
-    with pytest.raises(instances.InstancesError, match=f"nested more than {instances.MAX_DEPTH} deep") as raised:
-        list(instances.stream_items(path))
+    with pytest.raises(instances.InstancesError, match=f"nested more than {results.MAX_DEPTH} deep") as raised:
+        list(results.stream_items(path))
     assert "\n" not in str(raised.value)
     polygon = [{"image_id": 1, "category_id": 1, "segmentation": [[0, 0, 1, 0, 1, 1]], "score": 0.5}]
     path.write_text(json.dumps(polygon))
-    assert [d["segmentation"] for d in instances.stream_items(path)] == [[[0, 0, 1, 0, 1, 1]]]
+    assert [d["segmentation"] for d in results.stream_items(path)] == [[[0, 0, 1, 0, 1, 1]]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 from test_instances import box_mask as instances_box
 from test_instances import rle
 
-from regionbench.client import instances
+from regionbench.scoring import results
+from regionbench.scoring.measures import average_precision as instances
 
 H, W = 48, 64
 CATEGORIES = 8
@@ -109,7 +111,7 @@ def test_the_figures_are_lvis_eval_s(seed: int, iou_type: str, most: int, states
     and at a cap that drops some, the engine run on all categories at once or a few at a time
     (``STATES``: the images' lists name categories of other runs)."""
     truth, detections = lvis_collection(seed)
-    checked = instances.check_results(instances.Path("run.json"), detections, truth, {})
+    checked = results.check_results(Path("run.json"), detections, truth, {})
     saved = instances.STATES
     try:
         instances.STATES = states
@@ -150,7 +152,7 @@ def test_federated_rules_decide_what_a_detection_of_an_unannotated_image_is(seco
         {"image_id": 1, "category_id": 1, "segmentation": rle(one), "score": 0.5},
         {"image_id": 2, "category_id": 1, "segmentation": rle(box_mask(30, 30, 8, 8)), "score": 0.9},
     ]
-    checked = instances.check_results(instances.Path("run.json"), run, truth, {})
+    checked = results.check_results(Path("run.json"), run, truth, {})
     coco = instances.score(truth, checked, "segm")["per_category_ap"][1]["ap"]
     lvis = instances.score(truth, checked, "segm", (300,), method="lvis")
     assert coco == pytest.approx(0.5, abs=0.01)
@@ -173,7 +175,7 @@ def test_an_unmatched_detection_of_a_category_not_annotated_exhaustively_is_not_
         {"image_id": 1, "category_id": 1, "segmentation": rle(two), "score": 0.9},
         {"image_id": 1, "category_id": 1, "segmentation": rle(one), "score": 0.5},
     ]
-    checked = instances.check_results(instances.Path("run.json"), run, truth, {})
+    checked = results.check_results(Path("run.json"), run, truth, {})
     assert instances.score(truth, checked, "segm")["stats"]["AP"] == pytest.approx(0.5, abs=0.01)
     assert instances.score(truth, checked, "segm", (300,), method="lvis")["stats"]["AP"] == pytest.approx(1.0)
 
@@ -188,7 +190,7 @@ def test_an_empty_detection_beside_the_truth_scores_as_lvis_eval() -> None:
 
     case = json.loads((Path(__file__).parent / "data" / "lvis-empty-detection.json").read_text())
     truth, detections = case["truth"], case["detections"]
-    checked = instances.check_results(Path("run.json"), copy.deepcopy(detections), copy.deepcopy(truth), {})
+    checked = results.check_results(Path("run.json"), copy.deepcopy(detections), copy.deepcopy(truth), {})
     ours = instances.score(copy.deepcopy(truth), checked, "segm", (300,), method="lvis")["stats"]
     theirs = lvis_eval(copy.deepcopy(truth), copy.deepcopy(detections), "segm", 300)
     assert np.allclose(list(ours.values()), list(theirs.values()), rtol=0, atol=1e-9), (ours, theirs)

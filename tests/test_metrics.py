@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, f1_score, jaccard_score, precision_score, recall_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from regionbench.client import metrics
 from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.scoring.measures import label_sets as metrics
 
 
 def tree_of(parents: dict[str, str]) -> Hierarchy:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from panopticapi import evaluation as reference  # the reference; make installs it (Makefile: why --no-deps)
 from PIL import Image
 
-from regionbench.client import panoptic as measures
 from regionbench.io.panoptic import id_to_rgb, rgb_to_id
+from regionbench.scoring.measures import panoptic_quality as measures
 
 # (id, isthing): things 1-3, stuff 4-6
 CATEGORIES = {1: 1, 2: 1, 3: 1, 4: 0, 5: 0, 6: 0}

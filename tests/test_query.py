@@ -1,4 +1,4 @@
-"""Spatial questions over a release (regionbench.client.query), against loops over every pair."""
+"""Spatial questions over a release (regionbench.release.query), against loops over every pair."""
 
 import pandas as pd
 import pytest
@@ -6,7 +6,7 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.client import query
+from regionbench.release import query
 
 LABELS = ["sky-blue", "man", "horse"]
 

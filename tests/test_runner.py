@@ -1,4 +1,4 @@
-"""The scoring runner (``regionbench.client.tasks._runner``): a measure streamed over batches on
+"""The scoring runner (``regionbench.scoring.runner``): a measure streamed over batches on
 any number of workers computes what one process computes image by image, parts come back in
 batch order, a worker's error reaches the caller, and a shelf gives back what it was given,
 spilled or not."""
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.client.tasks import _runner
+from regionbench.scoring import runner
 
 
 @dataclass
@@ -56,7 +56,7 @@ def test_a_measure_streamed_on_any_workers_is_the_one_of_one_process(
     """The same figures, to the bit, as the values added one by one in one process, the parts in
     batch order, made in workers where more than one core (or ``forked``) is asked for."""
     measure = Sums(values)
-    found = _runner.stream(measure, range(len(values)), cores, forked)
+    found = runner.stream(measure, range(len(values)), cores, forked)
     alone = 0.0
     for batch in values:
         for v in batch:
@@ -72,15 +72,15 @@ def test_a_measure_streamed_on_any_workers_is_the_one_of_one_process(
 @pytest.mark.parametrize("cores", [1, 2])
 def test_a_worker_s_error_reaches_the_caller(cores: int) -> None:
     with pytest.raises(ValueError, match="batch 3: not a number"):
-        _runner.stream(Sums([[1.0], [2.0], [3.0], [math.nan], [5.0]]), range(5), cores)
+        runner.stream(Sums([[1.0], [2.0], [3.0], [math.nan], [5.0]]), range(5), cores)
 
 
 def test_workers_are_replaced_after_their_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker hands over to a fresh one after ``WORKER_BATCHES`` batches (an engine's freed
     memory comes back only when its process ends)."""
-    monkeypatch.setattr(_runner, "WORKER_BATCHES", 2)
+    monkeypatch.setattr(runner, "WORKER_BATCHES", 2)
     measure = Sums([[float(k)] for k in range(12)])
-    _runner.stream(measure, range(12), 2)
+    runner.stream(measure, range(12), 2)
     assert len(measure.pids) >= 6
 
 
@@ -93,12 +93,12 @@ def test_a_shelf_gives_back_each_batch_s_items_in_the_order_put(puts: list[tuple
     """Whatever is spilled to disk (``HELD`` items in memory at the most), each batch's items
     come back as they were put; the folder is gone on exit."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_runner, "HELD", held)
+        patch.setattr(runner, "HELD", held)
         shelved(puts, held)
 
 
 def shelved(puts: list[tuple[int, int]], held: int) -> None:
-    with _runner.Shelf[int]() as shelf:
+    with runner.Shelf[int]() as shelf:
         for k, item in puts:
             shelf.put(k, item)
         assert shelf.in_memory < held
@@ -114,13 +114,13 @@ def scored_as_jobs(values: list[list[float]], streams: int, jobs: int, folder: P
     process)."""
 
     def run() -> list[dict[str, float]]:
-        return [_runner.stream(Sums(values), range(len(values))) for _ in range(streams)]
+        return [runner.stream(Sums(values), range(len(values))) for _ in range(streams)]
 
     for _ in range(streams + 1):
         for job in range(jobs):
-            with contextlib.suppress(_runner.Waiting), _runner.scattered(folder, job, jobs):
+            with contextlib.suppress(runner.Waiting), runner.scattered(folder, job, jobs):
                 run()
-        with contextlib.suppress(_runner.Waiting), _runner.scattered(folder, None, jobs):
+        with contextlib.suppress(runner.Waiting), runner.scattered(folder, None, jobs):
             return run()
     raise AssertionError("the rounds made no progress")
 
@@ -140,7 +140,7 @@ def test_a_run_scored_as_jobs_and_gathered_is_the_one_of_one_process(
     with tempfile.TemporaryDirectory() as folder:
         found = scored_as_jobs(values, streams, jobs, Path(folder))
         assert len(list(Path(folder).glob("stream-*.job-*.pickle"))) == streams * jobs
-    assert found == [_runner.stream(Sums(values), range(len(values)))] * streams
+    assert found == [runner.stream(Sums(values), range(len(values)))] * streams
 
 
 def test_a_gathering_refuses_parts_of_another_run(tmp_path: Path) -> None:
@@ -148,14 +148,14 @@ def test_a_gathering_refuses_parts_of_another_run(tmp_path: Path) -> None:
     file, not figures of part of the run; the gathering waits while a job's parts are missing."""
     values = [[1.0], [2.0], [3.0]]
     for job in range(2):
-        with contextlib.suppress(_runner.Waiting), _runner.scattered(tmp_path, job, 2):
-            _runner.stream(Sums(values), range(3))
-    with _runner.scattered(tmp_path, None, 2), pytest.raises(_runner.ScatterError, match="other run"):
-        _runner.stream(Sums([*values, [4.0]]), range(4))
+        with contextlib.suppress(runner.Waiting), runner.scattered(tmp_path, job, 2):
+            runner.stream(Sums(values), range(3))
+    with runner.scattered(tmp_path, None, 2), pytest.raises(runner.ScatterError, match="other run"):
+        runner.stream(Sums([*values, [4.0]]), range(4))
     (tmp_path / "stream-0.job-1.pickle").unlink()
-    with _runner.scattered(tmp_path, None, 2), pytest.raises(_runner.Waiting, match="stream 0"):
-        _runner.stream(Sums(values), range(3))
-    with pytest.raises(ValueError, match="a job is 0 to jobs - 1"), _runner.scattered(tmp_path, 2, 2):
+    with runner.scattered(tmp_path, None, 2), pytest.raises(runner.Waiting, match="stream 0"):
+        runner.stream(Sums(values), range(3))
+    with pytest.raises(ValueError, match="a job is 0 to jobs - 1"), runner.scattered(tmp_path, 2, 2):
         pass
 
 
@@ -164,8 +164,8 @@ def test_scoring_as_jobs_without_snakemake_is_one_line(monkeypatch: pytest.Monke
     folder is made or anything read."""
     import importlib.util
 
-    from regionbench.client import scattering
-    from regionbench.client.tasks import TaskError
+    from regionbench.scoring import scattering
+    from regionbench.scoring.tasks import TaskError
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if "snakemake" in name else real(name))
@@ -186,14 +186,14 @@ def test_a_worker_killed_mid_batch_is_one_error_not_a_wait() -> None:
 
     code = (
         "import os, signal\n"
-        "from regionbench.client.tasks import _runner\n"
+        "from regionbench.scoring import runner\n"
         "from regionbench.core.forked import WorkerDied\n"
         "def process(batch):\n"
         "    if batch == 2:\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "    return batch\n"
         "try:\n"
-        "    print(list(_runner.parts(process, [0, 1, 2, 3, 4], cores=2)))\n"
+        "    print(list(runner.parts(process, [0, 1, 2, 3, 4], cores=2)))\n"
         "except WorkerDied as exc:\n"
         "    print('died:', exc)\n"
     )

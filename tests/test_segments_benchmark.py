@@ -12,7 +12,7 @@ import scipy.io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.client import segments
+from regionbench.scoring.measures import bsds_regions as segments
 
 DATA = Path(__file__).parent / "data" / "bsds500-bench"
 IDS = sorted(p.stem for p in (DATA / "groundTruth").glob("*.mat"))
@@ -86,8 +86,8 @@ def test_bsds_inputs_are_read_and_bad_ones_named(tmp_path: Path) -> None:
 
     import pandas as pd
 
-    from regionbench.client.tasks import TaskError
-    from regionbench.client.tasks.segments import read_segmentations
+    from regionbench.scoring.tasks import TaskError
+    from regionbench.scoring.tasks.segments import read_segmentations
 
     shape = humans(IDS[0])[0].shape
     images = pd.DataFrame(

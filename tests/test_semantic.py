@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionbench.client import semantic
 from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.scoring.measures import confusion as semantic
 
 TREE = Hierarchy.from_nodes(
     "entity",

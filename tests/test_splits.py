@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regionbench.client.tasks import _masks
 from regionbench.core.errors import InputError
 from regionbench.core.splits import evaluation_split
 from regionbench.pipeline import subsets
+from regionbench.scoring.tasks import _masks
 
 NAMES = st.sampled_from(["train", "test", "val", "validation", "val2017", "train2017", "testing", "valB", "extra"])
 

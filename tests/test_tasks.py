@@ -17,18 +17,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench import cli
-from regionbench.client import tasks
-from regionbench.client.tasks import _base
 from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.scoring import tasks
+from regionbench.scoring.tasks import _base
 
 TASKS = ["boundaries", "image", "imageclef", "instances", "panoptic", "region", "segments", "semantic"]
 
 
 @pytest.fixture()
 def drop_in_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], None]]:
-    """``drop(name, source)`` puts a task module in a folder ``regionbench.client.tasks`` searches
+    """``drop(name, source)`` puts a task module in a folder ``regionbench.scoring.tasks`` searches
     too, as if copied into the package; undone after the test."""
-    import regionbench.client.tasks as package
+    import regionbench.scoring.tasks as package
 
     extra = tmp_path / "tasks-extra"
     extra.mkdir()
@@ -36,7 +36,7 @@ def drop_in_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ca
 
     def drop(name: str, source: str) -> None:
         (extra / f"{name}.py").write_text(source)
-        names.append(f"regionbench.client.tasks.{name}")
+        names.append(f"regionbench.scoring.tasks.{name}")
         sys.modules.pop(names[-1], None)
         tasks.registry.cache_clear()
 
@@ -54,8 +54,8 @@ Predictions: a text file.
 Measures: lines.
 """
 from dataclasses import dataclass
-from regionbench.client import scope
-from regionbench.client.tasks._base import Settings as Base, option
+from regionbench.scoring import scope
+from regionbench.scoring.tasks._base import Settings as Base, option
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def test_a_task_module_that_breaks_the_contract_is_one_line(drop_in_task, change
     text = str(refused.value)
     assert (
         "\n" not in text
-        and text.startswith("regionbench.client.tasks.count: breaks the task contract")
+        and text.startswith("regionbench.scoring.tasks.count: breaks the task contract")
         and said in text
     )
 
@@ -286,8 +286,8 @@ def test_a_report_written_with_the_former_setting_names_reopens() -> None:
 def test_a_layout_names_the_benchmark_that_scores_it() -> None:
     """The layout module declares its benchmark (``About.benchmark``), one the semantic task has;
     a release of any other layout, or of one this version does not know, is scored plain."""
-    from regionbench.client import benchmarks
     from regionbench.io import layouts
+    from regionbench.scoring import protocols as benchmarks
 
     named = {name: layout.about.benchmark for name, layout in layouts.registry().items() if layout.about.benchmark}
     assert named == {"ade20k": "ade20k", "cityscapes": "cityscapes", "voc": "voc"}
@@ -342,7 +342,7 @@ def test_a_prediction_file_is_matched_by_id_stem_or_cityscapes_frame() -> None:
     frame or a stem of no image names none."""
     import pandas as pd
 
-    from regionbench.client.tasks._masks import file_keys
+    from regionbench.scoring.tasks._masks import file_keys
 
     images = pd.DataFrame(
         {"image_id": [7, 8], "path": ["leftImg8bit/val/aachen/aachen_000000_000019_leftImg8bit.png", "photos/x1.jpg"]}
@@ -380,7 +380,7 @@ def test_a_pair_is_two_humans_on_one_scored_image(drawn: dict[int, list[str]], s
     """``paired``: some scored image drawn by two humans (the derived consensus is no human)."""
     import pandas as pd
 
-    from regionbench.client.tasks import _masks
+    from regionbench.scoring.tasks import _masks
 
     rows = [(i, who) for i, people in drawn.items() for who in people]
     coverage = pd.DataFrame(rows, columns=["image_id", "annotator"])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_instances import large_shapes, truth_and_detections
 from tidecv import TIDE, datasets  # make installs it (Makefile: why --no-deps)
 
-from regionbench.client import tide
+from regionbench.scoring.measures import tide_errors as tide
 
 NAMES = {"Cls": "Cls", "Loc": "Loc", "Both": "Both", "Dupe": "Dupe", "Bkg": "Bkg", "Miss": "Miss"}
 

@@ -141,7 +141,8 @@ def ours(case: Case) -> dict[str, float]:
     """This package's engine, as ``evaluate`` runs it: the run checked as a results file is, then
     scored (instances, LVIS) or analysed (TIDE); a panoptic run's segments matched, a label map's
     pixels counted."""
-    from regionbench.client import instances
+    from regionbench.scoring import results
+    from regionbench.scoring.measures import average_precision
 
     if case.family == "panoptic":
         return _ours_panoptic(case)
@@ -154,20 +155,18 @@ def ours(case: Case) -> dict[str, float]:
 
     iou_type = case.settings.get("iou_type", "segm")
     if case.family == "tide":  # detections of categories the truth lacks count in TIDE, as in tidecv
-        kept = instances.Checker(instances.truth_header(case.truth), {}, keep_absent=True).read(
-            Path("run.json"), case.run
-        )
+        kept = results.Checker(results.truth_header(case.truth), {}, keep_absent=True).read(Path("run.json"), case.run)
         return _ours_tide(case, kept, iou_type)
-    checked = instances.check_results(Path("run.json"), case.run, case.truth, {})
+    checked = results.check_results(Path("run.json"), case.run, case.truth, {})
     max_dets = tuple(case.settings.get("max_dets", (1, 10, 100)))
     method = "lvis" if case.family == "lvis" else "coco"
-    return dict(instances.score(case.truth, checked, iou_type, max_dets, method=method)["stats"])
+    return dict(average_precision.score(case.truth, checked, iou_type, max_dets, method=method)["stats"])
 
 
 def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict[str, float]:
     from pycocotools import mask as coco_mask
 
-    from regionbench.client import tide
+    from regionbench.scoring.measures import tide_errors
 
     shape = "bbox" if iou_type == "bbox" else "segmentation"
     size = {e["id"]: (e["height"], e["width"]) for e in case.truth["images"]}
@@ -184,7 +183,9 @@ def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict
     for n, d in enumerate(checked):
         found.setdefault(d["image_id"], []).append(dict(d, id=n))
     images = [e["id"] for e in case.truth["images"]]
-    figures = tide.summarize(tide.collect(images, truth, found, shape, case.settings.get("max_dets", 100)))
+    figures = tide_errors.summarize(
+        tide_errors.collect(images, truth, found, shape, case.settings.get("max_dets", 100))
+    )
     return tide_figures(figures["ap"], figures["main"], figures["special"])
 
 
@@ -199,8 +200,8 @@ def picture(case: Case, side: str, name: str) -> Any:
 def _ours_panoptic(case: Case) -> dict[str, float]:
     import numpy as np
 
-    from regionbench.client import panoptic
     from regionbench.io.panoptic import rgb_to_id
+    from regionbench.scoring.measures import panoptic_quality
 
     categories = sorted(case.truth["categories"], key=lambda c: c["id"])
     index = {c["id"]: k for k, c in enumerate(categories)}
@@ -210,17 +211,17 @@ def _ours_panoptic(case: Case) -> dict[str, float]:
         given = run[truth["image_id"]]  # a missing prediction is refused, as pq_compute refuses it
         known = {s["id"]: (index[s["category_id"]], bool(s.get("iscrowd"))) for s in truth["segments_info"]}
         ids = rgb_to_id(picture(case, "truth", truth["file_name"]))
-        gt = panoptic.dense(ids * np.isin(ids, list(known)), known)  # an id without its segment is VOID
+        gt = panoptic_quality.dense(ids * np.isin(ids, list(known)), known)  # an id without its segment is VOID
         said = {s["id"]: (index.get(s["category_id"], -1), False) for s in given["segments_info"]}
         if any(k < 0 for k, _ in said.values()):
             raise ValueError(f"image {truth['image_id']}: a segment's category is no category of the truth")
-        pred = panoptic.dense(rgb_to_id(picture(case, "run", given["file_name"])), said)
-        tally += panoptic.match(gt, pred, len(categories)).tally
+        pred = panoptic_quality.dense(rgb_to_id(picture(case, "run", given["file_name"])), said)
+        tally += panoptic_quality.match(gt, pred, len(categories)).tally
     things = np.array([bool(c["isthing"]) for c in categories])
     figures: dict[str, float] = {}
-    for group, found in panoptic.summary(tally, things).items():
+    for group, found in panoptic_quality.summary(tally, things).items():
         figures |= {f"{group}.{k}": float(v) for k, v in found.items() if v is not None}
-    per = panoptic.per_category(tally)  # every category, 0 where it counts nothing (as pq_average lists them)
+    per = panoptic_quality.per_category(tally)  # every category, 0 where it counts nothing (as pq_average lists them)
     for k, c in enumerate(categories):
         figures |= {f"class.{c['id']}.{name}": float(per[k, j]) for j, name in enumerate(("pq", "sq", "rq"))}
     return figures
@@ -229,7 +230,7 @@ def _ours_panoptic(case: Case) -> dict[str, float]:
 def _ours_semantic(case: Case) -> dict[str, float]:
     import numpy as np
 
-    from regionbench.client import semantic
+    from regionbench.scoring.measures import confusion
 
     classes, ignore = len(case.truth["classes"]), case.settings.get("ignore", 255)
     matrix = np.zeros((classes, classes + 1), dtype=np.int64)
@@ -238,8 +239,8 @@ def _ours_semantic(case: Case) -> dict[str, float]:
         predicted = picture(case, "run", name).astype(np.int64)
         left_out = (truth == ignore) | (truth >= classes)  # the truth alone ignores
         predicted = np.where((predicted >= 0) & (predicted < classes), predicted, classes)  # else: abstains, wrong
-        matrix += semantic.confusion(np.where(left_out, 0, truth), predicted, classes, left_out)
-    found = semantic.measures(matrix, case.truth["classes"])
+        matrix += confusion.confusion(np.where(left_out, 0, truth), predicted, classes, left_out)
+    found = confusion.measures(matrix, case.truth["classes"])
     return {k: float(found[k]) for k in ("pixel_accuracy", "mean_class_accuracy", "miou")}
 
 
@@ -254,11 +255,13 @@ def hierarchy(case: Case, side: str) -> dict[str, list[Any]]:
 
 
 def _ours_segments(case: Case) -> dict[str, float]:
-    from regionbench.client import segments
+    from regionbench.scoring.measures import bsds_regions
 
     truth, run = hierarchy(case, "truth"), hierarchy(case, "run")
     zero = bool(case.settings.get("zero_is_unlabelled", False))
-    found = segments.collect(case.settings["thresholds"], [segments.score_image(run[i], truth[i], zero) for i in truth])
+    found = bsds_regions.collect(
+        case.settings["thresholds"], [bsds_regions.score_image(run[i], truth[i], zero) for i in truth]
+    )
     return segment_figures(found.covering, found.pri, found.vi)
 
 
@@ -275,24 +278,24 @@ def boundary_levels(case: Case, image: str) -> list[Any]:
     files: a soft map (``settings.run`` ``soft``: ``<image>.png``, 8-bit, / 255) cut at each
     threshold (>=), a boundary map per threshold (``maps``), or a segmentation per threshold
     whose segments' boundaries are scored (``segments``)."""
-    from regionbench.client import boundaries
+    from regionbench.scoring.measures import bsds_boundaries
 
     kind = case.settings.get("run", "soft")
     if kind == "soft":
         soft = picture(case, "run", f"{image}.png") / 255.0
         return [soft >= t for t in case.settings["thresholds"]]
     held = hierarchy(case, "run")[image]
-    return [boundaries.seg2bdry(m) for m in held] if kind == "segments" else [m > 0 for m in held]
+    return [bsds_boundaries.seg2bdry(m) for m in held] if kind == "segments" else [m > 0 for m in held]
 
 
 def _ours_boundaries(case: Case) -> dict[str, float]:
-    from regionbench.client import boundaries
+    from regionbench.scoring.measures import bsds_boundaries
 
     images = []
     for image, humans in hierarchy(case, "truth").items():  # a human's boundaries: its segmentation's, thinned
-        theirs = [boundaries.thin(boundaries.seg2bdry(h)) for h in humans]
-        images.append(boundaries.score_image(boundary_levels(case, image), theirs))
-    found = boundaries.collect(case.settings["thresholds"], images)
+        theirs = [bsds_boundaries.thin(bsds_boundaries.seg2bdry(h)) for h in humans]
+        images.append(bsds_boundaries.score_image(boundary_levels(case, image), theirs))
+    found = bsds_boundaries.collect(case.settings["thresholds"], images)
     return boundary_figures(found.ods, found.ois, found.ap)
 
 
@@ -313,19 +316,20 @@ def _ours_cityscapes(case: Case) -> dict[str, float]:
     import numpy as np
     import pandas as pd
 
-    from regionbench.client import benchmarks, semantic
-    from regionbench.client.tasks.semantic import class_values, confusion_of
+    from regionbench.scoring import protocols
+    from regionbench.scoring.measures import confusion
+    from regionbench.scoring.tasks.semantic import class_values, confusion_of
 
     table = pd.DataFrame(case.truth["labels"]).rename(columns={"id": "category_id", "name": "label",
                                                                 "category": "supercategory"})  # fmt: skip
     vocabulary = table.rename(columns={"category_id": "label_id"})[["label", "label_id"]]
-    benchmark = benchmarks.build(benchmarks.CITYSCAPES, vocabulary, table, bool(case.settings.get("train_ids")))
+    benchmark = protocols.build(protocols.CITYSCAPES, vocabulary, table, bool(case.settings.get("train_ids")))
     assert benchmark is not None
     classes, name_of = len(benchmark.classes), dict(zip(table["category_id"], table["label"], strict=True))
     lookup = np.full(256, classes, dtype=np.int64)
     for label_id, k in benchmark.truth.items():
         lookup[label_id] = k
-    matrix, weighted = np.zeros((classes, classes + 1), dtype=np.int64), benchmarks.InstanceCounts()
+    matrix, weighted = np.zeros((classes, classes + 1), dtype=np.int64), protocols.InstanceCounts()
     for name in sorted(n for n in case.maps["truth"] if n.endswith("_gtFine_labelIds.png")):
         frame = name.removesuffix("_gtFine_labelIds.png")
         label = lookup[picture(case, "truth", name)]
@@ -335,8 +339,8 @@ def _ours_cityscapes(case: Case) -> dict[str, float]:
         matrix += confusion_of({0: label}, {0: mapped}, classes)[0]
         instances = [(str(name_of[i // 1000]), ids == i) for i in np.unique(ids[ids >= 1000]).tolist()]
         weighted.add(benchmark, label, values, mapped, [(n, m) for n, m in instances if n in benchmark.instances])
-    flat = semantic.measures(matrix, benchmark.classes)
-    per_category = benchmarks.category_iou(matrix, benchmark)
+    flat = confusion.measures(matrix, benchmark.classes)
+    per_category = protocols.category_iou(matrix, benchmark)
     found = weighted.figures(matrix, benchmark)
     figures = (
         {"miou": flat["miou"], "category_miou": float(np.mean(list(per_category.values())))}
@@ -435,7 +439,7 @@ def cocoeval(module: str, case: Case) -> dict[str, float]:
     accumulated arrays at the case's detection counts as its summary reads them at the default."""
     import numpy as np
 
-    from regionbench.client.instances import STATS
+    from regionbench.scoring.measures.average_precision import STATS
 
     if module == "pycocotools":
         from pycocotools.coco import COCO
@@ -547,7 +551,7 @@ def handles(engine: str, case: Case) -> bool:
 def command_engine(template: str) -> Engine:
     """An engine that is a command: ``template`` with ``{truth}``, ``{run}`` and ``{out}`` (file
     paths), which writes COCOeval's 12 ``stats`` to ``{out}`` as a JSON list."""
-    from regionbench.client.instances import STATS
+    from regionbench.scoring.measures.average_precision import STATS
 
     def run(case: Case) -> dict[str, float]:
         with _files(case) as (truth, results):

@@ -11,7 +11,7 @@ from conftest import regionbench_cli
 from farm import Built
 
 import regionbench
-from regionbench.client import tasks
+from regionbench.scoring import tasks
 
 
 def test_baselines_are_scored_as_a_user_s_predictions_and_rerun_to_the_byte(

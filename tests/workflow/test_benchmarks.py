@@ -195,7 +195,7 @@ def test_a_collection_without_an_evaluation_split_and_an_empty_side_are_refused(
     line, exit 2, and the default is the subsets' test side; a side that holds no image is
     refused before anything is read, never scored as zeros."""
     import regionbench
-    from regionbench.client import scope, tasks
+    from regionbench.scoring import scope, tasks
 
     folder = release("voc-train-only").folder
     run = tmp_path / "run"

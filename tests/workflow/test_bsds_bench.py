@@ -126,8 +126,8 @@ def test_the_humans_ceiling_is_matched_once_a_release_and_taken_after(
     cache (no human is matched again) and reports the same figures; a cached file that cannot be
     read is matched again, and written anew."""
     import regionbench
-    from regionbench.client import tasks
-    from regionbench.client.tasks import boundaries
+    from regionbench.scoring import tasks
+    from regionbench.scoring.tasks import boundaries
 
     monkeypatch.setenv("REGIONBENCH_CACHE", str(tmp_path / "cache"))
     data = regionbench.load(bench_release)

@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import regionbench
-from regionbench.client import tasks
-from regionbench.client.tasks import _labels, _masks, _runner
-from regionbench.client.tasks import image as image_task
-from regionbench.client.tasks import imageclef as imageclef_task
-from regionbench.client.tasks import instances as instances_task
-from regionbench.client.tasks import segments as segments_task
-from regionbench.client.tasks import semantic as semantic_task
+from regionbench.scoring import runner, tasks
+from regionbench.scoring.tasks import _labels, _masks
+from regionbench.scoring.tasks import image as image_task
+from regionbench.scoring.tasks import imageclef as imageclef_task
+from regionbench.scoring.tasks import instances as instances_task
+from regionbench.scoring.tasks import segments as segments_task
+from regionbench.scoring.tasks import semantic as semantic_task
 
 VERSION = "releases/tiny/v1.0.0"
 
@@ -431,7 +431,7 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     (tmp_path / "maps" / sorted((tmp_path / "maps").iterdir())[0].name).unlink()  # one image without a map
     data = regionbench.load(folder)
     whole = tasks.evaluate(data, tmp_path / "maps", "semantic", all_annotators=True, allow_missing=True)
-    monkeypatch.setattr(_runner, "BATCH", batch)
+    monkeypatch.setattr(runner, "BATCH", batch)
     again = tasks.evaluate(data, tmp_path / "maps", "semantic", cores=cores, all_annotators=True, allow_missing=True)
     assert again == whole
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
@@ -525,8 +525,8 @@ def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
     detections, files) lie outside the test side."""
     from PIL import Image
 
-    from regionbench.client import instances as coco
-    from regionbench.client import semantic as confusion
+    from regionbench.scoring.measures import confusion as confusion
+    from regionbench.scoring.tasks import _coco_truth as coco_truth
 
     data = regionbench.load(folder)
     if task in ("region", "image", "imageclef"):
@@ -549,7 +549,9 @@ def perfect_predictions(folder: Path, task: str, out: Path) -> tuple[Path, int]:
     who = _masks.reference(data)
     if task == "instances":
         _, truth = instances_task.whole_truth(data, images, who)
-        detections = coco.as_detections(data.regions, who, truth, coco.numbering(data.table("coverage"), who))
+        detections = coco_truth.as_detections(
+            data.regions, who, truth, coco_truth.numbering(data.table("coverage"), who)
+        )
         path = out / "detections.json"
         path.write_text(json.dumps(detections))
         return path, sum(d["image_id"] not in test for d in detections)

@@ -133,7 +133,7 @@ def test_a_report_or_a_site_on_a_full_disk_is_one_line_and_leaves_nothing(
     import json
 
     from regionbench import load
-    from regionbench.client.tasks import _labels
+    from regionbench.scoring.tasks import _labels
 
     folder = tiny_build / TINY_RELEASE
     work = tmp_path_factory.mktemp("full")

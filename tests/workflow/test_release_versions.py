@@ -410,7 +410,7 @@ def test_a_release_in_two_steps_is_the_release_in_one(tiny_release: Path, tmp_pa
     same bytes as ``write_release`` in one step plus those results, the tables linked, not copied;
     a result given twice is refused; the assembled folder removed (the next build's assemble
     removes it first) leaves the published release whole."""
-    from regionbench.client.loader import Release
+    from regionbench.release.loader import Release
 
     data = release.read_tables(tiny_release)
     provenance = provenance_of(tiny_release, "9.0.0")

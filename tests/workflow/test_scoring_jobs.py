@@ -4,7 +4,7 @@ part jobs and a gathering (4 of them; label maps 1, 4 and 16: tests/test_runner.
 runner to any count), the report of one process to the bit; and the command runs them through
 Snakemake on this machine.
 
-The jobs run here one after another, each in the runner's job mode (``_runner.scattered``), as
+The jobs run here one after another, each in the runner's job mode (``runner.scattered``), as
 ``client.scattering`` runs each in its own process; the batches are made small so that a job
 holds a few, one or none of them."""
 
@@ -29,9 +29,8 @@ from test_workflow_panoptic import RELEASE as PANOPTIC_RELEASE
 from test_workflow_panoptic import _merged
 
 import regionbench
-from regionbench.client import tasks
-from regionbench.client.tasks import _runner
-from regionbench.client.tasks import instances as instances_task
+from regionbench.scoring import runner, tasks
+from regionbench.scoring.tasks import instances as instances_task
 
 JOBS = (4,)  # a job of four holds one or two batches of these trees, or none
 
@@ -39,7 +38,7 @@ JOBS = (4,)  # a job of four holds one or two batches of these trees, or none
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of two images (instance ranges of three): a tree of a few images makes several."""
-    monkeypatch.setattr(_runner, "BATCH", 2)
+    monkeypatch.setattr(runner, "BATCH", 2)
     monkeypatch.setattr(instances_task, "RANGE", 3)
 
 
@@ -49,9 +48,9 @@ def as_jobs(data: Any, predictions: Path, task: str, jobs: int, folder: Path, **
     folder.mkdir()
     for _ in range(8):
         for job in range(jobs):
-            with contextlib.suppress(_runner.Waiting), _runner.scattered(folder, job, jobs):
+            with contextlib.suppress(runner.Waiting), runner.scattered(folder, job, jobs):
                 tasks.evaluate(data, predictions, task, **settings)
-        with contextlib.suppress(_runner.Waiting), _runner.scattered(folder, None, jobs):
+        with contextlib.suppress(runner.Waiting), runner.scattered(folder, None, jobs):
             return tasks.evaluate(data, predictions, task, **settings)
     raise AssertionError("eight rounds and no report")
 
@@ -181,7 +180,7 @@ def test_jobs_are_for_the_executor_and_capped_at_the_work(
     """``--jobs`` (or ``--work-dir``) without ``--executor`` is refused in one line; more jobs
     than items scored are cut to one an item, and the command says so (the jobs' run itself is
     the tests' above: here the executor is handed the count)."""
-    from regionbench.client import scattering
+    from regionbench.scoring import scattering
 
     folder, run = maps
     common = ("evaluate", "--release", str(folder), "--predictions", str(run), "--task", "semantic")

@@ -22,9 +22,9 @@ from PIL import Image
 from view_helpers import banded_label_maps, evaluate, image_data, scored_detections, scored_site
 
 import regionbench
-from regionbench.client import instances
-from regionbench.client.tasks import _masks
-from regionbench.client.tasks.segments import segment_maps
+from regionbench.scoring.tasks import _coco_truth as coco_truth
+from regionbench.scoring.tasks import _masks
+from regionbench.scoring.tasks.segments import segment_maps
 
 
 @pytest.fixture(scope="module")
@@ -233,7 +233,7 @@ def test_an_instances_run_is_drawn_as_it_was_matched(coco_build: Path, tmp_path:
     truth = regions[(regions["annotator"] == report["truth"]) & regions["mask"].notna() & ~regions["iscrowd"]]
     pages = {int(i): image_data(tmp_path / "site", int(i))["drawn"] or [] for i in report["per_image"]}
     data = regionbench.load(release)
-    release_id = {v: k for k, v in instances.numbering(data.table("coverage"), report["truth"]).items()}
+    release_id = {v: k for k, v in coco_truth.numbering(data.table("coverage"), report["truth"]).items()}
     found = {i: [s for s in drawn if s["facts"]["outcome"] != "missed"] for i, drawn in pages.items()}
     assert sum(len(drawn) for drawn in found.values()) == len(detections)
     outcomes: Counter[str] = Counter()

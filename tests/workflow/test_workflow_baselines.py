@@ -12,8 +12,8 @@ from conftest import open_page, view
 from farm import Built
 
 import regionbench
-from regionbench.client import tasks
 from regionbench.release.card import baseline_table
+from regionbench.scoring import tasks
 
 
 def _card_rows(folder: Path) -> dict[str, list[str]]:

@@ -20,12 +20,13 @@ import regionbench
 import regionbench.core.hierarchy
 import regionbench.pipeline.vocabulary
 from regionbench import release
-from regionbench.client import loader, tasks
 from regionbench.core import features, geometry, tables
 from regionbench.io import imageclef
 from regionbench.io.saiapr import export_release
 from regionbench.pipeline.consensus import ConsensusSettings
 from regionbench.pipeline.ingest import IngestSettings, ingest_shard
+from regionbench.release import loader
+from regionbench.scoring import tasks
 from regionbench.synthetic.coco import write_collection
 
 RELEASE = COCO_RELEASE

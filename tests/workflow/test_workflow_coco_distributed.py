@@ -36,8 +36,8 @@ def test_coco_s_own_tree_builds_with_its_split_as_the_release_s(release: Callabl
     said = built.stdout + built.stderr
     assert "left alone (not instances files): " + ", ".join(info["left_alone"]) in said
     # the label tasks score the test side, and say it is the collection's val2017
-    from regionbench.client import loader
-    from regionbench.client.tasks import _labels
+    from regionbench.release import loader
+    from regionbench.scoring.tasks import _labels
 
     spec = _labels.subset_truth(loader.load(folder), "A")
     assert spec.image_scope().line().startswith(f"scored: {len(spec.test)} of ")

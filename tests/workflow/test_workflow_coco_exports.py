@@ -319,17 +319,18 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
         evaluation.accumulate()
         evaluation.summarize()
     assert ours["crowd"] == 1
-    from regionbench.client.instances import STATS
+    from regionbench.scoring.measures.average_precision import STATS
 
     assert np.allclose([ours["measures"][k] for k in STATS], evaluation.stats[:12], rtol=0, atol=1e-12)
     # per image (view --run sorts by it): the F1 at IoU 0.5 on the exported files, by the release's ids
-    from regionbench.client import instances
+    from regionbench.scoring import results
+    from regionbench.scoring.measures import average_precision as instances
 
     paths = pq.read_table(folder / "data/images.parquet", columns=["image_id", "path"]).to_pylist()
     release_id = {
         im["id"]: next(p["image_id"] for p in paths if p["path"].endswith(im["file_name"])) for im in mine["images"]
     }
-    checked = instances.check_results(tmp_path / "results.json", detections, mine, {})
+    checked = results.check_results(tmp_path / "results.json", detections, mine, {})
     whole = instances.Engine(iou_type, 100, instances.area_bounds(None)).evaluate(mine, checked)
     expected = {release_id[i]: v for i, v in instances.per_image_f1(whole.per_image).items()}
     assert {int(i): v for i, v in ours["per_image"].items()} == expected and set(expected.values()) - {0.0, 1.0}
@@ -341,8 +342,8 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
     assert same["measures"] == ours["measures"] and same["settings"] == ours["settings"]  # the command's
     # what the score was computed on, and the breakdown by hierarchy level from the same figures
     assert ours["release"]["digest"] == json.loads((folder / "manifest.json").read_text())["digest"]
-    from regionbench.client.semantic import at_level
-    from regionbench.client.tasks import release_hierarchy
+    from regionbench.scoring.measures.confusion import at_level
+    from regionbench.scoring.tasks import release_hierarchy
 
     tree = release_hierarchy(release_)
     named = pq.read_table(folder / "data/source_categories.parquet").to_pylist()
@@ -355,11 +356,11 @@ def test_instances_are_scored_as_cocoeval_scores_the_exported_files(
             assert value == pytest.approx(float(np.mean(members)), abs=1e-12)
     assert ours["per_level_ap"] and ours["conventions"]
     # a range of 5 images at a time, 40 detections held before spilling, on two processes: the same report
-    from regionbench.client.tasks import _runner
-    from regionbench.client.tasks import instances as task
+    from regionbench.scoring import runner
+    from regionbench.scoring.tasks import instances as task
 
     monkeypatch.setattr(task, "RANGE", 5)
-    monkeypatch.setattr(_runner, "HELD", 40)
+    monkeypatch.setattr(runner, "HELD", 40)
     ranged = regionbench.evaluate(release_, tmp_path / "results.json", "instances", cores=2, **run)
     assert json.dumps(ranged, sort_keys=True) == json.dumps(same, sort_keys=True)
     monkeypatch.undo()
@@ -385,15 +386,15 @@ def named_run(folder: Path, out: Path) -> tuple[list[dict], dict[int, str], dict
     ids; with the release label and the source's own name of each id (they differ: the source
     spells "Sky Blue", the release says sky-blue, and its label ids are not the file's ids)."""
     import regionbench
-    from regionbench.client import instances
-    from regionbench.client.tasks import _masks
-    from regionbench.client.tasks import instances as instances_task
+    from regionbench.scoring.tasks import _coco_truth as coco_truth
+    from regionbench.scoring.tasks import _masks
+    from regionbench.scoring.tasks import instances as instances_task
 
     data = regionbench.load(folder)
     images = _masks.scored_images(data, "all")
     _, truth = instances_task.whole_truth(data, images, "annotator-1")
-    numbering = instances.numbering(data.table("coverage"), "annotator-1")
-    detections = instances.as_detections(data.regions, "annotator-2", truth, numbering)
+    numbering = coco_truth.numbering(data.table("coverage"), "annotator-1")
+    detections = coco_truth.as_detections(data.regions, "annotator-2", truth, numbering)
     for k, d in enumerate(detections):
         d["score"] = round((k * 7919 % 97 + 1) / 98, 4)
     label = {c["id"]: c["name"] for c in truth["categories"]}

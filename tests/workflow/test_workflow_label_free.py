@@ -136,7 +136,7 @@ def test_one_annotator_scored_as_a_run_is_its_row_of_the_agreement(
     import numpy as np
     from PIL import Image
 
-    from regionbench.client.tasks.segments import segment_maps
+    from regionbench.scoring.tasks.segments import segment_maps
 
     folder = release("free").folder
     data = regionbench.load(folder)
@@ -204,7 +204,8 @@ def test_bsds500_as_distributed_builds_and_scores(release: Callable[[str], Built
     )
     # human-2's maps as a run against human-1, per source split in one pass: each split's figures
     # are the benchmark's over that split's images alone (segments, boundaries)
-    from regionbench.client import boundaries, segments
+    from regionbench.scoring.measures import bsds_boundaries as boundaries
+    from regionbench.scoring.measures import bsds_regions as segments
 
     other, maps = tmp_path / "other", {}
     other.mkdir()
@@ -258,7 +259,7 @@ def test_the_human_ceiling_pools_every_pair_as_the_agreement_table_does(
     does not."""
     from PIL import Image
 
-    from regionbench.client.tasks.segments import segment_maps
+    from regionbench.scoring.tasks.segments import segment_maps
 
     folder = release("bsds-crowd").folder
     data = regionbench.load(folder)

@@ -16,10 +16,10 @@ import pytest
 from conftest import site_shows_the_release
 from farm import Built
 
-from regionbench.client import loader
 from regionbench.core import tables
 from regionbench.io.saiapr import export_release, read_official_features
 from regionbench.pipeline.ingest import ingest_shard
+from regionbench.release import loader
 
 
 @pytest.mark.browser

@@ -302,14 +302,13 @@ def test_a_panoptic_run_scored_in_batches_on_workers_is_the_run_scored_whole(
     """The runner's batches and workers change no figure: against each annotator and with the
     human ceiling, a run scored a few images at a time on worker processes is the run scored in
     one batch in one process (the tallies' floats added image by image in order)."""
-    from regionbench.client import tasks
-    from regionbench.client.tasks import _runner
+    from regionbench.scoring import runner, tasks
 
     folder = coco / RELEASE
     raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
     run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
     data = regionbench.load(folder)
     whole = tasks.evaluate(data, run, "panoptic", split="all", all_annotators=True)
-    monkeypatch.setattr(_runner, "BATCH", batch)
+    monkeypatch.setattr(runner, "BATCH", batch)
     assert tasks.evaluate(data, run, "panoptic", split="all", all_annotators=True, cores=cores) == whole
     assert whole["human_ceiling"]

@@ -10,9 +10,9 @@ from conftest import regionbench_cli, truth_label_maps, view
 from PIL import Image
 
 import regionbench
-from regionbench.client import instances
-from regionbench.client.tasks import _masks
-from regionbench.client.tasks import instances as instances_task
+from regionbench.scoring.tasks import _coco_truth as coco_truth
+from regionbench.scoring.tasks import _masks
+from regionbench.scoring.tasks import instances as instances_task
 
 
 def site_data(site: Path, name: str, kind: str) -> object:
@@ -75,8 +75,8 @@ def scored_detections(release: Path, out: Path) -> list[dict]:
     data = regionbench.load(release)
     images, coverage, truth_of = _masks.scored_images(data, "test"), data.table("coverage"), _masks.reference(data)
     _, truth = instances_task.whole_truth(data, images, truth_of)
-    detections = instances.as_detections(
-        data.regions, _masks.humans(data)[0], truth, instances.numbering(coverage, truth_of)
+    detections = coco_truth.as_detections(
+        data.regions, _masks.humans(data)[0], truth, coco_truth.numbering(coverage, truth_of)
     )
     for k, d in enumerate(detections):
         d["score"] = round((k * 7919 % 97 + 1) / 98, 4)

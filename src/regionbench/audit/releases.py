@@ -14,7 +14,7 @@ from regionbench.core.errors import InputError
 from regionbench.core.numbers import counted
 
 if TYPE_CHECKING:  # a type only: the loader imports pandas
-    from regionbench.client.loader import Release
+    from regionbench.release.loader import Release
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from regionbench.core.errors import InputError
 if TYPE_CHECKING:  # the build plans with this package: the client's tables are not read then
     import pandas as pd
 
-    from regionbench.client.loader import Release
+    from regionbench.release.loader import Release
 
 # A kind's tasks, the first the one whose scope says which images are scored.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -159,14 +159,14 @@ def _pixels(source: Path | bytes) -> np.ndarray:
 def _side(data: Release, kind: str) -> str:
     """The side of the split the first task of ``kind`` scores by default: every task of a
     baseline scores that one."""
-    from regionbench.client import tasks
+    from regionbench.scoring import tasks
 
     return str(tasks.scoped(data, KINDS[kind][0])[0].split)
 
 
 def _scored(data: Release, side: str) -> pd.DataFrame:
     """The images (rows of the images table, by id) of the split's ``side`` (``_side``)."""
-    from regionbench.client.tasks import _masks
+    from regionbench.scoring.tasks import _masks
 
     return _masks.scored_images(data, side)
 
@@ -206,9 +206,9 @@ def run(
     from PIL import Image
 
     from regionbench.baselines import _learnt
-    from regionbench.client import tasks
     from regionbench.core import tables
     from regionbench.core.forked import forked_iter
+    from regionbench.scoring import tasks
 
     module = get(name)
     home = out / name

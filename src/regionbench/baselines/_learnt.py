@@ -20,7 +20,7 @@ from regionbench.core.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from regionbench.client.loader import Release
+    from regionbench.release.loader import Release
 
 MIN_PIXELS = 16  # a thing's component smaller than this is noise, not an instance
 
@@ -35,8 +35,8 @@ def fitted(
     the collection has one), at most its ``IMAGES`` drawn seeded, with their classes as the
     release's benchmark counts them (``images`` yields their pixels); and that benchmark's coding
     (``tasks.semantic.Coding``)."""
-    from regionbench.client import tasks
-    from regionbench.client.tasks import semantic
+    from regionbench.scoring import tasks
+    from regionbench.scoring.tasks import semantic
 
     settings = tasks.scoped(data, "semantic")[0]
     assert isinstance(settings, semantic.Settings)
@@ -82,7 +82,7 @@ def categories(data: Release, coding: Any) -> Categories | None:
     """The source's category of each class of ``coding`` (through the release label the
     benchmark maps to it), or None where the source says of no category that it is a thing
     (instances and panoptic segments are then not written)."""
-    from regionbench.client.tasks import panoptic
+    from regionbench.scoring.tasks import panoptic
 
     source = data.arrow("source_categories", ["has_instances"])["has_instances"].to_pylist()
     if not any(v is True for v in source):

@@ -19,9 +19,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     import numpy as np
     from PIL import Image  # the build extra: figures are made where the release is built
 
-    from regionbench.client import loader
     from regionbench.core import geometry
     from regionbench.pipeline import plots
+    from regionbench.release import loader
 
     if Path(args.out).suffix.lower() not in plots.PICTURE_FORMATS:
         raise UserError(
@@ -67,7 +67,9 @@ def _site_server(folder: Path, port: int) -> http.server.ThreadingHTTPServer:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from regionbench.client import loader, tasks, view  # thumbnails need Pillow: the build install
+    from regionbench.client import view
+    from regionbench.release import loader  # thumbnails need Pillow: the build install
+    from regionbench.scoring import tasks
 
     data = loader.load(args.release, verify=not args.no_verify)
     run = run_report(args.run) if args.run else None
@@ -113,8 +115,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from regionbench import release
-    from regionbench.client import loader
-    from regionbench.release import changes
+    from regionbench.release import changes, loader
 
     for folder in (args.old, args.new):
         loader.load(folder)  # verified: one clear line if a folder is not a sound release
@@ -138,7 +139,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def _rescored_run(args: argparse.Namespace) -> None:
     """diff --run: the run scored on both releases, measure by measure."""
-    from regionbench.client import loader, tasks
+    from regionbench.release import loader
+    from regionbench.scoring import tasks
 
     if not args.predictions:
         raise UserError("--run needs --predictions: the file or folder the report scored")
@@ -154,8 +156,8 @@ def _rescored_run(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from regionbench.audit import releases
-    from regionbench.client import loader
     from regionbench.core import tables
+    from regionbench.release import loader
 
     found = [loader.load(folder) for folder in (args.release, *([args.other] if args.other else []))]
     names = [f"{r.dataset} v{r.version}" for r in found]
@@ -176,7 +178,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from regionbench.client import exports, loader
+    from regionbench.client import exports
+    from regionbench.release import loader
 
     data = loader.load(args.release)  # verified: a damaged release is one line, not a half-written tree
     images = Path(args.images) if args.images else None

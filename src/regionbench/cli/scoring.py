@@ -19,8 +19,9 @@ JOBS = 4  # evaluate --executor's part jobs when --jobs is not given
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from regionbench.client import loader, tasks
     from regionbench.core import tables
+    from regionbench.release import loader
+    from regionbench.scoring import tasks
 
     # A scoring reads the release a range of images at a time: Arrow's default allocator
     # (mimalloc) keeps what each read freed, 8 MiB a range; the system's gives it back.
@@ -36,7 +37,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     said = lambda line: print(line, flush=True)  # noqa: E731
     data = loader.load(args.release, args.rev, verify=not args.no_verify)
     if args.executor:
-        from regionbench.client import scattering
+        from regionbench.scoring import scattering
 
         scope = tasks.scoped(data, args.task, **given)[1]
         said(scope.line())  # what the jobs score, said before they start
@@ -68,8 +69,8 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from regionbench import baselines
-    from regionbench.client import loader
     from regionbench.io import layouts
+    from regionbench.release import loader
     from regionbench.release.card import baseline_table, markdown_table, skipped_methods
 
     pa.set_memory_pool(pa.system_memory_pool())
@@ -206,7 +207,7 @@ def add_evaluate(sub: argparse._SubParsersAction, tasks_options: bool = True) ->
         help="--executor's work folder, seen by every job at the same path (default: a new folder here, removed after)",
     )
     if tasks_options:
-        from regionbench.client import tasks
+        from regionbench.scoring import tasks
 
         tasks.add_arguments(ev)
         # an option several tasks declare (--method) is held to the chosen task's choices

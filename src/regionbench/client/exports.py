@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from regionbench.client.loader import Release
 from regionbench.core.errors import InputError
+from regionbench.release.loader import Release
 
 if TYPE_CHECKING:  # a type only: the layouts' readers need the build's image libraries
     from regionbench.io.layouts import Exports

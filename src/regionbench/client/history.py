@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from regionbench import release
-from regionbench.client.loader import load
+from regionbench.release.loader import load
 from regionbench.release.versions import tag_name
 
 NONE = "none"

@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from regionbench.client import tasks, tide
-from regionbench.client.loader import Release
-from regionbench.client.tasks.instances import OUTCOME_NAMES
 from regionbench.core import tables
 from regionbench.core.errors import InputError
+from regionbench.release.loader import Release
+from regionbench.scoring import tasks
+from regionbench.scoring.measures import tide_errors
+from regionbench.scoring.tasks.instances import OUTCOME_NAMES
 
 THUMB = 256  # the thumbnails' longer side, in pixels
 OUTLINE_TOLERANCE = 0.5  # pixels: outlines drawn within half a pixel of the release's polygons
@@ -622,7 +623,7 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
 
 
 # TIDE's error types, by the outcome a drawn shape names each by (a missed instance: Miss).
-ERROR_TYPES = tide.MAIN
+ERROR_TYPES = tide_errors.MAIN
 ERROR_OF = {kind: kind for kind in ERROR_TYPES if kind != "Miss"} | {"missed": "Miss"}
 
 

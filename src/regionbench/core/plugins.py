@@ -1,5 +1,5 @@
 """Registries of drop-in modules (the layouts of ``regionbench.io``, the tasks of
-``regionbench.client.tasks``): a new one is one file. Every public module of a package is
+``regionbench.scoring.tasks``): a new one is one file. Every public module of a package is
 imported in name order and what it offers is held to a contract; a module that cannot be
 imported or breaks the contract is refused in one line that names it."""
 

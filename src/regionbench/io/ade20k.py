@@ -130,7 +130,7 @@ class Ade20kLayout(ImageRuns, NamesCategories, Exports):
     name = "ade20k"
     expects = "images/<split>/*.jpg, annotations/<split>/*.png and objectInfo150.txt (ADEChallengeData2016)"
     about = About(
-        benchmark="ade20k",  # what scores its label maps (regionbench.client.benchmarks)
+        benchmark="ade20k",  # what scores its label maps (regionbench.scoring.protocols)
         baselines="labels",  # the learnt pixel classifier (regionbench.baselines)
         summary="from the ADE20K scene-parsing benchmark files (ADEChallengeData2016): a region per class "
         "present in an image (the format has no instances), the pixels of no class each image's ignore mask",

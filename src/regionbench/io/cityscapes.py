@@ -143,7 +143,7 @@ class CityscapesLayout(ImageRuns, NamesCategories, Exports):
     name = "cityscapes"
     expects = "leftImg8bit/<split>/<city>/*_leftImg8bit.png and gtFine/<split>/<city>/*_gtFine_instanceIds.png"
     about = About(
-        benchmark="cityscapes",  # what scores its label maps (regionbench.client.benchmarks)
+        benchmark="cityscapes",  # what scores its label maps (regionbench.scoring.protocols)
         baselines="labels",  # the learnt pixel classifier (regionbench.baselines)
         summary="from Cityscapes files as distributed: each object and stuff class a region of the fine "
         "(and where present coarse) instance maps, the unlabelled pixels each annotator's ignore mask",

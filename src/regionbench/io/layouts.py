@@ -275,7 +275,7 @@ class DescribesSource(Layout, Protocol):
 
 
 class ReleaseTables(Protocol):
-    """What an export reads of a release (``regionbench.client.loader.Release`` is one): its
+    """What an export reads of a release (``regionbench.release.loader.Release`` is one): its
     folder, and its tables as Arrow, verified as the release was."""
 
     folder: Path

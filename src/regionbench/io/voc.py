@@ -320,7 +320,7 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
     name = "voc"
     expects = "JPEGImages/ and SegmentationClass/ (VOCdevkit/VOC2012 or a folder holding it)"
     about = About(
-        benchmark="voc",  # what scores its label maps (regionbench.client.benchmarks)
+        benchmark="voc",  # what scores its label maps (regionbench.scoring.protocols)
         baselines="labels",  # the learnt pixel classifier (regionbench.baselines)
         summary="from Pascal VOC 2012 segmentation files as distributed: an instance per object, the "
         "background one region, the void border each image's ignore mask",

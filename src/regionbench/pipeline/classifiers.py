@@ -36,7 +36,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from threadpoolctl import threadpool_limits
 
-from regionbench.client.metrics import region_scores
 from regionbench.core import tables
 from regionbench.core.errors import InputError
 from regionbench.core.forked import forked_map
@@ -44,6 +43,7 @@ from regionbench.core.hierarchy import Hierarchy
 from regionbench.core.tables import FEATURE_NAMES
 from regionbench.pipeline import onevsall
 from regionbench.pipeline.subsets import SUBSET_SIZES
+from regionbench.scoring.measures.label_sets import region_scores
 
 NAMES = ("zarbi", "naive", "klogistic", "neural", "svc", "kridge", "rf", "random", "majority")
 BASELINES = ("random", "majority")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from regionbench import release
 from regionbench.client import history
-from regionbench.client.loader import load
+from regionbench.release.loader import load
 
 
 @dataclass

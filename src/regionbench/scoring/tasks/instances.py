@@ -1,6 +1,6 @@
 """``instances``: a COCO results JSON of instance masks or boxes.
 
-Instance masks or boxes scored as COCO's evaluation scores them (``regionbench.client.instances``)
+Instance masks or boxes scored as COCO's evaluation scores them (``regionbench.scoring.measures.average_precision``)
 against one annotator's regions, every annotator's, and the human ceiling.
 
 Predictions: a COCO results JSON, a list of ``{image_id, category_id | label, segmentation | bbox,
@@ -27,12 +27,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import instances as measures
-from regionbench.client import tide as tide_measures
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _masks as masks
-from regionbench.client.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
-from regionbench.client.tasks._runner import Shelf, Spilled, no_collection, stream
+from regionbench.release.loader import Release
+from regionbench.scoring import results
+from regionbench.scoring.measures import average_precision as measures
+from regionbench.scoring.measures import lvis_federated
+from regionbench.scoring.measures import tide_errors as tide_measures
+from regionbench.scoring.runner import Shelf, Spilled, no_collection, stream
+from regionbench.scoring.tasks import _coco_truth as coco_truth
+from regionbench.scoring.tasks import _masks as masks
+from regionbench.scoring.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
 
 
 def area_range(text: str) -> tuple[str, float, float]:
@@ -98,7 +101,7 @@ class Settings(masks.MaskSettings):
             raise TaskError(
                 "--tide follows COCO's evaluation (TIDE has no federated rules): drop --tide or --method lvis"
             )
-        most = self.max_dets or (measures.LVIS_MAX_DETS if self.lvis else 100)
+        most = self.max_dets or (lvis_federated.LVIS_MAX_DETS if self.lvis else 100)
         resolved = dataclasses.replace(self, max_dets=most)
         return (
             resolved
@@ -108,7 +111,7 @@ class Settings(masks.MaskSettings):
 
     @property
     def lvis(self) -> bool:
-        return self.method == measures.LVIS
+        return self.method == lvis_federated.LVIS
 
     @property
     def most(self) -> int:
@@ -121,7 +124,7 @@ class Settings(masks.MaskSettings):
 
     def kept(self, detections: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The detections of a range the method scores: under LVIS each image's ``most`` best."""
-        return measures.capped(detections, self.most) if self.lvis else detections
+        return lvis_federated.capped(detections, self.most) if self.lvis else detections
 
     def ranges(self) -> dict[str, tuple[float, float]]:
         """The area ranges given, by name (``measures.merged_area_ranges`` adds COCO's)."""
@@ -177,9 +180,9 @@ def named_categories(data: Release) -> pd.DataFrame | None:
 class Truth:
     """One annotator's truth over the scored images, as COCO states it, read a range of images at
     a time: ``header`` (its ``images`` in its own ids, sorted, and ``categories``), ``names``
-    (what a detection's ``label`` may say: ``measures.category_names``), ``release_id`` (the
+    (what a detection's ``label`` may say: ``coco_truth.category_names``), ``release_id`` (the
     truth's image id -> the release's) and ``ranges`` (the truth's image ids, ``RANGE`` at a
-    time); ``numbering`` and ``coverage`` as ``measures.ground_truth`` takes them."""
+    time); ``numbering`` and ``coverage`` as ``coco_truth.ground_truth`` takes them."""
 
     data: Release
     who: str
@@ -204,11 +207,11 @@ class Truth:
             .sort_by([("annotator", "ascending"), ("category_id", "ascending"), ("label", "ascending")])
             .to_pandas()
         )
-        categories = measures.truth_categories(labels, data.vocabulary, who, named)
+        categories = coco_truth.truth_categories(labels, data.vocabulary, who, named)
         coverage = data.table("coverage")
-        numbering = measures.numbering(coverage, who)
+        numbering = coco_truth.numbering(coverage, who)
         header = {
-            "images": measures.truth_images(images, numbering),
+            "images": coco_truth.truth_images(images, numbering),
             "categories": [{"id": c, "name": n} for c, n in categories.items()],
         }
         federated: dict[int, dict[str, list[int]]] = {}
@@ -219,7 +222,7 @@ class Truth:
             numbering.get(int(i), int(i)): sp for i, sp in zip(images["image_id"], images["split"], strict=True)
         }
         return cls(
-            data, who, images, header, measures.category_names(categories, named, who), numbering, coverage,
+            data, who, images, header, coco_truth.category_names(categories, named, who), numbering, coverage,
             ranges_within_splits(ids, split_of, size), federated,
         )  # fmt: skip
 
@@ -244,7 +247,7 @@ class Truth:
         regions = self.data.image_regions(ids, self.who, TRUTH_COLUMNS)
         images = self.images[self.images["image_id"].isin(ids)]
         categories = {c["id"]: c["name"] for c in self.header["categories"]}
-        document = measures.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
+        document = coco_truth.ground_truth(regions, images, self.coverage, self.who, categories, self.numbering)
         if self.federated:  # LVIS: what the file verified of each image
             document["images"] = [e | self.federated.get(e["id"], NOTHING_VERIFIED) for e in document["images"]]
         return document | {"categories": self.header["categories"]}  # every range the run's categories
@@ -350,10 +353,10 @@ class Held(Shelf[tuple[Any, ...]]):
 
 def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None) -> Held:
     """The run's results file read once (streamed), or ``detections`` (a human's regions, for the
-    ceiling), checked against ``truth`` (``measures.Checker``) and held by range. Detections
+    ceiling), checked against ``truth`` (``results.Checker``) and held by range. Detections
     outside the scored images are refused in one line (``scope.Scope.refuse``), as is a results
     file that cannot be scored."""
-    checker = measures.Checker(
+    checker = results.Checker(
         truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox", strict=settings.strict,
         keep_absent=settings.tide,
     )  # fmt: skip
@@ -361,7 +364,7 @@ def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Itera
     held = Held(truth)
     try:
         with no_collection():  # a million small objects, no cycle among them
-            items = measures.stream_items(run.predictions) if detections is None else detections
+            items = results.stream_items(run.predictions) if detections is None else detections
             for n, item in enumerate(items):
                 d = checker.take(n, item)
                 if d is None:
@@ -385,7 +388,7 @@ def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Itera
 
 @dataclass
 class Ranges:
-    """COCOeval of a run against one truth as the runner streams it (``_runner.Measure``): a
+    """COCOeval of a run against one truth as the runner streams it (``runner.Measure``): a
     batch is a range of the truth's images, evaluated by the engine with its truth read in the
     worker (the parent reads no truth: its memory stays that of the held detections); the
     ranges' evaluations are spilled (``Spilled``) and accumulated at the end (``measures.
@@ -433,7 +436,7 @@ class Ranges:
         # where they were held too (TIDE counts them; otherwise the checker left them out already).
         absent = sum(self.held.absent.values()) if settings.tide else 0
         self.counts["detections"] = self.held.count - absent
-        groups = measures.frequency_groups(truth.header["categories"]) if settings.lvis else None
+        groups = lvis_federated.frequency_groups(truth.header["categories"]) if settings.lvis else None
         figures = measures.report(
             self.parts, self.categories, settings.iou_type, settings.max_dets_read(), settings.ranges(), self.counts,
             groups,
@@ -507,7 +510,7 @@ def per_source_split(
         stats = (
             measures.summary(precision, recall, settings.max_dets_read())
             if groups is None
-            else measures.lvis_summary(precision, recall, groups, settings.most)
+            else lvis_federated.lvis_summary(precision, recall, groups, settings.most)
         )
         out[split] = {"images": sum(len(truth.ranges[r]) for r in chosen)} | stats
     return out
@@ -615,7 +618,7 @@ def level_ap(
     categories under each node (a category by its label: the source's names mapped through
     ``source_categories``; categories of one name each count), from the figures already
     accumulated: no second evaluation."""
-    from regionbench.client.semantic import at_level
+    from regionbench.scoring.measures.confusion import at_level
 
     named = named_categories(data)
     label_of = {}
@@ -668,7 +671,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
         runs = []
         for b, truth in truths.items():
             if b != a:
-                detections = measures.as_detections(regions, a, truth.header, truth.numbering)
+                detections = coco_truth.as_detections(regions, a, truth.header, truth.numbering)
                 runs.append(ranged(run, truth, settings, detections)[0]["stats"])
         if runs:
             each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}

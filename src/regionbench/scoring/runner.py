@@ -39,9 +39,9 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 import numpy as np
 import pandas as pd
 
-from regionbench.client.instances import Evaluated, Kept
 from regionbench.core.allocator import give_back
 from regionbench.core.forked import WorkerDied, may_fork
+from regionbench.scoring.measures.average_precision import Evaluated, Kept
 
 P = TypeVar("P")
 B = TypeVar("B")

@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import metrics, scope
-from regionbench.client.loader import Release
-from regionbench.client.tasks._base import Settings, TaskError, option, positive_int
 from regionbench.core import errors, numbers, tables
+from regionbench.release.loader import Release
+from regionbench.scoring import scope
+from regionbench.scoring.measures import label_sets
+from regionbench.scoring.tasks._base import Settings, TaskError, option, positive_int
 
 KEY = tables.REGION_KEY
 KEY_IDS = ("image_id", "region_id")
@@ -268,8 +269,8 @@ def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[s
         "concepts_without_test_images": [label for label in spec.labels if label not in present],
         "k": k,
     }
-    report["diagnostics"] = metrics.label_set_stats(train, truth) | {
-        "baselines": metrics.trivial_baselines(train, truth, k, scored)
+    report["diagnostics"] = label_sets.label_set_stats(train, truth) | {
+        "baselines": label_sets.trivial_baselines(train, truth, k, scored)
     }
     return images, truth, train, scored, report
 

@@ -1,6 +1,6 @@
 """``semantic``: label-map PNGs of the release's label ids.
 
-Label maps scored from one confusion matrix (``regionbench.client.semantic``), flat and at each
+Label maps scored from one confusion matrix (``regionbench.scoring.measures.confusion``), flat and at each
 level of the hierarchy, against one annotator's regions, every annotator's, and the human ceiling.
 
 Predictions: a folder of label-map PNGs named by image id, file stem or the collection's key (a
@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import benchmarks
-from regionbench.client import semantic as measures
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _masks as masks
-from regionbench.client.tasks._base import Run, Shape, TaskError, natural, option
-from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors, geometry
+from regionbench.release.loader import Release
+from regionbench.scoring import protocols
+from regionbench.scoring.measures import confusion as measures
+from regionbench.scoring.runner import batches, image_batches, stream
+from regionbench.scoring.tasks import _masks as masks
+from regionbench.scoring.tasks._base import Run, Shape, TaskError, natural, option
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Settings(masks.FileSettings):
     method: str | None = option(
         None, "--method", "score as the benchmark does: cityscapes (its 19 classes, category IoU, iIoU), ade20k "
         "(150 classes), voc (21 classes), or plain (every label); default: the one the release's layout names",
-        aliases=("--protocol",), choices=list(benchmarks.METHODS),
+        aliases=("--protocol",), choices=list(protocols.METHODS),
     )  # fmt: skip
     train_ids: bool = option(
         False, "--train-ids", "cityscapes: the maps hold train ids (0-18), not label ids", action="store_true"
@@ -67,10 +67,10 @@ class Settings(masks.FileSettings):
             label = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
             names = {str(v): label[i] for v, i in sorted(pixel_values(names, data).items())}
         annotator = self.annotator if self.annotator or self.all_annotators else masks.reference(data)
-        if self.method is not None and self.method not in benchmarks.METHODS:
-            raise TaskError(f"--method {self.method}: the semantic task's are {', '.join(benchmarks.METHODS)}")
-        method = self.method or (benchmarks.PLAIN if names else benchmarks.of_layout(data.manifest.get("layout")))
-        if names and method != benchmarks.PLAIN:
+        if self.method is not None and self.method not in protocols.METHODS:
+            raise TaskError(f"--method {self.method}: the semantic task's are {', '.join(protocols.METHODS)}")
+        method = self.method or (protocols.PLAIN if names else protocols.of_layout(data.manifest.get("layout")))
+        if names and method != protocols.PLAIN:
             raise TaskError("--label-names names a plain run's values; drop it, or give --method plain")
         resolved = dataclasses.replace(self, annotator=annotator, label_names=names, method=method)
         coding_of(data, resolved)  # a benchmark the release cannot be scored by is refused now
@@ -95,7 +95,7 @@ class Coding:
     names: list[str]
     truth: dict[int, int]
     values: dict[int, int]
-    benchmark: benchmarks.Benchmark | None = None
+    benchmark: protocols.Benchmark | None = None
 
     @property
     def classes(self) -> int:
@@ -106,14 +106,14 @@ def coding_of(data: Release, settings: Settings) -> Coding:
     """The ``Coding`` of ``settings.method`` for ``data``; a benchmark the release is not of
     is a ``TaskError`` in one line."""
     labels = dict(zip(data.vocabulary["label_id"].astype(int), data.vocabulary["label"], strict=True))
-    name = settings.method or benchmarks.PLAIN
+    name = settings.method or protocols.PLAIN
     categories = data.table("source_categories") if "source_categories" in data.manifest.get("tables", {}) else None
     try:
-        benchmark = benchmarks.build(
+        benchmark = protocols.build(
             name, data.vocabulary, categories, settings.train_ids, settings.reduce_zero_label,
             layout=data.manifest.get("layout"),
         )  # fmt: skip
-    except benchmarks.BenchmarkError as exc:
+    except protocols.BenchmarkError as exc:
         raise TaskError(str(exc)) from None
     if benchmark is None:
         names, index = measures.label_codes(labels)
@@ -248,7 +248,7 @@ class Part:
     """What a batch of images adds to a label-map run: the confusion matrix against each truth,
     the first truth's counts of pixels ignored, overlapped and abstained on, images without a
     map, values naming no label, each image's pixel accuracy, its matrix per source split, and
-    iIoU's weighted counts (``benchmarks.InstanceCounts.increments``, in image order)."""
+    iIoU's weighted counts (``protocols.InstanceCounts.increments``, in image order)."""
 
     matrices: dict[str, np.ndarray]
     counts: Counter[str] = dataclasses.field(default_factory=Counter)
@@ -261,7 +261,7 @@ class Part:
 
 @dataclass
 class LabelMaps:
-    """The label-map measure the runner streams (``_runner.Measure``): each image's map against
+    """The label-map measure the runner streams (``runner.Measure``): each image's map against
     each truth (``Settings.truths``), one confusion matrix an image (``confusion_of``), added up
     batch by batch; the figures flat, per hierarchy level and per source split at the end."""
 
@@ -276,7 +276,7 @@ class LabelMaps:
         self.files = prediction_files(self.run, self.images)  # the folder listed once, not once a batch
         self.split_of = masks.source_split_of(self.images)
         self.weighted = (
-            benchmarks.InstanceCounts() if self.coding.benchmark and self.coding.benchmark.instances else None
+            protocols.InstanceCounts() if self.coding.benchmark and self.coding.benchmark.instances else None
         )
 
     def process(self, batch: pd.DataFrame) -> Part:
@@ -332,7 +332,7 @@ class LabelMaps:
         flat = measures.measures(matrix, names)
         report: dict[str, Any] = {
             "truth": self.truths if self.run.settings.all_annotators else self.truths[0],
-            "benchmark": bench.report() if bench is not None else {"name": benchmarks.PLAIN, "classes": classes},
+            "benchmark": bench.report() if bench is not None else {"name": protocols.PLAIN, "classes": classes},
             "images": len(self.images),
             "images_without_prediction": total.counts["without"],
             "ignored_pixels": total.counts["ignored"],
@@ -358,7 +358,7 @@ class LabelMaps:
             ),
         }
         if bench is not None and bench.categories:
-            per_category = benchmarks.category_iou(matrix, bench)
+            per_category = protocols.category_iou(matrix, bench)
             report["measures"]["category_miou"] = float(np.mean(list(per_category.values()))) if per_category else 0.0
             report["per_category_iou"] = per_category
         if self.weighted is not None and bench is not None:
@@ -393,7 +393,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
 
 
 def _instances(
-    data: Release, batch: pd.DataFrame, who: str, benchmark: benchmarks.Benchmark
+    data: Release, batch: pd.DataFrame, who: str, benchmark: protocols.Benchmark
 ) -> dict[int, list[tuple[str, np.ndarray]]]:
     """Per image of ``batch``, ``who``'s instances of the classes the benchmark weighs in iIoU
     (regions of those labels, crowds aside): (label, mask)."""

@@ -1,6 +1,6 @@
 """``panoptic``: COCO panoptic PNGs and their segments JSON.
 
-Panoptic segmentations scored by panoptic quality (``regionbench.client.panoptic``), as the COCO
+Panoptic segmentations scored by panoptic quality (``regionbench.scoring.measures.panoptic_quality``), as the COCO
 panoptic API scores them, with what it does not give: several crowd segments of a category taken
 together, PQ at each level of the release's hierarchy, against each annotator, the human ceiling and
 each image's PQ.
@@ -31,13 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import panoptic as measures
-from regionbench.client.loader import Release
-from regionbench.client.semantic import at_level
-from regionbench.client.tasks import _masks as masks
-from regionbench.client.tasks._base import Run, Shape, TaskError
-from regionbench.client.tasks._runner import batches, image_batches, stream
 from regionbench.core import errors
+from regionbench.release.loader import Release
+from regionbench.scoring.measures import panoptic_quality as measures
+from regionbench.scoring.measures.confusion import at_level
+from regionbench.scoring.runner import batches, image_batches, stream
+from regionbench.scoring.tasks import _masks as masks
+from regionbench.scoring.tasks._base import Run, Shape, TaskError
 
 CONVENTIONS = [
     "a predicted and a truth segment of one category match when IoU > 0.5; VOID pixels are left out of the union",
@@ -267,7 +267,7 @@ class Matched:
 
 @dataclass
 class Quality:
-    """The panoptic measure the runner streams (``_runner.Measure``): a batch's images matched
+    """The panoptic measure the runner streams (``runner.Measure``): a batch's images matched
     against each truth (``Matched``, image by image), their tallies added in image order (a run
     scored in batches sums its floats as one scored image by image), the figures at the end."""
 

@@ -1,6 +1,6 @@
 """``segments``: segmentations as label-map PNGs (a folder per scale) or BSDS .mat files.
 
-Machine segmentations scored with the BSDS500 region benchmark (``regionbench.client.segments``)
+Machine segmentations scored with the BSDS500 region benchmark (``regionbench.scoring.measures.bsds_regions``)
 against every human who covered each image, beside the humans' own ceiling.
 
 Predictions: a folder of label-map PNGs (8- or 16-bit, one channel, named by image id or file stem;
@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import segments as measures
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _masks as masks
-from regionbench.client.tasks._base import Run, Shape, TaskError, option
-from regionbench.client.tasks._runner import batches, gather, image_batches, stream
 from regionbench.core import errors, geometry
+from regionbench.release.loader import Release
+from regionbench.scoring.measures import bsds_regions as measures
+from regionbench.scoring.runner import batches, gather, image_batches, stream
+from regionbench.scoring.tasks import _masks as masks
+from regionbench.scoring.tasks._base import Run, Shape, TaskError, option
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class Scored:
 
 @dataclass
 class Regions(masks.AgainstHumans):
-    """The region measure the runner streams (``_runner.Measure``): each image's machine
+    """The region measure the runner streams (``runner.Measure``): each image's machine
     segmentations against the humans who covered it, the humans against each other (the
     ceiling, from the same maps); the benchmark collected at the end (``measures.collect``)."""
 

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import metrics
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _labels as shared
-from regionbench.client.tasks._base import Run, TaskError
+from regionbench.release.loader import Release
+from regionbench.scoring.measures import label_sets
+from regionbench.scoring.tasks import _labels as shared
+from regionbench.scoring.tasks._base import Run, TaskError
 
 
 @dataclass(frozen=True)
@@ -83,14 +83,14 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     unknown = sorted(set(pred) - set(run.tree.nodes))
     if unknown:
         raise TaskError(f"{run.predictions}: labels {unknown[:5]} are not in the hierarchy")
-    names, matrix = metrics.confusion(true, pred)
+    names, matrix = label_sets.confusion(true, pred)
     return {
         "regions": len(joined),
         "measures": {
-            direction: metrics.region_scores(run.tree, true, pred, direction)
+            direction: label_sets.region_scores(run.tree, true, pred, direction)
             for direction in ("any", "specific", "general")
         },
-        "per_label_accuracy": metrics.per_label_accuracy(true, pred),
+        "per_label_accuracy": label_sets.per_label_accuracy(true, pred),
         "confusion": {"labels": names, "matrix": matrix.tolist()},
         # Per image: the share of its test regions labelled exactly, and what the run said of each.
         **per_region_image(joined),

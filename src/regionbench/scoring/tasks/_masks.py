@@ -27,11 +27,11 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from regionbench.client import scope
-from regionbench.client.loader import Release
-from regionbench.client.tasks._base import Settings, TaskError, option, positive_int
 from regionbench.core import errors, tables
 from regionbench.core import splits as own_splits
+from regionbench.release.loader import Release
+from regionbench.scoring import scope
+from regionbench.scoring.tasks._base import Settings, TaskError, option, positive_int
 
 M = TypeVar("M", bound="MaskSettings")
 T = TypeVar("T")

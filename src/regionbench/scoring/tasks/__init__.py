@@ -1,5 +1,5 @@
 """Scoring tasks: what a researcher's predictions are scored as, one module of
-``regionbench.client.tasks`` each, found by name.
+``regionbench.scoring.tasks`` each, found by name.
 
 A task module defines:
 
@@ -13,14 +13,14 @@ A task module defines:
 - ``read(predictions, data, settings)``: the predictions read and checked (or what the task
   reads a batch at a time);
 - ``score(run) -> report`` (with ``per_image``): a task that scores images hands a measure
-  (``_runner.Measure``: ``process(batch)``, ``add(part)``, ``compute()``) to the one runner,
-  ``_runner.stream``, which owns the batches, workers, memory and spilling;
+  (``runner.Measure``: ``process(batch)``, ``add(part)``, ``compute()``) to the one runner,
+  ``runner.stream``, which owns the batches, workers, memory and spilling;
 - optionally ``shapes(run, report)``: (image id, ``Shape`` list) per scored image, what
   ``view`` draws beside the truth.
 
 ``registry`` scans the package and refuses, in one line, a module that breaks the contract: a
-new task is one new file. The measures themselves (``metrics``, ``instances``, ``segments``,
-``semantic`` of ``regionbench.client``) stay below, free of files and settings. ``evaluate`` is
+new task is one new file. The measures themselves (``regionbench.scoring.measures``) stay below,
+free of files and settings. ``evaluate`` is
 the one door, ``render`` the one table, ``TaskError`` the one error.
 """
 
@@ -36,9 +36,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from regionbench.client import scope
-from regionbench.client.loader import Release
-from regionbench.client.tasks._base import (
+from regionbench.core import plugins
+from regionbench.core.hierarchy import Hierarchy
+from regionbench.release.loader import Release
+from regionbench.release.versions import tag_name
+from regionbench.scoring import scope
+from regionbench.scoring.tasks._base import (
     Run,
     Settings,
     Shape,
@@ -47,9 +50,6 @@ from regionbench.client.tasks._base import (
     release_hierarchy,
     renamed,
 )
-from regionbench.core import plugins
-from regionbench.core.hierarchy import Hierarchy
-from regionbench.release.versions import tag_name
 
 __all__ = [
     "Run", "Settings", "Shape", "TaskError", "evaluate", "evaluate_release", "get", "registry", "release_hierarchy",
@@ -120,15 +120,15 @@ def contract_problems(module: ModuleType) -> list[str]:
     if isinstance(settings, type) and not (
         issubclass(settings, Settings) and dataclasses.is_dataclass(settings) and settings.__dataclass_params__.frozen  # type: ignore[attr-defined]
     ):
-        problems.append("Settings is not a frozen dataclass deriving from regionbench.client.tasks._base.Settings")
+        problems.append("Settings is not a frozen dataclass deriving from regionbench.scoring.tasks._base.Settings")
     return problems
 
 
 @cache
 def registry() -> dict[str, ModuleType]:
-    """Task name -> its module: every public module of ``regionbench.client.tasks``, in name
+    """Task name -> its module: every public module of ``regionbench.scoring.tasks``, in name
     order; a module that breaks the contract is a ``TaskError`` naming what it lacks."""
-    import regionbench.client.tasks as package
+    import regionbench.scoring.tasks as package
 
     return dict(plugins.scan(package, lambda module: module, contract_problems, "task contract", TaskError))
 
@@ -253,7 +253,7 @@ def evaluate_release(
 ) -> dict[str, Any]:
     """``regionbench.evaluate``: ``evaluate`` of a loaded release, or of the release folder
     ``release`` (loaded and verified first)."""
-    from regionbench.client.loader import load
+    from regionbench.release.loader import load
 
     data = release if isinstance(release, Release) else load(release)
     return evaluate(data, predictions, task, **settings)

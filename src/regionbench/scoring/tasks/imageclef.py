@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from regionbench.client import metrics, scope
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _labels as shared
-from regionbench.client.tasks._base import Run, option
 from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.release.loader import Release
+from regionbench.scoring import scope
+from regionbench.scoring.measures import label_sets
+from regionbench.scoring.tasks import _labels as shared
+from regionbench.scoring.tasks._base import Run, option
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     spec, confidence, binary = run.given
     images, truth, _, _, report = shared.image_sides(spec, run.settings.k)
     truth_matrix = np.array([[c in t for c in spec.labels] for t in truth], dtype=bool)
-    report["measures"] = metrics.imageclef(truth_matrix, confidence, binary)
+    report["measures"] = label_sets.imageclef(truth_matrix, confidence, binary)
     decided = [sorted(c for c, yes in zip(spec.labels, row, strict=True) if yes) for row in binary]
     report |= shared.per_image(images, truth, decided)
     if run.settings.categories is not None:
@@ -174,7 +175,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         groups = branch_categories(run.tree, spec.labels)
         report["categories"] = "hierarchy branches"
     report["per_category"] = {
-        name: metrics.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
+        name: label_sets.imageclef(truth_matrix[:, columns], confidence[:, columns], binary[:, columns])
         | {"concepts": len(columns)}
         for name, columns in groups.items()
     }

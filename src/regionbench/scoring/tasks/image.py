@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import metrics
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _labels as shared
-from regionbench.client.tasks._base import Run, TaskError, option, unit_interval
 from regionbench.core import errors, tables
 from regionbench.core.hierarchy import Hierarchy
+from regionbench.release.loader import Release
+from regionbench.scoring.measures import label_sets
+from regionbench.scoring.tasks import _labels as shared
+from regionbench.scoring.tasks._base import Run, TaskError, option, unit_interval
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def similarity_function(name: str, tree: Hierarchy) -> Callable[[str, str], floa
     hook ``package.module:factory`` whose ``factory(tree)`` returns ``similarity(true, predicted)``
     in [0, 1] (an embedding model, say; the module must be importable)."""
     if name == "hierarchy":
-        return metrics.hierarchy_similarity(tree)
+        return label_sets.hierarchy_similarity(tree)
     module_name, sep, attribute = name.partition(":")
     if not sep or not module_name or not attribute:
         raise TaskError(f"similarity {name!r}: use 'hierarchy' or a hook 'package.module:factory'")
@@ -172,8 +172,8 @@ def overlap_analysis(
     truth: list[set[str]],
     ranked: list[list[str]],
     labels: list[str],
-    neighbours: int = metrics.OVERLAP_NEIGHBOURS,
-    share: float = metrics.OVERLAP_SHARE,
+    neighbours: int = label_sets.OVERLAP_NEIGHBOURS,
+    share: float = label_sets.OVERLAP_SHARE,
 ) -> dict[str, Any]:
     """Dutta et al. 2018 (section 4.2.2, Tables 9-12): the top-k measures over the ``share`` of
     test images most and least overlapping with the training images. ``descriptors`` has the
@@ -183,16 +183,16 @@ def overlap_analysis(
     train, test = descriptors[:n_train], descriptors[n_train:]
     centre, scale = train.mean(axis=0), train.std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)
-    distance = metrics.train_distances((train - centre) / scale, (test - centre) / scale, neighbours)
+    distance = label_sets.train_distances((train - centre) / scale, (test - centre) / scale, neighbours)
     out: dict[str, Any] = {"neighbours": min(neighbours, n_train), "share": share}
-    for name, rows in metrics.overlap_subsets(distance, share).items():
+    for name, rows in label_sets.overlap_subsets(distance, share).items():
         part_truth = [truth[r] for r in rows]
         present = set().union(*part_truth) if part_truth else set()
-        counts = metrics.exact_counts(part_truth, [ranked[r] for r in rows])
+        counts = label_sets.exact_counts(part_truth, [ranked[r] for r in rows])
         out[f"{name}_overlapping"] = {
             "images": len(rows),
             "mean_distance": float(distance[rows].mean()) if rows else 0.0,
-            **metrics.top_k_counts(counts, [x for x in labels if x in present]),
+            **label_sets.top_k_counts(counts, [x for x in labels if x in present]),
         }
     return out
 
@@ -203,16 +203,16 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     spec, scores = run.given
     images, truth, train, scored, report = shared.image_sides(spec, run.settings.k)
     settings = run.settings
-    ranked = [metrics.top_k(s, settings.k) for s in scores]
+    ranked = [label_sets.top_k(s, settings.k) for s in scores]
     report |= shared.per_image(images, truth, ranked)
     report["measures"] = {
-        "top_k": metrics.top_k_metrics(truth, scores, settings.k, scored),
-        "ranking": metrics.mean_average_precisions(truth, scores, scored),
-        "example_based": metrics.example_based(truth, ranked),
-        "label_based": metrics.label_based(truth, ranked, scored),
+        "top_k": label_sets.top_k_metrics(truth, scores, settings.k, scored),
+        "ranking": label_sets.mean_average_precisions(truth, scores, scored),
+        "example_based": label_sets.example_based(truth, ranked),
+        "label_based": label_sets.label_based(truth, ranked, scored),
     }
     # What the run could score if it knew its wrong labels (JSON report only).
-    report["oracle"] = metrics.oracle_analysis(train, truth, ranked, settings.k, scored)
+    report["oracle"] = label_sets.oracle_analysis(train, truth, ranked, settings.k, scored)
     if spec.train and spec.split == "test":  # with --split all the train images are scored too
         everyone = sorted(spec.train) + images
         if settings.image_features is not None:
@@ -224,11 +224,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         } | (overlap_analysis(descriptors, len(spec.train), truth, ranked, scored))
     if settings.semantic_threshold is not None:
         measure = similarity_function(settings.similarity, run.tree)
-        counts = metrics.semantic_counts(truth, ranked, measure, settings.semantic_threshold)
+        counts = label_sets.semantic_counts(truth, ranked, measure, settings.semantic_threshold)
         report["measures"]["semantic"] = {
             "similarity": settings.similarity,
             "threshold": settings.semantic_threshold,
-            "example_based": metrics.example_based_counts(counts),
-            "label_based": metrics.label_based_counts(counts, scored),
+            "example_based": label_sets.example_based_counts(counts),
+            "label_based": label_sets.label_based_counts(counts, scored),
         }
     return report

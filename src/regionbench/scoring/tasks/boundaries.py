@@ -1,6 +1,6 @@
 """``boundaries``: boundary maps: probability PNGs, BSDS .mat files (ucm2, segs) or label maps.
 
-Boundary maps scored with the BSDS500 boundary benchmark (``regionbench.client.boundaries``) against
+Boundary maps scored with the BSDS500 boundary benchmark (``regionbench.scoring.measures.bsds_boundaries``) against
 every human who covered each image, beside the humans' own ceiling.
 
 Predictions: a folder of boundary probability PNGs (8- or 16-bit, one channel, named by image id or
@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.client import boundaries as measures
-from regionbench.client.loader import Release
-from regionbench.client.tasks import _masks as masks
-from regionbench.client.tasks import _runner
-from regionbench.client.tasks._base import Run, Shape, TaskError, option, unit_interval
-from regionbench.client.tasks._runner import batches, gather, image_batches, stream
-from regionbench.client.tasks.segments import bsds_mat, segment_maps
 from regionbench.core import errors
+from regionbench.release.loader import Release
+from regionbench.scoring import runner
+from regionbench.scoring.measures import bsds_boundaries as measures
+from regionbench.scoring.runner import batches, gather, image_batches, stream
+from regionbench.scoring.tasks import _masks as masks
+from regionbench.scoring.tasks._base import Run, Shape, TaskError, option, unit_interval
+from regionbench.scoring.tasks.segments import bsds_mat, segment_maps
 
 SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a soft map
 BATCH = 4  # images a batch: an image's 99 maps take seconds, and a few images keep every core busy to the end
@@ -143,7 +143,7 @@ class Counted:
 
 @dataclass
 class Boundaries(masks.AgainstHumans):
-    """The boundary measure the runner streams (``_runner.Measure``): each image's machine maps,
+    """The boundary measure the runner streams (``runner.Measure``): each image's machine maps,
     thinned once, against the chosen humans' boundaries, and the humans' against each other (the
     ceiling, from the same maps); the benchmark collected at the end (``measures.collect``)."""
 
@@ -225,7 +225,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     ``all_annotators``) and the humans' ceiling, streamed by the runner."""
     images = masks.scored_images(run.data, run.settings.split)
     people, who = masks.chosen_humans(run.data, run.settings)
-    return stream(Boundaries(run, who, people, images), image_batches(images, min(BATCH, _runner.BATCH)), run.cores)
+    return stream(Boundaries(run, who, people, images), image_batches(images, min(BATCH, runner.BATCH)), run.cores)
 
 
 def _by_split(
@@ -287,7 +287,7 @@ def ceiling_key(data: Release, images: pd.DataFrame, people: list[str], max_dist
 
 
 def _ceiling_file(key: str) -> Path:
-    from regionbench.client.loader import cache_root
+    from regionbench.release.loader import cache_root
 
     return cache_root() / "ceilings" / f"boundaries-{key}.json"
 

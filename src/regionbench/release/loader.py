@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from regionbench import release
-from regionbench.client import query
 from regionbench.core import errors, geometry, tables
+from regionbench.release import query
 
 
 def _table(name: str) -> cached_property[pd.DataFrame]:
@@ -227,7 +227,7 @@ class Release:
     def query(self, question: str, annotator: str | None = None) -> pd.DataFrame:
         """Which images have ``"X relation Y"`` (e.g. ``"person above horse"``): the ordered
         region pairs of one annotator (default: the reference annotator) where it holds, as
-        image_id, region_id, other_region_id (``regionbench.client.query.related``)."""
+        image_id, region_id, other_region_id (``regionbench.release.query.related``)."""
         subject, relation, other = query.parse(question)
         name = annotator or self.reference_annotator
         relations = self.relations[self.relations["annotator"] == name]
@@ -235,7 +235,7 @@ class Release:
 
     def within(self, label: str, other: str, pixels: float, annotator: str | None = None) -> pd.DataFrame:
         """Regions labelled ``label`` within ``pixels`` of a region labelled ``other`` in the
-        same image, with their distance (``regionbench.client.query.within``)."""
+        same image, with their distance (``regionbench.release.query.within``)."""
         return query.within(self.regions_of(annotator), label, other, pixels)
 
 

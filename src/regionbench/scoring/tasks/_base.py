@@ -14,10 +14,10 @@ import numpy as np
 import shapely
 
 from regionbench import release
-from regionbench.client.loader import Release
 from regionbench.core import numbers
 from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.release.loader import Release
 
 
 class TaskError(InputError):

@@ -2,7 +2,7 @@
 --executor local|slurm --jobs N``.
 
 Snakemake schedules and moves nothing but files in a shared work folder, and the runner does the
-rest (``tasks._runner.scattered``). Each of the ``N`` part jobs runs the whole scoring with
+rest (``runner.scattered``). Each of the ``N`` part jobs runs the whole scoring with
 the same settings. A stream whose parts every job has left is read back; at the first that lacks
 some, the job makes and writes its share of that stream's batches, and its round ends. The
 gathering then runs the same scoring from the parts alone: it writes the report, or says which
@@ -16,8 +16,8 @@ For ``slurm``, the cluster profile is the project's ``config/profiles/slurm`` wh
 inside a regionbench checkout or a workflow copy, the one a build on that cluster uses. Otherwise
 the executor's own defaults apply.
 
-    python -m regionbench.client.scattering WORK JOB             # one part job
-    python -m regionbench.client.scattering WORK --gather OUT    # a round's gathering
+    python -m regionbench.scoring.scattering WORK JOB             # one part job
+    python -m regionbench.scoring.scattering WORK --gather OUT    # a round's gathering
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from regionbench.client.tasks._base import TaskError
 from regionbench.core import children
+from regionbench.scoring.tasks._base import TaskError
 
 EXECUTORS = ("local", "slurm")
 SNAKEFILE = "data/scoring/Snakefile"
@@ -139,7 +139,7 @@ def _scored(
             cmd += ["--profile", str(profile)]
         cmd += ["--executor", "slurm", "--jobs", str(jobs + 1)]
     else:
-        from regionbench.client.tasks import available_cores
+        from regionbench.scoring.tasks import available_cores
 
         cmd += ["--cores", str(min(cores or available_cores(), jobs))]
     where = "SLURM" if executor == "slurm" else "this machine"
@@ -261,19 +261,19 @@ def run_job(folder: Path, job: int | None, gathered: Path | None = None) -> None
     whose report goes to ``report.pickle`` and whose output ``gathered`` says ``done``, or the
     number of the stream that waits for another round (a round that moved no stream forward is
     an error: it would loop for ever)."""
-    from regionbench.client import loader, tasks
-    from regionbench.client.tasks import _runner
+    from regionbench.release import loader
+    from regionbench.scoring import runner, tasks
 
     spec = json.loads((folder / "run.json").read_text())
     data = loader.load(spec["release"], spec["rev"], verify=spec["verify"])
     chosen = tasks.get(spec["task"]).Settings.from_report(spec["settings"])
     given = {k: getattr(chosen, k) for k in spec["settings"]}
     try:
-        with _runner.scattered(folder / "parts", job, spec["jobs"]):
+        with runner.scattered(folder / "parts", job, spec["jobs"]):
             report = tasks.evaluate(
                 data, spec["predictions"], spec["task"], cores=1, by_source=spec["by_source"], **given
             )
-    except _runner.Waiting as waiting:  # the round ends: the next stream waits for every job's parts
+    except runner.Waiting as waiting:  # the round ends: the next stream waits for every job's parts
         if gathered is not None:
             round_ = _round(gathered.parent)
             before = folder / f"round-{round_ - 1}" / "gathered"
@@ -288,7 +288,7 @@ def run_job(folder: Path, job: int | None, gathered: Path | None = None) -> None
 
 
 def main(argv: list[str]) -> int:
-    """``python -m regionbench.client.scattering WORK JOB`` (a part job) or ``WORK --gather OUT``
+    """``python -m regionbench.scoring.scattering WORK JOB`` (a part job) or ``WORK --gather OUT``
     (the gathering, its checkpoint file ``OUT``): a job's problem is one line in
     ``parts/error-JOB.txt`` and on standard error, exit 1."""
     folder = Path(argv[0])

@@ -1,0 +1,312 @@
+"""COCO results files read and checked as pycocotools' ``loadRes`` takes them, one detection at a
+time (docs/scoring.md, "Instances"): a list of ``{image_id, category_id | label, segmentation |
+bbox, score}``, polygons made RLE, every RLE checked to make its image's mask."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from regionbench.core import errors, jsondepth, numbers
+from regionbench.scoring.measures.average_precision import InstancesError, OutsideImages, engine_masks
+
+
+def read_results(
+    path: Path, truth: dict[str, Any], names: Mapping[str, int], others: Collection[int] = (), strict: bool = False
+) -> list[dict[str, Any]]:
+    """The detections of a COCO results file, checked against ``truth`` (``Checker``; ``strict``:
+    refusing those of categories the truth lacks); raises ``OutsideImages`` where detections lie
+    on ``others`` (images of the release the truth leaves out), else ``InstancesError`` with one
+    line per problem (the first ten)."""
+    return Checker(truth_header(truth), names, others, strict=strict).read(path, stream_items(path))
+
+
+def stream_items(path: Path) -> Iterator[Any]:
+    """The items of a COCO results file (a JSON list), read one at a time (ijson's C parser):
+    memory by the item, not the file. ``InstancesError`` in one line where it is no file, not
+    a list, or not JSON."""
+    import ijson
+
+    if problem := errors.file_problem(path, "a COCO results file"):
+        raise InstancesError(f"{path}: {problem}")
+    try:
+        with path.open("rb") as f:
+            if said := _encoding_problem(f.read(4)):
+                raise InstancesError(f"{path}: {said}")
+            f.seek(0)
+            while (chunk := f.read(1 << 16)) and not chunk.strip(b" \t\r\n"):  # whitespace before the list
+                pass
+            if chunk.lstrip(b" \t\r\n")[:1] != b"[":
+                raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
+            if jsondepth.deeper_than(path, MAX_DEPTH):  # a streaming parser's memory grows with depth squared
+                raise InstancesError(
+                    f"{path}: arrays and objects nested more than {MAX_DEPTH} deep; a COCO results file is a "
+                    "list of detections, whose deepest part, a polygon, is a list in a list"
+                )
+            f.seek(0)
+            yield from ijson.items(f, "item", use_float=True)
+    except ijson.JSONError as exc:
+        said = errors.streamed_json_problem(
+            exc, "write the results file as UTF-8 JSON", "write finite scores, e.g. json.dump(..., allow_nan=False)"
+        )
+        raise InstancesError(f"{path}: {said}") from None
+    except OSError as exc:
+        raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
+
+
+MAX_DEPTH = 32  # levels a results file may nest: a detection's polygons are 4 deep
+
+
+def _encoding_problem(head: bytes) -> str | None:
+    """What the first bytes of a JSON file say of its encoding where it is not plain UTF-8 (JSON's
+    own, RFC 8259): a byte-order mark, or UTF-16/32 (NUL bytes among the first four)."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        return "begins with a UTF-8 byte-order mark; write it without one (encoding='utf-8', not 'utf-8-sig')"
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
+        return "is UTF-16 or UTF-32 text; write it as UTF-8 (JSON's encoding)"
+    return None
+
+
+def truth_header(truth: dict[str, Any]) -> dict[str, Any]:
+    """What checking detections needs of a truth: its ``images`` and ``categories``."""
+    return {"images": truth["images"], "categories": truth["categories"]}
+
+
+def _not_an_id(key: str, value: object, required: bool) -> str | None:
+    """What is wrong with ``value`` as an id (``key``), or None: an id is a JSON integer, as COCO
+    gives them. Text (``"213"``) and numbers with a decimal point (``213.0``) are named as what
+    they are, not looked up and reported missing."""
+    if value is None and not required:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return f'{key} {value!r} is text; write ids as JSON integers ({key}: 213, not "213")'
+    if isinstance(value, float):
+        return f"{key} {value!r} is a decimal number; write ids as JSON integers ({key}: 213, not 213.0)"
+    if value is None:
+        return f"{key} is missing; every detection names its image by id"
+    return f"{key} {value!r} is not an id; write ids as JSON integers"
+
+
+class Checker:
+    """Detections checked one at a time against a truth's images and categories (``header``:
+    ``truth_header``), as pycocotools' ``loadRes`` would take them and in the same pass:
+
+    - every item an object with a known ``image_id``; ``others`` (images of the release the
+      truth leaves out) are counted (``OutsideImages``), not checked;
+    - a category of the truth by ``category_id`` (its id in the truth) or ``label`` (``names``:
+      a name -> its id; ``category_names``), the two agreeing where both are given; a detection
+      whose ``category_id`` alone names a category the truth lacks is left out and counted by id
+      (``absent``), as COCOeval leaves it out (it evaluates the truth's categories only), or,
+      ``strict``, refused (``keep_absent``: taken and counted, for TIDE, which counts them);
+    - a finite ``score``; a ``segmentation`` (RLE of the image's size, or polygons inside it,
+      made RLE) or a ``bbox`` (four numbers);
+    - its ``area`` as ``loadRes`` states it: the box's where the run's first detection has a
+      box, else the mask's (measured here, where the mask is decoded anyway); a box from the
+      mask where it has none (``boxes``: for every detection, else only where the area needs it).
+
+    ``take`` returns the detection (``None`` when refused), ``finish`` raises the problems."""
+
+    def __init__(
+        self,
+        header: dict[str, Any],
+        names: Mapping[str, int],
+        others: Collection[int] = (),
+        boxes: bool = True,
+        strict: bool = False,
+        keep_absent: bool = False,
+    ) -> None:
+        self.boxes, self.strict = boxes, strict  # boxes: for every detection (scoring boxes, or drawing them)
+        self.keep_absent = keep_absent  # TIDE, as tidecv, counts them: a class with detections and no instance
+        self.absent = Counter[int]()  # detections left out, by the category id the truth lacks
+        self.sizes = {e["id"]: (e["height"], e["width"]) for e in header["images"]}
+        self.label_of = {c["id"]: c["name"] for c in header["categories"]}
+        self.names, self.others = names, others
+        self.problems: list[str] = []
+        self.outside = Counter[int]()
+        self.box_areas: bool | None = None  # loadRes: the first detection's kind decides for all
+
+    def take(self, n: int, item: Any) -> dict[str, Any] | None:
+        """Detection ``n`` (its position in the file) checked: the detection the engine reads."""
+        where = f"detection {n}"
+        if not isinstance(item, dict):
+            self.problems.append(f"{where}: not a JSON object")
+            return None
+        for key in ("image_id", "category_id"):
+            if (said := _not_an_id(key, item.get(key), required=key == "image_id")) is not None:
+                self.problems.append(f"{where}: {said}")
+                return None
+        image: int = item["image_id"]
+        if image in self.others:
+            self.outside[image] += 1
+            return None
+        if image not in self.sizes:
+            self.problems.append(f"{where}: image_id {image!r} is no image of the release")
+            return None
+        given = item.get("category_id")
+        if (
+            not self.strict
+            and "label" not in item
+            and isinstance(given, int)
+            and not isinstance(given, bool)
+            and given not in self.label_of
+        ):
+            self.absent[given] += 1
+            if not self.keep_absent:
+                return None
+            category, problem = int(given), None  # checked as the others are: TIDE counts it
+        else:
+            category, problem = _category(item, self.label_of, self.names)
+        if problem:
+            self.problems.append(f"{where}: {problem}")
+            return None
+        score = numbers.json_number(item.get("score"))
+        if score is None:
+            self.problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
+            return None
+        try:
+            shape = _shape(item, *self.sizes[image])
+        except (ValueError, TypeError) as exc:
+            self.problems.append(f"{where}: {errors.first_line(exc)}")
+            return None
+        if self.box_areas is None:
+            self.box_areas = "bbox" in shape
+        detection: dict[str, Any] = {"image_id": image, "category_id": category, "score": score} | shape
+        area = detection.pop("mask_area", None)
+        if self.box_areas or area is None or self.boxes:
+            if "bbox" not in detection:  # then it has a mask
+                detection["bbox"] = _mask_box(detection["segmentation"])
+            box = detection["bbox"]
+            area = box[2] * box[3] if self.box_areas or area is None else area
+        detection["area"] = area
+        return detection
+
+    def read(self, path: Path, items: Iterable[Any]) -> list[dict[str, Any]]:
+        """Every item of the results file ``path`` taken in order, then its problems raised
+        (``finish``): the detections kept."""
+        out = [d for n, item in enumerate(items) if (d := self.take(n, item)) is not None]
+        self.finish(path)
+        return out
+
+    def finish(self, path: Path) -> None:
+        """Raise what was found: ``OutsideImages``, else ``InstancesError`` (the first ten problems)."""
+        if self.outside:
+            raise OutsideImages(sum(self.outside.values()), len(self.outside))
+        if self.problems:
+            more = f" (and {len(self.problems) - 10} more)" if len(self.problems) > 10 else ""
+            raise InstancesError(f"{path}: " + f"; {path}: ".join(self.problems[:10]) + more)
+
+
+def check_results(
+    path: Path, items: Iterable[Any], truth: dict[str, Any], names: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    """``read_results`` of the ``items`` of the results file ``path`` (``Checker.read``)."""
+    return Checker(truth_header(truth), names).read(path, items)
+
+
+def _mask_box(rle: dict[str, Any]) -> list[float]:
+    return [float(v) for v in _masks().toBbox(rle)]
+
+
+def decoded_runs(rle: dict[str, Any]) -> list[int]:
+    """The runs faster-coco-eval decodes from a compressed RLE (``counts`` bytes) of ``size``
+    (h, w), checked to make its mask: non-negative and h·w pixels in all. Counts that do not (a
+    string cut short, a negative run, runs past the last pixel or stopping short) raise a
+    ``ValueError`` here: the engine's IoU would loop for ever on them."""
+    height, width = rle["size"]
+    try:
+        runs: list[int] = engine_masks().toUncompressedRLE([rle])[0]["counts"]
+    except (ValueError, RuntimeError) as exc:  # cut short, or past the last pixel
+        reason = str(exc).rstrip(".")
+    else:
+        if sum(runs) == height * width:
+            return runs
+        reason = f"its runs make {sum(runs)} pixels, not {height * width}"
+    raise ValueError(f"RLE counts do not make the {width}x{height} image's mask ({reason}); encode it with pycocotools")
+
+
+@functools.cache
+def _masks() -> Any:
+    """pycocotools' mask module, imported once (a detection at a time, an import costs as much as
+    its checks)."""
+    from pycocotools import mask
+
+    return mask
+
+
+def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
+    """A detection's ``segmentation`` (an RLE of the image's size, or polygons inside it, as RLE,
+    with its ``mask_area``) and ``bbox`` (four numbers), at least one of them; a ``ValueError``
+    says what is wrong."""
+    coco_mask = _masks()
+    found: dict[str, Any] = {}
+    segmentation = item.get("segmentation")
+    if isinstance(segmentation, dict):
+        size = segmentation.get("size")
+        if list(size or []) != [height, width]:
+            raise ValueError(f"RLE size {size!r} differs from the image's [{height}, {width}]")
+        counts = segmentation.get("counts")
+        if isinstance(counts, list):
+            if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+                raise ValueError("RLE counts must be non-negative integers")
+            if sum(counts) != height * width:
+                raise ValueError(f"RLE counts cover {sum(counts)} pixels, the {width}x{height} image {height * width}")
+        elif not isinstance(counts, str):
+            raise ValueError("RLE counts are neither a string nor a list of integers")
+        rle = {"size": [height, width], "counts": counts.encode() if isinstance(counts, str) else counts}
+        if isinstance(counts, list):
+            rle = coco_mask.frPyObjects(rle, height, width)
+        runs = counts if isinstance(counts, list) else decoded_runs(rle)
+        found["mask_area"] = sum(runs[1::2])  # the runs alternate background and mask, background first
+        found["segmentation"] = rle
+    elif isinstance(segmentation, list):
+        flat = [v for part in segmentation for v in (part if isinstance(part, list) else [None])]
+        if not flat or any(numbers.json_number(v) is None for v in flat):
+            raise ValueError("polygons must be lists of finite numbers")
+        if any(len(part) < 6 or len(part) % 2 for part in segmentation):
+            raise ValueError("a polygon is x, y pairs of at least 3 points (6 numbers, an even count)")
+        xs, ys = np.array(flat[0::2], dtype=float), np.array(flat[1::2], dtype=float)
+        if xs.min() < 0 or ys.min() < 0 or xs.max() > width or ys.max() > height:
+            raise ValueError(f"a polygon leaves the {width}x{height} image")
+        found["segmentation"] = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+        found["mask_area"] = int(coco_mask.area(found["segmentation"]))
+    elif segmentation is not None:
+        raise ValueError("segmentation is neither an RLE nor polygons")
+    box = item.get("bbox")
+    if box is not None:
+        if not (isinstance(box, list) and len(box) == 4 and all(numbers.json_number(v) is not None for v in box)):
+            raise ValueError(f"bbox {box!r} is not four numbers")
+        if box[2] < 0 or box[3] < 0:
+            raise ValueError(f"bbox {box!r} has a negative width or height (COCO's box is x, y, width, height)")
+        found["bbox"] = [float(v) for v in box]
+    if not found:
+        raise ValueError("neither a segmentation nor a bbox")
+    return found
+
+
+def _category(item: dict[str, Any], label_of: Mapping[int, str], names: Mapping[str, int]) -> tuple[int, str | None]:
+    """A detection's category id from its ``category_id`` or ``label`` (both: they must agree),
+    or the reason there is none."""
+    given, label = item.get("category_id"), item.get("label")
+    if given is None and label is None:
+        return 0, "no category_id or label"
+    by_id = given if isinstance(given, int) and not isinstance(given, bool) and given in label_of else None
+    if given is not None and by_id is None:
+        return 0, (
+            f"category_id {given!r} is not a category of the truth (give its id in the source file, or a label; "
+            "without --strict a detection whose category_id alone names a category the truth lacks is left out)"
+        )
+    by_label = names.get(label) if isinstance(label, str) else None
+    if label is not None and by_label is None:
+        return 0, f"label {label!r} names no category of the truth (give a label of the release or the source's name)"
+    if by_id is not None and by_label is not None and by_id != by_label:
+        return 0, (
+            f"category_id {by_id} ({label_of[by_id]}) and label {label!r} ({label_of[by_label]}) disagree; give one"
+        )
+    return int(by_id if by_id is not None else by_label), None  # type: ignore[arg-type]
