@@ -576,7 +576,7 @@ def test_a_range_evaluated_a_few_categories_at_a_time_is_evaluated_whole(
 def test_an_id_that_is_not_an_integer_is_named_as_what_it_is(key: str, value: object) -> None:
     """Ids given as text ("213") or with a decimal point (213.0) are a type error in one line,
     never looked up (213.0 == 213 in Python) nor reported as an image or category that is missing."""
-    from regionbench.scoring.measures.average_precision import Checker
+    from regionbench.scoring.results import Checker
 
     header = {"images": [{"id": 213, "height": 4, "width": 4}], "categories": [{"id": 213, "name": "a"}]}
     checker = Checker(header, {"a": 213})

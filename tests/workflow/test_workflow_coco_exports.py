@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -441,6 +443,45 @@ def test_a_run_scores_the_same_whichever_way_it_names_categories(
         return {k: v for k, v in found.items() if k not in ("predictions", "predictions_sha256")}
 
     assert report(given, "mixed.json") == report(detections, "by-id.json")
+
+
+OPENED: list[str] = []  # the files opened while a test watches (``watch_opens``)
+WATCHING: list[bool] = []
+HOOKED: list[bool] = []  # an audit hook cannot be removed: added once a process
+
+
+def watch_opens(event: str, args: tuple) -> None:
+    """An audit hook (PEP 578): every file Python opens (``open``, ``os.open``, ``Path.open``)."""
+    if WATCHING and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
+        OPENED.append(os.fsdecode(args[0]))
+
+
+def test_a_results_file_is_opened_once_whatever_the_truths(exports: tuple[Path, Path, dict], tmp_path: Path) -> None:
+    """``--all-annotators`` scores a run against each human from one reading of its file: the
+    results file is opened twice (its reading, its digest) however many truths it is scored
+    against, and each truth's figures are those ``--annotator`` gives (the later truths read the
+    detections the first reading kept)."""
+    import regionbench
+
+    _, project, _ = exports
+    folder = project / RELEASE
+    detections, _, _ = named_run(folder, tmp_path)
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(detections))
+    data = regionbench.load(folder)
+    if not HOOKED:
+        sys.addaudithook(watch_opens)
+        HOOKED.append(True)
+    OPENED.clear()
+    WATCHING.append(True)
+    try:
+        each = regionbench.evaluate(data, run, "instances", all_annotators=True, split="all")
+    finally:
+        WATCHING.clear()
+    assert OPENED.count(str(run)) == 2, OPENED
+    assert sorted(each["per_annotator"]) == ["annotator-1", "annotator-2"]
+    for who, figures in each["per_annotator"].items():
+        assert regionbench.evaluate(data, run, "instances", annotator=who, split="all")["measures"] == figures
 
 
 @pytest.mark.parametrize(

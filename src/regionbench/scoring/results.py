@@ -5,10 +5,12 @@ bbox, score}``, polygons made RLE, every RLE checked to make its image's mask.""
 from __future__ import annotations
 
 import functools
+import pickle
+import tempfile
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -27,36 +29,93 @@ def read_results(
 
 
 def stream_items(path: Path) -> Iterator[Any]:
-    """The items of a COCO results file (a JSON list), read one at a time (ijson's C parser):
-    memory by the item, not the file. ``InstancesError`` in one line where it is no file, not
-    a list, or not JSON."""
-    import ijson
+    """The items of a COCO results file (a JSON list), read one at a time (``ResultsItems``, one
+    pass)."""
+    return iter(ResultsItems(path))
 
-    if problem := errors.file_problem(path, "a COCO results file"):
-        raise InstancesError(f"{path}: {problem}")
-    try:
-        with path.open("rb") as f:
-            if said := _encoding_problem(f.read(4)):
-                raise InstancesError(f"{path}: {said}")
-            f.seek(0)
-            while (chunk := f.read(1 << 16)) and not chunk.strip(b" \t\r\n"):  # whitespace before the list
-                pass
-            if chunk.lstrip(b" \t\r\n")[:1] != b"[":
-                raise InstancesError(f"{path}: a COCO results file is a JSON list of detections")
-            if jsondepth.deeper_than(path, MAX_DEPTH):  # a streaming parser's memory grows with depth squared
-                raise InstancesError(
-                    f"{path}: arrays and objects nested more than {MAX_DEPTH} deep; a COCO results file is a "
-                    "list of detections, whose deepest part, a polygon, is a list in a list"
-                )
-            f.seek(0)
-            yield from ijson.items(f, "item", use_float=True)
-    except ijson.JSONError as exc:
-        said = errors.streamed_json_problem(
-            exc, "write the results file as UTF-8 JSON", "write finite scores, e.g. json.dump(..., allow_nan=False)"
-        )
-        raise InstancesError(f"{path}: {said}") from None
-    except OSError as exc:
-        raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
+
+class ResultsItems:
+    """The items of a COCO results file (a JSON list), read one at a time (ijson's C parser):
+    memory by the item, not the file, and the file opened once whatever the number of passes.
+
+    The file is opened and its start checked here (``InstancesError`` in one line where it is no
+    file, not UTF-8, not a list, or nested too deep); the first pass streams it. Where ``passes``
+    > 1 (a run scored against several truths), the first pass also keeps each item on an
+    anonymous spill file, which every later pass reads."""
+
+    def __init__(self, path: Path, passes: int = 1) -> None:
+        self.path, self.passes = path, passes
+        self._spill: BinaryIO | None = None
+        self._spilled = False  # every item of the file on the spill
+        if problem := errors.file_problem(path, "a COCO results file"):
+            raise InstancesError(f"{path}: {problem}")
+        try:
+            self._file: BinaryIO | None = path.open("rb")
+            self._check_start(self._file)
+        except OSError as exc:
+            raise InstancesError(f"{path}: unreadable ({exc.strerror})") from None
+        except InstancesError:
+            self.close()
+            raise
+
+    def _check_start(self, f: BinaryIO) -> None:
+        if said := _encoding_problem(f.read(4)):
+            raise InstancesError(f"{self.path}: {said}")
+        f.seek(0)
+        while (chunk := f.read(1 << 16)) and not chunk.strip(b" \t\r\n"):  # whitespace before the list
+            pass
+        if chunk.lstrip(b" \t\r\n")[:1] != b"[":
+            raise InstancesError(f"{self.path}: a COCO results file is a JSON list of detections")
+        f.seek(0)
+        if jsondepth.deeper_than(f, MAX_DEPTH):  # a streaming parser's memory grows with depth squared
+            raise InstancesError(
+                f"{self.path}: arrays and objects nested more than {MAX_DEPTH} deep; a COCO results file is a "
+                "list of detections, whose deepest part, a polygon, is a list in a list"
+            )
+        f.seek(0)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._file is not None:
+            return self._streamed(self._file)
+        if self._spill is None or not self._spilled:
+            raise RuntimeError(f"{self.path}: its items were read once; ask for the passes wanted (passes=)")
+        return self._replayed(self._spill)
+
+    def _streamed(self, f: BinaryIO) -> Iterator[Any]:
+        import ijson
+
+        self._file = None  # one pass of the file
+        spill = self._spill = tempfile.TemporaryFile(prefix="regionbench-results-") if self.passes > 1 else None  # noqa: SIM115  (closed by close())
+        try:
+            with f:
+                for item in ijson.items(f, "item", use_float=True):
+                    if spill is not None:
+                        pickle.dump(item, spill, pickle.HIGHEST_PROTOCOL)
+                    yield item
+            self._spilled = True
+        except ijson.JSONError as exc:
+            said = errors.streamed_json_problem(
+                exc, "write the results file as UTF-8 JSON", "write finite scores, e.g. json.dump(..., allow_nan=False)"
+            )
+            raise InstancesError(f"{self.path}: {said}") from None
+        except OSError as exc:
+            raise InstancesError(f"{self.path}: unreadable ({exc.strerror})") from None
+
+    @staticmethod
+    def _replayed(spill: BinaryIO) -> Iterator[Any]:
+        spill.seek(0)
+        while True:
+            try:
+                yield pickle.load(spill)
+            except EOFError:
+                return
+
+    def close(self) -> None:
+        """The results file and the spill closed (the spill is then gone)."""
+        for f in (self._file, self._spill):
+            if f is not None:
+                f.close()
+        self._file = self._spill = None
 
 
 MAX_DEPTH = 32  # levels a results file may nest: a detection's polygons are 4 deep

@@ -166,9 +166,11 @@ TRUTH_COLUMNS = [
 ]  # fmt: skip
 
 
-def read(predictions: Path, data: Release, settings: Settings) -> Path:
-    """The results file, read range by range when scored (``Results``)."""
-    return predictions
+def read(predictions: Path, data: Release, settings: Settings) -> results.ResultsItems:
+    """The results file, opened once and its start checked (``results.ResultsItems``): its
+    detections are streamed and checked against each truth when scored (``hold``), the file read
+    once whatever the number of truths."""
+    return results.ResultsItems(predictions, passes=len(settings.truths(data)))
 
 
 def named_categories(data: Release) -> pd.DataFrame | None:
@@ -352,8 +354,8 @@ class Held(Shelf[tuple[Any, ...]]):
 
 
 def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None) -> Held:
-    """The run's results file read once (streamed), or ``detections`` (a human's regions, for the
-    ceiling), checked against ``truth`` (``results.Checker``) and held by range. Detections
+    """The run's detections (``read``'s items, one pass of them), or ``detections`` (a human's
+    regions, for the ceiling), checked against ``truth`` (``results.Checker``) and held by range. Detections
     outside the scored images are refused in one line (``scope.Scope.refuse``), as is a results
     file that cannot be scored."""
     checker = results.Checker(
@@ -364,7 +366,7 @@ def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Itera
     held = Held(truth)
     try:
         with no_collection():  # a million small objects, no cycle among them
-            items = results.stream_items(run.predictions) if detections is None else detections
+            items = run.given if detections is None else detections
             for n, item in enumerate(items):
                 d = checker.take(n, item)
                 if d is None:
