@@ -3,6 +3,7 @@ line, the report's settings, view's rerun and the manual's table derive from it.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import io
@@ -207,22 +208,58 @@ def test_settings_come_back_from_the_report(data: st.DataObject) -> None:
     assert {f.name: getattr(again, f.name) for f in dataclasses.fields(again)} == expected
 
 
-def test_the_command_line_offers_each_task_s_options_grouped_by_who_takes_them() -> None:
-    parser = cli.parser()
-    evaluate = next(a for a in parser._actions if isinstance(a, type(parser._subparsers._group_actions[0])))
-    sub = evaluate.choices["evaluate"]
-    groups = {g.title: {a.dest for a in g._group_actions} for g in sub._action_groups}
-    assert groups["every task"] == {"split", "annotator"}
-    assert groups["image, imageclef, region"] == {"subset"}
-    assert groups["boundaries, instances, panoptic, segments, semantic"] == {"all_annotators"}
-    assert groups["boundaries, panoptic, segments, semantic"] == {"allow_missing"}
-    assert groups["boundaries, segments"] == {"exclude", "thresholds"}
-    assert groups["instances, semantic"] == {"method"}  # one flag, each task's own choices (check_arguments)
+def shown_groups(argv: list[str]) -> dict[str, set[str]]:
+    """The option groups ``evaluate --help`` shows for ``argv``: title -> the fields shown."""
+    sub = cli.parser(argv)._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    return {
+        g.title: {a.dest for a in g._group_actions if a.help != argparse.SUPPRESS}
+        for g in sub._action_groups
+        if g.title
+    }
+
+
+def test_evaluate_help_shows_the_named_task_s_options_and_its_methods() -> None:
+    """``evaluate --task X --help`` shows X's options, grouped by the class that declares them
+    (titled by the tasks that take it), and under each of X's methods the options only it takes;
+    no other task's option. Without a task it shows none, and says where they are."""
     for name, module in tasks.registry().items():
-        own = {f.name for f in module.Settings.options()} - {"method"}
-        assert groups.get(name, set()) == own, name
-    task = next(a for a in sub._actions if a.dest == "task")
-    assert task.choices == TASKS and all(f"{name}: " in task.help for name in TASKS)
+        groups = shown_groups(["evaluate", "--task", name])
+        fields = {f.name for f in dataclasses.fields(module.Settings)}
+        shown = set().union(*groups.values()) - {"help", "task", "release", "rev", "predictions", "out", "cores",
+                                                 "by_source", "no_verify", "executor", "jobs", "work_dir"}  # fmt: skip
+        assert shown == fields, name
+        assert groups["every task"] == {"split", "annotator"}
+        for method in module.Settings.methods:
+            assert groups.get(f"{name} --method {method.name}", set()) == set(method.options), (name, method)
+    assert shown_groups(["evaluate", "--task", "semantic"])["semantic"] == {"ignore", "label_names", "method"}
+    assert shown_groups(["evaluate", "--task", "image"])["image, imageclef, region"] == {"subset"}
+    bare = shown_groups(["evaluate"])
+    assert "every task" not in bare and "semantic" not in bare
+    sub = cli.parser(["evaluate"])._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    assert "evaluate --task NAME --help" in " ".join(sub.format_help().split())
+
+
+def test_a_method_s_options_are_refused_with_another_method() -> None:
+    """An option only one method takes (``Method.options``), given with another method, is one
+    line naming both; with its own method, or left at its default, it is nothing."""
+    cases = 0
+    for name, module in tasks.registry().items():
+        for method in module.Settings.methods:
+            for option in method.options:
+                for other in module.Settings.methods:
+                    chosen = tasks.settings_of(name, method=other.name, **{option: True})
+                    problem = chosen.method_problem()
+                    if other.name == method.name:
+                        assert problem is None
+                    else:
+                        cases += 1
+                        flag = tasks.option_flag(option)
+                        assert problem == (
+                            f"{flag} is an option of --method {method.name}, not of --method {other.name}; drop it, "
+                            f"or score with --method {method.name}"
+                        )
+                assert tasks.settings_of(name, method=method.name).method_problem() is None
+    assert cases >= 6
 
 
 def test_an_option_of_another_task_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -242,6 +279,15 @@ def test_an_option_of_another_task_is_refused(tmp_path: Path, capsys: pytest.Cap
 METHODS = {"instances": ["coco", "lvis"], "semantic": ["plain", "cityscapes", "ade20k", "voc"]}
 
 
+def test_each_task_declares_its_methods() -> None:
+    """A task's ``Settings.methods`` are its ``--method`` choices, in order."""
+    for name, methods in METHODS.items():
+        settings_class = tasks.get(name).Settings
+        assert [m.name for m in settings_class.methods] == methods
+        field = next(f for f in dataclasses.fields(settings_class) if f.name == "method")
+        assert field.metadata["argparse"]["choices"] == methods
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     task=st.sampled_from(sorted(METHODS)),
@@ -251,27 +297,22 @@ METHODS = {"instances": ["coco", "lvis"], "semantic": ["plain", "cityscapes", "a
 def test_a_method_is_its_task_s_or_an_argparse_error(task: str, method: str, flag: str) -> None:
     """Each task owns its methods: a method of another task (or of none) is argparse's error,
     usage and one line, exit 2, before anything is read; the task's own is taken, under either
-    spelling (``--protocol`` is kept)."""
+    spelling (``--protocol``, the former one, with a one-line note)."""
     argv = ["evaluate", "--release", "none", "--predictions", "none", "--task", task, flag, method]
     parser = cli.parser(argv)
-    args = parser.parse_args(argv)
-    if method in METHODS[task]:
-        args.check_arguments(args)
-        assert tasks.settings_from_args(args) == {"method": method}
-        return
-    with pytest.raises(SystemExit) as stop, contextlib.redirect_stderr(io.StringIO()) as err:
-        args.check_arguments(args)
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        if method in METHODS[task]:
+            args = parser.parse_args(argv)
+            assert tasks.settings_from_args(args) == {"method": method}
+            said = err.getvalue().strip().splitlines()
+            assert said == (["regionbench: note: --protocol is spelled --method now"] if flag == "--protocol" else [])
+            return
+        with pytest.raises(SystemExit) as stop:
+            parser.parse_args(argv)
     assert stop.value.code == 2
     said = err.getvalue().strip().splitlines()
-    assert said[-1].startswith(f"regionbench evaluate: error: argument --method: invalid choice for --task {task}: ")
+    assert said[-1].startswith(f"regionbench evaluate: error: argument {flag}: invalid choice: {method!r}")
     assert all(repr(m) in said[-1] for m in METHODS[task])
-
-
-def test_the_help_gives_each_task_its_own_methods() -> None:
-    sub = cli.parser(["evaluate"])._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
-    text = " ".join(sub.format_help().split())
-    assert "--method METHOD, --protocol METHOD" in text
-    assert "instances: coco|lvis:" in text and "semantic: plain|cityscapes|ade20k|voc:" in text
 
 
 def test_a_report_written_with_the_former_setting_names_reopens() -> None:

@@ -41,7 +41,7 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         build.add_reproduce,
         release.add_export,
         scoring.add_conformance,
-        lambda sub: scoring.add_evaluate(sub, tasks_options=command in (None, "evaluate")),
+        lambda sub: scoring.add_evaluate(sub, command in (None, "evaluate"), named_task(argv or [])),
         scoring.add_baselines,
         vocabulary.add_hierarchy,
         vocabulary.add_vocabulary,
@@ -50,13 +50,22 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def named_task(argv: list[str]) -> str | None:
+    """The value of ``--task`` on a command line (``--task X`` or ``--task=X``): whose options
+    ``evaluate --help`` shows."""
+    for k, arg in enumerate(argv):
+        if arg == "--task" and k + 1 < len(argv):
+            return argv[k + 1]
+        if arg.startswith("--task="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand: 0 on success; a user-caused error (``errors.describe``) is one line
     per problem and exit 2; a bug shows its traceback, a request to report it, and exit 3."""
     argv = sys.argv[1:] if argv is None else argv
     args = parser(argv).parse_args(argv)
-    if (check_arguments := getattr(args, "check_arguments", None)) is not None:
-        check_arguments(args)
     try:
         return args.func(args)
     except KeyboardInterrupt:

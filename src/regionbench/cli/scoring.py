@@ -160,9 +160,10 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def add_evaluate(sub: argparse._SubParsersAction, tasks_options: bool = True) -> None:
+def add_evaluate(sub: argparse._SubParsersAction, tasks_options: bool = True, task: str | None = None) -> None:
     """evaluate: predictions scored; the task options come from the task registry (every task
-    module imported: only when the command line is an evaluate, or for the whole parser)."""
+    module imported: only when the command line is an evaluate, or for the whole parser), those
+    of ``task`` (the one the command line names) shown."""
     ev = sub.add_parser("evaluate", help="score predictions against a release (any task of the registry)")
     ev.add_argument("--release", required=True, metavar="SRC", help="release folder, or git+DVC repository with --rev")
     ev.add_argument("--rev", default=None, help="git revision (tag) of the repository")
@@ -209,9 +210,7 @@ def add_evaluate(sub: argparse._SubParsersAction, tasks_options: bool = True) ->
     if tasks_options:
         from regionbench.scoring import tasks
 
-        tasks.add_arguments(ev)
-        # an option several tasks declare (--method) is held to the chosen task's choices
-        ev.set_defaults(check_arguments=lambda args: tasks.check_arguments(ev, args))
+        tasks.add_arguments(ev, task)
     ev.set_defaults(func=cmd_evaluate)
 
 

@@ -30,6 +30,7 @@ import argparse
 import dataclasses
 import inspect
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -212,6 +213,8 @@ def scoped(data: Release, task: str, **settings: Any) -> tuple[Settings, scope.S
     if "split" not in settings and hasattr(module, "default_split"):  # a map task: its benchmark's side
         settings = {**settings, "split": module.default_split(data)}
     chosen = settings_of(task, **settings).resolve(data)
+    if (problem := chosen.method_problem()) is not None:  # after resolve: the layout's method is known
+        raise TaskError(problem)
     scored: scope.Scope = module.scope_of(data, chosen)
     if not scored.count:  # figures of nothing would print as zeros
         raise TaskError(
@@ -379,82 +382,96 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
     return "\n".join(lines)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every task's options on ``parser``: ``--task`` (its choices and their summaries), then each
-    settings field once, grouped by the class that declares it and titled by the tasks that take
-    it. A flag several tasks declare, each its own way (``--method``), is one option whose help
-    gives each task's choices; ``check_arguments`` holds a value to the chosen task's. An option
-    not given is absent from the namespace (the task's default then holds)."""
+def add_arguments(parser: argparse.ArgumentParser, task: str | None = None) -> None:
+    """The tasks' options on ``parser``: ``--task`` (its choices and their summaries), then
+    ``task``'s own options, grouped by the class that declares them (titled by the tasks that take
+    it), and each of its methods (``Settings.methods``) with the options only it takes; without a
+    ``task`` the help says where each task's are. Every other task's options are taken but not
+    shown: ``settings_of`` then says in one line whose they are. A former spelling of a flag
+    (``aliases``) is taken with a one-line note. An option not given is absent from the namespace
+    (the task's default then holds)."""
     tasks = registry()
     parser.add_argument(
         "--task",
         required=True,
         choices=list(tasks),
-        help="; ".join(f"{name}: {about(task).summary}" for name, task in tasks.items()),
+        help="; ".join(f"{name}: {about(module).summary}" for name, module in tasks.items())
+        + " (evaluate --task NAME --help: its methods and options)",
     )
-    seen: set[type] = set()
-    groups: list[tuple[str, list[Any]]] = []
-    for task in tasks.values():
-        for klass in reversed(task.Settings.__mro__):
-            if klass in seen or not (isinstance(klass, type) and issubclass(klass, Settings)):
-                continue
-            seen.add(klass)
-            if fields := klass.options():
-                takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
-                groups.append(("every task" if len(takers) == len(tasks) else ", ".join(takers), fields))
-    shared = _shared_flags()
-    for title, fields in groups:
-        own = [f for f in fields if f.metadata["flag"] not in shared]
-        group = parser.add_argument_group(title) if own else None
-        for f in own:
-            extra = dict(f.metadata["argparse"])
-            if "metavar" not in extra and extra.get("action") is None and "choices" not in extra:
-                extra["metavar"] = f.name.upper()
-            assert group is not None
-            group.add_argument(
-                f.metadata["flag"], *f.metadata["aliases"], dest=f.name, default=argparse.SUPPRESS,
-                help=f.metadata["help"], **extra,
-            )  # fmt: skip
-    for flag, declared in shared.items():  # one option, its choices and meaning per task
-        group = parser.add_argument_group(", ".join(declared))
-        first = next(iter(declared.values()))
-        extra = {k: v for k, v in first.metadata["argparse"].items() if k != "choices"}
-        text = "; ".join(
-            f"{who}: {'|'.join(f.metadata['argparse'].get('choices', []))}: {f.metadata['help']}"
-            for who, f in declared.items()
-        )
-        group.add_argument(
-            flag, *first.metadata["aliases"], dest=first.name, default=argparse.SUPPRESS, help=text,
-            metavar=flag.lstrip("-").upper(), **extra,
-        )  # fmt: skip
+    shown: set[str] = set()
+    chosen = tasks.get(task or "")
+    if chosen is not None:
+        shown = _add_options(parser, task or "", chosen.Settings, tasks)
+    taken = set(shown)
+    for module in tasks.values():  # the others' options, unshown
+        for f in dataclasses.fields(module.Settings):
+            if f.name not in taken:
+                taken.add(f.name)
+                extra = {k: v for k, v in f.metadata["argparse"].items() if k != "choices"}
+                _add_option(parser, f, argparse.SUPPRESS, extra)
 
 
-def _shared_flags() -> dict[str, dict[str, dataclasses.Field[Any]]]:
-    """A flag more than one task declares, each its own way: flag -> {task: its field}."""
-    by_flag: dict[str, dict[str, dataclasses.Field[Any]]] = {}
-    for name, task in registry().items():
-        for klass in task.Settings.__mro__:
-            if isinstance(klass, type) and issubclass(klass, Settings):
-                for f in klass.options():
-                    if f.metadata["flag"] not in by_flag or name not in by_flag[f.metadata["flag"]]:
-                        by_flag.setdefault(f.metadata["flag"], {})[name] = f
-    return {flag: declared for flag, declared in by_flag.items() if len({id(f) for f in declared.values()}) > 1}
-
-
-def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """``parser.error`` (usage, one line, exit 2) when an option shared by several tasks is
-    given a value that is not one of the chosen task's choices: ``--method lvis`` is the
-    instances task's, not the semantic task's."""
-    for flag, declared in _shared_flags().items():
-        f = declared.get(args.task)
-        if f is None or not hasattr(args, f.name):
+def _add_options(
+    parser: argparse.ArgumentParser, task: str, settings: type[Settings], tasks: Mapping[str, ModuleType]
+) -> set[str]:
+    """``task``'s options shown on ``parser`` (``add_arguments``): the names of their fields."""
+    of_method = {name for method in settings.methods for name in method.options}
+    shown = set()
+    for klass in reversed(settings.__mro__):
+        if not (isinstance(klass, type) and issubclass(klass, Settings)):
             continue
-        choices = f.metadata["argparse"].get("choices")
-        if choices is not None and getattr(args, f.name) not in choices:
-            parser.error(
-                f"argument {flag}: invalid choice for --task {args.task}: {getattr(args, f.name)!r} "
-                f"(choose from {', '.join(map(repr, choices))})"
-            )
+        fields = [f for f in klass.options() if f.name not in of_method]
+        if not fields:
+            continue
+        takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
+        group = parser.add_argument_group("every task" if len(takers) == len(tasks) else ", ".join(takers))
+        for f in fields:
+            help = f.metadata["help"]
+            if f.name == "method":
+                help += "; " + "; ".join(f"{m.name}: {m.summary}" for m in settings.methods)
+            _add_option(group, f, help, dict(f.metadata["argparse"]))
+            shown.add(f.name)
+    by_name = {f.name: f for f in dataclasses.fields(settings)}
+    for method in settings.methods:
+        if method.options:
+            group = parser.add_argument_group(f"{task} --method {method.name}", method.summary)
+            for name in method.options:
+                _add_option(
+                    group, by_name[name], by_name[name].metadata["help"], dict(by_name[name].metadata["argparse"])
+                )
+                shown.add(name)
+    return shown
+
+
+def _add_option(group: Any, f: dataclasses.Field[Any], help: str, extra: dict[str, Any]) -> None:
+    """Settings field ``f`` as its flag on ``group`` (``help``: its line, or ``argparse.SUPPRESS``),
+    each former spelling (``aliases``) beside it, unshown, taken with a note."""
+    if "metavar" not in extra and extra.get("action") is None and "choices" not in extra:
+        extra["metavar"] = f.name.upper()
+    flag = f.metadata["flag"]
+    group.add_argument(flag, dest=f.name, default=argparse.SUPPRESS, help=help, **extra)
+    for alias in f.metadata["aliases"]:
+        noted = {k: v for k, v in extra.items() if k != "action"}
+        group.add_argument(alias, dest=f.name, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+                           action=_former_spelling(flag, extra.get("action")), **noted)  # fmt: skip
+
+
+def _former_spelling(flag: str, action: str | None) -> type[argparse.Action]:
+    """An argparse action that takes a former spelling of ``flag`` as ``flag`` (``action``: the
+    flag's own, store or store_true) and says so on stderr, once a use."""
+
+    class FormerSpelling(argparse.Action):
+        def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+            if action == "store_true":
+                kwargs |= {"nargs": 0, "const": True}
+            super().__init__(option_strings, dest, **kwargs)
+
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:  # fmt: skip
+            print(f"regionbench: note: {option_string} is spelled {flag} now", file=sys.stderr)
+            setattr(namespace, self.dest, self.const if action == "store_true" else values)
+
+    return FormerSpelling
 
 
 def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import shapely
@@ -47,6 +47,19 @@ S = TypeVar("S", bound="Settings")
 
 
 @dataclass(frozen=True)
+class Method:
+    """One way a task scores a run (``--method NAME``), as a benchmark's own tool scores it: its
+    name, its line of help, and the settings fields only it takes (``options``: given with
+    another method they would change nothing, so they are refused in one line). A task lists its
+    methods in its ``Settings.methods``; ``evaluate --task NAME --help`` shows each with its
+    options."""
+
+    name: str
+    summary: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     """The settings every task takes. A task's own ``Settings`` subclasses this (or a family's
     subclass of it) with its own fields, each an ``option``: the command line, the report's
@@ -64,10 +77,27 @@ class Settings:
         None, "--annotator", "score against this annotator (default: the reference annotator)"
     )
 
+    methods: ClassVar[tuple[Method, ...]] = ()  # a task with several ways of scoring names them
+
     def resolve(self: S, data: Release) -> S:
         """These settings with what they leave to the release filled in (e.g. the reference
         annotator): what the report keeps and a rerun reads back."""
         return self
+
+    def method_problem(self) -> str | None:
+        """Where an option of one method (``Method.options``) is given with another (``method``,
+        resolved): the line that says so, else None."""
+        chosen = getattr(self, "method", None)
+        defaults = {f.name: f for f in dataclasses.fields(self)}
+        for method in self.methods:
+            for name in method.options:
+                f = defaults[name]
+                if method.name != chosen and getattr(self, name) != f.default:
+                    return (
+                        f"{f.metadata['flag']} is an option of --method {method.name}, not of --method {chosen}; "
+                        f"drop it, or score with --method {method.name}"
+                    )
+        return None
 
     def to_report(self) -> dict[str, Any]:
         """The settings as JSON values: a path by its name, a tuple as a list."""

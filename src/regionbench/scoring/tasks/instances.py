@@ -35,7 +35,7 @@ from regionbench.scoring.measures import tide_errors as tide_measures
 from regionbench.scoring.runner import Shelf, Spilled, no_collection, stream
 from regionbench.scoring.tasks import _coco_truth as coco_truth
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Run, Shape, TaskError, option, positive_int, unit_interval
+from regionbench.scoring.tasks._base import Method, Run, Shape, TaskError, option, positive_int, unit_interval
 
 
 def area_range(text: str) -> tuple[str, float, float]:
@@ -67,9 +67,8 @@ class Settings(masks.MaskSettings):
         type=unit_interval, metavar="RATIO",
     )  # fmt: skip
     method: str = option(
-        "coco", "--method", "COCO's evaluation (coco), or LVIS's federated one (lvis: an image's neg_category_ids "
-        "and not_exhaustive_category_ids decide what a detection counts as; 300 detections an image; APr/APc/APf)",
-        aliases=("--protocol",), choices=list(measures.METHODS),
+        "coco", "--method", "how detections are counted", aliases=("--protocol",),
+        choices=list(measures.METHODS),
     )  # fmt: skip
     max_dets: int | None = option(
         None, "--max-dets", "detections an image (COCO: 100 of each category; LVIS: 300 over all)",
@@ -87,6 +86,17 @@ class Settings(masks.MaskSettings):
         (), "--area-range", "an area range in pixels, small, medium or large (COCO: small=0:1024, medium=1024:9216)",
         type=area_range, action="append", metavar="NAME=LO:HI",
     )  # fmt: skip
+
+    methods = (
+        Method(
+            measures.METHODS[0], "COCO's evaluation (pycocotools' COCOeval): 100 detections of each category an image"
+        ),
+        Method(
+            lvis_federated.LVIS,
+            "LVIS's federated evaluation: an image's neg_category_ids and not_exhaustive_category_ids decide what a "
+            "detection counts as; 300 detections an image; APr/APc/APf",
+        ),
+    )
 
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given; a band width without Boundary IoU

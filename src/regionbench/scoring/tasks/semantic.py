@@ -31,7 +31,7 @@ from regionbench.scoring import protocols
 from regionbench.scoring.measures import confusion as measures
 from regionbench.scoring.runner import batches, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Run, Shape, TaskError, natural, option
+from regionbench.scoring.tasks._base import Method, Run, Shape, TaskError, natural, option
 
 
 @dataclass(frozen=True)
@@ -46,17 +46,30 @@ class Settings(masks.FileSettings):
         None, "--label-names", "pixel value -> label name, a JSON object", type=Path, metavar="JSON"
     )
     method: str | None = option(
-        None, "--method", "score as the benchmark does: cityscapes (its 19 classes, category IoU, iIoU), ade20k "
-        "(150 classes), voc (21 classes), or plain (every label); default: the one the release's layout names",
+        None, "--method", "score as the benchmark does; default: the one the release's layout names",
         aliases=("--protocol",), choices=list(protocols.METHODS),
     )  # fmt: skip
-    train_ids: bool = option(
-        False, "--train-ids", "cityscapes: the maps hold train ids (0-18), not label ids", action="store_true"
-    )
+    train_ids: bool = option(False, "--train-ids", "the maps hold train ids (0-18), not label ids", action="store_true")
     reduce_zero_label: bool = option(
-        False, "--reduce-zero-label", "ade20k: the maps number the classes 0-149 (255 none), not 1-150",
-        action="store_true",
-    )  # fmt: skip
+        False, "--reduce-zero-label", "the maps number the classes 0-149 (255 none), not 1-150", action="store_true"
+    )
+
+    methods = (
+        Method(
+            protocols.PLAIN, "every label of the release, its label ids as pixel values (--label-names: other values)"
+        ),
+        Method(
+            protocols.CITYSCAPES,
+            "cityscapesScripts' evaluation: its 19 classes, the category IoU and the instance-weighted iIoU",
+            ("train_ids",),
+        ),
+        Method(
+            protocols.ADE20K,
+            "the ADE20K scene-parsing challenge's 150 classes (mmsegmentation's ADE20KDataset)",
+            ("reduce_zero_label",),
+        ),
+        Method(protocols.VOC, "PASCAL VOC's 21 classes, its 255 border left out"),
+    )
 
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given, ``label_names`` read into the
