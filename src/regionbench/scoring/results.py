@@ -249,9 +249,15 @@ class Checker:
     def read(self, path: Path, items: Iterable[Any]) -> list[dict[str, Any]]:
         """Every item of the results file ``path`` taken in order, then its problems raised
         (``finish``): the detections kept."""
-        out = [d for n, item in enumerate(items) if (d := self.take(n, item)) is not None]
+        return [d for _, d in self.checked(path, items)]
+
+    def checked(self, path: Path, items: Iterable[Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(position in the file, detection) of each item of ``path`` kept (``take``), in order;
+        then its problems raised (``finish``)."""
+        for n, item in enumerate(items):
+            if (d := self.take(n, item)) is not None:
+                yield n, d
         self.finish(path)
-        return out
 
     def finish(self, path: Path) -> None:
         """Raise what was found: ``OutsideImages``, else ``InstancesError`` (the first ten problems)."""

@@ -221,16 +221,38 @@ def scored_images(data: Release, split: str) -> pd.DataFrame:
     return images[images["image_id"].isin(test)]
 
 
-def mask_scope(data: Release, split: str) -> scope.Scope:
-    """What a mask task scores of ``data`` (``scored_images``), as every task says it."""
+def mask_scope(data: Release, split: str, images: pd.DataFrame | None = None) -> scope.Scope:
+    """What a mask task scores of ``data`` (``scored_images``, or ``images`` where they are
+    known), as every task says it."""
     if split not in scope.SPLITS:
         raise TaskError(f"--split {split}: use test, source or all")
+    count = len(scored_images(data, split) if images is None else images)
     has_split = has_subsets(data)
     if split == "source":
-        side = f"the source's {recorded_split(data)} split"
-        return scope.Scope(split, side, len(scored_images(data, split)), len(data.images), "images")
+        return scope.Scope(split, f"the source's {recorded_split(data)} split", count, len(data.images), "images")
     side = scope.image_side(split, has_split)
-    return scope.Scope(split if has_split else "all", side, len(scored_images(data, split)), len(data.images), "images")
+    return scope.Scope(split if has_split else "all", side, count, len(data.images), "images")
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What a mask task's run is scored on, found once from the release: the images of the side
+    (``scored_images``), what is said of them (``mask_scope``), whom the run is scored against
+    (``MaskSettings.truths``), and the humans whose ceiling is measured: every human where two of
+    them drew a scored image (``paired``), else none."""
+
+    images: pd.DataFrame
+    scope: scope.Scope
+    truths: list[str]
+    ceiling_humans: list[str]
+
+    @classmethod
+    def of(cls, data: Release, settings: MaskSettings) -> Scored:
+        """``settings``' side of ``data``, its truths and the ceiling's humans."""
+        images = scored_images(data, settings.split)
+        people = humans(data)
+        ceiling = people if len(people) >= 2 and paired(data, images) else []
+        return cls(images, mask_scope(data, settings.split, images), settings.truths(data), ceiling)
 
 
 def scope_of(data: Release, settings: MaskSettings) -> scope.Scope:

@@ -33,6 +33,7 @@ from regionbench.scoring.measures import average_precision as measures
 from regionbench.scoring.measures import lvis_federated
 from regionbench.scoring.measures import tide_errors as tide_measures
 from regionbench.scoring.runner import Shelf, Spilled, no_collection, stream
+from regionbench.scoring.scope import Scope
 from regionbench.scoring.tasks import _coco_truth as coco_truth
 from regionbench.scoring.tasks import _masks as masks
 from regionbench.scoring.tasks._base import Method, Run, Shape, TaskError, option, positive_int, unit_interval
@@ -363,11 +364,13 @@ class Held(Shelf[tuple[Any, ...]]):
         return out
 
 
-def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None) -> Held:
+def hold(
+    run: Run[Settings], truth: Truth, settings: Settings, scoped: Scope, detections: Iterable[Any] | None = None
+) -> Held:
     """The run's detections (``read``'s items, one pass of them), or ``detections`` (a human's
     regions, for the ceiling), checked against ``truth`` (``results.Checker``) and held by range. Detections
-    outside the scored images are refused in one line (``scope.Scope.refuse``), as is a results
-    file that cannot be scored."""
+    outside the scored images (``scoped``) are refused in one line (``Scope.refuse``), as is a
+    results file that cannot be scored."""
     checker = results.Checker(
         truth.header, truth.names, truth.others(), boxes=settings.iou_type == "bbox", strict=settings.strict,
         keep_absent=settings.tide,
@@ -377,21 +380,17 @@ def hold(run: Run[Settings], truth: Truth, settings: Settings, detections: Itera
     try:
         with no_collection():  # a million small objects, no cycle among them
             items = run.given if detections is None else detections
-            for n, item in enumerate(items):
-                d = checker.take(n, item)
-                if d is None:
-                    continue
+            for n, d in checker.checked(run.predictions, items):
                 if settings.iou_type != "bbox" and "segmentation" not in d:
                     raise measures.InstancesError(
                         f"{run.predictions}: detection {n}: --iou-type {settings.iou_type}: every detection needs a "
                         "segmentation (or score boxes with --iou-type bbox)"
                     )
                 held.add(range_of[d["image_id"]], d, n)
-            checker.finish(run.predictions)
         held.absent = dict(sorted(checker.absent.items()))
     except measures.OutsideImages as exc:
         held.__exit__()
-        raise masks.mask_scope(run.data, settings.split).refuse(run.predictions, exc.detections, exc.what) from None
+        raise scoped.refuse(run.predictions, exc.detections, exc.what) from None
     except BaseException:
         held.__exit__()
         raise
@@ -474,11 +473,11 @@ def of_the_truth(
     return [d for d in detections if d["category_id"] in known]
 
 
-def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[dict[str, Any], dict[int, float]]:
-    """The run scored against ``who``'s regions of ``images`` (``ranged``): the figures and each
-    image's F1 at IoU 0.5, by release id."""
-    truth = Truth.of(run.data, images, who, lvis=run.settings.lvis)
-    figures, measure = ranged(run, truth, run.settings)
+def scored_against(run: Run[Settings], scored: masks.Scored, who: str) -> tuple[dict[str, Any], dict[int, float]]:
+    """The run scored against ``who``'s regions of the scored images (``ranged``): the figures and
+    each image's F1 at IoU 0.5, by release id."""
+    truth = Truth.of(run.data, scored.images, who, lvis=run.settings.lvis)
+    figures, measure = ranged(run, truth, run.settings, scored.scope)
     release_id = truth.release_id
     per_image = {
         release_id.get(int(i), int(i)): float(f)
@@ -489,12 +488,12 @@ def scored_against(run: Run[Settings], images: pd.DataFrame, who: str) -> tuple[
 
 
 def ranged(
-    run: Run[Settings], truth: Truth, settings: Settings, detections: Iterable[Any] | None = None
+    run: Run[Settings], truth: Truth, settings: Settings, scoped: Scope, detections: Iterable[Any] | None = None
 ) -> tuple[dict[str, Any], Ranges]:
     """The run's detections (or ``detections``: ``hold``) scored against ``truth`` a range of
     images at a time (``Ranges``, streamed by the runner): the figures, and the measure."""
     categories = {c["id"]: c["name"] for c in truth.header["categories"]}
-    with hold(run, truth, settings, detections) as held:
+    with hold(run, truth, settings, scoped, detections) as held:
         measure = Ranges(held, settings, categories)
         try:
             figures = stream(measure, range(len(truth.ranges)), run.cores, forked=True)
@@ -532,11 +531,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     """COCOeval of the run against each truth (``masks.MaskSettings.truths``), per image F1 at IoU
     0.5 against the first, and the human ceiling."""
     data, settings = run.data, run.settings
-    images = masks.scored_images(data, settings.split)
-    truths = settings.truths(data)
+    scored = masks.Scored.of(data, settings)
+    truths = scored.truths
     results, per_image = {}, {}
     for who in truths:
-        results[who], f1 = scored_against(run, images, who)
+        results[who], f1 = scored_against(run, scored, who)
         if who == truths[0]:  # per image, against the first truth, by the release's ids
             per_image = f1
     first = results[truths[0]]
@@ -556,7 +555,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     if "per_category_ap" in report:
         report["per_level_ap"] = level_ap(data, run, str(truths[0]), report["per_category_ap"])
     report["conventions"] = conventions(settings, truths)
-    report["human_ceiling"] = instances_ceiling(data, images, run)
+    report["human_ceiling"] = instances_ceiling(run, scored)
     report["notes"] = notes(settings, first, report)
     return report
 
@@ -663,13 +662,13 @@ def whole_truth(data: Release, images: pd.DataFrame, who: str, lvis: bool = Fals
     return truth, truth.header | {"images": entries, "annotations": annotations}
 
 
-def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -> dict[str, Any]:
+def instances_ceiling(run: Run[Settings], scored: masks.Scored) -> dict[str, Any]:
     """Each human's regions as detections (score 1) against each other human's, scored as the run
     is (``ranged``: a range of images at a time, on the runner; COCO's area ranges, no TIDE): the
     mean AP of each, and over them. Under LVIS's only a human whose file gives its federated
     lists is a truth."""
-    people = masks.humans(data)
-    if len(people) < 2 or not masks.paired(data, images):
+    people, images, data = scored.ceiling_humans, scored.images, run.data
+    if not people:
         return {}
     settings = dataclasses.replace(run.settings, tide=False, strict=False, area_ranges=())
     chosen = [int(i) for i in images["image_id"]]
@@ -684,7 +683,7 @@ def instances_ceiling(data: Release, images: pd.DataFrame, run: Run[Settings]) -
         for b, truth in truths.items():
             if b != a:
                 detections = coco_truth.as_detections(regions, a, truth.header, truth.numbering)
-                runs.append(ranged(run, truth, settings, detections)[0]["stats"])
+                runs.append(ranged(run, truth, settings, scored.scope, detections)[0]["stats"])
         if runs:
             each[a] = {k: float(np.mean([r[k] for r in runs])) for k in ("AP", "AP50", "AP75")}
     return masks.ceiling(each)
@@ -710,12 +709,13 @@ def shapes(run: Run[Settings], report: dict[str, Any]) -> Iterator[tuple[int, li
     truth instance it overlaps most, whatever its label (crowds aside)."""
     settings = run.settings
     images = masks.scored_images(run.data, settings.split)
+    scoped = masks.mask_scope(run.data, settings.split, images)
     truth = Truth.of(run.data, images, str(settings.annotator), lvis=settings.lvis)
     category = {c["id"]: c["name"] for c in truth.header["categories"]}
     release_id = truth.release_id
     out: dict[int, list[Shape]] = {}
     missed: dict[int, list[Shape]] = {}
-    with hold(run, truth, run.settings) as held:
+    with hold(run, truth, run.settings, scoped) as held:
         for r in range(len(truth.ranges)):
             document = truth.document(r)
             detections = of_the_truth(settings.kept(held.detections(r)), document, settings)  # those scored
