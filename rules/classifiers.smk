@@ -24,6 +24,7 @@ checkpoint subsets:
         split_unit=config["subsets"]["split_unit"],
         split=config["subsets"]["split"],
         test_split=config["subsets"]["test_split"],
+        evaluation_splits=list(RAW.layout.about.evaluation_splits),
         crowd=config["subsets"]["crowd"],
         reference_annotator=config["reference_annotator"],
     run:

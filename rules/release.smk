@@ -68,6 +68,7 @@ rule assemble:
         statements=config["release"]["statements"],
         drawn_by=config["drawn_by"],
         test_split=config["subsets"]["test_split"],
+        evaluation_splits=list(RAW.layout.about.evaluation_splits),
         config_sha256=release.config_hash(config),
         previous=config["release"]["previous"],
         folder=RELEASE,

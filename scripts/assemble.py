@@ -69,7 +69,9 @@ split_of = {}
 for path in inp.images:
     shard = tables.read_parquet(path, ["image_id", "split"])
     split_of.update(zip(shard["image_id"].to_pylist(), shard["split"].to_pylist(), strict=True))
-evaluation_split = own_splits.evaluation_split((split_of.get(i) for i in annotated), params.test_split)
+evaluation_split = own_splits.evaluation_split(
+    (split_of.get(i) for i in annotated), params.test_split, params.evaluation_splits
+)
 embed = source.embeds(found, params.images)
 provenance = release.Provenance(
     dataset=params.dataset,

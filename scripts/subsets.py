@@ -28,7 +28,9 @@ else:
     split_of = dict(zip(images["image_id"].to_pylist(), images["split"].to_pylist(), strict=True))
     split_of = {i: split_of[i] for i in set(regions["image_id"].to_pylist())}
     try:
-        test_split, fallback = subsets.chosen_test_split(params.split, split_of.values(), params.test_split)
+        test_split, fallback = subsets.chosen_test_split(
+            params.split, split_of.values(), params.test_split, params.evaluation_splits
+        )
     except ValueError as exc:
         fail(f"subsets: {exc}")
     if test_split is not None:

@@ -132,6 +132,7 @@ class Ade20kLayout(ImageRuns, NamesCategories, Exports):
     about = About(
         benchmark="ade20k",  # what scores its label maps (regionbench.scoring.protocols)
         baselines="labels",  # the learnt pixel classifier (regionbench.baselines)
+        evaluation_splits=("validation",),  # the challenge's published figures
         summary="from the ADE20K scene-parsing benchmark files (ADEChallengeData2016): a region per class "
         "present in an image (the format has no instances), the pixels of no class each image's ignore mask",
         tag="ade20k",

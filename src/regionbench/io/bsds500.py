@@ -163,6 +163,7 @@ class Bsds500Layout(ImageRuns, NamesCategories):
         tag="bsds500",
         keyword="BSDS500",
         baselines="segmentation",  # the segmenters and edges (regionbench.baselines)
+        evaluation_splits=("test",),  # the published benchmark's 200 images
         name="BSDS500, the Berkeley Segmentation Data Set and Benchmarks 500",
         creators="crowdsourced",
         original="https://www2.eecs.berkeley.edu/Research/Projects/CS/vision/grouping/resources.html",

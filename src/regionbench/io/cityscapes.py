@@ -145,6 +145,7 @@ class CityscapesLayout(ImageRuns, NamesCategories, Exports):
     about = About(
         benchmark="cityscapes",  # what scores its label maps (regionbench.scoring.protocols)
         baselines="labels",  # the learnt pixel classifier (regionbench.baselines)
+        evaluation_splits=("val",),  # its test labels are the server's
         summary="from Cityscapes files as distributed: each object and stuff class a region of the fine "
         "(and where present coarse) instance maps, the unlabelled pixels each annotator's ignore mask",
         tag="cityscapes",

@@ -79,7 +79,10 @@ class About:
     class is drawn at every pixel (the learnt pixel classifier), None (labelled regions: the
     reference classifiers); ``classifiers`` whether the recipe's reference classifiers (the
     SAIAPR grid over regions' features) run by default (``classifiers.enabled: auto``): the
-    recipe's own layout, not a collection that brings its own benchmark."""
+    recipe's own layout, not a collection that brings its own benchmark; ``evaluation_splits``
+    the collection's own splits its benchmark publishes figures on, first found first (BSDS500's
+    test, COCO's val2017): the evaluation split where the config names none (``core.splits``;
+    empty: the common names, test, val, validation, val*)."""
 
     summary: str
     tag: str
@@ -93,6 +96,7 @@ class About:
     benchmark: str | None = None
     baselines: str | None = None
     classifiers: bool = False
+    evaluation_splits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

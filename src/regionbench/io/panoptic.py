@@ -434,6 +434,7 @@ class PanopticLayout(ImageRuns, NamesCategories, Exports):
         tag="coco-panoptic",
         keyword="panoptic segmentation",
         baselines="labels",  # the learnt pixel classifier, its things' components (regionbench.baselines)
+        evaluation_splits=("val2017", "val", "validation"),  # COCO's, Cityscapes', ADE20K's
         fields={
             "regions.annotation_id": "the segment id in the panoptic PNG (R + 256 G + 256^2 B)",
             "regions.category_id": "the category id of the panoptic file",

@@ -322,6 +322,7 @@ class VocLayout(ImageRuns, NamesCategories, Exports):
     about = About(
         benchmark="voc",  # what scores its label maps (regionbench.scoring.protocols)
         baselines="labels",  # the learnt pixel classifier (regionbench.baselines)
+        evaluation_splits=("val",),  # its test labels are the server's
         summary="from Pascal VOC 2012 segmentation files as distributed: an instance per object, the "
         "background one region, the void border each image's ignore mask",
         tag="pascal-voc",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -37,12 +37,12 @@ SPLIT_UNITS = ("region", "image")
 SPLITS = ("stratified", "source")  # the config's subsets.split
 
 
-def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -> str:
+def source_test_split(splits: Iterable[str | None], wanted: str | None = None, declared: Sequence[str] = ()) -> str:
     """The collection's own split that is the test side under ``subsets.split: source`` (or auto):
     its evaluation split (``regionbench.core.splits.evaluation_split``).
 
     Parameters: ``splits`` the ``images.split`` of the images that have regions; ``wanted`` the
-    config's ``subsets.test_split``. Returns its name; raises InputError with what to set when
+    config's ``subsets.test_split``; ``declared`` the layout's evaluation splits. Returns its name; raises InputError with what to set when
     there is no split, an image has none, or the wanted one is absent."""
     counts = Counter(splits)
     if None in counts:
@@ -51,7 +51,7 @@ def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -
             "or the file names give none); set subsets.split: stratified"
         )
     found = sorted(s for s in counts if s is not None)
-    chosen = evaluation_split(found, wanted)
+    chosen = evaluation_split(found, wanted, declared)
     if wanted is None and len(found) < 2:
         chosen = None  # the evaluation split alone: no train side of the collection's own
     if chosen is None and wanted is not None:
@@ -68,7 +68,7 @@ def source_test_split(splits: Iterable[str | None], wanted: str | None = None) -
 
 
 def chosen_test_split(
-    mode: str, splits: Iterable[str | None], wanted: str | None = None
+    mode: str, splits: Iterable[str | None], wanted: str | None = None, declared: Sequence[str] = ()
 ) -> tuple[str | None, str | None]:
     """The collection's split that is the test side under ``subsets.split`` ``mode``, or None for
     the seeded stratified split, with why the collection's own is not taken (``auto`` alone).
@@ -83,7 +83,7 @@ def chosen_test_split(
     if mode == "auto" and all(s is None for s in splits):
         return None, None
     try:
-        return source_test_split(splits, wanted), None
+        return source_test_split(splits, wanted, declared), None
     except InputError as exc:
         if mode == "source":
             raise

@@ -53,6 +53,7 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
             "coverage.not_exhaustive_category_ids": "an LVIS file's not_exhaustive_category_ids of the image: "
             "categories present whose every instance is not annotated",
         },
+        evaluation_splits=("val2017", "val2014"),  # COCO's published figures (LVIS: val, by the common names)
     )
     official_measures = ()
 

@@ -186,7 +186,8 @@ def recorded_split(data: Release) -> str | None:
     (the manifest's ``evaluation_split``: the config's ``subsets.test_split``, else BSDS500's
     test, VOC's and Cityscapes' val, COCO's val2017, ...); None when the collection has none.
     A release published before the manifest recorded it: the same rule
-    (``regionbench.core.splits.evaluation_split``) over the splits of its annotated images."""
+    (``regionbench.core.splits.evaluation_split``, its layout's declared splits first) over the
+    splits of its annotated images."""
     if "evaluation_split" in data.manifest:
         recorded = data.manifest["evaluation_split"]
         return None if recorded is None else str(recorded)
@@ -194,7 +195,11 @@ def recorded_split(data: Release) -> str | None:
         return None
     annotated = set(data.table("regions", ["image_id"])["image_id"].astype(int))
     images = data.images[data.images["image_id"].astype(int).isin(annotated)]
-    return own_splits.evaluation_split(str(s) for s in images["split"].dropna())
+    from regionbench.io import layouts  # every layout module: only for a release this old
+
+    known = layouts.registry().get(str(data.manifest.get("layout")))
+    declared = known.about.evaluation_splits if known is not None else ()
+    return own_splits.evaluation_split((str(s) for s in images["split"].dropna()), declared=declared)
 
 
 def default_split(data: Release) -> str:
