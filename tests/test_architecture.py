@@ -201,7 +201,8 @@ def test_the_command_line_package_wires_in_its_init_and_runs_in_its_groups() -> 
 
 
 def test_scoring_is_layered_and_named_once() -> None:
-    """``scoring.measures`` imports ``core`` only (pure measures, no file or release); no file name
+    """``scoring.measures`` imports ``core`` only (pure measures, no file or release), and the
+    readers (``scoring.results``) nothing of the tasks; no file name
     stands twice under ``scoring/`` (a measure is named for what it computes, its task for what is
     scored); no scoring module is over 800 lines, the instance measure not over 600."""
     graph = import_graph()
@@ -214,6 +215,8 @@ def test_scoring_is_layered_and_named_once() -> None:
         if not t.startswith(("regionbench.core", "regionbench.scoring.measures"))
     )
     assert outside == []
+    readers = graph["regionbench.scoring.results"]  # below the tasks: they check what it read against the truth
+    assert not {t for t in readers if t.startswith(("regionbench.scoring.tasks", "regionbench.scoring.runner"))}
     files = [p for p in (PACKAGE / "scoring").rglob("*.py") if p.name != "__init__.py"]
     names = [p.name for p in files]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []

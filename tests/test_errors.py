@@ -107,8 +107,8 @@ def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path, kind: st
 
     from regionbench.pipeline import config
     from regionbench.release import read_manifest
+    from regionbench.scoring.results import read_text
     from regionbench.scoring.tasks import TaskError
-    from regionbench.scoring.tasks._labels import read_text
 
     said = {
         "missing": "no such file",

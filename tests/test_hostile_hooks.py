@@ -12,7 +12,7 @@ from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import vocabulary
 from regionbench.scoring.tasks import TaskError
-from regionbench.scoring.tasks._labels import _strict
+from regionbench.scoring.results import _strict
 from regionbench.scoring.tasks.image import similarity_function
 
 TREE = Hierarchy.from_yaml(vocabulary.DEFAULT_DIR / "hierarchy.yaml")

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench.core import numbers
+from regionbench.scoring.results import read_imageclef_run
 from regionbench.scoring.tasks import TaskError
 from regionbench.scoring.tasks._labels import Subset
 from regionbench.scoring.tasks.image import read_image_scores
-from regionbench.scoring.tasks.imageclef import read_imageclef_run
 
 CONCEPTS = ["sky", "grass", "man"]
 IMAGES = [3, 8, 21]

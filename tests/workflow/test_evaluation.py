@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import regionbench
-from regionbench.scoring import runner, tasks
+from regionbench.scoring import results, runner, tasks
 from regionbench.scoring.tasks import _labels, _masks
 from regionbench.scoring.tasks import image as image_task
 from regionbench.scoring.tasks import imageclef as imageclef_task
@@ -76,7 +76,7 @@ def test_malformed_run_files_name_the_line(task: _labels.Subset, tmp_path: Path,
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(tasks.TaskError) as failed:
-        imageclef_task.read_imageclef_run(path, sorted(task.test), task.labels)
+        results.read_imageclef_run(path, sorted(task.test), task.labels)
     assert message.format(first=sorted(task.test)[0]) in str(failed.value)
     assert str(failed.value).startswith(f"{path}: ")
 

@@ -3,7 +3,9 @@ those below it:
 
 - ``measures``: the pure measures, free of files and settings, each module named for what it
   computes (docs/measures.md); they import ``core`` only;
-- ``results``: the readers of a method's output that need no release (COCO results files);
+- ``results``: every reader of a method's output (COCO results, label maps, BSDS ``.mat``,
+  panoptic runs, ImageCLEF runs, prediction tables), each format's checks in one place;
+- ``errors``: ``TaskError``, raised by the readers and the tasks alike;
 - ``runner``: one streaming of a measure over batches of images on forked workers, with what is
   spilled to disk; ``scattering``: the same run as jobs of a Snakemake executor;
 - ``protocols`` (each label-map benchmark's own rules) and ``scope`` (what a run scores);

@@ -1,6 +1,14 @@
-"""COCO results files read and checked as pycocotools' ``loadRes`` takes them, one detection at a
-time (docs/scoring.md, "Instances"): a list of ``{image_id, category_id | label, segmentation |
-bbox, score}``, polygons made RLE, every RLE checked to make its image's mask."""
+"""The readers of a method's output, each format's checks in one place (docs/scoring.md): the
+tasks check what they read against the truth.
+
+- COCO results files, read and checked as pycocotools' ``loadRes`` takes them, one detection at
+  a time (``ResultsItems``, ``Checker``): a list of ``{image_id, category_id | label,
+  segmentation | bbox, score}``, polygons made RLE, every RLE checked to make its image's mask;
+- label maps (``read_label_map``: single-channel PNGs), BSDS's ``.mat`` predictions
+  (``bsds_mat``: a ``ucm2`` or a cell ``segs``), a panoptic run's JSON and PNG folder
+  (``panoptic_files``), ImageCLEF run files (``read_imageclef_run``), and the Parquet or CSV
+  tables of the region and image tasks (``read_table``, ``read_text``), every bad cell a problem
+  with its row (``fail``)."""
 
 from __future__ import annotations
 
@@ -8,13 +16,16 @@ import functools
 import pickle
 import tempfile
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+import pandas as pd
 
 from regionbench.core import errors, jsondepth, numbers
+from regionbench.scoring import scope
+from regionbench.scoring.errors import TaskError
 from regionbench.scoring.measures.average_precision import InstancesError, OutsideImages, engine_masks
 
 
@@ -375,3 +386,222 @@ def _category(item: dict[str, Any], label_of: Mapping[int, str], names: Mapping[
             f"category_id {by_id} ({label_of[by_id]}) and label {label!r} ({label_of[by_label]}) disagree; give one"
         )
     return int(by_id if by_id is not None else by_label), None  # type: ignore[arg-type]
+
+
+MAX_PROBLEMS = 20
+
+
+def fail(path: Path, problems: list[str]) -> None:
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        more = f"\n{path}: ... and {len(problems) - MAX_PROBLEMS} more problems" if len(problems) > MAX_PROBLEMS else ""
+        raise TaskError("\n".join(f"{path}: {p}" for p in shown) + more)
+
+
+def _strict(value: object, parse: Callable[[str, str], float], what: str) -> float:
+    """One cell as ``parse`` reads it: strings strictly (``regionbench.core.numbers``); numbers from
+    Parquet as they are, if finite (and whole and not negative for an id)."""
+    if isinstance(value, str):
+        return parse(value, what)
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        number = float(value)
+        if not np.isfinite(number):
+            raise ValueError(f"{what} {value!r} is not a finite number")
+        if parse is numbers.parse_id:
+            # Integers as they are (a float would round ids beyond 2**53), in the range ids take.
+            whole = int(value) if isinstance(value, (int, np.integer)) else int(number) if number.is_integer() else -1
+            if not 0 <= whole <= numbers.MAX_ID:
+                raise ValueError(f"{what} {value!r} is not an id (a whole number from 0 to {numbers.MAX_ID})")
+            return whole
+        return number
+    raise ValueError(f"{what} is empty")
+
+
+def read_table(
+    path: Path,
+    required: list[str],
+    optional: list[str],
+    ids: tuple[str, ...] = (),
+    values: tuple[str, ...] | None = (),
+) -> pd.DataFrame:
+    """A Parquet or CSV predictions file with the ``required`` columns; the ``ids`` and ``values``
+    columns (``None``: every column but ``ids``) parsed strictly (ASCII digits, finite numbers),
+    every bad cell a problem with its row. CSV cells are read as text, so nothing is guessed
+    (``NA`` stays a label, ``1_0`` no number)."""
+    path = Path(path)
+    if problem := errors.file_problem(path, "a predictions file"):
+        raise TaskError(f"{path}: {problem}")
+    try:
+        if path.suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif path.suffix == ".csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+        else:
+            raise TaskError(f"{path}: predictions must be .parquet or .csv")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        if isinstance(exc, TaskError):
+            raise
+        raise TaskError(f"{path}: unreadable as {path.suffix[1:]} ({errors.first_line(exc)})") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise TaskError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")
+    if values is None:
+        values = tuple(c for c in frame.columns if c not in ids)
+    problems: list[str] = []
+    parsed: dict[str, tuple[list[float], str]] = {}
+    for columns, parse, dtype in ((ids, numbers.parse_id, "int64"), (values, numbers.parse_number, "float64")):
+        for name in (c for c in columns if c in frame.columns):
+            cells = []
+            for row, value in enumerate(frame[name].tolist()):
+                try:
+                    cells.append(_strict(value, parse, name))
+                except ValueError as exc:
+                    if len(problems) < MAX_PROBLEMS:
+                        problems.append(f"row {row + 2}: {exc}")
+            parsed[name] = (cells, dtype)
+    fail(path, problems)
+    for name, (cells, dtype) in parsed.items():
+        frame[name] = np.array(cells, dtype=dtype)
+    for name in ("label", "annotator"):
+        if name in frame.columns:
+            frame[name] = frame[name].map(lambda v: None if v is None or v == "" else str(v))
+    return frame
+
+
+def read_text(path: Path) -> str:
+    """A run or category file's UTF-8 text; a missing file or other bytes are a ``TaskError``."""
+    if problem := errors.file_problem(path, "a run or category file"):
+        raise TaskError(f"{path}: {problem}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_label_map(path: Path, shape: tuple[int, int], dtype: type | None = np.int64) -> np.ndarray:
+    """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size, as
+    ``dtype`` (None: the file's own, the smallest)."""
+    from PIL import Image  # the client install has it, yet only a mask task needs it
+
+    try:
+        with Image.open(path) as im:
+            if im.format != "PNG" or im.mode not in ("L", "P", "I;16", "I;16B", "I"):
+                raise TaskError(
+                    f"{path}: a {im.format} in mode {im.mode}; a label map is a single-channel 8- or 16-bit PNG"
+                )
+            values = np.asarray(im)
+            values = values.astype(dtype) if dtype is not None else values
+    except OSError as exc:
+        raise TaskError(f"{path}: unreadable ({errors.first_line(exc)}); write the label map as a PNG") from None
+    if values.shape != shape:
+        raise TaskError(f"{path}: {values.shape[1]}x{values.shape[0]} differs from its image's {shape[1]}x{shape[0]}")
+    return values
+
+
+def bsds_mat(path: Path, shape: tuple[int, int]) -> tuple[np.ndarray | None, list[np.ndarray]]:
+    """A BSDS prediction ``.mat`` of an image of ``shape``: its ``ucm2`` (double size) and no
+    segmentation, or None and its cell ``segs``; anything else one line naming the file."""
+    from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
+
+    try:
+        variables = read_mat(path)
+    except ValueError as exc:
+        raise TaskError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
+    if "ucm2" in variables:
+        ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
+        if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
+            raise TaskError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
+        return ucm2, []
+    if "segs" in variables:
+        cell = np.asarray(variables["segs"], dtype=object).ravel()
+        maps = [np.asarray(m).astype(np.int64) for m in cell]
+        if any(m.shape != shape for m in maps):
+            raise TaskError(f"{path}: a segs entry differs from the image's size {shape}")
+        return None, maps
+    raise TaskError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
+
+
+def panoptic_files(predictions: Path) -> tuple[Path, Path]:
+    """The JSON file and the PNG folder of a panoptic run ``predictions``: the one JSON of a folder (its
+    PNGs in the folder named as it, else beside it), or the JSON given (its PNGs likewise)."""
+    if predictions.is_dir():
+        found = sorted(predictions.glob("*.json"))
+        if len(found) != 1:
+            raise TaskError(
+                f"{predictions}: {len(found)} JSON files; a panoptic run is one JSON of segments_info and its PNGs"
+            )
+        return found[0], found[0].with_suffix("") if found[0].with_suffix("").is_dir() else predictions
+    if not predictions.is_file():
+        raise TaskError(
+            f"{predictions}: {errors.file_problem(predictions, 'a COCO panoptic results JSON') or 'not a file'}"
+        )
+    folder = predictions.with_suffix("")
+    return predictions, folder if folder.is_dir() else predictions.parent
+
+
+def read_imageclef_run(
+    path: Path, images: list[int], concepts: list[str], within: scope.Scope | None = None, others: Collection[int] = ()
+) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence and binary arrays (image x concept, images in ``images`` order) of a run file.
+
+    Each line: ``<image id> <confidence> <binary>`` for every concept, separated by single
+    spaces; confidences are numbers in [0, 1], binaries 0 or 1; every scored image exactly
+    once. Lines of ``others`` (images the scored side ``within`` leaves out) are refused in one
+    line.
+    """
+    path = Path(path)
+    index = {image: n for n, image in enumerate(images)}
+    confidence = np.zeros((len(images), len(concepts)))
+    binary = np.zeros((len(images), len(concepts)), dtype=bool)
+    seen: dict[int, int] = {}
+    problems, outside = [], set()
+    fields_expected = 1 + 2 * len(concepts)
+    lines = read_text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline
+    for number, line in enumerate(lines, start=1):
+        where = f"line {number}"
+        fields = line.split(" ")
+        if len(fields) != fields_expected:
+            problems.append(
+                f"{where}: {len(fields)} fields, expected {fields_expected} (image id + confidence binary per each of {len(concepts)} concepts, single spaces)"
+            )
+            continue
+        name = fields[0].removesuffix(".jpg")
+        if numbers.is_id(name) and int(name) in others:
+            outside.add(int(name))
+            continue
+        if not numbers.is_id(name) or int(name) not in index:
+            problems.append(f"{where}: image {fields[0]!r} is no scored image of the subset")
+            continue
+        image = int(name)
+        if image in seen:
+            problems.append(f"{where}: image {image} already given on line {seen[image]}")
+            continue
+        seen[image] = number
+        if problem := _concept_fields(fields[1:], concepts, confidence[index[image]], binary[index[image]]):
+            problems.append(f"{where}: {problem}")
+    if outside and within is not None:
+        raise within.refuse(path, len(outside), f"lines on {len(outside)} images")
+    missing = [i for i in images if i not in seen]
+    if missing:
+        problems.append(f"{len(missing)} scored images have no line, e.g. {missing[0]}")
+    fail(path, problems)
+    return confidence, binary
+
+
+def _concept_fields(fields: list[str], concepts: list[str], confidence: np.ndarray, binary: np.ndarray) -> str | None:
+    """A line's ``confidence binary`` pairs, one per concept, into the image's rows of
+    ``confidence`` and ``binary``; the first bad pair's problem, else None."""
+    for c, concept in enumerate(concepts):
+        raw_conf, raw_bin = fields[2 * c], fields[2 * c + 1]
+        try:
+            value = numbers.parse_number(raw_conf)
+        except ValueError:
+            value = float("nan")
+        if not 0.0 <= value <= 1.0:
+            return f"confidence {raw_conf!r} for concept {c} ({concept}) is not a number in [0, 1]"
+        if raw_bin not in ("0", "1"):
+            return f"binary {raw_bin!r} for concept {c} ({concept}) is not 0 or 1"
+        confidence[c], binary[c] = value, raw_bin == "1"
+    return None

@@ -15,14 +15,9 @@ import shapely
 
 from regionbench import release
 from regionbench.core import numbers
-from regionbench.core.errors import InputError
 from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.release.loader import Release
-
-
-class TaskError(InputError):
-    """Predictions or settings a task cannot score; the message says what, where and how to fix
-    it, one line per problem."""
+from regionbench.scoring.errors import TaskError as TaskError  # the tasks' one error, below the readers
 
 
 def option(default: Any, flag: str, help: str, aliases: tuple[str, ...] = (), **argparse_options: Any) -> Any:

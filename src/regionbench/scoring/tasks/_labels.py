@@ -12,7 +12,7 @@ with its line.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regionbench.core import errors, numbers, tables
+from regionbench.core import errors, tables
 from regionbench.release.loader import Release
 from regionbench.scoring import scope
 from regionbench.scoring.measures import label_sets
@@ -28,7 +28,6 @@ from regionbench.scoring.tasks._base import Settings, TaskError, option, positiv
 
 KEY = tables.REGION_KEY
 KEY_IDS = ("image_id", "region_id")
-MAX_PROBLEMS = 20
 
 
 @dataclass(frozen=True)
@@ -43,13 +42,6 @@ class ImageSettings(LabelSettings):
     """The image-level tasks' settings: the labels an image (the top k, and the baselines')."""
 
     k: int = option(5, "--k", "labels per image of the top-k measures and baselines (default 5)", type=positive_int)
-
-
-def fail(path: Path, problems: list[str]) -> None:
-    if problems:
-        shown = problems[:MAX_PROBLEMS]
-        more = f"\n{path}: ... and {len(problems) - MAX_PROBLEMS} more problems" if len(problems) > MAX_PROBLEMS else ""
-        raise TaskError("\n".join(f"{path}: {p}" for p in shown) + more)
 
 
 @dataclass
@@ -170,86 +162,6 @@ def image_scope_of(data: Release, settings: LabelSettings) -> scope.Scope:
 def region_scope_of(data: Release, settings: LabelSettings) -> scope.Scope:
     """What the region task scores: the subset's regions on the side of ``settings.split``."""
     return subset_truth(data, settings.subset, settings.annotator, settings.split).region_scope()
-
-
-def _strict(value: object, parse: Callable[[str, str], float], what: str) -> float:
-    """One cell as ``parse`` reads it: strings strictly (``regionbench.core.numbers``); numbers from
-    Parquet as they are, if finite (and whole and not negative for an id)."""
-    if isinstance(value, str):
-        return parse(value, what)
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        number = float(value)
-        if not np.isfinite(number):
-            raise ValueError(f"{what} {value!r} is not a finite number")
-        if parse is numbers.parse_id:
-            # Integers as they are (a float would round ids beyond 2**53), in the range ids take.
-            whole = int(value) if isinstance(value, (int, np.integer)) else int(number) if number.is_integer() else -1
-            if not 0 <= whole <= numbers.MAX_ID:
-                raise ValueError(f"{what} {value!r} is not an id (a whole number from 0 to {numbers.MAX_ID})")
-            return whole
-        return number
-    raise ValueError(f"{what} is empty")
-
-
-def read_table(
-    path: Path,
-    required: list[str],
-    optional: list[str],
-    ids: tuple[str, ...] = (),
-    values: tuple[str, ...] | None = (),
-) -> pd.DataFrame:
-    """A Parquet or CSV predictions file with the ``required`` columns; the ``ids`` and ``values``
-    columns (``None``: every column but ``ids``) parsed strictly (ASCII digits, finite numbers),
-    every bad cell a problem with its row. CSV cells are read as text, so nothing is guessed
-    (``NA`` stays a label, ``1_0`` no number)."""
-    path = Path(path)
-    if problem := errors.file_problem(path, "a predictions file"):
-        raise TaskError(f"{path}: {problem}")
-    try:
-        if path.suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        elif path.suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-        else:
-            raise TaskError(f"{path}: predictions must be .parquet or .csv")
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        if isinstance(exc, TaskError):
-            raise
-        raise TaskError(f"{path}: unreadable as {path.suffix[1:]} ({errors.first_line(exc)})") from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise TaskError(f"{path}: columns {missing} missing; expected {required} and optionally {optional}")
-    if values is None:
-        values = tuple(c for c in frame.columns if c not in ids)
-    problems: list[str] = []
-    parsed: dict[str, tuple[list[float], str]] = {}
-    for columns, parse, dtype in ((ids, numbers.parse_id, "int64"), (values, numbers.parse_number, "float64")):
-        for name in (c for c in columns if c in frame.columns):
-            cells = []
-            for row, value in enumerate(frame[name].tolist()):
-                try:
-                    cells.append(_strict(value, parse, name))
-                except ValueError as exc:
-                    if len(problems) < MAX_PROBLEMS:
-                        problems.append(f"row {row + 2}: {exc}")
-            parsed[name] = (cells, dtype)
-    fail(path, problems)
-    for name, (cells, dtype) in parsed.items():
-        frame[name] = np.array(cells, dtype=dtype)
-    for name in ("label", "annotator"):
-        if name in frame.columns:
-            frame[name] = frame[name].map(lambda v: None if v is None or v == "" else str(v))
-    return frame
-
-
-def read_text(path: Path) -> str:
-    """A run or category file's UTF-8 text; a missing file or other bytes are a ``TaskError``."""
-    if problem := errors.file_problem(path, "a run or category file"):
-        raise TaskError(f"{path}: {problem}")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TaskError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[set[str]], list[str], dict[str, Any]]:

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from regionbench.core import errors, tables
 from regionbench.core import splits as own_splits
+from regionbench.core import tables
 from regionbench.release.loader import Release
 from regionbench.scoring import scope
 from regionbench.scoring.tasks._base import Settings, TaskError, option, positive_int
@@ -355,26 +355,6 @@ def file_keys(images: pd.DataFrame) -> FileKeys:
         if frame := FRAME.match(stem):
             out.setdefault(frame.group(0), int(image_id))
     return out
-
-
-def read_png(path: Path, shape: tuple[int, int], dtype: type | None = np.int64) -> np.ndarray:
-    """A label map PNG: one channel of 8 or 16 bits (mode L, P, I;16 or I), the image's size, as
-    ``dtype`` (None: the file's own, the smallest)."""
-    from PIL import Image  # the client install has it, yet only a mask task needs it
-
-    try:
-        with Image.open(path) as im:
-            if im.format != "PNG" or im.mode not in ("L", "P", "I;16", "I;16B", "I"):
-                raise TaskError(
-                    f"{path}: a {im.format} in mode {im.mode}; a label map is a single-channel 8- or 16-bit PNG"
-                )
-            values = np.asarray(im)
-            values = values.astype(dtype) if dtype is not None else values
-    except OSError as exc:
-        raise TaskError(f"{path}: unreadable ({errors.first_line(exc)}); write the label map as a PNG") from None
-    if values.shape != shape:
-        raise TaskError(f"{path}: {values.shape[1]}x{values.shape[0]} differs from its image's {shape[1]}x{shape[0]}")
-    return values
 
 
 def spread(values: list[dict[str, float]], keys: list[str]) -> dict[str, dict[str, float]]:

@@ -27,12 +27,12 @@ import pandas as pd
 
 from regionbench.core import errors
 from regionbench.release.loader import Release
-from regionbench.scoring import runner
+from regionbench.scoring import results, runner
 from regionbench.scoring.measures import bsds_boundaries as measures
 from regionbench.scoring.runner import batches, gather, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
 from regionbench.scoring.tasks._base import Run, Shape, TaskError, option, unit_interval
-from regionbench.scoring.tasks.segments import bsds_mat, segment_maps
+from regionbench.scoring.tasks.segments import segment_maps
 
 SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a soft map
 BATCH = 4  # images a batch: an image's 99 maps take seconds, and a few images keep every core busy to the end
@@ -87,14 +87,14 @@ def _read(
     / 65535, a ``ucm2`` at the pixels) to cut at them, or a segmentation per threshold (a
     ``segs`` cell, or a hierarchy's label maps, one file a scale, the scales its thresholds)."""
     if isinstance(path, list):
-        return [float(k) for k in range(1, len(path) + 1)], [masks.read_png(p, shape, dtype=None) for p in path]
+        return [float(k) for k in range(1, len(path) + 1)], [results.read_label_map(p, shape, dtype=None) for p in path]
     if path.suffix.lower() == ".png":
-        values = masks.read_png(path, shape, dtype=None)
+        values = results.read_label_map(path, shape, dtype=None)
         if settings.png == "segments":
             return [1.0], [values]
         soft = values / (65535.0 if values.dtype == np.uint16 else 255.0)
     else:
-        ucm2, segs = bsds_mat(path, shape)
+        ucm2, segs = results.bsds_mat(path, shape)
         if ucm2 is None:
             return [float(k) for k in range(1, len(segs) + 1)], segs
         soft = ucm2[2::2, 2::2]

@@ -24,6 +24,7 @@ import pandas as pd
 from regionbench.core import errors, tables
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.release.loader import Release
+from regionbench.scoring import results
 from regionbench.scoring.measures import label_sets
 from regionbench.scoring.tasks import _labels as shared
 from regionbench.scoring.tasks._base import Run, TaskError, option, unit_interval
@@ -61,17 +62,17 @@ def read_image_scores(path: Path, task: shared.Subset) -> list[dict[str, float]]
     region and ImageCLEF tasks need every region and image: a run that skips images would be
     scored on the ones it chose (a method that ranks nothing for an image gives it one label
     at score 0)."""
-    frame = shared.read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
-    problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[: shared.MAX_PROBLEMS]]
+    frame = results.read_table(path, ["image_id", "label", "score"], [], ids=("image_id",), values=("score",))
+    problems = [f"row {row + 2}: empty label" for row in np.flatnonzero(frame["label"].isna())[: results.MAX_PROBLEMS]]
     bad = ~frame["score"].between(0, 1)
-    for row in np.flatnonzero(bad)[: shared.MAX_PROBLEMS]:
+    for row in np.flatnonzero(bad)[: results.MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: score {frame['score'].iloc[row]!r} is not in [0, 1]")
-    for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[: shared.MAX_PROBLEMS]:
+    for row in np.flatnonzero(frame.duplicated(["image_id", "label"]))[: results.MAX_PROBLEMS]:
         problems.append(
             f"row {row + 2}: label {frame['label'].iloc[row]!r} scored twice for image {frame['image_id'].iloc[row]}"
         )
     outside = ~frame["label"].astype(str).isin(task.vocabulary)
-    for row in np.flatnonzero(outside)[: shared.MAX_PROBLEMS]:
+    for row in np.flatnonzero(outside)[: results.MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: label {frame['label'].iloc[row]!r} is not in the release's vocabulary")
     given = set(frame["image_id"].astype(int))
     if left := given & task.left_out():
@@ -85,7 +86,7 @@ def read_image_scores(path: Path, task: shared.Subset) -> list[dict[str, float]]
             f"{len(skipped)} scored images have no row, e.g. {skipped[0]}; score every scored image "
             "(one label at score 0 for an image the method ranks nothing for)"
         )
-    shared.fail(Path(path), problems)
+    results.fail(Path(path), problems)
     scores: dict[int, dict[str, float]] = {i: {} for i in task.test}
     for image_id, label, score in frame[["image_id", "label", "score"]].itertuples(index=False):
         scores[int(image_id)][str(label)] = float(score)
@@ -150,18 +151,18 @@ def read_image_features(path: Path, images: list[int]) -> np.ndarray:
     """Image descriptors from a Parquet or CSV file (``image_id`` and one numeric column per
     dimension, e.g. a CNN's features as Dutta et al. used), rows in ``images`` order; every
     image needs exactly one row of finite numbers."""
-    frame = shared.read_table(path, ["image_id"], ["one numeric column per dimension"], ids=("image_id",), values=None)
+    frame = results.read_table(path, ["image_id"], ["one numeric column per dimension"], ids=("image_id",), values=None)
     columns = [c for c in frame.columns if c != "image_id"]
     problems = []
     if not columns:
         problems.append("no feature column besides image_id")
     numeric = frame[columns].to_numpy(dtype=float)
-    for row in np.flatnonzero(frame["image_id"].duplicated())[: shared.MAX_PROBLEMS]:
+    for row in np.flatnonzero(frame["image_id"].duplicated())[: results.MAX_PROBLEMS]:
         problems.append(f"row {row + 2}: image {frame['image_id'].iloc[row]} given twice")
     missing = sorted(set(images) - set(frame["image_id"].astype(int)))
     if missing:
         problems.append(f"{len(missing)} train or test images of the subset have no row, e.g. {missing[0]}")
-    shared.fail(Path(path), problems)
+    results.fail(Path(path), problems)
     by_id = dict(zip(frame["image_id"].astype(int), numeric, strict=True))
     return np.array([by_id[i] for i in images])
 

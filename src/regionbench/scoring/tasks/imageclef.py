@@ -15,17 +15,15 @@ run file must follow, per subset: its concepts in column order and its test imag
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.release.loader import Release
-from regionbench.scoring import scope
+from regionbench.scoring import results
 from regionbench.scoring.measures import label_sets
 from regionbench.scoring.tasks import _labels as shared
 from regionbench.scoring.tasks._base import Run, option
@@ -49,75 +47,7 @@ def read(predictions: Path, data: Release, settings: Settings) -> tuple[shared.S
     """The subset's truth and the run's confidence and binary arrays (``read_imageclef_run``)."""
     spec = shared.subset_truth(data, settings.subset, settings.annotator, settings.split)
     images = sorted(spec.test)
-    return spec, *read_imageclef_run(predictions, images, spec.labels, spec.image_scope(), spec.left_out())
-
-
-def read_imageclef_run(
-    path: Path, images: list[int], concepts: list[str], within: scope.Scope | None = None, others: Collection[int] = ()
-) -> tuple[np.ndarray, np.ndarray]:
-    """Confidence and binary arrays (image x concept, images in ``images`` order) of a run file.
-
-    Each line: ``<image id> <confidence> <binary>`` for every concept, separated by single
-    spaces; confidences are numbers in [0, 1], binaries 0 or 1; every scored image exactly
-    once. Lines of ``others`` (images the scored side ``within`` leaves out) are refused in one
-    line.
-    """
-    path = Path(path)
-    index = {image: n for n, image in enumerate(images)}
-    confidence = np.zeros((len(images), len(concepts)))
-    binary = np.zeros((len(images), len(concepts)), dtype=bool)
-    seen: dict[int, int] = {}
-    problems, outside = [], set()
-    fields_expected = 1 + 2 * len(concepts)
-    lines = shared.read_text(path).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline
-    for number, line in enumerate(lines, start=1):
-        where = f"line {number}"
-        fields = line.split(" ")
-        if len(fields) != fields_expected:
-            problems.append(
-                f"{where}: {len(fields)} fields, expected {fields_expected} (image id + confidence binary per each of {len(concepts)} concepts, single spaces)"
-            )
-            continue
-        name = fields[0].removesuffix(".jpg")
-        if numbers.is_id(name) and int(name) in others:
-            outside.add(int(name))
-            continue
-        if not numbers.is_id(name) or int(name) not in index:
-            problems.append(f"{where}: image {fields[0]!r} is no scored image of the subset")
-            continue
-        image = int(name)
-        if image in seen:
-            problems.append(f"{where}: image {image} already given on line {seen[image]}")
-            continue
-        seen[image] = number
-        if problem := _concept_fields(fields[1:], concepts, confidence[index[image]], binary[index[image]]):
-            problems.append(f"{where}: {problem}")
-    if outside and within is not None:
-        raise within.refuse(path, len(outside), f"lines on {len(outside)} images")
-    missing = [i for i in images if i not in seen]
-    if missing:
-        problems.append(f"{len(missing)} scored images have no line, e.g. {missing[0]}")
-    shared.fail(path, problems)
-    return confidence, binary
-
-
-def _concept_fields(fields: list[str], concepts: list[str], confidence: np.ndarray, binary: np.ndarray) -> str | None:
-    """A line's ``confidence binary`` pairs, one per concept, into the image's rows of
-    ``confidence`` and ``binary``; the first bad pair's problem, else None."""
-    for c, concept in enumerate(concepts):
-        raw_conf, raw_bin = fields[2 * c], fields[2 * c + 1]
-        try:
-            value = numbers.parse_number(raw_conf)
-        except ValueError:
-            value = float("nan")
-        if not 0.0 <= value <= 1.0:
-            return f"confidence {raw_conf!r} for concept {c} ({concept}) is not a number in [0, 1]"
-        if raw_bin not in ("0", "1"):
-            return f"binary {raw_bin!r} for concept {c} ({concept}) is not 0 or 1"
-        confidence[c], binary[c] = value, raw_bin == "1"
-    return None
+    return spec, *results.read_imageclef_run(predictions, images, spec.labels, spec.image_scope(), spec.left_out())
 
 
 def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
@@ -126,7 +56,7 @@ def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
     -> concept columns (in concept order), categories sorted; concepts the file does not name go
     to ``uncategorised``. A concept outside the subset, or named twice, is an error with its line."""
     path = Path(path)
-    text = shared.read_text(path)
+    text = results.read_text(path)
     column = {concept: n for n, concept in enumerate(concepts)}
     category_of: dict[str, str] = {}
     problems = []
@@ -142,7 +72,7 @@ def read_categories(path: Path, concepts: list[str]) -> dict[str, list[int]]:
             problems.append(f"line {number}: concept {fields[0]!r} already has category {category_of[fields[0]]!r}")
         else:
             category_of[fields[0]] = fields[1]
-    shared.fail(path, problems)
+    results.fail(path, problems)
     groups: dict[str, list[int]] = {}
     for concept in concepts:
         groups.setdefault(category_of.get(concept, "uncategorised"), []).append(column[concept])

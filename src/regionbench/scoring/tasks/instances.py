@@ -533,17 +533,17 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     data, settings = run.data, run.settings
     scored = masks.Scored.of(data, settings)
     truths = scored.truths
-    results, per_image = {}, {}
+    against, per_image = {}, {}
     for who in truths:
-        results[who], f1 = scored_against(run, scored, who)
+        against[who], f1 = scored_against(run, scored, who)
         if who == truths[0]:  # per image, against the first truth, by the release's ids
             per_image = f1
-    first = results[truths[0]]
+    first = against[truths[0]]
     report: dict[str, Any] = {"truth": truths if settings.all_annotators else truths[0]}
     if settings.all_annotators:
-        report["per_annotator"] = {a: r["stats"] for a, r in results.items()}
+        report["per_annotator"] = {a: r["stats"] for a, r in against.items()}
         if settings.tide:  # why the run fails, against each human
-            report["per_annotator_tide"] = {a: r["tide"] for a, r in results.items()}
+            report["per_annotator_tide"] = {a: r["tide"] for a, r in against.items()}
         report["spread"] = masks.spread(list(report["per_annotator"].values()), list(first["stats"]))
     report |= {k: v for k, v in first.items() if k not in WHOLE}  # TIDE's errors among them, against the first truth
     if settings.all_annotators:  # the headline: the mean over the annotators

@@ -33,6 +33,7 @@ import pandas as pd
 
 from regionbench.core import errors
 from regionbench.release.loader import Release
+from regionbench.scoring import results
 from regionbench.scoring.measures import panoptic_quality as measures
 from regionbench.scoring.measures.confusion import at_level
 from regionbench.scoring.runner import batches, image_batches, stream
@@ -104,23 +105,6 @@ class Predicted:
     files: dict[int, tuple[Path, dict[int, int]]]
 
 
-def _located(predictions: Path) -> tuple[Path, Path]:
-    """The JSON file and the PNG folder of ``predictions`` (module docstring)."""
-    if predictions.is_dir():
-        found = sorted(predictions.glob("*.json"))
-        if len(found) != 1:
-            raise TaskError(
-                f"{predictions}: {len(found)} JSON files; a panoptic run is one JSON of segments_info and its PNGs"
-            )
-        return found[0], found[0].with_suffix("") if found[0].with_suffix("").is_dir() else predictions
-    if not predictions.is_file():
-        raise TaskError(
-            f"{predictions}: {errors.file_problem(predictions, 'a COCO panoptic results JSON') or 'not a file'}"
-        )
-    folder = predictions.with_suffix("")
-    return predictions, folder if folder.is_dir() else predictions.parent
-
-
 def image_keys(data: Release) -> dict[str, int]:
     """What a prediction may call an image -> its release id: the id, each annotator's own id
     (``coverage.source_image_id``), its file's name and stem (Cityscapes' without ``_leftImg8bit``)."""
@@ -140,7 +124,7 @@ def image_keys(data: Release) -> dict[str, int]:
 def read(predictions: Path, data: Release, settings: Settings) -> Predicted:
     """The results JSON checked: every entry names an image of the scored side once, each
     segment an integer id (not 0, once) of a known category; the PNGs are read when scored."""
-    document_path, folder = _located(predictions)
+    document_path, folder = results.panoptic_files(predictions)
     try:
         document = errors.read_json(document_path, "a COCO panoptic results JSON")
     except ValueError as exc:

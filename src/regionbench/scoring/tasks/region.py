@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from regionbench.release.loader import Release
+from regionbench.scoring import results
 from regionbench.scoring.measures import label_sets
 from regionbench.scoring.tasks import _labels as shared
 from regionbench.scoring.tasks._base import Run, TaskError
@@ -42,7 +43,7 @@ def read(predictions: Path, data: Release, settings: Settings) -> pd.DataFrame:
 
 def read_region_predictions(path: Path, task: shared.Subset) -> pd.DataFrame:
     """Region predictions joined to the subset's test regions (every one exactly once)."""
-    frame = shared.read_table(
+    frame = results.read_table(
         path, ["image_id", "region_id", "label"], ["annotator", "score"], ids=shared.KEY_IDS, values=("score",)
     )
     if "annotator" not in frame.columns:
@@ -52,7 +53,7 @@ def read_region_predictions(path: Path, task: shared.Subset) -> pd.DataFrame:
     if frame["label"].isna().any():
         problems.append(f"row {int(np.flatnonzero(frame['label'].isna())[0]) + 2}: empty label")
     duplicated = frame.duplicated(shared.KEY, keep="first")
-    for row in np.flatnonzero(duplicated)[: shared.MAX_PROBLEMS]:
+    for row in np.flatnonzero(duplicated)[: results.MAX_PROBLEMS]:
         r = frame.iloc[row]
         problems.append(f"row {row + 2}: region {r['image_id']}/{r['region_id']} ({r['annotator']}) predicted twice")
     joined = task.regions.merge(frame[[*shared.KEY, "label"]].drop_duplicates(shared.KEY), on=shared.KEY, how="outer", indicator=True,
@@ -72,7 +73,7 @@ def read_region_predictions(path: Path, task: shared.Subset) -> pd.DataFrame:
     if len(missing):
         m = missing.iloc[0]
         problems.append(f"{len(missing)} scored regions have no prediction, e.g. {m['image_id']}/{m['region_id']}")
-    shared.fail(Path(path), problems)
+    results.fail(Path(path), problems)
     return joined[joined["_merge"] == "both"].drop(columns="_merge").sort_values(shared.KEY).reset_index(drop=True)
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from regionbench.core import errors, geometry
 from regionbench.release.loader import Release
+from regionbench.scoring import results
 from regionbench.scoring.measures import bsds_regions as measures
 from regionbench.scoring.runner import batches, gather, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
@@ -91,7 +92,7 @@ def read_segmentations(
     found: dict[int, list[np.ndarray]] = {}
     if scales:
         for image_id, paths in layered.items():
-            found[image_id] = [masks.read_png(path, shapes[image_id], dtype=None) for path in paths]
+            found[image_id] = [results.read_label_map(path, shapes[image_id], dtype=None) for path in paths]
         return [float(k) for k in range(1, scales + 1)], found
     levels = []
     for path in sorted(folder.iterdir(), key=lambda p: masks.natural_order(p.name)):
@@ -99,7 +100,7 @@ def read_segmentations(
             continue
         image_id = keys[path.stem]
         if path.suffix.lower() == ".png":
-            found[image_id], levels = [masks.read_png(path, shapes[image_id], dtype=None)], [1.0]
+            found[image_id], levels = [results.read_label_map(path, shapes[image_id], dtype=None)], [1.0]
         elif path.suffix.lower() == ".mat":
             found[image_id], levels = _read_mat(path, shapes[image_id], thresholds, levels)
     return levels, found
@@ -108,36 +109,13 @@ def read_segmentations(
 def _read_mat(
     path: Path, shape: tuple[int, int], thresholds: int | None, levels: list[float]
 ) -> tuple[list[np.ndarray], list[float]]:
-    ucm2, segs = bsds_mat(path, shape)
+    ucm2, segs = results.bsds_mat(path, shape)
     if ucm2 is not None:
         if thresholds is None:
             raise TaskError(f"{path}: a ucm2 needs --thresholds N (the benchmark cuts it at N levels)")
         cuts = measures.thresholds(thresholds)
         return [measures.cut_ucm(ucm2, t) for t in cuts], [float(t) for t in cuts]
     return segs, [float(k) for k in range(1, len(segs) + 1)]
-
-
-def bsds_mat(path: Path, shape: tuple[int, int]) -> tuple[np.ndarray | None, list[np.ndarray]]:
-    """A BSDS prediction ``.mat`` of an image of ``shape``: its ``ucm2`` (double size) and no
-    segmentation, or None and its cell ``segs``; anything else one line naming the file."""
-    from regionbench.io.matlab import read_mat  # the build extra: BSDS's .mat files
-
-    try:
-        variables = read_mat(path)
-    except ValueError as exc:
-        raise TaskError(f"{path}: unreadable MAT file ({errors.first_line(exc)})") from None
-    if "ucm2" in variables:
-        ucm2 = np.asarray(variables["ucm2"], dtype=np.float64)
-        if ucm2.shape != (2 * shape[0] + 1, 2 * shape[1] + 1):
-            raise TaskError(f"{path}: ucm2 of {ucm2.shape} is not the double size of the image's {shape}")
-        return ucm2, []
-    if "segs" in variables:
-        cell = np.asarray(variables["segs"], dtype=object).ravel()
-        maps = [np.asarray(m).astype(np.int64) for m in cell]
-        if any(m.shape != shape for m in maps):
-            raise TaskError(f"{path}: a segs entry differs from the image's size {shape}")
-        return None, maps
-    raise TaskError(f"{path}: neither a segs cell nor a ucm2 (found {', '.join(sorted(variables)) or 'nothing'})")
 
 
 @dataclass

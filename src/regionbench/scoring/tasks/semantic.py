@@ -27,7 +27,7 @@ import pandas as pd
 
 from regionbench.core import errors, geometry
 from regionbench.release.loader import Release
-from regionbench.scoring import protocols
+from regionbench.scoring import protocols, results
 from regionbench.scoring.measures import confusion as measures
 from regionbench.scoring.runner import batches, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
@@ -250,7 +250,7 @@ def read_label_maps(
     return masks.Lazy(
         list(files),
         lambda i: class_values(
-            masks.read_png(files[i], shapes[i], dtype=None), coding.values, run.given, run.settings.ignore, unknown,
+            results.read_label_map(files[i], shapes[i], dtype=None), coding.values, run.given, run.settings.ignore, unknown,
             coding.classes,
         ),
     )  # fmt: skip
@@ -302,7 +302,7 @@ class LabelMaps:
         part = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
         for image_id in batch["image_id"].astype(int).tolist():
             path = self.files.get(image_id)
-            values = masks.read_png(path, shapes[image_id], dtype=None) if path is not None else None
+            values = results.read_label_map(path, shapes[image_id], dtype=None) if path is not None else None
             given = {}
             if values is not None:
                 ignore = self.run.settings.ignore
