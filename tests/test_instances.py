@@ -596,6 +596,44 @@ def test_an_id_that_is_not_an_integer_is_named_as_what_it_is(key: str, value: ob
         assert "is not an id" in said
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    count=st.integers(1, 30),
+    data=st.data(),
+    twice=st.sampled_from(["image_id", "category_id", "score", "bbox", "segmentation", "size", "counts"]),
+)
+def test_a_key_given_twice_in_a_detection_is_one_line_naming_it(
+    tmp_path_factory: pytest.TempPathFactory, count: int, data: st.DataObject, twice: str
+) -> None:
+    """A key written twice in one object of a results file (the detection's own, or its
+    segmentation's), which JSON readers take as the last value without a word, is refused in one
+    line naming the detection and the key, whichever detection it is; without it the file reads."""
+    at = data.draw(st.integers(0, count - 1))
+    pieces = []
+    for k in range(count):
+        segmentation = '{"size": [4, 4], "counts": "04"}'
+        fields = ['"image_id": 1', '"category_id": 1', '"score": 0.5', '"bbox": [0, 0, 2, 2]']
+        if k == at and twice in ("size", "counts"):
+            segmentation = segmentation.replace(
+                "}", f', "{twice}": {"[4, 4]" if twice == "size" else chr(34) + "04" + chr(34)}}}'
+            )
+        fields.append(f'"segmentation": {segmentation}')
+        if k == at and twice not in ("size", "counts"):
+            fields.append(next(f for f in fields if f.startswith(f'"{twice}"')))
+        pieces.append("{" + ", ".join(fields) + "}")
+    path = tmp_path_factory.mktemp("twice") / "run.json"
+    path.write_text("[" + ", ".join(pieces) + "]")
+    with pytest.raises(instances.InstancesError) as refused:
+        list(results.stream_items(path))
+    said = str(refused.value)
+    assert said == (
+        f"{path}: detection {at}: key {twice!r} given twice in one object (JSON readers keep the last one without a "
+        "word); write each key once"
+    )
+    path.write_text("[" + ", ".join(pieces[:at]) + "]")  # the detections before it read as they are
+    assert len(list(results.stream_items(path))) == at
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(["bom", "utf-16", "utf-32", "spaces"]), st.integers(0, 70_000))
 def test_a_results_file_s_encoding_and_leading_space_are_named_or_read(

@@ -39,6 +39,41 @@ def read_results(
     return Checker(truth_header(truth), names, others, strict=strict).read(path, stream_items(path))
 
 
+def keyed_once(twice: list[tuple[str, dict[str, Any]]]) -> type[dict[str, Any]]:
+    """A mapping type for ijson (``map_type``) that notes in ``twice`` every key an object gives
+    again, with the object, where ``json`` and ijson keep the last value without a word. It notes
+    rather than raises: ijson's C parser cannot carry an exception out of a mapping, and it builds
+    items ahead of the one it hands over. Pickled as a plain dict."""
+
+    class KeyedOnce(dict[str, Any]):
+        __slots__ = ()
+
+        def __setitem__(self, key: str, value: Any) -> None:
+            if key in self:
+                twice.append((key, self))
+            super().__setitem__(key, value)
+
+        def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
+            return dict, (dict(self),)
+
+    return KeyedOnce
+
+
+def _key_twice(item: Any, twice: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """The key given twice in ``item`` or an object inside it (``keyed_once`` noted them), else None."""
+    noted = {id(obj): key for key, obj in twice}
+    stack = [item]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if id(value) in noted:
+                return noted[id(value)]
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
 def stream_items(path: Path) -> Iterator[Any]:
     """The items of a COCO results file (a JSON list), read one at a time (``ResultsItems``, one
     pass)."""
@@ -97,9 +132,15 @@ class ResultsItems:
 
         self._file = None  # one pass of the file
         spill = self._spill = tempfile.TemporaryFile(prefix="regionbench-results-") if self.passes > 1 else None  # noqa: SIM115  (closed by close())
+        twice: list[tuple[str, dict[str, Any]]] = []
         try:
             with f:
-                for item in ijson.items(f, "item", use_float=True):
+                for n, item in enumerate(ijson.items(f, "item", use_float=True, map_type=keyed_once(twice))):
+                    if twice and (key := _key_twice(item, twice)) is not None:
+                        raise InstancesError(
+                            f"{self.path}: detection {n}: key {key!r} given twice in one object (JSON readers "
+                            "keep the last one without a word); write each key once"
+                        )
                     if spill is not None:
                         pickle.dump(item, spill, pickle.HIGHEST_PROTOCOL)
                     yield item
