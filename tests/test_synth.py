@@ -4,6 +4,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image
 
 from regionbench import synthetic
@@ -197,3 +199,14 @@ def test_a_generated_tree_holds_each_image_once(layout: str, tmp_path: Path) -> 
     tree = RawTree(str(root), layouts.get(layout))
     listed = [p for paths in tree.layout.shard_images(root, tree.shards, None).values() for p in paths]
     assert len(listed) > 1 and images_io.copies(root, listed) == {}
+
+
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1), st.integers(1, 255))
+def test_distinct_colours_counts_as_a_row_wise_unique(height: int, width: int, seed: int, levels: int) -> None:
+    """The ADE20K-full generator's region count: distinct RGB colours of a mask, packed in one
+    integer each, the number a row-wise ``np.unique`` finds."""
+    from regionbench.synthetic.ade20k_full import distinct_colours
+
+    rng = np.random.default_rng(seed)
+    mask = (rng.integers(0, levels + 1, size=(height, width, 3)) * (255 // levels)).astype(np.uint8)
+    assert distinct_colours(mask) == len(np.unique(mask.reshape(-1, 3), axis=0))

@@ -60,6 +60,14 @@ def scene(k: int, size: tuple[int, int], seed: int) -> tuple[np.ndarray, list[np
     return np.clip(pixels, 0, 255).astype(np.uint8), levels, objects
 
 
+def distinct_colours(mask: np.ndarray) -> int:
+    """The number of distinct RGB colours of ``mask`` (height x width x 3, 8 bits a channel): each
+    packed in one integer, so that one flat ``unique`` counts them (a row-wise one sorts ~50x
+    slower)."""
+    packed = (mask[..., 0].astype(np.int32) << 16) | (mask[..., 1].astype(np.int32) << 8) | mask[..., 2]
+    return len(np.unique(packed))
+
+
 def write_tree(out: str | Path, images: int, seed: int = 0, size: tuple[int, int] = SIZE) -> Iterator[tuple[str, int]]:
     """Write ``images`` images under ``out/ADE20K_2021_17_01`` (a third in validation); yields
     (image, regions)."""
@@ -74,7 +82,7 @@ def write_tree(out: str | Path, images: int, seed: int = 0, size: tuple[int, int
         for level, mask in enumerate(levels):
             Image.fromarray(mask).save(folder / (f"{name}_seg.png" if level == 0 else f"{name}_parts_{level}.png"))
         (folder / f"{name}.json").write_text(json.dumps({"annotation": {"filename": f"{name}.jpg", "object": objects}}))
-        regions = sum(len(np.unique(m.reshape(-1, 3), axis=0)) for m in levels)
+        regions = sum(distinct_colours(m) for m in levels)
         yield f"{folder.relative_to(out).as_posix()}/{name}.jpg", regions
 
 
