@@ -10,7 +10,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 from conftest import TINY, TINY_RELEASE, build, build_command, file_digests, on_a_terminal, workflow_copy, write_config
 
 INTERRUPTED = "regionbench: interrupted; what finished is kept: run the same command again to resume"
@@ -42,43 +41,50 @@ def test_ctrl_c_on_a_terminal_says_one_line_and_the_rerun_resumes(tiny_build: Pa
     _resumes(project, override, tiny_build)
 
 
-@pytest.mark.parametrize(
-    ("job_control", "target", "signal"),
-    [(True, "group", "INT"), (False, "alone", "INT"), (False, "alone", "TERM")],
-)
-def test_a_signal_stops_the_build_however_it_is_sent(
-    tiny_build: Path, tmp_path: Path, job_control: bool, target: str, signal: str
-) -> None:
+# How a stop reaches the build: (job control, whom, signal). One project takes them in turn, each
+# rerun resuming where the one before stopped, the last rerun finishing it.
+STOPS = [(True, "group", "INT"), (False, "alone", "INT"), (False, "alone", "TERM")]
+ANY_STAGE = r"\] .* ([0-9]* jobs\?)$"  # a progress line: a stage of this run has finished
+
+
+def test_a_signal_stops_the_build_however_it_is_sent(tiny_build: Path, tmp_path: Path) -> None:
     """A script runs the build in the background, piped to a file, and once a stage has finished
     signals it: SIGINT to its process group under job control (``set -m``, as a terminal's Ctrl-C
     reaches a group), SIGINT or SIGTERM to ``regionbench`` alone without job control (where a
-    shell starts a background job with SIGINT ignored). One line in the log, exit 130; no job
-    runs after it (Snakemake's log never reaches 100 %), nothing is published, and the rerun
-    resumes."""
+    shell starts a background job with SIGINT ignored). Each stop, one after another on one
+    project (each rerun resuming the one before): one line in the log, exit 130; no job runs
+    after it (Snakemake's log never reaches 100 %), nothing is published, and what finished is
+    kept. The last rerun builds the bytes of a build never interrupted."""
     project = workflow_copy(tmp_path / "wf")
     override = write_config(project, TINY)
-    log = tmp_path / "build.log"
     command = " ".join(build_command(project, "--configfile", str(override)))
-    whom = "-- -$build" if target == "group" else "$build"
-    script = f"""
+    kept = None
+    for k, (job_control, target, signal) in enumerate(STOPS):
+        log = tmp_path / f"build-{k}.log"
+        whom = "-- -$build" if target == "group" else "$build"
+        done = f"grep -q '{DONE}' {log}" if k == 0 else f"grep -q '{ANY_STAGE}' {log}"
+        script = f"""
 set {"-m" if job_control else "+m"}
 {command} > {log} 2>&1 &
 build=$!
-until grep -q '{DONE}' {log} || ! kill -0 $build 2>/dev/null; do sleep 0.1; done
+until {done} || ! kill -0 $build 2>/dev/null; do sleep 0.1; done
 kill -{signal} {whom}
 wait $build
 echo "exit $?"
 """
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600)
-    text = log.read_text()
-    assert done.stdout.strip() == "exit 130", done.stdout + text
-    assert not _running_in(project), "a job of the build outlived it"  # the build waited for its jobs to end
-    lines = text.splitlines()
-    assert lines[-1] == INTERRUPTED and not any(word in text for word in NOISE), text
-    assert all(line.isprintable() for line in lines)  # a pipe: plain lines
-    assert not (project / TINY_RELEASE).exists()  # Snakemake stopped before the release
-    snakemake_log = max((project / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda f: f.stat().st_mtime)
-    assert "(100%) done" not in snakemake_log.read_text()
+        ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600)
+        text = log.read_text()
+        assert ran.stdout.strip() == "exit 130", (signal, target, ran.stdout + text)
+        assert not _running_in(project), "a job of the build outlived it"  # the build waited for its jobs to end
+        lines = text.splitlines()
+        assert lines[-1] == INTERRUPTED and not any(word in text for word in NOISE), text
+        assert all(line.isprintable() for line in lines)  # a pipe: plain lines
+        assert not (project / TINY_RELEASE).exists()  # Snakemake stopped before the release
+        logs = (project / ".snakemake" / "log").glob("*.snakemake.log")
+        assert "(100%) done" not in max(logs, key=lambda f: f.stat().st_mtime).read_text()
+        first = (project / FIRST).stat().st_mtime_ns
+        assert kept in (None, first)  # what the first run finished, no rerun redid
+        kept = first
     _resumes(project, override, tiny_build)
 
 
