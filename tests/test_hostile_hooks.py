@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from regionbench.core import numbers
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.pipeline import vocabulary
-from regionbench.scoring.tasks import TaskError
 from regionbench.scoring.results import _strict
+from regionbench.scoring.tasks import TaskError
 from regionbench.scoring.tasks.image import similarity_function
 
 TREE = Hierarchy.from_yaml(vocabulary.DEFAULT_DIR / "hierarchy.yaml")
