@@ -429,10 +429,12 @@ def _category(item: dict[str, Any], label_of: Mapping[int, str], names: Mapping[
     return int(by_id if by_id is not None else by_label), None  # type: ignore[arg-type]
 
 
-MAX_PROBLEMS = 20
+MAX_PROBLEMS = 20  # problems of a file said one by one; the rest counted
 
 
 def fail(path: Path, problems: list[str]) -> None:
+    """The ``problems`` found in ``path`` raised as one ``TaskError``, a line each (the first
+    ``MAX_PROBLEMS``, then how many more); nothing where there are none."""
     if problems:
         shown = problems[:MAX_PROBLEMS]
         more = f"\n{path}: ... and {len(problems) - MAX_PROBLEMS} more problems" if len(problems) > MAX_PROBLEMS else ""
