@@ -272,7 +272,9 @@ def test_real_raw_dir(tmp_path: Path, tiny_copy: Path) -> None:
     releases = []
     for k, raw in enumerate(trees):
         project = workflow_copy(tmp_path / f"wf{k}")
-        override = write_config(project, f"dataset: ext\nraw_dir: {raw}\nclassifiers: {{enabled: false}}\n")
+        # every job in the Snakemake process: the same bytes (test_jobs_inside_the_snakemake_process_...)
+        config = f"dataset: ext\nraw_dir: {raw}\nclassifiers: {{enabled: false}}\njobs: {{in_process: true}}\n"
+        override = write_config(project, config)
         done = build(project, "--configfile", str(override))
         assert done.returncode == 0, done.stderr[-3000:]
         releases.append(project / "releases/ext/v1.0.0")

@@ -230,7 +230,9 @@ def test_imageclef_files_are_an_image_level_source_of_a_build(coco_build: Path, 
         path = clef / "annotations/raw" / f"{line.split()[0]}.txt"
         path.write_text(path.read_text() + "unicorn 0.333333\n")
     project = workflow_copy(tmp_path / "wf")
-    settings = COCO_TINY.replace("{names: [naive]}", "{enabled: false}") + f"raw_dir: {raw}\n"
+    settings = (
+        COCO_TINY.replace("{names: [naive]}", "{enabled: false}") + f"raw_dir: {raw}\njobs: {{in_process: true}}\n"
+    )
     config = write_config(project, settings)
     done = build(project, "--configfile", str(config))
     assert done.returncode == 0, done.stderr[-3000:]
