@@ -240,7 +240,7 @@ def mask_scope(data: Release, split: str, images: pd.DataFrame | None = None) ->
 
 
 @dataclass(frozen=True)
-class Scored:
+class ScoredSide:
     """What a mask task's run is scored on, found once from the release: the images of the side
     (``scored_images``), what is said of them (``mask_scope``), whom the run is scored against
     (``MaskSettings.truths``), and the humans whose ceiling is measured: every human where two of
@@ -252,7 +252,7 @@ class Scored:
     ceiling_humans: list[str]
 
     @classmethod
-    def of(cls, data: Release, settings: MaskSettings) -> Scored:
+    def of(cls, data: Release, settings: MaskSettings) -> ScoredSide:
         """``settings``' side of ``data``, its truths and the ceiling's humans."""
         images = scored_images(data, settings.split)
         people = humans(data)

@@ -473,7 +473,7 @@ def of_the_truth(
     return [d for d in detections if d["category_id"] in known]
 
 
-def scored_against(run: Run[Settings], scored: masks.Scored, who: str) -> tuple[dict[str, Any], dict[int, float]]:
+def scored_against(run: Run[Settings], scored: masks.ScoredSide, who: str) -> tuple[dict[str, Any], dict[int, float]]:
     """The run scored against ``who``'s regions of the scored images (``ranged``): the figures and
     each image's F1 at IoU 0.5, by release id."""
     truth = Truth.of(run.data, scored.images, who, lvis=run.settings.lvis)
@@ -531,7 +531,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     """COCOeval of the run against each truth (``masks.MaskSettings.truths``), per image F1 at IoU
     0.5 against the first, and the human ceiling."""
     data, settings = run.data, run.settings
-    scored = masks.Scored.of(data, settings)
+    scored = masks.ScoredSide.of(data, settings)
     truths = scored.truths
     against, per_image = {}, {}
     for who in truths:
@@ -662,7 +662,7 @@ def whole_truth(data: Release, images: pd.DataFrame, who: str, lvis: bool = Fals
     return truth, truth.header | {"images": entries, "annotations": annotations}
 
 
-def instances_ceiling(run: Run[Settings], scored: masks.Scored) -> dict[str, Any]:
+def instances_ceiling(run: Run[Settings], scored: masks.ScoredSide) -> dict[str, Any]:
     """Each human's regions as detections (score 1) against each other human's, scored as the run
     is (``ranged``: a range of images at a time, on the runner; COCO's area ranges, no TIDE): the
     mean AP of each, and over them. Under LVIS's only a human whose file gives its federated
