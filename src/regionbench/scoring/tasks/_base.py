@@ -83,10 +83,10 @@ class Settings:
         """Where an option of one method (``Method.options``) is given with another (``method``,
         resolved): the line that says so, else None."""
         chosen = getattr(self, "method", None)
-        defaults = {f.name: f for f in dataclasses.fields(self)}
+        fields = {f.name: f for f in dataclasses.fields(self)}
         for method in self.methods:
             for name in method.options:
-                f = defaults[name]
+                f = fields[name]
                 if method.name != chosen and getattr(self, name) != f.default:
                     return (
                         f"{f.metadata['flag']} is an option of --method {method.name}, not of --method {chosen}; "
