@@ -63,6 +63,7 @@ data = {
 data["audit_duplicates"] = audit_table()
 data["audit_labels"] = tables.read_parquet(inp.label_audit[0]) if inp.label_audit else labels.AUDIT.empty_table()
 found = json.loads(Path(inp.source).read_text(encoding="utf-8"))
+source_files = found.pop("files", [])
 # The split the collection's benchmark is scored on, decided here once for every reader of the release.
 annotated = {i for p in inp.regions for i in tables.read_parquet(p, ["image_id"])["image_id"].to_pylist()}
 split_of = {}
@@ -89,6 +90,7 @@ provenance = release.Provenance(
     images="embedded" if embed else "paths",
     statements={key: text for key, text in params.statements.items() if text},
     evaluation_split=evaluation_split,
+    source_files=source_files,
 )
 try:
     previous = history.previous_release(params.previous, params.dataset, params.version)

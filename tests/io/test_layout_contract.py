@@ -34,7 +34,8 @@ def test_capabilities_are_what_the_layouts_claim() -> None:
         name: sorted(c.__name__ for c in layouts.CAPABILITIES if isinstance(layout, c))
         for name, layout in layouts.registry().items()
     }
-    assert claimed["coco"] == ["DescribesSource", "Exports", "NamesCategories", "PreparesPieces"]
+    assert claimed["coco"] == ["DescribesSource", "Exports", "KeepsSourceFiles", "NamesCategories", "PreparesPieces"]
+    assert "KeepsSourceFiles" in claimed["coco-panoptic"]
     assert claimed["saiapr"] == ["Exports", "NamesCategories", "PublishesMeasures"]
 
 

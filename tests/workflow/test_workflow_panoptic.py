@@ -148,7 +148,7 @@ def test_cityscapes_and_ade20k_panoptic_trees_build_verify_and_export_back(
     done = regionbench_cli("export", str(folder), str(out), "--format", "coco-panoptic")
     assert done.returncode == 0, done.stderr
     for source in panoptic.sources(raw):
-        exported = out / f"annotations/panoptic_{source.split}.json"
+        exported = out / source.json  # the file where the source had it
         assert _quiet_pq(raw / source.json, exported)["All"]["pq"] == 1.0
         names = {a["file_name"].removesuffix("_gtFine_panoptic.png").removesuffix(".png") for a in
                  json.loads((raw / source.json).read_text())["annotations"]}  # fmt: skip

@@ -209,6 +209,7 @@ COVERAGE = pa.schema(
         ("annotator", pa.string()),
         ("source_image_id", pa.int64()),
         ("source_position", pa.int64()),
+        ("source_license", pa.int64()),
         ("ignore_mask", RLE),
         ("neg_category_ids", pa.list_(pa.int64())),
         ("not_exhaustive_category_ids", pa.list_(pa.int64())),

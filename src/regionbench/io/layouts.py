@@ -42,7 +42,9 @@ class ImageRecord:
     in name order (one who drew nothing covered it too), and ``source_ids`` the id each of them
     gives the image in their own file, where it differs from the release's numbering or may,
     and ``source_positions`` where their files list it (0 the first images entry, the files in
-    name order), where they are files that list images;
+    name order), where they are files that list images; ``source_licenses`` the licence id each
+    of their files gives the image (COCO's ``license``: an id of that file's ``licenses``, kept
+    as given so an export names the same licence);
     ``ignore`` per annotator the pixels they marked as neither a region nor background (a
     label map's void), which scoring leaves out; ``federated`` per annotator what their file
     states of the image's categories beyond its regions (LVIS's ``neg_category_ids`` and
@@ -57,6 +59,7 @@ class ImageRecord:
     known: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     source_ids: dict[str, int] = field(default_factory=dict)
     source_positions: dict[str, int] = field(default_factory=dict)
+    source_licenses: dict[str, int] = field(default_factory=dict)
     ignore: dict[str, np.ndarray] = field(default_factory=dict)
     federated: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
@@ -278,11 +281,24 @@ class DescribesSource(Layout, Protocol):
         (None where they say nothing)."""
 
 
+@runtime_checkable
+class KeepsSourceFiles(Layout, Protocol):
+    """A layout whose annotation files state things of themselves that its export writes back
+    (COCO's ``info`` and ``licenses`` table, whose ids the images name): the release keeps them
+    (manifest ``source_files``, ``pipeline.source.files``)."""
+
+    def source_files(self, root: Path) -> list[dict[str, Any]]:
+        """Each annotation file of the tree: ``annotator``, ``file`` (its path below the tree),
+        ``split``, ``folder`` (what its images' or maps' names are below) and what it states of
+        itself, as given (``info`` and ``licenses``; None where it has none)."""
+
+
 class ReleaseTables(Protocol):
     """What an export reads of a release (``regionbench.release.loader.Release`` is one): its
-    folder, and its tables as Arrow, verified as the release was."""
+    folder, its manifest, and its tables as Arrow, verified as the release was."""
 
     folder: Path
+    manifest: dict[str, Any]
 
     def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """The table ``name`` (only ``columns``, when given)."""
@@ -337,7 +353,7 @@ class Exports(Protocol):
         format's default). Returns what was written, a line each."""
 
 
-CAPABILITIES = (PreparesPieces, NamesCategories, DescribesSource, PublishesMeasures, Exports)
+CAPABILITIES = (PreparesPieces, NamesCategories, DescribesSource, KeepsSourceFiles, PublishesMeasures, Exports)
 
 
 def _members(protocol: type) -> dict[str, inspect.Signature | None]:

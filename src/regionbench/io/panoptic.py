@@ -41,6 +41,7 @@ from regionbench.io.layouts import (
     About,
     Exports,
     ImageRecord,
+    KeepsSourceFiles,
     NamesCategories,
     Reading,
     ReleaseTables,
@@ -320,14 +321,18 @@ class PanopticReader:
         row = image_row(image_id, self.shard, entry.image, image, entry.split)
         row |= attribution.read((listed, listed["_licenses"]) for _, listed, _ in (entry.annotations[w] for w in maps))
         found: list[tuple[dict[str, Any], np.ndarray | None]] = []
-        ignore, source_ids = {}, {}
+        ignore, source_ids, licences = {}, {}, {}
         for who, ids in maps.items():
             source_id, listed, annotation = entry.annotations[who]
             if _is_int(source_id):
                 source_ids[who] = int(source_id)
+            if _is_int(listed.get("license")):
+                licences[who] = int(listed["license"])
             png = f"{listed['_folder']}/{annotation['file_name']}"  # type: ignore[index]
             ignore[who] = self._regions(entry, who, png, ids, annotation["segments_info"], image_id, found)  # type: ignore[index]
-        return ImageRecord(entry.name, image, row, found, tuple(maps), source_ids=source_ids, ignore=ignore)
+        return ImageRecord(
+            entry.name, image, row, found, tuple(maps), source_ids=source_ids, ignore=ignore, source_licenses=licences
+        )
 
     def _regions(
         self, entry: Entry, who: str, png: str, ids: np.ndarray, segments: object, image_id: int, found: list[Any]
@@ -422,7 +427,7 @@ def _box(value: object) -> list[float] | None:
     return None
 
 
-class PanopticLayout(ImageRuns, NamesCategories, Exports):
+class PanopticLayout(ImageRuns, NamesCategories, KeepsSourceFiles, Exports):
     """The COCO panoptic format (module docstring)."""
 
     name = "coco-panoptic"
@@ -494,6 +499,20 @@ class PanopticLayout(ImageRuns, NamesCategories, Exports):
         rows = "".join(f"{name}\t{label}\n" for name, label in sorted(renamed.items()))
         (Path(out) / "category_names.tsv").write_text("name\tlabel\n" + rows, encoding="utf-8")
         return TreeVocabulary(tree.labels, {"labels": len(found), "renamed": len(renamed)})
+
+    def source_files(self, root: Path) -> list[dict[str, Any]]:
+        """Each panoptic file with its ``info`` and ``licenses`` as given, for exports to write back."""
+        return [
+            {
+                "annotator": source.annotator,
+                "file": source.json,
+                "split": source.split,
+                "folder": source.folder,
+                "info": read_source(root, source).get("info"),
+                "licenses": read_source(root, source).get("licenses"),
+            }
+            for source in sources(root)
+        ]
 
     def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
         """Each annotator's categories, ``isthing`` as ``has_instances``."""
@@ -589,7 +608,10 @@ def export_release(
     columns = ["image_id", "annotator", "region_id", "label", "category_id", "annotation_id", "iscrowd", "mask",
                "area_px", "bbox_x", "bbox_y", "bbox_w", "bbox_h", "source_area", *boxes]  # fmt: skip
     regions = release.arrow("regions", columns).sort_by([("image_id", "ascending"), ("region_id", "ascending")])
-    coverage = release.arrow("coverage", ["image_id", "annotator", "source_image_id"]).to_pylist()
+    given = release.arrow("coverage").column_names
+    kept = ["image_id", "annotator", "source_image_id", *(["source_license"] if "source_license" in given else [])]
+    coverage = release.arrow("coverage", kept).to_pylist()
+    files = {(f["annotator"], f["split"]): f for f in release.manifest.get("source_files") or []}
     found = sorted(set(regions["annotator"].to_pylist()) | {c["annotator"] for c in coverage})
     if annotator is not None and annotator not in found:
         raise InputError(
@@ -620,12 +642,24 @@ def export_release(
         covered = {c["image_id"]: c["source_image_id"] for c in coverage if c["annotator"] == who} or dict.fromkeys(
             rows
         )
+        licence_of = {c["image_id"]: c.get("source_license") for c in coverage if c["annotator"] == who}
+        where: dict[str, tuple[Path, Path]] = {}  # split -> its file and PNG folder: the source's, else named so
         documents: dict[str, dict[str, list[Any]]] = {}
         for image_id in sorted(covered):
             row, split = rows[image_id], split_of[image_id]
             stem = Path(names[image_id]).stem
-            document = documents.setdefault(split, {"images": [], "annotations": [], "licenses": licences})
-            (base / f"panoptic_{split}").mkdir(parents=True, exist_ok=True)
+            origin = files.get((who, split))
+            if split not in documents:  # the file the source gave, with what it states of itself, else ours
+                stated = {k: origin[k] for k in ("info", "licenses") if origin[k] is not None} if origin else {}
+                documents[split] = {"images": [], "annotations": [], **({} if origin else {"licenses": licences})}
+                documents[split] |= stated
+                where[split] = (
+                    (out / origin["file"], out / origin["folder"])
+                    if origin
+                    else (base / f"panoptic_{split}.json", base / f"panoptic_{split}")
+                )
+                where[split][1].mkdir(parents=True, exist_ok=True)
+            document = documents[split]
             own = by_image.get((who, image_id), [])
             ids = np.zeros((row["height"], row["width"]), dtype=np.uint32)
             info = []
@@ -644,18 +678,23 @@ def export_release(
                     "bbox": [as_written(v) for v in box],
                 })  # fmt: skip
             segments += len(info)
-            Image.fromarray(id_to_rgb(ids)).save(base / f"panoptic_{split}" / f"{stem}.png")
+            Image.fromarray(id_to_rgb(ids)).save(where[split][1] / f"{stem}.png")
             source_id = covered[image_id]
             number: int | str = int(source_id) if source_id is not None else stem.removesuffix("_leftImg8bit")
+            credit = about[image_id]
+            if origin:  # the licence id the source's entry gave, under the source's own table
+                credit = {k: v for k, v in credit.items() if k != "license"}
+                credit |= {"license": licence_of[image_id]} if licence_of.get(image_id) is not None else {}
             document["images"].append({"id": number, "file_name": names[image_id], "width": row["width"],
-                                       "height": row["height"]} | about[image_id])  # fmt: skip
+                                       "height": row["height"]} | credit)  # fmt: skip
             document["annotations"].append({"image_id": number, "file_name": f"{stem}.png", "segments_info": info})
         listed = [{k: v for k, v in c.items() if k != "_label"} for c in categories]
         for split, document in documents.items():
             text = json.dumps(
                 document | {"categories": listed}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
             )
-            (base / f"panoptic_{split}.json").write_text(text + "\n", encoding="utf-8")
+            where[split][0].parent.mkdir(parents=True, exist_ok=True)
+            where[split][0].write_text(text + "\n", encoding="utf-8")
     if images is not None:
         for image_id, content in image_files(release, Path(images), sorted(rows)):
             target = out / "images" / split_of[image_id] / names[image_id]

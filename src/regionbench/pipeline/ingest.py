@@ -171,7 +171,7 @@ def _measure(measures: Measures, record: layouts.ImageRecord, found: list[tuple[
 
 def _coverage(record: layouts.ImageRecord) -> list[dict[str, Any]]:
     """The ``coverage`` rows of an accepted image: each annotator who covered it, the id their
-    file gives it and where their files list it, the pixels they marked as neither region nor background and the categories
+    file gives it, where their files list it and the licence id it gives the image, the pixels they marked as neither region nor background and the categories
     their file says are absent or not exhaustively annotated (LVIS)."""
     return [
         {
@@ -179,6 +179,7 @@ def _coverage(record: layouts.ImageRecord) -> list[dict[str, Any]]:
             "annotator": a,
             "source_image_id": record.source_ids.get(a),
             "source_position": record.source_positions.get(a),
+            "source_license": record.source_licenses.get(a),
             "ignore_mask": geometry.rle(record.ignore[a]) if a in record.ignore and record.ignore[a].any() else None,
             **record.federated.get(a, {}),
         }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from regionbench.release.manifest import OTHER, UNKNOWN
 
@@ -51,6 +52,16 @@ def describe(
         if isinstance(kind, layouts.DescribesSource):
             found |= {k: v for k, v in kind.describe_source(Path(root)).items() if v is not None}
     return found | {k: v for k, v in configured.items() if k in FIELDS and v is not None}
+
+
+def files(layout: str, root: str | Path, generated: bool) -> list[dict[str, Any]]:
+    """The tree's annotation files as its exports write them back (``io.layouts.KeepsSourceFiles``:
+    each file's own statements, COCO's ``info`` and ``licenses``); none for a generated collection
+    or a layout whose files state nothing of themselves."""
+    from regionbench.io import layouts
+
+    kind = layouts.get(layout)
+    return [] if generated or not isinstance(kind, layouts.KeepsSourceFiles) else kind.source_files(Path(root))
 
 
 def embeds(source: dict[str, str | None], asked: str) -> bool:

@@ -116,6 +116,9 @@ class Provenance:
     statements: dict[str, str] | None = None
     # the collection's own split its benchmark is scored on (core.splits.evaluation_split), or None
     evaluation_split: str | None = None
+    # the annotation files as the source gave them, what they state of themselves (COCO's info and
+    # licenses), so that an export writes the same files back (pipeline.source.files)
+    source_files: list[dict[str, Any]] | None = None
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

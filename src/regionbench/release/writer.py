@@ -219,6 +219,7 @@ def _manifest(
         "source": provenance.source,
         "images": provenance.images,
         "evaluation_split": provenance.evaluation_split,
+        "source_files": provenance.source_files or [],
         "statements": dict(sorted((provenance.statements or {}).items())),
         "previous": None
         if previous_manifest is None or diff is None

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from regionbench.io.coco.known import identify
 from regionbench.io.coco.split import licence_table
 
-__all__ = ["ADDRESSES", "licence_table", "read", "written"]
+__all__ = ["ADDRESSES", "licence_table", "read", "stated_source", "written"]
 
 ADDRESSES = {"url": "coco_url", "original_url": "flickr_url"}  # column -> the entry's key
 
@@ -49,3 +50,34 @@ def written(credits: Mapping[int, Mapping[str, Any]]) -> tuple[list[dict[str, An
             entry["license"] = number[(r["license"] or "", r["license_url"] or "")]
         entries[image_id] = entry
     return table, entries
+
+
+def stated_source(files: Iterable[tuple[object, object, list[Any]]]) -> dict[str, str | None]:
+    """What a collection's COCO files (each its ``info``, ``licenses`` and ``images`` values, in
+    annotator order) state of it: ``name`` and ``homepage`` from the first file whose ``info`` has
+    a ``description`` or ``url``; ``license`` when every image entry of every file names a licence
+    of its file's ``licenses`` table: that licence, or "per image" and their names when they
+    differ (each image's is its ``images.license``); the ``citation`` the collection asks for
+    where ``info`` names one it knows (``known``: COCO, LVIS). None where the files say nothing,
+    or not of every image."""
+    found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": None}
+    used: set[str] = set()
+    unlicensed = False
+    for info, licences, images in files:
+        if isinstance(info, dict):
+            for field, key in (("name", "description"), ("homepage", "url")):
+                if found[field] is None and isinstance(info.get(key), str) and info[key].strip():
+                    found[field] = info[key].strip()
+        table = licence_table(licences)
+        for entry in images:
+            named = table.get(str(entry.get("license"))) if isinstance(entry, dict) else None
+            if named is None or not (named["name"] or named["url"]):
+                unlicensed = True
+            else:
+                used.add(str(named["name"] or named["url"]))
+    if used and not unlicensed:
+        found["license"] = next(iter(used)) if len(used) == 1 else "per image: " + "; ".join(sorted(used))
+    if (known := identify(found["name"], found["homepage"])) is not None:  # COCO, LVIS: cited as they ask
+        found["citation"] = known.citation
+        found["homepage"] = found["homepage"] or known.homepage
+    return found

@@ -5,13 +5,14 @@ under its ``supercategory``, every supercategory under ``entity``, ids registere
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from regionbench.core.hierarchy import Hierarchy, Node
+from regionbench.io.coco import attribution
 from regionbench.io.coco.ingest import SEGMENT, category_label, mapped_label, sources
-from regionbench.io.coco.known import identify
-from regionbench.io.coco.split import check_file, is_id, licenses, streamed_annotations, top_level, uncategorised
+from regionbench.io.coco.split import check_file, is_id, streamed_annotations, top_level, uncategorised
 from regionbench.io.layouts import Reading, TreeVocabulary
 from regionbench.io.shards import IngestError
 
@@ -141,32 +142,35 @@ def source_categories(root: str | Path, reading: Reading) -> list[dict[str, Any]
 
 
 def describe_source(root: str | Path) -> dict[str, str | None]:
-    """What the tree's COCO files state of their collection: ``name`` and ``homepage`` from the
-    first file (by annotator) whose ``info`` has a ``description`` or ``url``; ``license`` when
-    every image entry of every file names a licence of its file's ``licenses`` table: that
-    licence, or "per image" and their names when they differ (each image's is its
-    ``images.license``); the ``citation`` the collection asks for where ``info`` names one it
-    knows (``known``: COCO, LVIS). None where the files say nothing, or not of every image."""
-    found: dict[str, str | None] = {"name": None, "homepage": None, "citation": None, "license": None}
-    used: set[str] = set()
-    unlicensed = False
-    for path in (source.path for source in sources(root)):
-        info = top_level(path, "info")
-        if isinstance(info, dict):
-            for field, key in (("name", "description"), ("homepage", "url")):
-                if found[field] is None and isinstance(info.get(key), str) and info[key].strip():
-                    found[field] = info[key].strip()
-        table = licenses(path)
-        images, _ = check_file(path)
-        for entry in images:
-            named = table.get(str(entry.get("license"))) if isinstance(entry, dict) else None
-            if named is None or not (named["name"] or named["url"]):
-                unlicensed = True
-            else:
-                used.add(str(named["name"] or named["url"]))
-    if used and not unlicensed:
-        found["license"] = next(iter(used)) if len(used) == 1 else "per image: " + "; ".join(sorted(used))
-    if (known := identify(found["name"], found["homepage"])) is not None:  # COCO, LVIS: cited as they ask
-        found["citation"] = known.citation
-        found["homepage"] = found["homepage"] or known.homepage
-    return found
+    """What the tree's COCO files state of their collection (``attribution.stated_source`` of
+    each file's ``info``, ``licenses`` and ``images``)."""
+    return attribution.stated_source(
+        (_stated(path, "info"), _stated(path, "licenses"), check_file(path)[0])
+        for path in (source.path for source in sources(root))
+    )
+
+
+@cache
+def _stated(path: Path, key: str) -> object:
+    """A file's top-level ``info`` or ``licenses`` value (``split.top_level``): small values, each
+    file streamed once a process for both what the source states and its files' own record."""
+    return top_level(path, key)
+
+
+def source_files(root: str | Path) -> list[dict[str, Any]]:
+    """Each instances file of the tree as the release keeps it for exports to write back: its
+    annotator, its path below the tree (``file``), the split it holds (None in an export's
+    tree), the folder its images' file names are below (``images/``; COCO's own tree: the
+    split's; None: LVIS's, which names images by ``coco_url``) and its top-level ``info`` and ``licenses`` as
+    given (None where the file has none), in the files' order."""
+    return [
+        {
+            "annotator": source.annotator,
+            "file": source.shown,
+            "split": source.split,
+            "folder": None if source.by_url else source.folder if source.split is not None else "images/",
+            "info": _stated(source.path, "info"),
+            "licenses": _stated(source.path, "licenses"),
+        }
+        for source in sources(root)
+    ]

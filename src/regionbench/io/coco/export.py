@@ -175,25 +175,73 @@ def _categories(
     return categories, [known[label] for label in labels]
 
 
+def _source_files(release: ReleaseTables) -> list[dict[str, Any]]:
+    """The annotation files the release was built from, as it keeps them (manifest
+    ``source_files``; none in a release made before it kept them)."""
+    return list(release.manifest.get("source_files") or [])
+
+
+def _files_of(
+    who: str, ids: list[int], split_of: dict[int, str | None], files: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any] | None, list[int]]]:
+    """Where ``who``'s images go: each of their source files with its images (by the split it
+    holds when they came in several), so the export writes the files that came in; else (no
+    source file, or an image no file's split holds) one file, ``None``, with all of them."""
+    own = [f for f in files if f["annotator"] == who]
+    if len(own) == 1:
+        return [(own[0], ids)]
+    by_split = {f["split"]: f for f in own}
+    if not own or None in by_split or any(split_of[i] not in by_split for i in ids):
+        return [(None, ids)]
+    return [(f, [i for i in ids if split_of[i] == f["split"]]) for f in own]
+
+
+def _licence_ids(coverage: pa.Table, who: str | None) -> dict[int, int]:
+    """Image id -> the licence id ``who``'s file gives it (``coverage.source_license``); with
+    ``who`` None, the first any annotator's file gives it."""
+    if "source_license" not in coverage.column_names:
+        return {}
+    rows = coverage.select(["image_id", "annotator", "source_license"]).to_pylist()
+    found: dict[int, int] = {}
+    for r in rows:
+        if r["source_license"] is not None and (who is None or r["annotator"] == who):
+            found.setdefault(r["image_id"], r["source_license"])
+    return found
+
+
+def _one_licence_table(files: list[dict[str, Any]]) -> list[Any] | None:
+    """The ``licenses`` every source file gives, when they give one and the same (COCO's train and
+    val files do): what a file made of several annotators' readings (the consensus) can name."""
+    tables_given = [json.dumps(f["licenses"], sort_keys=True) for f in files]
+    if not files or len(set(tables_given)) != 1 or files[0]["licenses"] is None:
+        return None
+    return list(files[0]["licenses"])
+
+
 def export_release(
     release: ReleaseTables, out: str | Path, images: str | Path | None = None, annotator: str | None = None
 ) -> dict[str, int]:
     """Write ``release`` (a loaded release, ``ReleaseTables``) as a COCO tree under ``out`` (a new folder).
 
-    One instances file per annotator, ``annotations/<annotator>.json`` (the derived consensus as
-    ``derived-consensus.json``): every annotator who covered an image, or only ``annotator``.
-    Its ``images`` are the images the annotator covered, by release image id and file name;
-    each region is an annotation with its compressed RLE, box, area and ``iscrowd`` (box and
-    area as the source gave them, ``_instances``). Categories are the source's as its file named
-    them, where the release keeps them (``_categories``); an LVIS file's federated lists and
-    category frequencies and synonyms are written back.
-    With ``images`` (the raw tree) the image files are copied into ``images/``, each checked
+    Each annotator's readings go back to the files they came in (manifest ``source_files``): the
+    same paths (COCO's own tree: ``annotations/instances_<split>.json`` with the images in
+    ``<split>/``), each with its ``info`` and ``licenses`` as given and every image's licence id
+    as its entry gave it. A release without them (or the derived consensus, as
+    ``annotations/derived-consensus.json``) gets one file per annotator,
+    ``annotations/<annotator>.json``, under a licence table numbered from 1 in (name, url) order
+    unless every source file gives the same table. Every annotator who covered an image is
+    written, or only ``annotator``. A file's ``images`` are the images the annotator covered, by
+    the ids their file gave them; each region is an annotation with its compressed RLE, box, area
+    and ``iscrowd`` (box and area as the source gave them, ``_instances``) under its source id.
+    Categories are the source's as its file named them, where the release keeps them
+    (``_categories``); an LVIS file's federated lists and category frequencies and synonyms are
+    written back. With ``images`` (the raw tree) the image files are copied in, each checked
     against the sha256 the release records.
 
-    Returns the number of annotators, images and regions written.
+    Returns the number of files, annotators, images and regions written.
     """
     out = Path(out)
-    image_rows = release.arrow("images", ["image_id", "path", "width", "height", "sha256"])
+    image_rows = release.arrow("images", ["image_id", "path", "split", "width", "height", "sha256"])
     regions = release.arrow("regions").sort_by([("image_id", "ascending"), ("region_id", "ascending")])
     coverage = release.arrow("coverage")
     drawn = set(regions["annotator"].to_pylist())
@@ -209,32 +257,60 @@ def export_release(
     written = regions.filter(pc.is_in(regions["annotator"], pa.array(chosen, pa.string())))
 
     by_id = {row["image_id"]: row for row in image_rows.to_pylist()}
-    licences, about = attribution.written(image_credits(release))
+    split_of = {image_id: row["split"] for image_id, row in by_id.items()}
+    sources = _source_files(release)
+    renumbered, about = attribution.written(image_credits(release))
+    shared = _one_licence_table(sources)
     files = {image_id: _file_name(row["path"]) for image_id, row in by_id.items()}
     (out / "annotations").mkdir(parents=True)
+    documents = 0
     for who in chosen:
         own = coverage.filter(pc.equal(coverage["annotator"], who))
         covered = own["image_id"].to_pylist()
         mine = regions.filter(pc.equal(regions["annotator"], who))
-        ids = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
-        numbered, lists = _source_image_ids(own, ids), _federated(own)
-        ids = _in_source_order(own, ids)
-        entries = [
-            {"id": numbered[i], "file_name": files[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
-            | about[i]
-            | lists.get(i, {})
-            for i in ids
-        ]
+        every = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
+        lists = _federated(own)
         categories, category_ids = _categories(who, named, vocabulary, mine)
-        columns = mine.to_pydict()
-        columns["image_id"] = [numbered[i] for i in columns["image_id"]]
-        document = _instances(entries, columns, categories, category_ids) | {"licenses": licences}
-        name = CONSENSUS_FILE if who == tables.CONSENSUS else who
-        text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        (out / "annotations" / f"{name}.json").write_text(text + "\n", encoding="utf-8")
-    (out / "images").mkdir()
+        keys = list(zip(mine["image_id"].to_pylist(), mine["region_id"].to_pylist(), strict=True))
+        category_of = dict(zip(keys, category_ids, strict=True))
+        for source, ids in _files_of(who, every, split_of, sources):
+            numbered = _source_image_ids(own, ids)  # a file's ids are its own: unique within it
+            licence_of: dict[int, int] | None  # the ids as given; None: renumbered with the table
+            if source is not None:
+                licences, licence_of = source["licenses"], _licence_ids(coverage, who)
+                folder = source["folder"]
+                names = {i: by_id[i]["path"].removeprefix(folder) for i in ids} if folder is not None else {}
+                path = source["file"]
+            else:
+                licences, licence_of = (shared, _licence_ids(coverage, None)) if shared else (renumbered, None)
+                names = {i: files[i] for i in ids}
+                path = f"annotations/{CONSENSUS_FILE if who == tables.CONSENSUS else who}.json"
+            entries = []
+            for i in _in_source_order(own, ids):
+                entry = {"id": numbered[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
+                entry |= {"file_name": names[i]} if i in names else {}
+                credit = {k: v for k, v in about[i].items() if k != "license"} if licence_of is not None else about[i]
+                entry |= credit | ({"license": licence_of[i]} if licence_of and i in licence_of else {})
+                entries.append(entry | lists.get(i, {}))
+            part = mine.filter(pc.is_in(mine["image_id"], pa.array(ids, pa.int64())))
+            columns = part.to_pydict()
+            ids_of = [category_of[k] for k in zip(columns["image_id"], columns["region_id"], strict=True)]
+            columns["image_id"] = [numbered[i] for i in columns["image_id"]]
+            document = _instances(entries, columns, categories, ids_of)
+            if source is not None and source["info"] is not None:
+                document["info"] = source["info"]
+            if licences is not None:
+                document["licenses"] = licences
+            text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            (out / path).parent.mkdir(parents=True, exist_ok=True)
+            (out / path).write_text(text + "\n", encoding="utf-8")
+            documents += 1
+    # An export's images below images/; COCO's own tree's in their split folders, as they came.
+    target = {i: row["path"] if sources else f"images/{files[i]}" for i, row in by_id.items()}
+    for folder in sorted({str(Path(t).parent) for t in target.values()} | (set() if sources else {"images"})):
+        (out / folder).mkdir(parents=True, exist_ok=True)
     if images is not None:
         for image_id, content in image_files(release, Path(images), sorted(by_id)):
-            (out / "images" / files[image_id]).parent.mkdir(parents=True, exist_ok=True)
-            (out / "images" / files[image_id]).write_bytes(content)
-    return {"annotators": len(chosen), "images": len(by_id), "regions": written.num_rows}
+            (out / target[image_id]).parent.mkdir(parents=True, exist_ok=True)
+            (out / target[image_id]).write_bytes(content)
+    return {"files": documents, "annotators": len(chosen), "images": len(by_id), "regions": written.num_rows}

@@ -370,6 +370,7 @@ class ShardReader:
                 yield ImageRecord(
                     name, image, row, found, tuple(self.covered.get(name, ())), source_ids=source_ids,
                     source_positions=self.positions.get(name, {}), federated={a: lists for a, lists in federated.items() if lists},
+                    source_licenses={a: e["license"] for a, e in entries.items() if split.is_id(e.get("license"))},
                 )  # fmt: skip
 
     def _regions(

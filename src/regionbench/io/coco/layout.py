@@ -14,6 +14,7 @@ from regionbench.io.layouts import (
     About,
     DescribesSource,
     Exports,
+    KeepsSourceFiles,
     NamesCategories,
     PreparesPieces,
     Reading,
@@ -23,7 +24,7 @@ from regionbench.io.layouts import (
 from regionbench.io.shards import default_shard_size, files_state, shard_names
 
 
-class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
+class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, KeepsSourceFiles, Exports):
     """``images/`` and one COCO instances file per annotator, ``annotations/<annotator>.json``; or
     COCO's and LVIS's own tree: split folders and one file per split (``split.shape``)."""
 
@@ -125,6 +126,12 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
 
         return describe_source(root)
 
+    def source_files(self, root: Path) -> list[dict[str, Any]]:
+        """Each instances file, its ``info`` and ``licenses`` as given (``categories.source_files``)."""
+        from regionbench.io.coco.categories import source_files
+
+        return source_files(root)
+
     def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
         """Each annotator file's categories as listed (``categories.source_categories``)."""
         from regionbench.io.coco.categories import source_categories
@@ -137,6 +144,6 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, Exports):
 
         counts = export_release(release, out, images=images, annotator=annotator)
         return [
-            f"{out}: {counts['annotators']} annotator files, {counts['images']} images, {counts['regions']} regions"
-            + ("" if images else "; images/ is empty: copy the image files in, or pass --images ROOT")
+            f"{out}: {counts['files']} files of {counts['annotators']} annotators, {counts['images']} images, "
+            f"{counts['regions']} regions" + ("" if images else "; no image files: copy them in, or pass --images ROOT")
         ]
