@@ -13,7 +13,7 @@ COMPILE := $(BIN)/python -m compileall -q -j 0 -x '/tests?/' src
 STAMP := $(VENV)/.installed-build
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: release test test-units lint bench clean
+.PHONY: test-machinery release test test-units lint bench clean
 
 $(BIN)/uv: constraints.txt
 	@echo "make: the virtual environment $(VENV), with uv (the installer)"
@@ -46,8 +46,14 @@ release: $(STAMP)
 	$(BIN)/regionbench build --cores 2
 
 # On every core (pytest-xdist); a test module stays on one worker, so its fixtures are made once.
+# Every behaviour; the machinery around a build has its own lane, test-machinery (CI runs both).
 test: $(TEST_STAMP)
-	$(BIN)/pytest -q -n auto --dist loadfile --ignore=tests/lint
+	$(BIN)/pytest -q -n auto --dist loadfile --ignore=tests/lint -m "not machinery and not slurm"
+
+# DVC flows and fresh clones of tags, stop signals, a machine at fault, the wheel, scoring as jobs
+# and on the SLURM test cluster (when it is up: tests/slurm/cluster.sh).
+test-machinery: $(TEST_STAMP)
+	$(BIN)/pytest -q -n auto --dist loadfile --ignore=tests/lint -m "machinery or slurm"
 
 # The fast lane: every test but the Snakemake builds and the SLURM cluster (a few minutes).
 test-units: $(TEST_STAMP)

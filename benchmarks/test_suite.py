@@ -1,8 +1,8 @@
 """What the test suite costs: its wall time, its CPU as the kernel counts it, and that CPU file by file.
 
-    .venv/bin/python benchmarks/test_suite.py [--lane test|test-units] [--top 25] [-- PYTEST ARGS]
+    .venv/bin/python benchmarks/test_suite.py [--lane test|test-machinery|test-units] [--top 25] [-- PYTEST ARGS]
 
-Runs the lane's pytest command (``make test``'s, or ``make test-units``'s) in this checkout with
+Runs the lane's pytest command (``make test``'s, ``make test-machinery``'s without the SLURM test, or ``make test-units``'s) in this checkout with
 ``REGIONBENCH_CPU_LOG`` set (tests/cpu_log.py: each test's CPU, its children's included), then
 prints the test files by CPU, the lane's wall time and its total CPU (user + system of pytest,
 its workers and every process under them: builds, jobs, CLI calls). Run it on a fresh clone, alone
@@ -24,7 +24,8 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 LANES = {
-    "test": ["-n", "auto", "--dist", "loadfile", "--ignore=tests/lint"],
+    "test": ["-n", "auto", "--dist", "loadfile", "--ignore=tests/lint", "-m", "not machinery and not slurm"],
+    "test-machinery": ["-n", "auto", "--dist", "loadfile", "--ignore=tests/lint", "-m", "machinery and not slurm"],
     "test-units": ["-n", "auto", "--dist", "loadfile", "--ignore=tests/lint", "-m", "not workflow and not slurm"],
 }
 

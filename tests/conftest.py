@@ -28,15 +28,23 @@ from regionbench.synthetic.saiapr import write_collection
 PROJECT = Path(__file__).resolve().parents[1]
 
 WORKFLOW_TESTS = Path(__file__).resolve().parent / "workflow"
+# The machinery around a build rather than what it builds: DVC flows and fresh clones of tags,
+# stop signals, a machine at fault, the wheel outside the checkout, scoring as jobs. Their own
+# lane (make test-machinery), which CI runs beside make test.
+MACHINERY = ("test_release_versions.py", "test_interrupt.py", "test_machine_faults.py", "test_wheel.py",
+             "test_scoring_jobs.py")  # fmt: skip
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The lane is the folder: every test under tests/workflow/ (a Snakemake build, or a test of
-    what one built) is marked ``workflow``, which ``make test-units`` leaves out."""
+    what one built) is marked ``workflow``, which ``make test-units`` leaves out; the
+    ``MACHINERY`` files' tests ``machinery``, which ``make test`` leaves to its own lane."""
     for item in items:
         if item.path.is_relative_to(WORKFLOW_TESTS):
             item.add_marker(pytest.mark.workflow)
+            if item.path.name in MACHINERY:
+                item.add_marker(pytest.mark.machinery)
 
 
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "schemas")  # the workflow without its library

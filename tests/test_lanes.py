@@ -53,3 +53,16 @@ def test_the_folder_decides_the_lane(request: pytest.FixtureRequest) -> None:
     assert items
     for item in items:
         assert (item.get_closest_marker("workflow") is not None) == item.path.is_relative_to(WORKFLOW), item.nodeid
+
+
+def test_make_test_and_the_machinery_lane_together_run_every_test() -> None:
+    """The machinery lane names files that exist, and ``make test`` and ``make test-machinery``
+    select complements: no test falls between the two lanes."""
+    import re
+
+    from conftest import MACHINERY
+
+    assert all((WORKFLOW / name).is_file() for name in MACHINERY), MACHINERY
+    makefile = (TESTS.parent / "Makefile").read_text(encoding="utf-8")
+    lanes = dict(re.findall(r'^(test|test-machinery): .*\n\t.*-m "([^"]+)"', makefile, re.MULTILINE))
+    assert lanes == {"test": "not machinery and not slurm", "test-machinery": "machinery or slurm"}
