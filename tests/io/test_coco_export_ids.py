@@ -12,37 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from layouts.in_process import Released, released
 from PIL import Image
 
 from regionbench.core import geometry, tables
 from regionbench.io import panoptic
 from regionbench.io.coco import split
 from regionbench.io.coco.export import export_release
-from regionbench.pipeline import source, vocabulary
-from regionbench.pipeline.ingest import IngestSettings, ingest_shard
 from regionbench.synthetic import panoptic as panoptic_synth
 
 H, W = 12, 16
 NAMES = ["cat", "dog", "bird", "fish"]
 IDS = st.integers(1, 10**9)
-
-
-class _Release:
-    """What an export reads of a release, made of the shards' tables in-process."""
-
-    def __init__(self, folder: Path, manifest: dict[str, Any], found: dict[str, pa.Table]) -> None:
-        self.folder, self.manifest, self.found = folder, manifest, found
-
-    def arrow(self, name: str, columns: list[str] | None = None) -> pa.Table:
-        table = self.found[name]
-        return table.select(columns) if columns else table
-
-    def image_sources(self, ids: list[int], root: str | Path | None = None) -> dict[int, Path | bytes]:
-        raise AssertionError("no image files are asked for")
 
 
 @st.composite
@@ -114,18 +98,12 @@ def _write(root: Path, collection: dict[str, Any]) -> None:
             Image.new("RGB", (W, H), (30 * k, 200 - 20 * k, 90)).save(root / folder / entry["file_name"])
 
 
-def _released(root: Path, words: dict[str, int] | None = None) -> _Release:
-    """The release's tables of the tree at ``root`` as the build assembles them, in-process."""
-    words = words or {name: k for k, name in enumerate(NAMES, 1)}
-    shards = [ingest_shard(root, name, words, layout="coco") for name in split.plan(root, None).names()]
-    found = {name: pa.concat_tables([getattr(s, name) for s in shards]) for name in ("images", "regions", "coverage")}
-    found["vocabulary"] = pa.table(
-        {"label_id": list(words.values()), "label": list(words), "parent": ["animal"] * len(words)}
-    )
-    found["source_categories"] = vocabulary.source_categories("coco", root, words, {})
-    manifest = json.loads(json.dumps({"source_files": source.files("coco", root, False)}, default=str))
-    assert all(s.report["images"]["rejected"] == 0 for s in shards), [s.rejects.to_pylist() for s in shards]
-    return _Release(root, manifest, found)
+def _released(root: Path, words: dict[str, int] | None = None) -> Released:
+    """The release's tables of the tree at ``root`` as the build makes them, in-process: every
+    image and region accepted."""
+    found = released(root, "coco", words or {name: k for k, name in enumerate(NAMES, 1)})
+    assert found.arrow("rejects").num_rows == 0, found.arrow("rejects").to_pylist()
+    return found
 
 
 def _as_given(document: dict[str, Any]) -> dict[str, Any]:
@@ -192,18 +170,9 @@ def test_a_panoptic_export_gives_back_each_file_s_info_and_licences(
             document["info"] = {"description": "panoptic", "version": data.draw(st.sampled_from(["1.0", "2"]))}
         (root / file.json).write_text(json.dumps(document))
         given_files[file.json] = document
-    words = {
-        label: k for k, label in enumerate(sorted(panoptic.LAYOUT.write_vocabulary(root, root.parent / "v").labels), 1)
-    }
-    shard = ingest_shard(root, "00", words, layout="coco-panoptic", settings=IngestSettings(shard_size=1000))
-    found = {name: getattr(shard, name) for name in ("images", "regions", "coverage")}
-    found["vocabulary"] = pa.table(
-        {"label_id": list(words.values()), "label": list(words), "parent": [None] * len(words)}
-    )
-    found["source_categories"] = vocabulary.source_categories("coco-panoptic", root, words, {})
-    manifest = json.loads(json.dumps({"source_files": source.files("coco-panoptic", root, False)}))
+    found = released(root, "coco-panoptic")
     out = root.parent / "export"
-    panoptic.export_release(_Release(root, manifest, found), out)
+    panoptic.export_release(found, out)
     for path, document in given_files.items():
         again = json.loads((out / path).read_text())
         assert again.get("info") == document.get("info") and again.get("licenses") == document.get("licenses")
