@@ -187,6 +187,8 @@ def settings_values(task: str) -> st.SearchStrategy[dict]:
         "png": st.sampled_from(["boundaries", "segments"]),
         "ignore": st.integers(0, 65535),
         "label_names": st.none() | st.dictionaries(st.integers(0, 255).map(str), st.sampled_from(["sky", "sea"])),
+        "resamples": st.integers(0, 5000),
+        "seed": st.integers(0, 2**32),
     }
     fields = [f.name for f in dataclasses.fields(tasks.get(task).Settings)]
     return st.fixed_dictionaries({name: strategies[name] for name in fields})

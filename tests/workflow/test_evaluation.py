@@ -602,3 +602,80 @@ def test_every_task_names_what_it_scores_and_refuses_what_lies_outside(
     for key in headline[task]:
         value = value[key]
     assert value == pytest.approx(1.0)
+
+
+def test_a_label_map_run_s_intervals_are_the_bootstrap_a_numpy_loop_computes(tiny_build: Path, tmp_path: Path) -> None:
+    """Each resample's mIoU and pixel accuracy are mmseg's sums over its drawn images (images
+    sorted by their files' stems, ``rng.integers(0, n, size=n)`` in order, a drawn image counted
+    as often as drawn), and the interval is numpy's 2.5 and 97.5 percentiles of them."""
+    from PIL import Image
+
+    folder, ignore = tiny_build / VERSION, 65535
+    written = truth_label_maps(folder, tmp_path / "truth", ignore=ignore)
+    (tmp_path / "run").mkdir()
+    data = regionbench.load(folder)
+    for k, image_id in enumerate(written):  # every third image a third wrong: images differ
+        p = np.asarray(Image.open(tmp_path / "truth" / f"{image_id}.png")).astype(np.int64)
+        if k % 3 == 0:
+            p[: p.shape[0] // 3] = 0
+        Image.fromarray(p.astype(np.uint16)).save(tmp_path / "run" / f"{image_id}.png")
+    found = tasks.evaluate(data, tmp_path / "run", "semantic", ignore=ignore, resamples=50, seed=7)
+    scored = _masks.scored_images(data, "test")
+    order = [
+        i for _, i in sorted((Path(p).stem, int(i)) for i, p in zip(scored["image_id"], scored["path"], strict=True))
+    ]
+    assert sorted(order) == sorted(written)
+    truth = [np.asarray(Image.open(tmp_path / "truth" / f"{i}.png")).astype(np.int64) for i in order]
+    predicted = [np.asarray(Image.open(tmp_path / "run" / f"{i}.png")).astype(np.int64) for i in order]
+    labels = set(data.vocabulary["label_id"].astype(int))
+    rng = np.random.default_rng(7)
+    for b in range(50):
+        drawn = rng.integers(0, len(order), size=len(order))
+        expected = mmseg_figures([truth[j] for j in drawn], [predicted[j] for j in drawn], labels, ignore)
+        for name in ("miou", "pixel_accuracy"):
+            assert found["resampled"]["values"][name][b] == pytest.approx(expected[name], abs=1e-12), (name, b)
+    for name in ("miou", "pixel_accuracy"):
+        low, high = np.percentile(found["resampled"]["values"][name], [2.5, 97.5])
+        assert found["intervals"][name] | {"low": low, "high": high} == found["intervals"][name]
+        assert found["intervals"][name]["low"] < found["measures"][name] < found["intervals"][name]["high"]
+    assert tasks.evaluate(data, tmp_path / "run", "semantic", ignore=ignore, resamples=0).get("intervals") is None
+
+
+def test_compare_pairs_two_runs_resamples_and_refuses_runs_that_do_not_pair(tiny_build: Path, tmp_path: Path) -> None:
+    """``compare A B``: B - A of each headline measure, its paired interval and p-value from the
+    two reports' resamples (the same images drawn for both); a run against itself differs by 0
+    with p = 1; runs resampled otherwise are refused in one line."""
+    from PIL import Image
+
+    from regionbench.core import tables
+    from regionbench.scoring import compare
+
+    folder, ignore = tiny_build / VERSION, 65535
+    written = truth_label_maps(folder, tmp_path / "truth", ignore=ignore)
+    (tmp_path / "worse").mkdir()
+    for k, image_id in enumerate(written):  # a known share of images made worse
+        p = np.asarray(Image.open(tmp_path / "truth" / f"{image_id}.png")).astype(np.int64)
+        if k % 2 == 0:
+            p[: p.shape[0] // 2] = 0
+        Image.fromarray(p.astype(np.uint16)).save(tmp_path / "worse" / f"{image_id}.png")
+    data = regionbench.load(folder)
+    reports = {}
+    for name in ("truth", "worse"):
+        reports[name] = tasks.evaluate(data, tmp_path / name, "semantic", ignore=ignore, resamples=200)
+        tables.write_json(tmp_path / f"{name}.json", reports[name])
+    same = compare.compare(reports["truth"], reports["truth"])
+    assert all(row["difference"] == 0 and row["p"] == 1 for row in same["measures"].values())
+    found = compare.compare(reports["truth"], reports["worse"])
+    a, b = (np.array(reports[n]["resampled"]["values"]["miou"]) for n in ("truth", "worse"))
+    observed = reports["worse"]["measures"]["miou"] - reports["truth"]["measures"]["miou"]
+    row = found["measures"]["miou"]
+    assert row["difference"] == observed < 0
+    assert row["p"] == (1 + np.count_nonzero(b - a >= 0)) / 201
+    assert (row["low"], row["high"]) == tuple(np.percentile(b - a, [2.5, 97.5]))
+    done = regionbench_cli("compare", str(tmp_path / "truth.json"), str(tmp_path / "worse.json"))
+    assert done.returncode == 0, done.stderr
+    assert f"worse.json is worse than truth.json on miou: {observed:+.4f}" in done.stdout
+    other = tasks.evaluate(data, tmp_path / "worse", "semantic", ignore=ignore, resamples=200, seed=1)
+    tables.write_json(tmp_path / "seed1.json", other)
+    done = regionbench_cli("compare", str(tmp_path / "truth.json"), str(tmp_path / "seed1.json"))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--seed" in done.stderr

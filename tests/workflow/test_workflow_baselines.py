@@ -59,7 +59,10 @@ def test_label_map_releases_hold_the_pixel_classifier_scored_by_their_protocol(
         assert report["settings"]["method"] == method and report["split"] == "source"
         rows = _card_rows(built.folder)
         assert "pixels" in rows and "mIoU" in rows["method"], rows
-        assert float(rows["pixels"][rows["method"].index("mIoU")]) == round(report["measures"]["miou"], 4)
+        around = report["intervals"]["miou"]  # the card shows the figure with its interval
+        assert rows["pixels"][rows["method"].index("mIoU")] == (
+            f"{report['measures']['miou']:.4f} [{around['low']:.4f}, {around['high']:.4f}]"
+        )
         assert (extra is not None) == (reports / "panoptic.json").is_file() == (reports / "instances.json").is_file()
         if extra:
             assert rows["pixels"][rows["method"].index(extra)] != ""
@@ -79,7 +82,7 @@ def test_a_panoptic_release_s_things_are_scored_as_a_user_s_panoptic_and_instanc
         again = tasks.evaluate(data, predictions, task, split=released["settings"]["split"])
         assert tasks.measures(again) == tasks.measures(released)
     rows = _card_rows(built.folder)
-    assert rows["pixels"][rows["method"].index("PQ")] == f"{released_pq(built):.4f}"
+    assert rows["pixels"][rows["method"].index("PQ")].startswith(f"{released_pq(built):.4f} [")
 
 
 def released_pq(built: Built) -> float:

@@ -122,6 +122,54 @@ def test_a_panoptic_run_scores_as_the_coco_panoptic_api_scores_it(coco: Path, tm
     assert abs(ceiling["per_annotator"]["annotator2"]["pq"] - expected["All"]["pq"]) <= 1e-12
 
 
+def test_a_panoptic_run_s_intervals_resample_the_api_s_per_image_statistics(coco: Path, tmp_path: Path) -> None:
+    """Each resample's PQ, SQ and RQ (all, things, stuff) are ``pq_compute``'s per-image
+    statistics (``pq_compute_single_core`` of one image) summed over the drawn images, images
+    sorted by their files' stems and drawn as ``rng.integers(0, n, size=n)`` in order; and the
+    interval is numpy's 2.5 and 97.5 percentiles of them."""
+    from panopticapi.evaluation import PQStat, pq_compute_single_core
+
+    from regionbench.scoring import tasks
+
+    folder = coco / RELEASE
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
+    truth_export = tmp_path / "truth"
+    done = regionbench_cli(
+        "export", str(folder), str(truth_export), "--format", "coco-panoptic", "--annotator", "annotator1"
+    )
+    assert done.returncode == 0, done.stderr
+    truth = _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
+    ours = tasks.evaluate(regionbench.load(folder), run, "panoptic", split="all", annotator="annotator1", resamples=40,
+                          seed=3)  # fmt: skip
+    gt, pred = json.loads(truth.read_text()), json.loads(run.read_text())
+    categories = {c["id"]: c for c in gt["categories"]}
+    by_name = {a["file_name"]: a for a in pred["annotations"]}
+    per_image = {}
+    for annotation in gt["annotations"]:
+        with contextlib.redirect_stdout(io.StringIO()):
+            per_image[Path(annotation["file_name"]).stem] = pq_compute_single_core(
+                0, [(annotation, by_name[annotation["file_name"]])], str(truth.with_suffix("")),
+                str(run.with_suffix("")), categories,
+            )  # fmt: skip
+    order = sorted(per_image)
+    assert ours["resampled"]["images"] == len(order)
+    rng = np.random.default_rng(3)
+    for b in range(40):
+        total = PQStat()
+        for j in rng.integers(0, len(order), size=len(order)):
+            total += per_image[order[j]]
+        for group, isthing in (("all", None), ("things", True), ("stuff", False)):
+            expected, _ = total.pq_average(categories, isthing=isthing)
+            for key in ("pq", "sq", "rq"):
+                found = ours["resampled"]["values"].get(f"{group}.{key}")
+                if found is not None and found[b] is not None:
+                    assert abs(found[b] - expected[key]) <= 1e-12, (group, key, b)
+    values = ours["resampled"]["values"]["all.pq"]
+    low, high = np.percentile(values, [2.5, 97.5])
+    assert (ours["intervals"]["all.pq"]["low"], ours["intervals"]["all.pq"]["high"]) == (low, high)
+
+
 def test_the_worked_panoptic_example_runs(coco: Path) -> None:
     """docs/scoring.md's panoptic example: the output it shows is this release's."""
     from conftest import readme_blocks

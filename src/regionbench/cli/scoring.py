@@ -260,3 +260,34 @@ def add_baselines(sub: argparse._SubParsersAction) -> None:
         "--cores", type=numbers.argument(int, 1), help="processes to predict and score on (default: every core)"
     )
     bl.set_defaults(func=cmd_baselines)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from regionbench.core import tables
+    from regionbench.scoring import compare
+
+    reports = []
+    for path in (args.a, args.b):
+        try:
+            reports.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"{path}: not a readable report ({exc}); give two reports evaluate --out wrote") from None
+    result = compare.compare(reports[0], reports[1], (Path(args.a).name, Path(args.b).name))
+    print(compare.render(result))
+    if args.out:
+        tables.write_json(args.out, result)
+        print(f"comparison written to {args.out}")
+    return 0
+
+
+def add_compare(sub: argparse._SubParsersAction) -> None:
+    """compare: two runs' reports, B - A with paired bootstrap intervals."""
+    cp = sub.add_parser(
+        "compare",
+        help="B - A on each headline measure of two reports of the same release, task and options: the paired "
+        "bootstrap interval over images and a p-value",
+    )
+    cp.add_argument("a", metavar="A.json", help="the first run's report (evaluate --out)")
+    cp.add_argument("b", metavar="B.json", help="the second run's report, scored the same way")
+    cp.add_argument("--out", metavar="JSON", help="write the comparison here")
+    cp.set_defaults(func=cmd_compare)

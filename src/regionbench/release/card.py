@@ -78,10 +78,26 @@ def has_subsets(manifest: dict) -> bool:
     return bool(manifest["tables"].get("subsets", {}).get("rows"))
 
 
+class Bounded(float):
+    """A figure with its 95 % bootstrap interval (a report's ``intervals``): a float, shown with
+    its bounds, ``0.4321 [0.4100, 0.4530]``."""
+
+    low: float
+    high: float
+
+    def __new__(cls, value: float, low: float, high: float) -> Bounded:
+        figure = super().__new__(cls, value)
+        figure.low, figure.high = low, high
+        return figure
+
+
 def markdown_table(header: list[str], rows: list[list]) -> list[str]:
-    """A Markdown table of ``header`` and ``rows``, a float to four decimals: its lines."""
+    """A Markdown table of ``header`` and ``rows``, a float to four decimals (a ``Bounded`` one
+    with its interval): its lines."""
 
     def cell(v: object) -> str:
+        if isinstance(v, Bounded):
+            return f"{v:.4f} [{v.low:.4f}, {v.high:.4f}]"
         return f"{v:.4f}" if isinstance(v, float) else str(v)
 
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -539,8 +555,8 @@ def baseline_table(folder: Path, methods: Sequence[str] | None = None) -> tuple[
     """The reference methods' figures from their reports (``folder/<method>/<task>.json``, of
     ``methods`` only when given): the header (method, then each figure a report holds, in
     ``BASELINE_FIGURES`` order) and a row a method, with the humans' ceiling first where a report
-    has one (several annotators). A figure a method was not scored by is blank. No reports: an
-    empty header."""
+    has one (several annotators); a figure with an interval in its report is ``Bounded``. A figure
+    a method was not scored by is blank. No reports: an empty header."""
     reports = {
         (path.parent.name, path.stem): json.loads(path.read_text(encoding="utf-8"))
         for path in sorted(Path(folder).glob("*/*.json"))
@@ -548,8 +564,12 @@ def baseline_table(folder: Path, methods: Sequence[str] | None = None) -> tuple[
     }
     rows: dict[str, dict[str, float]] = {}
     for (method, task), report in reports.items():
+        intervals = report.get("intervals") or {}
         for column, path in BASELINE_FIGURES.get(task, ()):
             if (value := _at(report.get("measures"), path)) is not None:
+                around = intervals.get(path) or {}
+                if around.get("low") is not None:  # the figure with its interval
+                    value = Bounded(value, around["low"], around["high"])
                 rows.setdefault(method, {})[column] = value
         for column, path in HUMAN_FIGURES.get(task, ()):
             if (value := _at(report.get("human_ceiling"), path)) is not None:

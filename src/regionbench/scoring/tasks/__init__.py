@@ -356,14 +356,26 @@ def render(report: Mapping[str, Any], scoped: bool = True) -> str:
     ceiling = {k: v for k, v in (report.get("human_ceiling") or {}).items() if k != "per_annotator"}
     width = max([26, *(len(name) for name, _ in rows)])
 
+    intervals = report.get("intervals") or {}
+
     def line(name: str, value: object) -> str:
-        return f"{name:<{width}}  {value:.4f}" if isinstance(value, float) else f"{name:<{width}}  {value}"
+        if not isinstance(value, float):
+            return f"{name:<{width}}  {value}"
+        around = intervals.get(name) or {}
+        bounds = f" [{around['low']:.4f}, {around['high']:.4f}]" if around.get("low") is not None else ""
+        return f"{name:<{width}}  {value:.4f}{bounds}"
 
     lines = [scope.Scope(**report["scored"]).line()] if scoped else []
     lines += [head, "-" * len(head)]
     lines += [line(name, value) for name, value in rows[:counted]]
     lines += [f"note: {note}" for note in report.get("notes", [])]
     lines += [line(name, value) for name, value in rows[counted:]]
+    if intervals:
+        first = next(iter(intervals.values()))
+        lines.append(
+            f"[low, high]: {first['level']:.0%} intervals, {first['method']} ({first['resamples']} resamples, "
+            f"seed {first['seed']})"
+        )
     for kind, annotators in report.get("by_source", {}).items():
         lines.append(f"against the regions drawn by {kind}:")
         for annotator, measures in annotators.items():

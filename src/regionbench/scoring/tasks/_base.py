@@ -145,6 +145,18 @@ def _jsonable(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class Resampled(Settings):
+    """The options of a task whose headline measures carry a bootstrap interval over images
+    (``measures.bootstrap``): how many resamples and their seed."""
+
+    resamples: int = option(
+        1000, "--resamples", "bootstrap resamples over images for each headline measure's 95%% interval; 0: none",
+        type=natural, metavar="B",
+    )  # fmt: skip
+    seed: int = option(0, "--seed", "the seed of the resamples (numpy's default_rng)", type=natural, metavar="S")
+
+
+@dataclass(frozen=True)
 class Run(Generic[S]):
     """One scoring: the release and its hierarchy, the predictions' path, the task's settings
     (resolved against the release), what the task's ``read`` made of the predictions, and the

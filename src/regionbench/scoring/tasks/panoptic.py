@@ -34,11 +34,12 @@ import pandas as pd
 from regionbench.core import errors
 from regionbench.release.loader import Release
 from regionbench.scoring import results
+from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import panoptic_quality as measures
 from regionbench.scoring.measures.confusion import at_level
 from regionbench.scoring.runner import batches, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Run, Shape, TaskError
+from regionbench.scoring.tasks._base import Resampled, Run, Shape, TaskError
 
 CONVENTIONS = [
     "a predicted and a truth segment of one category match when IoU > 0.5; VOID pixels are left out of the union",
@@ -50,9 +51,9 @@ CONVENTIONS = [
 
 
 @dataclass(frozen=True)
-class Settings(masks.FileSettings):
+class Settings(masks.FileSettings, Resampled):
     """The panoptic task's settings: the file-per-image mask tasks' (split, annotator, every
-    annotator, missing images allowed)."""
+    annotator, missing images allowed) and the bootstrap's resamples."""
 
     def resolve(self, data: Release) -> Settings:
         """The reference annotator named where none is given."""
@@ -266,6 +267,7 @@ class Quality:
         self.tallies = {who: np.zeros((size, 4)) for who in self.truths}
         self.level_tallies = {depth: np.zeros((size, 4)) for depth in self.levels}
         self.per_image: dict[int, float] = {}
+        self.tally_by_image: dict[int, np.ndarray] = {}  # the first truth's: what the bootstrap sums
         self.split_of, self.counted = masks.source_split_of(self.images), Counter[str]()
         self.split_tallies: dict[str, np.ndarray] = {}  # the first truth's tallies per source split
         self.counts: Counter[str] = Counter()
@@ -306,6 +308,7 @@ class Quality:
                                crowds=image.crowds)  # fmt: skip
             for who, tally in image.tallies.items():
                 self.tallies[who] += tally
+            self.tally_by_image[image.image_id] = image.tallies[self.truths[0]]
             if (split := self.split_of.get(image.image_id)) is not None:
                 self.split_tallies[split] = self.split_tallies.get(split, 0) + image.tallies[self.truths[0]]
                 self.counted[split] += 1
@@ -337,6 +340,8 @@ class Quality:
             "conventions": CONVENTIONS,
             "notes": _notes(tally, counts["without"], len(self.images)),
         }
+        if self.run.settings.resamples and not self.run.settings.all_annotators:
+            report |= resampled(self.images, self.tally_by_image, known.things, self.run.settings, report["measures"])
         if self.run.settings.all_annotators:
             each = {who: measures.average(t) for who, t in self.tallies.items()}
             figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
@@ -344,6 +349,38 @@ class Quality:
             report["spread"] = masks.spread(list(each.values()), figures)
             report["measures"]["all"] = {k: v["mean"] for k, v in report["spread"].items()}
         return report
+
+
+def summary_figures(sums: np.ndarray, things: np.ndarray) -> dict[str, np.ndarray]:
+    """``measures.summary``'s PQ, SQ and RQ (all, things, stuff) of many summed tallies at once
+    (shape (k, categories, 4)): each figure's k values (NaN where no category counts)."""
+    each = np.stack([measures.per_category(t) for t in sums])  # (k, categories, 3)
+    counted = sums[:, :, measures.TP] + sums[:, :, measures.FP] + sums[:, :, measures.FN] > 0
+    out = {}
+    for group, members in (("all", np.ones_like(things)), ("things", things), ("stuff", ~things)):
+        where = counted & members[None, :]
+        n = where.sum(axis=1)
+        for j, name in enumerate(("pq", "sq", "rq")):
+            total = (each[:, :, j] * where).sum(axis=1)
+            out[f"{group}.{name}"] = np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
+    return out
+
+
+def resampled(
+    images: pd.DataFrame,
+    tallies: dict[int, np.ndarray],
+    things: np.ndarray,
+    settings: Settings,
+    headline: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of PQ, SQ and RQ
+    (all, things, stuff; those the run has a value of), the images resampled in the order of
+    their files' stems, as the run names its PNGs."""
+    order = sorted((Path(str(path)).stem, int(i)) for i, path in images[["image_id", "path"]].itertuples(index=False))
+    stacked = np.stack([tallies[i] for _, i in order])
+    values = bootstrap.additive(stacked, lambda sums: summary_figures(sums, things), settings.resamples, settings.seed)
+    kept = {k: v for k, v in values.items() if headline[k.split(".")[0]][k.split(".")[1]] is not None}
+    return bootstrap.report(kept, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:

@@ -28,14 +28,15 @@ import pandas as pd
 from regionbench.core import errors, geometry
 from regionbench.release.loader import Release
 from regionbench.scoring import protocols, results
+from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import confusion as measures
 from regionbench.scoring.runner import batches, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Method, Run, Shape, TaskError, natural, option
+from regionbench.scoring.tasks._base import Method, Resampled, Run, Shape, TaskError, natural, option
 
 
 @dataclass(frozen=True)
-class Settings(masks.FileSettings):
+class Settings(masks.FileSettings, Resampled):
     """The label-map task's settings."""
 
     ignore: int = option(
@@ -270,6 +271,9 @@ class Part:
     by_split: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     counted: Counter[str] = dataclasses.field(default_factory=Counter)
     weighted: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
+    # image id -> its (hit, true, predicted) pixels per class against the first truth: what the
+    # bootstrap over images sums (``class_counts``)
+    counts_by_image: dict[int, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
 @dataclass
@@ -318,6 +322,7 @@ class LabelMaps:
                     part.counted[split] += 1
                 part.counts.update(ignored=skipped, overlapped=clashing, abstained=abstaining, without=not given)
                 part.per_image |= accuracy
+                part.counts_by_image[image_id] = class_counts(matrix)
                 if self.weighted is not None and bench is not None:  # iIoU: an image without a map abstains
                     mapped = given.get(image_id, np.full(shapes[image_id], classes))
                     raw = values if values is not None else np.full(shapes[image_id], -1)
@@ -334,6 +339,7 @@ class LabelMaps:
         total.unknown.update(part.unknown)
         total.counted.update(part.counted)
         total.per_image |= part.per_image
+        total.counts_by_image |= part.counts_by_image
         if self.weighted is not None:
             self.weighted.apply(part.weighted)
 
@@ -379,6 +385,8 @@ class LabelMaps:
             report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
             report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
         report["notes"] = _notes(self.run.settings.ignore, self.run.given, self.coding, total.unknown, flat)
+        if self.run.settings.resamples and not self.run.settings.all_annotators:
+            report |= resampled(self.images, total.counts_by_image, self.run.settings)
         if self.run.settings.all_annotators:
             figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
             each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in total.matrices.items()}
@@ -386,6 +394,52 @@ class LabelMaps:
             report["spread"] = masks.spread(list(each.values()), list(figures))
             report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
         return report
+
+
+def class_counts(matrix: np.ndarray) -> np.ndarray:
+    """Per class, the pixels predicted right (hit), the truth's (true) and the prediction's
+    (predicted) of a confusion matrix (``confusion_of``: its last column no prediction): shape
+    (3, classes), all the flat figures need."""
+    classes = matrix.shape[0]
+    counts: np.ndarray = np.stack([np.diag(matrix[:, :classes]), matrix.sum(axis=1), matrix[:, :classes].sum(axis=0)])
+    return counts
+
+
+def flat_figures(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """``measures.measures``' headline figures of many summed ``class_counts`` at once (shape
+    (k, 3, classes)): each figure's k values, by the same formulas."""
+    hit, true, predicted = sums[:, 0], sums[:, 1], sums[:, 2]
+    union = true + predicted - hit
+    present, labelled = union > 0, true > 0
+    iou = np.divide(hit, union, out=np.zeros_like(hit), where=present)
+    accuracy = np.divide(hit, true, out=np.zeros_like(hit), where=labelled)
+    total = true.sum(axis=1)
+
+    def mean(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+        n = where.sum(axis=1)
+        found: np.ndarray = np.divide((values * where).sum(axis=1), n, out=np.zeros(len(values)), where=n > 0)
+        return found
+
+    share = np.divide(true, total[:, None], out=np.zeros_like(true), where=total[:, None] > 0)
+    return {
+        "pixel_accuracy": np.divide(hit.sum(axis=1), total, out=np.zeros(len(hit)), where=total > 0),
+        "mean_class_accuracy": mean(accuracy, labelled),
+        "miou": mean(iou, present),
+        "fwiou": (share * iou).sum(axis=1),
+        "miou_truth_classes": mean(iou, labelled),
+    }
+
+
+def resampled(images: pd.DataFrame, counts: Mapping[int, np.ndarray], settings: Settings) -> dict[str, Any]:
+    """The report's ``intervals`` (each flat headline figure's percentile bootstrap interval over
+    images, ``measures.bootstrap``) and ``resampled`` (the images in the order resampled, by
+    their files' stems, and each figure's value on every resample, which ``compare`` pairs)."""
+    order = sorted(
+        ((Path(str(path)).stem, int(i)) for i, path in images[["image_id", "path"]].itertuples(index=False)),
+    )
+    stacked = np.stack([counts[i] for _, i in order])
+    values = bootstrap.additive(stacked, flat_figures, settings.resamples, settings.seed)
+    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def headline(flat: dict[str, Any]) -> dict[str, Any]:
