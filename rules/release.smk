@@ -9,6 +9,8 @@ rule source:
         f"{RESULTS}/source.json",
     log:
         f"{LOGS}/source.log",
+    benchmark:
+        f"{LOGS}/benchmarks/source.tsv"
     resources:
         mem_mb=1000,  # the annotations are streamed
         runtime=10,

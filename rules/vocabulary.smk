@@ -17,6 +17,8 @@ rule categories:
         ),
     log:
         f"{LOGS}/categories.log",
+    benchmark:
+        f"{LOGS}/benchmarks/categories.tsv"
     resources:
         mem_mb=1000,  # the annotations are streamed
         runtime=10,
@@ -65,6 +67,8 @@ rule source_categories:
         f"{RESULTS}/source_categories.parquet",
     log:
         f"{LOGS}/source_categories.log",
+    benchmark:
+        f"{LOGS}/benchmarks/source_categories.tsv"
     resources:
         mem_mb=1000,  # the annotations are streamed
         runtime=10,

@@ -285,9 +285,27 @@ def test_a_first_build_is_forecast_by_the_reference_build_before_its_first_job()
     minutes, seconds = said.split(":")
     assert 0.5 * wall <= 60 * int(minutes) + int(seconds) <= 1.5 * wall, (line, wall)
     bigger = BuildProgress(io.StringIO(), live=False, checkpoints=CHECKPOINTS, forecast=CostModel.reference())
-    bigger.plan({**plan, "ingest": 2 * plan["ingest"], "prepare": 1, "total": 0})
+    bigger.plan({**plan, "ingest": 2 * plan["ingest"], "a_new_stage": 1, "total": 0})
     assert bigger.stage_costs()["ingest"] == pytest.approx(2 * p.stage_costs()["ingest"])
-    assert bigger.forecast(bigger.stage_costs()).endswith("; not forecast: prepare")
+    assert bigger.forecast(bigger.stage_costs()).endswith("; not forecast: a_new_stage")
+
+
+def test_every_stage_of_the_workflow_is_forecast_and_timed() -> None:
+    """Every rule the workflow has (its target aside) writes a benchmark file, which the next
+    build's forecast reads, and the reference builds shipped with the package time it, so a
+    first build's plan is forecast whole: agreement, a tree's own vocabulary and the reference
+    methods included."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    rules = {}
+    for path in [root / "Snakefile", *sorted((root / "rules").glob("*.smk"))]:
+        for block in re.split(r"\n(?=(?:rule|checkpoint) \w+:)", path.read_text()):
+            if m := re.match(r"(?:rule|checkpoint) (\w+):", block):
+                rules[m.group(1)] = block
+    rules.pop("all")
+    assert rules and [name for name, block in rules.items() if "benchmark:" not in block] == []
+    assert sorted(set(rules) - set(CostModel.reference().seconds)) == []
 
 
 def test_a_stage_the_workflow_cannot_add_is_not_forecast() -> None:
