@@ -247,7 +247,7 @@ def test_a_stop_signal_at_any_moment_ends_every_job_and_removes_the_work_folder(
         said = stderr.strip().splitlines()
         assert evaluate.returncode == 130 and said[-1].startswith("regionbench: interrupted"), stderr
         assert "Traceback" not in stderr
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30  # a loaded 2-core machine (CI runs three lanes at once) ends them slowly
     while (left := _scoring_processes(here)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, f"still running after evaluate stopped: {left}"
