@@ -87,19 +87,25 @@ def test_the_built_release_exports_back_to_what_the_pq_api_calls_identical(coco:
         )
 
 
+def _annotators_as_run_and_truth(coco: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """annotator2's files merged as a run, and annotator1's regions exported and merged as the
+    truth the COCO panoptic API scores it against."""
+    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
+    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
+    truth_export = tmp_path / "truth"
+    done = regionbench_cli(
+        "export", str(coco / RELEASE), str(truth_export), "--format", "coco-panoptic", "--annotator", "annotator1"
+    )
+    assert done.returncode == 0, done.stderr
+    return run, _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
+
+
 def test_a_panoptic_run_scores_as_the_coco_panoptic_api_scores_it(coco: Path, tmp_path: Path) -> None:
     """annotator2's files as a run against annotator1's regions: PQ, SQ, RQ (all, things, stuff)
     and per class equal ``pq_compute`` of the same files against annotator1's export, to 1e-12;
     with two annotators the human ceiling is the same pair both ways."""
     folder = coco / RELEASE
-    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
-    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
-    truth_export = tmp_path / "truth"
-    done = regionbench_cli(
-        "export", str(folder), str(truth_export), "--format", "coco-panoptic", "--annotator", "annotator1"
-    )
-    assert done.returncode == 0, done.stderr
-    truth = _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
+    run, truth = _annotators_as_run_and_truth(coco, tmp_path)
     expected = _quiet_pq(truth, run)
     report = tmp_path / "report.json"
     done = _evaluate(folder, run, "--annotator", "annotator1", "--out", str(report))
@@ -132,14 +138,7 @@ def test_a_panoptic_run_s_intervals_resample_the_api_s_per_image_statistics(coco
     from regionbench.scoring import tasks
 
     folder = coco / RELEASE
-    raw = next(p.parent for p in coco.glob("resources/**/annotations") if p.is_dir())
-    run = _merged(sorted((raw / "annotations/annotator2").glob("*.json")), tmp_path / "run" / "panoptic_run.json")
-    truth_export = tmp_path / "truth"
-    done = regionbench_cli(
-        "export", str(folder), str(truth_export), "--format", "coco-panoptic", "--annotator", "annotator1"
-    )
-    assert done.returncode == 0, done.stderr
-    truth = _merged(sorted((truth_export / "annotations").glob("*.json")), tmp_path / "gt" / "panoptic_gt.json")
+    run, truth = _annotators_as_run_and_truth(coco, tmp_path)
     ours = tasks.evaluate(regionbench.load(folder), run, "panoptic", split="all", annotator="annotator1", resamples=40,
                           seed=3)  # fmt: skip
     gt, pred = json.loads(truth.read_text()), json.loads(run.read_text())
