@@ -159,3 +159,27 @@ def test_thinning_is_scikit_image_s_pixel_for_pixel(
     if blobs:
         image = ndimage.binary_dilation(image & (rng.random(shape) < 0.1), iterations=int(rng.integers(1, 4)))
     assert np.array_equal(boundaries.thin(image), reference(image))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), images=st.integers(1, 12), levels=st.integers(2, 9))
+def test_each_resample_is_the_benchmark_of_its_drawn_images(seed: int, images: int, levels: int) -> None:
+    """The boundary task's bootstrap: on every resample (images drawn as ``rng.integers(0, n,
+    size=n)``), its ODS F, OIS F and AP are ``collect`` of the drawn images' counts, each drawn
+    image counted as often as drawn."""
+    from regionbench.scoring.measures import bootstrap
+    from regionbench.scoring.tasks import boundaries as task
+
+    rng = np.random.default_rng(seed)
+    counts = []
+    for _ in range(images):
+        sum_r, sum_p = rng.integers(0, 50, size=levels), np.sort(rng.integers(0, 60, size=levels))[::-1].copy()
+        counts.append(boundaries.ImageCounts(rng.integers(0, sum_r + 1), sum_r, rng.integers(0, sum_p + 1), sum_p))
+    thresholds = list(np.linspace(0.1, 0.9, levels))
+    stacked = np.stack([task.image_counts(c) for c in counts]).astype(float)
+    found = bootstrap.additive(stacked, lambda sums: task.benchmark_figures(sums, thresholds), 15, 4)
+    for b, drawn in enumerate(bootstrap.draws(images, 15, 4)):
+        expected = boundaries.collect(thresholds, [counts[j] for j in drawn])
+        assert found["ods.f"][b] == pytest.approx(expected.ods["f"], abs=1e-12)
+        assert found["ois.f"][b] == pytest.approx(expected.ois["f"], abs=1e-12)
+        assert found["ap"][b] == pytest.approx(expected.ap, abs=1e-12)

@@ -140,3 +140,30 @@ def test_a_partition_scores_the_same_whatever_its_first_label(data: st.DataObjec
     # BSDS's reading drops the segment labelled 0 from covering: no human region is covered better
     bsds, named = segments.score_image(renumbered(0), humans, True), segments.score_image(renumbered(0), humans)
     assert np.all(bsds.cnt_r <= named.cnt_r + 1e-9) and bsds.ri.tolist() == named.ri.tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), images=st.integers(1, 12), levels=st.integers(1, 6))
+def test_each_resample_is_the_region_benchmark_of_its_drawn_images(seed: int, images: int, levels: int) -> None:
+    """The segments task's bootstrap: on every resample (images drawn as ``rng.integers(0, n,
+    size=n)``), its covering, PRI and VI (ODS, OIS) are ``collect`` of the drawn images' scores,
+    each drawn image counted as often as drawn."""
+    from regionbench.scoring.measures import bootstrap
+    from regionbench.scoring.tasks import segments as task
+
+    rng = np.random.default_rng(seed)
+    scored = []
+    for _ in range(images):
+        sum_r = np.full(levels, float(rng.integers(100, 5000)))
+        cnt_r = np.round(sum_r * rng.uniform(0, 1, levels), 3)
+        ri, vi = rng.uniform(0.5, 1, levels), rng.uniform(0.5, 3, levels)
+        scored.append(segments.ImageScores(cnt_r, sum_r, cnt_r * 1.1, sum_r * 1.2, ri, vi, float(cnt_r.max() * 1.05)))
+    thresholds = list(np.linspace(0.1, 0.9, levels))
+    stacked = np.stack([task.image_sums(s) for s in scored])
+    found = bootstrap.additive(stacked, lambda sums: task.benchmark_figures(sums, levels), 15, 2)
+    for b, drawn in enumerate(bootstrap.draws(images, 15, 2)):
+        expected = segments.collect(thresholds, [scored[j] for j in drawn])
+        for name in ("covering", "pri", "vi"):
+            for kind in ("ods", "ois"):
+                value = getattr(expected, name)[kind]
+                assert found[f"{name}.{kind}"][b] == pytest.approx(value, rel=1e-12, abs=1e-12), (name, kind, b)

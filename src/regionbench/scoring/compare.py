@@ -92,7 +92,7 @@ def verdict(measure: str, row: Mapping[str, Any], names: tuple[str, str] = ("A",
     figures = f"{row['difference']:+.4f} [{row['low']:+.4f}, {row['high']:+.4f}], p = {row['p']:.3g}"
     if row["low"] > 0 or row["high"] < 0:
         higher = row["low"] > 0
-        better = higher != (measure in LOWER_IS_BETTER)
+        better = higher != (measure.split(".")[0] in LOWER_IS_BETTER)  # vi.ods: VI's
         return f"{b} is {'better' if better else 'worse'} than {a} on {measure}: {figures}"
     return f"{b} and {a} do not differ on {measure} at the {row['level']:.0%} level: {figures}"
 

@@ -28,10 +28,11 @@ import pandas as pd
 from regionbench.core import errors
 from regionbench.release.loader import Release
 from regionbench.scoring import results, runner
+from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import bsds_boundaries as measures
 from regionbench.scoring.runner import batches, gather, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Run, Shape, TaskError, option, unit_interval
+from regionbench.scoring.tasks._base import Resampled, Run, Shape, TaskError, option, unit_interval
 from regionbench.scoring.tasks.segments import segment_maps
 
 SOFT_LEVELS = 99  # evaluation_bdry_image.m's default number of thresholds of a soft map
@@ -39,8 +40,9 @@ BATCH = 4  # images a batch: an image's 99 maps take seconds, and a few images k
 
 
 @dataclass(frozen=True)
-class Settings(masks.BenchmarkSettings):
-    """The boundaries task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
+class Settings(masks.BenchmarkSettings, Resampled):
+    """The boundaries task's settings: the truth is every human but ``exclude`` (or ``annotator``);
+    the bootstrap's resamples."""
 
     max_dist: float = option(
         measures.MAX_DIST, "--max-dist", "the matching distance, a share of the image diagonal (0.0075, as BSDS)",
@@ -206,6 +208,8 @@ class Boundaries(masks.AgainstHumans):
             ),
             "conventions": conventions(settings.max_dist),
         }
+        if settings.resamples and not settings.all_annotators:
+            report |= resampled(self.images, ids, together, levels, settings)
         if settings.all_annotators:
             each = {a: measures.collect(levels, c) for a, c in self.total.each.items() if c}
             report["per_annotator"] = {
@@ -218,6 +222,45 @@ class Boundaries(masks.AgainstHumans):
             self.total.pooled if self.known_ceiling is None else self.known_ceiling
         )
         return report
+
+
+def image_counts(counts: measures.ImageCounts) -> np.ndarray:
+    """An image's cntR, sumR, cntP and sumP at each threshold and, last, at its own best
+    threshold (what OIS sums): shape (4, thresholds + 1), what the bootstrap over images sums."""
+    parts = np.stack([counts.cnt_r, counts.sum_r, counts.cnt_p, counts.sum_p])
+    best = int(np.argmax(measures.f_measure(measures._ratio(parts[0], parts[1]), measures._ratio(parts[2], parts[3]))))
+    return np.concatenate([parts, parts[:, best : best + 1]], axis=1)
+
+
+def benchmark_figures(sums: np.ndarray, levels: list[float]) -> dict[str, np.ndarray]:
+    """ODS F, OIS F and AP (``measures.collect``'s) of many summed ``image_counts`` at once
+    (shape (k, 4, thresholds + 1)): each figure's k values."""
+    out: dict[str, list[float]] = {"ods.f": [], "ois.f": [], "ap": []}
+    for counts in sums:
+        r, p = measures._ratio(counts[0, :-1], counts[1, :-1]), measures._ratio(counts[2, :-1], counts[3, :-1])
+        out["ods.f"].append(measures.max_f(np.asarray(levels, dtype=float), r, p)[3])
+        best = counts[:, -1]
+        out["ois.f"].append(
+            float(measures.f_measure(measures._ratio(best[0], best[1]), measures._ratio(best[2], best[3])))
+        )
+        out["ap"].append(measures.average_precision(r, p))
+    return {name: np.asarray(values) for name, values in out.items()}
+
+
+def resampled(
+    images: pd.DataFrame, ids: list[int], counts: list[measures.ImageCounts], levels: list[float], settings: Settings
+) -> dict[str, Any]:
+    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of ODS F, OIS F and
+    AP over the scored images, resampled in the order of their files' stems (as a run names its
+    maps)."""
+    stem = {int(i): Path(str(p)).stem for i, p in images[["image_id", "path"]].itertuples(index=False)}
+    of = dict(zip(ids, counts, strict=True))
+    order = sorted((stem[i], i) for i in ids)
+    stacked = np.stack([image_counts(of[i]) for _, i in order]).astype(np.float64)
+    values = bootstrap.additive(
+        stacked, lambda sums: benchmark_figures(sums, levels), settings.resamples, settings.seed
+    )
+    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:

@@ -25,15 +25,17 @@ import pandas as pd
 from regionbench.core import errors, geometry
 from regionbench.release.loader import Release
 from regionbench.scoring import results
+from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import bsds_regions as measures
 from regionbench.scoring.runner import batches, gather, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Run, Shape, TaskError, option
+from regionbench.scoring.tasks._base import Resampled, Run, Shape, TaskError, option
 
 
 @dataclass(frozen=True)
-class Settings(masks.BenchmarkSettings):
-    """The segments task's settings: the truth is every human but ``exclude`` (or ``annotator``)."""
+class Settings(masks.BenchmarkSettings, Resampled):
+    """The segments task's settings: the truth is every human but ``exclude`` (or ``annotator``);
+    the bootstrap's resamples."""
 
     zero_is_unlabelled: bool = option(
         False, "--zero-is-unlabelled", "label 0 of a prediction is no region for covering, as BSDS's code reads it "
@@ -196,6 +198,8 @@ class Regions(masks.AgainstHumans):
                 }
             ),
         }
+        if self.run.settings.resamples and not self.run.settings.all_annotators:
+            report |= resampled(self.images, ids, scored, self.run.settings)
         if self.run.settings.all_annotators:
             each = {}
             for a, mine in self.total.each.items():
@@ -205,6 +209,51 @@ class Regions(masks.AgainstHumans):
             report["spread"] = masks.spread(list(each.values()), ["covering", "pri", "vi"])
         report["human_ceiling"] = segments_ceiling(self.total.pairs)
         return report
+
+
+def image_sums(image: measures.ImageScores) -> np.ndarray:
+    """What an image adds to the benchmark's sums (its figures as ``measures.collect`` reads them,
+    printed as the published code prints them): per threshold cntR, sumR, RI and VI, then cntR
+    and sumR at its best threshold, its best RI and VI, cntR_best, and 1 (the image itself, for
+    the means): shape (4 thresholds + 6,), what the bootstrap over images sums."""
+    cnt_r, sum_r, ri, vi = (measures.printed(v) for v in (image.cnt_r, image.sum_r, image.ri, image.vi))
+    best = int(np.argmax(cnt_r / (sum_r + (sum_r == 0))))
+    tail = [cnt_r[best], sum_r[best], ri.max(), vi.min(), float(measures.printed(np.array(image.cnt_r_best))), 1.0]
+    return np.concatenate([cnt_r, sum_r, ri, vi, tail])
+
+
+def benchmark_figures(sums: np.ndarray, thresholds: int) -> dict[str, np.ndarray]:
+    """Covering, PRI and VI, ODS and OIS (``measures.collect``'s), of many summed ``image_sums``
+    at once (shape (k, 4 thresholds + 6)): each figure's k values."""
+    n = thresholds
+    cnt_r, sum_r, ri, vi = (sums[:, j * n : (j + 1) * n] for j in range(4))
+    oracle, oracle_sum, ri_best, vi_best, _, images = sums[:, 4 * n :].T
+    recall = cnt_r / (sum_r + (sum_r == 0))
+    return {
+        "covering.ods": recall.max(axis=1),
+        "covering.ois": np.divide(oracle, oracle_sum, out=np.zeros_like(oracle), where=oracle_sum > 0),
+        "pri.ods": (ri / images[:, None]).max(axis=1),
+        "pri.ois": ri_best / images,
+        "vi.ods": (vi / images[:, None]).min(axis=1),
+        "vi.ois": vi_best / images,
+    }
+
+
+def resampled(
+    images: pd.DataFrame, ids: list[int], scored: list[measures.ImageScores], settings: Settings
+) -> dict[str, Any]:
+    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of covering, PRI and
+    VI (ODS, OIS) over the scored images, resampled in the order of their files' stems (as a run
+    names its maps)."""
+    stem = {int(i): Path(str(p)).stem for i, p in images[["image_id", "path"]].itertuples(index=False)}
+    of = dict(zip(ids, scored, strict=True))
+    order = sorted((stem[i], i) for i in ids)
+    stacked = np.stack([image_sums(of[i]) for _, i in order])
+    thresholds = len(scored[0].cnt_r)
+    values = bootstrap.additive(
+        stacked, lambda sums: benchmark_figures(sums, thresholds), settings.resamples, settings.seed
+    )
+    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:
