@@ -1,4 +1,4 @@
-"""What a bootstrap interval costs beside the scoring it follows: the label-map and panoptic tasks'
+"""What a bootstrap interval costs beside the scoring it follows: the label-map, panoptic and BSDS tasks'
 1,000 resamples over images (``measures.bootstrap.additive`` of the per-image counts scoring
 already made), at three sizes, so that its growth shows.
 
@@ -6,7 +6,8 @@ already made), at three sizes, so that its growth shows.
 
 Per size, per-image counts are drawn as a run's would be (label maps: each image's hit, true and
 predicted pixels of 21 VOC classes and of 150 ADE20K classes, a few classes an image; panoptic:
-each image's TP, FP, FN and IoU sum of 133 COCO categories), then each task's figures are
+each image's TP, FP, FN and IoU sum of 133 COCO categories; BSDS boundaries: cntR, sumR, cntP
+and sumP at 99 thresholds; BSDS segments: covering, RI and VI sums at 5 scales), then each task's figures are
 resampled as ``evaluate`` resamples them. Timed in this process (CPU seconds). Prints a line per
 size and, last, one JSON object: the seconds per size and the growth exponent b of cost ~ n^b.
 """
@@ -21,7 +22,7 @@ import time
 import numpy as np
 
 from regionbench.scoring.measures import bootstrap
-from regionbench.scoring.tasks import panoptic, semantic
+from regionbench.scoring.tasks import boundaries, panoptic, segments, semantic
 
 
 def label_counts(rng: np.random.Generator, n: int, classes: int) -> np.ndarray:
@@ -60,13 +61,21 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     things = np.arange(133) < 80
-    found: dict[str, dict[int, float]] = {"voc": {}, "ade20k": {}, "panoptic": {}}
+    found: dict[str, dict[int, float]] = {k: {} for k in ("voc", "ade20k", "panoptic", "boundaries", "segments")}
     for n in args.images:
         voc, ade, tallies = label_counts(rng, n, 21), label_counts(rng, n, 150), panoptic_tallies(rng, n, 133)
         found["voc"][n] = timed(lambda: bootstrap.additive(voc, semantic.flat_figures, args.resamples, 0))  # noqa: B023
         found["ade20k"][n] = timed(lambda: bootstrap.additive(ade, semantic.flat_figures, args.resamples, 0))  # noqa: B023
         found["panoptic"][n] = timed(
             lambda: bootstrap.additive(tallies, lambda s: panoptic.summary_figures(s, things), args.resamples, 0)  # noqa: B023
+        )
+        counts = np.abs(rng.normal(100, 30, (n, 4, 100))).round()  # 99 thresholds and each image's best
+        found["boundaries"][n] = timed(
+            lambda: bootstrap.additive(counts, boundaries.benchmark_figures, args.resamples, 0)
+        )  # noqa: B023
+        sums = np.abs(rng.normal(100, 30, (n, 4 * 5 + 6))) + 1  # 5 scales
+        found["segments"][n] = timed(
+            lambda: bootstrap.additive(sums, lambda s: segments.benchmark_figures(s, 5), args.resamples, 0)  # noqa: B023
         )
         print(
             f"{n} images, {args.resamples} resamples: " + ", ".join(f"{k} {v[n]:.2f} s CPU" for k, v in found.items())

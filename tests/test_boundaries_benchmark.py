@@ -177,7 +177,7 @@ def test_each_resample_is_the_benchmark_of_its_drawn_images(seed: int, images: i
         counts.append(boundaries.ImageCounts(rng.integers(0, sum_r + 1), sum_r, rng.integers(0, sum_p + 1), sum_p))
     thresholds = list(np.linspace(0.1, 0.9, levels))
     stacked = np.stack([task.image_counts(c) for c in counts]).astype(float)
-    found = bootstrap.additive(stacked, lambda sums: task.benchmark_figures(sums, thresholds), 15, 4)
+    found = bootstrap.additive(stacked, task.benchmark_figures, 15, 4)
     for b, drawn in enumerate(bootstrap.draws(images, 15, 4)):
         expected = boundaries.collect(thresholds, [counts[j] for j in drawn])
         assert found["ods.f"][b] == pytest.approx(expected.ods["f"], abs=1e-12)

@@ -209,7 +209,7 @@ class Boundaries(masks.AgainstHumans):
             "conventions": conventions(settings.max_dist),
         }
         if settings.resamples and not settings.all_annotators:
-            report |= resampled(self.images, ids, together, levels, settings)
+            report |= resampled(self.images, ids, together, settings)
         if settings.all_annotators:
             each = {a: measures.collect(levels, c) for a, c in self.total.each.items() if c}
             report["per_annotator"] = {
@@ -232,23 +232,27 @@ def image_counts(counts: measures.ImageCounts) -> np.ndarray:
     return np.concatenate([parts, parts[:, best : best + 1]], axis=1)
 
 
-def benchmark_figures(sums: np.ndarray, levels: list[float]) -> dict[str, np.ndarray]:
+def benchmark_figures(sums: np.ndarray) -> dict[str, np.ndarray]:
     """ODS F, OIS F and AP (``measures.collect``'s) of many summed ``image_counts`` at once
     (shape (k, 4, thresholds + 1)): each figure's k values."""
-    out: dict[str, list[float]] = {"ods.f": [], "ois.f": [], "ap": []}
-    for counts in sums:
-        r, p = measures._ratio(counts[0, :-1], counts[1, :-1]), measures._ratio(counts[2, :-1], counts[3, :-1])
-        out["ods.f"].append(measures.max_f(np.asarray(levels, dtype=float), r, p)[3])
-        best = counts[:, -1]
-        out["ois.f"].append(
-            float(measures.f_measure(measures._ratio(best[0], best[1]), measures._ratio(best[2], best[3])))
-        )
-        out["ap"].append(measures.average_precision(r, p))
-    return {name: np.asarray(values) for name, values in out.items()}
+    r = measures._ratio(sums[:, 0, :-1], sums[:, 1, :-1])
+    p = measures._ratio(sums[:, 2, :-1], sums[:, 3, :-1])
+    best = sums[:, :, -1]
+    # ODS F: the largest F on the curve interpolated between consecutive thresholds (``max_f``'s
+    # points, every resample at once; the F is the same whichever point a tie gives it)
+    d = np.linspace(0, 1, measures.STEPS)
+    rr = r[:, 1:, None] * d + r[:, :-1, None] * (1 - d)
+    pp = p[:, 1:, None] * d + p[:, :-1, None] * (1 - d)
+    ods = np.maximum(measures.f_measure(r[:, 0], p[:, 0]), measures.f_measure(rr, pp).max(axis=(1, 2), initial=0.0))
+    return {
+        "ods.f": ods,
+        "ois.f": measures.f_measure(measures._ratio(best[:, 0], best[:, 1]), measures._ratio(best[:, 2], best[:, 3])),
+        "ap": np.array([measures.average_precision(r[j], p[j]) for j in range(len(sums))]),
+    }
 
 
 def resampled(
-    images: pd.DataFrame, ids: list[int], counts: list[measures.ImageCounts], levels: list[float], settings: Settings
+    images: pd.DataFrame, ids: list[int], counts: list[measures.ImageCounts], settings: Settings
 ) -> dict[str, Any]:
     """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of ODS F, OIS F and
     AP over the scored images, resampled in the order of their files' stems (as a run names its
@@ -257,9 +261,7 @@ def resampled(
     of = dict(zip(ids, counts, strict=True))
     order = sorted((stem[i], i) for i in ids)
     stacked = np.stack([image_counts(of[i]) for _, i in order]).astype(np.float64)
-    values = bootstrap.additive(
-        stacked, lambda sums: benchmark_figures(sums, levels), settings.resamples, settings.seed
-    )
+    values = bootstrap.additive(stacked, benchmark_figures, settings.resamples, settings.seed)
     return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
