@@ -429,6 +429,7 @@ def _add_options(
     """``task``'s options shown on ``parser`` (``add_arguments``): the names of their fields."""
     of_method = {name for method in settings.methods for name in method.options}
     shown = set()
+    groups: dict[str, Any] = {}  # title -> group: two classes the same tasks take share one
     for klass in reversed(settings.__mro__):
         if not (isinstance(klass, type) and issubclass(klass, Settings)):
             continue
@@ -436,7 +437,8 @@ def _add_options(
         if not fields:
             continue
         takers = [n for n, t in tasks.items() if issubclass(t.Settings, klass)]
-        group = parser.add_argument_group("every task" if len(takers) == len(tasks) else ", ".join(takers))
+        title = "every task" if len(takers) == len(tasks) else ", ".join(takers)
+        group = groups.get(title) or groups.setdefault(title, parser.add_argument_group(title))
         for f in fields:
             help = f.metadata["help"]
             if f.name == "method":
