@@ -503,15 +503,10 @@ class PanopticLayout(ImageRuns, NamesCategories, KeepsSourceFiles, Exports):
     def source_files(self, root: Path) -> list[dict[str, Any]]:
         """Each panoptic file with its ``info`` and ``licenses`` as given, for exports to write back."""
         return [
-            {
-                "annotator": source.annotator,
-                "file": source.json,
-                "split": source.split,
-                "folder": source.folder,
-                "info": read_source(root, source).get("info"),
-                "licenses": read_source(root, source).get("licenses"),
-            }
+            {"annotator": source.annotator, "file": source.json, "split": source.split, "folder": source.folder}
+            | {key: data.get(key) for key in ("info", "licenses")}
             for source in sources(root)
+            for data in [read_source(root, source)]
         ]
 
     def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
@@ -681,10 +676,8 @@ def export_release(
             Image.fromarray(id_to_rgb(ids)).save(where[split][1] / f"{stem}.png")
             source_id = covered[image_id]
             number: int | str = int(source_id) if source_id is not None else stem.removesuffix("_leftImg8bit")
-            credit = about[image_id]
-            if origin:  # the licence id the source's entry gave, under the source's own table
-                credit = {k: v for k, v in credit.items() if k != "license"}
-                credit |= {"license": licence_of[image_id]} if licence_of.get(image_id) is not None else {}
+            # the licence id the source's entry gave, under the source's own table
+            credit = attribution.as_given(about[image_id], licence_of.get(image_id)) if origin else about[image_id]
             document["images"].append({"id": number, "file_name": names[image_id], "width": row["width"],
                                        "height": row["height"]} | credit)  # fmt: skip
             document["annotations"].append({"image_id": number, "file_name": f"{stem}.png", "segments_info": info})

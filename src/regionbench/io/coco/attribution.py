@@ -15,7 +15,7 @@ from typing import Any
 from regionbench.io.coco.known import identify
 from regionbench.io.coco.split import licence_table
 
-__all__ = ["ADDRESSES", "licence_table", "read", "stated_source", "written"]
+__all__ = ["ADDRESSES", "as_given", "licence_table", "read", "stated_source", "written"]
 
 ADDRESSES = {"url": "coco_url", "original_url": "flickr_url"}  # column -> the entry's key
 
@@ -81,3 +81,9 @@ def stated_source(files: Iterable[tuple[object, object, list[Any]]]) -> dict[str
         found["citation"] = known.citation
         found["homepage"] = found["homepage"] or known.homepage
     return found
+
+
+def as_given(entry: Mapping[str, Any], licence: int | None) -> dict[str, Any]:
+    """An images entry's credit (``written``'s) under the source's own licence table: its
+    renumbered ``license`` replaced by the id the source's entry gave (``licence``; none: no id)."""
+    return {k: v for k, v in entry.items() if k != "license"} | ({"license": licence} if licence is not None else {})

@@ -196,16 +196,15 @@ def _files_of(
     return [(f, [i for i in ids if split_of[i] == f["split"]]) for f in own]
 
 
-def _licence_ids(coverage: pa.Table, who: str | None) -> dict[int, int]:
-    """Image id -> the licence id ``who``'s file gives it (``coverage.source_license``); with
-    ``who`` None, the first any annotator's file gives it."""
+def _licence_ids(coverage: pa.Table) -> dict[int, int]:
+    """Image id -> the licence id the files of ``coverage`` (one annotator's rows, or every one's)
+    give it (``coverage.source_license``): the first that gives one."""
     if "source_license" not in coverage.column_names:
         return {}
-    rows = coverage.select(["image_id", "annotator", "source_license"]).to_pylist()
     found: dict[int, int] = {}
-    for r in rows:
-        if r["source_license"] is not None and (who is None or r["annotator"] == who):
-            found.setdefault(r["image_id"], r["source_license"])
+    for image_id, licence in zip(coverage["image_id"].to_pylist(), coverage["source_license"].to_pylist(), strict=True):
+        if licence is not None:
+            found.setdefault(image_id, licence)
     return found
 
 
@@ -261,6 +260,7 @@ def export_release(
     sources = _source_files(release)
     renumbered, about = attribution.written(image_credits(release))
     shared = _one_licence_table(sources)
+    anyone = _licence_ids(coverage) if shared else {}
     files = {image_id: _file_name(row["path"]) for image_id, row in by_id.items()}
     (out / "annotations").mkdir(parents=True)
     documents = 0
@@ -269,7 +269,7 @@ def export_release(
         covered = own["image_id"].to_pylist()
         mine = regions.filter(pc.equal(regions["annotator"], who))
         every = sorted(set(covered) | set(mine["image_id"].to_pylist())) if covered else sorted(by_id)
-        lists = _federated(own)
+        lists, given = _federated(own), _licence_ids(own)
         categories, category_ids = _categories(who, named, vocabulary, mine)
         keys = list(zip(mine["image_id"].to_pylist(), mine["region_id"].to_pylist(), strict=True))
         category_of = dict(zip(keys, category_ids, strict=True))
@@ -277,20 +277,19 @@ def export_release(
             numbered = _source_image_ids(own, ids)  # a file's ids are its own: unique within it
             licence_of: dict[int, int] | None  # the ids as given; None: renumbered with the table
             if source is not None:
-                licences, licence_of = source["licenses"], _licence_ids(coverage, who)
+                licences, licence_of = source["licenses"], given
                 folder = source["folder"]
                 names = {i: by_id[i]["path"].removeprefix(folder) for i in ids} if folder is not None else {}
                 path = source["file"]
             else:
-                licences, licence_of = (shared, _licence_ids(coverage, None)) if shared else (renumbered, None)
+                licences, licence_of = (shared, anyone) if shared else (renumbered, None)
                 names = {i: files[i] for i in ids}
                 path = f"annotations/{CONSENSUS_FILE if who == tables.CONSENSUS else who}.json"
             entries = []
             for i in _in_source_order(own, ids):
                 entry = {"id": numbered[i], "width": by_id[i]["width"], "height": by_id[i]["height"]}
                 entry |= {"file_name": names[i]} if i in names else {}
-                credit = {k: v for k, v in about[i].items() if k != "license"} if licence_of is not None else about[i]
-                entry |= credit | ({"license": licence_of[i]} if licence_of and i in licence_of else {})
+                entry |= about[i] if licence_of is None else attribution.as_given(about[i], licence_of.get(i))
                 entries.append(entry | lists.get(i, {}))
             part = mine.filter(pc.is_in(mine["image_id"], pa.array(ids, pa.int64())))
             columns = part.to_pydict()

@@ -31,7 +31,8 @@ from regionbench.core import splits as own_splits
 from regionbench.core import tables
 from regionbench.release.loader import Release
 from regionbench.scoring import scope
-from regionbench.scoring.tasks._base import Settings, TaskError, option, positive_int
+from regionbench.scoring.measures import bootstrap
+from regionbench.scoring.tasks._base import Resampled, Settings, TaskError, option, positive_int
 
 M = TypeVar("M", bound="MaskSettings")
 T = TypeVar("T")
@@ -355,6 +356,23 @@ def file_keys(images: pd.DataFrame) -> FileKeys:
         if frame := FRAME.match(stem):
             out.setdefault(frame.group(0), int(image_id))
     return out
+
+
+def resampled(
+    images: pd.DataFrame,
+    per_image: Mapping[int, np.ndarray],
+    figures: Callable[[np.ndarray], dict[str, np.ndarray]],
+    settings: Resampled,
+) -> dict[str, Any]:
+    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of a mask task's
+    ``figures`` over the scored images that have counts (``per_image``: image id -> what it adds
+    to the measure's sums), resampled in the order of their files' stems, as a run names its
+    maps and PNGs (ties by image id)."""
+    stems = dict(zip(images["image_id"].astype(int), (Path(str(p)).stem for p in images["path"]), strict=True))
+    order = sorted((stems[i], i) for i in per_image)
+    stacked = np.stack([per_image[i] for _, i in order])
+    values = bootstrap.additive(stacked, figures, settings.resamples, settings.seed)
+    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def spread(values: list[dict[str, float]], keys: list[str]) -> dict[str, dict[str, float]]:

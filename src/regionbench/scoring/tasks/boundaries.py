@@ -28,7 +28,6 @@ import pandas as pd
 from regionbench.core import errors
 from regionbench.release.loader import Release
 from regionbench.scoring import results, runner
-from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import bsds_boundaries as measures
 from regionbench.scoring.runner import batches, gather, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
@@ -209,7 +208,8 @@ class Boundaries(masks.AgainstHumans):
             "conventions": conventions(settings.max_dist),
         }
         if settings.resamples and not settings.all_annotators:
-            report |= resampled(self.images, ids, together, settings)
+            per_image = {i: image_counts(c) for i, c in zip(ids, together, strict=True)}
+            report |= masks.resampled(self.images, per_image, benchmark_figures, settings)
         if settings.all_annotators:
             each = {a: measures.collect(levels, c) for a, c in self.total.each.items() if c}
             report["per_annotator"] = {
@@ -249,20 +249,6 @@ def benchmark_figures(sums: np.ndarray) -> dict[str, np.ndarray]:
         "ois.f": measures.f_measure(measures._ratio(best[:, 0], best[:, 1]), measures._ratio(best[:, 2], best[:, 3])),
         "ap": np.array([measures.average_precision(r[j], p[j]) for j in range(len(sums))]),
     }
-
-
-def resampled(
-    images: pd.DataFrame, ids: list[int], counts: list[measures.ImageCounts], settings: Settings
-) -> dict[str, Any]:
-    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of ODS F, OIS F and
-    AP over the scored images, resampled in the order of their files' stems (as a run names its
-    maps)."""
-    stem = {int(i): Path(str(p)).stem for i, p in images[["image_id", "path"]].itertuples(index=False)}
-    of = dict(zip(ids, counts, strict=True))
-    order = sorted((stem[i], i) for i in ids)
-    stacked = np.stack([image_counts(of[i]) for _, i in order]).astype(np.float64)
-    values = bootstrap.additive(stacked, benchmark_figures, settings.resamples, settings.seed)
-    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:

@@ -34,7 +34,6 @@ import pandas as pd
 from regionbench.core import errors
 from regionbench.release.loader import Release
 from regionbench.scoring import results
-from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import panoptic_quality as measures
 from regionbench.scoring.measures.confusion import at_level
 from regionbench.scoring.runner import batches, image_batches, stream
@@ -268,6 +267,7 @@ class Quality:
         self.level_tallies = {depth: np.zeros((size, 4)) for depth in self.levels}
         self.per_image: dict[int, float] = {}
         self.tally_by_image: dict[int, np.ndarray] = {}  # the first truth's: what the bootstrap sums
+        self.resampling = bool(self.run.settings.resamples) and not self.run.settings.all_annotators
         self.split_of, self.counted = masks.source_split_of(self.images), Counter[str]()
         self.split_tallies: dict[str, np.ndarray] = {}  # the first truth's tallies per source split
         self.counts: Counter[str] = Counter()
@@ -308,7 +308,8 @@ class Quality:
                                crowds=image.crowds)  # fmt: skip
             for who, tally in image.tallies.items():
                 self.tallies[who] += tally
-            self.tally_by_image[image.image_id] = image.tallies[self.truths[0]]
+            if self.resampling:  # kept only for the bootstrap
+                self.tally_by_image[image.image_id] = image.tallies[self.truths[0]]
             if (split := self.split_of.get(image.image_id)) is not None:
                 self.split_tallies[split] = self.split_tallies.get(split, 0) + image.tallies[self.truths[0]]
                 self.counted[split] += 1
@@ -340,8 +341,13 @@ class Quality:
             "conventions": CONVENTIONS,
             "notes": _notes(tally, counts["without"], len(self.images)),
         }
-        if self.run.settings.resamples and not self.run.settings.all_annotators:
-            report |= resampled(self.images, self.tally_by_image, known.things, self.run.settings, report["measures"])
+        if self.resampling:
+            # the figures the run has a value of (no stuff category: no stuff PQ)
+            defined = {
+                f"{g}.{k}" for g, figures in report["measures"].items() for k, v in figures.items() if v is not None
+            }
+            resampled = lambda sums: {k: v for k, v in summary_figures(sums, known.things).items() if k in defined}  # noqa: E731
+            report |= masks.resampled(self.images, self.tally_by_image, resampled, self.run.settings)
         if self.run.settings.all_annotators:
             each = {who: measures.average(t) for who, t in self.tallies.items()}
             figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
@@ -364,23 +370,6 @@ def summary_figures(sums: np.ndarray, things: np.ndarray) -> dict[str, np.ndarra
             total = (each[:, :, j] * where).sum(axis=1)
             out[f"{group}.{name}"] = np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
     return out
-
-
-def resampled(
-    images: pd.DataFrame,
-    tallies: dict[int, np.ndarray],
-    things: np.ndarray,
-    settings: Settings,
-    headline: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
-    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of PQ, SQ and RQ
-    (all, things, stuff; those the run has a value of), the images resampled in the order of
-    their files' stems, as the run names its PNGs."""
-    order = sorted((Path(str(path)).stem, int(i)) for i, path in images[["image_id", "path"]].itertuples(index=False))
-    stacked = np.stack([tallies[i] for _, i in order])
-    values = bootstrap.additive(stacked, lambda sums: summary_figures(sums, things), settings.resamples, settings.seed)
-    kept = {k: v for k, v in values.items() if headline[k.split(".")[0]][k.split(".")[1]] is not None}
-    return bootstrap.report(kept, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:

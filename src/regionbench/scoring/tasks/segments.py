@@ -25,7 +25,6 @@ import pandas as pd
 from regionbench.core import errors, geometry
 from regionbench.release.loader import Release
 from regionbench.scoring import results
-from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import bsds_regions as measures
 from regionbench.scoring.runner import batches, gather, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
@@ -199,7 +198,10 @@ class Regions(masks.AgainstHumans):
             ),
         }
         if self.run.settings.resamples and not self.run.settings.all_annotators:
-            report |= resampled(self.images, ids, scored, self.run.settings)
+            per_image = {i: image_sums(s) for i, s in zip(ids, scored, strict=True)}
+            thresholds = len(levels)
+            figures = lambda sums: benchmark_figures(sums, thresholds)  # noqa: E731
+            report |= masks.resampled(self.images, per_image, figures, self.run.settings)
         if self.run.settings.all_annotators:
             each = {}
             for a, mine in self.total.each.items():
@@ -237,23 +239,6 @@ def benchmark_figures(sums: np.ndarray, thresholds: int) -> dict[str, np.ndarray
         "vi.ods": (vi / images[:, None]).min(axis=1),
         "vi.ois": vi_best / images,
     }
-
-
-def resampled(
-    images: pd.DataFrame, ids: list[int], scored: list[measures.ImageScores], settings: Settings
-) -> dict[str, Any]:
-    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of covering, PRI and
-    VI (ODS, OIS) over the scored images, resampled in the order of their files' stems (as a run
-    names its maps)."""
-    stem = {int(i): Path(str(p)).stem for i, p in images[["image_id", "path"]].itertuples(index=False)}
-    of = dict(zip(ids, scored, strict=True))
-    order = sorted((stem[i], i) for i in ids)
-    stacked = np.stack([image_sums(of[i]) for _, i in order])
-    thresholds = len(scored[0].cnt_r)
-    values = bootstrap.additive(
-        stacked, lambda sums: benchmark_figures(sums, thresholds), settings.resamples, settings.seed
-    )
-    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def score(run: Run[Settings]) -> dict[str, Any]:

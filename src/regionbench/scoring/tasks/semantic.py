@@ -28,7 +28,6 @@ import pandas as pd
 from regionbench.core import errors, geometry
 from regionbench.release.loader import Release
 from regionbench.scoring import protocols, results
-from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures import confusion as measures
 from regionbench.scoring.runner import batches, image_batches, stream
 from regionbench.scoring.tasks import _masks as masks
@@ -291,6 +290,7 @@ class LabelMaps:
         classes = self.coding.classes
         self.total = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
         self.files = prediction_files(self.run, self.images)  # the folder listed once, not once a batch
+        self.resampling = bool(self.run.settings.resamples) and not self.run.settings.all_annotators
         self.split_of = masks.source_split_of(self.images)
         self.weighted = (
             protocols.InstanceCounts() if self.coding.benchmark and self.coding.benchmark.instances else None
@@ -322,7 +322,8 @@ class LabelMaps:
                     part.counted[split] += 1
                 part.counts.update(ignored=skipped, overlapped=clashing, abstained=abstaining, without=not given)
                 part.per_image |= accuracy
-                part.counts_by_image[image_id] = class_counts(matrix)
+                if self.resampling:  # kept only for the bootstrap: 3 x classes an image
+                    part.counts_by_image[image_id] = class_counts(matrix)
                 if self.weighted is not None and bench is not None:  # iIoU: an image without a map abstains
                     mapped = given.get(image_id, np.full(shapes[image_id], classes))
                     raw = values if values is not None else np.full(shapes[image_id], -1)
@@ -385,8 +386,8 @@ class LabelMaps:
             report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
             report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
         report["notes"] = _notes(self.run.settings.ignore, self.run.given, self.coding, total.unknown, flat)
-        if self.run.settings.resamples and not self.run.settings.all_annotators:
-            report |= resampled(self.images, total.counts_by_image, self.run.settings)
+        if self.resampling:
+            report |= masks.resampled(self.images, total.counts_by_image, flat_figures, self.run.settings)
         if self.run.settings.all_annotators:
             figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
             each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in total.matrices.items()}
@@ -428,18 +429,6 @@ def flat_figures(sums: np.ndarray) -> dict[str, np.ndarray]:
         "fwiou": (share * iou).sum(axis=1),
         "miou_truth_classes": mean(iou, labelled),
     }
-
-
-def resampled(images: pd.DataFrame, counts: Mapping[int, np.ndarray], settings: Settings) -> dict[str, Any]:
-    """The report's ``intervals`` (each flat headline figure's percentile bootstrap interval over
-    images, ``measures.bootstrap``) and ``resampled`` (the images in the order resampled, by
-    their files' stems, and each figure's value on every resample, which ``compare`` pairs)."""
-    order = sorted(
-        ((Path(str(path)).stem, int(i)) for i, path in images[["image_id", "path"]].itertuples(index=False)),
-    )
-    stacked = np.stack([counts[i] for _, i in order])
-    values = bootstrap.additive(stacked, flat_figures, settings.resamples, settings.seed)
-    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def headline(flat: dict[str, Any]) -> dict[str, Any]:
