@@ -107,8 +107,9 @@ class CostModel:
         seconds, counts = dict(model.seconds), dict(model.jobs)
         for build in recorded.get("more", []):
             other = cls.of([(stage, None, end - start, end) for stage, start, end in build["jobs"]], frozenset())
-            for stage in set(other.seconds if other else {}) - set(seconds):
-                assert other is not None
+            if other is None:
+                continue
+            for stage in set(other.seconds) - set(seconds):
                 seconds[stage], counts[stage] = other.seconds[stage], other.jobs[stage]
         sources = [recorded["source"], *(b["source"] for b in recorded.get("more", []))]
         said = sources[0] + (f", other stages by {' and '.join(sources[1:])}" if len(sources) > 1 else "")
