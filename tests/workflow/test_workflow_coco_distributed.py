@@ -4,12 +4,14 @@ without options."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from conftest import evaluate_instances
 from farm import Built
 
@@ -74,8 +76,7 @@ def test_tide_under_ties_equals_tidecv_walking_coco_s_own_val_file(release: Call
     import io
 
     import numpy as np
-    import pytest
-    from pycocotools import mask as coco_mask
+    from test_resampled_ap import real_shaped_run
     from tidecv import TIDE, datasets
 
     import regionbench
@@ -85,25 +86,7 @@ def test_tide_under_ties_equals_tidecv_walking_coco_s_own_val_file(release: Call
     truth = json.loads(truth_path.read_text())
     order = [e["id"] for e in truth["images"]]
     assert order != sorted(order)
-    size = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
-    categories = [c["id"] for c in truth["categories"]]
-    rng = np.random.default_rng(0)
-    run = []
-    for a in truth["annotations"]:
-        if a["iscrowd"] or rng.random() < 0.15:  # missed
-            continue
-        segmentation = a["segmentation"]
-        if isinstance(segmentation, list):
-            segmentation = coco_mask.merge(coco_mask.frPyObjects(segmentation, *size[a["image_id"]]))
-        counts = segmentation["counts"]
-        rle = {"size": segmentation["size"], "counts": counts.decode() if isinstance(counts, bytes) else counts}
-        d = {"image_id": a["image_id"], "category_id": a["category_id"], "segmentation": rle,
-             "score": round(float(rng.random()), 1)}  # fmt: skip
-        if rng.random() < 0.25:
-            d["category_id"] = int(rng.choice(categories))
-        run.append(d)
-        if rng.random() < 0.1:
-            run.append(dict(d))
+    run = real_shaped_run(truth, np.random.default_rng(0))
     path = tmp_path / "results.json"
     path.write_text(json.dumps(run))
     with contextlib.redirect_stdout(io.StringIO()):
@@ -127,6 +110,44 @@ def test_tide_under_ties_equals_tidecv_walking_coco_s_own_val_file(release: Call
         given = json.loads((built.raw / f"annotations/instances_{split}.json").read_text())
         assert [e["id"] for e in exported["images"]] == [e["id"] for e in given["images"]]
     assert [e["id"] for e in given["images"]] == order
+
+
+def test_instance_intervals_are_pycocotools_re_accumulated_over_the_drawn_images(
+    release: Callable[[str], Built], tmp_path
+) -> None:
+    """A run as a method writes one (ties, duplicates, misses) scored on the release: each
+    resample's AP, AP50 and AP75 equal pycocotools' ``accumulate`` of its own per-image results
+    of the drawn images (COCO's val2017 file, images by id), the intervals their percentiles, and
+    the point values COCOeval's."""
+    import contextlib
+    import io
+
+    import numpy as np
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+    from test_resampled_ap import pycocotools_resampled, real_shaped_run
+
+    built = release("coco-distributed")
+    truth = json.loads((built.raw / "annotations/instances_val2017.json").read_text())
+    run = real_shaped_run(truth, np.random.default_rng(1))
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(run))
+    found = regionbench.evaluate(regionbench.load(built.folder), path, "instances", resamples=60, seed=5)
+    theirs = pycocotools_resampled(truth, run, "segm", 100, 60, 5)
+    assert (
+        found["resampled"]["images_sha256"]
+        == hashlib.sha256("\n".join(str(i) for i in sorted(e["id"] for e in truth["images"])).encode()).hexdigest()
+    )
+    for name in ("AP", "AP50", "AP75"):
+        assert np.allclose(found["resampled"]["values"][name], theirs[name], rtol=0, atol=1e-9), name
+        low, high = np.percentile(theirs[name], [2.5, 97.5])
+        assert found["intervals"][name]["low"] == pytest.approx(low, abs=1e-9)
+        assert found["intervals"][name]["high"] == pytest.approx(high, abs=1e-9)
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(built.raw / "annotations/instances_val2017.json"))
+        evaluation = COCOeval(gt, gt.loadRes(str(path)), "segm")
+        evaluation.evaluate(), evaluation.accumulate(), evaluation.summarize()
+    assert [found["measures"][k] for k in ("AP", "AP50", "AP75")] == pytest.approx(evaluation.stats[:3], abs=1e-12)
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

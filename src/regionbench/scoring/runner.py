@@ -41,7 +41,8 @@ import pandas as pd
 
 from regionbench.core.allocator import give_back
 from regionbench.core.forked import WorkerDied, may_fork
-from regionbench.scoring.measures.average_precision import Evaluated, Kept
+from regionbench.scoring.measures.average_precision import Evaluated
+from regionbench.scoring.measures.kept_detections import Kept, image_offsets, run_instances
 
 P = TypeVar("P")
 B = TypeVar("B")
@@ -322,13 +323,15 @@ class Shelf(Generic[B]):
 class Spilled:
     """The instance measure's evaluated batches (``client.instances.Evaluated``) written to
     files of ``folder`` as they come, one per batch, and read back one category at a time:
-    memory holds the instance counts, not the run's 26 bytes a detection."""
+    memory holds the instance counts, not the run's 30 bytes a detection."""
 
     def __init__(self, folder: Path, categories: int, areas: int) -> None:
         self.folder, self.areas = folder, areas
         self.instances = np.zeros((categories, areas), dtype=np.int64)
         self.index: list[np.ndarray] = []  # per batch: detections per category
         self.part_instances: list[np.ndarray] = []  # per batch: its instances (category x area range)
+        self.image_counts: list[int] = []  # per batch: its images
+        self.part_image_instances: list[np.ndarray] = []  # per batch: (image, category, instances) rows
         self.chosen: list[int] | None = None  # the batches read (None: all)
 
     def only(self, chosen: list[int]) -> Spilled:
@@ -338,14 +341,33 @@ class Spilled:
         view.instances = np.sum([self.part_instances[r] for r in chosen], axis=0)
         return view
 
+    @property
+    def batches(self) -> list[int]:
+        return self.chosen if self.chosen is not None else list(range(len(self.index)))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Where each batch read starts among the images read."""
+        return image_offsets([self.image_counts[r] for r in self.batches])
+
+    @property
+    def image_count(self) -> int:
+        return sum(self.image_counts[r] for r in self.batches)
+
+    @property
+    def image_instances(self) -> np.ndarray:
+        return run_instances([self.part_image_instances[r] for r in self.batches], list(self.offsets))
+
     def add(self, part: Evaluated) -> None:
         """The next batch's evaluation (in image order)."""
         self.instances += part.instances
         self.part_instances.append(part.instances)
+        self.image_counts.append(part.image_count)
+        self.part_image_instances.append(part.image_instances)
         counts = np.zeros(len(self.instances), dtype=np.int64)  # arrays, not small objects: the
         with (self.folder / f"part-{len(self.index)}.bin").open("wb") as f:  # parent's heap stays compact
             for k in sorted(part.scores):
-                for values in (part.scores[k], part.ranks[k], part.hits[k], part.ignored[k]):
+                for values in (part.scores[k], part.ranks[k], part.hits[k], part.ignored[k], part.image[k]):
                     f.write(np.ascontiguousarray(values).tobytes())
                 counts[k] = len(part.scores[k])
         self.index.append(counts)
@@ -353,8 +375,8 @@ class Spilled:
     def kept(self, k: int) -> Kept | None:
         """Category ``k``'s detections over the batches, in order (None: it has none)."""
         pieces: list[Kept] = []
-        width = 10 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range
-        for r in self.chosen if self.chosen is not None else range(len(self.index)):
+        width = 14 + 4 * self.areas  # bytes a detection: score, rank, hits and ignored per area range, image
+        for r, offset_images in zip(self.batches, self.offsets, strict=True):
             counts = self.index[r]
             if n := int(counts[k]):
                 offset = int(counts[:k].sum()) * width
@@ -362,6 +384,7 @@ class Spilled:
                 scores = raw[: 8 * n].view(np.float64)
                 ranks = raw[8 * n : 10 * n].view(np.uint16)
                 hits = raw[10 * n : (10 + 2 * self.areas) * n].view(np.uint16).reshape(self.areas, n)
-                ignored = raw[(10 + 2 * self.areas) * n :].view(np.uint16).reshape(self.areas, n)
-                pieces.append(Kept(scores, ranks, hits, ignored))
+                ignored = raw[(10 + 2 * self.areas) * n : (10 + 4 * self.areas) * n].view(np.uint16)
+                image = raw[(10 + 4 * self.areas) * n :].view(np.uint32).astype(np.int64) + offset_images
+                pieces.append(Kept(scores, ranks, hits, ignored.reshape(self.areas, n), image))
         return Kept.joined(pieces)

@@ -28,12 +28,13 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 import numpy as np
 
 from regionbench.core.errors import InputError
 from regionbench.scoring.measures import lvis_federated
+from regionbench.scoring.measures.kept_detections import Accumulated, InMemory
 
 STATS = (
     "AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
@@ -99,7 +100,10 @@ class Evaluated:
     ``instances`` (category x area range) the instances not ignored; ``per_image`` the truth's
     image id -> (instances, detections counted, detections matched) at IoU 0.5 over all areas,
     crowds aside; ``outcomes`` (asked for) detection index -> (``OUTCOMES``, IoU), and ``taken``
-    the truth annotation id each matched detection took."""
+    the truth annotation id each matched detection took. What the bootstrap over images redraws
+    (``resampled_ap``): ``image[k]`` each kept detection's image (its index among the range's
+    ``image_count`` images, id order) and ``image_instances`` the rows (image index, category
+    index, instances not ignored over all areas)."""
 
     scores: dict[int, np.ndarray] = field(default_factory=dict)
     ranks: dict[int, np.ndarray] = field(default_factory=dict)
@@ -109,6 +113,9 @@ class Evaluated:
     per_image: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     outcomes: dict[int, tuple[str, float]] = field(default_factory=dict)
     taken: dict[int, int] = field(default_factory=dict)
+    image: dict[int, np.ndarray] = field(default_factory=dict)
+    image_count: int = 0
+    image_instances: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
 
 
 IOU_TYPES = ("segm", "bbox", "boundary")
@@ -202,8 +209,9 @@ class Engine:
             ids = sorted(e["id"] for e in truth["images"])
             cat_index = {c: k for k, c in enumerate(sorted(c["id"] for c in truth["categories"]))}
             return Evaluated(
-                instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {})
-            )
+                instances=_instances(truth, cat_index, areas), per_image=_per_image(truth, ids, Evaluated(), {}),
+                image_count=len(ids), image_instances=_image_instances(truth, ids, cat_index, areas[0]),
+            )  # fmt: skip
         cats, thresholds = sorted(c["id"] for c in truth["categories"]), len(IOU_THRESHOLDS)
         images = sorted(e["id"] for e in truth["images"])
         n_areas, n_images = len(areas), len(images)
@@ -255,7 +263,9 @@ class Engine:
             index, found.ranks[k] = _layout(np.asarray(counts, dtype=np.int64), thresholds)
             found.hits[k] = np.stack([_bits(np.asarray(hits[(k, a)]), index) for a in range(n_areas)])
             found.ignored[k] = np.stack([_bits(np.asarray(ignored[(k, a)]), index) for a in range(n_areas)])
-        found.per_image = _per_image(truth, images, found, {k: np.repeat(images_of[k], sizes[k]) for k in sizes})
+        found.image = {k: np.repeat(np.asarray(images_of[k], dtype=np.uint32), sizes[k]) for k in sizes}
+        found.per_image = _per_image(truth, images, found, found.image)
+        found.image_count, found.image_instances = n_images, _image_instances(truth, images, cat_index, areas[0])
         return found
 
 
@@ -287,6 +297,22 @@ def _instances(truth: dict, cat_index: Mapping[int, int], areas: Sequence[Sequen
             for r, (low, high) in enumerate(areas):
                 out[cat_index[a["category_id"]], r] += low <= a["area"] <= high
     return out
+
+
+def _image_instances(
+    truth: dict, images: Sequence[int], cat_index: Mapping[int, int], area: Sequence[float]
+) -> np.ndarray:
+    """Rows (image index, category index, instances) of the instances COCOeval does not ignore in
+    the ``area`` range (``_instances``), by image (``images``: the range's ids in order)."""
+    image_index = {i: n for n, i in enumerate(images)}
+    low, high = area
+    found = Counter(
+        (image_index[a["image_id"]], cat_index[a["category_id"]])
+        for a in truth["annotations"]
+        if not a["iscrowd"] and low <= a["area"] <= high
+    )
+    rows = sorted((i, k, n) for (i, k), n in found.items())
+    return np.asarray(rows, dtype=np.int64).reshape(len(rows), 3)
 
 
 def _per_image(
@@ -325,51 +351,6 @@ def _outcomes(
             found.taken[n] = int(taken)
         else:
             found.outcomes[n] = ("crowd" if ignore else "unmatched", best)
-
-
-class Kept(NamedTuple):
-    """One category's detections over a run's ranges, in image order (``Evaluated``'s arrays
-    laid end to end): scores, ranks, hits and ignored (area range x detection)."""
-
-    scores: np.ndarray
-    ranks: np.ndarray
-    hits: np.ndarray
-    ignored: np.ndarray
-
-    @classmethod
-    def joined(cls, pieces: Sequence[Kept]) -> Kept | None:
-        """``pieces`` (one a range, in image order) laid end to end; None without any."""
-        if not pieces:
-            return None
-        return cls(
-            np.concatenate([p.scores for p in pieces]),
-            np.concatenate([p.ranks for p in pieces]),
-            np.concatenate([p.hits for p in pieces], axis=1),
-            np.concatenate([p.ignored for p in pieces], axis=1),
-        )
-
-
-class Accumulated(Protocol):
-    """A run's evaluated ranges as ``accumulate`` reads them: ``instances`` (category x area
-    range, summed over the ranges) and ``kept(k)``, category index ``k``'s detections (``None``:
-    none)."""
-
-    instances: np.ndarray
-
-    def kept(self, k: int) -> Kept | None: ...
-
-
-class InMemory:
-    """``Accumulated`` of ranges held in memory (``parts``, in image order)."""
-
-    def __init__(self, parts: Sequence[Evaluated], categories: int, areas: int) -> None:
-        self.parts = parts
-        self.instances = np.sum([p.instances for p in parts], axis=0) if parts else np.zeros((categories, areas))
-
-    def kept(self, k: int) -> Kept | None:
-        return Kept.joined(
-            [Kept(p.scores[k], p.ranks[k], p.hits[k], p.ignored[k]) for p in self.parts if k in p.scores]
-        )
 
 
 def accumulate(

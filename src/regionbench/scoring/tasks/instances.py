@@ -30,13 +30,22 @@ import pandas as pd
 from regionbench.release.loader import Release
 from regionbench.scoring import results
 from regionbench.scoring.measures import average_precision as measures
-from regionbench.scoring.measures import lvis_federated
+from regionbench.scoring.measures import bootstrap, lvis_federated, resampled_ap
 from regionbench.scoring.measures import tide_errors as tide_measures
 from regionbench.scoring.runner import Shelf, Spilled, no_collection, stream
 from regionbench.scoring.scope import Scope
 from regionbench.scoring.tasks import _coco_truth as coco_truth
 from regionbench.scoring.tasks import _masks as masks
-from regionbench.scoring.tasks._base import Method, Run, Shape, TaskError, option, positive_int, unit_interval
+from regionbench.scoring.tasks._base import (
+    Method,
+    Resampled,
+    Run,
+    Shape,
+    TaskError,
+    option,
+    positive_int,
+    unit_interval,
+)
 
 
 def area_range(text: str) -> tuple[str, float, float]:
@@ -53,8 +62,8 @@ def area_range(text: str) -> tuple[str, float, float]:
 
 
 @dataclass(frozen=True)
-class Settings(masks.MaskSettings):
-    """The instance task's settings."""
+class Settings(masks.MaskSettings, Resampled):
+    """The instance task's settings, and the bootstrap's resamples."""
 
     iou_type: str = option(
         "segm",
@@ -414,6 +423,7 @@ class Ranges:
 
     def __post_init__(self) -> None:
         self.counts = {"images": len(self.held.truth.header["images"]), "ground_truth": 0, "crowd": 0}
+        self.resampling = bool(self.settings.resamples) and not self.settings.all_annotators
         self.parts = Spilled(self.held.folder, len(self.categories), len(measures.area_bounds(self.settings.ranges())))
 
     def process(self, r: int) -> tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]:
@@ -458,6 +468,12 @@ class Ranges:
             tide = tide_measures.summarize(self.errors, truth.positions())  # ties as in the truth's own file
             figures["tide"] = tide | {"coco_ap50": 100 * coco if coco >= 0 else None}
         figures["detections_left_out"] = {str(c): n for c, n in self.held.absent.items()}  # by the lacking id
+        if self.resampling:  # over the truth's images, by their ids: what a COCO results file names them by
+            values = resampled_ap.resampled(
+                self.parts, len(self.categories), settings.most, settings.resamples, settings.seed, groups
+            )
+            keys = [str(e["id"]) for e in truth.header["images"]]
+            figures |= bootstrap.report(values, keys, settings.resamples, settings.seed)
         return figures
 
 
@@ -670,7 +686,7 @@ def instances_ceiling(run: Run[Settings], scored: masks.ScoredSide) -> dict[str,
     people, images, data = scored.ceiling_humans, scored.images, run.data
     if not people:
         return {}
-    settings = dataclasses.replace(run.settings, tide=False, strict=False, area_ranges=())
+    settings = dataclasses.replace(run.settings, tide=False, strict=False, area_ranges=(), resamples=0)
     chosen = [int(i) for i in images["image_id"]]
     truths = {}
     for b in people:
