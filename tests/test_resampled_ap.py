@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionbench.scoring import results
-from regionbench.scoring.measures import average_precision, bootstrap, kept_detections, resampled_ap
+from regionbench.scoring.measures import average_precision, bootstrap, kept_detections, lvis_federated, resampled_ap
 from tests.test_instances import many_images
+from tests.test_lvis import lvis_collection, lvis_eval
 
 
 def real_shaped_run(truth: dict, rng: np.random.Generator) -> list[dict]:
@@ -184,3 +185,47 @@ def test_ties_that_move_a_curve_are_laid_out_and_the_rest_weighted(digits: int |
     moving = (layout.hits | layout.ignored) != 0
     found = {"weighted"} if (moving & ~layout.laid).any() else set()
     assert found | ({"laid out"} if layout.laid.any() else set()) == ways
+
+
+def drawn_copies(truth: dict, detections: list[dict], drawn: np.ndarray) -> tuple[dict, list[dict]]:
+    """A resample as a collection of its own: the drawn images, each a new image numbered in
+    drawn order with its truth, its lists and its detections: scored as a whole, it gives the
+    resample's figures by any reference tool."""
+    ids = sorted(e["id"] for e in truth["images"])
+    entry = {e["id"]: e for e in truth["images"]}
+    images, annotations, copies = [], [], []
+    for j, i in enumerate(drawn, start=1):
+        images.append(entry[ids[i]] | {"id": j})
+        annotations += [a | {"image_id": j} for a in truth["annotations"] if a["image_id"] == ids[i]]
+        copies += [d | {"image_id": j} for d in detections if d["image_id"] == ids[i]]
+    annotations = [a | {"id": k} for k, a in enumerate(annotations, start=1)]
+    return truth | {"images": images, "annotations": annotations}, copies
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**16), most=st.sampled_from([300, 4]))
+def test_lvis_resamples_are_lvis_eval_of_the_drawn_images(seed: int, most: int) -> None:
+    """LVIS's federated AP and APr/APc/APf on each resample equal LVISEval scoring the drawn
+    images as a collection of their own, each copy with its federated lists."""
+    truth, detections = lvis_collection(seed, images=8)
+    rng = np.random.default_rng(seed)
+    detections = [d | {"score": round(float(rng.random()), 1)} for d in detections]  # ties too
+    checked = results.check_results(Path("run.json"), detections, truth, {})
+    engine = average_precision.Engine("segm", most, average_precision.area_bounds(None), lvis=True)
+    ids = sorted(e["id"] for e in truth["images"])
+    parts = []
+    for chosen in (set(ids[:3]), set(ids[3:])):
+        part = truth | {
+            "images": [e for e in truth["images"] if e["id"] in chosen],
+            "annotations": [dict(a) for a in truth["annotations"] if a["image_id"] in chosen],
+        }
+        mine = lvis_federated.capped([dict(d) for d in checked if d["image_id"] in chosen], most)
+        parts.append(engine.evaluate(part, mine))
+    groups = lvis_federated.frequency_groups(truth["categories"])
+    evaluated = kept_detections.InMemory(parts, len(truth["categories"]), 4)
+    mine = resampled_ap.resampled(evaluated, len(truth["categories"]), most, 8, 0, groups)
+    for b, drawn in enumerate(bootstrap.draws(len(ids), 8, 0)):
+        theirs = lvis_eval(*drawn_copies(truth, detections, drawn), "segm", most)
+        for name in ("AP", "AP50", "AP75", "APr", "APc", "APf"):
+            expected = np.nan if theirs[name] == -1 else theirs[name]
+            assert close(mine[name][b : b + 1], np.array([expected])), (b, name)

@@ -679,3 +679,50 @@ def test_compare_pairs_two_runs_resamples_and_refuses_runs_that_do_not_pair(tiny
     tables.write_json(tmp_path / "seed1.json", other)
     done = regionbench_cli("compare", str(tmp_path / "truth.json"), str(tmp_path / "seed1.json"))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--seed" in done.stderr
+
+
+def test_the_label_tasks_intervals_are_their_measures_on_the_drawn_images(
+    tiny_build: Path, task: _labels.Subset, tmp_path: Path
+) -> None:
+    """Region, image and ImageCLEF runs, a share of them wrong: each resample's headline figures
+    equal the task's own measures on the drawn images (region: its regions' e_hard, soft
+    accuracy and mean e_hierarchy; ImageCLEF: MnAP, MiAP and their geometric means), images
+    drawn in id order, and each report says its intervals."""
+    from regionbench.scoring.measures import bootstrap, label_sets
+
+    data = regionbench.load(tiny_build / VERSION)
+    regions = task.regions.copy()
+    labels = sorted(task.labels)
+    regions["label"] = [labels[(labels.index(x) + 1) % len(labels)] if k % 3 == 0 else x
+                        for k, x in enumerate(regions["label"])]  # fmt: skip
+    regions.to_csv(tmp_path / "regions.csv", index=False)
+    found = tasks.evaluate(data, tmp_path / "regions.csv", "region", resamples=30, seed=2)
+    truth = task.regions.sort_values(["image_id", "region_id"]).reset_index(drop=True)
+    given = regions.set_index(["image_id", "region_id"]).loc[
+        list(zip(truth["image_id"], truth["region_id"], strict=True))
+    ]
+    images = sorted(set(truth["image_id"]))
+    tree = tasks.release_hierarchy(data)
+    for b, drawn in enumerate(bootstrap.draws(len(images), 30, 2)):
+        rows = np.concatenate([np.flatnonzero(truth["image_id"].to_numpy() == images[i]) for i in drawn])
+        for direction in ("any", "general"):
+            expected = label_sets.region_scores(
+                tree, truth["label"].to_numpy()[rows].tolist(), given["label"].to_numpy()[rows].tolist(), direction
+            )
+            for name, value in expected.items():
+                assert found["resampled"]["values"][f"{direction}.{name}"][b] == pytest.approx(value, abs=1e-12)
+    run = perfect_run(task)
+    run = [line if k % 2 else line.replace(" 1 1", " 0 0", 2) for k, line in enumerate(run)]
+    (tmp_path / "run.txt").write_text("\n".join(run) + "\n")
+    clef = tasks.evaluate(data, tmp_path / "run.txt", "imageclef", resamples=30, seed=2)
+    confidence = np.array([[float(v) for v in line.split()[1::2]] for line in run])
+    relevant = np.array([[c in task.test[i] for c in task.labels] for i in sorted(task.test)])
+    for b, drawn in enumerate(bootstrap.draws(len(run), 30, 2)):
+        expected = label_sets.imageclef(relevant[drawn], confidence[drawn], np.zeros_like(relevant[drawn]))
+        for name in ("mnap", "miap", "gmnap", "gmiap"):
+            assert clef["resampled"]["values"][name][b] == pytest.approx(expected[name], abs=1e-12)
+    scores = perfect_predictions(tiny_build / VERSION, "image", tmp_path)[0]
+    image_report = tasks.evaluate(data, scores, "image", split="all", resamples=30)
+    assert set(image_report["intervals"]) == {"top_k.f1_l", "top_k.f1_i", "ranking.map_l"}
+    assert image_report["resampled"]["images"] == image_report["images"] > len(task.test)
+    assert found["resampled"]["images"] == len(images) and clef["resampled"]["images"] == len(task.test)

@@ -417,9 +417,13 @@ def mean_average_precisions(
     by their score for the label, and mAP_I, the mean over images of the AP of ranking the labels
     by score. AP is non-interpolated with ties scored together (``average_precision``); an
     unscored label counts as score 0. Labels without a relevant image are left out of mAP_L."""
-    labels = list(vocabulary)
-    relevant = np.array([[label in set(t) for label in labels] for t in truth], dtype=bool).reshape(-1, len(labels))
-    score = np.array([[s.get(label, 0.0) for label in labels] for s in scores], dtype=float).reshape(-1, len(labels))
+    labels, truth, scores = list(vocabulary), list(truth), list(scores)
+    relevant = np.array([[label in set(t) for label in labels] for t in truth], dtype=bool).reshape(
+        len(truth), len(labels)
+    )
+    score = np.array([[s.get(label, 0.0) for label in labels] for s in scores], dtype=float).reshape(
+        len(scores), len(labels)
+    )
     per_label = [average_precision(relevant[:, j], score[:, j]) for j in range(len(labels)) if relevant[:, j].any()]
     per_image = [average_precision(relevant[i], score[i]) for i in range(len(relevant))]
     return {

@@ -23,16 +23,16 @@ import pandas as pd
 from regionbench.core import errors, tables
 from regionbench.release.loader import Release
 from regionbench.scoring import scope
-from regionbench.scoring.measures import label_sets
-from regionbench.scoring.tasks._base import Settings, TaskError, option, positive_int
+from regionbench.scoring.measures import bootstrap, label_sets
+from regionbench.scoring.tasks._base import Resampled, TaskError, option, positive_int
 
 KEY = tables.REGION_KEY
 KEY_IDS = ("image_id", "region_id")
 
 
 @dataclass(frozen=True)
-class LabelSettings(Settings):
-    """The label tasks' settings: which subset."""
+class LabelSettings(Resampled):
+    """The label tasks' settings: which subset, and the bootstrap's resamples."""
 
     subset: str = option("H", "--subset", "the subset whose split is scored (default H)", choices=list("ABCDEFGH"))
 
@@ -185,6 +185,13 @@ def image_sides(spec: Subset, k: int) -> tuple[list[int], list[set[str]], list[s
         "baselines": label_sets.trivial_baselines(train, truth, k, scored)
     }
     return images, truth, train, scored, report
+
+
+def intervals(images: Sequence[int], values: dict[str, np.ndarray], settings: Resampled) -> dict[str, Any]:
+    """The report's ``intervals`` and ``resampled`` (``measures.bootstrap.report``) of a label
+    task's resampled ``values``, its scored ``images`` resampled in id order, as its predictions
+    name them."""
+    return bootstrap.report(values, [str(i) for i in images], settings.resamples, settings.seed)
 
 
 def per_image(images: list[int], truth: list[set[str]], predicted: Sequence[list[str]]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from regionbench.core import errors, tables
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.release.loader import Release
 from regionbench.scoring import results
-from regionbench.scoring.measures import label_sets
+from regionbench.scoring.measures import bootstrap, label_sets, resampled_ranking
 from regionbench.scoring.tasks import _labels as shared
 from regionbench.scoring.tasks._base import Run, TaskError, option, unit_interval
 
@@ -198,6 +198,50 @@ def overlap_analysis(
     return out
 
 
+def intervals(
+    labels: list[str],
+    images: list[int],
+    truth: list[set[str]],
+    scores: list[dict[str, float]],
+    ranked: list[list[str]],
+    settings: Settings,
+) -> dict[str, Any]:
+    """The bootstrap over images of the top-k F1 over labels and over images, and of the mAP over
+    labels, each on the drawn images as the task scores them: over the labels with a relevant
+    image among them. The top-k figures are per-label and per-image sums (``bootstrap.additive``);
+    the mAP ranks each resample's images again, ties together (``resampled_ranking``)."""
+    relevant = np.array([[label in t for label in labels] for t in truth], dtype=bool).reshape(len(truth), len(labels))
+    given = np.array([[label in set(r) for label in labels] for r in ranked], dtype=bool).reshape(
+        len(truth), len(labels)
+    )
+    score = np.array([[s.get(label, 0.0) for label in labels] for s in scores], dtype=float).reshape(
+        len(scores), len(labels)
+    )
+    found = np.array([[len(t & set(r)), len(r), len(t)] for t, r in zip(truth, ranked, strict=True)], dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):  # each image's precision and recall, over every label given
+        p_i, r_i = (np.where(found[:, k] > 0, found[:, 0] / found[:, k], 0.0) for k in (1, 2))
+    per_image = np.hstack([relevant & given, given & ~relevant, relevant & ~given, relevant, np.c_[p_i, r_i]])
+    width = len(labels)
+
+    def figures(sums: np.ndarray) -> dict[str, np.ndarray]:
+        tp, fp, fn, present = (sums[:, k * width : (k + 1) * width] for k in range(4))
+        scored = present > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_l = np.where(tp + fp > 0, tp / (tp + fp), 0.0)
+            r_l = np.where(tp + fn > 0, tp / (tp + fn), 0.0)
+            count = np.maximum(scored.sum(axis=1), 1)  # none scored: 0, as the task gives it
+            mean_p, mean_r = (np.where(scored, v, 0.0).sum(axis=1) / count for v in (p_l, r_l))
+            p, r = sums[:, -2] / len(images), sums[:, -1] / len(images)
+            return {
+                "top_k.f1_l": np.where(mean_p + mean_r > 0, 2 * mean_p * mean_r / (mean_p + mean_r), 0.0),
+                "top_k.f1_i": np.where(p + r > 0, 2 * p * r / (p + r), 0.0),
+            }
+
+    values = bootstrap.additive(per_image.astype(float), figures, settings.resamples, settings.seed)
+    values["ranking.map_l"] = resampled_ranking.resampled(relevant, score, settings.resamples, settings.seed)["mnap"]
+    return shared.intervals(images, values, settings)
+
+
 def score(run: Run[Settings]) -> dict[str, Any]:
     """Image task: scores per label per test image, ranked to the top k; the oracle, the
     train-overlap analysis and, with a threshold, semantic matching."""
@@ -212,6 +256,8 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         "example_based": label_sets.example_based(truth, ranked),
         "label_based": label_sets.label_based(truth, ranked, scored),
     }
+    if settings.resamples:
+        report |= intervals(spec.labels, images, truth, scores, ranked, settings)
     # What the run could score if it knew its wrong labels (JSON report only).
     report["oracle"] = label_sets.oracle_analysis(train, truth, ranked, settings.k, scored)
     if spec.train and spec.split == "test":  # with --split all the train images are scored too

@@ -24,7 +24,7 @@ import numpy as np
 from regionbench.core.hierarchy import Hierarchy
 from regionbench.release.loader import Release
 from regionbench.scoring import results
-from regionbench.scoring.measures import label_sets
+from regionbench.scoring.measures import label_sets, resampled_ranking
 from regionbench.scoring.tasks import _labels as shared
 from regionbench.scoring.tasks._base import Run, option
 
@@ -109,4 +109,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         | {"concepts": len(columns)}
         for name, columns in groups.items()
     }
+    if run.settings.resamples:  # the ranking measures, each resample's images ranked again (ties together)
+        found = resampled_ranking.resampled(truth_matrix, confidence, run.settings.resamples, run.settings.seed)
+        report |= shared.intervals(images, found, run.settings)
     return report

@@ -21,7 +21,7 @@ import pandas as pd
 
 from regionbench.release.loader import Release
 from regionbench.scoring import results
-from regionbench.scoring.measures import label_sets
+from regionbench.scoring.measures import bootstrap, label_sets
 from regionbench.scoring.tasks import _labels as shared
 from regionbench.scoring.tasks._base import Run, TaskError
 
@@ -87,15 +87,43 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     names, matrix = label_sets.confusion(true, pred)
     return {
         "regions": len(joined),
-        "measures": {
-            direction: label_sets.region_scores(run.tree, true, pred, direction)
-            for direction in ("any", "specific", "general")
-        },
+        "measures": {direction: label_sets.region_scores(run.tree, true, pred, direction) for direction in DIRECTIONS},
         "per_label_accuracy": label_sets.per_label_accuracy(true, pred),
         "confusion": {"labels": names, "matrix": matrix.tolist()},
         # Per image: the share of its test regions labelled exactly, and what the run said of each.
         **per_region_image(joined),
+        **(intervals(run, joined) if run.settings.resamples else {}),
     }
+
+
+DIRECTIONS = ("any", "specific", "general")
+
+
+def intervals(run: Run[Settings], joined: pd.DataFrame) -> dict[str, Any]:
+    """The bootstrap over images of e_hard, soft accuracy and mean e_hierarchy in each direction:
+    each a share of the drawn images' regions, so a resample sums, per image, its regions, those
+    labelled exactly and, per direction, those with e_hierarchy < 1 and their e_hierarchy."""
+    true, pred = joined["label"].tolist(), joined["label_pred"].tolist()
+    images, inverse = np.unique(joined["image_id"].to_numpy(), return_inverse=True)
+    terms = [np.ones(len(joined)), (joined["label"] == joined["label_pred"]).to_numpy(dtype=float)]
+    for direction in DIRECTIONS:
+        e = np.asarray(run.tree.e_hierarchy(true, pred, direction, None), dtype=float)
+        terms += [(e < 1).astype(float), e]
+    per_image = np.zeros((len(images), len(terms)))
+    for column, values in enumerate(terms):
+        per_image[:, column] = np.bincount(inverse, weights=values, minlength=len(images))
+
+    def figures(sums: np.ndarray) -> dict[str, np.ndarray]:
+        regions = sums[:, 0]
+        out = {}
+        for k, direction in enumerate(DIRECTIONS):
+            out[f"{direction}.e_hard"] = sums[:, 1] / regions
+            out[f"{direction}.soft"] = sums[:, 2 + 2 * k] / regions
+            out[f"{direction}.mean_e"] = sums[:, 3 + 2 * k] / regions
+        return out
+
+    values = bootstrap.additive(per_image, figures, run.settings.resamples, run.settings.seed)
+    return shared.intervals(images.tolist(), values, run.settings)
 
 
 def per_region_image(joined: pd.DataFrame) -> dict[str, Any]:
