@@ -93,6 +93,21 @@ def test_cityscapes_is_scored_as_cityscapes_scripts_scores_it(
     assert report["per_class_iiou"] == pytest.approx(instances, abs=1e-9)
     categories = {name: v for name, v in expected["categoryScores"].items() if not np.isnan(v)}
     assert report["per_category_iou"] == pytest.approx(categories, abs=1e-9)
+    if train_ids:
+        return
+    # each resample's headline is cityscapesScripts' on the drawn images (files in stem order)
+    done = evaluate(folder, run, out, "--resamples", "4", "--seed", "3")
+    assert done.returncode == 0, done.stderr
+    values = json.loads(out.read_text())["resampled"]["values"]
+    given = sorted(references.iterdir())
+    names = {"miou": "averageScoreClasses", "category_miou": "averageScoreCategories",
+             "iiou": "averageScoreInstClasses", "category_iiou": "averageScoreInstCategories"}  # fmt: skip
+    from regionbench.scoring.measures import bootstrap
+
+    for b, drawn in enumerate(bootstrap.draws(len(truths), 4, 3)):
+        expected = reference(raw, [given[i] for i in drawn], [truths[i] for i in drawn])
+        for ours, theirs in names.items():
+            assert values[ours][b] == pytest.approx(expected[theirs], abs=1e-9), (b, ours)
 
 
 def test_the_plain_method_counts_every_label_and_says_so(cityscapes: tuple[Path, Path], tmp_path: Path) -> None:

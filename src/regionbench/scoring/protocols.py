@@ -279,3 +279,65 @@ class InstanceCounts:
             "per_class_iiou": per_class,
             "per_category_iiou": per_category,
         }
+
+
+@dataclass(frozen=True)
+class ImageTerms:
+    """What one image adds to the benchmark's category IoU and iIoU, as a vector the bootstrap
+    over images sums (``measures.bootstrap.additive``), and the figures of summed vectors:
+    per category of ``benchmark.categories`` its tp, fn and fp pixels (``category_iou``'s
+    counts on the image's matrix); per class with instances its weighted tp and fn, per category
+    of ``benchmark.category_values`` its weighted tp and fn and its fp (``InstanceCounts``)."""
+
+    benchmark: Benchmark
+
+    @property
+    def width(self) -> int:
+        return (
+            3 * len(self.benchmark.categories)
+            + 2 * len(self.benchmark.instances)
+            + 3 * len(self.benchmark.category_values)
+        )
+
+    def of(self, matrix: np.ndarray, increments: list[tuple[str, str, float]]) -> np.ndarray:
+        """The vector of an image: its class confusion ``matrix`` and its iIoU ``increments``."""
+        k = len(self.benchmark.classes)
+        out = []
+        for members in self.benchmark.categories.values():
+            others = [c for c in range(k) if c not in members]
+            tp = float(matrix[np.ix_(members, members)].sum())
+            out += [tp, float(matrix[members].sum()) - tp, float(matrix[np.ix_(others, members)].sum())]
+        weighted = InstanceCounts()
+        weighted.apply(increments)
+        for label in self.benchmark.instances:
+            out += [weighted.tp.get(label, 0.0), weighted.fn.get(label, 0.0)]
+        for name in self.benchmark.category_values:
+            out += [weighted.category_tp.get(name, 0.0), weighted.category_fn.get(name, 0.0)]
+            out.append(float(weighted.category_fp.get(name, 0)))
+        return np.asarray(out, dtype=np.float64)
+
+    def figures(self, sums: np.ndarray, class_fp: np.ndarray) -> dict[str, np.ndarray]:
+        """``category_miou`` (the mean of the categories' IoU, 0 without one), ``iiou`` and
+        ``category_iiou`` (means over those defined, NaN without one) of summed vectors (rows x
+        ``width``); ``class_fp`` (rows x classes) each class's unweighted false positives."""
+        bench, at = self.benchmark, 0
+        out: dict[str, np.ndarray] = {}
+
+        def mean(tp: np.ndarray, denominator: np.ndarray, empty: float) -> np.ndarray:
+            defined = denominator > 0
+            ratio = np.divide(tp, denominator, out=np.zeros_like(tp), where=defined)
+            count = defined.sum(axis=1)
+            return np.divide(ratio.sum(axis=1), count, out=np.full(len(tp), empty), where=count > 0)
+
+        if bench.categories:
+            found = sums[:, : 3 * len(bench.categories)].reshape(len(sums), -1, 3)
+            out["category_miou"] = mean(found[:, :, 0], found.sum(axis=2), 0.0)
+            at = 3 * len(bench.categories)
+        if bench.instances:
+            found = sums[:, at : at + 2 * len(bench.instances)].reshape(len(sums), -1, 2)
+            fp = class_fp[:, [bench.classes.index(label) for label in bench.instances]]
+            out["iiou"] = mean(found[:, :, 0], found[:, :, 0] + fp + found[:, :, 1], np.nan)
+            at += 2 * len(bench.instances)
+            found = sums[:, at:].reshape(len(sums), -1, 3)
+            out["category_iiou"] = mean(found[:, :, 0], found[:, :, 0] + found[:, :, 2] + found[:, :, 1], np.nan)
+        return out

@@ -322,12 +322,17 @@ class LabelMaps:
                     part.counted[split] += 1
                 part.counts.update(ignored=skipped, overlapped=clashing, abstained=abstaining, without=not given)
                 part.per_image |= accuracy
-                if self.resampling:  # kept only for the bootstrap: 3 x classes an image
-                    part.counts_by_image[image_id] = class_counts(matrix)
+                added: list[tuple[str, str, float]] = []
                 if self.weighted is not None and bench is not None:  # iIoU: an image without a map abstains
                     mapped = given.get(image_id, np.full(shapes[image_id], classes))
                     raw = values if values is not None else np.full(shapes[image_id], -1)
-                    part.weighted += self.weighted.increments(bench, label, raw, mapped, instances.get(image_id, []))
+                    added = self.weighted.increments(bench, label, raw, mapped, instances.get(image_id, []))
+                    part.weighted += added
+                if self.resampling:  # kept only for the bootstrap: 3 x classes an image, and the benchmark's terms
+                    found = class_counts(matrix).ravel()
+                    if bench is not None and (bench.categories or bench.instances):
+                        found = np.r_[found, protocols.ImageTerms(bench).of(matrix, added)]
+                    part.counts_by_image[image_id] = found
         return part
 
     def add(self, part: Part) -> None:
@@ -387,7 +392,7 @@ class LabelMaps:
             report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
         report["notes"] = _notes(self.run.settings.ignore, self.run.given, self.coding, total.unknown, flat)
         if self.resampling:
-            report |= masks.resampled(self.images, total.counts_by_image, flat_figures, self.run.settings)
+            report |= masks.resampled(self.images, total.counts_by_image, self.figures, self.run.settings)
         if self.run.settings.all_annotators:
             figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
             each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in total.matrices.items()}
@@ -395,6 +400,16 @@ class LabelMaps:
             report["spread"] = masks.spread(list(each.values()), list(figures))
             report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
         return report
+
+    def figures(self, sums: np.ndarray) -> dict[str, np.ndarray]:
+        """The headline figures of summed per-image vectors (``process``: ``class_counts`` flat,
+        then the benchmark's ``protocols.ImageTerms``), rows of resamples."""
+        classes, bench = self.coding.classes, self.coding.benchmark
+        counts = sums[:, : 3 * classes].reshape(len(sums), 3, classes)
+        found = flat_figures(counts)
+        if bench is not None and (bench.categories or bench.instances):
+            found |= protocols.ImageTerms(bench).figures(sums[:, 3 * classes :], counts[:, 2] - counts[:, 0])
+        return found
 
 
 def class_counts(matrix: np.ndarray) -> np.ndarray:
