@@ -107,8 +107,8 @@ def intervals(run: Run[Settings], joined: pd.DataFrame) -> dict[str, Any]:
     images, inverse = np.unique(joined["image_id"].to_numpy(), return_inverse=True)
     terms = [np.ones(len(joined)), (joined["label"] == joined["label_pred"]).to_numpy(dtype=float)]
     for direction in DIRECTIONS:
-        e = np.asarray(run.tree.e_hierarchy(true, pred, direction, None), dtype=float)
-        terms += [(e < 1).astype(float), e]
+        distance = np.asarray(run.tree.e_hierarchy(true, pred, direction, None), dtype=float)
+        terms += [(distance < 1).astype(float), distance]
     per_image = np.zeros((len(images), len(terms)))
     for column, values in enumerate(terms):
         per_image[:, column] = np.bincount(inverse, weights=values, minlength=len(images))
@@ -122,8 +122,8 @@ def intervals(run: Run[Settings], joined: pd.DataFrame) -> dict[str, Any]:
             out[f"{direction}.mean_e"] = sums[:, 3 + 2 * k] / regions
         return out
 
-    values = bootstrap.additive(per_image, figures, run.settings.resamples, run.settings.seed)
-    return shared.intervals(images.tolist(), values, run.settings)
+    resampled = bootstrap.additive(per_image, figures, run.settings.resamples, run.settings.seed)
+    return shared.intervals(images.tolist(), resampled, run.settings)
 
 
 def per_region_image(joined: pd.DataFrame) -> dict[str, Any]:
