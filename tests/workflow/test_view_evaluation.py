@@ -54,12 +54,26 @@ def test_an_instances_run_s_page_gives_the_report_s_figures(browser, coco_build:
     page.wait_for_selector(".tile")
     page.click("#evaluation a")
     page.wait_for_selector("#headline tr")
-    ceiling = report["human_ceiling"]
+    ceiling, intervals = report["human_ceiling"], report["intervals"]
+
+    def with_interval(name: str, value: float) -> str:
+        around = intervals.get(name)
+        return figure(value) + (f" [{figure(around['low'])}, {figure(around['high'])}]" if around else "")
+
     expected = [
-        [name.replace("_", " "), figure(value), figure(ceiling.get(name))] for name, value in report["measures"].items()
+        [name.replace("_", " "), with_interval(name, value), figure(ceiling.get(name))]
+        for name, value in report["measures"].items()
     ]
     assert table_rows(page, "#headline") == expected
-    assert {row[0] for row in expected if row[2]} == {"AP", "AP50", "AP75"}
+    assert (
+        {row[0] for row in expected if row[2]}
+        == {"AP", "AP50", "AP75"}
+        == {row[0] for row in expected if "[" in row[1]}
+    )
+    assert page.locator("#intervals").inner_text() == (
+        "[low, high]: 95% intervals, percentile bootstrap over images (1000 resamples, seed 0)"
+    )
+    assert page.locator("#compared-section").is_hidden()
     per_class = {f"{c['name']} (id {k})": c["ap"] for k, c in report["per_category_ap"].items() if c["ap"] is not None}
     page.click('#per-class th[data-column="1"]')  # the best first
     rows = table_rows(page, "#per-class")
@@ -103,6 +117,26 @@ def test_an_instances_run_s_page_gives_the_report_s_figures(browser, coco_build:
     assert struck and set(struck) == {"none"}
     page.locator("#min-score").fill("0")
     screenshot(page, "view-run.png", tmp_path)
+    # another run against this one: the run page's table is compare's, a row a headline measure
+    import json
+
+    from regionbench.scoring import compare
+
+    fewer = json.loads((tmp_path / "dets.json").read_text())[::2]
+    (tmp_path / "fewer.json").write_text(json.dumps(fewer))
+    other = evaluate(release, tmp_path / "fewer.json", "instances", tmp_path / "fewer-report.json", "--tide")
+    done = view(str(release), "--out", str(tmp_path / "compared"), "--images", str(raw), "--run",
+                str(tmp_path / "report.json"), "--compare", str(tmp_path / "fewer-report.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    page.goto(f"file://{tmp_path / 'compared'}/run.html")
+    page.wait_for_selector("#compared tr")
+    found = compare.compare(report, other, ("report.json", "fewer-report.json"))
+    assert page.locator("#compared-about").inner_text().startswith("fewer-report.json against report.json (B - A)")
+    shown = {row[0]: row for row in table_rows(page, "#compared")}
+    assert set(shown) == set(found["measures"]) == {"AP", "AP50", "AP75"}
+    for name, row in found["measures"].items():
+        said = compare.verdict(name, row, ("report.json", "fewer-report.json"))
+        assert shown[name] == [name, *(figure(row[k]) for k in ("difference", "low", "high", "p")), said]
     assert errors == []
 
 
@@ -221,7 +255,9 @@ def test_a_label_free_release_with_a_segments_run(browser, release: Callable[[st
     for measure, values in report["measures"].items():
         for name, value in values.items():
             if isinstance(value, float):
-                assert shown[f"{measure} {name}".replace("_", " ")][0] == figure(value)
+                around = report["intervals"].get(f"{measure}.{name}")
+                bounds = f" [{figure(around['low'])}, {figure(around['high'])}]" if around else ""
+                assert shown[f"{measure} {name}".replace("_", " ")][0] == figure(value) + bounds
     for measure in ("covering", "pri", "vi"):  # the humans beside the run: BSDS's one figure at ODS and OIS
         human = figure(report["human_ceiling"][measure])
         assert shown[f"{measure} ods"][1] == shown[f"{measure} ois"][1] == human

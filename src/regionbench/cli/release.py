@@ -73,8 +73,16 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     data = loader.load(args.release, verify=not args.no_verify)
     run = run_report(args.run) if args.run else None
+    compared = None
+    if args.compare:
+        if run is None:
+            raise UserError("--compare needs --run: the run the other is compared with")
+        from regionbench.scoring import compare
+
+        names = (Path(args.run).name, Path(args.compare).name)
+        compared = compare.compare(run, run_report(args.compare), names)
     server = _site_server(Path(args.out), args.port) if args.serve else None
-    site = view.write_site(data, Path(args.out), args.images, run, predictions=args.predictions)
+    site = view.write_site(data, Path(args.out), args.images, run, predictions=args.predictions, compared=compared)
     if run is not None and hasattr(tasks.registry().get(str(run.get("task"))), "shapes") and args.predictions is None:
         print(f"the run's {run['task']} are scored, not drawn: give --predictions PATH (what the report scored)")
     print(site.line(), flush=True)
@@ -213,6 +221,12 @@ def add_view(sub: argparse._SubParsersAction) -> None:
         "--predictions",
         metavar="PATH",
         help="with --run of a mask task: the results file or folder it scored, drawn beside the truth",
+    )
+    vw.add_argument(
+        "--compare",
+        metavar="REPORT",
+        help="with --run: another run's report of the same release, task and options; the run page shows B - A "
+        "with its paired bootstrap interval and p-value (as regionbench compare)",
     )
     vw.add_argument("--no-verify", action="store_true", help="write the site of a release that does not verify")
     vw.add_argument("--serve", action="store_true", help="then serve the folder at http://127.0.0.1:PORT until Ctrl-C")

@@ -226,12 +226,14 @@ def write_site(
     run: dict | None = None,
     workers: int = 2,
     predictions: str | Path | None = None,
+    compared: dict | None = None,
 ) -> Site:
     """Write the site of release ``data`` into ``out`` (created; an existing folder is
     refused unless it holds an earlier site, which is replaced). ``images_root``: the raw tree
     to take the pixels from (default: the release's embedded images); ``run``: an ``evaluate``
     report whose per-image scores the index shows and sorts by; ``predictions``: the file or
-    folder a mask task's report scored, drawn beside the truth; ``workers``: processes making
+    folder a mask task's report scored, drawn beside the truth; ``compared``: ``scoring.compare``
+    of the run and another (the run page's comparison table); ``workers``: processes making
     the thumbnails. Returns what was written."""
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not (out / "data" / "meta.js").is_file():
@@ -243,7 +245,7 @@ def write_site(
     staging = out.with_name(f".{out.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        site = _write_site(data, staging, images_root, run, workers, predictions)
+        site = _write_site(data, staging, images_root, run, workers, predictions, compared)
         earlier = out.with_name(f".{out.name}.earlier")
         shutil.rmtree(earlier, ignore_errors=True)
         if out.exists():
@@ -266,6 +268,7 @@ def _write_site(
     run: dict | None,
     workers: int,
     predictions: str | Path | None,
+    compared: dict | None = None,
 ) -> Site:
     """``write_site``'s work, into the new folder ``out``."""
     scores = run_scores(data, run) if run is not None else {}
@@ -289,6 +292,7 @@ def _write_site(
     if run:
         evaluation = run_view(run, pages.cells)
         evaluation["charts"] = _run_charts(run, out / "charts")
+        evaluation["compared"] = compared_view(compared) if compared else None
         _js(out / "data" / "run.js", "run", evaluation)
     for entry in entries:
         entry.append([])  # the confusion cells the run's page links to this image
@@ -569,7 +573,16 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
                 return _number(ceiling[candidate])
         return None
 
-    headline = [[name, _number(value), humans(name)] for name, value in _flat(report.get("measures")).items()]
+    intervals = report.get("intervals") or {}
+
+    def bounds(name: str) -> list[float] | None:
+        found = intervals.get(name.replace(" ", "."))  # _flat names nested figures with spaces
+        return [found["low"], found["high"]] if found and found.get("low") is not None else None
+
+    headline = [
+        [name, _number(value), humans(name), bounds(name)] for name, value in _flat(report.get("measures")).items()
+    ]
+    method = next(iter(intervals.values()), None)  # how every interval was made
     lacking = set(report.get("predicted_not_in_truth") or [])  # a label map's classes scored by rule
 
     def named(name: str) -> str:
@@ -616,9 +629,31 @@ def run_view(report: dict[str, Any], cells: dict[tuple[str, str], set[int]]) -> 
         "side": (report.get("scored") or {}).get("side"),
         "images": len(report.get("per_image") or {}),
         "headline": headline,
+        "intervals": (
+            f"[low, high]: {method['level']:.0%} intervals, {method['method']} ({method['resamples']} resamples, "
+            f"seed {method['seed']})"
+            if method
+            else None
+        ),
         "per_class": per_class,
         "confusion": confusion,
         "tide": tide_view(report.get("tide")),
+    }
+
+
+def compared_view(result: dict[str, Any]) -> dict[str, Any]:
+    """The run page's comparison with another run (``scoring.compare.compare``): what was
+    compared, and per headline measure B - A, its paired interval, p and the verdict line."""
+    from regionbench.scoring import compare
+
+    names = (str(result["a"]), str(result["b"]))
+    return {
+        "about": f"{result['b']} against {result['a']} (B - A): {result['method']}, {result['resamples']} resamples, "
+        f"seed {result['seed']}, {result['images']} images",
+        "rows": [
+            [measure, row["difference"], row["low"], row["high"], row["p"], compare.verdict(measure, row, names)]
+            for measure, row in result["measures"].items()
+        ],
     }
 
 

@@ -585,12 +585,19 @@ const RB = {
     const humans = run.headline.some((h) => h[2] !== null);
     const top = headline.insertRow();
     for (const name of ["figure", "the run", ...(humans ? ["humans"] : [])]) top.appendChild(RB.element("th", {}, name));
-    for (const [name, value, human] of run.headline) {
+    for (const [name, value, human, bounds] of run.headline) {
       const row = headline.insertRow();
       row.insertCell().textContent = name.replace(/_/g, " ");
-      row.insertCell().textContent = RB.figure(value);
+      row.insertCell().textContent = RB.figure(value) + (bounds ? ` [${RB.figure(bounds[0])}, ${RB.figure(bounds[1])}]` : "");
       if (humans) row.insertCell().textContent = RB.figure(human);
     }
+    document.getElementById("intervals").textContent = run.intervals || "";
+    if (run.compared) {
+      document.getElementById("compared-about").textContent = run.compared.about;
+      const columns = ["measure", "B - A", "low", "high", "p", "verdict"];
+      RB.sortable(document.getElementById("compared"), columns, run.compared.rows);
+    }
+    document.getElementById("compared-section").hidden = !run.compared;
     for (const name of run.charts) document.getElementById("curves").appendChild(RB.element("img", { src: `charts/${name}`, alt: name }));
     document.getElementById("curves-section").hidden = !run.charts.length;
     if (run.per_class) RB.sortable(document.getElementById("per-class"), ["class", ...run.per_class.columns], run.per_class.rows);
