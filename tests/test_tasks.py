@@ -230,7 +230,7 @@ def test_evaluate_help_shows_the_named_task_s_options_and_its_methods() -> None:
         shown = set().union(*groups.values()) - {"help", "task", "release", "rev", "predictions", "out", "cores",
                                                  "by_source", "no_verify", "executor", "jobs", "work_dir"}  # fmt: skip
         assert shown == fields, name
-        assert groups["every task"] == {"split", "annotator"}
+        assert groups["every task"] == {"split", "annotator", "resamples", "seed"}
         for method in module.Settings.methods:
             assert groups.get(f"{name} --method {method.name}", set()) == set(method.options), (name, method)
     assert shown_groups(["evaluate", "--task", "semantic"])["semantic"] == {"ignore", "label_names", "method"}
