@@ -435,6 +435,18 @@ def test_label_maps_scored_a_batch_at_a_time_score_as_a_whole(
     again = tasks.evaluate(data, tmp_path / "maps", "semantic", cores=cores, all_annotators=True, allow_missing=True)
     assert again == whole
     assert whole["human_ceiling"] and whole["images_without_prediction"] == 1
+    if batch != 1:
+        return
+    # the headline's resamples: each annotator's figures on the same images, averaged
+    alone = [
+        tasks.evaluate(data, tmp_path / "maps", "semantic", annotator=who, allow_missing=True)["resampled"]["values"]
+        for who in whole["per_annotator"]
+    ]
+    assert (
+        set(whole["intervals"]) == set(whole["measures"]) == {"pixel_accuracy", "mean_class_accuracy", "miou", "fwiou"}
+    )
+    for name, values in whole["resampled"]["values"].items():
+        assert np.allclose(values, np.mean([a[name] for a in alone], axis=0), atol=1e-12), name
 
 
 def mmseg_figures(
@@ -726,3 +738,29 @@ def test_the_label_tasks_intervals_are_their_measures_on_the_drawn_images(
     assert set(image_report["intervals"]) == {"top_k.f1_l", "top_k.f1_i", "ranking.map_l"}
     assert image_report["resampled"]["images"] == image_report["images"] > len(task.test)
     assert found["resampled"]["images"] == len(images) and clef["resampled"]["images"] == len(task.test)
+
+
+def test_against_every_annotator_an_instance_run_s_resamples_are_each_annotator_s_averaged(
+    coco_build: Path, tmp_path: Path
+) -> None:
+    """``--all-annotators``: the headline AP is the mean over the annotators, and so is each of
+    its resamples: every annotator's AP on the same drawn images (here the files number the images
+    in the release's order, so each scored alone, by its file's ids, draws them in the same order)."""
+    from conftest import COCO_RELEASE
+
+    folder = coco_build / COCO_RELEASE
+    path, _ = perfect_predictions(folder, "instances", tmp_path)
+    data = regionbench.load(folder)
+    whole = tasks.evaluate(data, path, "instances", all_annotators=True, split="all", resamples=40, seed=4)
+    assert len(whole["per_annotator"]) > 1 and set(whole["intervals"]) == {"AP", "AP50", "AP75"}
+    alone = [
+        tasks.evaluate(data, path, "instances", annotator=who, split="all", resamples=40, seed=4)["resampled"]
+        for who in whole["per_annotator"]
+    ]
+    coverage = data.table("coverage")  # each file's ids in the release's order: the same draws
+    for who in whole["per_annotator"]:
+        own = coverage[coverage["annotator"] == who].sort_values("image_id")
+        assert own["source_image_id"].is_monotonic_increasing, who
+    for name, values in whole["resampled"]["values"].items():
+        expected = np.mean([np.array(a["values"][name], dtype=float) for a in alone], axis=0)
+        assert np.allclose(np.array(values, dtype=float), expected, atol=1e-12, equal_nan=True), name

@@ -482,6 +482,7 @@ def test_a_results_file_is_opened_once_whatever_the_truths(exports: tuple[Path, 
     assert sorted(each["per_annotator"]) == ["annotator-1", "annotator-2"]
     for who, figures in each["per_annotator"].items():
         assert regionbench.evaluate(data, run, "instances", annotator=who, split="all")["measures"] == figures
+    assert set(each["intervals"]) == {"AP", "AP50", "AP75"}  # the mean's: tests/workflow/test_evaluation.py
 
 
 @pytest.mark.parametrize(

@@ -300,6 +300,12 @@ def test_against_every_annotator_each_is_its_own_truth(coco: Path, tmp_path: Pat
     assert report["measures"]["all"]["pq"] == pytest.approx(
         np.mean([v["pq"] for v in report["per_annotator"].values()])
     )
+    # the headline's resamples: "all" each annotator's on the same images averaged, the groups the first's
+    alone = {who: json.loads((tmp_path / f"{who}.json").read_text()) for who in ("annotator1", "annotator2")}
+    for name, values in report["resampled"]["values"].items():
+        mine = [np.array(r["resampled"]["values"][name], dtype=float) for r in alone.values()]
+        expected = np.mean(mine, axis=0) if name.startswith("all.") else mine[0]
+        assert np.allclose(np.array(values, dtype=float), expected, atol=1e-12, equal_nan=True), name
 
 
 @pytest.mark.parametrize(

@@ -251,11 +251,14 @@ def ragged(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.arange(total) - np.repeat(ends - sizes, sizes) + np.repeat(starts, sizes)
 
 
-def chunks(n: int, resamples: int, seed: int, rows: int) -> Iterator[tuple[list[np.ndarray], np.ndarray]]:
-    """The resamples ``rows`` at a time: their index arrays and draw counts (rows x n)."""
+def chunks(
+    n: int, resamples: int, seed: int, rows: int, order: np.ndarray | None = None
+) -> Iterator[tuple[list[np.ndarray], np.ndarray]]:
+    """The resamples ``rows`` at a time: their index arrays and draw counts (rows x n). ``order``:
+    the images are drawn in another order, ``order[p]`` the image at its place ``p``."""
     batch: list[np.ndarray] = []
     for drawn in bootstrap.draws(n, resamples, seed):
-        batch.append(drawn)
+        batch.append(drawn if order is None else order[drawn])
         if len(batch) == rows:
             yield batch, np.stack([np.bincount(d, minlength=n) for d in batch])
             batch = []
@@ -270,11 +273,13 @@ def resampled(
     resamples: int,
     seed: int,
     groups: Sequence[Sequence[int]] | None = None,
+    order: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """AP, AP50 and AP75 (with LVIS's frequency ``groups``, APr, APc and APf too) on each of
     ``resamples`` resamples of the run's images (``ranges``, evaluated by the engine), as
     COCOeval's ``summarize`` means them: over the IoU thresholds and the categories with an
-    instance among the drawn images. NaN where a resample drew none."""
+    instance among the drawn images. NaN where a resample drew none. The images are drawn in
+    their id order, or in ``order`` (``order[p]``: the image at place ``p``)."""
     n, found = ranges.image_count, ranges.image_instances
     present = np.flatnonzero(np.bincount(found[:, 1], weights=found[:, 2], minlength=categories) > 0)
     column = np.full(categories, -1)
@@ -286,7 +291,7 @@ def resampled(
     moving = int(np.count_nonzero(layout.hits | layout.ignored))
     rows = min(bootstrap.CHUNK, CELLS // max(len(layout.image), 1), ROWS // max(moving, 1))
     start = 0
-    for drawn, counts in chunks(n, resamples, seed, max(1, rows)):
+    for drawn, counts in chunks(n, resamples, seed, max(1, rows), order):
         ap[start : start + len(drawn)] = layout.resampled(drawn, counts, counts @ per_image)
         start += len(drawn)
     figures = {"AP": mean(ap), "AP50": mean(ap[:, :1]), "AP75": mean(ap[:, 5:6])}

@@ -19,7 +19,7 @@ truth, the predictions' files, and the spread and human ceiling of several truth
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -360,18 +360,24 @@ def file_keys(images: pd.DataFrame) -> FileKeys:
 
 def resampled(
     images: pd.DataFrame,
-    per_image: Mapping[int, np.ndarray],
+    per_image: Mapping[int, np.ndarray] | Sequence[Mapping[int, np.ndarray]],
     figures: Callable[[np.ndarray], dict[str, np.ndarray]],
     settings: Resampled,
 ) -> dict[str, Any]:
     """The report's ``intervals`` and ``resampled`` (``measures.bootstrap``) of a mask task's
     ``figures`` over the scored images that have counts (``per_image``: image id -> what it adds
     to the measure's sums), resampled in the order of their files' stems, as a run names its
-    maps and PNGs (ties by image id)."""
+    maps and PNGs (ties by image id). Several truths' counts (a run scored against every
+    annotator): each truth's figures on the same resamples, averaged figure by figure, as the
+    headline averages them."""
+    truths = [per_image] if isinstance(per_image, Mapping) else list(per_image)
     stems = dict(zip(images["image_id"].astype(int), (Path(str(p)).stem for p in images["path"]), strict=True))
-    order = sorted((stems[i], i) for i in per_image)
-    stacked = np.stack([per_image[i] for _, i in order])
-    values = bootstrap.additive(stacked, figures, settings.resamples, settings.seed)
+    order = sorted((stems[i], i) for i in truths[0])
+    each = []
+    for counts in truths:
+        stacked = np.stack([counts[i] for _, i in order])
+        each.append(bootstrap.additive(stacked, figures, settings.resamples, settings.seed))
+    values = {name: np.mean([found[name] for found in each], axis=0) for name in each[0]}
     return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
 
 

@@ -207,7 +207,7 @@ class Boundaries(masks.AgainstHumans):
             ),
             "conventions": conventions(settings.max_dist),
         }
-        if settings.resamples and not settings.all_annotators:
+        if settings.resamples:  # the headline is against the humans together, with or without each alone
             per_image = {i: image_counts(c) for i, c in zip(ids, together, strict=True)}
             report |= masks.resampled(self.images, per_image, benchmark_figures, settings)
         if settings.all_annotators:

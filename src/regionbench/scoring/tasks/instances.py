@@ -423,7 +423,7 @@ class Ranges:
 
     def __post_init__(self) -> None:
         self.counts = {"images": len(self.held.truth.header["images"]), "ground_truth": 0, "crowd": 0}
-        self.resampling = bool(self.settings.resamples) and not self.settings.all_annotators
+        self.resampling = bool(self.settings.resamples)
         self.parts = Spilled(self.held.folder, len(self.categories), len(measures.area_bounds(self.settings.ranges())))
 
     def process(self, r: int) -> tuple[dict[str, int], measures.Evaluated, tide_measures.Part | None]:
@@ -468,12 +468,17 @@ class Ranges:
             tide = tide_measures.summarize(self.errors, truth.positions())  # ties as in the truth's own file
             figures["tide"] = tide | {"coco_ap50": 100 * coco if coco >= 0 else None}
         figures["detections_left_out"] = {str(c): n for c, n in self.held.absent.items()}  # by the lacking id
-        if self.resampling:  # over the truth's images, by their ids: what a COCO results file names them by
+        if self.resampling:  # over the truth's images by their ids, what a COCO results file names them by;
+            # against every annotator, by the release's, so that each truth's resamples draw the same images
+            order, keys = None, [e["id"] for e in truth.header["images"]]
+            if settings.all_annotators:
+                keys = [truth.release_id.get(i, i) for i in keys]
+                order = np.argsort(keys, kind="stable")
+                keys = sorted(keys)
             values = resampled_ap.resampled(
-                self.parts, len(self.categories), settings.most, settings.resamples, settings.seed, groups
+                self.parts, len(self.categories), settings.most, settings.resamples, settings.seed, groups, order
             )
-            keys = [str(e["id"]) for e in truth.header["images"]]
-            figures |= bootstrap.report(values, keys, settings.resamples, settings.seed)
+            figures |= bootstrap.report(values, [str(k) for k in keys], settings.resamples, settings.seed)
         return figures
 
 
@@ -562,8 +567,10 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             report["per_annotator_tide"] = {a: r["tide"] for a, r in against.items()}
         report["spread"] = masks.spread(list(report["per_annotator"].values()), list(first["stats"]))
     report |= {k: v for k, v in first.items() if k not in WHOLE}  # TIDE's errors among them, against the first truth
-    if settings.all_annotators:  # the headline: the mean over the annotators
+    if settings.all_annotators:  # the headline: the mean over the annotators, each's resamples averaged
         report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}
+        if settings.resamples:
+            report |= mean_resampled([against[who] for who in truths], scored.images["image_id"], settings)
     else:
         report |= {k: first[k] for k in ("per_category_ap", "categories_absent")} | {"measures": first["stats"]}
         report |= {"ground_truth": first["ground_truth"], "crowd": first["crowd"]}
@@ -574,6 +581,15 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     report["human_ceiling"] = instances_ceiling(run, scored)
     report["notes"] = notes(settings, first, report)
     return report
+
+
+def mean_resampled(figures: list[dict[str, Any]], images: Iterable[int], settings: Settings) -> dict[str, Any]:
+    """The bootstrap of a run scored against every annotator: each truth's resampled figures
+    (the same ``images`` drawn, by the release's ids) averaged, resample by resample."""
+    values = [f["resampled"]["values"] for f in figures]
+    mean = {name: np.mean([np.array(v[name], dtype=np.float64) for v in values], axis=0) for name in values[0]}
+    keys = [str(i) for i in sorted(int(k) for k in images)]
+    return bootstrap.report(mean, keys, settings.resamples, settings.seed)
 
 
 # What a report takes of the first truth's figures only where it scores against one truth.

@@ -266,8 +266,8 @@ class Quality:
         self.tallies = {who: np.zeros((size, 4)) for who in self.truths}
         self.level_tallies = {depth: np.zeros((size, 4)) for depth in self.levels}
         self.per_image: dict[int, float] = {}
-        self.tally_by_image: dict[int, np.ndarray] = {}  # the first truth's: what the bootstrap sums
-        self.resampling = bool(self.run.settings.resamples) and not self.run.settings.all_annotators
+        self.tally_by_image: dict[str, dict[int, np.ndarray]] = {who: {} for who in self.truths}  # the bootstrap's sums
+        self.resampling = bool(self.run.settings.resamples)
         self.split_of, self.counted = masks.source_split_of(self.images), Counter[str]()
         self.split_tallies: dict[str, np.ndarray] = {}  # the first truth's tallies per source split
         self.counts: Counter[str] = Counter()
@@ -308,8 +308,9 @@ class Quality:
                                crowds=image.crowds)  # fmt: skip
             for who, tally in image.tallies.items():
                 self.tallies[who] += tally
-            if self.resampling:  # kept only for the bootstrap
-                self.tally_by_image[image.image_id] = image.tallies[self.truths[0]]
+            if self.resampling:  # kept only for the bootstrap (against every annotator, each one's)
+                for who in self.truths if self.run.settings.all_annotators else self.truths[:1]:
+                    self.tally_by_image[who][image.image_id] = image.tallies[who]
             if (split := self.split_of.get(image.image_id)) is not None:
                 self.split_tallies[split] = self.split_tallies.get(split, 0) + image.tallies[self.truths[0]]
                 self.counted[split] += 1
@@ -347,14 +348,30 @@ class Quality:
                 f"{g}.{k}" for g, figures in report["measures"].items() for k, v in figures.items() if v is not None
             }
             resampled = lambda sums: {k: v for k, v in summary_figures(sums, known.things).items() if k in defined}  # noqa: E731
-            report |= masks.resampled(self.images, self.tally_by_image, resampled, self.run.settings)
+            report |= masks.resampled(self.images, self.tally_by_image[self.truths[0]], resampled, self.run.settings)
         if self.run.settings.all_annotators:
             each = {who: measures.average(t) for who, t in self.tallies.items()}
             figures = [k for k in ("pq", "sq", "rq") if all(e[k] is not None for e in each.values())]
             report["per_annotator"] = each
             report["spread"] = masks.spread(list(each.values()), figures)
             report["measures"]["all"] = {k: v["mean"] for k, v in report["spread"].items()}
+            if self.resampling:  # "all": each annotator's on the same resamples, averaged; the groups the first's
+                whole = {f"all.{k}" for k in figures}
+                mean = lambda sums: {k: v for k, v in summary_figures(sums, known.things).items() if k in whole}  # noqa: E731
+                tallies = [self.tally_by_image[who] for who in self.truths]
+                report |= averaged(report, masks.resampled(self.images, tallies, mean, self.run.settings))
         return report
+
+
+def averaged(report: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+    """A report's bootstrap (``intervals``, ``resampled``) with its "all" figures those of
+    ``found`` (the mean over the annotators), its things and stuff the first truth's."""
+
+    def mine(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if not k.startswith("all.")}
+
+    resampled = report["resampled"] | {"values": mine(report["resampled"]["values"]) | found["resampled"]["values"]}
+    return {"intervals": mine(report["intervals"]) | found["intervals"], "resampled": resampled}
 
 
 def summary_figures(sums: np.ndarray, things: np.ndarray) -> dict[str, np.ndarray]:

@@ -197,7 +197,7 @@ class Regions(masks.AgainstHumans):
                 }
             ),
         }
-        if self.run.settings.resamples and not self.run.settings.all_annotators:
+        if self.run.settings.resamples:  # the headline is against the humans together, with or without each alone
             per_image = {i: image_sums(s) for i, s in zip(ids, scored, strict=True)}
             thresholds = len(levels)
             figures = lambda sums: benchmark_figures(sums, thresholds)  # noqa: E731

@@ -270,9 +270,9 @@ class Part:
     by_split: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     counted: Counter[str] = dataclasses.field(default_factory=Counter)
     weighted: list[tuple[str, str, float]] = dataclasses.field(default_factory=list)
-    # image id -> its (hit, true, predicted) pixels per class against the first truth: what the
-    # bootstrap over images sums (``class_counts``)
-    counts_by_image: dict[int, np.ndarray] = dataclasses.field(default_factory=dict)
+    # truth -> image id -> its (hit, true, predicted) pixels per class (and the benchmark's terms,
+    # against the first truth): what the bootstrap over images sums (``class_counts``)
+    counts_by_image: dict[str, dict[int, np.ndarray]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass
@@ -290,7 +290,7 @@ class LabelMaps:
         classes = self.coding.classes
         self.total = Part({who: np.zeros((classes, classes + 1), dtype=np.int64) for who in self.truths})
         self.files = prediction_files(self.run, self.images)  # the folder listed once, not once a batch
-        self.resampling = bool(self.run.settings.resamples) and not self.run.settings.all_annotators
+        self.resampling = bool(self.run.settings.resamples)
         self.split_of = masks.source_split_of(self.images)
         self.weighted = (
             protocols.InstanceCounts() if self.coding.benchmark and self.coding.benchmark.instances else None
@@ -316,6 +316,8 @@ class LabelMaps:
                 matrix, skipped, clashing, abstaining, accuracy = confusion_of({image_id: label}, given, classes)
                 part.matrices[who] += matrix
                 if who != first:
+                    if self.resampling:  # against every annotator: the headline is their mean
+                        part.counts_by_image.setdefault(who, {})[image_id] = class_counts(matrix).ravel()
                     continue
                 if (split := self.split_of.get(image_id)) is not None:
                     part.by_split[split] = part.by_split.get(split, 0) + matrix
@@ -332,7 +334,7 @@ class LabelMaps:
                     found = class_counts(matrix).ravel()
                     if bench is not None and (bench.categories or bench.instances):
                         found = np.r_[found, protocols.ImageTerms(bench).of(matrix, added)]
-                    part.counts_by_image[image_id] = found
+                    part.counts_by_image.setdefault(who, {})[image_id] = found
         return part
 
     def add(self, part: Part) -> None:
@@ -345,7 +347,8 @@ class LabelMaps:
         total.unknown.update(part.unknown)
         total.counted.update(part.counted)
         total.per_image |= part.per_image
-        total.counts_by_image |= part.counts_by_image
+        for who, counts in part.counts_by_image.items():
+            total.counts_by_image.setdefault(who, {}).update(counts)
         if self.weighted is not None:
             self.weighted.apply(part.weighted)
 
@@ -391,14 +394,24 @@ class LabelMaps:
             report["measures"] |= {"iiou": found["iiou"], "category_iiou": found["category_iiou"]}
             report["per_class_iiou"], report["per_category_iiou"] = found["per_class_iiou"], found["per_category_iiou"]
         report["notes"] = _notes(self.run.settings.ignore, self.run.given, self.coding, total.unknown, flat)
-        if self.resampling:
-            report |= masks.resampled(self.images, total.counts_by_image, self.figures, self.run.settings)
+        if self.resampling and not self.run.settings.all_annotators:
+            report |= masks.resampled(
+                self.images, total.counts_by_image[self.truths[0]], self.figures, self.run.settings
+            )
         if self.run.settings.all_annotators:
             figures = ("pixel_accuracy", "mean_class_accuracy", "miou", "fwiou")
             each = {who: {k: measures.measures(m, names)[k] for k in figures} for who, m in total.matrices.items()}
             report["per_annotator"] = each
             report["spread"] = masks.spread(list(each.values()), list(figures))
             report["measures"] = {k: v["mean"] for k, v in report["spread"].items()}  # the headline: the mean
+            if self.resampling:  # each annotator's figures on the same resamples, averaged
+
+                def mean(sums: np.ndarray) -> dict[str, np.ndarray]:
+                    found = flat_figures(sums.reshape(len(sums), 3, classes))
+                    return {k: v for k, v in found.items() if k in figures}
+
+                counts = [{i: c[: 3 * classes] for i, c in total.counts_by_image[who].items()} for who in self.truths]
+                report |= masks.resampled(self.images, counts, mean, self.run.settings)
         return report
 
     def figures(self, sums: np.ndarray) -> dict[str, np.ndarray]:
