@@ -382,6 +382,18 @@ def test_ranges_of_images_accumulate_to_cocoeval_s_figures(
     (folder / "truth.json").write_text(json.dumps(truth))
     (folder / "results.json").write_text(json.dumps(detections))
     checked = results.check_results(folder / "results.json", detections, truth, {})
+    parts = in_ranges(truth, checked, iou_type, most, cuts)
+    categories = {c["id"]: c["name"] for c in truth["categories"]}
+    ours = instances.report(parts, categories, iou_type, (1, 10, most), None, {})
+    theirs = cocoeval(folder / "truth.json", folder / "results.json", iou_type, [1, 10, most])
+    assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-12)
+    whole = instances.score(truth, checked, iou_type, (1, 10, most))
+    assert ours["per_category_ap"] == whole["per_category_ap"] and ours["stats"] == whole["stats"]
+
+
+def in_ranges(truth: dict, checked: list[dict], iou_type: str, most: int, cuts: list[int]) -> list:
+    """The run evaluated by the engine a range of images at a time, the images (in id order) cut
+    at the running sums of ``cuts``: each range's ``Evaluated``."""
     ids = sorted(e["id"] for e in truth["images"])
     bounds = sorted({min(sum(cuts[: k + 1]), len(ids)) for k in range(len(cuts))} | {0, len(ids)})
     parts = []
@@ -394,12 +406,7 @@ def test_ranges_of_images_accumulate_to_cocoeval_s_figures(
         }
         mine = [dict(d) for d in checked if d["image_id"] in chosen]
         parts.append(instances.Engine(iou_type, max(10, most), instances.area_bounds(None)).evaluate(part, mine))
-    categories = {c["id"]: c["name"] for c in truth["categories"]}
-    ours = instances.report(parts, categories, iou_type, (1, 10, most), None, {})
-    theirs = cocoeval(folder / "truth.json", folder / "results.json", iou_type, [1, 10, most])
-    assert np.allclose(list(ours["stats"].values()), theirs, rtol=0, atol=1e-12)
-    whole = instances.score(truth, checked, iou_type, (1, 10, most))
-    assert ours["per_category_ap"] == whole["per_category_ap"] and ours["stats"] == whole["stats"]
+    return parts
 
 
 def many_images(seed: int) -> tuple[dict, list[dict]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
-import itertools
 import json
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 
 from regionbench.scoring import results
 from regionbench.scoring.measures import average_precision, bootstrap, kept_detections, lvis_federated, resampled_ap
-from tests.test_instances import many_images
+from tests.test_instances import in_ranges, many_images
 from tests.test_lvis import lvis_collection, lvis_eval
 
 
@@ -86,19 +85,7 @@ def pycocotools_resampled(
 
 def ours(truth: dict, checked: list[dict], iou_type: str, most: int, cuts: list[int], resamples: int) -> dict:
     """The run evaluated a range of images at a time (cut at ``cuts``) and resampled."""
-    ids = sorted(e["id"] for e in truth["images"])
-    bounds = sorted({min(sum(cuts[: k + 1]), len(ids)) for k in range(len(cuts))} | {0, len(ids)})
-    parts = []
-    for low, high in itertools.pairwise(bounds):
-        chosen = set(ids[low:high])
-        part = {
-            "images": [e for e in truth["images"] if e["id"] in chosen],
-            "annotations": [dict(a) for a in truth["annotations"] if a["image_id"] in chosen],
-            "categories": truth["categories"],
-        }
-        mine = [dict(d) for d in checked if d["image_id"] in chosen]
-        engine = average_precision.Engine(iou_type, max(10, most), average_precision.area_bounds(None))
-        parts.append(engine.evaluate(part, mine))
+    parts = in_ranges(truth, checked, iou_type, most, cuts)
     evaluated = kept_detections.InMemory(parts, len(truth["categories"]), 4)
     return resampled_ap.resampled(evaluated, len(truth["categories"]), most, resamples, 0)
 
