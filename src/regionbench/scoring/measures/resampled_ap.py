@@ -117,6 +117,7 @@ class Layout:
     anchor_of: np.ndarray  # each detection's anchor: its own, or its laid tie's (-1: none)
     gaps: scipy.sparse.csr_matrix
     anchor_segment: np.ndarray
+    by_image: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # ``laid_by_image``
 
     @classmethod
     def of(cls, ranges: Accumulated, present: np.ndarray, max_det: int) -> Layout:
@@ -166,7 +167,8 @@ class Layout:
         gap = np.searchsorted(key, np.arange(len(segment)) * (len(present) + 1) + segment, side="left")
         n = ranges.image_count
         gaps = scipy.sparse.csr_matrix((np.ones(len(segment), dtype=np.int64), (image, gap)), shape=(n, len(order)))
-        return cls(segment, image, rank, hits, ignored, tie, laid, anchor_of, gaps, anchored)
+        by_image = laid_by_image(image, tie, laid, n)
+        return cls(segment, image, rank, hits, ignored, tie, laid, anchor_of, gaps, anchored, by_image)
 
     def copies_at_anchors(self, counts: np.ndarray, segments: int) -> np.ndarray:
         """(rows x anchors): each resample's detections of a curve up to each anchor, copies in."""
@@ -196,50 +198,69 @@ class Layout:
     ) -> np.ndarray:
         """``resampled`` of a few resamples as one row of curves (resample ``b``'s category ``k``
         is curve ``b * categories + k``): the items alone weighted by their image's draws, each
-        laid tie's detections copy by copy in drawn order, all sorted as pycocotools sorts them."""
+        laid tie's detections copy by copy in drawn order, all in the order pycocotools sorts them."""
         rows, segments = instances.shape
-        alone, laid = np.flatnonzero(((self.hits | self.ignored) != 0) & ~self.laid), np.flatnonzero(self.laid)
-        # every copy of a laid tie's detections: its resample, its image's k-th drawn position
-        times = counts[:, self.image[laid]].ravel()
-        row = np.repeat(np.repeat(np.arange(rows), len(laid)), times)
-        copy = np.repeat(np.tile(laid, rows), times)
-        where = np.argsort(np.stack(drawn), axis=1, kind="stable")  # each image's drawn positions, in order
-        first = np.cumsum(counts, axis=1) - counts
-        at = where[row, first[row, self.image[copy]] + ragged(np.zeros(len(times), dtype=np.int64), times)]
-        # a laid tie's copies in drawn order: a copy counts its place among them
-        ranks, places = int(self.rank.max(initial=0)) + 1, len(self.image) + 1
-        order = ordered((row, rows), (self.tie[copy], places), (at, counts.shape[1]), (self.rank[copy], ranks))
-        row, copy, at = row[order], copy[order], at[order]
-        group = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (self.tie[copy][1:] != self.tie[copy][:-1])])
+        n = counts.shape[1]
+        alone = np.flatnonzero(((self.hits | self.ignored) != 0) & ~self.laid)
+        laid, starts, sizes, tie_rank = self.by_image
+        # every copy of a laid tie's detections, in drawn order: resample by resample, position by
+        # position, an image's in the run's order; then, stably, by tie (a radix sort: linear)
+        stacked = np.stack(drawn)
+        per = sizes[stacked].ravel()
+        copy = laid[ragged(starts[stacked].ravel(), per)]
+        row = np.repeat(np.arange(rows), per.reshape(rows, n).sum(axis=1))
+        order = radix(row * (int(tie_rank.max(initial=0)) + 1) + tie_rank[copy])
+        row, copy = row[order], copy[order]
+        tie = self.tie[copy]
+        group = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (tie[1:] != tie[:-1])])
         place_in_tie = np.arange(len(copy)) - np.repeat(group, np.diff(np.r_[group, len(copy)])) + 1
         moving = (self.hits[copy] | self.ignored[copy]) != 0
-        row, copy, at, place_in_tie = row[moving], copy[moving], at[moving], place_in_tie[moving]
-        # the items alone of every resample beside them, all in the run's order (a tie at its first position)
+        row, copy, tie, place_in_tie = row[moving], copy[moving], tie[moving], place_in_tie[moving]
+        # the items alone of every resample beside them, merged in the run's order (a tie at its
+        # first position, where no item alone stands)
         rows_alone = np.repeat(np.arange(rows), len(alone))
-        every_row = np.r_[rows_alone, row]
-        index = np.r_[np.tile(alone, rows), copy]
-        position = np.r_[np.tile(alone, rows), self.tie[copy]]
-        then = np.r_[np.zeros(len(rows_alone), dtype=np.int64), at * ranks + self.rank[copy]]
-        weights = np.r_[counts[:, self.image[alone]].ravel(), np.ones(len(copy), dtype=np.int64)]
-        copies = np.r_[anchors[:, self.anchor_of[alone]].ravel(), anchors[row, self.anchor_of[copy]] + place_in_tie]
-        order = ordered((every_row, rows), (position, places), (then, counts.shape[1] * ranks))
-        index, every_row = index[order], every_row[order]
+        span = len(self.image) + 1
+        key_alone, key_laid = rows_alone * span + np.tile(alone, rows), row * span + tie
+        to_alone = np.arange(len(key_alone)) + np.searchsorted(key_laid, key_alone)
+        to_laid = np.arange(len(key_laid)) + np.searchsorted(key_alone, key_laid)
+        size = len(key_alone) + len(key_laid)
+        index, every_row = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+        weights, copies = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+        index[to_alone], index[to_laid] = np.tile(alone, rows), copy
+        every_row[to_alone], every_row[to_laid] = rows_alone, row
+        weights[to_alone], weights[to_laid] = counts[:, self.image[alone]].ravel(), 1
+        copies[to_alone] = anchors[:, self.anchor_of[alone]].ravel()
+        copies[to_laid] = anchors[row, self.anchor_of[copy]] + place_in_tie
         segment = every_row * segments + self.segment[index]
-        found = curves(weights[order][None, :], copies[order][None, :], self.hits[index], self.ignored[index],
+        found = curves(weights[None, :], copies[None, :], self.hits[index], self.ignored[index],
                        segment, instances.reshape(1, -1))[0]  # fmt: skip
         return found.reshape(THRESHOLDS, rows, segments).transpose(1, 0, 2)
 
 
-def ordered(*keys: tuple[np.ndarray, int]) -> np.ndarray:
-    """The stable order of items by several integer ``keys`` (values, and a bound above them),
-    the first the most significant: one int64 key (timsort: runs already in order cost little),
-    or, where it would overflow, ``np.lexsort``."""
-    if np.prod([float(bound) for _, bound in keys]) < 2.0**62:
-        key = np.zeros(len(keys[0][0]), dtype=np.int64)
-        for values, bound in keys:
-            key = key * bound + values
-        return np.argsort(key, kind="stable")
-    return np.lexsort(tuple(values for values, _ in reversed(keys)))
+def laid_by_image(
+    image: np.ndarray, tie: np.ndarray, laid: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``laid`` detections by image (each image's in the run's order), where each of the
+    ``n`` images' start and how many it has, and each detection's tie as a dense rank."""
+    chosen = np.flatnonzero(laid)
+    chosen = chosen[np.argsort(image[chosen], kind="stable")]
+    sizes = np.bincount(image[chosen], minlength=n)
+    tie_rank = np.zeros(len(image), dtype=np.int64)
+    tie_rank[laid] = np.unique(tie[laid], return_inverse=True)[1]
+    return chosen, np.cumsum(sizes) - sizes, sizes, tie_rank
+
+
+def radix(key: np.ndarray) -> np.ndarray:
+    """The stable order of non-negative integer ``key``, 16 bits a pass (numpy's stable sort of
+    16-bit integers is a radix sort: each pass linear)."""
+    order = np.arange(len(key))
+    top = int(key.max(initial=0))
+    shift = 0
+    while shift == 0 or top >> shift:
+        part = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(part, kind="stable")]
+        shift += 16
+    return order
 
 
 def ragged(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
