@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_instances import in_ranges, many_images
+from test_lvis import lvis_collection, lvis_eval
 
 from regionbench.scoring import results
 from regionbench.scoring.measures import average_precision, bootstrap, kept_detections, lvis_federated, resampled_ap
-from tests.test_instances import in_ranges, many_images
-from tests.test_lvis import lvis_collection, lvis_eval
 
 
 def real_shaped_run(truth: dict, rng: np.random.Generator) -> list[dict]:

@@ -87,11 +87,17 @@ def test_the_humans_stand_beside_the_figures_they_match() -> None:
                      "ods": {"f": 0.7, "threshold": 0.3}, "ap": 0.66},
         "human_ceiling": {"AP": 0.45, "covering": 0.72, "f": 0.8, "per_annotator": {"x": {"AP": 0.1}}},
     }  # fmt: skip
-    headline = {name: human for name, _, human in view.run_view(report, {})["headline"]}
+    headline = {name: human for name, _, human, _ in view.run_view(report, {})["headline"]}
     assert headline == {
         "AP": 0.45, "AR1": None, "covering ods": 0.72, "covering ois": 0.72, "covering best": None,
         "ods f": 0.8, "ods threshold": None, "ap": None,
     }  # fmt: skip
+    # each figure's interval beside it, found by the figure's dotted name
+    report["intervals"] = {"covering.ods": {"low": 0.55, "high": 0.65, "level": 0.95, "resamples": 9, "seed": 0,
+                                            "method": "percentile bootstrap over images"}}  # fmt: skip
+    shown = view.run_view(report, {})
+    assert {name: bounds for name, _, _, bounds in shown["headline"] if bounds} == {"covering ods": [0.55, 0.65]}
+    assert shown["intervals"] == "[low, high]: 95% intervals, percentile bootstrap over images (9 resamples, seed 0)"
 
 
 def test_a_class_the_truth_lacks_is_marked_in_the_per_class_table() -> None:

@@ -62,6 +62,17 @@ def additive(
     return {name: np.concatenate(parts) for name, parts in found.items()}
 
 
+def summed_by(counts: np.ndarray, image: np.ndarray, column: np.ndarray, columns: int) -> np.ndarray:
+    """Per resample (a row of ``counts``: how many times each image is drawn), the draws of the
+    images of items summed by the items' ``column`` (item ``j`` is of image ``image[j]``):
+    shape (rows, ``columns``). One ``np.bincount`` over every row's items: a sparse product
+    without a sparse matrix."""
+    rows = len(counts)
+    index = (np.arange(rows, dtype=np.int64)[:, None] * columns + column[None, :]).ravel()
+    found = np.bincount(index, weights=counts[:, image].ravel(), minlength=rows * columns)
+    return found.reshape(rows, columns).astype(np.int64)
+
+
 def interval(values: np.ndarray, resamples: int, seed: int, level: float = LEVEL) -> dict[str, Any]:
     """The percentile interval of a measure's resampled ``values``, with how it was made. A
     resample on which the measure is undefined (NaN: PQ of things when it drew no thing) is left

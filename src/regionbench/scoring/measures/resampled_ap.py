@@ -14,8 +14,8 @@ What makes it cheap: a curve's 101 precisions depend only on each true positive'
 score no other of its category shares keeps its place in the run's order, its copies side by
 side: it is one item of that weight, and the copies of a true positive raise precision up to the
 last one, which the envelope then holds for every recall point the copies cross. What lies
-between two true positives only counts: the copies up to each are one sparse product of the
-resample's draw counts (``Layout.gaps``). Detections of a category that share a score (a tie)
+between two true positives only counts: the copies up to each are one sum of the resamples'
+draw counts by anchor (``Layout.gap``, ``bootstrap.summed_by``). Detections of a category that share a score (a tie)
 follow one another in drawn order: a tie holding a true positive or an ignored detection is laid
 out copy by copy for each resample and sorted, as pycocotools sorts it; the other ties only count.
 """
@@ -26,7 +26,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse
 
 from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures.average_precision import IOU_THRESHOLDS, RECALL_POINTS
@@ -115,7 +114,7 @@ class Layout:
     tie: np.ndarray
     laid: np.ndarray
     anchor_of: np.ndarray  # each detection's anchor: its own, or its laid tie's (-1: none)
-    gaps: scipy.sparse.csr_matrix
+    gap: np.ndarray  # each detection's anchor among those that count it
     anchor_segment: np.ndarray
     by_image: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # ``laid_by_image``
 
@@ -165,15 +164,13 @@ class Layout:
         # each detection counts toward the first anchor, in that order, that counts its position
         key = last * (len(present) + 1) + anchored
         gap = np.searchsorted(key, np.arange(len(segment)) * (len(present) + 1) + segment, side="left")
-        n = ranges.image_count
-        gaps = scipy.sparse.csr_matrix((np.ones(len(segment), dtype=np.int64), (image, gap)), shape=(n, len(order)))
-        by_image = laid_by_image(image, tie, laid, n)
-        return cls(segment, image, rank, hits, ignored, tie, laid, anchor_of, gaps, anchored, by_image)
+        by_image = laid_by_image(image, tie, laid, ranges.image_count)
+        return cls(segment, image, rank, hits, ignored, tie, laid, anchor_of, gap, anchored, by_image)
 
     def copies_at_anchors(self, counts: np.ndarray, segments: int) -> np.ndarray:
         """(rows x anchors): each resample's detections of a curve up to each anchor, copies in."""
-        per_gap = (self.gaps.T @ counts.T).T if self.gaps.shape[1] else np.zeros((len(counts), 0), dtype=np.int64)
-        return within(np.asarray(per_gap, dtype=np.int64), self.anchor_segment, segments)
+        per_gap = bootstrap.summed_by(counts, self.image, self.gap, len(self.anchor_segment))
+        return within(per_gap, self.anchor_segment, segments)
 
     def resampled(self, drawn: Sequence[np.ndarray], counts: np.ndarray, instances: np.ndarray) -> np.ndarray:
         """AP per resample, threshold and category (rows x T x categories) of the resamples

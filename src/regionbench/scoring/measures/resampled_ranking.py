@@ -6,8 +6,8 @@ over the concepts with a relevant image among the drawn ones and their geometric
 
 Ties are scored together, so a concept's curve has a point per group of equal confidence and
 the order within a group never matters: a resample only weighs each group by how many of its
-images (relevant ones, and all) were drawn, which for a chunk of resamples is two sparse products
-of their draw counts. A group none of whose images is drawn adds a point equal to the one before
+images (relevant ones, and all) were drawn, which for a chunk of resamples is two sums of their
+draw counts by group (``bootstrap.summed_by``). A group none of whose images is drawn adds a point equal to the one before
 (or, first, one of precision 0): no maximum and no sum changes.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse
 
 from regionbench.scoring.measures import bootstrap
 from regionbench.scoring.measures.label_sets import GMAP_EPSILON
@@ -29,39 +28,35 @@ ROWS = 1_000_000  # resamples x groups held at once
 @dataclass(frozen=True)
 class Groups:
     """Each concept's images by confidence, highest first, in groups of equal confidence, one
-    concept after another (``segment``: the group's concept): ``members`` (images x groups) 1
-    where the image is in the group, ``relevant`` the same for the images relevant to its concept."""
+    concept after another (``segment``: the group's concept): for every (image, concept), its
+    ``image``, ``group`` and whether it is ``relevant`` to the concept."""
 
-    members: scipy.sparse.csr_matrix
-    relevant: scipy.sparse.csr_matrix
+    image: np.ndarray
+    group: np.ndarray
+    relevant: np.ndarray
     segment: np.ndarray
 
     @classmethod
     def of(cls, relevant: np.ndarray, confidence: np.ndarray) -> Groups:
         """The groups of ``relevant`` and ``confidence`` (images x concepts)."""
-        n, concepts = confidence.shape
+        concepts = confidence.shape[1]
         order = np.argsort(-confidence, axis=0, kind="stable")
         ranked = np.take_along_axis(confidence, order, axis=0)
         starts = np.vstack([np.ones((1, concepts), dtype=bool), ranked[1:] != ranked[:-1]])  # a new group
         counts = starts.sum(axis=0)
         offsets = np.cumsum(counts) - counts
         group = np.cumsum(starts, axis=0) - 1 + offsets  # each (rank, concept)'s group, concept-major
-        image = order.T.ravel()
-        column = group.T.ravel()
-        ones = np.ones(len(image), dtype=np.int64)
-        shape = (n, int(counts.sum()))
-        members = scipy.sparse.csr_matrix((ones, (image, column)), shape=shape)
         hit = relevant[order, np.arange(concepts)].T.ravel()
-        relevant_members = scipy.sparse.csr_matrix((ones[hit], (image[hit], column[hit])), shape=shape)
-        return cls(members, relevant_members, np.repeat(np.arange(concepts), counts))
+        return cls(order.T.ravel(), group.T.ravel(), hit, np.repeat(np.arange(concepts), counts))
 
 
 def curves(groups: Groups, counts: np.ndarray) -> dict[str, np.ndarray]:
     """Each resample's (rows of draw ``counts``, rows x images) AP and interpolated AP of every
     concept (rows x concepts; NaN where it drew no relevant image)."""
     concepts = int(groups.segment[-1]) + 1 if len(groups.segment) else 0
-    drawn = np.asarray((groups.members.T @ counts.T).T, dtype=np.int64)
-    hit = np.asarray((groups.relevant.T @ counts.T).T, dtype=np.int64)
+    size = len(groups.segment)
+    drawn = bootstrap.summed_by(counts, groups.image, groups.group, size)
+    hit = bootstrap.summed_by(counts, groups.image[groups.relevant], groups.group[groups.relevant], size)
     seen, found = within(drawn, groups.segment, concepts), within(hit, groups.segment, concepts)
     ends = np.r_[np.flatnonzero(np.diff(groups.segment)), len(groups.segment) - 1]
     total = found[:, ends]  # rows x concepts: relevant images drawn
