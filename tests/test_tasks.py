@@ -440,3 +440,21 @@ def test_a_pair_is_two_humans_on_one_scored_image(drawn: dict[int, list[str]], s
     images = pd.DataFrame({"image_id": sorted(scored)})
     expected = any(len(set(drawn.get(i, [])) - {"consensus"}) >= 2 for i in scored)
     assert _masks.paired(Stub(), images) is expected  # type: ignore[arg-type]
+
+
+def test_a_value_its_own_interval_leaves_out_is_said_in_a_note() -> None:
+    """A headline value outside its resamples' interval (a mean over labels the resamples thin
+    out) is named in one note; values inside, or without an interval, are not."""
+    bounds = {"level": 0.95, "resamples": 9, "seed": 0, "method": "percentile bootstrap over images"}
+    report = {
+        "measures": {"ranking": {"map_l": 0.047, "map_i": 0.25}, "miap": 0.3},
+        "intervals": {
+            "ranking.map_l": {"low": 0.051, "high": 0.062} | bounds,
+            "miap": {"low": 0.2, "high": 0.4} | bounds,
+        },
+    }
+    note = tasks.intervals_beside(report)
+    assert note is not None and note.startswith("the interval of ranking.map_l leaves out its value")
+    report["intervals"]["ranking.map_l"]["low"] = 0.04
+    assert tasks.intervals_beside(report) is None
+    assert tasks.intervals_beside({"measures": {"miap": 0.3}}) is None

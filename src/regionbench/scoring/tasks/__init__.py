@@ -199,6 +199,8 @@ def evaluate(
     report: dict[str, Any] = head | module.score(run)
     if "human_ceiling" in report and not report["human_ceiling"]:  # no two humans drew a scored image
         report["human_ceiling"] = None
+    if outside := intervals_beside(report):  # a value its own resamples do not bracket: said
+        report["notes"] = [*report.get("notes", []), outside]
     report["predictions_sha256"] = predictions_digest(path)
     if by_source:
         report["by_source"] = _by_source(data, path, task, run.tree, cores, settings)
@@ -299,6 +301,28 @@ def rescore(data: Release, report: Mapping[str, Any], predictions: Path) -> dict
     chosen = module.Settings.from_report(values)
     given = {f.name: getattr(chosen, f.name) for f in dataclasses.fields(chosen)}
     return evaluate(data, predictions, str(report["task"]), **given)
+
+
+def intervals_beside(report: Mapping[str, Any]) -> str | None:
+    """A note naming the headline measures whose 95 % interval leaves out their own value (None
+    where none does). It happens where a measure averages over what the scored images hold
+    (labels, concepts, classes): a resample that misses the rarest of them averages over fewer,
+    and those it keeps are the better scored."""
+    found = measures(report)
+    apart = [
+        name
+        for name, around in (report.get("intervals") or {}).items()
+        if around.get("low") is not None and name in found and not around["low"] <= found[name] <= around["high"]
+    ]
+    if not apart:
+        return None
+    from regionbench.scoring.tasks._masks import few
+
+    return (
+        f"the interval of {few(apart)} leaves out its value: the measure averages over what the scored images "
+        "hold, and a resample that misses the rarest (labels, concepts with few images) averages over fewer; read "
+        "the interval as the spread of the value, not as bounds around it"
+    )
 
 
 def measures(report: Mapping[str, Any]) -> dict[str, float]:
