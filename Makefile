@@ -36,9 +36,11 @@ $(TEST_STAMP): $(STAMP)
 	@# the headless build and seaborn give it what its import needs. LVIS's reference evaluation
 	@# (tests/test_lvis.py) asks for the GUI OpenCV build too. cityscapesScripts, the reference of
 	@# the Cityscapes protocol (tests/workflow/test_protocols.py), asks for the `typing` backport and
-	@# its tools' dependencies; its evaluation imports pyquaternion only.
+	@# its tools' dependencies; its evaluation imports pyquaternion only. SAM 3's cgF1 evaluator, the
+	@# reference of the concept measure (tests/test_concept_f1.py), is one file of the sam3 package,
+	@# which imports numpy, pycocotools, scipy and tqdm: the package's own dependencies (the model) stay out.
 	@$(UV) opencv-python-headless seaborn appdirs
-	@$(UV) --no-deps panopticapi-lite tidecv lvis cityscapesscripts pyquaternion
+	@$(UV) --no-deps panopticapi-lite tidecv lvis cityscapesscripts pyquaternion sam3
 	@$(COMPILE) "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 	@touch $@
 

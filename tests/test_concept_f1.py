@@ -1,0 +1,212 @@
+"""Concepts are scored as SA-Co scores them: every figure equals SAM 3's own ``CGF1Evaluator``
+(``sam3/eval/cgf1_eval.py``, loaded by its path: the package itself pulls the model) on
+generated SA-Co files, one annotator and the oracle over three, masks and boxes, with negative
+phrases, detections under the score threshold, tied scores, crowd truth, empty pairs and pairs
+exhaustive in one file only."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import sysconfig
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pycocotools import mask as coco_mask
+
+from regionbench.scoring.measures import concept_f1
+
+H, W = 32, 40
+
+
+def reference() -> ModuleType:
+    """SAM 3's evaluator, from the one file (``pip install --no-deps sam3``)."""
+    path = Path(sysconfig.get_paths()["purelib"]) / "sam3/eval/cgf1_eval.py"
+    if not path.is_file():
+        pytest.fail(f"{path}: SAM 3's evaluator is not installed; make test installs it (sam3, no dependencies)")
+    spec = importlib.util.spec_from_file_location("cgf1_eval", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rle(x: int, y: int, w: int, h: int) -> dict:
+    mask = np.zeros((H, W), dtype=np.uint8)
+    mask[y : y + h, x : x + w] = 1
+    encoded = coco_mask.encode(np.asfortranarray(mask))
+    return {"size": [H, W], "counts": encoded["counts"].decode()}
+
+
+def saco_files(seed: int, pairs: int, folder: Path) -> tuple[list[Path], list[dict]]:
+    """Three annotators' files of ``pairs`` (image, phrase) pairs and a run: instances as boxes
+    and masks, a crowd now and then, negatives, pairs a file does not annotate exhaustively; the
+    run's detections near instances or anywhere, scores of few values (ties, some under 0.5)."""
+    rng = np.random.default_rng(seed)
+    images = [
+        {"id": p + 1, "file_name": f"{p // 2}.jpg", "height": H, "width": W, "text_input": f"thing {p % 3}"}
+        for p in range(pairs)
+    ]
+    base = [[tuple(int(v) for v in rng.integers([0, 0, 4, 4], [W - 8, H - 8, 16, 16])) for _ in range(int(rng.integers(0, 4)))] for _ in range(pairs)]  # fmt: skip
+    paths = []
+    for who in "abc":
+        annotations = []
+        entries = []
+        for p, image in enumerate(images):
+            entries.append(image | {"is_instance_exhaustive": bool(rng.random() < 0.85)})
+            for x, y, w, h in base[p]:
+                if rng.random() < 0.2:  # this annotator missed it
+                    continue
+                dx, dy = (int(v) for v in rng.integers(-2, 3, 2))
+                x, y = max(0, x + dx), max(0, y + dy)
+                annotations.append({
+                    "id": len(annotations) + 1, "image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h),
+                    "bbox": [x, y, w, h], "area": float(w * h), "iscrowd": int(rng.random() < 0.08),
+                })  # fmt: skip
+        path = folder / f"gold_test_merged_{who}_release_test.json"
+        path.write_text(json.dumps({"images": entries, "annotations": annotations,
+                                    "categories": [{"id": 1, "name": "object"}]}))  # fmt: skip
+        paths.append(path)
+    run = []
+    for p in range(pairs):
+        for x, y, w, h in base[p]:
+            if rng.random() < 0.75:
+                dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
+                x, y = max(0, x + dx), max(0, y + dy)
+                run.append({"image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h), "bbox": [x, y, w, h],
+                            "score": float(rng.choice([0.3, 0.5, 0.7, 0.9]))})  # fmt: skip
+        for _ in range(int(rng.poisson(0.6))):
+            x, y, w, h = (int(v) for v in rng.integers([0, 0, 4, 4], [W - 8, H - 8, 16, 16]))
+            run.append({"image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h), "bbox": [x, y, w, h],
+                        "score": float(rng.choice([0.2, 0.6, 0.9]))})  # fmt: skip
+    return paths, run
+
+
+def ours(paths: list[Path], run: list[dict], iou_type: str) -> dict:
+    """Our figures: the pairs exhaustive in the first file and in no other not so, each scored
+    against each file, the oracle over them."""
+    files = [json.loads(p.read_text()) for p in paths]
+    partial = {e["id"] for f in files[1:] for e in f["images"] if not e["is_instance_exhaustive"]}
+    chosen = [e["id"] for e in files[0]["images"] if e["is_instance_exhaustive"] and e["id"] not in partial]
+    scored = []
+    for image in chosen:
+        found = [d for d in run if d["image_id"] == image and d["score"] >= concept_f1.SCORE]
+        each = []
+        for f in files:
+            truth = [a for a in f["annotations"] if a["image_id"] == image and not a["iscrowd"]]
+            shape = "segmentation" if iou_type == "segm" else "bbox"
+            ious = (
+                np.asarray(coco_mask.iou([d[shape] for d in found], [a[shape] for a in truth], [0] * len(truth)))
+                if found and truth
+                else np.zeros((len(found), len(truth)))
+            )
+            each.append(concept_f1.pair(ious.reshape(len(found), len(truth))))
+        scored.append(concept_f1.oracle(each))
+    return concept_f1.summary(concept_f1.figures(scored))
+
+
+NAMES = {"positive_micro_F1": "pmF1"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), pairs=st.integers(1, 14), annotators=st.sampled_from([1, 3]),
+       iou_type=st.sampled_from(["segm", "bbox"]))  # fmt: skip
+def test_every_figure_is_sam3_s_cgf1_evaluator_s(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, pairs: int, annotators: int, iou_type: str
+) -> None:
+    folder = tmp_path_factory.mktemp("saco")
+    paths, run = saco_files(seed, pairs, folder)
+    paths = paths[:annotators]
+    (folder / "run.json").write_text(json.dumps(run))
+    cgf1 = reference()
+    with contextlib.redirect_stdout(io.StringIO()):
+        evaluator = cgf1.CGF1Evaluator(gt_path=[str(p) for p in paths], iou_type=iou_type)
+        if not evaluator.eval_img_ids:
+            return  # no pair exhaustive in every file: nothing to score
+        theirs = evaluator.evaluate(str(folder / "run.json"))
+    mine = ours(paths, run, iou_type)
+    prefix = f"cgF1_eval_{iou_type}_"
+    assert theirs
+    for key, value in theirs.items():
+        name = key.removeprefix(prefix)
+        base, _, at = name.partition("@")
+        ours_name = NAMES.get(base, base) + (f"@{at}" if at else "")
+        expected = None if value == -1 else value
+        assert mine[ours_name] == (None if expected is None else pytest.approx(expected, abs=1e-9)), (
+            key,
+            mine[ours_name],
+            value,
+        )
+
+
+def files_of(folder: Path, pairs: list[dict], truths: list[list[dict]]) -> list[Path]:
+    """SA-Co files of ``pairs`` (each an images entry's fields), one a truth (its annotations)."""
+    paths = []
+    for k, drawn in enumerate(truths):
+        entries = [{"id": p["id"], "file_name": "0.jpg", "height": H, "width": W, "text_input": "thing",
+                    "is_instance_exhaustive": p.get("exhaustive", [True] * len(truths))[k]} for p in pairs]  # fmt: skip
+        rows = [a | {"id": n + 1, "category_id": 1, "area": float(a["bbox"][2] * a["bbox"][3]),
+                     "segmentation": rle(*a["bbox"]), "iscrowd": a.get("iscrowd", 0)} for n, a in enumerate(drawn)]  # fmt: skip
+        path = folder / f"gold_edge_merged_{'abc'[k]}_release_test.json"
+        path.write_text(
+            json.dumps({"images": entries, "annotations": rows, "categories": [{"id": 1, "name": "object"}]})
+        )
+        paths.append(path)
+    return paths
+
+
+def box(image: int, x: int, y: int, score: float | None = None, crowd: int = 0) -> dict:
+    found = {"image_id": image, "bbox": [x, y, 10, 10], "iscrowd": crowd}
+    return found if score is None else found | {"category_id": 1, "segmentation": rle(x, y, 10, 10), "score": score}
+
+
+EDGES = {
+    # a negative phrase with no prediction: a true negative at the image level
+    "negative, no prediction": ([{"id": 1}, {"id": 2}], [[box(1, 2, 2)]], [box(1, 2, 2, 0.9)]),
+    # a negative phrase with a prediction: an image-level false positive, pmF1 unchanged
+    "negative, a prediction": ([{"id": 1}, {"id": 2}], [[box(1, 2, 2)]], [box(1, 2, 2, 0.9), box(2, 5, 5, 0.8)]),
+    # every prediction under 0.5: none is scored
+    "all under 0.5": ([{"id": 1}, {"id": 2}], [[box(1, 2, 2), box(2, 4, 4)]], [box(1, 2, 2, 0.49), box(2, 4, 4, 0.2)]),
+    # a pair exhaustive in one file only: left out
+    "exhaustive in one file": (
+        [{"id": 1}, {"id": 2, "exhaustive": [True, False, True]}],
+        [[box(1, 2, 2), box(2, 9, 9)], [box(1, 2, 3)], [box(1, 3, 2)]],
+        [box(1, 2, 2, 0.9), box(2, 20, 20, 0.9)],
+    ),
+    # an annotator with an empty pair: the oracle takes it where the run has nothing there either
+    "an annotator's empty pair": (
+        [{"id": 1}, {"id": 2}],
+        [[box(1, 2, 2), box(2, 9, 9)], [box(1, 2, 2)], [box(1, 2, 3), box(2, 9, 10)]],
+        [box(1, 2, 2, 0.9)],
+    ),
+    # crowd truth: left out of the matching
+    "crowd truth": ([{"id": 1}], [[box(1, 2, 2), box(1, 15, 15, crowd=1)]], [box(1, 2, 2, 0.9), box(1, 15, 15, 0.9)]),
+}
+
+
+@pytest.mark.parametrize("case", list(EDGES))
+@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+def test_the_edge_cases_score_as_sam3_s_evaluator(tmp_path: Path, case: str, iou_type: str) -> None:
+    pairs, truths, run = EDGES[case]
+    paths = files_of(tmp_path, pairs, truths)
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    with contextlib.redirect_stdout(io.StringIO()):
+        theirs = (
+            reference()
+            .CGF1Evaluator(gt_path=[str(p) for p in paths], iou_type=iou_type)
+            .evaluate(str(tmp_path / "run.json"))
+        )
+    mine = ours(paths, run, iou_type)
+    for key, value in theirs.items():
+        base, _, at = key.removeprefix(f"cgF1_eval_{iou_type}_").partition("@")
+        name = NAMES.get(base, base) + (f"@{at}" if at else "")
+        assert mine[name] == (None if value == -1 else pytest.approx(value, abs=1e-9)), (case, key)
+    if case == "negative, a prediction":  # the negative's detection costs the image level only
+        alone = ours(files_of(tmp_path, pairs[:1], [[a for a in truths[0] if a["image_id"] == 1]]), run[:1], iou_type)
+        assert mine["pmF1"] == pytest.approx(alone["pmF1"], abs=1e-12) and mine["IL_MCC"] < alone["IL_MCC"] + 1e-12
