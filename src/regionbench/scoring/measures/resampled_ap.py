@@ -38,12 +38,17 @@ SEGMENTS = 4096  # curves whose envelope is taken at once: each lifted by 2 over
 THRESHOLDS = len(IOU_THRESHOLDS)
 
 
-def within(values: np.ndarray, segment: np.ndarray, segments: int) -> np.ndarray:
-    """The cumulative sums of ``values`` (rows x items) restarted at each segment (ascending)."""
+def within(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """The cumulative sums of ``values`` (rows x items) restarted at each segment (``segment``:
+    each item's, ascending)."""
     total = np.cumsum(values, axis=1, dtype=np.int64)
-    first = np.searchsorted(segment, np.arange(segments), side="left")
-    before = np.concatenate([np.zeros((len(values), 1), dtype=np.int64), total], axis=1)[:, first]
-    return total - before[:, segment]
+    if not segment.size:
+        return total
+    starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+    before = np.zeros((len(total), len(starts)), dtype=np.int64)
+    before[:, 1:] = total[:, starts[1:] - 1]
+    found: np.ndarray = total - np.repeat(before, np.diff(np.r_[starts, segment.size]), axis=1)
+    return found
 
 
 def curves(
@@ -74,13 +79,11 @@ def curves(
         if not columns.size:
             continue
         place = segment[columns]
-        tp = within(weights[:, columns], place, segments)
+        tp = within(weights[:, columns], place)
         counted = copies[:, columns]
         if skipped.any():  # less the ignored copies up to each true positive, of its curve
             gone = np.flatnonzero(skipped)
-            up_to = np.c_[
-                np.zeros((len(weights), 1), dtype=np.int64), within(weights[:, gone], segment[gone], segments)
-            ]
+            up_to = np.c_[np.zeros((len(weights), 1), dtype=np.int64), within(weights[:, gone], segment[gone])]
             before = np.searchsorted(gone, columns)  # ignored items before each true positive
             same = (before > 0) & (segment[gone[np.maximum(before - 1, 0)]] == place)
             counted = counted - np.where(same, up_to[:, before], 0)
@@ -170,7 +173,7 @@ class Layout:
     def copies_at_anchors(self, counts: np.ndarray, segments: int) -> np.ndarray:
         """(rows x anchors): each resample's detections of a curve up to each anchor, copies in."""
         per_gap = bootstrap.summed_by(counts, self.image, self.gap, len(self.anchor_segment))
-        return within(per_gap, self.anchor_segment, segments)
+        return within(per_gap, self.anchor_segment)
 
     def resampled(self, drawn: Sequence[np.ndarray], counts: np.ndarray, instances: np.ndarray) -> np.ndarray:
         """AP per resample, threshold and category (rows x T x categories) of the resamples

@@ -57,7 +57,7 @@ def curves(groups: Groups, counts: np.ndarray) -> dict[str, np.ndarray]:
     size = len(groups.segment)
     drawn = bootstrap.summed_by(counts, groups.image, groups.group, size)
     hit = bootstrap.summed_by(counts, groups.image[groups.relevant], groups.group[groups.relevant], size)
-    seen, found = within(drawn, groups.segment, concepts), within(hit, groups.segment, concepts)
+    seen, found = within(drawn, groups.segment), within(hit, groups.segment)
     ends = np.r_[np.flatnonzero(np.diff(groups.segment)), len(groups.segment) - 1]
     total = found[:, ends]  # rows x concepts: relevant images drawn
     with np.errstate(divide="ignore", invalid="ignore"):  # a concept none of whose relevant images is drawn
