@@ -210,3 +210,73 @@ def test_the_edge_cases_score_as_sam3_s_evaluator(tmp_path: Path, case: str, iou
     if case == "negative, a prediction":  # the negative's detection costs the image level only
         alone = ours(files_of(tmp_path, pairs[:1], [[a for a in truths[0] if a["image_id"] == 1]]), run[:1], iou_type)
         assert mine["pmF1"] == pytest.approx(alone["pmF1"], abs=1e-12) and mine["IL_MCC"] < alone["IL_MCC"] + 1e-12
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), annotators=st.sampled_from([1, 3]), iou_type=st.sampled_from(["segm", "bbox"]))
+def test_the_command_scores_sa_co_files_as_sam3_s_evaluator(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, annotators: int, iou_type: str
+) -> None:
+    """``regionbench concepts``: the files read and checked, the pairs chosen by SA-Co's rule,
+    each figure the reference's."""
+    from regionbench.scoring import concepts
+
+    folder = tmp_path_factory.mktemp("saco-cli")
+    paths, run = saco_files(seed, 10, folder)
+    paths = paths[:annotators]
+    (folder / "run.json").write_text(json.dumps(run))
+    with contextlib.redirect_stdout(io.StringIO()):
+        evaluator = reference().CGF1Evaluator(gt_path=[str(p) for p in paths], iou_type=iou_type)
+        if not evaluator.eval_img_ids:
+            return
+        theirs = evaluator.evaluate(str(folder / "run.json"))
+    report = concepts.score(paths, folder / "run.json", iou_type)
+    assert report["pairs"] == len(evaluator.eval_img_ids)
+    for key, value in theirs.items():
+        base, _, at = key.removeprefix(f"cgF1_eval_{iou_type}_").partition("@")
+        name = NAMES.get(base, base) + (f"@{at}" if at else "")
+        found = report["measures"][name]
+        assert found == (None if value == -1 else pytest.approx(value, abs=1e-9)), key
+
+
+DAMAGES = {
+    "a pair without a phrase": (lambda f, run: f["images"][0].pop("text_input"), "pair 1: no text_input"),
+    "a pair listed twice": (lambda f, run: f["images"].append(dict(f["images"][0])), "pair 1 is listed twice"),
+    "an RLE of another size": (
+        lambda f, run: f["annotations"][0]["segmentation"].update(size=[H + 1, W]),
+        "its RLE is of size",
+    ),
+    "an instance of no pair": (lambda f, run: f["annotations"][0].update(image_id=999), "image_id 999 names no pair"),
+    "a detection of no pair": (lambda f, run: run[0].update(image_id=999), "detection 0: image_id 999 names no pair"),
+    "a detection without a score": (lambda f, run: run[0].pop("score"), "detection 0: no finite score"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_malformed_file_is_one_line_naming_it(tmp_path: Path, damage: str) -> None:
+    from conftest import regionbench_cli
+
+    change, said = DAMAGES[damage]
+    paths, run = saco_files(7, 6, tmp_path)
+    found = json.loads(paths[0].read_text())
+    assert found["annotations"] and run
+    change(found, run)
+    paths[0].write_text(json.dumps(found))
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    done = regionbench_cli("concepts", "--annotations", *map(str, paths), "--predictions", str(tmp_path / "run.json"))
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and said in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_command_prints_the_oracle_s_figures_and_writes_its_report(tmp_path: Path) -> None:
+    from conftest import regionbench_cli
+
+    paths, run = saco_files(3, 8, tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    done = regionbench_cli("concepts", "--annotations", *map(str, paths), "--predictions", str(tmp_path / "run.json"),
+                           "--out", str(tmp_path / "report.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert done.stdout.startswith(f"the oracle over the files  segm  {report['pairs']} pairs")
+    assert f"cgF1                              {report['measures']['cgF1']:.4f}" in done.stdout

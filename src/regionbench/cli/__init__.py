@@ -43,6 +43,7 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         scoring.add_conformance,
         lambda sub: scoring.add_evaluate(sub, command in (None, "evaluate"), named_task(argv or [])),
         scoring.add_compare,
+        scoring.add_concepts,
         scoring.add_baselines,
         vocabulary.add_hierarchy,
         vocabulary.add_vocabulary,

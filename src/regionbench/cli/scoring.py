@@ -280,6 +280,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_concepts(args: argparse.Namespace) -> int:
+    from regionbench.core import tables
+    from regionbench.scoring import concepts
+
+    report = concepts.score([Path(p) for p in args.annotations], Path(args.predictions), args.iou_type)
+    print(concepts.render(report))
+    if args.out:
+        tables.write_json(args.out, report)
+        print(f"report written to {args.out}")
+    return 0
+
+
+def add_concepts(sub: argparse._SubParsersAction) -> None:
+    """concepts: a run scored against SA-Co's own files."""
+    cc = sub.add_parser(
+        "concepts",
+        help="score a promptable-concept run (SAM 3's predictions) against SA-Co files: cgF1, pmF1, IL_MCC, one "
+        "annotator's file or the oracle over several",
+    )
+    cc.add_argument(
+        "--annotations", nargs="+", required=True, metavar="FILE",
+        help="the SA-Co files, one an annotator (gold_<subset>_merged_a_release_test.json ...): several, the oracle",
+    )  # fmt: skip
+    cc.add_argument("--predictions", required=True, metavar="FILE", help="the run: detections naming pairs by id")
+    cc.add_argument("--iou-type", default="segm", choices=["segm", "bbox"], help="masks (segm) or boxes (bbox)")
+    cc.add_argument("--out", metavar="JSON", help="write the report here")
+    cc.set_defaults(func=cmd_concepts)
+
+
 def add_compare(sub: argparse._SubParsersAction) -> None:
     """compare: two runs' reports, B - A with paired bootstrap intervals."""
     cp = sub.add_parser(

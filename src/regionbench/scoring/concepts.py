@@ -1,0 +1,175 @@
+"""A run scored against SA-Co's own files (``regionbench concepts``): the measure of
+``measures.concept_f1`` on the (image, noun phrase) pairs of one annotator's file or the oracle
+over several, as SAM 3's evaluator scores SA-Co/Gold.
+
+A file is COCO-shaped: its ``images`` are the pairs (``id``, ``file_name``, ``height``,
+``width``, ``text_input``: the phrase, ``is_instance_exhaustive``), its ``annotations`` the
+instances (``image_id`` the pair, an RLE ``segmentation`` of the pair's size, ``bbox``,
+``iscrowd``). The pairs scored are those the first file annotates exhaustively and no other
+file leaves not so; a run names pairs by these ids, as SAM 3's predictions do. Each pair is
+scored in turn: memory holds the files and one pair's masks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pycocotools import mask as coco_mask
+
+from regionbench.core.errors import InputError
+from regionbench.scoring.measures import concept_f1
+
+IOU_TYPES = ("segm", "bbox")
+
+
+class ConceptsError(InputError):
+    """A file that cannot be scored: one line naming it and what is wrong."""
+
+
+@dataclass
+class Annotations:
+    """One annotator's SA-Co file: each pair's phrase, whether it is annotated exhaustively and
+    its image size, and its instances."""
+
+    path: Path
+    phrase: dict[int, str] = field(default_factory=dict)
+    exhaustive: dict[int, bool] = field(default_factory=dict)
+    size: dict[int, tuple[int, int]] = field(default_factory=dict)
+    instances: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConceptsError(f"{path}: cannot be read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise ConceptsError(f"{path}: not JSON ({exc})") from None
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def rle_problem(segmentation: Any, size: tuple[int, int]) -> str | None:
+    """What is wrong with an RLE ``segmentation`` for an image of ``size`` (height, width)."""
+    if not isinstance(segmentation, dict) or not isinstance(segmentation.get("counts"), str | list):
+        return "its segmentation is no RLE ({size, counts})"
+    given = segmentation.get("size")
+    if not isinstance(given, list) or [int(v) for v in given if _integer(v)] != list(size) or len(given) != 2:
+        return f"its RLE is of size {given}, its pair's image is {list(size)}"
+    return None
+
+
+def read(path: Path) -> Annotations:
+    """One annotator's file, checked: a pair without a phrase, a pair listed twice, an
+    instance of no pair or of another size than its pair's image is one line naming it."""
+    found = _json(path)
+    if not isinstance(found, dict) or not isinstance(found.get("images"), list):
+        raise ConceptsError(f"{path}: no 'images' list: not an SA-Co file (its pairs are its images)")
+    out = Annotations(Path(path))
+    for n, entry in enumerate(found["images"]):
+        given = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(given, int) or isinstance(given, bool):
+            raise ConceptsError(f"{path}: images[{n}]: no integer id")
+        pair = given
+        phrase = entry.get("text_input")
+        if not isinstance(phrase, str) or not phrase.strip():
+            raise ConceptsError(f"{path}: pair {pair}: no text_input (its noun phrase); every pair names one")
+        if pair in out.phrase:
+            raise ConceptsError(f"{path}: pair {pair} is listed twice (images[{n}]); keep one entry a pair")
+        height, width = entry.get("height"), entry.get("width")
+        if not (_integer(height) and _integer(width)) or height <= 0 or width <= 0:
+            raise ConceptsError(f"{path}: pair {pair}: no height and width of its image")
+        out.phrase[pair], out.size[pair] = phrase, (height, width)
+        out.exhaustive[pair] = bool(entry.get("is_instance_exhaustive", False))
+    for n, annotation in enumerate(found.get("annotations") or []):
+        named = annotation.get("image_id") if isinstance(annotation, dict) else None
+        if not isinstance(named, int) or named not in out.phrase:
+            raise ConceptsError(f"{path}: annotations[{n}]: image_id {named!r} names no pair of the file")
+        if (problem := rle_problem(annotation.get("segmentation"), out.size[named])) is not None:
+            raise ConceptsError(f"{path}: annotations[{n}] (pair {named}): {problem}")
+        out.instances[named].append(annotation)
+    return out
+
+
+def scored_pairs(files: Sequence[Annotations]) -> list[int]:
+    """The pairs scored, in the first file's order: those it annotates exhaustively and no
+    other file leaves not exhaustive (SA-Co's rule)."""
+    partial = {p for f in files[1:] for p, done in f.exhaustive.items() if not done}
+    return [p for p, done in files[0].exhaustive.items() if done and p not in partial]
+
+
+def read_run(path: Path, first: Annotations, iou_type: str) -> dict[int, list[dict[str, Any]]]:
+    """The run's detections by pair, those scored under ``concept_f1.SCORE`` left out; a
+    detection of no pair, without a finite score or with a shape of another size is one line."""
+    found = _json(path)
+    if not isinstance(found, list):
+        raise ConceptsError(f"{path}: not a list of detections (SAM 3's predictions file)")
+    shape = "segmentation" if iou_type == "segm" else "bbox"
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for n, d in enumerate(found):
+        pair = d.get("image_id") if isinstance(d, dict) else None
+        if pair not in first.phrase:
+            raise ConceptsError(f"{path}: detection {n}: image_id {pair!r} names no pair of {first.path.name}")
+        score = d.get("score")
+        if not isinstance(score, int | float) or isinstance(score, bool) or not math.isfinite(score):
+            raise ConceptsError(f"{path}: detection {n}: no finite score")
+        if shape not in d:
+            raise ConceptsError(f"{path}: detection {n}: no {shape} (--iou-type {iou_type})")
+        if shape == "segmentation" and (problem := rle_problem(d[shape], first.size[pair])) is not None:
+            raise ConceptsError(f"{path}: detection {n} (pair {pair}): {problem}")
+        if score >= concept_f1.SCORE:
+            out[pair].append(d)
+    return out
+
+
+def ious(detections: list[dict[str, Any]], instances: list[dict[str, Any]], shape: str) -> np.ndarray:
+    """IoU of each detection with each instance, crowds left out (pycocotools' IoU)."""
+    plain = [a for a in instances if not a.get("iscrowd")]
+    if not detections or not plain:
+        return np.zeros((len(detections), len(plain)))
+    found = coco_mask.iou([d[shape] for d in detections], [a[shape] for a in plain], [0] * len(plain))
+    return np.asarray(found, dtype=np.float64).reshape(len(detections), len(plain))
+
+
+def score(annotations: Sequence[Path], predictions: Path, iou_type: str = "segm") -> dict[str, Any]:
+    """The run of ``predictions`` against the files ``annotations`` (one: that annotator; several:
+    the oracle over them): the measure's figures (``concept_f1.summary``), the pairs scored and
+    left out, and each pair's kind."""
+    if iou_type not in IOU_TYPES:
+        raise ConceptsError(f"--iou-type {iou_type}: use {' or '.join(IOU_TYPES)}")
+    files = [read(Path(p)) for p in annotations]
+    for f in files[1:]:
+        if set(f.phrase) != set(files[0].phrase):
+            raise ConceptsError(f"{f.path}: its pairs are not {files[0].path.name}'s; give the files of one subset")
+    run = read_run(Path(predictions), files[0], iou_type)
+    shape = "segmentation" if iou_type == "segm" else "bbox"
+    chosen = scored_pairs(files)
+    pairs = [concept_f1.oracle([concept_f1.pair(ious(run[p], f.instances[p], shape)) for f in files]) for p in chosen]
+    figures = concept_f1.figures(pairs)
+    return {
+        "annotations": [Path(p).name for p in annotations],
+        "truth": "the oracle over the files" if len(files) > 1 else Path(annotations[0]).name,
+        "iou_type": iou_type,
+        "pairs": len(chosen),
+        "pairs_left_out": len(files[0].phrase) - len(chosen),
+        "measures": concept_f1.summary(figures),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as the command prints it."""
+    head = f"{report['truth']}  {report['iou_type']}  {report['pairs']} pairs ({report['pairs_left_out']} not exhaustive: left out)"
+    lines = [head, "-" * len(head)]
+    for name, value in report["measures"].items():
+        shown = "none" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+        lines.append(f"{name:<32}  {shown}")
+    return "\n".join(lines)
