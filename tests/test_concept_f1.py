@@ -280,3 +280,37 @@ def test_the_command_prints_the_oracle_s_figures_and_writes_its_report(tmp_path:
     report = json.loads((tmp_path / "report.json").read_text())
     assert done.stdout.startswith(f"the oracle over the files  segm  {report['pairs']} pairs")
     assert f"cgF1                              {report['measures']['cgF1']:.4f}" in done.stdout
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**16), iou_type=st.sampled_from(["segm", "bbox"]))
+def test_the_human_ceiling_is_each_annotator_scored_by_sam3_against_the_others(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, iou_type: str
+) -> None:
+    """Each file's instances as a run (score 1) against the oracle over the other two: its
+    cgF1, pmF1 and IL_MCC are SAM 3's evaluator's on the same pairs, and the ceiling their mean."""
+    from regionbench.scoring import concepts
+
+    folder = tmp_path_factory.mktemp("saco-ceiling")
+    paths, run = saco_files(seed, 10, folder)
+    for path in paths:  # every pair exhaustive: the pairs scored are the same whoever is the run
+        found = json.loads(path.read_text())
+        path.write_text(json.dumps(found | {"images": [e | {"is_instance_exhaustive": True} for e in found["images"]]}))
+    (folder / "run.json").write_text(json.dumps(run))
+    report = concepts.score(paths, folder / "run.json", iou_type)
+    for k, path in enumerate(paths):
+        drawn = [a | {"score": 1.0} for a in json.loads(path.read_text())["annotations"] if not a["iscrowd"]]
+        (folder / "human.json").write_text(json.dumps(drawn))
+        others = [str(p) for j, p in enumerate(paths) if j != k]
+        with contextlib.redirect_stdout(io.StringIO()):
+            theirs = reference().CGF1Evaluator(gt_path=others, iou_type=iou_type).evaluate(str(folder / "human.json"))
+        mine = report["human_ceiling"]["per_annotator"][path.name]
+        for name, key in (
+            ("cgF1", "cgF1"),
+            ("pmF1", "positive_micro_F1"),
+            ("IL_MCC", "IL_MCC"),
+            ("cgF1@0.5", "cgF1@0.5"),
+        ):
+            assert mine[name] == pytest.approx(theirs[f"cgF1_eval_{iou_type}_{key}"], abs=1e-9), (path.name, name)
+    each = report["human_ceiling"]["per_annotator"].values()
+    assert report["human_ceiling"]["cgF1"] == pytest.approx(np.mean([e["cgF1"] for e in each]), abs=1e-12)

@@ -153,23 +153,58 @@ def score(annotations: Sequence[Path], predictions: Path, iou_type: str = "segm"
     run = read_run(Path(predictions), files[0], iou_type)
     shape = "segmentation" if iou_type == "segm" else "bbox"
     chosen = scored_pairs(files)
-    pairs = [concept_f1.oracle([concept_f1.pair(ious(run[p], f.instances[p], shape)) for f in files]) for p in chosen]
-    figures = concept_f1.figures(pairs)
     return {
         "annotations": [Path(p).name for p in annotations],
         "truth": "the oracle over the files" if len(files) > 1 else Path(annotations[0]).name,
         "iou_type": iou_type,
         "pairs": len(chosen),
         "pairs_left_out": len(files[0].phrase) - len(chosen),
-        "measures": concept_f1.summary(figures),
+        "measures": scored(run, files, chosen, shape),
+        "human_ceiling": ceiling(files, chosen, shape),
     }
+
+
+def scored(
+    run: dict[int, list[dict[str, Any]]], files: Sequence[Annotations], chosen: Sequence[int], shape: str
+) -> dict[str, float | None]:
+    """The figures of ``run`` (detections by pair) on the pairs ``chosen``, against the oracle
+    over ``files`` (one file: that annotator)."""
+    pairs = [concept_f1.oracle([concept_f1.pair(ious(run[p], f.instances[p], shape)) for f in files]) for p in chosen]
+    return concept_f1.summary(concept_f1.figures(pairs))
+
+
+CEILING = ("cgF1", "pmF1", "IL_MCC", "cgF1@0.5", "cgF1@0.75")
+
+
+def ceiling(files: Sequence[Annotations], chosen: Sequence[int], shape: str) -> dict[str, Any]:
+    """Each annotator's instances as a run (score 1) against the oracle over the others, on the
+    same pairs: its cgF1, pmF1 and IL_MCC, and their means over the annotators (none with one
+    file)."""
+    if len(files) < 2:
+        return {}
+    each = {}
+    for k, annotator in enumerate(files):
+        drawn = {p: [a | {"score": 1.0} for a in annotator.instances[p] if not a.get("iscrowd")] for p in chosen}
+        found = scored(drawn, [f for j, f in enumerate(files) if j != k], chosen, shape)
+        each[annotator.path.name] = {name: found[name] for name in CEILING}
+    means = {
+        name: float(np.mean([e[name] for e in each.values()]))
+        for name in CEILING
+        if all(e[name] is not None for e in each.values())
+    }
+    return {"per_annotator": each} | means
 
 
 def render(report: dict[str, Any]) -> str:
     """The report as the command prints it."""
     head = f"{report['truth']}  {report['iou_type']}  {report['pairs']} pairs ({report['pairs_left_out']} not exhaustive: left out)"
     lines = [head, "-" * len(head)]
-    for name, value in report["measures"].items():
-        shown = "none" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
-        lines.append(f"{name:<32}  {shown}")
+
+    def shown(value: Any) -> str:
+        return "none" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    lines += [f"{name:<32}  {shown(value)}" for name, value in report["measures"].items()]
+    if ceiling := {k: v for k, v in report["human_ceiling"].items() if k != "per_annotator"}:
+        lines.append("human ceiling (each annotator against the oracle over the others):")
+        lines += [f"  human.{name:<26}  {shown(value)}" for name, value in ceiling.items()]
     return "\n".join(lines)
