@@ -263,7 +263,6 @@ def add_baselines(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from regionbench.core import tables
     from regionbench.scoring import compare
 
     reports = []
@@ -273,23 +272,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise UserError(f"{path}: not a readable report ({exc}); give two reports evaluate --out wrote") from None
     result = compare.compare(reports[0], reports[1], (Path(args.a).name, Path(args.b).name))
-    print(compare.render(result))
-    if args.out:
-        tables.write_json(args.out, result)
-        print(f"comparison written to {args.out}")
+    return printed(compare.render(result), result, args.out, "comparison")
+
+
+def printed(text: str, result: dict, out: str | None, what: str) -> int:
+    """A command's ``text`` printed, and its ``result`` written to ``out`` where given."""
+    from regionbench.core import tables
+
+    print(text)
+    if out:
+        tables.write_json(out, result)
+        print(f"{what} written to {out}")
     return 0
 
 
 def cmd_concepts(args: argparse.Namespace) -> int:
-    from regionbench.core import tables
     from regionbench.scoring import concepts
 
     report = concepts.score([Path(p) for p in args.annotations], Path(args.predictions), args.iou_type)
-    print(concepts.render(report))
-    if args.out:
-        tables.write_json(args.out, report)
-        print(f"report written to {args.out}")
-    return 0
+    return printed(concepts.render(report), report, args.out, "report")
 
 
 def add_concepts(sub: argparse._SubParsersAction) -> None:
