@@ -246,6 +246,9 @@ DAMAGES = {
         lambda f, run: f["annotations"][0]["segmentation"].update(size=[H + 1, W]),
         "its RLE is of size",
     ),
+    "an RLE whose runs do not fit": (
+        lambda f, run: run[0]["segmentation"].update(counts=[5, 3]), "RLE counts cover 8 pixels"
+    ),
     "an instance of no pair": (lambda f, run: f["annotations"][0].update(image_id=999), "image_id 999 names no pair"),
     "a detection of no pair": (lambda f, run: run[0].update(image_id=999), "detection 0: image_id 999 names no pair"),
     "a detection without a score": (lambda f, run: run[0].pop("score"), "detection 0: no finite score"),

@@ -513,7 +513,7 @@ def test_a_compressed_rle_is_taken_only_when_its_runs_make_the_mask(
         decoded = None
     makes_mask = decoded is not None and sum(decoded) == height * width
     try:
-        found = results._shape({"segmentation": {"size": [height, width], "counts": counts}}, height, width)
+        found = results.detection_shape({"segmentation": {"size": [height, width], "counts": counts}}, height, width)
     except ValueError as exc:
         assert not makes_mask and "\n" not in str(exc), (counts, decoded)
         return

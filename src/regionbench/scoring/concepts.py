@@ -12,7 +12,6 @@ scored in turn: memory holds the files and one pair's masks.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -23,8 +22,9 @@ from typing import Any
 import numpy as np
 from pycocotools import mask as coco_mask
 
-from regionbench.core.errors import InputError
+from regionbench.core.errors import InputError, read_json
 from regionbench.scoring.measures import concept_f1
+from regionbench.scoring.results import detection_shape
 
 IOU_TYPES = ("segm", "bbox")
 
@@ -45,13 +45,12 @@ class Annotations:
     instances: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
 
 
-def _json(path: Path) -> Any:
+def _json(path: Path, what: str) -> Any:
+    """``errors.read_json`` of ``path``, its problem one line naming the file."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConceptsError(f"{path}: cannot be read ({exc.strerror})") from None
+        return read_json(Path(path), what)
     except ValueError as exc:
-        raise ConceptsError(f"{path}: not JSON ({exc})") from None
+        raise ConceptsError(f"{path}: {exc}") from None
 
 
 def _integer(value: Any) -> bool:
@@ -65,13 +64,17 @@ def rle_problem(segmentation: Any, size: tuple[int, int]) -> str | None:
     given = segmentation.get("size")
     if not isinstance(given, list) or [int(v) for v in given if _integer(v)] != list(size) or len(given) != 2:
         return f"its RLE is of size {given}, its pair's image is {list(size)}"
+    try:  # its runs, as a COCO results file's are checked
+        detection_shape({"segmentation": segmentation}, *size)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
 def read(path: Path) -> Annotations:
     """One annotator's file, checked: a pair without a phrase, a pair listed twice, an
     instance of no pair or of another size than its pair's image is one line naming it."""
-    found = _json(path)
+    found = _json(path, "an SA-Co file")
     if not isinstance(found, dict) or not isinstance(found.get("images"), list):
         raise ConceptsError(f"{path}: no 'images' list: not an SA-Co file (its pairs are its images)")
     out = Annotations(Path(path))
@@ -110,7 +113,7 @@ def scored_pairs(files: Sequence[Annotations]) -> list[int]:
 def read_run(path: Path, first: Annotations, iou_type: str) -> dict[int, list[dict[str, Any]]]:
     """The run's detections by pair, those scored under ``concept_f1.SCORE`` left out; a
     detection of no pair, without a finite score or with a shape of another size is one line."""
-    found = _json(path)
+    found = _json(path, "a predictions file")
     if not isinstance(found, list):
         raise ConceptsError(f"{path}: not a list of detections (SAM 3's predictions file)")
     shape = "segmentation" if iou_type == "segm" else "bbox"

@@ -282,7 +282,7 @@ class Checker:
             self.problems.append(f"{where}: score {item.get('score')!r} is not a finite number")
             return None
         try:
-            shape = _shape(item, *self.sizes[image])
+            shape = detection_shape(item, *self.sizes[image])
         except (ValueError, TypeError) as exc:
             self.problems.append(f"{where}: {errors.first_line(exc)}")
             return None
@@ -357,7 +357,7 @@ def _masks() -> Any:
     return mask
 
 
-def _shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
+def detection_shape(item: dict[str, Any], height: int, width: int) -> dict[str, Any]:
     """A detection's ``segmentation`` (an RLE of the image's size, or polygons inside it, as RLE,
     with its ``mask_area``) and ``bbox`` (four numbers), at least one of them; a ``ValueError``
     says what is wrong."""

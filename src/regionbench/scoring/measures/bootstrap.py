@@ -13,7 +13,7 @@ difference on resample ``b`` is the difference of their values on it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,13 @@ def summed_by(counts: np.ndarray, image: np.ndarray, column: np.ndarray, columns
     index = (np.arange(rows, dtype=np.int64)[:, None] * columns + column[None, :]).ravel()
     found = np.bincount(index, weights=counts[:, image].ravel(), minlength=rows * columns)
     return found.reshape(rows, columns).astype(np.int64)
+
+
+def averaged(each: Sequence[Mapping[str, Sequence[float | None] | np.ndarray]]) -> dict[str, np.ndarray]:
+    """Several truths' resampled figures (each: name -> its values, resample by resample, the same
+    resamples) averaged resample by resample, as a headline over annotators averages them; a
+    resample where one is undefined (None, NaN) is undefined."""
+    return {name: np.mean([np.array(e[name], dtype=np.float64) for e in each], axis=0) for name in each[0]}
 
 
 def interval(values: np.ndarray, resamples: int, seed: int, level: float = LEVEL) -> dict[str, Any]:

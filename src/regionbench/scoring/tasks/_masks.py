@@ -373,12 +373,11 @@ def resampled(
     truths = [per_image] if isinstance(per_image, Mapping) else list(per_image)
     stems = dict(zip(images["image_id"].astype(int), (Path(str(p)).stem for p in images["path"]), strict=True))
     order = sorted((stems[i], i) for i in truths[0])
-    each = []
-    for counts in truths:
-        stacked = np.stack([counts[i] for _, i in order])
-        each.append(bootstrap.additive(stacked, figures, settings.resamples, settings.seed))
-    values = {name: np.mean([found[name] for found in each], axis=0) for name in each[0]}
-    return bootstrap.report(values, [key for key, _ in order], settings.resamples, settings.seed)
+    each = [
+        bootstrap.additive(np.stack([counts[i] for _, i in order]), figures, settings.resamples, settings.seed)
+        for counts in truths
+    ]
+    return bootstrap.report(bootstrap.averaged(each), [key for key, _ in order], settings.resamples, settings.seed)
 
 
 def spread(values: list[dict[str, float]], keys: list[str]) -> dict[str, dict[str, float]]:

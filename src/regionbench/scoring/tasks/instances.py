@@ -586,8 +586,7 @@ def score(run: Run[Settings]) -> dict[str, Any]:
 def mean_resampled(figures: list[dict[str, Any]], images: Iterable[int], settings: Settings) -> dict[str, Any]:
     """The bootstrap of a run scored against every annotator: each truth's resampled figures
     (the same ``images`` drawn, by the release's ids) averaged, resample by resample."""
-    values = [f["resampled"]["values"] for f in figures]
-    mean = {name: np.mean([np.array(v[name], dtype=np.float64) for v in values], axis=0) for name in values[0]}
+    mean = bootstrap.averaged([f["resampled"]["values"] for f in figures])
     keys = [str(i) for i in sorted(int(k) for k in images)]
     return bootstrap.report(mean, keys, settings.resamples, settings.seed)
 
