@@ -359,11 +359,11 @@ class Quality:
                 whole = {f"all.{k}" for k in figures}
                 mean = lambda sums: {k: v for k, v in summary_figures(sums, known.things).items() if k in whole}  # noqa: E731
                 tallies = [self.tally_by_image[who] for who in self.truths]
-                report |= averaged(report, masks.resampled(self.images, tallies, mean, self.run.settings))
+                report |= all_averaged(report, masks.resampled(self.images, tallies, mean, self.run.settings))
         return report
 
 
-def averaged(report: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+def all_averaged(report: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
     """A report's bootstrap (``intervals``, ``resampled``) with its "all" figures those of
     ``found`` (the mean over the annotators), its things and stuff the first truth's."""
 
