@@ -247,7 +247,8 @@ DAMAGES = {
         "its RLE is of size",
     ),
     "an RLE whose runs do not fit": (
-        lambda f, run: run[0]["segmentation"].update(counts=[5, 3]), "RLE counts cover 8 pixels"
+        lambda f, run: run[0]["segmentation"].update(counts=[5, 3]),
+        "RLE counts cover 8 pixels",
     ),
     "an instance of no pair": (lambda f, run: f["annotations"][0].update(image_id=999), "image_id 999 names no pair"),
     "a detection of no pair": (lambda f, run: run[0].update(image_id=999), "detection 0: image_id 999 names no pair"),
