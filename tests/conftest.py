@@ -477,6 +477,39 @@ def site_shows_the_release(browser: Any, folder: Path, out: Path, images: Path |
     assert errors == []
 
 
+# A PYTHONPATH of the caller's (a checkout's src/) would let the venv import the checkout.
+CLEAN_ENV = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def run(*cmd: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    """``cmd`` run in ``cwd`` without the checkout on its path; it must succeed."""
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, env=CLEAN_ENV)
+    assert done.returncode == 0, (cmd, done.stdout[-2000:], done.stderr[-2000:])
+    return done
+
+
+def _client_venv(work: Path) -> None:
+    """A venv under ``work/venv`` holding the wheel built from the repository and its client
+    dependencies (pinned by constraints.txt)."""
+    # Build from a copy: setuptools leaves build/ beside the sources it builds.
+    source = work / "source"
+    shutil.copytree(PROJECT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(PROJECT / name, source / name)
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", work / "dist", source, cwd=work)
+    (wheel,) = (work / "dist").glob("regionbench-*.whl")
+    run(sys.executable, "-m", "venv", work / "venv", cwd=work)
+    pip = work / "venv" / "bin" / "pip"
+    run(pip, "install", "--quiet", "--constraint", PROJECT / "constraints.txt", wheel, cwd=work)
+
+
+@pytest.fixture(scope="session")
+def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel built from the repository and its client dependencies,
+    made once a session across every worker."""
+    return shared(tmp_path_factory, "client-venv", _client_venv) / "venv"
+
+
 @pytest.fixture(scope="session")
 def real_data() -> Callable[[str], Path]:
     """``real_data(name)``: the real collection ``name`` as its source distributes it, under the

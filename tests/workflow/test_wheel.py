@@ -4,17 +4,12 @@ client dependencies only, loads, verifies and scores a release."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pandas as pd
-import pytest
-from conftest import PROJECT, TINY_RELEASE
+from conftest import PROJECT, TINY_RELEASE, run
 
 
 def normalised(name: str) -> str:
@@ -27,33 +22,6 @@ def build_only() -> set[str]:
     extras = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     names = {re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0] for spec in extras["build"] + extras["dvc"]}
     return {normalised(name) for name in names} - {"regionbench"}
-
-
-# A PYTHONPATH of the caller's (a checkout's src/) would let the venv import the checkout.
-CLEAN_ENV = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONHOME")}
-
-
-def run(*cmd: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, env=CLEAN_ENV)
-    assert done.returncode == 0, (cmd, done.stdout[-2000:], done.stderr[-2000:])
-    return done
-
-
-@pytest.fixture(scope="session")
-def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv holding the wheel built from the repository and its client dependencies."""
-    work = tmp_path_factory.mktemp("wheel")
-    # Build from a copy: setuptools leaves build/ beside the sources it builds.
-    source = work / "source"
-    shutil.copytree(PROJECT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(PROJECT / name, source / name)
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", work / "dist", source, cwd=work)
-    (wheel,) = (work / "dist").glob("regionbench-*.whl")
-    run(sys.executable, "-m", "venv", work / "venv", cwd=work)
-    pip = work / "venv" / "bin" / "pip"
-    run(pip, "install", "--quiet", "--constraint", PROJECT / "constraints.txt", wheel, cwd=work)
-    return work / "venv"
 
 
 def test_the_client_install_holds_no_build_dependency(client_venv: Path) -> None:

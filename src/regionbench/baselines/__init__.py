@@ -192,6 +192,7 @@ def run(
     root: Path | None = None,
     cores: int | None = None,
     progress: Callable[[str], None] | None = None,
+    things_unsaid: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Baseline ``name``'s predictions of the release's scored images written under
     ``out/<name>/`` and scored by each task of its kind through ``client.tasks.evaluate``:
@@ -200,7 +201,9 @@ def run(
     each image's classes as the values the release's benchmark reads (``predictions/``); where
     the source names its things, their components as instances (``instances/results.json``) and
     with the stuff as panoptic segments (``panoptic/``), scored by those tasks too. ``root``: the raw
-    tree, when the release does not embed its images. The images are predicted on up to
+    tree, when the release does not embed its images. ``things_unsaid``: a labels baseline takes
+    every category its source says nothing of for a thing (``_learnt.categories``), so a COCO
+    instances release gets instances too. The images are predicted on up to
     ``cores`` forked processes (None: every core), the files the same for any number.
     ``progress`` hears what is done and, after the first image, what the rest will cost."""
     from PIL import Image
@@ -227,7 +230,7 @@ def run(
         except InputError as exc:
             raise BaselineError(str(exc)) from None
         tell(f"{name}: fitted in {time.process_time() - started:.1f} CPU-s")
-        values, kinds = _learnt.class_values(coding), _learnt.categories(data, coding)
+        values, kinds = _learnt.class_values(coding), _learnt.categories(data, coding, things_unsaid)
         if kinds is not None:
             segments = _learnt.Segments(home / "panoptic", kinds)
             runs |= {"panoptic": home / "panoptic", "instances": home / "instances" / "results.json"}
@@ -255,7 +258,10 @@ def run(
         )
     found += forked_iter(predicted, items[1:], cores or tasks.available_cores())
     if segments is not None:
-        segments.write([f for f in found if f is not None], home / "instances" / "results.json")
+        from regionbench.scoring.tasks import _coco_truth
+
+        numbering = _coco_truth.numbering(data.table("coverage"), str(data.reference_annotator))
+        segments.write([f for f in found if f is not None], home / "instances" / "results.json", numbering)
     tell(f"{name}: {len(items)} images predicted")
     reports = {}
     for task, predictions in runs.items():  # a hierarchy's scale folders: label maps to either task

@@ -78,14 +78,15 @@ class Categories:
     things: np.ndarray
 
 
-def categories(data: Release, coding: Any) -> Categories | None:
+def categories(data: Release, coding: Any, things_unsaid: bool = False) -> Categories | None:
     """The source's category of each class of ``coding`` (through the release label the
     benchmark maps to it), or None where the source says of no category that it is a thing
-    (instances and panoptic segments are then not written)."""
+    (instances and panoptic segments are then not written), unless ``things_unsaid``: then a
+    category the source says nothing of is a thing (COCO's instances files hold things only)."""
     from regionbench.scoring.tasks import panoptic
 
     source = data.arrow("source_categories", ["has_instances"])["has_instances"].to_pylist()
-    if not any(v is True for v in source):
+    if not any(v is True for v in source) and not (things_unsaid and source and all(v is None for v in source)):
         return None
     known = panoptic.classes(data)
     category = {k: i for i, k in sorted(known.by_id.items(), reverse=True)}  # index -> its smallest id
@@ -149,11 +150,16 @@ class Segments:
         Image.fromarray(rgb).save(self.folder / f"{stem}.png")
         return {"image_id": image_id, "file_name": f"{stem}.png", "segments_info": info}, instances
 
-    def write(self, found: list[tuple[dict[str, Any], list[dict[str, Any]]]], instances: Path) -> None:
+    def write(
+        self, found: list[tuple[dict[str, Any], list[dict[str, Any]]]], instances: Path, numbering: dict[int, int]
+    ) -> None:
         """The panoptic JSON of every image's entry (``found``, in image order) beside the PNGs,
-        and their instances' results JSON."""
+        and their instances' results JSON, each image named by the id its source's file gives it
+        (``numbering``: release id -> that id, as COCO's results name images)."""
         document = {"annotations": [entry for entry, _ in found]}
         (self.folder / "predictions.json").write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
         instances.parent.mkdir(parents=True, exist_ok=True)
-        results = [one for _, each in found for one in each]
+        results = [
+            one | {"image_id": numbering.get(one["image_id"], one["image_id"])} for _, each in found for one in each
+        ]
         instances.write_text(json.dumps(results, sort_keys=True), encoding="utf-8")

@@ -38,6 +38,7 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         release.add_verify,
         release.add_diff,
         release.add_audit,
+        release.add_challenge,
         build.add_reproduce,
         release.add_export,
         scoring.add_conformance,

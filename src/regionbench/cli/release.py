@@ -167,6 +167,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from regionbench.core import tables
     from regionbench.release import loader
 
+    if args.leaks:
+        return _audit_leaks(args)
+
     found = [loader.load(folder) for folder in (args.release, *([args.other] if args.other else []))]
     names = [f"{r.dataset} v{r.version}" for r in found]
     if len(names) == 2 and names[0] == names[1]:
@@ -183,6 +186,46 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         tables.write_json(args.json, report)
     return 1 if args.check and releases.leaks(report) else 0
+
+
+def _audit_leaks(args: argparse.Namespace) -> int:
+    """audit --leaks PUBLIC PRIVATE: one line per leak of the hidden truth, exit 1 when any."""
+    from regionbench.audit import leaks
+    from regionbench.core import tables
+    from regionbench.release import loader
+
+    if not args.other:
+        raise UserError("audit --leaks: give the public release, then the private release it was made from")
+    found = leaks.audit(Path(args.release), loader.load(args.other))
+    for line in found:
+        print(line)
+    print(
+        f"{args.release}: {len(found)} leaks of the hidden truth"
+        if found
+        else f"{args.release}: no value of the hidden truth"
+    )
+    if args.json:
+        tables.write_json(args.json, {"leaks": found})
+    return 1 if found else 0
+
+
+def cmd_challenge(args: argparse.Namespace) -> int:
+    from regionbench.challenge import hosting
+
+    said = lambda line: print(line, flush=True)  # noqa: E731
+    record = hosting.host(
+        Path(args.release), Path(args.out), args.hidden, args.task, Path(args.baselines) if args.baselines else None,
+        Path(args.images) if args.images else None, args.docker_image, args.end, args.max_mib, said,
+    )  # fmt: skip
+    print(
+        f"{args.out}: public/ ({record['public']['dataset']} v{record['public']['version']}, digest "
+        f"{record['public']['digest'][:12]}), codabench.zip ({', '.join(record['tasks'])} on the hidden "
+        f"{record['hidden']} side, scored against digest {record['private']['digest'][:12]})"
+    )
+    for task, kit in record["starting_kit"].items():
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in kit["scores"].items() if not k.endswith(("_low", "_high")))
+        print(f"starting kit, {task} ({kit['method']}): {shown}")
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -276,7 +319,48 @@ def add_audit(sub: argparse._SubParsersAction) -> None:
     a.add_argument(
         "--check", action="store_true", help="exit 1 when a pair crosses the subsets' split, or the two releases"
     )
+    a.add_argument(
+        "--leaks",
+        action="store_true",
+        help="RELEASE is a public release and OTHER the private one it was made from: name every value of the hidden "
+        "truth the public one holds (exit 1 when any)",
+    )
     a.set_defaults(func=cmd_audit)
+
+
+def add_challenge(sub: argparse._SubParsersAction) -> None:
+    """challenge: a release made a hosted benchmark."""
+    from regionbench.challenge import ENTRIES, MAX_MIB
+
+    c = sub.add_parser(
+        "challenge",
+        help="a hosted benchmark of a release: a public release without the hidden side's truth, and a Codabench bundle",
+    )
+    c.add_argument("release", help="the (private) release folder")
+    c.add_argument("--out", required=True, metavar="DIR", help="where public/, codabench/ and codabench.zip go")
+    c.add_argument("--hidden", metavar="SPLIT", help="the split whose truth is hidden (default: the evaluation split)")
+    c.add_argument(
+        "--task", nargs="+", metavar="TASK", choices=sorted(ENTRIES),
+        help="the tasks hosted (default: those of the release kind's reference methods)",
+    )  # fmt: skip
+    c.add_argument(
+        "--baselines", metavar="DIR",
+        help="a regionbench baselines --out folder whose predictions make the starting kit (default: run the method)",
+    )  # fmt: skip
+    c.add_argument("--images", metavar="ROOT", help="the raw tree, when the release does not embed its images")
+    c.add_argument(
+        "--docker-image",
+        metavar="NAME",
+        help="the image the scoring program runs in (default: built from its Dockerfile)",
+    )
+    c.add_argument("--end", metavar="YYYY-MM-DD", help="the phase's end (default: none, an ever-lasting benchmark)")
+    c.add_argument(
+        "--max-mib",
+        type=numbers.argument(int, 1),
+        default=MAX_MIB,
+        help=f"a submission's size limit (default {MAX_MIB})",
+    )
+    c.set_defaults(func=cmd_challenge)
 
 
 # The commands of one format each, kept as aliases of ``export --format`` for one version.

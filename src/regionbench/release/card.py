@@ -325,6 +325,8 @@ def _introduction(folder: Path, manifest: dict) -> list[str]:
             (
                 f", with subsets A-H whose test side is the collection's own {own['test']} split."
                 if (own := _subsets_source_split(folder))
+                else f", with subsets A-H whose test side, the collection's own {hidden['split']} split, is hidden (below)."
+                if (hidden := manifest.get("hidden"))
                 else ", with subsets A-H and their 70/30 train/test split."
             )
             if subsets
@@ -347,9 +349,42 @@ def _introduction(folder: Path, manifest: dict) -> list[str]:
             ]
         ),
         "",
+        *_hidden(manifest),
         *_source_section(manifest),
     ]
     return out
+
+
+def _hidden(manifest: dict) -> list[str]:
+    """For a public release of a hosted benchmark (its manifest's ``hidden``): what is hidden,
+    what was left out, the private release it was made from and where the hidden side is scored."""
+    hidden = manifest.get("hidden")
+    if not hidden:
+        return []
+    private = hidden["private"]
+    left_out = ", ".join(f"`{name}`" for name in hidden["left_out"]) or "none"
+    return [
+        "## Hidden test side",
+        "",
+        f"The truth of the `{hidden['split']}` split is hidden: its {hidden['images']} images are here (ids, files,",
+        "sizes, pixel hashes) with nothing derived from their regions: no regions, masks, labels, features,",
+        "relations, agreement, coverage or subsets rows, no label audit, no stage report, figure or baseline",
+        "figure computed over the truth. The vocabulary counts the public regions only.",
+        f"Tables whose hidden rows were left out: {left_out}.",
+        "",
+        f"Submissions on the hidden side are scored at {hidden['scored_at']}, against the private release",
+        f"{private['dataset']} v{private['version']} (digest `{private['digest']}`), with `regionbench evaluate`.",
+        f"The leak audit (`regionbench audit --leaks`) found {_leak_finding(hidden)} in this release.",
+        "",
+    ]
+
+
+def _leak_finding(hidden: dict) -> str:
+    """The leak audit's finding as the public card states it."""
+    found = hidden.get("leaks")
+    if found is None:
+        return "nothing (it was not run)"
+    return "no value of the hidden truth" if not found else f"{found} leaks"
 
 
 def _said(text: str | None) -> str:

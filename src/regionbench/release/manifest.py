@@ -119,6 +119,9 @@ class Provenance:
     # the annotation files as the source gave them, what they state of themselves (COCO's info and
     # licenses), so that an export writes the same files back (pipeline.source.files)
     source_files: list[dict[str, Any]] | None = None
+    # a public release of a hosted benchmark: the side hidden, the private release's digest and
+    # where the side is scored (challenge.public); None for any other release
+    hidden: dict[str, Any] | None = None
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

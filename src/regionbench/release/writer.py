@@ -224,6 +224,7 @@ def _manifest(
         "previous": None
         if previous_manifest is None or diff is None
         else {"version": previous_manifest["version"], "required_bump": diff.required},
+        **({"hidden": provenance.hidden} if provenance.hidden is not None else {}),
         "tables": {
             name: {
                 "path": f"data/{name}.parquet",
