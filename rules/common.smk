@@ -256,6 +256,7 @@ def all_outputs(wildcards=None):
         *([f"{RESULTS}/features_parity.json"] if RAW.official("features") else []),
         *([f"{RESULTS}/relations_parity.json"] if RAW.official("relations") else []),
         f"{RESULTS}/release.json",
+        *([f"{RESULTS}/challenge.json"] if config["challenge"]["enabled"] else []),
     ]
 
 

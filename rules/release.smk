@@ -107,3 +107,28 @@ rule release:
         folder=RELEASE,
     run:
         heavy("release.py", locals())
+
+
+rule challenge:
+    input:
+        release=f"{RESULTS}/release.json",
+        # the build's reference methods' predictions make the starting kit where it ran them
+        baselines=[BASELINES_DIR] if BASELINES else [],
+    output:
+        f"{RESULTS}/challenge.json",
+    log:
+        f"{LOGS}/challenge.log",
+    benchmark:
+        f"{LOGS}/benchmarks/challenge.tsv"
+    threads: local_cores()
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        code=code_of("challenge.py"),
+        release=RELEASE,
+        out=f"challenges/{DATASET}/v{config['release']['version']}",
+        root=RAW.root,
+        settings=config["challenge"],
+    run:
+        heavy("challenge.py", locals())

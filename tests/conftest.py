@@ -32,7 +32,7 @@ WORKFLOW_TESTS = Path(__file__).resolve().parent / "workflow"
 # stop signals, a machine at fault, the wheel outside the checkout, scoring as jobs. Their own
 # lane (make test-machinery), which CI runs beside make test.
 MACHINERY = ("test_release_versions.py", "test_interrupt.py", "test_machine_faults.py", "test_wheel.py",
-             "test_scoring_jobs.py")  # fmt: skip
+             "test_scoring_jobs.py", "test_challenge_real.py")  # fmt: skip
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker

@@ -275,3 +275,54 @@ def test_a_damaged_submission_is_one_line_and_no_score(hosted, case: str, tmp_pa
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and said in err and "Traceback" not in err, err
     assert not (root / "output/scores.json").exists()
+
+
+def test_the_challenge_command_hosts_a_bsds500_release(release: Callable[[str], Built], tmp_path: Path) -> None:
+    """A label-free release's default tasks, segments and boundaries, from the command line: its
+    starting kit (the first segmentation method's hierarchy) scored by the program as by evaluate."""
+    built = release("bsds")
+    private = loader.load(built.folder)
+    out = tmp_path / "hosted"
+    command = [sys.executable, "-m", "regionbench", "challenge", str(built.folder), "--out", str(out)]
+    done = subprocess.run([*command, "--images", str(built.raw)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    split = private.manifest["evaluation_split"]
+    assert f"on the hidden {split} side" in done.stdout and "starting kit, boundaries (felzenszwalb)" in done.stdout
+    with zipfile.ZipFile(out / "codabench.zip") as bundle:
+        assert problems(bundle) == []
+        doc = yaml.safe_load(bundle.read("competition.yaml"))
+    assert [t["name"] for t in doc["tasks"]] == ["segments", "boundaries"] and doc["phases"][0]["tasks"] == [0, 1]
+    columns = {c["key"]: c["sorting"] for c in doc["leaderboards"][0]["columns"]}
+    assert columns["segments_vi_ods"] == "asc" and columns["boundaries_ods_f"] == "desc"
+    kit = out / "codabench/starting_kit.zip"
+    expected = json.loads(zipfile.ZipFile(kit).read("expected_scores.json"))
+    for task in ("segments", "boundaries"):
+        root = app(out, task, kit, tmp_path / task)
+        assert scorer.main(root) == 0
+        found = json.loads((root / "output/scores.json").read_text())
+        report = tasks.evaluate(private, root / "input/res" / task, task)
+        assert found == expected[task] == scorer.scores(report, codabench.columns(task, report))
+    assert leaks.audit(out / "public", private) == []
+    # a side evaluate does not score is refused in one line
+    other = next(s for s in {str(s) for s in private.images["split"].dropna()} if s != split)
+    refused = subprocess.run([*command, "--hidden", other], capture_output=True, text=True)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert f"--hidden {other}: regionbench evaluate scores this release's evaluation split" in refused.stderr
+
+
+def test_the_build_hosts_its_release_when_asked(release: Callable[[str], Built]) -> None:
+    """challenge.enabled: the build writes challenges/<dataset>/v<version>/, its starting kit the
+    predictions of the build's own baselines stage, the same bundle the command writes."""
+    built = release("bsds")
+    private = loader.load(built.folder)
+    out = built.project / "challenges/bsds/v1.0.0"
+    record = json.loads((built.results / "challenge.json").read_text())
+    assert record == json.loads((out / "challenge.json").read_text())
+    assert record["private"]["digest"] == private.manifest["digest"]
+    assert verify(out / "public") == [] and leaks.audit(out / "public", private) == []
+    with zipfile.ZipFile(out / "codabench.zip") as bundle:
+        assert problems(bundle) == []
+    assert record["starting_kit"]["segments"]["method"] == "felzenszwalb"
+    stage = json.loads((built.results / "baselines/felzenszwalb/segments.json").read_text())
+    assert record["starting_kit"]["segments"]["scores"] == scorer.scores(stage, codabench.columns("segments", stage))
+    assert "challenge" in built.stderr

@@ -78,12 +78,19 @@ def hidden_truth(private: Release, split: str) -> Hidden:
     images = private.arrow("images", ["image_id", "split", "path"])
     chosen = images.filter(pc.equal(images["split"], split))
     ids = chosen["image_id"].combine_chunks()
-    regions = private.arrow(
+    every = private.arrow(
         "regions", ["image_id", "region_id", "annotator", "annotation_id", "label", "mask", "geometry"]
     )
-    regions = regions.filter(pc.is_in(regions["image_id"], value_set=ids))
+    inside = pc.is_in(every["image_id"], value_set=ids)
+    regions, visible = every.filter(inside), every.filter(pc.invert(inside))
+    # A mask or outline the other side has too (a whole-image segment, a shape drawn twice) names
+    # no hidden region: only the hidden side's own are looked for.
     counts = pc.struct_field(regions["mask"], "counts").combine_chunks().drop_null()
+    seen = pc.struct_field(visible["mask"], "counts").combine_chunks()
+    counts = counts.filter(pc.invert(pc.is_in(counts, value_set=seen)))
     long_enough = counts.filter(pc.greater_equal(pc.utf8_length(counts), _SHORTEST))
+    outlines = regions["geometry"].combine_chunks().drop_null()
+    outlines = outlines.filter(pc.invert(pc.is_in(outlines, value_set=visible["geometry"].combine_chunks())))
     by_annotator = regions.group_by("annotator").aggregate([("region_id", "count")])["region_id_count"].to_pylist()
     vocabulary = private.arrow("vocabulary", ["label", "region_count", "image_count"])
     return Hidden(
@@ -94,7 +101,7 @@ def hidden_truth(private: Release, split: str) -> Hidden:
         annotation_ids=regions["annotation_id"].combine_chunks().drop_null(),
         counts=long_enough,
         hashes=frozenset(mask_hash(c) for c in counts.to_pylist()),
-        outlines=regions["geometry"].combine_chunks().drop_null(),
+        outlines=outlines,
         totals=frozenset(n for n in [regions.num_rows, *by_annotator] if n > 0),
         private_counts={
             label: (int(r), int(i))

@@ -50,8 +50,8 @@ def starting_kits(
     progress: Callable[[str], None],
 ) -> dict[str, codabench.Kit]:
     """Each task's starting kit: its reference method's predictions (those under ``done``, a
-    ``regionbench baselines --out`` folder, else the method run here into ``work``), scored
-    as the scoring program scores a submission."""
+    ``regionbench baselines --out`` folder or the build's, where the method ran there; else the
+    method run here into ``work``), scored as the scoring program scores a submission."""
     from regionbench import baselines
     from regionbench.scoring import tasks
 
@@ -61,11 +61,9 @@ def starting_kits(
         method = _method(task)
         home = (done or work) / method
         found = _predictions(home, task)
-        if not found.exists() and done is not None:
-            raise InputError(
-                f"--baselines {done}: no {found.relative_to(done)} (the {task} predictions of {method}); run "
-                f"regionbench baselines RELEASE --method {method} --out {done} first, or leave out --baselines"
-            )
+        if not found.exists():  # not run there: run here
+            home = work / method
+            found = _predictions(home, task)
         if not found.exists() and method not in ran:
             progress(f"starting kit: running {method} on the hidden side's images")
             baselines.run(data, method, work, images, None, progress, things_unsaid=task == "instances")
