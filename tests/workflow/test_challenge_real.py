@@ -25,8 +25,9 @@ from regionbench.challenge import hosting
 from regionbench.release import loader, verify
 
 PROFILE = (
-    "classifiers: {enabled: false}\nbaselines: {methods: []}\naudit:\n  labels: {folds: 2}\njobs: {in_process: true}\n"
-)
+    "classifiers: {enabled: false}\nbaselines: {methods: []}\naudit:\n  labels: {folds: 2}\n  duplicates: {enabled: false}\n"
+    "relations: {max_regions: 20}\njobs: {in_process: true}\n"
+)  # what hosting needs of a build: no classifiers, baselines, near-copies; few relations
 
 
 def _offline() -> list[str]:

@@ -193,6 +193,7 @@ def run(
     cores: int | None = None,
     progress: Callable[[str], None] | None = None,
     things_unsaid: bool = False,
+    score: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Baseline ``name``'s predictions of the release's scored images written under
     ``out/<name>/`` and scored by each task of its kind through ``client.tasks.evaluate``:
@@ -203,7 +204,8 @@ def run(
     with the stuff as panoptic segments (``panoptic/``), scored by those tasks too. ``root``: the raw
     tree, when the release does not embed its images. ``things_unsaid``: a labels baseline takes
     every category its source says nothing of for a thing (``_learnt.categories``), so a COCO
-    instances release gets instances too. The images are predicted on up to
+    instances release gets instances too. ``score`` False: the predictions only, no task scores
+    them (``{}`` returned). The images are predicted on up to
     ``cores`` forked processes (None: every core), the files the same for any number.
     ``progress`` hears what is done and, after the first image, what the rest will cost."""
     from PIL import Image
@@ -263,8 +265,8 @@ def run(
         numbering = _coco_truth.numbering(data.table("coverage"), str(data.reference_annotator))
         segments.write([f for f in found if f is not None], home / "instances" / "results.json", numbering)
     tell(f"{name}: {len(items)} images predicted")
-    reports = {}
-    for task, predictions in runs.items():  # a hierarchy's scale folders: label maps to either task
+    reports: dict[str, dict[str, Any]] = {}
+    for task, predictions in runs.items() if score else ():  # a hierarchy's scale folders: label maps to either task
         report = tasks.evaluate(data, predictions, task, progress=tell, cores=cores, split=side)
         report["baseline"] = {"name": name, "kind": module.KIND, "sweep": list(module.SWEEP)}
         tables.write_json(home / f"{task}.json", report)

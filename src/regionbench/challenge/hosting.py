@@ -66,7 +66,7 @@ def starting_kits(
             found = _predictions(home, task)
         if not found.exists() and method not in ran:
             progress(f"starting kit: running {method} on the hidden side's images")
-            baselines.run(data, method, work, images, None, progress, things_unsaid=task == "instances")
+            baselines.run(data, method, work, images, None, progress, things_unsaid=task == "instances", score=False)
             ran.add(method)
         if not found.exists():
             raise InputError(

@@ -1,5 +1,5 @@
-"""The commands that read a release: ``show``, ``view``, ``verify``, ``diff``, ``audit`` and
-``export`` (and its one-format aliases)."""
+"""The commands that read a release: ``show``, ``view``, ``verify``, ``diff``, ``audit``,
+``challenge`` and ``export`` (and its one-format aliases)."""
 
 from __future__ import annotations
 
