@@ -298,7 +298,9 @@ def write_bundle(
     (folder / "logo.png").write_bytes(logo())
     for file, text in _pages(data, public, split, kits).items():
         (folder / "pages" / file).write_text(text, encoding="utf-8")
-    package = Path(scorer.__file__).resolve().parent.parent
+    import regionbench
+
+    package = Path(regionbench.__file__).resolve().parent  # this regionbench, travelling with its program
     _zip(
         {
             "score.py": SCORE_PY.encode(),
