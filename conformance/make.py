@@ -1,7 +1,7 @@
 """Make the scoring conformance corpus: each case's truth and run, and the reference tools' own
 outputs on them (conformance/README.md).
 
-    .venv/bin/python conformance/make.py [--out DIR]    # after `make .venv/.installed-test`
+    .venv/bin/python conformance/make.py [--out DIR] [--family NAME ...]    # after `make .venv/.installed-test`
 
 The references are the versions ``constraints.txt`` pins (pycocotools, faster-coco-eval, lvis,
 tidecv); each case records the version that made its figures. Every case is generated from a
@@ -598,7 +598,8 @@ def bsds_case(family: str, test: str) -> tuple[dict[str, Any], tuple[Any, ...], 
     """A case of the benchmark's own data: its five images' humans, the run of ``test`` (test_1: the
     ``ucm2`` cut at 5 thresholds, as the benchmark cuts it; test_4: the five ``segs`` scales) and
     the figures the benchmark printed for it."""
-    from regionbench.scoring.measures import bsds_boundaries as boundaries, bsds_regions as segments
+    from regionbench.scoring.measures import bsds_boundaries as boundaries
+    from regionbench.scoring.measures import bsds_regions as segments
 
     images = sorted(p.stem for p in (BSDS / "groundTruth").glob("*.mat"))
     maps: dict[str, dict[str, str]] = {"truth": {}, "run": {}}
@@ -917,11 +918,117 @@ def bsds_boundary_rule(case: conformance.Case) -> dict[str, float]:
     )  # fmt: skip
 
 
+# -- concepts (SA-Co's files) -------------------------------------------------------------------------
+def saco_file(pairs: list[Doc], drawn: list[Doc], exhaustive: list[bool]) -> Doc:
+    """One annotator's SA-Co file: the (image, phrase) ``pairs`` and the instances ``drawn``
+    (``image_id`` the pair, ``bbox``, ``iscrowd``), each a box mask of the pair's image."""
+    entries = [p | {"is_instance_exhaustive": e} for p, e in zip(pairs, exhaustive, strict=True)]
+    rows = [
+        {"id": n + 1, "image_id": a["image_id"], "category_id": 1, "bbox": [float(v) for v in a["bbox"]],
+         "segmentation": rle(box(*a["bbox"])), "area": float(a["bbox"][2] * a["bbox"][3]), "iscrowd": a.get("iscrowd", 0)}
+        for n, a in enumerate(drawn)
+    ]  # fmt: skip
+    return {"images": entries, "annotations": rows, "categories": [{"id": 1, "name": "object"}]}
+
+
+def pair_entries(n: int) -> list[Doc]:
+    return [{"id": p, "file_name": f"{(p - 1) // 2:06d}.jpg", "height": H, "width": W, "text_input": f"thing {p % 3}"}
+            for p in range(1, n + 1)]  # fmt: skip
+
+
+def concept(pair: int, x: int, y: int, score: float | None = None, crowd: int = 0, w: int = 10, h: int = 10) -> Doc:
+    """An instance of ``pair`` (a box), or with ``score`` a detection of it."""
+    if score is None:
+        return {"image_id": pair, "bbox": [x, y, w, h], "iscrowd": crowd}
+    return {"image_id": pair, "category_id": 1, "segmentation": rle(box(x, y, w, h)), "bbox": [float(x), float(y), float(w), float(h)],
+            "score": score}  # fmt: skip
+
+
+def concepts_edge(
+    about: str, pairs: int, truths: list[list[Doc]], run: list[Doc], partial: dict[int, int] | None = None
+):
+    """A case of ``pairs`` pairs, one file a truth of ``truths`` (``partial``: pair -> the file
+    that leaves it not exhaustive)."""
+    entries = pair_entries(pairs)
+    files = [
+        saco_file(entries, drawn, [(partial or {}).get(e["id"]) != k for e in entries])
+        for k, drawn in enumerate(truths)
+    ]
+    return lambda seed: (about, {"files": files}, run)
+
+
+def concepts_collection(seed: int, pairs: int = 12, annotators: int = 3) -> tuple[str, Doc, list[Doc]]:
+    """Generated SA-Co files: ``annotators`` files of ``pairs`` pairs (each a few boxes, some
+    missed or moved by an annotator, a crowd now and then, pairs a file leaves not exhaustive,
+    negatives) and a run near them and anywhere, scores of few values (ties, some under 0.5)."""
+    rng = np.random.default_rng(seed)
+    entries = pair_entries(pairs)
+    base = [[tuple(int(v) for v in rng.integers([0, 0, 4, 4], [W - 16, H - 16, 16, 16])) for _ in range(int(rng.integers(0, 4)))]
+            for _ in entries]  # fmt: skip
+    files = []
+    for _ in range(annotators):
+        drawn = []
+        for p, found in enumerate(base, start=1):
+            for x, y, w, h in found:
+                if rng.random() < 0.2:
+                    continue
+                dx, dy = (int(v) for v in rng.integers(-2, 3, 2))
+                drawn.append(concept(p, max(0, x + dx), max(0, y + dy), crowd=int(rng.random() < 0.08), w=w, h=h))
+        files.append(saco_file(entries, drawn, [bool(rng.random() < 0.85) for _ in entries]))
+    run = []
+    for p, found in enumerate(base, start=1):
+        for x, y, w, h in found:
+            if rng.random() < 0.75:
+                dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
+                run.append(
+                    concept(p, max(0, x + dx), max(0, y + dy), float(rng.choice([0.3, 0.5, 0.7, 0.9])), w=w, h=h)
+                )
+        for _ in range(int(rng.poisson(0.6))):
+            x, y, w, h = (int(v) for v in rng.integers([0, 0, 4, 4], [W - 16, H - 16, 16, 16]))
+            run.append(concept(p, x, y, float(rng.choice([0.2, 0.6, 0.9])), w=w, h=h))
+    about = f"{annotators} annotators' files of {pairs} pairs: misses, moves, crowds, negatives, tied scores"
+    return about, {"files": files}, run
+
+
+CONCEPTS: dict[str, Callable[[int], tuple[str, Doc, list[Doc]]]] = {
+    "negative-no-prediction": concepts_edge(
+        "a negative phrase with no prediction: an image-level true negative", 2, [[concept(1, 2, 2)]],
+        [concept(1, 2, 2, 0.9)],
+    ),
+    "negative-a-prediction": concepts_edge(
+        "a negative phrase with a prediction: an image-level false positive, pmF1 unchanged", 2, [[concept(1, 2, 2)]],
+        [concept(1, 2, 2, 0.9), concept(2, 5, 5, 0.8)],
+    ),
+    "all-under-0.5": concepts_edge(
+        "every prediction under the 0.5 score threshold: none is scored", 2, [[concept(1, 2, 2), concept(2, 4, 4)]],
+        [concept(1, 2, 2, 0.49), concept(2, 4, 4, 0.2)],
+    ),
+    "exhaustive-in-one-file": concepts_edge(
+        "a pair exhaustive in two files of three: left out", 2,
+        [[concept(1, 2, 2), concept(2, 9, 9)], [concept(1, 2, 3)], [concept(1, 3, 2)]],
+        [concept(1, 2, 2, 0.9), concept(2, 20, 20, 0.9)], partial={2: 1},
+    ),
+    "an-annotator-s-empty-pair": concepts_edge(
+        "an annotator with an empty pair: the oracle takes it where the run has nothing there either", 2,
+        [[concept(1, 2, 2), concept(2, 9, 9)], [concept(1, 2, 2)], [concept(1, 2, 3), concept(2, 9, 10)]],
+        [concept(1, 2, 2, 0.9)],
+    ),
+    "crowd-truth": concepts_edge(
+        "crowd truth: left out of the matching", 1, [[concept(1, 2, 2), concept(1, 15, 15, crowd=1)]],
+        [concept(1, 2, 2, 0.9), concept(1, 15, 15, 0.9)],
+    ),
+    "one-annotator": lambda seed: concepts_collection(seed + 1, annotators=1),
+    "three-annotators": lambda seed: concepts_collection(seed + 2),
+    "three-annotators-larger": lambda seed: concepts_collection(seed + 3, pairs=30),
+}  # fmt: skip
+
+
 # -- the corpus ----------------------------------------------------------------------------------
 VERSIONS = {
     "panopticapi": lambda: version("panopticapi-lite"),
     "mmseg-rule": lambda: "1.x (IoUMetric, conformance/make.py)",
     "bsds-rule": lambda: "bench 2013 (evaluation_*_image.m, collect_eval_*.m; conformance/make.py)",
+    "sam3": lambda: f"{version('sam3')} (CGF1Evaluator)",
 }
 RULES = {"mmseg-rule": lambda case: mmseg_rule(case), "bsds-rule": lambda case: BSDS_RULES[case.family](case)}
 BSDS_RULES = {"segments": bsds_region_rule, "boundaries": bsds_boundary_rule}
@@ -1004,6 +1111,9 @@ def planned() -> Iterator[tuple[str, str, dict[str, Any], tuple[Any, ...], list[
                 soft = [float(t) for t in np.linspace(0.2, 0.8, 4)] if kind == "soft" else settings["thresholds"]
                 settings = {"thresholds": soft, "run": kind}
             yield family, name, settings, maker(**options), ["bsds-rule"]
+    for name, made in CONCEPTS.items():
+        for iou_type in ("segm", "bbox"):
+            yield "concepts", f"{iou_type}/{name}", {"iou_type": iou_type}, made(0), ["sam3"]
 
 
 def main() -> None:
@@ -1011,10 +1121,15 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=HERE / "cases", help="the cases folder to write (made anew)")
-    folder = ap.parse_args().out
-    shutil.rmtree(folder, ignore_errors=True)
+    ap.add_argument("--family", nargs="+", choices=conformance.FAMILIES, help="make these families' cases alone")
+    args = ap.parse_args()
+    folder = args.out
+    for family in args.family or [None]:  # a family's cases made anew, or the whole corpus
+        shutil.rmtree(folder / family if family else folder, ignore_errors=True)
     count = 0
     for family, name, settings, (about, truth, run, *maps), tools in planned():
+        if args.family and family not in args.family:
+            continue
         case = conformance.Case(f"{family}/{name}", family, about, settings, truth, run, tools[0], {}, *maps)
         recorded = {k: v for t in tools if isinstance(t, dict) for k, v in t.items()}  # a tool's printed outputs
         made = outputs(case, [t for t in tools if isinstance(t, str) and t not in recorded])

@@ -37,7 +37,10 @@ def test_the_corpus_covers_every_family_with_80_cases_or_more(corpus: list[confo
                    "tide/bbox/only-dupe", "lvis/segm/federated-2-cap-4", "panoptic/void", "panoptic/an-empty-image",
                    "semantic/absent-class-predicted", "semantic/16-bit", "semantic/cityscapes/train-ids",
                    "segments/bsds500-test-1", "segments/zero-based", "segments/all-distinct", "segments/one-segment",
-                   "boundaries/bsds500-test-4", "boundaries/soft-on-thresholds", "boundaries/no-boundary"):  # fmt: skip
+                   "boundaries/bsds500-test-4", "boundaries/soft-on-thresholds", "boundaries/no-boundary",
+                   "concepts/segm/negative-no-prediction", "concepts/bbox/negative-a-prediction",
+                   "concepts/segm/all-under-0.5", "concepts/bbox/exhaustive-in-one-file",
+                   "concepts/segm/an-annotator-s-empty-pair", "concepts/bbox/crowd-truth"):  # fmt: skip
         assert needed in names, needed
 
 
@@ -60,7 +63,7 @@ def test_the_written_out_bsds_rule_gives_the_benchmark_s_printed_figures(corpus:
 
 
 @pytest.mark.parametrize(
-    "engine", ["pycocotools", "faster-coco-eval", "lvis", "tidecv", "panopticapi", "cityscapesscripts"]
+    "engine", ["pycocotools", "faster-coco-eval", "lvis", "tidecv", "panopticapi", "cityscapesscripts", "sam3"]
 )
 def test_each_reference_gives_its_recorded_output(corpus: list[conformance.Case], engine: str) -> None:
     mine = [c for c in corpus if conformance.handles(engine, c)]

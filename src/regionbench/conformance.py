@@ -3,9 +3,9 @@ outputs, run against any engine installed (docs/scoring.md, "Conformance").
 
 A case is one JSON file of the corpus folder (``conformance/cases/<family>/<name>.json``, made
 by ``conformance/make.py`` with the references pinned): ``family`` (``instances``, ``tide``,
-``lvis``, ``panoptic``, ``semantic``, ``segments``, ``boundaries``), ``settings`` (the IoU type,
+``lvis``, ``panoptic``, ``semantic``, ``segments``, ``boundaries``, ``concepts``), ``settings`` (the IoU type,
 the detections an image, a label map's benchmark, the thresholds of a hierarchy), ``truth`` (a COCO,
-LVIS or panoptic document, or a label map task's classes), ``run`` (a COCO results list, or a
+LVIS or panoptic document, a label map task's classes, or SA-Co's files as ``{"files": [...]}``), ``run`` (a COCO results list, or a
 panoptic document), ``maps`` (the panoptic, label map, segmentation and boundary PNGs, base64;
 an image's segmentations are ``<image>/<k>.png``, the k-th human's or the k-th threshold's),
 ``reference`` (the tool whose figures an engine must give) and ``outputs``: each reference
@@ -14,7 +14,8 @@ tool's version and figures, or the error it raised.
 An engine is checked against its own recorded output where the case has one (the version that
 made it is in the case; an engine whose pinned version failed on the case must fail again), else
 against the reference's. ``regionbench`` (this package's engine), ``pycocotools``,
-``faster-coco-eval``, ``lvis``, ``tidecv``, ``panopticapi`` and ``cityscapesscripts`` are known; an external command
+``faster-coco-eval``, ``lvis``, ``tidecv``, ``panopticapi``, ``cityscapesscripts`` and ``sam3`` (SAM 3's
+``CGF1Evaluator``, its one file loaded by its path) are known; an external command
 that writes COCOeval's 12 ``stats`` as a JSON list is one too (``command_engine``).
 """
 
@@ -38,13 +39,13 @@ from typing import Any
 
 from regionbench.core.errors import InputError, first_line, parse_json
 
-FAMILIES = ("instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries")
+FAMILIES = ("instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries", "concepts")
 # Each family's tolerance: the largest difference a figure may have from the reference's. COCO's
 # and LVIS's figures are sums of the same floating-point terms in the same order; TIDE's are in
 # percent and its reference sums in Python floats.
 TOLERANCE = {
     "instances": 1e-9, "lvis": 1e-9, "tide": 1e-6, "panoptic": 1e-12, "semantic": 1e-12, "segments": 1e-12,
-    "boundaries": 1e-12,
+    "boundaries": 1e-12, "concepts": 1e-9,
 }  # fmt: skip
 # Where a reference's figures are its printed outputs: BSDS500's bench prints six significant
 # digits (``%g``), and its boundary matching wires outliers at random (its own two runs of one
@@ -66,6 +67,8 @@ ABOUT = {
     "(each with its threshold) and OIS",
     "boundaries": "BSDS500's boundary benchmark: ODS threshold, recall, precision and F; OIS recall, precision and "
     "F; AP",
+    "concepts": "SA-Co's cgF1, pmF1, IL_MCC and the rest (precision, recall, F1, positive macro F1, the image-level "
+    "counts and rates), over 0.50:0.95, at 0.5 and at 0.75, against one annotator or the oracle over several",
 }
 
 
@@ -152,6 +155,8 @@ def ours(case: Case) -> dict[str, float]:
         return _ours_segments(case)
     if case.family == "boundaries":
         return _ours_boundaries(case)
+    if case.family == "concepts":
+        return _ours_concepts(case)
 
     iou_type = case.settings.get("iou_type", "segm")
     if case.family == "tide":  # detections of categories the truth lacks count in TIDE, as in tidecv
@@ -161,6 +166,55 @@ def ours(case: Case) -> dict[str, float]:
     max_dets = tuple(case.settings.get("max_dets", (1, 10, 100)))
     method = "lvis" if case.family == "lvis" else "coco"
     return dict(average_precision.score(case.truth, checked, iou_type, max_dets, method=method)["stats"])
+
+
+@contextlib.contextmanager
+def _concept_files(case: Case) -> Iterator[tuple[list[Path], Path]]:
+    """A concepts case's SA-Co files and run, written to a temporary folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for k, document in enumerate(case.truth["files"]):
+            path = Path(tmp) / f"gold_case_merged_{'abcdefgh'[k]}_release_test.json"
+            path.write_text(json.dumps(document))
+            paths.append(path)
+        run = Path(tmp) / "run.json"
+        run.write_text(json.dumps(case.run))
+        yield paths, run
+
+
+def _ours_concepts(case: Case) -> dict[str, float]:
+    """``regionbench concepts``' figures of the case's files (None, no value: left out, as the
+    reference's -1)."""
+    from regionbench.scoring import concepts
+
+    with _concept_files(case) as (paths, run):
+        found = concepts.score(paths, run, case.settings.get("iou_type", "segm"))["measures"]
+    return {name: float(value) for name, value in found.items() if value is not None}
+
+
+def sam3_eval(case: Case) -> dict[str, float]:
+    """SAM 3's ``CGF1Evaluator`` on the case's files (``sam3/eval/cgf1_eval.py``, loaded by its
+    path: the package itself pulls the model), its names as ours (``positive_micro_F1`` is pmF1);
+    a figure it gives as -1 (no value) is left out."""
+    import importlib.util
+    import sysconfig
+
+    path = Path(sysconfig.get_paths()["purelib"]) / "sam3/eval/cgf1_eval.py"
+    spec = importlib.util.spec_from_file_location("cgf1_eval", path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ConformanceError(f"{path}: SAM 3's evaluator is not installed (pip install --no-deps sam3)")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    iou_type = case.settings.get("iou_type", "segm")
+    with _concept_files(case) as (paths, run), contextlib.redirect_stdout(io.StringIO()):
+        evaluator = module.CGF1Evaluator(gt_path=[str(p) for p in paths], iou_type=iou_type)
+        found = evaluator.evaluate(str(run))
+    out = {}
+    for key, value in found.items():
+        base, _, at = key.removeprefix(f"cgF1_eval_{iou_type}_").partition("@")
+        if value != -1:
+            out[{"positive_micro_F1": "pmF1"}.get(base, base) + (f"@{at}" if at else "")] = float(value)
+    return out
 
 
 def _ours_tide(case: Case, checked: list[dict[str, Any]], iou_type: str) -> dict[str, float]:
@@ -525,10 +579,11 @@ ENGINES: dict[str, tuple[tuple[str, ...], Engine]] = {
     "tidecv": (("tide",), tidecv_eval),
     "panopticapi": (("panoptic",), panoptic_api),
     "cityscapesscripts": (("semantic",), cityscapes_scripts),
+    "sam3": (("concepts",), sam3_eval),
 }
 MODULES = {
     "pycocotools": "pycocotools", "faster-coco-eval": "faster_coco_eval", "lvis": "lvis", "tidecv": "tidecv",
-    "panopticapi": "panopticapi", "cityscapesscripts": "cityscapesscripts",
+    "panopticapi": "panopticapi", "cityscapesscripts": "cityscapesscripts", "sam3": "sam3",
 }  # fmt: skip
 
 

@@ -234,7 +234,7 @@ def add_conformance(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--family",
         action="append",
-        choices=["instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries"],  # conformance.FAMILIES
+        choices=["instances", "tide", "lvis", "panoptic", "semantic", "segments", "boundaries", "concepts"],  # FAMILIES
         help="only these cases",
     )
     c.add_argument("--case", action="append", metavar="PATTERN", help="only the cases named so (instances/segm/ties-*)")
