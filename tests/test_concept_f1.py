@@ -220,6 +220,11 @@ DAMAGES = {
         "RLE counts cover 8 pixels",
     ),
     "an instance of no pair": (lambda f, run: f["annotations"][0].update(image_id=999), "image_id 999 names no pair"),
+    # SAM 3's evaluator indexes instances by id: a repeated one scores one instance in place of another
+    "an instance id given twice": (
+        lambda f, run: f["annotations"][1].update(id=f["annotations"][0]["id"]),
+        "is the id of annotations[0] too",
+    ),
     "a detection of no pair": (lambda f, run: run[0].update(image_id=999), "detection 0: image_id 999 names no pair"),
     "a detection without a score": (lambda f, run: run[0].pop("score"), "detection 0: no finite score"),
 }
@@ -287,3 +292,96 @@ def test_the_human_ceiling_is_each_annotator_scored_by_sam3_against_the_others(
             assert mine[name] == pytest.approx(theirs[f"cgF1_eval_{iou_type}_{key}"], abs=1e-9), (path.name, name)
     each = report["human_ceiling"]["per_annotator"].values()
     assert report["human_ceiling"]["cgF1"] == pytest.approx(np.mean([e["cgF1"] for e in each]), abs=1e-12)
+
+
+def real_saco(truth: dict, rng: np.random.Generator, folder: Path) -> tuple[list[Path], Path]:
+    """SA-Co files made from a real COCO instances file: each image's categories its positive
+    pairs, two categories it lacks its negatives; three annotators drawn from the truth (a tenth of
+    the instances dropped, each moved by up to three pixels, a tenth merged into another of its
+    pair), crowds kept; a run from the truth (a sixth missed, the rest moved, a false detection a
+    pair now and then), scores rounded to 0.1 (ties, some under 0.5). Returns the files and the run."""
+    size = {e["id"]: (e["height"], e["width"]) for e in truth["images"]}
+    names = {c["id"]: c["name"] for c in truth["categories"]}
+    masks: dict[tuple[int, int], list[tuple[np.ndarray, int]]] = {}
+    for a in truth["annotations"]:
+        segmentation = a["segmentation"]
+        h, w = size[a["image_id"]]
+        if isinstance(segmentation, list):
+            segmentation = coco_mask.merge(coco_mask.frPyObjects(segmentation, h, w))
+        elif isinstance(segmentation["counts"], list):
+            segmentation = coco_mask.frPyObjects(segmentation, h, w)
+        masks.setdefault((a["image_id"], a["category_id"]), []).append((coco_mask.decode(segmentation), a["iscrowd"]))
+    pairs, absent = [], []
+    for image in sorted(size):
+        present = sorted(c for i, c in masks if i == image)
+        lacking = sorted(set(names) - set(present))
+        absent = [int(c) for c in rng.choice(lacking, 2, replace=False)]
+        for category in [*present, *absent]:
+            pairs.append((len(pairs) + 1, image, category))
+    entries = [{"id": p, "file_name": f"{image:012d}.jpg", "height": size[image][0], "width": size[image][1],
+                "text_input": names[category], "is_instance_exhaustive": True} for p, image, category in pairs]  # fmt: skip
+
+    def encoded(mask: np.ndarray) -> dict:
+        rle = coco_mask.encode(np.asfortranarray(mask.astype(np.uint8)))
+        return {"size": [int(v) for v in rle["size"]], "counts": rle["counts"].decode()}
+
+    def moved(mask: np.ndarray, most: int) -> np.ndarray:
+        dy, dx = (int(v) for v in rng.integers(-most, most + 1, 2))
+        return np.roll(mask, (dy, dx), axis=(0, 1))
+
+    def instance(p: int, mask: np.ndarray, crowd: int, n: int) -> dict:
+        rle = encoded(mask)
+        return {"id": n, "image_id": p, "category_id": 1, "segmentation": rle, "iscrowd": crowd,
+                "bbox": [float(v) for v in coco_mask.toBbox(rle)], "area": float(mask.sum())}  # fmt: skip
+
+    paths = []
+    for who in "abc":
+        rows: list[dict] = []
+        for p, image, category in pairs:
+            drawn = [(m, c) for m, c in masks.get((image, category), []) if rng.random() >= 0.1]
+            if len(drawn) > 1 and rng.random() < 0.1:  # two instances drawn as one
+                (first, crowd), (second, _) = drawn[0], drawn[1]
+                drawn = [(np.logical_or(first, second).astype(np.uint8), crowd), *drawn[2:]]
+            for m, c in drawn:
+                rows.append(instance(p, moved(m, 3), c, len(rows) + 1))
+        path = folder / f"gold_coco_merged_{who}_release_test.json"
+        path.write_text(
+            json.dumps({"images": entries, "annotations": rows, "categories": [{"id": 1, "name": "object"}]})
+        )
+        paths.append(path)
+    run = []
+    for p, image, category in pairs:
+        for mask, crowd in masks.get((image, category), []):
+            if not crowd and rng.random() >= 1 / 6:
+                run.append(instance(p, moved(mask, 4), 0, 0) | {"score": round(float(rng.random()), 1)})
+        if rng.random() < 0.2:
+            h, w = size[image]
+            false = np.zeros((h, w), dtype=np.uint8)
+            false[h // 4 : h // 2, w // 4 : w // 2] = 1
+            run.append(instance(p, false, 0, 0) | {"score": round(float(rng.random()), 1)})
+    for d in run:
+        d.pop("id"), d.pop("iscrowd"), d.pop("area")
+    (folder / "run.json").write_text(json.dumps(run))
+    return paths, folder / "run.json"
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+def test_a_collection_made_from_real_coco_scores_as_sam3_s_evaluator(real_data, tmp_path: Path, iou_type: str) -> None:
+    """COCO's real val2017 subset made SA-Co files (three annotators drawn from its truth, negatives,
+    tied scores): one annotator and the oracle over three, every figure SAM 3's to 1e-9."""
+    from regionbench.scoring import concepts
+
+    truth = json.loads((real_data("coco-tiny") / "annotations/instances_val2017.json").read_text())
+    paths, run = real_saco(truth, np.random.default_rng(7), tmp_path)
+    for chosen in (paths[:1], paths):
+        with contextlib.redirect_stdout(io.StringIO()):
+            evaluator = reference().CGF1Evaluator(gt_path=[str(p) for p in chosen], iou_type=iou_type)
+            theirs = evaluator.evaluate(str(run))
+        report = concepts.score(chosen, run, iou_type)
+        assert report["pairs"] == len(evaluator.eval_img_ids) == 484
+        assert report["measures"]["IL_TN"] > 100 and report["measures"]["IL_FP"] > 0  # negatives, and some hit
+        for key, value in theirs.items():
+            base, _, at = key.removeprefix(f"cgF1_eval_{iou_type}_").partition("@")
+            name = NAMES.get(base, base) + (f"@{at}" if at else "")
+            found = report["measures"][name]
+            assert found == (None if value == -1 else pytest.approx(value, abs=1e-9)), (len(chosen), key)

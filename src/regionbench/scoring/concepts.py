@@ -73,7 +73,8 @@ def rle_problem(segmentation: Any, size: tuple[int, int]) -> str | None:
 
 def read(path: Path) -> Annotations:
     """One annotator's file, checked: a pair without a phrase, a pair listed twice, an
-    instance of no pair or of another size than its pair's image is one line naming it."""
+    instance of no pair, of another size than its pair's image or with another's id is one line
+    naming it."""
     found = _json(path, "an SA-Co file")
     if not isinstance(found, dict) or not isinstance(found.get("images"), list):
         raise ConceptsError(f"{path}: no 'images' list: not an SA-Co file (its pairs are its images)")
@@ -93,10 +94,17 @@ def read(path: Path) -> Annotations:
             raise ConceptsError(f"{path}: pair {pair}: no height and width of its image")
         out.phrase[pair], out.size[pair] = phrase, (height, width)
         out.exhaustive[pair] = bool(entry.get("is_instance_exhaustive", False))
+    first_of: dict[object, int] = {}  # instance id -> where it was first given
     for n, annotation in enumerate(found.get("annotations") or []):
         named = annotation.get("image_id") if isinstance(annotation, dict) else None
         if not isinstance(named, int) or named not in out.phrase:
             raise ConceptsError(f"{path}: annotations[{n}]: image_id {named!r} names no pair of the file")
+        # COCO's tools index instances by id: a repeated one would stand for another, unseen
+        if (seen := first_of.setdefault(annotation.get("id"), n)) != n:
+            raise ConceptsError(
+                f"{path}: annotations[{n}] (pair {named}): id {annotation.get('id')!r} is the id of annotations[{seen}] "
+                "too; give every instance its own id"
+            )
         if (problem := rle_problem(annotation.get("segmentation"), out.size[named])) is not None:
             raise ConceptsError(f"{path}: annotations[{n}] (pair {named}): {problem}")
         out.instances[named].append(annotation)
