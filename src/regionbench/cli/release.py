@@ -384,7 +384,8 @@ def add_export(sub: argparse._SubParsersAction) -> None:
                 "--format",
                 required=True,
                 help="ade20k, camvid, cityscapes, classmap, coco, coco-panoptic, cocostuff, imageclef, labelme, lip, "
-                "mapillary, pascal-context, saiapr or voc (any layout that exports, and ImageCLEF)",
+                "mapillary, pascal-context, saco, saiapr or voc (any layout that exports, ImageCLEF, and SA-Co's concept "
+                "pairs)",
             )
         else:
             e.set_defaults(format=alias)
