@@ -21,7 +21,7 @@ def provenance_of(folder: Path, version: str) -> release.Provenance:
     """The provenance ``folder``'s release was written with, as ``version``."""
     manifest = release.read_manifest(folder)
     fields = [f.name for f in dataclasses.fields(release.Provenance) if f.name != "version"]
-    return release.Provenance(version=version, **{name: manifest[name] for name in fields})
+    return release.Provenance(version=version, **{name: manifest[name] for name in fields if name in manifest})
 
 
 def rewrite(folder: Path, version: str, out: Path, change=None, published: Path | None = None) -> dict:

@@ -14,7 +14,7 @@ from farm import BUILDS, CONFIGS, Built
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a test build may add to the documented lines: what runs, not how the tree is read.
-TEST_ONLY = {"classifiers", "reference_annotator", "baselines"}
+TEST_ONLY = {"classifiers", "reference_annotator", "baselines", "challenge"}
 # Collections of class maps read through the classmap build's workflow path: their read and
 # export are checked in-process (io/test_class_map_collections.py), not by a build each.
 IN_PROCESS = {"camvid", "lip", "cocostuff", "labelme", "mapillary", "pascal-context"}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +111,7 @@ def hidden_truth(private: Release, split: str) -> Hidden:
     )
 
 
-def _example(values: list[object]) -> str:
+def _example(values: Sequence[object]) -> str:
     shown = ", ".join(str(v)[:40] for v in values[:3])
     return f"{len(values)} (e.g. {shown})" if len(values) > 1 else shown
 

@@ -95,7 +95,7 @@ def files(release: Any, annotators: list[str], found: list[dict[str, Any]]) -> d
     regions = release.arrow("regions", columns).to_pylist()
     out = {}
     for annotator in annotators:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for r in sorted(
             (r for r in regions if r["annotator"] == annotator), key=lambda r: (r["image_id"], r["region_id"])
         ):
