@@ -1,5 +1,6 @@
 """The hosted benchmark of two real collections as distributed: COCO's val2017 subset with val2017
-hidden, BSDS500's test set with test hidden. The bundle's scoring program, run as Codabench's
+hidden, BSDS500's test set (its first 30 images; all 200 with REGIONBENCH_HOSTED_BSDS=all) with
+test hidden. The bundle's scoring program, run as Codabench's
 compute worker runs it (its folders, its command) in a fresh venv holding the wheel and the client
 packages, without a network, scores the starting kit and a real-shaped run as
 ``regionbench evaluate`` does on the private release, to 1e-12, and COCO's as pycocotools does.
@@ -138,10 +139,34 @@ def _human_shaped(private: Path, into: Path) -> None:
         Image.fromarray(labels).save(into / f"{Path(path).stem}.png")
 
 
+# BSDS500's test images hosted here: its first ones by name, as distributed (CI's time allows a
+# fifth of the 200); REGIONBENCH_HOSTED_BSDS=all hosts the whole set (docs/performance.md).
+BSDS_IMAGES = 30
+
+
+def bsds_part(source: Path, into: Path, images: int | None) -> Path:
+    """The first ``images`` test images of BSDS500 (None: every one) with their humans, in its
+    own folders (data/images/test, data/groundTruth/test), the folder's Thumbs.db too."""
+    if images is None:
+        return source
+    for folder in ("images", "groundTruth"):
+        (into / "data" / folder / "test").mkdir(parents=True)
+    stems = sorted(p.stem for p in (source / "data/images/test").glob("*.jpg"))[:images]
+    for stem in stems:
+        shutil.copy(source / "data/images/test" / f"{stem}.jpg", into / "data/images/test")
+        shutil.copy(source / "data/groundTruth/test" / f"{stem}.mat", into / "data/groundTruth/test")
+    for extra in (source / "data/images/test").glob("Thumbs.db"):
+        shutil.copy(extra, into / "data/images/test")
+    return into
+
+
 def test_bsds500_test_hidden_scores_as_evaluate(
     real_data: Callable[[str], Path], client_venv: Path, tmp_path: Path
 ) -> None:
-    raw = real_data("bsds500") / "BSDS500"
+    import os
+
+    whole = os.environ.get("REGIONBENCH_HOSTED_BSDS") == "all"
+    raw = bsds_part(real_data("bsds500") / "BSDS500", tmp_path / "bsds", None if whole else BSDS_IMAGES)
     private = _built(tmp_path, "real-bsds", raw)
     out = tmp_path / "hosted"
     # segments alone: boundaries' hosting is held on a generated BSDS500 tree (test_challenge.py)
@@ -153,7 +178,7 @@ def test_bsds500_test_hidden_scores_as_evaluate(
     assert (
         found == json.loads(unzip(kit, tmp_path / "kit-files").joinpath("expected_scores.json").read_text())["segments"]
     )
-    assert 0.50 <= found["segments_covering_ods"] <= 0.55  # Felzenszwalb-Huttenlocher, BSDS500's table: 0.52
+    assert 0.45 <= found["segments_covering_ods"] <= 0.60  # Felzenszwalb-Huttenlocher, BSDS500's table: 0.52
 
     submission = tmp_path / "run"
     _human_shaped(private, submission / "segments")
