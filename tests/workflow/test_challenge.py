@@ -326,3 +326,17 @@ def test_the_build_hosts_its_release_when_asked(release: Callable[[str], Built])
     stage = json.loads((built.results / "baselines/felzenszwalb/segments.json").read_text())
     assert record["starting_kit"]["segments"]["scores"] == scorer.scores(stage, codabench.columns("segments", stage))
     assert "challenge" in built.stderr
+
+
+def test_a_release_without_a_split_of_its_images_is_refused_in_one_line(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
+    """A generated collection ships no split of its images: nothing to hide, said in one line, nothing written."""
+    built = release("coco-tiny")
+    out = tmp_path / "hosted"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "challenge", str(built.folder), "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "its images have no split of their own" in done.stderr and not out.exists()

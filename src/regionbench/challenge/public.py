@@ -40,6 +40,11 @@ def hidden_split(data: Release, hidden: str | None) -> str:
     """The split ``hidden`` names (default: the release's evaluation split), checked to hold
     images of ``data``; an ``InputError`` saying which splits there are otherwise."""
     splits = sorted({str(s) for s in data.images["split"].dropna()})
+    if not splits:
+        raise InputError(
+            f"{data.folder}: its images have no split of their own (the collection ships none): a hosted benchmark "
+            "hides a split of the images; build it from a collection that ships its test or validation split"
+        )
     chosen = hidden if hidden is not None else data.manifest.get("evaluation_split")
     if chosen is None:
         raise InputError(
