@@ -6,7 +6,7 @@ the number of pairs, one annotator and the oracle over three: SA-Co/Gold's subse
 
 Per size: three annotators' files of 640x480 pairs (half negatives; positives with one to four
 instances, each annotator's shifted a little), and a run of about two detections a pair, scores
-uniform. CPU seconds and peak memory of ``concepts.score`` in this process. Prints a line per
+uniform. CPU seconds and peak memory of ``concept_files.score`` in this process. Prints a line per
 size and, last, one JSON object: seconds, growth exponent b of cost ~ n^b, and the seconds the
 growth forecasts for 65,000 pairs.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from pycocotools import mask as coco_mask
 
-from regionbench.scoring import concepts
+from regionbench.scoring import concept_files as concepts
 
 H, W = 480, 640
 

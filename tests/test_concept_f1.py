@@ -188,7 +188,7 @@ def test_the_command_scores_sa_co_files_as_sam3_s_evaluator(
 ) -> None:
     """``regionbench concepts``: the files read and checked, the pairs chosen by SA-Co's rule,
     each figure the reference's."""
-    from regionbench.scoring import concepts
+    from regionbench.scoring import concept_files as concepts
 
     folder = tmp_path_factory.mktemp("saco-cli")
     paths, run = saco_files(seed, 10, folder)
@@ -267,7 +267,7 @@ def test_the_human_ceiling_is_each_annotator_scored_by_sam3_against_the_others(
 ) -> None:
     """Each file's instances as a run (score 1) against the oracle over the other two: its
     cgF1, pmF1 and IL_MCC are SAM 3's evaluator's on the same pairs, and the ceiling their mean."""
-    from regionbench.scoring import concepts
+    from regionbench.scoring import concept_files as concepts
 
     folder = tmp_path_factory.mktemp("saco-ceiling")
     paths, run = saco_files(seed, 10, folder)
@@ -369,7 +369,7 @@ def real_saco(truth: dict, rng: np.random.Generator, folder: Path) -> tuple[list
 def test_a_collection_made_from_real_coco_scores_as_sam3_s_evaluator(real_data, tmp_path: Path, iou_type: str) -> None:
     """COCO's real val2017 subset made SA-Co files (three annotators drawn from its truth, negatives,
     tied scores): one annotator and the oracle over three, every figure SAM 3's to 1e-9."""
-    from regionbench.scoring import concepts
+    from regionbench.scoring import concept_files as concepts
 
     truth = json.loads((real_data("coco-tiny") / "annotations/instances_val2017.json").read_text())
     paths, run = real_saco(truth, np.random.default_rng(7), tmp_path)

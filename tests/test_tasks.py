@@ -22,7 +22,7 @@ from regionbench.core.hierarchy import Hierarchy, Node
 from regionbench.scoring import tasks
 from regionbench.scoring.tasks import _base
 
-TASKS = ["boundaries", "image", "imageclef", "instances", "panoptic", "region", "segments", "semantic"]
+TASKS = ["boundaries", "concepts", "image", "imageclef", "instances", "panoptic", "region", "segments", "semantic"]
 
 
 @pytest.fixture()
@@ -80,7 +80,7 @@ def score(run):
 '''
 
 
-def test_the_registry_holds_the_eight_tasks_and_each_keeps_the_contract() -> None:
+def test_the_registry_holds_the_nine_tasks_and_each_keeps_the_contract() -> None:
     found = tasks.registry()
     assert list(found) == TASKS
     for module in found.values():
@@ -270,7 +270,7 @@ def test_an_option_of_another_task_is_refused(tmp_path: Path, capsys: pytest.Cap
     assert cli.main([*args, "--iou-type", "bbox"]) == 2
     assert (
         capsys.readouterr().err.strip()
-        == "regionbench: error: --iou-type is an option of instances, not of --task semantic"
+        == "regionbench: error: --iou-type is an option of concepts, instances, not of --task semantic"
     )
     with pytest.raises(
         tasks.TaskError, match="--subset is an option of image, imageclef, region, not of --task semantic"

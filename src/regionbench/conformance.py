@@ -185,7 +185,7 @@ def _concept_files(case: Case) -> Iterator[tuple[list[Path], Path]]:
 def _ours_concepts(case: Case) -> dict[str, float]:
     """``regionbench concepts``' figures of the case's files (None, no value: left out, as the
     reference's -1)."""
-    from regionbench.scoring import concepts
+    from regionbench.scoring import concept_files as concepts
 
     with _concept_files(case) as (paths, run):
         found = concepts.score(paths, run, case.settings.get("iou_type", "segm"))["measures"]

@@ -20,7 +20,7 @@ from test_concept_f1 import NAMES, reference
 
 from regionbench.io import saco
 from regionbench.release import loader
-from regionbench.scoring import concepts
+from regionbench.scoring import concept_files as concepts
 
 
 def run_from(document: dict, rng: np.random.Generator) -> list[dict]:
@@ -75,3 +75,61 @@ def test_a_release_s_annotators_are_a_concept_benchmark(release: Callable[[str],
     # the human ceiling of the release's own annotators
     ceiling = concepts.score(paths, tmp_path / "run.json")["human_ceiling"]
     assert sorted(ceiling["per_annotator"]) == [p.name for p in paths] and 0 < ceiling["cgF1"] <= 1
+
+
+def test_evaluate_scores_a_release_s_concepts_as_its_exported_files(
+    release: Callable[[str], Built], tmp_path: Path
+) -> None:
+    """``evaluate --task concepts`` on the release itself: the pairs ``export --format saco`` numbers,
+    each figure that of ``regionbench concepts`` on the exported files (SAM 3's, above), against the
+    oracle over every human and against one; the human ceiling the same; each resample the figures of
+    the drawn images' pairs; a detection of no pair one line."""
+    from regionbench.scoring import tasks
+    from regionbench.scoring.measures import bootstrap, concept_f1
+    from regionbench.scoring.tasks import concepts as task
+
+    built = release("coco-tiny")
+    data = loader.load(built.folder)
+    out = tmp_path / "saco"
+    subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(built.folder), str(out), "--format", "saco"], check=True
+    )
+    paths = sorted((out / "annotations").glob("*.json"))
+    documents = [json.loads(p.read_text()) for p in paths]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(run_from(documents[1], np.random.default_rng(5))))
+    oracle = tasks.evaluate(data, run, "concepts", all_annotators=True, resamples=50)
+    theirs = concepts.score(paths, run)
+    for name, value in theirs["measures"].items():
+        assert oracle["measures"][name] == (None if value is None else pytest.approx(value, abs=1e-12)), name
+    for name, value in theirs["human_ceiling"].items():
+        if name != "per_annotator":
+            assert oracle["human_ceiling"][name] == pytest.approx(value, abs=1e-12), name
+    humans = sorted(set(data.annotators()) - {"consensus"})
+    alone = tasks.evaluate(data, run, "concepts", annotator=humans[2], resamples=0)
+    one = concepts.score(paths[2:3], run)["measures"]
+    assert alone["measures"]["cgF1"] == pytest.approx(one["cgF1"], abs=1e-12)
+    assert oracle["by_annotator"][humans[2]]["cgF1"] == pytest.approx(one["cgF1"], abs=1e-12)
+    assert sum(level["pairs"] for level in oracle["by_level"].values()) == oracle["pairs"] == len(saco.pairs(data))
+    # the first resample: the figures of the drawn images' pairs, each as often as its image is drawn
+    settings = task.Settings(all_annotators=True).resolve(data)
+    given = task.read(run, data, settings)
+    truths = [task.truth(data, given.pairs, a) for a in humans]
+    images = sorted({p["image_id"] for p in given.pairs})
+    (drawn,) = bootstrap.draws(len(images), 1, 0)
+    chosen = [p["id"] for k in drawn for p in given.pairs if p["image_id"] == images[k]]
+    found = concept_f1.summary(concept_f1.figures(task._scored(given.detections, truths, chosen, "segmentation")))
+    assert oracle["resampled"]["values"]["cgF1"][0] == pytest.approx(found["cgF1"], abs=1e-12)
+    assert oracle["intervals"]["cgF1"]["low"] <= oracle["intervals"]["cgF1"]["high"]
+    # a detection naming no pair of the scored side
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps([{"image_id": 99999, "segmentation": documents[0]["annotations"][0]["segmentation"], "score": 0.9}])
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "evaluate", "--release", str(built.folder), "--predictions", str(bad),
+         "--task", "concepts"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "image_id 99999 names no pair" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

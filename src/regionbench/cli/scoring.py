@@ -223,7 +223,7 @@ def add_conformance(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--corpus", metavar="DIR", help="the corpus folder (default: the checkout's conformance/)")
     c.add_argument(
         "--engine", action="append", metavar="NAME",
-        help="an engine to check: cityscapesscripts, faster-coco-eval, lvis, panopticapi, pycocotools, regionbench "
+        help="an engine to check: cityscapesscripts, faster-coco-eval, lvis, panopticapi, pycocotools, regionbench, sam3 "
         "or tidecv (default: every one installed)",
     )  # fmt: skip
     c.add_argument(
@@ -287,7 +287,7 @@ def printed(text: str, result: dict, out: str | None, what: str) -> int:
 
 
 def cmd_concepts(args: argparse.Namespace) -> int:
-    from regionbench.scoring import concepts
+    from regionbench.scoring import concept_files as concepts
 
     report = concepts.score([Path(p) for p in args.annotations], Path(args.predictions), args.iou_type)
     return printed(concepts.render(report), report, args.out, "report")

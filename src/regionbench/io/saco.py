@@ -45,10 +45,13 @@ def _scored_images(release: Any) -> list[int]:
     return sorted(test) if test else sorted(r["image_id"] for r in images)
 
 
-def pairs(release: Any, negatives: int = NEGATIVES, seed: int = SEED) -> list[dict[str, Any]]:
-    """The (image, phrase) pairs of ``release`` (module docstring): each ``{"id", "image_id",
-    "label", "positive"}``, numbered from 1 in (image id, label) order."""
-    scored = _scored_images(release)
+def pairs(
+    release: Any, images: list[int] | None = None, negatives: int = NEGATIVES, seed: int = SEED
+) -> list[dict[str, Any]]:
+    """The (image, phrase) pairs of ``release`` (module docstring) on ``images`` (default: its
+    evaluation side): each ``{"id", "image_id", "label", "positive"}``, numbered from 1 in
+    (image id, label) order."""
+    scored = sorted(images) if images is not None else _scored_images(release)
     chosen = set(scored)
     regions = release.arrow("regions", ["image_id", "label"]).to_pylist()
     given: dict[int, set[str]] = {i: set() for i in scored}

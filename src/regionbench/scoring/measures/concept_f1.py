@@ -90,32 +90,51 @@ def oracle(each: Sequence[Pair]) -> Pair:
     return best
 
 
+T = len(THRESHOLDS)
+# A pair's tallies, the sums a run's figures are made of (``tallies``): per threshold its true
+# positives, false positives, false negatives, false positives counted by pmF1 and local F1 (that
+# of a pair holding truth), then whether it counts in the positive macro F1, then its kind.
+WIDTH = 5 * T + 1 + len(KINDS)
+
+
+def tallies(p: Pair) -> np.ndarray:
+    """Pair ``p``'s row of the sums its run's figures are made of (``WIDTH``): additive, so a
+    set of pairs' figures are those of their rows' sum (``from_tallies``), and a resample of
+    images sums its pairs' rows as often as it draws them."""
+    row = np.zeros(WIDTH)
+    row[5 * T + 1 + KINDS.index(p.kind)] = 1
+    if p.tp is None or p.fp is None or p.fn is None or p.local_f1 is None:
+        return row
+    row[0:T], row[T : 2 * T], row[2 * T : 3 * T] = p.tp, p.fp, p.fn
+    if p.kind in ("TP", "FN"):  # the pairs that hold truth: their false positives, their F1s
+        row[3 * T : 4 * T], row[4 * T : 5 * T] = p.fp, p.local_f1
+        row[5 * T] = p.detections > 0
+    return row
+
+
 def figures(pairs: Sequence[Pair]) -> dict[str, np.ndarray | float]:
     """The run's figures over its ``pairs``: per threshold (arrays) precision, recall, F1,
     positive micro precision and F1, positive macro F1 and cgF1; the image-level IL precision,
     recall, F1, FPR and MCC (numbers), and each kind's count."""
-    zeros = np.zeros(len(THRESHOLDS), dtype=np.int64)
-    tp, fp, fn, positive_fp = zeros.copy(), zeros.copy(), zeros.copy(), zeros.copy()
-    local = np.zeros(len(THRESHOLDS))
-    counted = 0
-    kinds = dict.fromkeys(KINDS, 0)
-    for p in pairs:
-        kinds[p.kind] += 1
-        if p.tp is None or p.fp is None or p.fn is None or p.local_f1 is None:
-            continue
-        tp, fp, fn = tp + p.tp, fp + p.fp, fn + p.fn
-        if p.kind in ("TP", "FN"):  # the pairs that hold truth: their F1s, their false positives
-            local = local + p.local_f1
-            positive_fp = positive_fp + p.fp
-            counted += p.detections > 0
+    total = np.sum([tallies(p) for p in pairs], axis=0) if pairs else np.zeros(WIDTH)
+    found = from_tallies(total[None, :])
+    return {name: values[0] if values.ndim == 2 else float(values[0]) for name, values in found.items()}
+
+
+def from_tallies(total: np.ndarray) -> dict[str, np.ndarray]:
+    """The figures of summed tallies, ``k`` sums at once (shape (k, ``WIDTH``)): per threshold
+    figures of shape (k, T), image-level ones of shape (k,). NaN where the positive macro F1 has
+    no pair to average, as the reference."""
+    tp, fp, fn, positive_fp, local = (total[:, k * T : (k + 1) * T] for k in range(5))
+    counted = total[:, 5 * T][:, None]
+    il_tp, il_fp, il_fn, il_tn = (total[:, 5 * T + 1 + k] for k in range(len(KINDS)))
     precision, recall = tp / (tp + fp + 1e-4), tp / (tp + fn + 1e-4)
     positive = tp / (tp + positive_fp + 1e-4)
     micro = 2 * positive * recall / (positive + recall + 1e-4)
-    il_tp, il_fp, il_fn, il_tn = (kinds[k] for k in KINDS)
     il_recall = il_tp / (il_tp + il_fn + 1e-6)
     il_precision = il_tp / (il_tp + il_fp + 1e-6)
-    product = float(il_tp + il_fp) * float(il_tp + il_fn) * float(il_tn + il_fp) * float(il_tn + il_fn)
-    mcc = float(il_tp * il_tn - il_fp * il_fn) / (product**0.5 + 1e-6)
+    product = (il_tp + il_fp) * (il_tp + il_fn) * (il_tn + il_fp) * (il_tn + il_fn)
+    mcc = (il_tp * il_tn - il_fp * il_fn) / (product**0.5 + 1e-6)
     with np.errstate(divide="ignore", invalid="ignore"):  # no pair with truth and detections: NaN, as the reference
         macro = local / counted
     return {
@@ -125,13 +144,26 @@ def figures(pairs: Sequence[Pair]) -> dict[str, np.ndarray | float]:
         "positive_micro_precision": positive,
         "pmF1": micro,
         "positive_macro_F1": macro,
-        "cgF1": micro * mcc,
+        "cgF1": micro * mcc[:, None],
         "IL_precision": il_precision,
         "IL_recall": il_recall,
         "IL_F1": 2 * il_precision * il_recall / (il_precision + il_recall + 1e-6),
         "IL_FPR": il_fp / (il_fp + il_tn + 1e-6),
         "IL_MCC": mcc,
-        **{f"IL_{k}": kinds[k] for k in KINDS},
+        **{f"IL_{k}": kind for k, kind in zip(KINDS, (il_tp, il_fp, il_fn, il_tn), strict=True)},
+    }
+
+
+def headline(total: np.ndarray) -> dict[str, np.ndarray]:
+    """The headline figures of summed tallies (shape (k, ``WIDTH``)), each of shape (k,): cgF1,
+    pmF1 over 0.50:0.95 and cgF1 at 0.5 and 0.75, as ``summary`` takes them, and IL_MCC."""
+    found = from_tallies(total)
+    return {
+        "cgF1": found["cgF1"].mean(axis=1),
+        "pmF1": found["pmF1"].mean(axis=1),
+        "IL_MCC": found["IL_MCC"],
+        "cgF1@0.5": found["cgF1"][:, 0],
+        "cgF1@0.75": found["cgF1"][:, 5],
     }
 
 

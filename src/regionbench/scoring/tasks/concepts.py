@@ -1,0 +1,194 @@
+"""``concepts``: detections per (image, noun phrase) pair, scored as SA-Co scores SAM 3.
+
+Each scored image with each label its annotators gave it, and two labels it lacks (seeded) as
+negative phrases, is a pair, numbered as ``regionbench export --format saco`` numbers them
+(``io.saco.pairs``); a run names pairs by those numbers, as SAM 3's predictions name SA-Co's.
+Its detections are scored with SA-Co's cgF1 (``measures.concept_f1``) against the reference
+annotator, or with ``--all-annotators`` the oracle over every human annotator, each alone beside
+it; the human ceiling is each annotator against the oracle over the others.
+
+Predictions: JSON, SAM 3's predictions file: a list of detections, each ``image_id`` (the pair's
+number), ``segmentation`` (RLE) or ``bbox``, ``score``; those scored under 0.5 are left out.
+
+Measures: cgF1, pmF1, IL_MCC, precision, recall, F1, positive macro F1 (0.50:0.95, at 0.5 and
+0.75), IL precision, recall, F1 and FPR; by annotator and by vocabulary level; the human ceiling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from regionbench.core.errors import InputError
+from regionbench.io import saco
+from regionbench.release.loader import Release
+from regionbench.scoring import concept_files as files
+from regionbench.scoring import scope
+from regionbench.scoring.measures import bootstrap, concept_f1
+from regionbench.scoring.tasks import _masks as masks
+from regionbench.scoring.tasks._base import Resampled, Run, TaskError, option
+
+
+@dataclass(frozen=True)
+class Settings(masks.MaskSettings, Resampled):
+    """The concepts task's settings: whom (an annotator, or every one), the IoU's shapes, the
+    resamples."""
+
+    iou_type: str = option("segm", "--iou-type", "IoU of masks (segm) or of boxes (bbox)", choices=["segm", "bbox"])
+
+
+default_split = masks.default_split  # the source's evaluation split, where the release has one
+
+
+@dataclass(frozen=True)
+class Given:
+    """What ``read`` found: the pairs, and the run's detections scored (at or over 0.5) by pair."""
+
+    pairs: list[dict[str, Any]]
+    detections: dict[int, list[dict[str, Any]]]
+
+
+def _pairs(data: Release, settings: Settings) -> list[dict[str, Any]]:
+    images = masks.scored_images(data, settings.split)["image_id"].astype(int).tolist()
+    return saco.pairs(data, images)
+
+
+def scope_of(data: Release, settings: Settings) -> scope.Scope:
+    """The pairs of the scored images."""
+    found = _pairs(data, settings)
+    side = masks.mask_scope(data, settings.split).side
+    total = len(saco.pairs(data, data.images["image_id"].astype(int).tolist()))
+    return scope.Scope(settings.split, side, len(found), total, "(image, phrase) pairs")
+
+
+def read(predictions: Path, data: Release, settings: Settings) -> Given:
+    """The run's detections by pair, checked: one naming no pair, without a finite score or
+    without the shape ``--iou-type`` scores is one line (``scoring.concept_files.read_run``)."""
+    pairs = _pairs(data, settings)
+    sizes = {
+        int(i): (int(h), int(w)) for i, h, w in data.images[["image_id", "height", "width"]].itertuples(index=False)
+    }
+    known = files.Annotations(Path("the scored pairs (numbered as export --format saco numbers them)"))
+    for p in pairs:
+        known.phrase[p["id"]], known.size[p["id"]] = p["label"], sizes[p["image_id"]]
+    try:
+        detections = files.read_run(Path(predictions), known, settings.iou_type)
+    except InputError as exc:
+        raise TaskError(str(exc)) from None
+    return Given(pairs, detections)
+
+
+def truth(data: Release, pairs: list[dict[str, Any]], annotator: str) -> dict[int, list[dict[str, Any]]]:
+    """``annotator``'s instances of each pair: its regions of the pair's label on the pair's image."""
+    from pycocotools import mask as coco_mask
+
+    pair_of = {(p["image_id"], p["label"]): p["id"] for p in pairs}
+    images = sorted({p["image_id"] for p in pairs})
+    regions = data.image_regions(images, annotator, ["image_id", "label", "iscrowd", "mask"])
+    out: dict[int, list[dict[str, Any]]] = {p["id"]: [] for p in pairs}
+    for image_id, label, crowd, mask in regions[["image_id", "label", "iscrowd", "mask"]].itertuples(index=False):
+        pair = pair_of.get((int(image_id), str(label)))
+        if pair is None or not isinstance(mask, dict):
+            continue
+        rle = {"size": [int(v) for v in mask["size"]], "counts": mask["counts"]}
+        out[pair].append(
+            {
+                "segmentation": rle,
+                "bbox": [float(v) for v in coco_mask.toBbox(rle)],
+                "iscrowd": int(crowd is True or crowd == 1),
+            }
+        )
+    return out
+
+
+def _scored(
+    detections: dict[int, list[dict[str, Any]]],
+    truths: list[dict[int, list[dict[str, Any]]]],
+    ids: list[int],
+    shape: str,
+) -> list[concept_f1.Pair]:
+    """Each pair of ``ids`` against the oracle over ``truths`` (one: that annotator's)."""
+    return [
+        concept_f1.oracle([concept_f1.pair(files.ious(detections.get(p, []), t[p], shape)) for t in truths])
+        for p in ids
+    ]
+
+
+def score(run: Run[Settings]) -> dict[str, Any]:
+    """The run against the chosen truth, each annotator alone (with several), by vocabulary
+    level, the human ceiling and the intervals of cgF1, pmF1 and IL_MCC over images."""
+    data, settings, given = run.data, run.settings, run.given
+    who = settings.truths(data)
+    shape = "segmentation" if settings.iou_type == "segm" else "bbox"
+    truths = [truth(data, given.pairs, annotator) for annotator in who]
+    ids = [p["id"] for p in given.pairs]
+    scored = _scored(given.detections, truths, ids, shape)
+    report: dict[str, Any] = {
+        "pairs": len(ids),
+        "negatives": sum(not p["positive"] for p in given.pairs),
+        "detections": sum(len(v) for v in given.detections.values()),
+        "truth": "the oracle over " + ", ".join(who) if len(who) > 1 else who[0],
+        "measures": concept_f1.summary(concept_f1.figures(scored)),
+    }
+    if len(who) > 1:
+        report["by_annotator"] = {
+            a: concept_f1.summary(concept_f1.figures(_scored(given.detections, [t], ids, shape)))
+            for a, t in zip(who, truths, strict=True)
+        }
+    report["by_level"] = _by_level(data, given.pairs, scored)
+    humans = masks.humans(data)
+    if len(humans) > 1:
+        report["human_ceiling"] = _ceiling(data, given.pairs, humans, ids, shape)
+    if settings.resamples:
+        report |= _intervals(given.pairs, scored, settings)
+    return report
+
+
+def _by_level(data: Release, pairs: list[dict[str, Any]], scored: list[concept_f1.Pair]) -> dict[str, Any]:
+    """The headline figures of the pairs whose label sits at each depth of the vocabulary."""
+    depth = dict(zip(data.vocabulary["label"].astype(str), data.vocabulary["depth"].astype(int), strict=True))
+    levels: dict[int, list[concept_f1.Pair]] = {}
+    for p, found in zip(pairs, scored, strict=True):
+        levels.setdefault(depth.get(p["label"], 0), []).append(found)
+    return {
+        str(level): {"pairs": len(mine)} | {k: v for k, v in concept_f1.summary(concept_f1.figures(mine)).items()
+                                           if k in files.CEILING}
+        for level, mine in sorted(levels.items())
+    }  # fmt: skip
+
+
+def _ceiling(
+    data: Release, pairs: list[dict[str, Any]], humans: list[str], ids: list[int], shape: str
+) -> dict[str, Any]:
+    """Each human's regions as a run (score 1) against the oracle over the others, on the same
+    pairs: its headline figures, and their means over the humans."""
+    truths = {a: truth(data, pairs, a) for a in humans}
+    each = {}
+    for annotator in humans:
+        drawn = {p: [a | {"score": 1.0} for a in truths[annotator][p] if not a["iscrowd"]] for p in ids}
+        found = concept_f1.summary(
+            concept_f1.figures(_scored(drawn, [truths[o] for o in humans if o != annotator], ids, shape))
+        )
+        each[annotator] = {name: found[name] for name in files.CEILING}
+    means = {
+        name: float(np.mean([e[name] for e in each.values()]))
+        for name in files.CEILING
+        if all(e[name] is not None for e in each.values())
+    }
+    return {"per_annotator": each} | means
+
+
+def _intervals(pairs: list[dict[str, Any]], scored: list[concept_f1.Pair], settings: Settings) -> dict[str, Any]:
+    """The percentile bootstrap over the scored images (in id order) of cgF1, pmF1, IL_MCC and
+    cgF1 at 0.5 and 0.75: a pair's tallies are additive (``concept_f1.tallies``), so a resample
+    sums each image's pairs' as often as it draws the image."""
+    images = sorted({p["image_id"] for p in pairs})
+    row = {image_id: k for k, image_id in enumerate(images)}
+    per_image = np.zeros((len(images), concept_f1.WIDTH))
+    for p, found in zip(pairs, scored, strict=True):
+        per_image[row[p["image_id"]]] += concept_f1.tallies(found)
+    values = bootstrap.additive(per_image, concept_f1.headline, settings.resamples, settings.seed)
+    return bootstrap.report(values, [str(i) for i in images], settings.resamples, settings.seed)
