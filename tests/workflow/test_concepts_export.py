@@ -21,6 +21,7 @@ from test_concept_f1 import NAMES, reference
 from regionbench.io import saco
 from regionbench.release import loader
 from regionbench.scoring import concept_files as concepts
+from regionbench.scoring.scope import OutsideError
 
 
 def run_from(document: dict, rng: np.random.Generator) -> list[dict]:
@@ -133,3 +134,16 @@ def test_evaluate_scores_a_release_s_concepts_as_its_exported_files(
     )  # fmt: skip
     assert done.returncode == 2 and "image_id 99999 names no pair" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # pairs keep their numbers whichever side is scored: one of the train side is outside the scored side
+    every = saco.pairs(data, data.images["image_id"].astype(int).tolist())
+    assert {p["id"]: p for p in every if p["id"] in {q["id"] for q in saco.pairs(data)}} == {
+        p["id"]: p for p in saco.pairs(data)
+    }
+    train = next(p for p in every if p["id"] not in {q["id"] for q in saco.pairs(data)})
+    bad.write_text(
+        json.dumps(
+            [{"image_id": train["id"], "segmentation": documents[0]["annotations"][0]["segmentation"], "score": 0.9}]
+        )
+    )
+    with pytest.raises(OutsideError, match="1 detections on 1 pairs outside the scored side"):
+        tasks.evaluate(data, bad, "concepts", resamples=0)

@@ -13,7 +13,8 @@ The pairs: the images of the release's evaluation side (its test side of the ima
 it has no evaluation split of its own; every image where it has neither); each image's labels,
 those any annotator gave a region of it, are its positive pairs; ``NEGATIVES`` labels of the
 vocabulary no annotator gave it, drawn with a generator seeded by the image's id, are its
-negative pairs (phrases with no instance). Pairs are numbered in (image id, label) order. Every
+negative pairs (phrases with no instance). Pairs are numbered once over every image of the
+release, in (image id, label) order: a pair's number is the same whichever side is written. Every
 pair is exhaustive: each annotator traced every region of the labels it gave (a crowd region
 keeps ``iscrowd``, and SA-Co's rule leaves it out of the matching).
 """
@@ -49,24 +50,28 @@ def pairs(
     release: Any, images: list[int] | None = None, negatives: int = NEGATIVES, seed: int = SEED
 ) -> list[dict[str, Any]]:
     """The (image, phrase) pairs of ``release`` (module docstring) on ``images`` (default: its
-    evaluation side): each ``{"id", "image_id", "label", "positive"}``, numbered from 1 in
-    (image id, label) order."""
-    scored = sorted(images) if images is not None else _scored_images(release)
-    chosen = set(scored)
+    evaluation side): each ``{"id", "image_id", "label", "positive"}``. Pairs are numbered once
+    over every image of the release, from 1 in (image id, label) order, so a pair keeps its
+    number whichever side is scored or exported."""
     regions = release.arrow("regions", ["image_id", "label"]).to_pylist()
-    given: dict[int, set[str]] = {i: set() for i in scored}
+    every = sorted(release.arrow("images", ["image_id"])["image_id"].to_pylist())
+    given: dict[int, set[str]] = {i: set() for i in every}
     for r in regions:
-        if r["image_id"] in chosen and r["label"] is not None:
+        if r["label"] is not None:
             given[r["image_id"]].add(str(r["label"]))
     vocabulary = sorted({str(v) for v in release.arrow("vocabulary", ["label"])["label"].to_pylist()})
+    chosen = set(images if images is not None else _scored_images(release))
     out: list[dict[str, Any]] = []
-    for image_id in scored:
+    number = 0
+    for image_id in every:
         absent = [label for label in vocabulary if label not in given[image_id]]
         rng = np.random.default_rng([seed, image_id])
         drawn = sorted(rng.choice(absent, min(negatives, len(absent)), replace=False).tolist()) if absent else []
         labelled = [(label, True) for label in given[image_id]] + [(label, False) for label in drawn]
         for label, positive in sorted(labelled):
-            out.append({"id": len(out) + 1, "image_id": image_id, "label": label, "positive": positive})
+            number += 1
+            if image_id in chosen:
+                out.append({"id": number, "image_id": image_id, "label": label, "positive": positive})
     return out
 
 

@@ -56,28 +56,38 @@ def _pairs(data: Release, settings: Settings) -> list[dict[str, Any]]:
     return saco.pairs(data, images)
 
 
+def _every_pair(data: Release) -> list[dict[str, Any]]:
+    return saco.pairs(data, data.images["image_id"].astype(int).tolist())
+
+
 def scope_of(data: Release, settings: Settings) -> scope.Scope:
     """The pairs of the scored images."""
-    found = _pairs(data, settings)
     side = masks.mask_scope(data, settings.split).side
-    total = len(saco.pairs(data, data.images["image_id"].astype(int).tolist()))
-    return scope.Scope(settings.split, side, len(found), total, "(image, phrase) pairs")
+    return scope.Scope(
+        settings.split, side, len(_pairs(data, settings)), len(_every_pair(data)), "(image, phrase) pairs"
+    )
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> Given:
-    """The run's detections by pair, checked: one naming no pair, without a finite score or
-    without the shape ``--iou-type`` scores is one line (``scoring.concept_files.read_run``)."""
-    pairs = _pairs(data, settings)
+    """The run's detections by pair, checked: one naming no pair of the release, without a
+    finite score or without the shape ``--iou-type`` scores is one line
+    (``scoring.concept_files.read_run``); detections of pairs outside the scored side are refused
+    in one line (``scope``)."""
+    every, pairs = _every_pair(data), _pairs(data, settings)
     sizes = {
         int(i): (int(h), int(w)) for i, h, w in data.images[["image_id", "height", "width"]].itertuples(index=False)
     }
-    known = files.Annotations(Path("the scored pairs (numbered as export --format saco numbers them)"))
-    for p in pairs:
+    known = files.Annotations(Path("the release's pairs (numbered as export --format saco numbers them)"))
+    for p in every:
         known.phrase[p["id"]], known.size[p["id"]] = p["label"], sizes[p["image_id"]]
     try:
         detections = files.read_run(Path(predictions), known, settings.iou_type)
     except InputError as exc:
         raise TaskError(str(exc)) from None
+    scored = {p["id"] for p in pairs}
+    if outside := [p for p in detections if p not in scored]:
+        count = sum(len(detections[p]) for p in outside)
+        raise scope_of(data, settings).refuse(predictions, count, f"detections on {len(outside)} pairs")
     return Given(pairs, detections)
 
 
