@@ -112,6 +112,13 @@ def test_evaluate_scores_a_release_s_concepts_as_its_exported_files(
     assert alone["measures"]["cgF1"] == pytest.approx(one["cgF1"], abs=1e-12)
     assert oracle["by_annotator"][humans[2]]["cgF1"] == pytest.approx(one["cgF1"], abs=1e-12)
     assert sum(level["pairs"] for level in oracle["by_level"].values()) == oracle["pairs"] == len(saco.pairs(data))
+    # each scored image's score, and the site's run page: each headline beside the humans' ceiling
+    from regionbench.client import view
+
+    assert sorted(oracle["per_image"]) == sorted({p["image_id"] for p in saco.pairs(data)})
+    assert all(0 <= v <= 1 for v in oracle["per_image"].values())
+    headline = {row[0]: row for row in view.run_view(oracle, {})["headline"]}
+    assert headline["cgF1"][2] == pytest.approx(oracle["human_ceiling"]["cgF1"], abs=1e-4) and headline["cgF1"][3]
     # the first resample: the figures of the drawn images' pairs, each as often as its image is drawn
     settings = task.Settings(all_annotators=True).resolve(data)
     given = task.read(run, data, settings)

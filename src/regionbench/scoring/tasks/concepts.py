@@ -152,8 +152,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     humans = masks.humans(data)
     if len(humans) > 1:
         report["human_ceiling"] = _ceiling(data, given.pairs, humans, ids, shape)
+    images, per_image = _per_image(given.pairs, scored)
+    report["per_image"] = _image_scores(images, per_image)
     if settings.resamples:
-        report |= _intervals(given.pairs, scored, settings)
+        values = bootstrap.additive(per_image, concept_f1.headline, settings.resamples, settings.seed)
+        report |= bootstrap.report(values, [str(i) for i in images], settings.resamples, settings.seed)
     return report
 
 
@@ -191,14 +194,22 @@ def _ceiling(
     return {"per_annotator": each} | means
 
 
-def _intervals(pairs: list[dict[str, Any]], scored: list[concept_f1.Pair], settings: Settings) -> dict[str, Any]:
-    """The percentile bootstrap over the scored images (in id order) of cgF1, pmF1, IL_MCC and
-    cgF1 at 0.5 and 0.75: a pair's tallies are additive (``concept_f1.tallies``), so a resample
-    sums each image's pairs' as often as it draws the image."""
+def _per_image(pairs: list[dict[str, Any]], scored: list[concept_f1.Pair]) -> tuple[list[int], np.ndarray]:
+    """The scored images (in id order) and each one's pairs' tallies summed (``concept_f1.tallies``):
+    additive, so a bootstrap resample of images sums them as often as it draws each image, and its
+    cgF1, pmF1 and IL_MCC (``concept_f1.headline``) are the figures of the drawn images' pairs."""
     images = sorted({p["image_id"] for p in pairs})
     row = {image_id: k for k, image_id in enumerate(images)}
     per_image = np.zeros((len(images), concept_f1.WIDTH))
     for p, found in zip(pairs, scored, strict=True):
         per_image[row[p["image_id"]]] += concept_f1.tallies(found)
-    values = bootstrap.additive(per_image, concept_f1.headline, settings.resamples, settings.seed)
-    return bootstrap.report(values, [str(i) for i in images], settings.resamples, settings.seed)
+    return images, per_image
+
+
+def _image_scores(images: list[int], per_image: np.ndarray) -> dict[int, float]:
+    """Per image (what ``view`` sorts and colours it by), the F1 of its pairs' instances over
+    0.50:0.95; 1 where its pairs hold neither truth nor detections (its negatives all right)."""
+    t = len(concept_f1.THRESHOLDS)
+    f1 = concept_f1.from_tallies(per_image)["F1"].mean(axis=1)
+    empty = per_image[:, : 3 * t].sum(axis=1) == 0
+    return {int(i): 1.0 if e else float(v) for i, v, e in zip(images, f1, empty, strict=True)}
