@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,8 +171,21 @@ def score(annotations: Sequence[Path], predictions: Path, iou_type: str = "segm"
         "pairs": len(chosen),
         "pairs_left_out": len(files[0].phrase) - len(chosen),
         "measures": scored(run, files, chosen, shape),
-        "human_ceiling": ceiling(files, chosen, shape),
+        "human_ceiling": ceiling({f.path.name: f.instances for f in files}, chosen, shape),
     }
+
+
+def oracle_pairs(
+    run: Mapping[int, list[dict[str, Any]]],
+    truths: Sequence[Mapping[int, list[dict[str, Any]]]],
+    chosen: Sequence[int],
+    shape: str,
+) -> list[concept_f1.Pair]:
+    """Each pair of ``chosen`` scored: ``run``'s detections of it against the oracle over
+    ``truths`` (each an annotator's instances by pair; one: that annotator)."""
+    return [
+        concept_f1.oracle([concept_f1.pair(ious(run.get(p, []), t.get(p, []), shape)) for t in truths]) for p in chosen
+    ]
 
 
 def scored(
@@ -180,28 +193,30 @@ def scored(
 ) -> dict[str, float | None]:
     """The figures of ``run`` (detections by pair) on the pairs ``chosen``, against the oracle
     over ``files`` (one file: that annotator)."""
-    pairs = [concept_f1.oracle([concept_f1.pair(ious(run[p], f.instances[p], shape)) for f in files]) for p in chosen]
-    return concept_f1.summary(concept_f1.figures(pairs))
+    return concept_f1.summary(concept_f1.figures(oracle_pairs(run, [f.instances for f in files], chosen, shape)))
 
 
 CEILING = ("cgF1", "pmF1", "IL_MCC", "cgF1@0.5", "cgF1@0.75")
 
 
-def ceiling(files: Sequence[Annotations], chosen: Sequence[int], shape: str) -> dict[str, Any]:
-    """Each annotator's instances as a run (score 1) against the oracle over the others, on the
-    same pairs: its cgF1, pmF1 and IL_MCC, and their means over the annotators (none with one
-    file)."""
-    if len(files) < 2:
+def ceiling(
+    truths: Mapping[str, Mapping[int, list[dict[str, Any]]]], chosen: Sequence[int], shape: str
+) -> dict[str, Any]:
+    """Each annotator's instances (``truths``: name -> instances by pair) as a run (score 1)
+    against the oracle over the others, on the same pairs: its cgF1, pmF1 and IL_MCC, and their
+    means over the annotators (none with one annotator)."""
+    if len(truths) < 2:
         return {}
     each = {}
-    for k, annotator in enumerate(files):
-        drawn = {p: [a | {"score": 1.0} for a in annotator.instances[p] if not a.get("iscrowd")] for p in chosen}
-        found = scored(drawn, [f for j, f in enumerate(files) if j != k], chosen, shape)
-        each[annotator.path.name] = {name: found[name] for name in CEILING}
+    for name, mine in truths.items():
+        drawn = {p: [a | {"score": 1.0} for a in mine.get(p, []) if not a.get("iscrowd")] for p in chosen}
+        others = [t for other, t in truths.items() if other != name]
+        found = concept_f1.summary(concept_f1.figures(oracle_pairs(drawn, others, chosen, shape)))
+        each[name] = {figure: found[figure] for figure in CEILING}
     means = {
-        name: float(np.mean([e[name] for e in each.values()]))
-        for name in CEILING
-        if all(e[name] is not None for e in each.values())
+        figure: float(np.mean([e[figure] for e in each.values()]))
+        for figure in CEILING
+        if all(e[figure] is not None for e in each.values())
     }
     return {"per_annotator": each} | means
 

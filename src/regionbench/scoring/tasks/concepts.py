@@ -114,28 +114,17 @@ def truth(data: Release, pairs: list[dict[str, Any]], annotator: str) -> dict[in
     return out
 
 
-def _scored(
-    detections: dict[int, list[dict[str, Any]]],
-    truths: list[dict[int, list[dict[str, Any]]]],
-    ids: list[int],
-    shape: str,
-) -> list[concept_f1.Pair]:
-    """Each pair of ``ids`` against the oracle over ``truths`` (one: that annotator's)."""
-    return [
-        concept_f1.oracle([concept_f1.pair(files.ious(detections.get(p, []), t[p], shape)) for t in truths])
-        for p in ids
-    ]
-
-
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The run against the chosen truth, each annotator alone (with several), by vocabulary
     level, the human ceiling and the intervals of cgF1, pmF1 and IL_MCC over images."""
     data, settings, given = run.data, run.settings, run.given
-    who = settings.truths(data)
+    who, humans = settings.truths(data), masks.humans(data)
     shape = "segmentation" if settings.iou_type == "segm" else "bbox"
-    truths = [truth(data, given.pairs, annotator) for annotator in who]
+    ceiling = humans if len(humans) > 1 else []
+    by_name = {a: truth(data, given.pairs, a) for a in dict.fromkeys([*who, *ceiling])}  # each read once
+    truths = [by_name[a] for a in who]
     ids = [p["id"] for p in given.pairs]
-    scored = _scored(given.detections, truths, ids, shape)
+    scored = files.oracle_pairs(given.detections, truths, ids, shape)
     report: dict[str, Any] = {
         "pairs": len(ids),
         "negatives": sum(not p["positive"] for p in given.pairs),
@@ -145,13 +134,12 @@ def score(run: Run[Settings]) -> dict[str, Any]:
     }
     if len(who) > 1:
         report["by_annotator"] = {
-            a: concept_f1.summary(concept_f1.figures(_scored(given.detections, [t], ids, shape)))
+            a: concept_f1.summary(concept_f1.figures(files.oracle_pairs(given.detections, [t], ids, shape)))
             for a, t in zip(who, truths, strict=True)
         }
     report["by_level"] = _by_level(data, given.pairs, scored)
-    humans = masks.humans(data)
-    if len(humans) > 1:
-        report["human_ceiling"] = _ceiling(data, given.pairs, humans, ids, shape)
+    if ceiling:
+        report["human_ceiling"] = files.ceiling({a: by_name[a] for a in ceiling}, ids, shape)
     images, per_image = _per_image(given.pairs, scored)
     report["per_image"] = _image_scores(images, per_image)
     if settings.resamples:
@@ -171,27 +159,6 @@ def _by_level(data: Release, pairs: list[dict[str, Any]], scored: list[concept_f
                                            if k in files.CEILING}
         for level, mine in sorted(levels.items())
     }  # fmt: skip
-
-
-def _ceiling(
-    data: Release, pairs: list[dict[str, Any]], humans: list[str], ids: list[int], shape: str
-) -> dict[str, Any]:
-    """Each human's regions as a run (score 1) against the oracle over the others, on the same
-    pairs: its headline figures, and their means over the humans."""
-    truths = {a: truth(data, pairs, a) for a in humans}
-    each = {}
-    for annotator in humans:
-        drawn = {p: [a | {"score": 1.0} for a in truths[annotator][p] if not a["iscrowd"]] for p in ids}
-        found = concept_f1.summary(
-            concept_f1.figures(_scored(drawn, [truths[o] for o in humans if o != annotator], ids, shape))
-        )
-        each[annotator] = {name: found[name] for name in files.CEILING}
-    means = {
-        name: float(np.mean([e[name] for e in each.values()]))
-        for name in files.CEILING
-        if all(e[name] is not None for e in each.values())
-    }
-    return {"per_annotator": each} | means
 
 
 def _per_image(pairs: list[dict[str, Any]], scored: list[concept_f1.Pair]) -> tuple[list[int], np.ndarray]:
