@@ -185,6 +185,17 @@ def _images(data: Release, images: pd.DataFrame, root: Path | None) -> Iterator[
         yield image_id, stem, _pixels(source)
 
 
+THINGS = ("panoptic", "instances")  # a labels baseline's tasks where its source names things
+
+
+def predictions_of(home: Path, task: str) -> Path:
+    """Where ``run`` writes a method's predictions (``home``: ``out/<method>``) as ``task``
+    scores them: its things' instances file, its panoptic folder, else its maps' folder."""
+    return {"instances": home / "instances" / "results.json", "panoptic": home / "panoptic"}.get(
+        task, home / "predictions"
+    )
+
+
 def run(
     data: Release,
     name: str,
@@ -217,14 +228,15 @@ def run(
 
     module = get(name)
     home = out / name
-    folder = home / "predictions"
-    for old in (folder, home / "panoptic", home / "instances"):  # a previous run's files would be scored
+    folder = predictions_of(home, KINDS[module.KIND][0])
+    things = (predictions_of(home, "panoptic"), predictions_of(home, "instances").parent)
+    for old in (folder, *things):  # a previous run's files would be scored
         shutil.rmtree(old, ignore_errors=True)
     tell = progress or (lambda line: None)
     started = time.process_time()
     side = _side(data, module.KIND)  # resolved once: every task of the method scores it
     scored = _scored(data, side)
-    runs: dict[str, Path] = {task: folder for task in KINDS[module.KIND]}
+    runs: dict[str, Path] = {task: predictions_of(home, task) for task in KINDS[module.KIND]}
     segments = None
     if module.KIND == "labels":
         try:
@@ -235,7 +247,7 @@ def run(
         values, kinds = _learnt.class_values(coding), _learnt.categories(data, coding, things_unsaid)
         if kinds is not None:
             segments = _learnt.Segments(home / "panoptic", kinds)
-            runs |= {"panoptic": home / "panoptic", "instances": home / "instances" / "results.json"}
+            runs |= {task: predictions_of(home, task) for task in THINGS}
         started = time.process_time()
 
     def predicted(item: tuple[int, str, Path | bytes]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:

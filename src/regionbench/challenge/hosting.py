@@ -33,14 +33,6 @@ def _method(task: str) -> str:
     return next(name for name, module in sorted(baselines.registry().items()) if kind == module.KIND)
 
 
-def _predictions(home: Path, task: str) -> Path:
-    """Where ``regionbench baselines`` wrote a method's predictions for ``task`` (``home``: its
-    ``--out``/<method>)."""
-    return {"instances": home / "instances" / "results.json", "panoptic": home / "panoptic"}.get(
-        task, home / "predictions"
-    )
-
-
 def starting_kits(
     data: Release,
     names: Sequence[str],
@@ -60,10 +52,10 @@ def starting_kits(
     for task in names:
         method = _method(task)
         home = (done or work) / method
-        found = _predictions(home, task)
+        found = baselines.predictions_of(home, task)
         if not found.exists():  # not run there: run here
             home = work / method
-            found = _predictions(home, task)
+            found = baselines.predictions_of(home, task)
         if not found.exists() and method not in ran:
             progress(f"starting kit: running {method} on the hidden side's images")
             baselines.run(data, method, work, images, None, progress, things_unsaid=task == "instances", score=False)
