@@ -63,9 +63,10 @@ class Hidden:
     split: str
     images: pa.Array  # their ids
     file_names: frozenset[str]
-    region_keys: frozenset[tuple[int, int]]  # (image_id, region_id)
+    image_ids: frozenset[int]  # the same, as Python's
     annotation_ids: pa.Array
     counts: pa.Array  # each hidden region's RLE counts (long enough to name it)
+    encodings: frozenset[str]  # the same, as Python's
     hashes: frozenset[str]
     outlines: pa.Array  # their WKB
     totals: frozenset[int]  # the hidden regions, over all and by annotator
@@ -97,9 +98,10 @@ def hidden_truth(private: Release, split: str) -> Hidden:
         split=split,
         images=ids,
         file_names=frozenset(Path(p).name for p in chosen["path"].to_pylist()),
-        region_keys=frozenset(zip(regions["image_id"].to_pylist(), regions["region_id"].to_pylist(), strict=True)),
+        image_ids=frozenset(ids.to_pylist()),
         annotation_ids=regions["annotation_id"].combine_chunks().drop_null(),
         counts=long_enough,
+        encodings=frozenset(long_enough.to_pylist()),
         hashes=frozenset(mask_hash(c) for c in counts.to_pylist()),
         outlines=outlines,
         totals=frozenset(n for n in [regions.num_rows, *by_annotator] if n > 0),
@@ -170,15 +172,13 @@ def _parquet(rel: str, table: pa.Table, hidden: Hidden) -> Iterator[str]:
 
 
 def _json_leaks(rel: str, value: object, hidden: Hidden) -> Iterator[str]:
-    ids = set(hidden.images.to_pylist())
-    counts = set(hidden.counts.to_pylist())
     found: dict[str, list[object]] = {}
 
     def walk(node: object, under_split: bool) -> None:
         if isinstance(node, dict):
             image = node.get("image_id")
             named = node.get("file_name") in hidden.file_names
-            if ((isinstance(image, int) and image in ids) or named) and TRUTH_KEYS & node.keys():
+            if ((isinstance(image, int) and image in hidden.image_ids) or named) and TRUTH_KEYS & node.keys():
                 found.setdefault("objects of hidden images with their truth", []).append(image or node.get("file_name"))
             for key, item in node.items():
                 walk(item, under_split or key == hidden.split)
@@ -186,7 +186,7 @@ def _json_leaks(rel: str, value: object, hidden: Hidden) -> Iterator[str]:
             for item in node:
                 walk(item, under_split)
         elif isinstance(node, str):
-            if node in counts:
+            if node in hidden.encodings:
                 found.setdefault("mask encodings of hidden regions", []).append(node)
             for digest in _SHA256.findall(node):
                 if digest in hidden.hashes:
@@ -201,7 +201,7 @@ def _json_leaks(rel: str, value: object, hidden: Hidden) -> Iterator[str]:
 
 def _text_leaks(rel: str, text: str, hidden: Hidden) -> Iterator[str]:
     words = {w.strip("`[]()") for w in _WORD.split(text)}
-    encodings = sorted(words & set(hidden.counts.to_pylist()))
+    encodings = sorted(words & hidden.encodings)
     if encodings:
         yield f"{rel}: mask encodings of hidden regions: {_example(list(encodings))}"
     hashes = sorted(set(_SHA256.findall(text)) & hidden.hashes)
