@@ -51,21 +51,18 @@ class Given:
     detections: dict[int, list[dict[str, Any]]]
 
 
-def _pairs(data: Release, settings: Settings) -> list[dict[str, Any]]:
-    images = masks.scored_images(data, settings.split)["image_id"].astype(int).tolist()
-    return saco.pairs(data, images)
-
-
-def _every_pair(data: Release) -> list[dict[str, Any]]:
-    return saco.pairs(data, data.images["image_id"].astype(int).tolist())
+def _pairs(data: Release, settings: Settings) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every pair of the release (numbered once over all its images) and those of the scored images."""
+    every = saco.pairs(data, data.images["image_id"].astype(int).tolist())
+    scored = set(masks.scored_images(data, settings.split)["image_id"].astype(int).tolist())
+    return every, [p for p in every if p["image_id"] in scored]
 
 
 def scope_of(data: Release, settings: Settings) -> scope.Scope:
     """The pairs of the scored images."""
+    every, pairs = _pairs(data, settings)
     side = masks.mask_scope(data, settings.split).side
-    return scope.Scope(
-        settings.split, side, len(_pairs(data, settings)), len(_every_pair(data)), "(image, phrase) pairs"
-    )
+    return scope.Scope(settings.split, side, len(pairs), len(every), "(image, phrase) pairs")
 
 
 def read(predictions: Path, data: Release, settings: Settings) -> Given:
@@ -73,7 +70,7 @@ def read(predictions: Path, data: Release, settings: Settings) -> Given:
     finite score or without the shape ``--iou-type`` scores is one line
     (``scoring.concept_files.read_run``); detections of pairs outside the scored side are refused
     in one line (``scope``)."""
-    every, pairs = _every_pair(data), _pairs(data, settings)
+    every, pairs = _pairs(data, settings)
     sizes = {
         int(i): (int(h), int(w)) for i, h, w in data.images[["image_id", "height", "width"]].itertuples(index=False)
     }
