@@ -127,7 +127,8 @@ def public_tables(data: Release, split: str) -> tuple[dict[str, pa.Table], dict[
         else:
             out[name] = table
     out["vocabulary"] = _vocabulary(out["vocabulary"], out["regions"])
-    left_out = {name: data.arrow(name, []).num_rows - out[name].num_rows for name in (*BY_IMAGE, *WITHHELD, "rejects")}
+    rows = {name: data.manifest["tables"][name]["rows"] for name in TABLES}  # what the manifest sealed
+    left_out = {name: rows[name] - out[name].num_rows for name in (*BY_IMAGE, *WITHHELD, "rejects")}
     return out, {name: rows for name, rows in left_out.items() if rows}
 
 
