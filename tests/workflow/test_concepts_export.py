@@ -126,7 +126,9 @@ def test_evaluate_scores_a_release_s_concepts_as_its_exported_files(
     images = sorted({p["image_id"] for p in given.pairs})
     (drawn,) = bootstrap.draws(len(images), 1, 0)
     chosen = [p["id"] for k in drawn for p in given.pairs if p["image_id"] == images[k]]
-    found = concept_f1.summary(concept_f1.figures(concepts.oracle_pairs(given.detections, truths, chosen, "segmentation")))
+    found = concept_f1.summary(
+        concept_f1.figures(concepts.oracle_pairs(given.detections, truths, chosen, "segmentation"))
+    )
     assert oracle["resampled"]["values"]["cgF1"][0] == pytest.approx(found["cgF1"], abs=1e-12)
     assert oracle["intervals"]["cgF1"]["low"] <= oracle["intervals"]["cgF1"]["high"]
     # a detection naming no pair of the scored side
