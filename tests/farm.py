@@ -246,6 +246,13 @@ def _voc_copies(root: Path) -> None:
     copy_item(base, train[3], "2099_000005", "val", 75, 0.93)
 
 
+def _saco(root: Path) -> None:
+    """SA-Co's files of the tiny three-annotator COCO collection (``synthetic.saco``)."""
+    from regionbench.synthetic import saco
+
+    list(saco.write_collection(root, "tiny", 0, 3))
+
+
 def _bsds(root: Path) -> None:
     _bsds500(root, {"train": [11, 12, 13], "val": [21, 22]})
 
@@ -274,6 +281,7 @@ BUILDS: dict[str, Build] = {
     "coco-exports": Build("test_workflow_coco_exports:exported_tree"),
     "lvis": Build("test_workflow_lvis:lvis_tree"),
     "coco-distributed": Build("layouts.coco_distributed:coco_tree"),
+    "saco": Build(_saco),
     "voc-copies": Build(_voc_copies),
     "voc-random": Build(_generated("voc", 12, 5, (96, 72))),
     "voc-train-only": Build(_voc_train_only),

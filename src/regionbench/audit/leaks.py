@@ -40,7 +40,7 @@ from regionbench.release.loader import Release
 TRUTH_COLUMNS = frozenset(
     {"region_id", "label", "label_id", "annotation_id", "category_id", "mask", "geometry", "bbox_x", "area_px",
      "other_region_id", "topological", "matched", "mean_iou", "neg_category_ids", "not_exhaustive_category_ids",
-     "ignore_mask", "suggested_label", "annotator_a"}
+     "pair_category_ids", "ignore_mask", "suggested_label", "annotator_a"}
 )  # fmt: skip
 TRUTH_KEYS = frozenset(
     {"category_id", "segmentation", "bbox", "label", "labels", "region_id", "area", "counts", "mask"}

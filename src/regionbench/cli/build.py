@@ -256,7 +256,7 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
         # Written out: the client install cannot import the writers to list them (a test holds
         # these names to the registries).
         help="raw layout to write: ade20k, ade20k-full, bsds500, camvid, cityscapes, classmap, coco, coco-panoptic, "
-        "cocostuff, labelme, lip, mapillary, pascal-context, saiapr or voc; saiapr when not given",
+        "cocostuff, labelme, lip, mapillary, pascal-context, saco, saiapr or voc; saiapr when not given",
     )
     s.add_argument(
         "--annotators",

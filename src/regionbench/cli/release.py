@@ -384,8 +384,8 @@ def add_export(sub: argparse._SubParsersAction) -> None:
                 "--format",
                 required=True,
                 help="ade20k, camvid, cityscapes, classmap, coco, coco-panoptic, cocostuff, imageclef, labelme, lip, "
-                "mapillary, pascal-context, saco, saiapr or voc (any layout that exports, ImageCLEF, and SA-Co's concept "
-                "pairs)",
+                "mapillary, pascal-context, saco, saiapr or voc (any layout that exports, SA-Co's concept pairs among "
+                "them, and ImageCLEF)",
             )
         else:
             e.set_defaults(format=alias)

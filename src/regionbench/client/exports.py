@@ -1,6 +1,6 @@
 """One door out of a release: ``regionbench export RELEASE OUT --format NAME`` writes a loaded
 release in the files of another format: every layout that ``io.layouts.Exports``, ImageCLEF
-(``io.imageclef.EXPORT``) and SA-Co's concept pairs (``io.saco.EXPORT``). The door owns what every format shares: ``OUT`` must be a new
+(``io.imageclef.EXPORT``) SA-Co's concept pairs among them (``io.saco``). The door owns what every format shares: ``OUT`` must be a new
 folder, a format that fails leaves nothing half written, and what the source said of each
 image's rights and origin (its licence, addresses and credit) is never dropped: a format
 whose files have no place for all of it gets ``image_credits.csv`` beside them."""
@@ -19,14 +19,13 @@ if TYPE_CHECKING:  # a type only: the layouts' readers need the build's image li
 
 
 def formats() -> dict[str, Exports]:
-    """Format name -> its exporter: every layout that ``Exports``, ImageCLEF and SA-Co."""
-    from regionbench.io import imageclef, layouts, saco
+    """Format name -> its exporter: every layout that ``Exports`` (SA-Co's among them), and ImageCLEF."""
+    from regionbench.io import imageclef, layouts
 
     found: dict[str, Exports] = {
         name: layout for name, layout in layouts.registry().items() if isinstance(layout, layouts.Exports)
     }
     found[imageclef.EXPORT.name] = imageclef.EXPORT
-    found[saco.EXPORT.name] = saco.EXPORT
     return dict(sorted(found.items()))
 
 

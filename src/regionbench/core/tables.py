@@ -213,6 +213,8 @@ COVERAGE = pa.schema(
         ("ignore_mask", RLE),
         ("neg_category_ids", pa.list_(pa.int64())),
         ("not_exhaustive_category_ids", pa.list_(pa.int64())),
+        ("pair_ids", pa.list_(pa.int64())),
+        ("pair_category_ids", pa.list_(pa.int64())),
     ]
 )
 

@@ -57,6 +57,15 @@ def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def compressed(shape: dict[str, Any]) -> dict[str, Any]:
+    """An instance or detection with its RLE compressed, as COCO's loaders make an uncompressed
+    one (``counts`` a list of runs) before any IoU: what SAM 3's evaluator scores too."""
+    segmentation = shape.get("segmentation")
+    if isinstance(segmentation, dict) and isinstance(segmentation.get("counts"), list):
+        return shape | {"segmentation": coco_mask.frPyObjects(segmentation, *segmentation["size"])}
+    return shape
+
+
 def rle_problem(segmentation: Any, size: tuple[int, int]) -> str | None:
     """What is wrong with an RLE ``segmentation`` for an image of ``size`` (height, width)."""
     if not isinstance(segmentation, dict) or not isinstance(segmentation.get("counts"), str | list):
@@ -107,7 +116,7 @@ def read(path: Path) -> Annotations:
             )
         if (problem := rle_problem(annotation.get("segmentation"), out.size[named])) is not None:
             raise ConceptsError(f"{path}: annotations[{n}] (pair {named}): {problem}")
-        out.instances[named].append(annotation)
+        out.instances[named].append(compressed(annotation))
     return out
 
 
@@ -138,7 +147,7 @@ def read_run(path: Path, first: Annotations, iou_type: str) -> dict[int, list[di
         if shape == "segmentation" and (problem := rle_problem(d[shape], first.size[pair])) is not None:
             raise ConceptsError(f"{path}: detection {n} (pair {pair}): {problem}")
         if score >= concept_f1.SCORE:
-            out[pair].append(d)
+            out[pair].append(compressed(d))
     return out
 
 

@@ -60,6 +60,8 @@ class CocoLayout(PreparesPieces, NamesCategories, DescribesSource, KeepsSourceFi
 
     def detect(self, root: Path) -> bool:
         the_shape = split.shape(root)
+        if any(split.holds_pairs(source.path) for source in the_shape.sources):
+            return False  # SA-Co's pairs files: the saco layout's
         return bool(the_shape.sources) and (not the_shape.distributed or bool(the_shape.folders))
 
     def check(self, root: Path) -> None:

@@ -37,7 +37,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -213,7 +213,7 @@ def is_id(value: object) -> TypeGuard[int]:
 
 
 @dataclass
-class _Piece:
+class Piece:
     """What a shard gets from the files: its ledger (what the file-wide checks counted and
     rejected), listings and annotation rows."""
 
@@ -235,6 +235,18 @@ def _items(path: Path, prefix: str) -> Iterator[object]:
         again = "export COCO instances from the tool again"
         said = errors.streamed_json_problem(exc, again, "write the file with allow_nan=False, or null", again)
         raise IngestError(f"{path}: {said}") from None
+
+
+def holds_pairs(path: Path) -> bool:
+    """Whether a COCO-shaped file's ``images`` are (image, noun phrase) pairs, as SA-Co's files
+    are (its first entry has a ``text_input``): the ``saco`` layout's, not an instances file.
+    Only the first entry is read; a file that is not JSON is an instances file's problem."""
+    try:
+        with path.open("rb") as f:
+            first = next(ijson.items(f, "images.item", use_float=True), None)
+    except (ijson.JSONError, OSError, UnicodeDecodeError):
+        return False
+    return isinstance(first, dict) and "text_input" in first
 
 
 def top_level(path: Path, key: str) -> object:
@@ -378,13 +390,13 @@ def _annotation_problem(
     return None
 
 
-class _Splitter:
+class Splitter:
     """The pieces being made: one ledger and listing per shard, annotation rows buffered and
     written in parts to each shard's Parquet file under ``staging``."""
 
     def __init__(self, root: Path, the_plan: Plan, staging: Path) -> None:
         self.plan, self.staging = the_plan, staging
-        self.pieces = [_Piece(Ledger(root)) for _ in range(the_plan.count)]
+        self.pieces = [Piece(Ledger(root)) for _ in range(the_plan.count)]
         self.writers: dict[int, pq.ParquetWriter] = {}
         self.buffered = 0
         self.categories: dict[str, dict[Any, Any]] = {}
@@ -524,27 +536,34 @@ class _Splitter:
             (self.staging / self.plan.names()[shard] / SHARD).write_text(text + "\n", encoding="utf-8")
 
 
-def split(root: str | Path, sources: Sequence[Source], out: str | Path, shard_size: int | None) -> dict[Any, Any]:
+def split(
+    root: str | Path,
+    sources: Sequence[Source],
+    out: str | Path,
+    shard_size: int | None,
+    splitter: Callable[[Path, Plan, Path], Splitter] | None = None,
+) -> dict[Any, Any]:
     """Write the pieces of every shard of the tree at ``root`` to ``out/<shard>/`` (unchanged
     ones left as they are, those of shards that no longer exist removed) from its instances
-    files ``sources`` (checked by the caller); returns the index also written to
-    ``out/index.json``: the shards, the annotators and each piece's sha256."""
+    files ``sources`` (checked by the caller), each read by ``splitter`` (default ``Splitter``:
+    COCO instances files; ``io.saco`` reads SA-Co's pairs files so); returns the index also
+    written to ``out/index.json``: the shards, the annotators and each piece's sha256."""
     root, out = Path(root), Path(out)
     annotators = list(dict.fromkeys(source.annotator for source in sources))
     the_plan = plan(root, shard_size)
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
     try:
-        splitter = _Splitter(root, the_plan, staging)
+        reader = (splitter or Splitter)(root, the_plan, staging)
         for source in sources:
-            splitter.read(source)
+            reader.read(source)
         # File names whose stems give one image id (0984.jpg, 984.jpg, 984.png): none can be the image.
-        everyone = set(the_plan.on_disk).union(*(p.listed for p in splitter.pieces))
+        everyone = set(the_plan.on_disk).union(*(p.listed for p in reader.pieces))
         by_id: dict[int, list[str]] = defaultdict(list)
         for name in sorted(everyone):
             by_id[image_id_of(name)].append(name)
         same_id = {name: names for names in by_id.values() if len(names) > 1 for name in names}
-        splitter.finish(annotators, same_id, the_plan.shape.left_alone)
+        reader.finish(annotators, same_id, the_plan.shape.left_alone)
         digests: dict[str, dict[str, str]] = {}
         for shard in the_plan.names():
             digests[shard] = {}

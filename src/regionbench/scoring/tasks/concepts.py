@@ -1,8 +1,11 @@
 """``concepts``: detections per (image, noun phrase) pair, scored as SA-Co scores SAM 3.
 
-Each scored image with each label its annotators gave it, and two labels it lacks (seeded) as
-negative phrases, is a pair, numbered as ``regionbench export --format saco`` numbers them
-(``io.saco.pairs``); a run names pairs by those numbers, as SAM 3's predictions name SA-Co's.
+The pairs are the release's as ``regionbench export --format saco`` writes them
+(``io.saco.pairs``): SA-Co's own, with their ids, where the release was read from SA-Co's files;
+else each scored image with each label its annotators gave it, and two labels it lacks (seeded)
+as negative phrases, numbered once over the release. A run names pairs by those ids, as SAM 3's
+predictions name SA-Co's; the pairs scored are those every chosen annotator annotated
+exhaustively (SA-Co's rule).
 Its detections are scored with SA-Co's cgF1 (``measures.concept_f1``) against the reference
 annotator, or with ``--all-annotators`` the oracle over every human annotator, each alone beside
 it; the human ceiling is each annotator against the oracle over the others.
@@ -111,20 +114,29 @@ def truth(data: Release, pairs: list[dict[str, Any]], annotator: str) -> dict[in
     return out
 
 
+def exhaustive(pairs: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    """The pairs SA-Co's rule scores against the annotators ``names``: those each of them
+    annotated exhaustively (a made pair is, for every annotator: ``io.saco.pairs``)."""
+    return [p for p in pairs if all(p["exhaustive"].get(a, True) for a in names)]
+
+
 def score(run: Run[Settings]) -> dict[str, Any]:
     """The run against the chosen truth, each annotator alone (with several), by vocabulary
-    level, the human ceiling and the intervals of cgF1, pmF1 and IL_MCC over images."""
+    level, the human ceiling and the intervals of cgF1, pmF1 and IL_MCC over images; on the
+    pairs the chosen annotators annotated exhaustively (``exhaustive``)."""
     data, settings, given = run.data, run.settings, run.given
     who, humans = settings.truths(data), masks.humans(data)
     shape = "segmentation" if settings.iou_type == "segm" else "bbox"
     ceiling = humans if len(humans) > 1 else []
     by_name = {a: truth(data, given.pairs, a) for a in dict.fromkeys([*who, *ceiling])}  # each read once
     truths = [by_name[a] for a in who]
-    ids = [p["id"] for p in given.pairs]
+    pairs = exhaustive(given.pairs, who)
+    ids = [p["id"] for p in pairs]
     scored = files.oracle_pairs(given.detections, truths, ids, shape)
     report: dict[str, Any] = {
         "pairs": len(ids),
-        "negatives": sum(not p["positive"] for p in given.pairs),
+        "pairs_left_out": len(given.pairs) - len(ids),
+        "negatives": sum(not p["positive"] for p in pairs),
         "detections": sum(len(v) for v in given.detections.values()),
         "truth": "the oracle over " + ", ".join(who) if len(who) > 1 else who[0],
         "measures": concept_f1.summary(concept_f1.figures(scored)),
@@ -134,10 +146,11 @@ def score(run: Run[Settings]) -> dict[str, Any]:
             a: concept_f1.summary(concept_f1.figures(files.oracle_pairs(given.detections, [t], ids, shape)))
             for a, t in zip(who, truths, strict=True)
         }
-    report["by_level"] = _by_level(data, given.pairs, scored)
+    report["by_level"] = _by_level(data, pairs, scored)
     if ceiling:
-        report["human_ceiling"] = files.ceiling({a: by_name[a] for a in ceiling}, ids, shape)
-    images, per_image = _per_image(given.pairs, scored)
+        agreed = [p["id"] for p in exhaustive(given.pairs, ceiling)]
+        report["human_ceiling"] = files.ceiling({a: by_name[a] for a in ceiling}, agreed, shape)
+    images, per_image = _per_image(pairs, scored)
     report["per_image"] = _image_scores(images, per_image)
     if settings.resamples:
         values = bootstrap.additive(per_image, concept_f1.headline, settings.resamples, settings.seed)

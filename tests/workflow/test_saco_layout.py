@@ -1,0 +1,91 @@
+"""SA-Co's own files built as a release (the ``saco`` layout): every pair kept under its own id or
+rejected with its reason, the files written back as they came (``export --format saco``), and a
+run naming SA-Co's pair ids scored by ``evaluate --task concepts`` as SAM 3's evaluator scores it
+on the files themselves."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from farm import Built
+from pycocotools import mask as coco_mask
+from test_concept_f1 import NAMES, reference
+from test_concepts_export import run_from
+
+from regionbench.release import loader
+from regionbench.scoring import concept_files as concepts
+
+
+def raw_files(built: Built) -> list[Path]:
+    return sorted((built.raw / "annotations").glob("gold_*.json"))
+
+
+def masks_by_pair(document: dict) -> dict[int, list[str]]:
+    """Each pair's instances as the sha256 of their decoded masks (any RLE form), sorted."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for a in document["annotations"]:
+        rle = a["segmentation"]
+        if isinstance(rle["counts"], list):
+            rle = coco_mask.frPyObjects(rle, *rle["size"])
+        out[a["image_id"]].append(hashlib.sha256(coco_mask.decode(rle).tobytes()).hexdigest())
+    return {pair: sorted(found) for pair, found in out.items()}
+
+
+def test_sa_co_s_files_build_and_are_written_back_as_they_came(release: Callable[[str], Built], tmp_path: Path) -> None:
+    built = release("saco")
+    data = loader.load(built.folder)
+    assert data.manifest["layout"] == "saco"
+    documents = {p.name: json.loads(p.read_text()) for p in raw_files(built)}
+    coverage = data.arrow("coverage", ["annotator", "pair_ids"]).to_pylist()
+    kept = {(r["annotator"], pair) for r in coverage for pair in r["pair_ids"]}
+    listed = {(name.split("_merged_")[1][0], e["id"]) for name, d in documents.items() for e in d["images"]}
+    assert kept == listed and len(listed) > 500  # every pair of every file, under its own id
+    assert set(data.arrow("rejects", ["source"])["source"].to_pylist()) <= {"consensus"}
+    out = tmp_path / "back"
+    done = subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(built.folder), str(out), "--format", "saco"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name, theirs in documents.items():
+        ours = json.loads((out / "annotations" / name.replace("_tiny_", "_saco_")).read_text())
+        assert sorted(ours["images"], key=lambda e: e["id"]) == sorted(theirs["images"], key=lambda e: e["id"])
+        assert masks_by_pair(ours) == masks_by_pair(theirs), name
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+def test_a_run_naming_sa_co_s_pairs_scores_as_sam3_s_evaluator_on_the_files(
+    release: Callable[[str], Built], tmp_path: Path, iou_type: str
+) -> None:
+    """The release scored by ``evaluate --task concepts`` equals SAM 3's ``CGF1Evaluator`` on the
+    files the release was built from, against the oracle over the three and against one; the pairs
+    a file leaves not exhaustive are left out as the evaluator leaves them out."""
+    from regionbench.scoring import tasks
+
+    built = release("saco")
+    data = loader.load(built.folder)
+    paths = raw_files(built)
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(run_from(json.loads(paths[1].read_text()), np.random.default_rng(7))))
+    for chosen, settings in ((paths, {"all_annotators": True}), (paths[:1], {"annotator": "a"})):
+        with contextlib.redirect_stdout(io.StringIO()):
+            evaluator = reference().CGF1Evaluator(gt_path=[str(p) for p in chosen], iou_type=iou_type)
+            theirs = evaluator.evaluate(str(run))
+        ours = tasks.evaluate(data, run, "concepts", iou_type=iou_type, resamples=0, **settings)
+        assert ours["pairs"] == len(evaluator.eval_img_ids) and ours["pairs_left_out"] > 0
+        for key, value in theirs.items():
+            base, _, at = key.removeprefix(f"cgF1_eval_{iou_type}_").partition("@")
+            name = NAMES.get(base, base) + (f"@{at}" if at else "")
+            assert ours["measures"][name] == (None if value == -1 else pytest.approx(value, abs=1e-9)), key
+    ceiling = concepts.score(paths, run, iou_type)["human_ceiling"]
+    assert ours["human_ceiling"]["cgF1"] == pytest.approx(ceiling["cgF1"], abs=1e-12)
