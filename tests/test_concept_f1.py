@@ -37,9 +37,14 @@ def reference() -> ModuleType:
     return module
 
 
-def rle(x: int, y: int, w: int, h: int) -> dict:
+def rle(x: int, y: int, w: int, h: int, uncompressed: bool = False) -> dict:
+    """A box's mask as RLE: compressed, or (``uncompressed``) its runs as a list, as some tools write it."""
     mask = np.zeros((H, W), dtype=np.uint8)
     mask[y : y + h, x : x + w] = 1
+    if uncompressed:
+        from regionbench.synthetic.coco import uncompressed_rle
+
+        return uncompressed_rle(mask)
     encoded = coco_mask.encode(np.asfortranarray(mask))
     return {"size": [H, W], "counts": encoded["counts"].decode()}
 
@@ -66,7 +71,8 @@ def saco_files(seed: int, pairs: int, folder: Path) -> tuple[list[Path], list[di
                 dx, dy = (int(v) for v in rng.integers(-2, 3, 2))
                 x, y = max(0, x + dx), max(0, y + dy)
                 annotations.append({
-                    "id": len(annotations) + 1, "image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h),
+                    "id": len(annotations) + 1, "image_id": p + 1, "category_id": 1,
+                    "segmentation": rle(x, y, w, h, uncompressed=who == "b"),  # as some tools write RLE
                     "bbox": [x, y, w, h], "area": float(w * h), "iscrowd": int(rng.random() < 0.08),
                 })  # fmt: skip
         path = folder / f"gold_test_merged_{who}_release_test.json"
@@ -79,13 +85,21 @@ def saco_files(seed: int, pairs: int, folder: Path) -> tuple[list[Path], list[di
             if rng.random() < 0.75:
                 dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
                 x, y = max(0, x + dx), max(0, y + dy)
-                run.append({"image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h), "bbox": [x, y, w, h],
-                            "score": float(rng.choice([0.3, 0.5, 0.7, 0.9]))})  # fmt: skip
+                run.append({"image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h, bool(p % 5 == 0)),
+                            "bbox": [x, y, w, h], "score": float(rng.choice([0.3, 0.5, 0.7, 0.9]))})  # fmt: skip
         for _ in range(int(rng.poisson(0.6))):
             x, y, w, h = (int(v) for v in rng.integers([0, 0, 4, 4], [W - 8, H - 8, 16, 16]))
             run.append({"image_id": p + 1, "category_id": 1, "segmentation": rle(x, y, w, h), "bbox": [x, y, w, h],
                         "score": float(rng.choice([0.2, 0.6, 0.9]))})  # fmt: skip
     return paths, run
+
+
+def compressed(shape: dict) -> dict:
+    """An instance or detection whose RLE is a list of runs, compressed as pycocotools' loaders do."""
+    segmentation = shape["segmentation"]
+    if isinstance(segmentation["counts"], list):
+        return shape | {"segmentation": coco_mask.frPyObjects(segmentation, *segmentation["size"])}
+    return shape
 
 
 def ours(paths: list[Path], run: list[dict], iou_type: str) -> dict:
@@ -96,10 +110,11 @@ def ours(paths: list[Path], run: list[dict], iou_type: str) -> dict:
     chosen = [e["id"] for e in files[0]["images"] if e["is_instance_exhaustive"] and e["id"] not in partial]
     scored = []
     for image in chosen:
-        found = [d for d in run if d["image_id"] == image and d["score"] >= concept_f1.SCORE]
+        # as COCO's loaders read an uncompressed RLE (counts a list of runs): compressed first
+        found = [compressed(d) for d in run if d["image_id"] == image and d["score"] >= concept_f1.SCORE]
         each = []
         for f in files:
-            truth = [a for a in f["annotations"] if a["image_id"] == image and not a["iscrowd"]]
+            truth = [compressed(a) for a in f["annotations"] if a["image_id"] == image and not a["iscrowd"]]
             shape = "segmentation" if iou_type == "segm" else "bbox"
             ious = (
                 np.asarray(coco_mask.iou([d[shape] for d in found], [a[shape] for a in truth], [0] * len(truth)))

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter, defaultdict, deque
@@ -237,16 +239,24 @@ def _items(path: Path, prefix: str) -> Iterator[object]:
         raise IngestError(f"{path}: {said}") from None
 
 
+# SA-Co/Gold's file names: gold_<subset>_merged_<annotator>_release_<split>.json
+SACO_FILE = re.compile(r"gold_(?P<subset>.+)_merged_(?P<annotator>.+)_release_(?P<split>[A-Za-z0-9]+)")
+PAIRS_LOOKED_AT = 100  # images entries read to tell a pairs file from an instances file
+
+
 def holds_pairs(path: Path) -> bool:
     """Whether a COCO-shaped file's ``images`` are (image, noun phrase) pairs, as SA-Co's files
-    are (its first entry has a ``text_input``): the ``saco`` layout's, not an instances file.
-    Only the first entry is read; a file that is not JSON is an instances file's problem."""
+    are: named as SA-Co/Gold names them (``SACO_FILE``), or one of its first ``PAIRS_LOOKED_AT``
+    images entries has a ``text_input``; the ``saco`` layout's, not an instances file. A file
+    that is not JSON is an instances file's problem."""
+    if SACO_FILE.fullmatch(path.stem):
+        return True
     try:
         with path.open("rb") as f:
-            first = next(ijson.items(f, "images.item", use_float=True), None)
+            entries = itertools.islice(ijson.items(f, "images.item", use_float=True), PAIRS_LOOKED_AT)
+            return any(isinstance(entry, dict) and "text_input" in entry for entry in entries)
     except (ijson.JSONError, OSError, UnicodeDecodeError):
         return False
-    return isinstance(first, dict) and "text_input" in first
 
 
 def top_level(path: Path, key: str) -> object:

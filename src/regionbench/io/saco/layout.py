@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
@@ -28,18 +27,15 @@ from regionbench.io.coco.layout import CocoLayout
 from regionbench.io.layouts import About, ImageRecord, Reading, ReleaseTables, TreeVocabulary
 from regionbench.io.shards import IngestError
 
-# SA-Co/Gold's file names: gold_<subset>_merged_<annotator>_release_<split>.json
-FILE = re.compile(r"gold_(?P<subset>.+)_merged_(?P<annotator>.+)_release_(?P<split>[A-Za-z0-9]+)")
-
 
 def sources(root: str | Path) -> tuple[split.Source, ...]:
     """The tree's pairs files (``split.holds_pairs``) in name order: each an annotator's, named
-    as SA-Co/Gold names its files (``FILE``: the annotator after ``merged_``, the split after
+    as SA-Co/Gold names its files (``split.SACO_FILE``: the annotator after ``merged_``, the split after
     ``release_``) or, otherwise, by its stem."""
     found = []
     for path in split.json_files(root):
         if split.holds_pairs(path):
-            named = FILE.fullmatch(path.stem)
+            named = split.SACO_FILE.fullmatch(path.stem)
             annotator, the_split = (named["annotator"], named["split"]) if named else (path.stem, None)
             found.append(split.Source(annotator, path, f"annotations/{path.name}", split=the_split))
     return tuple(found)
