@@ -340,4 +340,8 @@ def release_results(wildcards=None, classifiers=True):
         files |= {
             name: f"{RESULTS}/{name}" for name in ("agreement.png", "agreement.svg")
         }
+    if RAW.several_annotators and RAW.layout.about.baselines != "segmentation":
+        # the humans' ceiling on the release's concepts ((image, phrase) pairs), for the card and
+        # the site; not where humans segment without labels (BSDS500): there are no concepts
+        files["concepts.json"] = f"{RESULTS}/concepts.json"
     return files

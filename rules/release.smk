@@ -78,6 +78,24 @@ rule assemble:
         heavy("assemble.py", locals())
 
 
+rule concept_ceiling:
+    input:
+        assembled=ASSEMBLED,
+    output:
+        f"{RESULTS}/concepts.json",
+    log:
+        f"{LOGS}/concept_ceiling.log",
+    benchmark:
+        f"{LOGS}/benchmarks/concept_ceiling.tsv"
+    resources:
+        mem_mb=2000,  # one annotator's masks of the evaluation side at a time, and the pairs
+        runtime=30,
+    params:
+        code=code_of("concept_ceiling.py"),
+    run:
+        heavy("concept_ceiling.py", locals())
+
+
 rule release:
     input:
         assembled=ASSEMBLED,

@@ -119,6 +119,13 @@ def test_evaluate_scores_a_release_s_concepts_as_its_exported_files(
     assert all(0 <= v <= 1 for v in oracle["per_image"].values())
     headline = {row[0]: row for row in view.run_view(oracle, {})["headline"]}
     assert headline["cgF1"][2] == pytest.approx(oracle["human_ceiling"]["cgF1"], abs=1e-4) and headline["cgF1"][3]
+    # the build's own ceiling (stage concept_ceiling): the card's table and the site's figures say it
+    built_ceiling = json.loads((built.folder / "results/concepts.json").read_text())
+    for name in ("cgF1", "pmF1", "IL_MCC"):
+        assert built_ceiling[name] == pytest.approx(oracle["human_ceiling"][name], abs=1e-12), name
+    card = (built.folder / "README.md").read_text()
+    assert "## Concepts: the human ceiling" in card and f"| mean | {built_ceiling['cgF1']:.4f} |" in card
+    assert view._figures(built.folder / "results")["concepts"]["human cgF1 (concepts)"] == built_ceiling["cgF1"]
     # the first resample: the figures of the drawn images' pairs, each as often as its image is drawn
     settings = task.Settings(all_annotators=True).resolve(data)
     given = task.read(run, data, settings)

@@ -89,3 +89,6 @@ def test_a_run_naming_sa_co_s_pairs_scores_as_sam3_s_evaluator_on_the_files(
             assert ours["measures"][name] == (None if value == -1 else pytest.approx(value, abs=1e-9)), key
     ceiling = concepts.score(paths, run, iou_type)["human_ceiling"]
     assert ours["human_ceiling"]["cgF1"] == pytest.approx(ceiling["cgF1"], abs=1e-12)
+    if iou_type == "segm":  # the build's own ceiling, the card's: the same, on SA-Co's own pairs
+        built_ceiling = json.loads((built.folder / "results/concepts.json").read_text())
+        assert built_ceiling["cgF1"] == pytest.approx(ceiling["cgF1"], abs=1e-12)

@@ -768,9 +768,10 @@ def _escape(text: str) -> str:
 
 def _figures(results: Path) -> dict[str, Any]:
     """The card's headline figures beside its charts: the collection's agreement, when
-    annotators were compared (the classifiers' results are a chart), and the reference
-    methods' table, as the card has it (``card.baseline_table``)."""
-    from regionbench.release.card import baseline_table
+    annotators were compared (the classifiers' results are a chart), the humans' ceiling on its
+    concepts (SA-Co's cgF1, pmF1 and IL_MCC: ``concepts.json``) and the reference methods'
+    table, as the card has it (``card.baseline_table``)."""
+    from regionbench.release.card import CONCEPT_FIGURES, baseline_table
 
     found: dict[str, Any] = {}
     agreement = results / "agreement.json"
@@ -778,6 +779,11 @@ def _figures(results: Path) -> dict[str, Any]:
         report = json.loads(agreement.read_text())
         found["agreement"] = {
             k: report[k] for k in ("fleiss_kappa", "krippendorff_alpha", "mean_iou", "pixel_kappa") if k in report
+        }
+    concepts = results / "concepts.json"
+    if concepts.is_file() and (ceiling := json.loads(concepts.read_text()))["pairs"]:
+        found["concepts"] = {
+            f"human {k} (concepts)": ceiling[k] for k in CONCEPT_FIGURES if isinstance(ceiling.get(k), float)
         }
     header, rows = baseline_table(results / "baselines")
     if header:

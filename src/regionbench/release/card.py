@@ -647,7 +647,30 @@ def _statistics(folder: Path) -> list[str]:
         out += _soft_confusions(json.loads(path.read_text()))
     if (path := _results(folder, "agreement.json")) and len((report := json.loads(path.read_text()))["annotators"]) > 1:
         out += _agreement(report, has_figure=_results(folder, "agreement.png") is not None)
+    if (path := _results(folder, "concepts.json")) and (report := json.loads(path.read_text()))["pairs"]:
+        out += _concepts(report)
     return out
+
+
+CONCEPT_FIGURES = ("cgF1", "pmF1", "IL_MCC", "cgF1@0.5", "cgF1@0.75")
+
+
+def _concepts(report: dict) -> list[str]:
+    """The humans' ceiling on the release's concepts (``scoring.tasks.concepts.human_ceiling``)."""
+    side = f"the {report['split']} side" if report.get("split") else "every image"
+    out = [
+        "## Concepts: the human ceiling",
+        "",
+        f"The release as a promptable-concept benchmark (SA-Co's cgF1, `regionbench evaluate --task concepts`): "
+        f"{counted(report['pairs'], '(image, phrase) pair')} of {side} ({report['negatives']:,} negatives), "
+        "each annotated exhaustively by every annotator. Each annotator's regions, scored as a run against the "
+        f"oracle over the others ({report['iou_type']}), give the ceiling a method is measured against:",
+        "",
+    ]
+    rows = [["mean", *(report.get(f) for f in CONCEPT_FIGURES)]]
+    rows += [[name, *(mine[f] for f in CONCEPT_FIGURES)] for name, mine in report["per_annotator"].items()]
+    rows = [["none" if v is None else v for v in row] for row in rows]  # undefined (no positive pair, say)
+    return [*out, *markdown_table(["annotator", *CONCEPT_FIGURES], rows), ""]
 
 
 def _rejects(folder: Path, manifest: dict) -> list[str]:

@@ -195,7 +195,8 @@ const RB = {
 
   card(meta) {
     const table = document.getElementById("figures");
-    for (const [name, value] of Object.entries(meta.figures.agreement || {})) {
+    const figures = { ...(meta.figures.agreement || {}), ...(meta.figures.concepts || {}) };
+    for (const [name, value] of Object.entries(figures)) {
       const row = table.insertRow();
       row.insertCell().textContent = name.replace(/_/g, " ");
       row.insertCell().textContent = value.toFixed(4);

@@ -148,14 +148,41 @@ def score(run: Run[Settings]) -> dict[str, Any]:
         }
     report["by_level"] = _by_level(data, pairs, scored)
     if ceiling:
-        agreed = [p["id"] for p in exhaustive(given.pairs, ceiling)]
-        report["human_ceiling"] = files.ceiling({a: by_name[a] for a in ceiling}, agreed, shape)
+        report["human_ceiling"] = _ceiling({a: by_name[a] for a in ceiling}, given.pairs, shape)
     images, per_image = _per_image(pairs, scored)
     report["per_image"] = _image_scores(images, per_image)
     if settings.resamples:
         values = bootstrap.additive(per_image, concept_f1.headline, settings.resamples, settings.seed)
         report |= bootstrap.report(values, [str(i) for i in images], settings.resamples, settings.seed)
     return report
+
+
+def _ceiling(
+    truths: dict[str, dict[int, list[dict[str, Any]]]], pairs: list[dict[str, Any]], shape: str
+) -> dict[str, Any]:
+    """``concept_files.ceiling`` of the annotators ``truths`` on the ``pairs`` each of them
+    annotated exhaustively."""
+    return files.ceiling(truths, [p["id"] for p in exhaustive(pairs, list(truths))], shape)
+
+
+def human_ceiling(data: Release, iou_type: str = "segm") -> dict[str, Any] | None:
+    """The release's own human ceiling on its concepts, as the build's ``concept_ceiling`` stage
+        reports it for the card and the site: on the pairs of the side ``evaluate`` scores by default
+    (``default_split``: the source's evaluation split, else the test side; ``_pairs``) that
+        every human annotator annotated exhaustively, each annotator's regions as a run (score 1)
+        against the oracle over the others (``concept_files.ceiling``); its cgF1, pmF1 and IL_MCC,
+        each annotator's and their means. None with fewer than two human annotators or no pair."""
+    settings = Settings(split=default_split(data), iou_type=iou_type).resolve(data)  # evaluate's side
+    humans = masks.humans(data)
+    agreed = exhaustive(_pairs(data, settings)[1], humans)
+    if len(humans) < 2 or not agreed:
+        return None
+    shape = "segmentation" if iou_type == "segm" else "bbox"
+    found = files.ceiling({a: truth(data, agreed, a) for a in humans}, [p["id"] for p in agreed], shape)
+    return {
+        "split": settings.split, "iou_type": iou_type, "annotators": humans, "pairs": len(agreed),
+        "negatives": sum(not p["positive"] for p in agreed),
+    } | found  # fmt: skip
 
 
 def _by_level(data: Release, pairs: list[dict[str, Any]], scored: list[concept_f1.Pair]) -> dict[str, Any]:
