@@ -1,12 +1,14 @@
 """What scoring a promptable-concept run against SA-Co files costs (``regionbench concepts``), by
-the number of pairs, one annotator and the oracle over three: SA-Co/Gold's subsets hold up to
-~65,000 (image, phrase) pairs.
+the number of pairs, one annotator and the oracle over three, and what reading the same files as
+a collection costs (the ``saco`` layout's ``prepare``: every file read once, each pair checked,
+the photos' pieces written): SA-Co/Gold's subsets hold up to ~65,000 (image, phrase) pairs.
 
     .venv/bin/python benchmarks/concepts.py [--pairs 2000 8000 32000]
 
 Per size: three annotators' files of 640x480 pairs (half negatives; positives with one to four
 instances, each annotator's shifted a little), and a run of about two detections a pair, scores
-uniform. CPU seconds and peak memory of ``concept_files.score`` in this process. Prints a line per
+uniform. CPU seconds and peak memory of ``concept_files.score`` and of ``io.saco.LAYOUT.prepare``
+in this process. Prints a line per
 size and, last, one JSON object: seconds, growth exponent b of cost ~ n^b, and the seconds the
 growth forecasts for 65,000 pairs.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from pycocotools import mask as coco_mask
 
+from regionbench.io import saco
 from regionbench.scoring import concept_files as concepts
 
 H, W = 480, 640
@@ -56,7 +59,8 @@ def files(folder: Path, pairs: int, seed: int = 0) -> tuple[list[Path], Path]:
                 shapes.setdefault(key, rle(*key))
                 annotations.append({"id": len(annotations) + 1, "image_id": p + 1, "category_id": 1,
                                     "segmentation": shapes[key], "bbox": list(key), "area": float(w * h), "iscrowd": 0})  # fmt: skip
-        path = folder / f"gold_bench_merged_{who}_release_test.json"
+        path = folder / "annotations" / f"gold_bench_merged_{who}_release_test.json"
+        path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps({"images": images, "annotations": annotations, "categories": [{"id": 1}]}))
         paths.append(path)
     run = []
@@ -75,7 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, nargs="+", default=[2000, 8000, 32000])
     args = ap.parse_args()
-    found: dict[str, dict[int, float]] = {"one annotator": {}, "oracle over three": {}}
+    found: dict[str, dict[int, float]] = {"one annotator": {}, "oracle over three": {}, "saco layout prepare": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.pairs:
             folder = Path(tmp) / str(n)
@@ -85,6 +89,10 @@ def main() -> None:
                 start = time.process_time()
                 concepts.score(chosen, run)
                 found[name][n] = time.process_time() - start
+            (folder / "images").mkdir()  # the photos are not read by prepare: their names are
+            start = time.process_time()
+            saco.LAYOUT.prepare(folder, folder / "pieces", None)
+            found["saco layout prepare"][n] = time.process_time() - start
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             print(
                 f"{n} pairs: " + ", ".join(f"{k} {v[n]:.2f} s CPU" for k, v in found.items()) + f"; peak {peak:.0f} MiB"

@@ -194,8 +194,8 @@ class PairSplitter(split.Splitter):
             pair_id = ann.get("image_id") if isinstance(ann, dict) else None
             pair = pairs.get(pair_id) if split.is_id(pair_id) else None
             key = f"{pair.name if pair else f'pair {pair_id}'}/{ann.get('id', n) if isinstance(ann, dict) else n}"
-            if pair is not None:
-                annotated.add(int(str(pair_id)))
+            if split.is_id(pair_id) and pair is not None:
+                annotated.add(pair_id)
             problem = self._instance_problem(ann, pair, pair_id, listed, seen_ids)
             shard = self.count(source, "region", key, pair.name if pair else None, problem)
             if problem is None and pair is not None:
@@ -237,11 +237,13 @@ class PairSplitter(split.Splitter):
             if isinstance(entry, dict) and entry.get("id") in pairs and split.is_id(entry.get("id")):
                 first.setdefault(pairs[entry["id"]].name, n)
         of_photo: dict[str, list[tuple[int, int, bool]]] = defaultdict(list)
+        size: dict[str, tuple[int, int]] = {}  # as the photo's first pair gives it
         for pair_id, pair in pairs.items():
             of_photo[pair.name].append((self.phrase_ids[pair.phrase], pair_id, pair.exhaustive))
+            size.setdefault(pair.name, pair.size)
         for name, mine in of_photo.items():
             mine.sort()
-            height, width = next(p.size for p in pairs.values() if p.name == name)
+            height, width = size[name]
             entry = {
                 "id": None,  # a photo has no id of its own in SA-Co's files: its pairs have
                 "file_name": name, "height": height, "width": width,
