@@ -92,3 +92,60 @@ def test_a_run_naming_sa_co_s_pairs_scores_as_sam3_s_evaluator_on_the_files(
     if iou_type == "segm":  # the build's own ceiling, the card's: the same, on SA-Co's own pairs
         built_ceiling = json.loads((built.folder / "results/concepts.json").read_text())
         assert built_ceiling["cgF1"] == pytest.approx(ceiling["cgF1"], abs=1e-12)
+
+
+REAL_PROFILE = (
+    "classifiers: {enabled: false}\nbaselines: {methods: []}\naudit:\n  labels: {enabled: false}\n"
+    "  duplicates: {enabled: false}\nrelations: {max_regions: 20}\njobs: {in_process: true}\n"
+)  # what scoring concepts needs of a build: no classifiers, baselines, audits; few relations
+
+
+@pytest.fixture(scope="module")
+def real_saco_release(
+    real_data: Callable[[str], Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[Path], Path]:
+    """COCO's real val2017 subset made SA-Co files (``test_concept_f1.real_saco``: three annotators
+    drawn from its truth, negatives, tied scores), its photos beside them, built as a release."""
+    from conftest import build, workflow_copy
+    from test_concept_f1 import real_saco
+
+    coco = real_data("coco-tiny")
+    tmp = tmp_path_factory.mktemp("real-saco")
+    tree = tmp / "raw"
+    (tree / "annotations").mkdir(parents=True)
+    truth = json.loads((coco / "annotations/instances_val2017.json").read_text())
+    paths, run = real_saco(truth, np.random.default_rng(7), tree / "annotations")
+    (tree / "images").mkdir()
+    for photo in sorted((coco / "val2017").glob("*.jpg")):
+        (tree / "images" / photo.name).write_bytes(photo.read_bytes())
+    run = run.rename(tmp / "run.json")
+    project = workflow_copy(tmp / "wf")
+    (project / "real.yaml").write_text(f"{REAL_PROFILE}dataset: saco-coco\nraw_dir: {tree}\n")
+    done = build(project, "--configfile", str(project / "real.yaml"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return project / "releases/saco-coco/v1.0.0", paths, run
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+def test_a_real_collection_of_sa_co_files_builds_and_scores_as_sam3_s_evaluator(
+    real_saco_release: tuple[Path, list[Path], Path], iou_type: str
+) -> None:
+    """Made from COCO's real photos and truth, the SA-Co files build as a release of 80 photos and
+    484 pairs, and a run naming their pair ids scores by ``evaluate --task concepts`` as SAM 3's
+    evaluator scores it on the files: one annotator and the oracle over three, every figure to 1e-9."""
+    from regionbench.scoring import tasks
+
+    folder, paths, run = real_saco_release
+    data = loader.load(folder)
+    assert data.images["path"].str.startswith("images/").all() and len(data.images) == 80
+    assert set(data.arrow("rejects", ["source"])["source"].to_pylist()) <= {"consensus"}
+    for chosen, settings in ((paths, {"all_annotators": True}), (paths[:1], {"annotator": "a"})):
+        with contextlib.redirect_stdout(io.StringIO()):
+            evaluator = reference().CGF1Evaluator(gt_path=[str(p) for p in chosen], iou_type=iou_type)
+            theirs = evaluator.evaluate(str(run))
+        ours = tasks.evaluate(data, run, "concepts", iou_type=iou_type, resamples=0, **settings)
+        assert ours["pairs"] == len(evaluator.eval_img_ids) == 484
+        for key, value in theirs.items():
+            base, _, at = key.removeprefix(f"cgF1_eval_{iou_type}_").partition("@")
+            name = NAMES.get(base, base) + (f"@{at}" if at else "")
+            assert ours["measures"][name] == (None if value == -1 else pytest.approx(value, abs=1e-9)), key
