@@ -130,6 +130,13 @@ def test_several_annotators_sort_by_agreement_and_switch_layers(browser, coco_bu
     consensus = ((regions["image_id"] == worst[0]) & (regions["annotator"] == "consensus")).sum()
     assert before - after == consensus
     assert "agreement" in page.inner_text("#about")
+    # the card's figures: the humans' ceiling on the release's concepts beside the agreement
+    page.go_back()
+    ceiling = json.loads((release / "results/concepts.json").read_text())
+    rows = dict(
+        page.locator("#figures tr").evaluate_all("rs => rs.map(r => [r.cells[0].textContent, r.cells[1].textContent])")
+    )
+    assert rows["human cgF1 (concepts)"] == f"{ceiling['cgF1']:.4f}" and "fleiss kappa" in rows
     assert errors == []
 
 
