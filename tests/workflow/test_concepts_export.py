@@ -38,14 +38,19 @@ def run_from(document: dict, rng: np.random.Generator) -> list[dict]:
     return out
 
 
+def exported(folder: Path, out: Path) -> subprocess.CompletedProcess:
+    """``regionbench export FOLDER OUT --format saco``, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "saco"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+
+
 def test_a_release_s_annotators_are_a_concept_benchmark(release: Callable[[str], Built], tmp_path: Path) -> None:
     built = release("coco-tiny")
     data = loader.load(built.folder)
     out = tmp_path / "saco"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(built.folder), str(out), "--format", "saco"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = exported(built.folder, out)
     assert done.returncode == 0, done.stderr
     humans = sorted(set(data.annotators()) - {"consensus"})
     paths = sorted((out / "annotations").glob("*.json"))
@@ -92,9 +97,7 @@ def test_evaluate_scores_a_release_s_concepts_as_its_exported_files(
     built = release("coco-tiny")
     data = loader.load(built.folder)
     out = tmp_path / "saco"
-    subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(built.folder), str(out), "--format", "saco"], check=True
-    )
+    assert exported(built.folder, out).returncode == 0
     paths = sorted((out / "annotations").glob("*.json"))
     documents = [json.loads(p.read_text()) for p in paths]
     run = tmp_path / "run.json"

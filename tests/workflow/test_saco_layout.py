@@ -9,8 +9,6 @@ import contextlib
 import hashlib
 import io
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 from farm import Built
 from pycocotools import mask as coco_mask
 from test_concept_f1 import NAMES, reference
-from test_concepts_export import run_from
+from test_concepts_export import exported, run_from
 
 from regionbench.release import loader
 from regionbench.scoring import concept_files as concepts
@@ -52,10 +50,7 @@ def test_sa_co_s_files_build_and_are_written_back_as_they_came(release: Callable
     assert kept == listed and len(listed) > 500  # every pair of every file, under its own id
     assert set(data.arrow("rejects", ["source"])["source"].to_pylist()) <= {"consensus"}
     out = tmp_path / "back"
-    done = subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(built.folder), str(out), "--format", "saco"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = exported(built.folder, out)
     assert done.returncode == 0, done.stderr
     for name, theirs in documents.items():
         ours = json.loads((out / "annotations" / name.replace("_tiny_", "_saco_")).read_text())
