@@ -180,3 +180,19 @@ def test_every_pair_and_instance_is_kept_or_rejected(tmp_path_factory: pytest.Te
         for category, pair in zip(r["pair_category_ids"], r["pair_ids"], strict=True):
             named.setdefault(pair, set()).add((r["image_id"], labels[(r["annotator"], category)]))
     assert all(len(places) == 1 for places in named.values())
+
+
+def test_another_file_beside_sa_co_s_is_named_as_left_alone(tmp_path: Path) -> None:
+    """An instances file under ``annotations/`` beside SA-Co's is not read as an annotator's: the
+    ingest report names it, and nothing of it enters the release."""
+    from layouts.in_process import WHOLE
+
+    from regionbench.pipeline.ingest import ingest_shard
+
+    write(tmp_path / "raw", clean())
+    (tmp_path / "raw/annotations/instances.json").write_text(
+        json.dumps({"images": [], "annotations": [], "categories": []})
+    )
+    shard = ingest_shard(tmp_path / "raw", "00", {"dog": 1, "cat": 2}, layout="saco", settings=WHOLE)
+    assert shard.report["files_left_alone"] == ["annotations/instances.json"]
+    assert sorted(set(shard.regions["annotator"].to_pylist())) == ["a", "b"] and shard.rejects.num_rows == 0

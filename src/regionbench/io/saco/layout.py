@@ -12,7 +12,7 @@ import hashlib
 import json
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -108,9 +108,15 @@ class PairSplitter(split.Splitter):
 
     def __init__(self, root: Path, the_plan: split.Plan, staging: Path, phrase_ids: dict[str, int]) -> None:
         super().__init__(root, the_plan, staging)
-        self.phrase_ids = phrase_ids
+        self.plan_root, self.phrase_ids = root, phrase_ids
         self.ids: dict[int, tuple[str, str, str]] = {}  # pair id -> (photo, label, the file first giving it)
         self.numbers: dict[tuple[str, str], tuple[int, str]] = {}  # (photo, label) -> (pair id, that file)
+
+    def finish(self, annotators: list[str], same_id: dict[str, list[str]], left_alone: Sequence[str]) -> None:
+        """``split.Splitter.finish``, the tree's other files of ``annotations/`` (an instances
+        file, captions: not SA-Co's) named as left alone in the first shard's report."""
+        others = [f"annotations/{p.name}" for p in split.json_files(self.plan_root) if not split.holds_pairs(p)]
+        super().finish(annotators, same_id, [*left_alone, *others])
 
     def _pair_problem(
         self, entry: Any, source: split.Source, mine: dict[int, int], here: dict[tuple[str, str], int]
