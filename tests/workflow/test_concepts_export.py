@@ -38,10 +38,10 @@ def run_from(document: dict, rng: np.random.Generator) -> list[dict]:
     return out
 
 
-def exported(folder: Path, out: Path) -> subprocess.CompletedProcess:
-    """``regionbench export FOLDER OUT --format saco``, as a user runs it."""
+def exported(folder: Path, out: Path, how: str = "saco", *more: str) -> subprocess.CompletedProcess:
+    """``regionbench export FOLDER OUT --format HOW [MORE]``, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", "saco"],
+        [sys.executable, "-m", "regionbench", "export", str(folder), str(out), "--format", how, *more],
         capture_output=True, text=True,
     )  # fmt: skip
 

@@ -20,6 +20,7 @@ from pycocotools import mask as coco_mask
 from test_concept_f1 import NAMES, reference
 from test_concepts_export import exported, run_from
 
+from regionbench.io import layouts
 from regionbench.release import loader
 from regionbench.scoring import concept_files as concepts
 
@@ -56,6 +57,12 @@ def test_sa_co_s_files_build_and_are_written_back_as_they_came(release: Callable
         ours = json.loads((out / "annotations" / name.replace("_tiny_", "_saco_")).read_text())
         assert sorted(ours["images"], key=lambda e: e["id"]) == sorted(theirs["images"], key=lambda e: e["id"])
         assert masks_by_pair(ours) == masks_by_pair(theirs), name
+    # as COCO instances: files of their own names, a COCO tree (not COCO-shaped files under SA-Co's names)
+    coco = tmp_path / "coco"
+    done = exported(built.folder, coco, "coco", "--images", str(built.raw))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (coco / "annotations").iterdir()) == ["a.json", "b.json", "c.json"]
+    assert layouts.detect(coco).name == "coco"
 
 
 @pytest.mark.parametrize("iou_type", ["segm", "bbox"])

@@ -365,18 +365,10 @@ class SacoLayout(CocoLayout):
         return dict.fromkeys(("name", "homepage", "citation", "license"))
 
     def source_files(self, root: Path) -> list[dict[str, Any]]:
-        """Each SA-Co file: its annotator, path, split and images folder (no info or licenses)."""
-        return [
-            {
-                "annotator": s.annotator,
-                "file": s.shown,
-                "split": s.split,
-                "folder": "images/",
-                "info": None,
-                "licenses": None,
-            }
-            for s in sources(root)
-        ]
+        """None: SA-Co's files are written back by the ``saco`` export, from the pairs in
+        ``coverage``; a COCO export of the release writes instances files of its own names
+        (``annotations/<annotator>.json``), not COCO-shaped files under SA-Co's."""
+        return []
 
     def export(self, release: ReleaseTables, out: Path, images: Path | None, annotator: str | None) -> list[str]:
         """The release as SA-Co's files (``io.saco.export``)."""
