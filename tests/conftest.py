@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from cpu_log import pytest_runtest_protocol  # noqa: F401  (REGIONBENCH_CPU_LOG: each test's CPU)
 from filelock import FileLock
+from hypothesis import settings as hypothesis_settings
 
 import regionbench
 from regionbench.pipeline.ingest import ingest_shard
@@ -26,6 +27,12 @@ from regionbench.synthetic import plans
 from regionbench.synthetic.saiapr import write_collection
 
 PROJECT = Path(__file__).resolve().parents[1]
+
+# Property tests draw the same examples on every run and machine (a seed per test): a failure in
+# CI is the same failure here, run again. HYPOTHESIS_PROFILE=explore draws new ones each run.
+hypothesis_settings.register_profile("fixed", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 WORKFLOW_TESTS = Path(__file__).resolve().parent / "workflow"
 # The machinery around a build rather than what it builds: DVC flows and fresh clones of tags,
