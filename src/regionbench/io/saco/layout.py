@@ -75,16 +75,21 @@ def _phrase(entry: Any) -> str | None:
     return text if isinstance(text, str) and category_label(text) else None
 
 
-def phrases(root: str | Path) -> dict[str, int]:
-    """Every noun phrase the tree's files pair with a photo -> its category id: 1, 2, ... in
-    name order, so each annotator's categories are numbered alike."""
-    found = {p for source in sources(root) for entry in _images(source) if (p := _phrase(entry)) is not None}
+def file_phrases(root: str | Path) -> dict[str, set[str]]:
+    """Each annotator's noun phrases: those its file pairs a photo with, the file streamed once."""
+    found = {}
+    for source in sources(root):
+        listed = split.top_level(source.path, "images")
+        found[source.annotator] = {p for e in (listed if isinstance(listed, list) else []) if (p := _phrase(e))}
+    return found
+
+
+def phrases(root: str | Path, of_files: dict[str, set[str]] | None = None) -> dict[str, int]:
+    """Every noun phrase the tree's files pair with a photo (``of_files``, when already read:
+    ``file_phrases``) -> its category id: 1, 2, ... in name order, so each annotator's
+    categories are numbered alike."""
+    found = set().union(*(of_files if of_files is not None else file_phrases(root)).values())
     return {phrase: k for k, phrase in enumerate(sorted(found), 1)}
-
-
-def _images(source: split.Source) -> list[Any]:
-    listed = split.top_level(source.path, "images")
-    return listed if isinstance(listed, list) else []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,10 +123,8 @@ class PairSplitter(split.Splitter):
         others = [f"annotations/{p.name}" for p in split.json_files(self.plan_root) if not split.holds_pairs(p)]
         super().finish(annotators, same_id, [*left_alone, *others])
 
-    def _pair_problem(
-        self, entry: Any, source: split.Source, mine: dict[int, int], here: dict[tuple[str, str], int]
-    ) -> str | None:
-        """What is wrong with an images entry as a pair of ``source`` (``mine``: the file's pair
+    def _pair_problem(self, entry: Any, mine: dict[int, int], here: dict[tuple[str, str], int]) -> str | None:
+        """What is wrong with an images entry as a pair of its file (``mine``: the file's pair
         ids so far -> where; ``here``: its (photo, label) -> pair id), or None."""
         if not isinstance(entry, dict):
             return "an images entry that is not a JSON object"
@@ -170,7 +173,7 @@ class PairSplitter(split.Splitter):
         where: dict[int, int] = {}
         here: dict[tuple[str, str], int] = {}
         for n, entry in enumerate(listed):
-            problem = self._pair_problem(entry, source, where, here)
+            problem = self._pair_problem(entry, where, here)
             named = entry.get("file_name") if isinstance(entry, dict) else None
             owner = named if isinstance(named, str) and named else None
             key = f"pair {entry['id']}" if isinstance(entry, dict) and split.is_id(entry.get("id")) else f"images[{n}]"
@@ -350,14 +353,14 @@ class SacoLayout(CocoLayout):
     def source_categories(self, root: Path, reading: Reading) -> list[dict[str, Any]]:
         """Each annotator's phrases (those its file pairs a photo with) as categories, numbered as
         ``phrases`` numbers them, with the label each maps to."""
-        ids = phrases(root)
+        of_files = file_phrases(root)  # each file read once, for the numbering and the rows
+        ids = phrases(root, of_files)
         rows = []
-        for source in sources(root):
-            mine = sorted({p for entry in _images(source) if (p := _phrase(entry)) is not None})
+        for annotator, mine in of_files.items():
             rows += [
-                {"annotator": source.annotator, "category_id": ids[p], "name": p, "supercategory": None,
+                {"annotator": annotator, "category_id": ids[p], "name": p, "supercategory": None,
                  "label": label if (label := mapped_label(p, reading.words, reading.category_map)) in reading.words else None}
-                for p in mine
+                for p in sorted(mine)
             ]  # fmt: skip
         return rows
 
